@@ -1,0 +1,50 @@
+/* trainenv: the command-line tool. One subcommand per file; this file only
+ * dispatches. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tool.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} cmds[] = {
+	{ "env", te_tool_env, "print the effective trainenv settings of this task and where each came from" },
+	{ "version", te_tool_version, "print the trainenv version" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: trainenv COMMAND [ARGS...]\n\ncommands:\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "\nSee trainenv(8) and 'trainenv COMMAND --help'.\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version"))
+		return te_tool_version(argc - 1, argv + 1);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "trainenv: unknown command '%.64s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,53 @@
+/* trainenv env: the --train-explain report from inside a task. The plugin
+ * records the effective settings in TRAINENV_SETTINGS just before exec. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "settings.h"
+#include "tool.h"
+
+int te_tool_env(int argc, char **argv)
+{
+	char err[TE_ERR_MAX], line[TE_VALUE_MAX + 2 * TE_ORIGIN_MAX];
+	static struct te_config cfg;
+	const char *s;
+	int i;
+
+	if (argc > 1) {
+		if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+			printf("usage: trainenv env\n\nPrints every trainenv "
+			       "setting of this task: its effective value and "
+			       "where it came from\n(enforced, option, "
+			       "environment, admin default, built-in).\n");
+			return 0;
+		}
+		fprintf(stderr, "trainenv env: unexpected argument '%.64s'\n",
+			argv[1]);
+		return 2;
+	}
+	s = getenv(TE_SETTINGS_ENV);
+	if (!s) {
+		fprintf(stderr, "trainenv env: %s is not set: this process "
+			"was not started by a Slurm step with the trainenv "
+			"plugin\n", TE_SETTINGS_ENV);
+		return 1;
+	}
+	if (te_config_decode(&cfg, s, err, sizeof(err)) < 0) {
+		fprintf(stderr, "trainenv env: %s\n", err);
+		return 1;
+	}
+	for (i = 0; i < TE_S_COUNT; i++) {
+		te_explain_line(&cfg, i, line, sizeof(line));
+		printf("%s\n", line);
+	}
+	return 0;
+}
+
+int te_tool_version(int argc, char **argv)
+{
+	printf("trainenv %s\n", PACKAGE_VERSION);
+	return 0;
+}

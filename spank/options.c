@@ -1,0 +1,127 @@
+/* The --train-* options: one table built from the settings, registered with
+ * spank_option_register() in every context (the static spank_options table is
+ * ignored in sbatch/salloc). The callback only records the text; checking
+ * against the site policy happens at once on the submit side so that a bad
+ * value stops srun/sbatch before anything is allocated. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin.h"
+#include "strutil.h"
+
+#define TE_OPT_EXPLAIN TE_S_COUNT
+#define TE_NOPTS (TE_S_COUNT + 1)
+
+static char opt_names[TE_NOPTS][64];
+static char opt_usage[TE_NOPTS][512];
+static struct spank_option opts[TE_NOPTS];
+
+static int opt_cb(int val, const char *optarg, int remote);
+
+void te_print_help(void)
+{
+	char acc[256], name[64];
+	int i;
+
+	printf("trainenv: distributed training job environment for Slurm\n\n"
+	       "Options (srun, sbatch, salloc):\n");
+	for (i = 0; i < TE_S_COUNT; i++) {
+		if (te_settings[i].flags & TE_F_NO_OPTION)
+			continue;
+		te_option_name(i, name, sizeof(name));
+		te_setting_accepted(i, te_plug.policy_ok ? &te_plug.pol : NULL,
+				    acc, sizeof(acc));
+		printf("  --%s=%s\n      %s\n      accepted: %s\n", name,
+		       te_settings[i].arginfo, te_settings[i].help, acc);
+	}
+	printf("  --train-explain\n      print every trainenv setting with "
+	       "its value and where it came from\n\n"
+	       "Site policy (plugstack.conf arguments or conf=FILE lines):\n"
+	       "  NAME=VALUE      site default for --train-NAME\n"
+	       "  NAME.min=N      lowest value a user may ask for\n"
+	       "  NAME.max=N      highest value a user may ask for\n"
+	       "  enforce=NAME,.. the site value is final\n"
+	       "Precedence: enforced > option > job environment > site default"
+	       " > built-in.\nSee trainenv(8).\n");
+	fflush(stdout);
+}
+
+int te_options_register(spank_t sp)
+{
+	int i;
+
+	for (i = 0; i < TE_NOPTS; i++) {
+		struct spank_option *o = &opts[i];
+		spank_err_t rc;
+
+		if (i < TE_S_COUNT) {
+			if (te_settings[i].flags & TE_F_NO_OPTION)
+				continue;
+			te_option_name(i, opt_names[i], sizeof(opt_names[i]));
+			te_snprintf(opt_usage[i], sizeof(opt_usage[i]),
+				    "[trainenv] %s", te_settings[i].help);
+			o->arginfo = (char *)te_settings[i].arginfo;
+			o->has_arg = 1;
+		} else {
+			te_strlcpy(opt_names[i], "train-explain",
+				   sizeof(opt_names[i]));
+			te_strlcpy(opt_usage[i], "[trainenv] print every "
+				   "trainenv setting, its value and where it "
+				   "came from", sizeof(opt_usage[i]));
+			o->arginfo = NULL;
+			o->has_arg = 0;
+		}
+		o->name = opt_names[i];
+		o->usage = opt_usage[i];
+		o->val = i;
+		o->cb = opt_cb;
+		rc = spank_option_register(sp, o);
+		if (rc != ESPANK_SUCCESS) {
+			slurm_error(TE_PREFIX "cannot register --%s: %s",
+				    opt_names[i], spank_strerror(rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int opt_cb(int val, const char *optarg, int remote)
+{
+	char err[TE_ERR_MAX];
+
+	if (val < 0 || val >= TE_NOPTS)
+		return -1;
+	if (val == TE_OPT_EXPLAIN) {
+		te_plug.explain = 1;
+		return 0;
+	}
+	if (!remote && optarg && strcmp(optarg, "help") == 0) {
+		te_print_help();
+		exit(0);
+	}
+	if (!remote && te_plug.policy_ok &&
+	    te_check_user_value(&te_plug.pol, val, optarg, err,
+				sizeof(err)) < 0) {
+		slurm_error(TE_PREFIX "--%s: %s", opt_names[val], err);
+		return -1;
+	}
+	free(te_plug.opt[val]);
+	/* Longer text is refused by te_resolve; no need to keep more. */
+	te_plug.opt[val] = optarg ? strndup(optarg, TE_VALUE_MAX + 1) : NULL;
+	if (optarg && !te_plug.opt[val])
+		return -1;
+	return 0;
+}
+
+void te_options_free(void)
+{
+	int i;
+
+	for (i = 0; i < TE_S_COUNT; i++) {
+		free(te_plug.opt[i]);
+		te_plug.opt[i] = NULL;
+	}
+}

@@ -1,0 +1,46 @@
+/* State shared by the plugin's files. plugin.c owns SPANK_PLUGIN() and every
+ * slurm_spank_* callback and only dispatches on the context: local.c is srun,
+ * alloc.c is sbatch/salloc, remote.c is slurmstepd. */
+#ifndef TE_PLUGIN_H
+#define TE_PLUGIN_H
+
+#include <slurm/spank.h>
+
+#include "settings.h"
+
+#define TE_PREFIX "trainenv: "
+
+struct te_plugin {
+	spank_context_t ctx;
+	struct te_policy pol;
+	int policy_ok;			/* plugstack arguments parsed */
+	char policy_err[TE_ERR_MAX];	/* why not */
+	char *opt[TE_S_COUNT];		/* option texts given by the user */
+	int explain;			/* --train-explain */
+	struct te_config cfg;		/* effective settings */
+	int resolved;
+};
+
+extern struct te_plugin te_plug;
+
+/* options.c */
+int te_options_register(spank_t sp);
+void te_options_free(void);
+void te_print_help(void);
+
+/* Per context: 0 or -1 as SPANK wants. */
+int te_local_post_opt(spank_t sp);
+int te_local_exit(spank_t sp);
+int te_alloc_post_opt(spank_t sp);
+int te_remote_user_init(spank_t sp);
+int te_remote_task_init(spank_t sp);
+int te_remote_exit(spank_t sp);
+
+/* Prints every effective setting, one line each, to stderr. */
+void te_explain_print(const struct te_config *cfg);
+
+/* Reads the inherited TRAINENV_SETTINGS (if any) through getenv_fn. */
+int te_inherited_config(te_getenv_fn getenv_fn, void *ctx,
+			struct te_config *out);
+
+#endif

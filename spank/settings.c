@@ -1,0 +1,879 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "settings.h"
+#include "strutil.h"
+
+static const char *const w_onoff[] = { "on", "off", NULL };
+static const char *const w_sighup[] = { "ignore", "default", NULL };
+static const char *const env_heartbeat[] = {
+	"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC", NULL
+};
+
+const struct te_setting te_settings[TE_S_COUNT] = {
+	[TE_S_TRAIN] = {
+		.name = "train", .type = TE_T_BOOL, .words = w_onoff,
+		.builtin = "on", .arginfo = "on|off|help",
+		.help = "turn trainenv on or off for this job/step "
+			"(help: list all trainenv options)",
+	},
+	[TE_S_SIGHUP] = {
+		.name = "sighup", .type = TE_T_ENUM, .words = w_sighup,
+		.builtin = "ignore", .arginfo = "ignore|default",
+		.help = "ignore: the step survives the hang-up of the "
+			"submitting terminal and tasks ignore SIGHUP; "
+			"default: Slurm's behaviour",
+	},
+	[TE_S_NCCL_HEARTBEAT] = {
+		.name = "nccl-heartbeat", .type = TE_T_UINT,
+		.lo = 1, .hi = 31 * 86400, .unit = "seconds",
+		.env = env_heartbeat, .arginfo = "SECONDS",
+		.help = "PyTorch NCCL watchdog heartbeat timeout "
+			"(TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC)",
+		.flags = TE_F_SHOW_UNSET,
+	},
+};
+
+int te_setting_find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < TE_S_COUNT; i++)
+		if (strcmp(te_settings[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+void te_option_name(int id, char *buf, size_t len)
+{
+	if (id == TE_S_TRAIN)
+		te_strlcpy(buf, "train", len);
+	else
+		te_snprintf(buf, len, "train-%s", te_settings[id].name);
+}
+
+static void words_join(const char *const *w, const char *last_sep, char *buf,
+		       size_t len)
+{
+	int n, i;
+
+	buf[0] = '\0';
+	for (n = 0; w && w[n]; n++)
+		;
+	for (i = 0; i < n; i++)
+		te_appendf(buf, len, "%s%s",
+			   i == 0 ? "" : (i == n - 1 ? last_sep : ", "), w[i]);
+}
+
+void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
+			 size_t len)
+{
+	const struct te_setting *s = &te_settings[id];
+	uint64_t lo = s->lo, hi = s->hi;
+	int bounded = 0;
+
+	switch (s->type) {
+	case TE_T_ENUM:
+	case TE_T_BOOL:
+		words_join(s->words, " or ", buf, len);
+		return;
+	case TE_T_PATH:
+		te_strlcpy(buf, "an absolute path", len);
+		return;
+	case TE_T_UINT:
+		if (pol && pol->has_min[id] && pol->min[id] > lo) {
+			lo = pol->min[id];
+			bounded = 1;
+		}
+		if (pol && pol->has_max[id] && pol->max[id] < hi) {
+			hi = pol->max[id];
+			bounded = 1;
+		}
+		te_snprintf(buf, len, "%llu to %llu%s%s%s",
+			    (unsigned long long)lo, (unsigned long long)hi,
+			    s->unit ? " " : "", s->unit ? s->unit : "",
+			    bounded ? " (site bounds)" : "");
+		if (s->words) {
+			char w[128];
+
+			words_join(s->words, " or ", w, sizeof(w));
+			te_appendf(buf, len, ", or %s", w);
+		}
+		return;
+	}
+}
+
+static int word_index(const char *const *w, const char *text)
+{
+	int i;
+
+	for (i = 0; w && w[i]; i++)
+		if (strcmp(w[i], text) == 0)
+			return i;
+	return -1;
+}
+
+static int bool_parse(const char *text)
+{
+	static const char *const yes[] = { "on", "yes", "true", "1", NULL };
+	static const char *const no[] = { "off", "no", "false", "0", NULL };
+	int i;
+
+	for (i = 0; yes[i]; i++)
+		if (strcasecmp(text, yes[i]) == 0)
+			return 1;
+	for (i = 0; no[i]; i++)
+		if (strcasecmp(text, no[i]) == 0)
+			return 0;
+	return -1;
+}
+
+static void set_word(const struct te_setting *s, struct te_value *v, int w)
+{
+	v->set = 1;
+	v->word = w;
+	v->num = 0;
+	te_strlcpy(v->text, s->words[w], sizeof(v->text));
+}
+
+int te_value_parse(int id, const char *text, int from_env, struct te_value *v,
+		   char *err, size_t errlen)
+{
+	const struct te_setting *s = &te_settings[id];
+	char acc[256];
+	size_t len;
+	uint64_t n;
+	int w;
+
+	memset(v, 0, sizeof(*v));
+	v->word = -1;
+	te_setting_accepted(id, NULL, acc, sizeof(acc));
+	if (!text) {
+		te_snprintf(err, errlen, "a value is required; accepted: %s",
+			    acc);
+		return -1;
+	}
+	len = te_strnlen_cap(text, TE_VALUE_MAX - 1);
+	if (len == 0) {
+		te_snprintf(err, errlen, "empty value; accepted: %s", acc);
+		return -1;
+	}
+	if (len > TE_VALUE_MAX - 1) {
+		te_snprintf(err, errlen, "value longer than %d characters; "
+			    "accepted: %s", TE_VALUE_MAX - 1, acc);
+		return -1;
+	}
+	if (!te_is_printable(text, TE_VALUE_MAX)) {
+		te_snprintf(err, errlen, "value contains control or non-ASCII "
+			    "characters; accepted: %s", acc);
+		return -1;
+	}
+
+	if (from_env && s->env_words && (w = word_index(s->env_words, text)) >= 0) {
+		set_word(s, v, w);
+		return 0;
+	}
+	switch (s->type) {
+	case TE_T_ENUM:
+		if ((w = word_index(s->words, text)) >= 0) {
+			set_word(s, v, w);
+			return 0;
+		}
+		break;
+	case TE_T_BOOL:
+		if ((w = bool_parse(text)) >= 0) {
+			set_word(s, v, w ? 0 : 1);
+			return 0;
+		}
+		break;
+	case TE_T_UINT:
+		if ((w = word_index(s->words, text)) >= 0) {
+			set_word(s, v, w);
+			return 0;
+		}
+		if (te_parse_u64(text, UINT64_MAX, &n) == 0 && n >= s->lo &&
+		    n <= s->hi) {
+			v->set = 1;
+			v->num = n;
+			te_snprintf(v->text, sizeof(v->text), "%llu",
+				    (unsigned long long)n);
+			return 0;
+		}
+		break;
+	case TE_T_PATH:
+		if (text[0] == '/') {
+			v->set = 1;
+			te_strlcpy(v->text, text, sizeof(v->text));
+			return 0;
+		}
+		break;
+	}
+	{
+		char q[96];
+
+		te_quote(q, sizeof(q), text);
+		te_snprintf(err, errlen, "invalid value '%s'; accepted: %s", q,
+			    acc);
+	}
+	return -1;
+}
+
+const char *te_value_env_text(int id, const struct te_value *v)
+{
+	const struct te_setting *s = &te_settings[id];
+
+	if (v->word >= 0 && s->env_words)
+		return s->env_words[v->word];
+	return v->text;
+}
+
+/* Bounds apply to numbers only: a special word ("off") is not a number. */
+static int check_bounds(const struct te_policy *pol, int id,
+			const struct te_value *v, char *err, size_t errlen)
+{
+	char acc[256];
+
+	if (!pol || te_settings[id].type != TE_T_UINT || v->word >= 0)
+		return 0;
+	if ((pol->has_min[id] && v->num < pol->min[id]) ||
+	    (pol->has_max[id] && v->num > pol->max[id])) {
+		te_setting_accepted(id, pol, acc, sizeof(acc));
+		te_snprintf(err, errlen, "%s is %s the site %s; accepted: %s",
+			    v->text,
+			    pol->has_min[id] && v->num < pol->min[id] ?
+				    "below" : "above",
+			    pol->has_min[id] && v->num < pol->min[id] ?
+				    "minimum" : "maximum",
+			    acc);
+		return -1;
+	}
+	return 0;
+}
+
+int te_check_user_value(const struct te_policy *pol, int id, const char *text,
+			char *err, size_t errlen)
+{
+	struct te_value v;
+
+	if (te_value_parse(id, text, 0, &v, err, errlen) < 0)
+		return -1;
+	return check_bounds(pol, id, &v, err, errlen);
+}
+
+/* ---------------------------------------------------------------- policy */
+
+void te_policy_init(struct te_policy *p)
+{
+	int i;
+
+	memset(p, 0, sizeof(*p));
+	for (i = 0; i < TE_S_COUNT; i++)
+		p->def[i].word = -1;
+}
+
+static void known_keys(char *buf, size_t len)
+{
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < TE_S_COUNT; i++)
+		te_appendf(buf, len, "%s, ", te_settings[i].name);
+	te_appendf(buf, len, "NAME.min, NAME.max, enforce, conf");
+}
+
+static int enforce_list(struct te_policy *p, const char *list,
+			const char *where, char *err, size_t errlen)
+{
+	char buf[TE_POLICY_LINE_MAX];
+	char *save = NULL, *tok;
+
+	if (te_strlcpy(buf, list, sizeof(buf)) >= sizeof(buf)) {
+		te_snprintf(err, errlen, "%s: enforce= list too long", where);
+		return -1;
+	}
+	if (!buf[0]) {
+		te_snprintf(err, errlen, "%s: enforce= needs a list of "
+			    "setting names", where);
+		return -1;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int id = te_setting_find(te_trim(tok));
+
+		if (id < 0) {
+			char q[64], keys[512];
+
+			te_quote(q, sizeof(q), tok);
+			known_keys(keys, sizeof(keys));
+			te_snprintf(err, errlen, "%s: enforce=: unknown setting "
+				    "'%s'; accepted: %s", where, q, keys);
+			return -1;
+		}
+		p->enforced[id] = 1;
+		te_strlcpy(p->enforce_where[id], where,
+			   sizeof(p->enforce_where[id]));
+	}
+	return 0;
+}
+
+int te_policy_item(struct te_policy *p, const char *item, const char *where,
+		   int allow_conf, char *err, size_t errlen)
+{
+	char key[128], q[96], msg[TE_ERR_MAX];
+	const char *eq = strchr(item, '=');
+	const char *val;
+	size_t klen;
+	int id;
+
+	te_quote(q, sizeof(q), item);
+	if (!eq || eq == item) {
+		te_snprintf(err, errlen, "%s: '%s' is not key=value", where, q);
+		return -1;
+	}
+	klen = (size_t)(eq - item);
+	if (klen >= sizeof(key)) {
+		te_snprintf(err, errlen, "%s: key too long in '%s'", where, q);
+		return -1;
+	}
+	memcpy(key, item, klen);
+	key[klen] = '\0';
+	te_trim(key);
+	val = eq + 1;
+	while (*val == ' ' || *val == '\t')
+		val++;
+
+	if (strcmp(key, "enforce") == 0)
+		return enforce_list(p, val, where, err, errlen);
+	if (strcmp(key, "conf") == 0) {
+		if (!allow_conf) {
+			te_snprintf(err, errlen, "%s: conf= is only accepted "
+				    "in plugstack.conf (policy files do not "
+				    "nest)", where);
+			return -1;
+		}
+		return te_policy_file(p, val, err, errlen);
+	}
+
+	{
+		char *dot = strrchr(key, '.');
+		int is_min = 0, is_max = 0;
+
+		if (dot && strcmp(dot, ".min") == 0)
+			is_min = 1;
+		else if (dot && strcmp(dot, ".max") == 0)
+			is_max = 1;
+		if (is_min || is_max)
+			*dot = '\0';
+		id = te_setting_find(key);
+		if (id < 0) {
+			char keys[512], qk[96];
+
+			te_quote(qk, sizeof(qk), key);
+			known_keys(keys, sizeof(keys));
+			te_snprintf(err, errlen, "%s: unknown key '%s%s'; "
+				    "accepted: %s", where, qk,
+				    is_min ? ".min" : is_max ? ".max" : "",
+				    keys);
+			return -1;
+		}
+		if (is_min || is_max) {
+			uint64_t n;
+
+			if (te_settings[id].type != TE_T_UINT) {
+				te_snprintf(err, errlen, "%s: %s.%s: only "
+					    "numeric settings have bounds",
+					    where, key, is_min ? "min" : "max");
+				return -1;
+			}
+			if (te_parse_u64(val, te_settings[id].hi, &n) < 0 ||
+			    n < te_settings[id].lo) {
+				char qv[96];
+
+				te_quote(qv, sizeof(qv), val);
+				te_snprintf(err, errlen, "%s: %s.%s: invalid "
+					    "bound '%s'; accepted: %llu to %llu",
+					    where, key, is_min ? "min" : "max",
+					    qv,
+					    (unsigned long long)te_settings[id].lo,
+					    (unsigned long long)te_settings[id].hi);
+				return -1;
+			}
+			if (is_min) {
+				p->has_min[id] = 1;
+				p->min[id] = n;
+			} else {
+				p->has_max[id] = 1;
+				p->max[id] = n;
+			}
+			return 0;
+		}
+	}
+	if (te_value_parse(id, val, 0, &p->def[id], msg, sizeof(msg)) < 0) {
+		te_snprintf(err, errlen, "%s: %s: %s", where, key, msg);
+		return -1;
+	}
+	p->def[id].src = TE_SRC_ADMIN;
+	te_strlcpy(p->def[id].origin, where, sizeof(p->def[id].origin));
+	return 0;
+}
+
+int te_policy_args(struct te_policy *p, int ac, char **av, char *err,
+		   size_t errlen)
+{
+	int i;
+
+	for (i = 0; i < ac; i++) {
+		char where[64];
+
+		if (!av[i])
+			continue;
+		te_snprintf(where, sizeof(where), "plugstack.conf argument %d",
+			    i + 1);
+		if (te_strnlen_cap(av[i], TE_POLICY_LINE_MAX) >
+		    TE_POLICY_LINE_MAX) {
+			te_snprintf(err, errlen, "%s: longer than %d "
+				    "characters", where, TE_POLICY_LINE_MAX);
+			return -1;
+		}
+		if (te_policy_item(p, av[i], where, 1, err, errlen) < 0)
+			return -1;
+	}
+	return te_policy_finish(p, err, errlen);
+}
+
+int te_policy_buffer(struct te_policy *p, const char *buf, size_t len,
+		     const char *name, char *err, size_t errlen)
+{
+	char line[TE_POLICY_LINE_MAX + 1];
+	size_t pos = 0;
+	unsigned lineno = 0;
+
+	while (pos < len) {
+		size_t end = pos, ll;
+		char where[TE_ORIGIN_MAX], *l, *hash;
+
+		while (end < len && buf[end] != '\n')
+			end++;
+		ll = end - pos;
+		lineno++;
+		te_snprintf(where, sizeof(where), "%.*s:%u", 120, name, lineno);
+		if (ll > TE_POLICY_LINE_MAX) {
+			te_snprintf(err, errlen, "%s: line longer than %d "
+				    "characters", where, TE_POLICY_LINE_MAX);
+			return -1;
+		}
+		memcpy(line, buf + pos, ll);
+		line[ll] = '\0';
+		pos = end + 1;
+		if (memchr(buf + (pos - ll - 1), '\0', ll)) {
+			te_snprintf(err, errlen, "%s: NUL byte: not a text "
+				    "file", where);
+			return -1;
+		}
+		/* '#' starts a comment at the start of a line or after a
+		 * blank, so values may still contain '#'. */
+		for (hash = line; (hash = strchr(hash, '#')); hash++)
+			if (hash == line || hash[-1] == ' ' || hash[-1] == '\t') {
+				*hash = '\0';
+				break;
+			}
+		l = te_trim(line);
+		if (!*l)
+			continue;
+		if (!te_is_printable(l, TE_POLICY_LINE_MAX)) {
+			char q[96];
+
+			te_quote(q, sizeof(q), l);
+			te_snprintf(err, errlen, "%s: control or non-ASCII "
+				    "characters in '%s'", where, q);
+			return -1;
+		}
+		if (te_policy_item(p, l, where, 0, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int te_policy_file(struct te_policy *p, const char *path, char *err,
+		   size_t errlen)
+{
+	struct stat st;
+	char *buf = NULL, q[128];
+	size_t got = 0;
+	int fd, rc = -1;
+
+	te_quote(q, sizeof(q), path);
+	if (path[0] != '/') {
+		te_snprintf(err, errlen, "conf=%s: the policy file must be an "
+			    "absolute path", q);
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		te_snprintf(err, errlen, "conf=%s: cannot open the policy "
+			    "file: %s", q, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		te_snprintf(err, errlen, "conf=%s: %s", q, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		te_snprintf(err, errlen, "conf=%s: not a regular file", q);
+		goto out;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		te_snprintf(err, errlen, "conf=%s: owned by uid %u; the policy "
+			    "file must be owned by root", q,
+			    (unsigned)st.st_uid);
+		goto out;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		te_snprintf(err, errlen, "conf=%s: writable by group or "
+			    "others (mode %04o); users could change the site "
+			    "policy: chmod go-w", q,
+			    (unsigned)(st.st_mode & 07777));
+		goto out;
+	}
+	if (st.st_size > TE_POLICY_FILE_MAX) {
+		te_snprintf(err, errlen, "conf=%s: %lld bytes, larger than "
+			    "the %d byte limit for a policy file", q,
+			    (long long)st.st_size, TE_POLICY_FILE_MAX);
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		te_snprintf(err, errlen, "conf=%s: out of memory", q);
+		goto out;
+	}
+	while (got <= (size_t)st.st_size) {	/* read one byte past: growth */
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size + 1 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			te_snprintf(err, errlen, "conf=%s: read: %s", q,
+				    strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got > (size_t)st.st_size) {
+		te_snprintf(err, errlen, "conf=%s: the file grew while being "
+			    "read", q);
+		goto out;
+	}
+	p->nfiles++;
+	rc = te_policy_buffer(p, buf, got, path, err, errlen);
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int te_policy_finish(struct te_policy *p, char *err, size_t errlen)
+{
+	int i;
+
+	for (i = 0; i < TE_S_COUNT; i++) {
+		const char *name = te_settings[i].name;
+		char msg[TE_ERR_MAX];
+
+		if (p->has_min[i] && p->has_max[i] && p->min[i] > p->max[i]) {
+			te_snprintf(err, errlen, "%s.min=%llu is greater than "
+				    "%s.max=%llu", name,
+				    (unsigned long long)p->min[i], name,
+				    (unsigned long long)p->max[i]);
+			return -1;
+		}
+		if (p->def[i].set &&
+		    check_bounds(p, i, &p->def[i], msg, sizeof(msg)) < 0) {
+			te_snprintf(err, errlen, "%s: %s=%s: the site default "
+				    "is outside the site bounds (%s)",
+				    p->def[i].origin, name, p->def[i].text, msg);
+			return -1;
+		}
+		if (p->enforced[i] && !p->def[i].set &&
+		    !te_settings[i].builtin) {
+			te_snprintf(err, errlen, "%s: enforce=%s needs a value: "
+				    "add %s=VALUE", p->enforce_where[i], name,
+				    name);
+			return -1;
+		}
+		if (p->enforced[i] && !p->def[i].set) {
+			struct te_value *v = &p->def[i];
+
+			if (te_value_parse(i, te_settings[i].builtin, 0, v, msg,
+					   sizeof(msg)) < 0) {
+				te_snprintf(err, errlen, "%s: built-in %s: %s",
+					    p->enforce_where[i], name, msg);
+				return -1;
+			}
+			v->src = TE_SRC_BUILTIN;
+			te_strlcpy(v->origin, "built-in", sizeof(v->origin));
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- resolve */
+
+static void add_warning(struct te_config *cfg, const char *msg)
+{
+	if (cfg->nwarn < TE_WARN_MAX)
+		te_strlcpy(cfg->warn[cfg->nwarn++], msg, TE_ERR_MAX);
+}
+
+/* 1 when val is what an enclosing trainenv wrote for setting id. */
+static int set_by_trainenv(const struct te_config *inherited, int id,
+			   const char *val)
+{
+	const struct te_value *iv;
+	struct te_value tmp;
+	char msg[TE_ERR_MAX];
+
+	if (!inherited)
+		return 0;
+	iv = &inherited->v[id];
+	if (!iv->set || iv->src == TE_SRC_ENV || iv->src == TE_SRC_UNSET)
+		return 0;
+	if (te_value_parse(id, iv->text, 0, &tmp, msg, sizeof(msg)) < 0)
+		return 0;
+	return strcmp(te_value_env_text(id, &tmp), val) == 0;
+}
+
+int te_resolve(const struct te_policy *pol, const char *const *user_opt,
+	       te_getenv_fn getenv_fn, void *ctx,
+	       const struct te_config *inherited, struct te_config *cfg,
+	       char *err, size_t errlen)
+{
+	int i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (i = 0; i < TE_S_COUNT; i++) {
+		const struct te_setting *s = &te_settings[i];
+		struct te_value *v = &cfg->v[i];
+		const char *opt = user_opt ? user_opt[i] : NULL;
+		char optname[64], msg[TE_ERR_MAX];
+		int e;
+
+		te_option_name(i, optname, sizeof(optname));
+		v->word = -1;
+
+		if (pol->enforced[i]) {
+			*v = pol->def[i];
+			v->src = TE_SRC_ENFORCED;
+			if (opt) {
+				struct te_value u;
+
+				if (te_value_parse(i, opt, 0, &u, msg,
+						   sizeof(msg)) < 0 ||
+				    strcmp(u.text, v->text) != 0) {
+					char q[96];
+
+					te_quote(q, sizeof(q), opt);
+					te_snprintf(msg, sizeof(msg),
+						    "--%s=%s ignored: the site "
+						    "enforces %s=%s", optname,
+						    q, s->name, v->text);
+					add_warning(cfg, msg);
+				}
+			}
+			continue;
+		}
+		if (opt) {
+			if (te_value_parse(i, opt, 0, v, msg, sizeof(msg)) < 0 ||
+			    check_bounds(pol, i, v, msg, sizeof(msg)) < 0) {
+				te_snprintf(err, errlen, "--%s: %s", optname,
+					    msg);
+				return -1;
+			}
+			v->src = TE_SRC_OPTION;
+			te_snprintf(v->origin, sizeof(v->origin), "--%s",
+				    optname);
+			continue;
+		}
+		for (e = 0; s->env && s->env[e] && getenv_fn; e++) {
+			const char *val = getenv_fn(ctx, s->env[e]);
+
+			if (!val || set_by_trainenv(inherited, i, val))
+				continue;
+			if (te_value_parse(i, val, 1, v, msg, sizeof(msg)) < 0 ||
+			    check_bounds(pol, i, v, msg, sizeof(msg)) < 0) {
+				te_snprintf(err, errlen, "%s in the job "
+					    "environment (setting %s): %s",
+					    s->env[e], s->name, msg);
+				return -1;
+			}
+			v->src = TE_SRC_ENV;
+			te_strlcpy(v->origin, s->env[e], sizeof(v->origin));
+			break;
+		}
+		if (v->set)
+			continue;
+		if (pol->def[i].set) {
+			*v = pol->def[i];
+			continue;
+		}
+		if (s->builtin) {
+			if (te_value_parse(i, s->builtin, 0, v, msg,
+					   sizeof(msg)) < 0) {
+				te_snprintf(err, errlen, "built-in %s: %s",
+					    s->name, msg);
+				return -1;
+			}
+			v->src = TE_SRC_BUILTIN;
+			te_strlcpy(v->origin, "built-in", sizeof(v->origin));
+			continue;
+		}
+		memset(v, 0, sizeof(*v));
+		v->word = -1;
+		v->src = TE_SRC_UNSET;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- report */
+
+const char *te_source_name(enum te_source s)
+{
+	switch (s) {
+	case TE_SRC_UNSET:
+		return "not set";
+	case TE_SRC_BUILTIN:
+		return "built-in";
+	case TE_SRC_ADMIN:
+		return "admin default";
+	case TE_SRC_ENV:
+		return "environment";
+	case TE_SRC_OPTION:
+		return "option";
+	case TE_SRC_ENFORCED:
+		return "enforced";
+	}
+	return "?";
+}
+
+void te_explain_line(const struct te_config *cfg, int id, char *buf,
+		     size_t len)
+{
+	const struct te_value *v = &cfg->v[id];
+	char q[TE_VALUE_MAX + 64], o[TE_ORIGIN_MAX + 8];
+
+	te_quote(q, sizeof(q), v->set ? v->text : "(unset)");
+	o[0] = '\0';
+	if (v->src == TE_SRC_UNSET)
+		te_strlcpy(o, "trainenv leaves it alone", sizeof(o));
+	else if (v->src != TE_SRC_BUILTIN && v->origin[0])
+		te_quote(o, sizeof(o), v->origin);
+	te_snprintf(buf, len, "%-26s = %-12s (%s%s%s)", te_settings[id].name, q,
+		    te_source_name(v->src), o[0] ? ": " : "", o);
+}
+
+/* Encoded form: space separated "name:source:value:origin" items with the
+ * value and origin percent-encoded. */
+int te_config_encode(const struct te_config *cfg, char *buf, size_t len)
+{
+	int i;
+
+	if (!len)
+		return -1;
+	buf[0] = '\0';
+	for (i = 0; i < TE_S_COUNT; i++) {
+		const struct te_value *v = &cfg->v[i];
+		char val[3 * TE_VALUE_MAX + 1], org[3 * TE_ORIGIN_MAX + 1];
+
+		if (te_pct_encode(val, sizeof(val), v->set ? v->text : "") < 0 ||
+		    te_pct_encode(org, sizeof(org), v->origin) < 0)
+			return -1;
+		if (te_appendf(buf, len, "%s%s:%d:%s:%s", i ? " " : "",
+			       te_settings[i].name, (int)v->src, val, org) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Splits [s, end) at its first three ':' into four fields. */
+static int split4(const char *s, const char *end, const char *f[4],
+		  size_t flen[4])
+{
+	int nf = 0;
+
+	f[0] = s;
+	for (const char *c = s; c < end; c++) {
+		if (*c != ':')
+			continue;
+		if (nf == 3)
+			return -1;
+		flen[nf] = (size_t)(c - f[nf]);
+		f[++nf] = c + 1;
+	}
+	if (nf != 3)
+		return -1;
+	flen[3] = (size_t)(end - f[3]);
+	return 0;
+}
+
+int te_config_decode(struct te_config *cfg, const char *s, char *err,
+		     size_t errlen)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	for (int i = 0; i < TE_S_COUNT; i++)
+		cfg->v[i].word = -1;
+	if (te_strnlen_cap(s, 256 * 1024) > 256 * 1024) {
+		te_snprintf(err, errlen, "%s is too long", TE_SETTINGS_ENV);
+		return -1;
+	}
+	while (*s) {
+		const char *end = strchr(s, ' '), *f[4];
+		size_t flen[4];
+		char name[64], num[8];
+		uint64_t src;
+		int id;
+
+		if (!end)
+			end = s + strlen(s);
+		if (split4(s, end, f, flen) < 0 || flen[0] == 0 ||
+		    flen[0] >= sizeof(name) || flen[1] == 0 ||
+		    flen[1] >= sizeof(num)) {
+			te_snprintf(err, errlen, "%s: malformed item",
+				    TE_SETTINGS_ENV);
+			return -1;
+		}
+		memcpy(name, f[0], flen[0]);
+		name[flen[0]] = '\0';
+		memcpy(num, f[1], flen[1]);
+		num[flen[1]] = '\0';
+		if (te_parse_u64(num, TE_SRC_ENFORCED, &src) < 0) {
+			te_snprintf(err, errlen, "%s: bad source in item '%s'",
+				    TE_SETTINGS_ENV, name);
+			return -1;
+		}
+		id = te_setting_find(name);
+		if (id >= 0) {	/* unknown names: from a newer trainenv */
+			struct te_value *v = &cfg->v[id];
+
+			if (te_pct_decode(v->text, sizeof(v->text), f[2],
+					  flen[2]) < 0 ||
+			    te_pct_decode(v->origin, sizeof(v->origin), f[3],
+					  flen[3]) < 0) {
+				te_snprintf(err, errlen, "%s: bad encoding in "
+					    "item '%s'", TE_SETTINGS_ENV, name);
+				return -1;
+			}
+			v->src = (enum te_source)src;
+			v->set = v->src != TE_SRC_UNSET;
+		}
+		s = *end ? end + 1 : end;
+	}
+	return 0;
+}

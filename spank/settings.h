@@ -1,0 +1,186 @@
+/* trainenv settings: one table of every knob, the admin policy, and the one
+ * precedence rule that turns policy + user options + job environment into the
+ * effective value of each knob.
+ *
+ *   enforced admin value > user option (srun/sbatch, sbatch options inherited
+ *   by steps) > value already in the job environment > admin default >
+ *   built-in default
+ *
+ * A user value (option or environment) outside the admin's bounds is refused,
+ * never clamped. Everything here is pure: no Slurm, no I/O except reading the
+ * admin's policy file in te_policy_file(). */
+#ifndef TE_SETTINGS_H
+#define TE_SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TE_VALUE_MAX 1024	/* longest value text (paths) */
+#define TE_ERR_MAX 512		/* one error line */
+#define TE_ORIGIN_MAX 160	/* "--train-x", "TORCH_...", "FILE:LINE" */
+#define TE_POLICY_FILE_MAX (1024 * 1024)
+#define TE_POLICY_LINE_MAX 4096
+#define TE_WARN_MAX 8
+
+enum te_setting_id {
+	TE_S_TRAIN,		/* on|off: the whole plugin */
+	TE_S_SIGHUP,		/* ignore|default */
+	TE_S_NCCL_HEARTBEAT,	/* TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC */
+	TE_S_COUNT
+};
+
+enum te_type {
+	TE_T_ENUM,	/* one of words[] */
+	TE_T_BOOL,	/* words[0] (true) or words[1] (false); on/off/yes/no/1/0 accepted */
+	TE_T_UINT,	/* decimal in [lo, hi], or one of words[] (e.g. "off") */
+	TE_T_PATH,	/* an absolute path of printable characters */
+};
+
+enum te_source {
+	TE_SRC_UNSET,		/* nobody set it: trainenv leaves the knob alone */
+	TE_SRC_BUILTIN,
+	TE_SRC_ADMIN,
+	TE_SRC_ENV,
+	TE_SRC_OPTION,
+	TE_SRC_ENFORCED,
+};
+
+struct te_value {
+	int set;			/* 0: no value */
+	char text[TE_VALUE_MAX];	/* canonical text */
+	uint64_t num;			/* TE_T_UINT: the number */
+	int word;			/* index in words[], or -1 for a number/path */
+	enum te_source src;
+	char origin[TE_ORIGIN_MAX];	/* where it came from, for messages */
+};
+
+struct te_setting {
+	const char *name;		/* policy key; the option is --train-<name> */
+	enum te_type type;
+	const char *const *words;
+	const char *builtin;		/* built-in default text, NULL: unset */
+	uint64_t lo, hi;		/* TE_T_UINT hard limits */
+	const char *unit;		/* "seconds", for messages */
+	/* Job environment variables that carry this knob: the first is the
+	 * current name, the others legacy aliases. Read for the "environment"
+	 * precedence level and written when the value comes from elsewhere. */
+	const char *const *env;
+	/* For TE_T_ENUM/TE_T_BOOL: the text written into env for words[i];
+	 * NULL means the word itself. */
+	const char *const *env_words;
+	const char *arginfo;		/* for --help: "SECONDS" */
+	const char *help;		/* one line for --help */
+	unsigned flags;
+};
+
+#define TE_F_NO_OPTION   0x1	/* admin key only, no --train- option */
+#define TE_F_SHOW_UNSET  0x2	/* explain shows it even when unset */
+
+extern const struct te_setting te_settings[TE_S_COUNT];
+
+/* Index of the setting called name, or -1. */
+int te_setting_find(const char *name);
+
+/* The user's option name: "train" for TE_S_TRAIN, else "train-<name>". */
+void te_option_name(int id, char *buf, size_t len);
+
+/* Describes the accepted values, with the admin bounds when pol is given:
+ * "ignore or default", "300 to 3600 seconds (site bounds)". */
+struct te_policy;
+void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
+			 size_t len);
+
+/* Checks text against the setting's type and hard limits. from_env also
+ * accepts the env_words forms (e.g. "1"/"0"). On success fills v (set=1,
+ * canonical text); on error writes what is wrong (without naming the source,
+ * which the caller knows) and returns -1. */
+int te_value_parse(int id, const char *text, int from_env, struct te_value *v,
+		   char *err, size_t errlen);
+
+/* Text to write into the job environment for a value (e.g. "1" for "on"). */
+const char *te_value_env_text(int id, const struct te_value *v);
+
+/* ---------------------------------------------------------------- policy */
+
+struct te_policy {
+	struct te_value def[TE_S_COUNT];	/* admin defaults */
+	int has_min[TE_S_COUNT], has_max[TE_S_COUNT];
+	uint64_t min[TE_S_COUNT], max[TE_S_COUNT];
+	int enforced[TE_S_COUNT];
+	char enforce_where[TE_S_COUNT][TE_ORIGIN_MAX];
+	int nfiles;				/* conf= files read */
+};
+
+void te_policy_init(struct te_policy *p);
+
+/* One "key=value" item from plugstack.conf or a policy file. where names the
+ * place for messages ("plugstack.conf argument 3", "/etc/x.conf:12"). conf=
+ * is accepted only when allow_conf (plugstack.conf; files do not nest). */
+int te_policy_item(struct te_policy *p, const char *item, const char *where,
+		   int allow_conf, char *err, size_t errlen);
+
+/* All plugstack.conf arguments, including conf=FILE, then te_policy_finish. */
+int te_policy_args(struct te_policy *p, int ac, char **av, char *err,
+		   size_t errlen);
+
+/* A policy file: one key=value per line, '#' comments, blank lines. The file
+ * must be a regular file owned by root and not writable by group or others
+ * (it decides what users may do), at most TE_POLICY_FILE_MAX bytes. */
+int te_policy_file(struct te_policy *p, const char *path, char *err,
+		   size_t errlen);
+
+/* The same from memory (the fuzz target); name is used in messages. */
+int te_policy_buffer(struct te_policy *p, const char *buf, size_t len,
+		     const char *name, char *err, size_t errlen);
+
+/* Cross-checks once everything is read: min <= max, admin defaults within
+ * the bounds, enforced knobs have a value. */
+int te_policy_finish(struct te_policy *p, char *err, size_t errlen);
+
+/* ---------------------------------------------------------------- resolve */
+
+typedef const char *(*te_getenv_fn)(void *ctx, const char *name);
+
+struct te_config {
+	struct te_value v[TE_S_COUNT];
+	int nwarn;
+	char warn[TE_WARN_MAX][TE_ERR_MAX];
+};
+
+/* Applies the precedence rule. user_opt[i] is the text the user gave for the
+ * option of setting i (NULL when not given); user_where[i] optionally names
+ * it ("--train-x", "sbatch --train-x"), NULL means "--train-<name>".
+ * getenv_fn reads the job environment. inherited (may be NULL) is the
+ * configuration trainenv recorded in that environment for an enclosing job
+ * or step (TRAINENV_SETTINGS): a variable holding exactly the value trainenv
+ * itself set there is not a user value and does not count. Warnings (e.g. an option overridden
+ * by an enforced value) go to cfg->warn. Returns -1 with one error line when
+ * a user value is invalid or outside the admin bounds. */
+int te_resolve(const struct te_policy *pol, const char *const *user_opt,
+	       te_getenv_fn getenv_fn, void *ctx,
+	       const struct te_config *inherited, struct te_config *cfg,
+	       char *err, size_t errlen);
+
+/* Checks a user-given text against type and admin bounds, for option
+ * callbacks that want to fail early. */
+int te_check_user_value(const struct te_policy *pol, int id, const char *text,
+			char *err, size_t errlen);
+
+/* ---------------------------------------------------------------- report */
+
+const char *te_source_name(enum te_source s);
+
+/* One explain line, without a trailing newline:
+ *   "nccl-heartbeat       = 900        (admin default, plugstack.conf argument 2)" */
+void te_explain_line(const struct te_config *cfg, int id, char *buf,
+		     size_t len);
+
+/* The effective settings as one environment value (TRAINENV_SETTINGS), so
+ * that `trainenv env` inside a task prints the same report. */
+int te_config_encode(const struct te_config *cfg, char *buf, size_t len);
+int te_config_decode(struct te_config *cfg, const char *s, char *err,
+		     size_t errlen);
+
+#define TE_SETTINGS_ENV "TRAINENV_SETTINGS"
+
+#endif

@@ -1,0 +1,222 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "strutil.h"
+
+size_t te_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t n = strlen(src);
+
+	if (size) {
+		size_t c = n < size - 1 ? n : size - 1;
+		memcpy(dst, src, c);
+		dst[c] = '\0';
+	}
+	return n;
+}
+
+static int te_vsnprintf(char *dst, size_t size, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (!size)
+		return -1;
+	n = vsnprintf(dst, size, fmt, ap);
+	if (n < 0) {
+		dst[0] = '\0';
+		return -1;
+	}
+	return (size_t)n < size ? 0 : -1;
+}
+
+int te_snprintf(char *dst, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = te_vsnprintf(dst, size, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int te_appendf(char *dst, size_t size, const char *fmt, ...)
+{
+	size_t len = strnlen(dst, size);
+	va_list ap;
+	int rc;
+
+	if (len >= size)
+		return -1;
+	va_start(ap, fmt);
+	rc = te_vsnprintf(dst + len, size - len, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int te_parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!s || !*s)
+		return -1;
+	for (i = 0; s[i]; i++) {
+		unsigned d;
+
+		if (i >= 19 || s[i] < '0' || s[i] > '9')
+			return -1;
+		d = (unsigned)(s[i] - '0');
+		v = v * 10 + d;	/* 19 digits cannot overflow 64 bits */
+	}
+	if (v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+size_t te_strnlen_cap(const char *s, size_t max)
+{
+	return strnlen(s, max + 1);
+}
+
+int te_is_printable(const char *s, size_t max)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (i >= max || c < 0x20 || c > 0x7e)
+			return 0;
+	}
+	return 1;
+}
+
+void te_quote(char *dst, size_t size, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0, i;
+
+	if (!size)
+		return;
+	if (!s) {
+		te_strlcpy(dst, "(null)", size);
+		return;
+	}
+	for (i = 0; s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+		size_t need = (c < 0x20 || c > 0x7e || c == '\\') ? 4 : 1;
+
+		if (o + need + 4 > size) {	/* room for "..." and NUL */
+			if (o + 4 <= size) {
+				memcpy(dst + o, "...", 3);
+				o += 3;
+			}
+			break;
+		}
+		if (need == 1) {
+			dst[o++] = (char)c;
+		} else {
+			dst[o++] = '\\';
+			dst[o++] = 'x';
+			dst[o++] = hex[c >> 4];
+			dst[o++] = hex[c & 15];
+		}
+	}
+	dst[o < size ? o : size - 1] = '\0';
+}
+
+static int te_pct_plain(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || strchr("._/-,+@", c) != NULL;
+}
+
+int te_pct_encode(char *dst, size_t size, const char *src)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	for (; *src; src++) {
+		unsigned char c = (unsigned char)*src;
+
+		if (te_pct_plain(c) && c) {
+			if (o + 1 >= size)
+				return -1;
+			dst[o++] = (char)c;
+		} else {
+			if (o + 3 >= size)
+				return -1;
+			dst[o++] = '%';
+			dst[o++] = hex[c >> 4];
+			dst[o++] = hex[c & 15];
+		}
+	}
+	if (o >= size)
+		return -1;
+	dst[o] = '\0';
+	return 0;
+}
+
+static int te_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int te_pct_decode(char *dst, size_t size, const char *src, size_t srclen)
+{
+	size_t o = 0, i;
+
+	for (i = 0; i < srclen; i++) {
+		int c = (unsigned char)src[i];
+
+		if (c == '\0')
+			return -1;
+		if (c == '%') {
+			int hi, lo;
+
+			if (i + 2 >= srclen)
+				return -1;
+			hi = te_hexval(src[i + 1]);
+			lo = te_hexval(src[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -1;
+			c = hi * 16 + lo;
+			if (c == 0)
+				return -1;
+			i += 2;
+		}
+		if (o + 1 >= size)
+			return -1;
+		dst[o++] = (char)c;
+	}
+	if (o >= size)
+		return -1;
+	dst[o] = '\0';
+	return 0;
+}
+
+char *te_trim(char *s)
+{
+	size_t len;
+	char *p = s;
+
+	while (*p == ' ' || *p == '\t' || *p == '\r')
+		p++;
+	len = strlen(p);
+	while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' ||
+		       p[len - 1] == '\r'))
+		len--;
+	memmove(s, p, len);
+	s[len] = '\0';
+	return s;
+}

@@ -1,0 +1,48 @@
+/* Small, strict string helpers shared by the plugin, the helper and the tool.
+ * Everything here is pure (no I/O, no globals) and treats its input as hostile:
+ * lengths are always bounded by the caller's buffer sizes. */
+#ifndef TE_STRUTIL_H
+#define TE_STRUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Copies at most size-1 bytes and always terminates. Returns strlen(src), so
+ * a result >= size means the copy was truncated (like BSD strlcpy). */
+size_t te_strlcpy(char *dst, const char *src, size_t size);
+
+/* snprintf that never reports a negative or oversized length: returns 0 when
+ * the whole text fit and -1 when it was truncated (dst still terminated). */
+__attribute__((format(printf, 3, 4)))
+int te_snprintf(char *dst, size_t size, const char *fmt, ...);
+
+/* Appends to a terminated buffer; same return convention as te_snprintf. */
+__attribute__((format(printf, 3, 4)))
+int te_appendf(char *dst, size_t size, const char *fmt, ...);
+
+/* Strict unsigned decimal: digits only (no sign, space, prefix or suffix), at
+ * most 19 digits, value <= max. Returns 0 or -1. */
+int te_parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+/* Length of s, but at most max+1: lets callers refuse over-long input without
+ * walking an attacker-sized string. */
+size_t te_strnlen_cap(const char *s, size_t max);
+
+/* 1 when every byte is printable ASCII (0x20..0x7e) and the length is <= max. */
+int te_is_printable(const char *s, size_t max);
+
+/* Writes s into dst as a quoted, escaped form fit for one log line: control
+ * bytes and non-ASCII become \xNN, and long input is cut with "...". */
+void te_quote(char *dst, size_t size, const char *s);
+
+/* Percent-encoding of every byte outside [A-Za-z0-9._/-,+@]. Returns 0, or -1
+ * when dst is too small. */
+int te_pct_encode(char *dst, size_t size, const char *src);
+/* Returns 0, or -1 for bad escapes, NUL bytes or a too small dst. */
+int te_pct_decode(char *dst, size_t size, const char *src, size_t srclen);
+
+/* Removes leading and trailing blanks (space, tab, CR) in place; returns s. */
+char *te_trim(char *s);
+
+#endif

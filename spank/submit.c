@@ -1,0 +1,54 @@
+/* What srun, sbatch and salloc share: resolve the settings from the site
+ * policy, the user's options and the submitting environment, refuse bad
+ * values before anything is allocated, print --train-explain. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "plugin.h"
+#include "submit.h"
+
+static const char *submit_getenv(void *ctx, const char *name)
+{
+	return getenv(name);
+}
+
+int te_submit_resolve(void)
+{
+	struct te_config inherited;
+	char err[TE_ERR_MAX];
+	int have_inh, i;
+
+	if (!te_plug.policy_ok)
+		return -1;	/* reported by slurm_spank_init */
+	have_inh = te_inherited_config(submit_getenv, NULL, &inherited) == 0;
+	if (te_resolve(&te_plug.pol, (const char *const *)te_plug.opt,
+		       submit_getenv, NULL, have_inh ? &inherited : NULL,
+		       &te_plug.cfg, err, sizeof(err)) < 0) {
+		slurm_error(TE_PREFIX "%s", err);
+		return -1;
+	}
+	te_plug.resolved = 1;
+	for (i = 0; i < te_plug.cfg.nwarn; i++)
+		fprintf(stderr, TE_PREFIX "warning: %s\n", te_plug.cfg.warn[i]);
+	return 0;
+}
+
+int te_submit_train_on(void)
+{
+	return te_plug.resolved && te_plug.cfg.v[TE_S_TRAIN].word == 0;
+}
+
+void te_submit_explain(const char *what)
+{
+	if (!te_plug.explain)
+		return;
+	fprintf(stderr, TE_PREFIX "effective settings for this %s "
+		"(precedence: enforced > option > environment > admin default "
+		"> built-in):\n", what);
+	te_explain_print(&te_plug.cfg);
+	if (!te_submit_train_on())
+		fprintf(stderr, TE_PREFIX "trainenv is off for this %s: no "
+			"other setting is applied\n", what);
+}

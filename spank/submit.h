@@ -1,0 +1,12 @@
+#ifndef TE_SUBMIT_H
+#define TE_SUBMIT_H
+
+/* Resolves te_plug.cfg in srun/sbatch/salloc; prints the error and returns
+ * -1 when a user value is refused. */
+int te_submit_resolve(void);
+/* 1 when trainenv is on for this job/step. */
+int te_submit_train_on(void);
+/* Prints the --train-explain report when it was asked for. */
+void te_submit_explain(const char *what);
+
+#endif

@@ -1,0 +1,411 @@
+/* Unit tests of the option/policy core: value syntax, policy parsing (plugstack
+ * arguments and files), the precedence rule, bounds, enforce, and the
+ * TRAINENV_SETTINGS encoding. No Slurm involved. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "settings.h"
+#include "strutil.h"
+#include "tap.h"
+
+static struct te_policy pol;
+static struct te_config cfg;
+static char err[TE_ERR_MAX];
+
+/* A fake job environment: NAME=VALUE strings. */
+static const char *fake_env[16];
+static const char *fake_getenv(void *ctx, const char *name)
+{
+	size_t n = strlen(name);
+	int i;
+
+	for (i = 0; fake_env[i]; i++)
+		if (!strncmp(fake_env[i], name, n) && fake_env[i][n] == '=')
+			return fake_env[i] + n + 1;
+	return NULL;
+}
+
+static int policy(const char *args)
+{
+	char buf[2048], *av[32], *save = NULL, *t;
+	int ac = 0;
+
+	te_policy_init(&pol);
+	err[0] = '\0';
+	te_strlcpy(buf, args, sizeof(buf));
+	for (t = strtok_r(buf, " ", &save); t && ac < 32;
+	     t = strtok_r(NULL, " ", &save))
+		av[ac++] = t;
+	return te_policy_args(&pol, ac, av, err, sizeof(err));
+}
+
+static const char *opts[TE_S_COUNT];
+static int resolve(void)
+{
+	err[0] = '\0';
+	return te_resolve(&pol, opts, fake_getenv, NULL, NULL, &cfg, err,
+			  sizeof(err));
+}
+
+static void reset_inputs(void)
+{
+	memset(opts, 0, sizeof(opts));
+	memset(fake_env, 0, sizeof(fake_env));
+}
+
+static void test_values(void)
+{
+	struct te_value v;
+	char longv[TE_VALUE_MAX + 10];
+
+	ok(te_value_parse(TE_S_SIGHUP, "ignore", 0, &v, err, sizeof(err)) == 0 &&
+	   v.word == 0, "sighup=ignore parses");
+	ok(te_value_parse(TE_S_SIGHUP, "IGNORE", 0, &v, err, sizeof(err)) < 0,
+	   "enum words are case-sensitive");
+	like(err, "accepted: ignore or default", "enum error lists the words");
+	ok(te_value_parse(TE_S_TRAIN, "yes", 0, &v, err, sizeof(err)) == 0 &&
+	   !strcmp(v.text, "on"), "bool 'yes' canonicalises to on");
+	ok(te_value_parse(TE_S_TRAIN, "0", 0, &v, err, sizeof(err)) == 0 &&
+	   !strcmp(v.text, "off"), "bool '0' canonicalises to off");
+	ok(te_value_parse(TE_S_TRAIN, "maybe", 0, &v, err, sizeof(err)) < 0,
+	   "bool junk refused");
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "900", 0, &v, err, sizeof(err)) == 0 &&
+	   v.num == 900, "uint 900 parses");
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "0", 0, &v, err, sizeof(err)) < 0,
+	   "uint below the hard limit refused");
+	like(err, "1 to 2678400 seconds", "uint error names the hard limits");
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "99999999999999999999", 0, &v, err,
+			  sizeof(err)) < 0, "20-digit number refused (no overflow)");
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "18446744073709551616", 0, &v, err,
+			  sizeof(err)) < 0, "2^64 refused");
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "-5", 0, &v, err, sizeof(err)) < 0,
+	   "negative refused");
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, " 900", 0, &v, err, sizeof(err)) < 0,
+	   "leading blank refused");
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "900s", 0, &v, err, sizeof(err)) < 0,
+	   "suffix refused");
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "0x10", 0, &v, err, sizeof(err)) < 0,
+	   "hex refused");
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "", 0, &v, err, sizeof(err)) < 0,
+	   "empty refused");
+	like(err, "empty value", "empty value says so");
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, NULL, 0, &v, err, sizeof(err)) < 0,
+	   "missing value refused");
+	ok(te_value_parse(TE_S_SIGHUP, "ignore\ndefault", 0, &v, err, sizeof(err)) < 0,
+	   "embedded newline refused");
+	like(err, "control", "newline error names control characters");
+	memset(longv, '1', sizeof(longv) - 1);
+	longv[sizeof(longv) - 1] = '\0';
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, longv, 0, &v, err, sizeof(err)) < 0,
+	   "over-long value refused");
+	like(err, "longer than", "over-long error says so");
+	ok(strlen(err) < TE_ERR_MAX, "error stays bounded");
+}
+
+static void test_policy_args(void)
+{
+	is_int(policy("sighup=ignore nccl-heartbeat=900 nccl-heartbeat.max=3600 "
+		      "enforce=sighup"), 0, "issue example policy parses");
+	ok(pol.enforced[TE_S_SIGHUP] && !pol.enforced[TE_S_NCCL_HEARTBEAT],
+	   "enforce=sighup marks only sighup");
+	is_int(pol.def[TE_S_NCCL_HEARTBEAT].num, 900, "admin default 900");
+	ok(pol.has_max[TE_S_NCCL_HEARTBEAT] && pol.max[TE_S_NCCL_HEARTBEAT] == 3600,
+	   "max bound 3600");
+	like(pol.def[TE_S_NCCL_HEARTBEAT].origin, "plugstack.conf argument 2",
+	     "admin value remembers its argument");
+
+	is_int(policy("bogus=1"), -1, "unknown key refused");
+	like(err, "plugstack.conf argument 1: unknown key 'bogus'",
+	     "unknown key error names argument and key");
+	like(err, "accepted: train, sighup, nccl-heartbeat", "and lists the keys");
+	is_int(policy("sighup"), -1, "item without = refused");
+	like(err, "not key=value", "says key=value");
+	is_int(policy("sighup=hangup"), -1, "bad admin value refused");
+	like(err, "sighup: invalid value 'hangup'; accepted: ignore or default",
+	     "bad admin value error is precise");
+	is_int(policy("sighup.max=3"), -1, "bounds on an enum refused");
+	like(err, "only numeric settings have bounds", "says why");
+	is_int(policy("nccl-heartbeat.min=abc"), -1, "non-numeric bound refused");
+	is_int(policy("nccl-heartbeat.min=600 nccl-heartbeat.max=300"), -1,
+	       "min > max refused");
+	like(err, "nccl-heartbeat.min=600 is greater than nccl-heartbeat.max=300",
+	     "min > max error");
+	is_int(policy("nccl-heartbeat=100 nccl-heartbeat.min=300"), -1,
+	       "admin default outside admin bounds refused");
+	like(err, "outside the site bounds", "says outside the bounds");
+	is_int(policy("enforce=nccl-heartbeat"), -1,
+	       "enforce of a knob without value or built-in refused");
+	like(err, "add nccl-heartbeat=VALUE", "tells how to fix");
+	is_int(policy("enforce=sighup"), 0, "enforce of a built-in is accepted");
+	is_str(pol.def[TE_S_SIGHUP].text, "ignore", "enforced built-in value");
+	is_int(policy("enforce=sighup,nope"), -1, "unknown name in enforce refused");
+	like(err, "enforce=: unknown setting 'nope'", "names the bad entry");
+	is_int(policy("enforce="), -1, "empty enforce refused");
+	is_int(policy("conf=relative.conf"), -1, "relative conf path refused");
+	is_int(policy("conf=/nonexistent/trainenv.conf"), -1, "missing conf file refused");
+	like(err, "cannot open the policy file: No such file", "with errno text");
+	is_int(policy("enforce=sighup sighup=default"), 0,
+	       "order of enforce and value does not matter");
+	is_str(pol.def[TE_S_SIGHUP].text, "default", "enforced admin value kept");
+}
+
+static int write_file(const char *path, const char *data, size_t len,
+		      mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fwrite(data, 1, len, f);
+	fclose(f);
+	return chmod(path, mode);
+}
+
+static void test_policy_file(void)
+{
+	char dir[] = "/tmp/te-unit-XXXXXX", path[256], arg[300];
+	const char good[] = "# site policy\n\n  sighup = default  \n"
+			    "nccl-heartbeat=1200 # twenty minutes\n"
+			    "nccl-heartbeat.min=600\r\nenforce=sighup\n";
+	static char big[TE_POLICY_FILE_MAX + 10];
+
+	if (!mkdtemp(dir)) {
+		tap_skip("cannot create a temporary directory");
+		return;
+	}
+	te_snprintf(path, sizeof(path), "%s/p.conf", dir);
+	te_snprintf(arg, sizeof(arg), "conf=%s", path);
+
+	write_file(path, good, sizeof(good) - 1, 0644);
+	is_int(policy(arg), 0, "policy file with comments, blanks, CRLF parses");
+	is_str(pol.def[TE_S_SIGHUP].text, "default", "file value read");
+	ok(pol.enforced[TE_S_SIGHUP], "file enforce read");
+	is_int(pol.def[TE_S_NCCL_HEARTBEAT].num, 1200, "inline comment stripped");
+	like(pol.def[TE_S_NCCL_HEARTBEAT].origin, ":4", "origin is FILE:LINE");
+
+	write_file(path, "sighup=ignore\nwhat=ever\n", 24, 0644);
+	is_int(policy(arg), -1, "unknown key in file refused");
+	like(err, "p.conf:2: unknown key 'what'", "error names file and line");
+
+	write_file(path, "conf=/etc/other\n", 16, 0644);
+	is_int(policy(arg), -1, "conf= inside a policy file refused");
+	like(err, "do not nest", "says files do not nest");
+
+	write_file(path, "sighup=ignore\n", 14, 0666);
+	is_int(policy(arg), -1, "world-writable policy file refused");
+	like(err, "writable by group or others", "says why");
+
+	write_file(path, "sighup=ig\0nore\n", 15, 0644);
+	is_int(policy(arg), -1, "NUL byte refused");
+	like(err, "p.conf:1: NUL byte", "names the line");
+
+	write_file(path, "sighup=\x01\x02\xff\n", 11, 0644);
+	is_int(policy(arg), -1, "binary junk refused");
+	like(err, "control or non-ASCII", "says control characters");
+
+	memset(big, 'a', sizeof(big));
+	write_file(path, big, sizeof(big), 0644);
+	is_int(policy(arg), -1, "huge policy file refused");
+	like(err, "larger than", "says too large");
+
+	memset(big, 'a', TE_POLICY_LINE_MAX + 5);
+	write_file(path, big, TE_POLICY_LINE_MAX + 5, 0644);
+	is_int(policy(arg), -1, "over-long line refused");
+	like(err, "line longer than", "says line too long");
+
+	write_file(path, "", 0, 0644);
+	is_int(policy(arg), 0, "empty policy file is fine");
+
+	is_int(policy("conf=/tmp"), -1, "directory as policy file refused");
+	like(err, "not a regular file", "says not a regular file");
+
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_precedence(void)
+{
+	/* Each level of the rule, one below the other, for a numeric knob. */
+	policy("nccl-heartbeat=900 nccl-heartbeat.max=3600");
+	reset_inputs();
+	is_int(resolve(), 0, "resolve with admin default only");
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].num, 900, "admin default used");
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_ADMIN, "source admin default");
+
+	fake_env[0] = "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=1000";
+	resolve();
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].num, 1000, "environment beats admin default");
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_ENV, "source environment");
+	is_str(cfg.v[TE_S_NCCL_HEARTBEAT].origin, "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC",
+	       "origin names the variable");
+
+	opts[TE_S_NCCL_HEARTBEAT] = "1200";
+	resolve();
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].num, 1200, "option beats environment");
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_OPTION, "source option");
+
+	policy("nccl-heartbeat=900 nccl-heartbeat.max=3600 enforce=nccl-heartbeat");
+	is_int(resolve(), 0, "enforced resolve succeeds despite option");
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].num, 900, "enforced beats option");
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_ENFORCED, "source enforced");
+	is_int(cfg.nwarn, 1, "one warning for the overridden option");
+	like(cfg.warn[0], "--train-nccl-heartbeat=1200 ignored: the site enforces "
+	     "nccl-heartbeat=900", "warning names option and enforced value");
+
+	opts[TE_S_NCCL_HEARTBEAT] = "900";
+	resolve();
+	is_int(cfg.nwarn, 0, "no warning when the option equals the enforced value");
+
+	policy("");
+	reset_inputs();
+	resolve();
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_UNSET,
+	       "no built-in heartbeat: left alone");
+	ok(!cfg.v[TE_S_NCCL_HEARTBEAT].set, "unset value");
+	is_int(cfg.v[TE_S_SIGHUP].src, TE_SRC_BUILTIN, "sighup from built-in");
+	is_str(cfg.v[TE_S_SIGHUP].text, "ignore", "built-in sighup is ignore");
+	is_str(cfg.v[TE_S_TRAIN].text, "on", "built-in train is on");
+
+	/* Bounds: refused, not clamped, for options and environment. */
+	policy("nccl-heartbeat.min=300 nccl-heartbeat.max=3600");
+	reset_inputs();
+	opts[TE_S_NCCL_HEARTBEAT] = "100";
+	is_int(resolve(), -1, "option below site minimum refused");
+	like(err, "--train-nccl-heartbeat: 100 is below the site minimum; "
+	     "accepted: 300 to 3600 seconds (site bounds)", "names option and bounds");
+	opts[TE_S_NCCL_HEARTBEAT] = "7200";
+	is_int(resolve(), -1, "option above site maximum refused");
+	like(err, "above the site maximum", "says above the maximum");
+	opts[TE_S_NCCL_HEARTBEAT] = "3600";
+	is_int(resolve(), 0, "option at the maximum accepted");
+	opts[TE_S_NCCL_HEARTBEAT] = "300";
+	is_int(resolve(), 0, "option at the minimum accepted");
+	reset_inputs();
+	fake_env[0] = "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=10";
+	is_int(resolve(), -1, "environment value outside bounds refused");
+	like(err, "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC in the job environment "
+	     "(setting nccl-heartbeat): 10 is below the site minimum",
+	     "names the variable and the bounds");
+	fake_env[0] = "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=soon";
+	is_int(resolve(), -1, "junk environment value refused");
+
+	/* Enum knob and the whole-plugin switch. */
+	policy("sighup=default");
+	reset_inputs();
+	resolve();
+	is_str(cfg.v[TE_S_SIGHUP].text, "default", "admin default for sighup");
+	opts[TE_S_SIGHUP] = "ignore";
+	opts[TE_S_TRAIN] = "off";
+	resolve();
+	is_str(cfg.v[TE_S_SIGHUP].text, "ignore", "option beats admin default (enum)");
+	is_str(cfg.v[TE_S_TRAIN].text, "off", "--train=off");
+	policy("train=on enforce=train");
+	resolve();
+	is_str(cfg.v[TE_S_TRAIN].text, "on", "enforce=train keeps the plugin on");
+	is_int(cfg.nwarn, 1, "and warns the user");
+	opts[TE_S_SIGHUP] = "sometimes";
+	is_int(resolve(), -1, "bad enum option refused");
+	like(err, "--train-sighup: invalid value 'sometimes'; accepted: ignore or default",
+	     "names option and accepted values");
+}
+
+static void test_inherited(void)
+{
+	struct te_config inh;
+
+	/* An enclosing step set the heartbeat from the admin default: the
+	 * variable it left behind is not a user value. */
+	policy("nccl-heartbeat=900");
+	reset_inputs();
+	resolve();
+	inh = cfg;
+	policy("nccl-heartbeat=600");
+	fake_env[0] = "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=900";
+	te_resolve(&pol, opts, fake_getenv, NULL, &inh, &cfg, err, sizeof(err));
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_ADMIN,
+	       "value trainenv set in the enclosing job is not a user value");
+	fake_env[0] = "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=1000";
+	te_resolve(&pol, opts, fake_getenv, NULL, &inh, &cfg, err, sizeof(err));
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_ENV,
+	       "a changed value is the user's");
+}
+
+static void test_encoding(void)
+{
+	static struct te_config back;
+	static char enc[64 * 1024];
+	char line[2048];
+	int i, same = 1;
+
+	policy("nccl-heartbeat=900");
+	reset_inputs();
+	opts[TE_S_SIGHUP] = "default";
+	resolve();
+	te_strlcpy(cfg.v[TE_S_NCCL_HEARTBEAT].origin, "odd origin: % ; \"x\"",
+		   TE_ORIGIN_MAX);
+	is_int(te_config_encode(&cfg, enc, sizeof(enc)), 0, "encode");
+	ok(!strchr(enc, '\n') && !strchr(enc, '='), "encoding has no newline or '='");
+	is_int(te_config_decode(&back, enc, err, sizeof(err)), 0, "decode");
+	for (i = 0; i < TE_S_COUNT; i++)
+		if (strcmp(back.v[i].text, cfg.v[i].text) ||
+		    strcmp(back.v[i].origin, cfg.v[i].origin) ||
+		    back.v[i].src != cfg.v[i].src)
+			same = 0;
+	ok(same, "round trip keeps value, source and origin");
+	te_explain_line(&back, TE_S_SIGHUP, line, sizeof(line));
+	like(line, "sighup", "explain line names the setting");
+	like(line, "= default", "explain line shows the value");
+	like(line, "(option: --train-sighup)", "explain line shows the source");
+	te_explain_line(&back, TE_S_NCCL_HEARTBEAT, line, sizeof(line));
+	like(line, "(admin default", "admin default source shown");
+	is_int(te_config_encode(&cfg, enc, 10), -1, "small buffer refused");
+
+	ok(te_config_decode(&back, "sighup:1", err, sizeof(err)) < 0,
+	   "truncated item refused");
+	ok(te_config_decode(&back, "sighup:9:x:", err, sizeof(err)) < 0,
+	   "bad source refused");
+	ok(te_config_decode(&back, "sighup:1:%zz:", err, sizeof(err)) < 0,
+	   "bad escape refused");
+	ok(te_config_decode(&back, "sighup:1:%00:", err, sizeof(err)) < 0,
+	   "encoded NUL refused");
+	ok(te_config_decode(&back, "future-knob:1:x: sighup:4:default:o", err,
+			    sizeof(err)) == 0 &&
+	   !strcmp(back.v[TE_S_SIGHUP].text, "default"),
+	   "unknown names from a newer trainenv are skipped");
+	ok(te_config_decode(&back, "sighup:1:a:b:c", err, sizeof(err)) < 0,
+	   "extra field refused");
+}
+
+static void test_strutil(void)
+{
+	char b[8], q[16];
+	uint64_t n;
+
+	is_int(te_strlcpy(b, "abcdefghij", sizeof(b)), 10, "strlcpy returns source length");
+	is_str(b, "abcdefg", "strlcpy truncates and terminates");
+	is_int(te_snprintf(b, sizeof(b), "%s", "toolongtext"), -1, "snprintf reports truncation");
+	is_int(te_parse_u64("18446744073709551615", UINT64_MAX, &n), -1,
+	       "20 digits refused even when representable");
+	is_int(te_parse_u64("1844674407370955161", UINT64_MAX, &n), 0, "19 digits accepted");
+	te_quote(q, sizeof(q), "a\nb\x01");
+	is_str(q, "a\\x0ab\\x01", "quote escapes control bytes");
+	te_quote(q, sizeof(q), "0123456789abcdefghij");
+	ok(strlen(q) < sizeof(q) && strstr(q, "..."), "quote cuts long text");
+}
+
+int main(void)
+{
+	test_values();
+	test_policy_args();
+	test_policy_file();
+	test_precedence();
+	test_inherited();
+	test_encoding();
+	test_strutil();
+	return tap_done();
+}
