@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -12,10 +13,34 @@
 #include "strutil.h"
 
 static const char *const w_onoff[] = { "on", "off", NULL };
+static const char *const w_yesno[] = { "yes", "no", NULL };
+static const char *const env_bool[] = { "1", "0", NULL };
 static const char *const w_sighup[] = { "ignore", "default", NULL };
+static const char *const w_async[] = {
+	"off", "tear-down", "cleanup-only", "skip-cleanup", NULL
+};
+static const char *const env_async[] = { "0", "1", "2", "3", NULL };
+static const char *const w_launcher[] = { "auto", "task", "torchrun", NULL };
+static const char *const w_none[] = { "none", NULL };
+
 static const char *const env_heartbeat[] = {
 	"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC", NULL
 };
+static const char *const env_monitoring[] = {
+	"TORCH_NCCL_ENABLE_MONITORING", NULL
+};
+static const char *const env_async_names[] = {
+	"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING", NULL
+};
+static const char *const env_blocking[] = {
+	"TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT", NULL
+};
+static const char *const env_desync[] = {
+	"TORCH_NCCL_DESYNC_DEBUG", "NCCL_DESYNC_DEBUG", NULL
+};
+static const char *const env_dump[] = { "TORCH_NCCL_DUMP_ON_TIMEOUT", NULL };
+static const char *const env_trace[] = { "TORCH_NCCL_TRACE_BUFFER_SIZE", NULL };
+static const char *const env_deepspeed[] = { "DEEPSPEED_TIMEOUT", NULL };
 
 const struct te_setting te_settings[TE_S_COUNT] = {
 	[TE_S_TRAIN] = {
@@ -38,6 +63,99 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 		.help = "PyTorch NCCL watchdog heartbeat timeout "
 			"(TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC)",
 		.flags = TE_F_SHOW_UNSET,
+	},
+	[TE_S_NCCL_MONITORING] = {
+		.name = "nccl-monitoring", .type = TE_T_BOOL, .words = w_onoff,
+		.env = env_monitoring, .env_words = env_bool,
+		.arginfo = "on|off",
+		.help = "PyTorch NCCL heartbeat monitor thread "
+			"(TORCH_NCCL_ENABLE_MONITORING)",
+	},
+	[TE_S_NCCL_ASYNC_ERRORS] = {
+		.name = "nccl-async-errors", .type = TE_T_ENUM,
+		.words = w_async, .env = env_async_names,
+		.env_words = env_async,
+		.arginfo = "off|tear-down|cleanup-only|skip-cleanup",
+		.help = "what PyTorch does when a NCCL collective fails or "
+			"times out (TORCH_NCCL_ASYNC_ERROR_HANDLING 0-3; torch "
+			"< 2.2 knows off and tear-down)",
+	},
+	[TE_S_NCCL_BLOCKING_WAIT] = {
+		.name = "nccl-blocking-wait", .type = TE_T_BOOL,
+		.words = w_onoff, .env = env_blocking, .env_words = env_bool,
+		.arginfo = "on|off",
+		.help = "collectives block the calling thread until done or "
+			"timed out (TORCH_NCCL_BLOCKING_WAIT)",
+	},
+	[TE_S_NCCL_DESYNC_DEBUG] = {
+		.name = "nccl-desync-debug", .type = TE_T_BOOL,
+		.words = w_onoff, .env = env_desync, .env_words = env_bool,
+		.arginfo = "on|off",
+		.help = "on a timeout, report which rank is out of step "
+			"(TORCH_NCCL_DESYNC_DEBUG)",
+	},
+	[TE_S_NCCL_DUMP] = {
+		.name = "nccl-dump-on-timeout", .type = TE_T_BOOL,
+		.words = w_onoff, .env = env_dump, .env_words = env_bool,
+		.arginfo = "on|off",
+		.help = "write the NCCL flight recorder on a watchdog timeout "
+			"(TORCH_NCCL_DUMP_ON_TIMEOUT)",
+	},
+	[TE_S_NCCL_TRACE_BUFFER] = {
+		.name = "nccl-trace-buffer", .type = TE_T_UINT,
+		.lo = 0, .hi = 1000000, .unit = "entries",
+		.env = env_trace, .arginfo = "ENTRIES",
+		.help = "NCCL flight recorder size, 0 turns it off "
+			"(TORCH_NCCL_TRACE_BUFFER_SIZE)",
+	},
+	[TE_S_NCCL_DUMP_DIR] = {
+		.name = "nccl-dump-dir", .type = TE_T_PATH, .arginfo = "DIR",
+		.help = "flight recorder dumps go to DIR/JOBID/ "
+			"(TORCH_NCCL_DEBUG_INFO_TEMP_FILE)",
+	},
+	[TE_S_DEEPSPEED_TIMEOUT] = {
+		.name = "deepspeed-timeout", .type = TE_T_UINT,
+		.lo = 1, .hi = 44640, .unit = "minutes",
+		.env = env_deepspeed, .arginfo = "MINUTES",
+		.help = "DeepSpeed's process group timeout (DEEPSPEED_TIMEOUT)",
+	},
+	[TE_S_RDZV_TIMEOUT] = {
+		.name = "rdzv-timeout", .type = TE_T_UINT,
+		.lo = 1, .hi = 31 * 86400, .unit = "seconds",
+		.arginfo = "SECONDS",
+		.help = "how long torchrun waits for all nodes to join "
+			"(PET_RDZV_CONF timeout and join_timeout)",
+	},
+	[TE_S_LAUNCHER] = {
+		.name = "launcher", .type = TE_T_ENUM, .words = w_launcher,
+		.builtin = "auto", .arginfo = "auto|task|torchrun",
+		.help = "task: one task per rank (RANK, WORLD_SIZE, ...); "
+			"torchrun: one launcher per node (PET_*); auto: decide "
+			"from the command and the GPUs",
+	},
+	[TE_S_RANK_ENV] = {
+		.name = "rank-env", .type = TE_T_BOOL, .words = w_yesno,
+		.builtin = "yes", .arginfo = "yes|no",
+		.help = "export the rank environment (RANK, MASTER_ADDR, "
+			"PET_*, ...); no: export none of it",
+	},
+	[TE_S_PORT_RANGE] = {
+		.name = "port-range", .type = TE_T_RANGE,
+		.lo = 1024, .hi = 65535, .builtin = "20000-29999",
+		.arginfo = "LO-HI",
+		.help = "ports MASTER_PORT is chosen from",
+	},
+	[TE_S_IGNORE_SIGNALS] = {
+		.name = "ignore-signals", .type = TE_T_SIGLIST,
+		.words = w_none, .builtin = "none", .arginfo = "none|SIG,...",
+		.help = "more signals the tasks start with ignored (PIPE, "
+			"TTIN, TTOU, XFSZ, WINCH, URG); never USR1 or USR2",
+	},
+	[TE_S_FAILURE_REPORT] = {
+		.name = "failure-report", .type = TE_T_BOOL, .words = w_onoff,
+		.builtin = "on", .arginfo = "on|off",
+		.help = "srun names the first task that failed: rank, node, "
+			"exit code or signal, time",
 	},
 };
 
@@ -86,6 +204,14 @@ void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
 		return;
 	case TE_T_PATH:
 		te_strlcpy(buf, "an absolute path", len);
+		return;
+	case TE_T_RANGE:
+		te_snprintf(buf, len, "LO-HI with %llu <= LO <= HI <= %llu",
+			    (unsigned long long)lo, (unsigned long long)hi);
+		return;
+	case TE_T_SIGLIST:
+		te_strlcpy(buf, "none, or a comma-separated list of PIPE, TTIN, "
+			   "TTOU, XFSZ, WINCH, URG", len);
 		return;
 	case TE_T_UINT:
 		if (pol && pol->has_min[id] && pol->min[id] > lo) {
@@ -141,6 +267,99 @@ static void set_word(const struct te_setting *s, struct te_value *v, int w)
 	v->word = w;
 	v->num = 0;
 	te_strlcpy(v->text, s->words[w], sizeof(v->text));
+}
+
+static int range_parse(const struct te_setting *s, const char *text,
+		       struct te_value *v)
+{
+	char lo[24], hi[24];
+	const char *dash = strchr(text, '-');
+	uint64_t a, b;
+	size_t l;
+
+	if (!dash || (l = (size_t)(dash - text)) >= sizeof(lo) ||
+	    strlen(dash + 1) >= sizeof(hi))
+		return -1;
+	memcpy(lo, text, l);
+	lo[l] = '\0';
+	te_strlcpy(hi, dash + 1, sizeof(hi));
+	if (te_parse_u64(lo, s->hi, &a) < 0 || te_parse_u64(hi, s->hi, &b) < 0 ||
+	    a < s->lo || a > b)
+		return -1;
+	v->set = 1;
+	v->num = a;
+	v->num2 = b;
+	te_snprintf(v->text, sizeof(v->text), "%llu-%llu",
+		    (unsigned long long)a, (unsigned long long)b);
+	return 0;
+}
+
+/* Signals a task may be told to start with ignored. SIGUSR1/SIGUSR2 are
+ * refused on purpose: PyTorch Lightning and submitit install their requeue
+ * and checkpoint handlers only when the signal is not already ignored. */
+static const struct {
+	const char *name;
+	int num;
+} ignorable[] = {
+	{ "PIPE", SIGPIPE }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+	{ "XFSZ", SIGXFSZ }, { "WINCH", SIGWINCH }, { "URG", SIGURG },
+};
+
+static int siglist_parse(const char *text, struct te_value *v, char *err,
+			 size_t errlen)
+{
+	char buf[256], *save = NULL, *tok, q[64];
+	uint64_t mask = 0;
+
+	if (te_strlcpy(buf, text, sizeof(buf)) >= sizeof(buf)) {
+		te_snprintf(err, errlen, "signal list too long");
+		return -1;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		const char *n = tok;
+		size_t i;
+		int found = 0;
+
+		if (strncasecmp(n, "SIG", 3) == 0)
+			n += 3;
+		for (i = 0; i < sizeof(ignorable) / sizeof(ignorable[0]); i++)
+			if (strcasecmp(n, ignorable[i].name) == 0) {
+				mask |= 1ULL << ignorable[i].num;
+				found = 1;
+			}
+		if (found)
+			continue;
+		te_quote(q, sizeof(q), tok);
+		if (!strcasecmp(n, "USR1") || !strcasecmp(n, "USR2"))
+			te_snprintf(err, errlen, "'%s' may not be ignored: "
+				    "PyTorch Lightning and submitit skip their "
+				    "requeue and checkpoint handlers when "
+				    "SIGUSR1/SIGUSR2 start ignored", q);
+		else if (!strcasecmp(n, "HUP"))
+			te_snprintf(err, errlen, "'%s': use sighup=ignore", q);
+		else
+			te_snprintf(err, errlen, "'%s' is not a signal tasks "
+				    "may ignore; accepted: none, or a "
+				    "comma-separated list of PIPE, TTIN, TTOU, "
+				    "XFSZ, WINCH, URG", q);
+		return -1;
+	}
+	if (!mask) {
+		te_snprintf(err, errlen, "empty signal list; accepted: none, "
+			    "or a comma-separated list of PIPE, TTIN, TTOU, "
+			    "XFSZ, WINCH, URG");
+		return -1;
+	}
+	v->set = 1;
+	v->word = -1;
+	v->num = mask;
+	v->text[0] = '\0';
+	for (size_t i = 0; i < sizeof(ignorable) / sizeof(ignorable[0]); i++)
+		if (mask & (1ULL << ignorable[i].num))
+			te_appendf(v->text, sizeof(v->text), "%s%s",
+				   v->text[0] ? "," : "", ignorable[i].name);
+	return 0;
 }
 
 int te_value_parse(int id, const char *text, int from_env, struct te_value *v,
@@ -214,6 +433,16 @@ int te_value_parse(int id, const char *text, int from_env, struct te_value *v,
 			return 0;
 		}
 		break;
+	case TE_T_RANGE:
+		if (range_parse(s, text, v) == 0)
+			return 0;
+		break;
+	case TE_T_SIGLIST:
+		if ((w = word_index(s->words, text)) >= 0) {
+			set_word(s, v, w);
+			return 0;
+		}
+		return siglist_parse(text, v, err, errlen);
 	}
 	{
 		char q[96];

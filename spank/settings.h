@@ -26,6 +26,20 @@ enum te_setting_id {
 	TE_S_TRAIN,		/* on|off: the whole plugin */
 	TE_S_SIGHUP,		/* ignore|default */
 	TE_S_NCCL_HEARTBEAT,	/* TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC */
+	TE_S_NCCL_MONITORING,	/* TORCH_NCCL_ENABLE_MONITORING */
+	TE_S_NCCL_ASYNC_ERRORS,	/* TORCH_NCCL_ASYNC_ERROR_HANDLING (+ legacy) */
+	TE_S_NCCL_BLOCKING_WAIT,/* TORCH_NCCL_BLOCKING_WAIT (+ legacy) */
+	TE_S_NCCL_DESYNC_DEBUG,	/* TORCH_NCCL_DESYNC_DEBUG (+ legacy) */
+	TE_S_NCCL_DUMP,		/* TORCH_NCCL_DUMP_ON_TIMEOUT */
+	TE_S_NCCL_TRACE_BUFFER,	/* TORCH_NCCL_TRACE_BUFFER_SIZE */
+	TE_S_NCCL_DUMP_DIR,	/* TORCH_NCCL_DEBUG_INFO_TEMP_FILE=DIR/JOBID/... */
+	TE_S_DEEPSPEED_TIMEOUT,	/* DEEPSPEED_TIMEOUT (minutes) */
+	TE_S_RDZV_TIMEOUT,	/* torchrun rendezvous: PET_RDZV_CONF */
+	TE_S_LAUNCHER,		/* task|torchrun|auto */
+	TE_S_RANK_ENV,		/* yes|no: export RANK, MASTER_ADDR, PET_* */
+	TE_S_PORT_RANGE,	/* LO-HI for MASTER_PORT */
+	TE_S_IGNORE_SIGNALS,	/* more signals the tasks ignore */
+	TE_S_FAILURE_REPORT,	/* on|off: first-failure report in srun */
 	TE_S_COUNT
 };
 
@@ -34,6 +48,8 @@ enum te_type {
 	TE_T_BOOL,	/* words[0] (true) or words[1] (false); on/off/yes/no/1/0 accepted */
 	TE_T_UINT,	/* decimal in [lo, hi], or one of words[] (e.g. "off") */
 	TE_T_PATH,	/* an absolute path of printable characters */
+	TE_T_RANGE,	/* "LO-HI" with lo <= LO <= HI <= hi; num = LO, num2 = HI */
+	TE_T_SIGLIST,	/* "none" or signal names "PIPE,TTIN"; num = bit mask */
 };
 
 enum te_source {
@@ -49,6 +65,7 @@ struct te_value {
 	int set;			/* 0: no value */
 	char text[TE_VALUE_MAX];	/* canonical text */
 	uint64_t num;			/* TE_T_UINT: the number */
+	uint64_t num2;			/* TE_T_RANGE: the upper end */
 	int word;			/* index in words[], or -1 for a number/path */
 	enum te_source src;
 	char origin[TE_ORIGIN_MAX];	/* where it came from, for messages */
