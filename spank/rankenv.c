@@ -125,7 +125,7 @@ static int add(struct te_envlist *e, const char *name, unsigned long long v)
 	if (e->n >= TE_RANKENV_MAX)
 		return -1;
 	te_strlcpy(e->name[e->n], name, sizeof(e->name[0]));
-	te_snprintf(e->value[e->n], sizeof(e->value[0]), v);
+	te_snprintf(e->value[e->n], sizeof(e->value[0]), "%llu", v);
 	e->n++;
 	return 0;
 }
