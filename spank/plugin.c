@@ -51,6 +51,13 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	}
 }
 
+int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
+{
+	if (spank_context() == S_CTX_LOCAL)
+		return te_local_user_init(sp);
+	return 0;
+}
+
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
 	if (spank_context() == S_CTX_REMOTE)
@@ -62,6 +69,13 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	if (spank_context() == S_CTX_REMOTE)
 		return te_remote_task_init(sp);
+	return 0;
+}
+
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	if (spank_context() == S_CTX_REMOTE)
+		return te_remote_task_exit(sp);
 	return 0;
 }
 

@@ -30,10 +30,12 @@ void te_print_help(void);
 
 /* Per context: 0 or -1 as SPANK wants. */
 int te_local_post_opt(spank_t sp);
+int te_local_user_init(spank_t sp);
 int te_local_exit(spank_t sp);
 int te_alloc_post_opt(spank_t sp);
 int te_remote_user_init(spank_t sp);
 int te_remote_task_init(spank_t sp);
+int te_remote_task_exit(spank_t sp);
 int te_remote_exit(spank_t sp);
 
 /* Prints every effective setting, one line each, to stderr. */

@@ -5,15 +5,42 @@
  * stderr (which reaches srun) and in the slurmd log. */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <slurm/slurm.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "failrep.h"
 #include "plugin.h"
+#include "rankenv.h"
 #include "strutil.h"
 
 static char remote_err[TE_ERR_MAX];
+
+/* Facts about the step, gathered once in user_init. */
+static struct {
+	int have;
+	int batch;			/* batch script or extern step */
+	uint32_t job_id, step_id, nnodes, node_id, ntasks, local_tasks;
+	int argc;
+	char **argv;
+	char master_addr[INET6_ADDRSTRLEN + 1];
+	char master_note[TE_ERR_MAX];	/* why there is no address */
+	char node[64];
+	/* first-failure report */
+	int report;
+	uint16_t report_port;
+	char report_host[INET6_ADDRSTRLEN + 1];
+	char report_token[TE_FAILREP_TOKEN_LEN + 1];
+} step;
 
 /* spank_getenv copies into the caller's buffer: keep a few so that a caller
  * may hold two values at once. A value too long for the buffer is reported
@@ -59,9 +86,89 @@ static void remote_resolve(spank_t sp)
 	te_plug.resolved = 1;
 }
 
+/* The address of rank 0's node as this node resolves it: an IP address, so
+ * that every rank connects to the same place whatever its resolver does. */
+static void find_master(spank_t sp)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai = NULL, *p;
+	const char *list = remote_getenv(sp, "SLURM_STEP_NODELIST");
+	char host[256];
+	int e;
+
+	if (!list)
+		list = remote_getenv(sp, "SLURM_JOB_NODELIST");
+	if (!list || te_hostlist_first(list, host, sizeof(host)) < 0) {
+		te_snprintf(step.master_note, sizeof(step.master_note),
+			    "cannot read the step's node list");
+		return;
+	}
+	if ((e = getaddrinfo(host, NULL, &hints, &ai)) != 0) {
+		te_snprintf(step.master_note, sizeof(step.master_note),
+			    "cannot resolve %s: %s", host, gai_strerror(e));
+		return;
+	}
+	/* IPv4 first: it is what most training stacks expect. */
+	for (int fam = 0; fam < 2 && !step.master_addr[0]; fam++)
+		for (p = ai; p; p = p->ai_next) {
+			const void *a;
+
+			if (fam == 0 && p->ai_family == AF_INET)
+				a = &((struct sockaddr_in *)p->ai_addr)->sin_addr;
+			else if (fam == 1 && p->ai_family == AF_INET6)
+				a = &((struct sockaddr_in6 *)p->ai_addr)->sin6_addr;
+			else
+				continue;
+			if (inet_ntop(p->ai_family, a, step.master_addr,
+				      sizeof(step.master_addr)))
+				break;
+			step.master_addr[0] = '\0';
+		}
+	freeaddrinfo(ai);
+	if (!step.master_addr[0])
+		te_snprintf(step.master_note, sizeof(step.master_note),
+			    "%s has no IP address", host);
+}
+
+static void gather_step(spank_t sp)
+{
+	const char *s;
+
+	if (step.have)
+		return;
+	step.have = 1;
+	spank_get_item(sp, S_JOB_ID, &step.job_id);
+	spank_get_item(sp, S_JOB_STEPID, &step.step_id);
+	spank_get_item(sp, S_JOB_NNODES, &step.nnodes);
+	spank_get_item(sp, S_JOB_NODEID, &step.node_id);
+	spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &step.ntasks);
+	spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &step.local_tasks);
+	if (spank_get_item(sp, S_JOB_ARGV, &step.argc, &step.argv) !=
+	    ESPANK_SUCCESS)
+		step.argc = 0;
+	step.batch = step.step_id == SLURM_BATCH_SCRIPT ||
+		     step.step_id == SLURM_EXTERN_CONT;
+	if ((s = remote_getenv(sp, "SLURMD_NODENAME")) &&
+	    te_strlcpy(step.node, s, sizeof(step.node)) >= sizeof(step.node))
+		step.node[0] = '\0';
+	if (!step.node[0] && gethostname(step.node, sizeof(step.node)) < 0)
+		te_strlcpy(step.node, "unknown", sizeof(step.node));
+	if (!step.batch)
+		find_master(sp);
+
+	if ((s = remote_getenv(sp, TE_FAILREP_ENV)) &&
+	    te_failrep_env_parse(s, &step.report_port, step.report_token,
+				 sizeof(step.report_token)) == 0 &&
+	    (s = remote_getenv(sp, "SLURM_SRUN_COMM_HOST")) &&
+	    te_strlcpy(step.report_host, s, sizeof(step.report_host)) <
+		    sizeof(step.report_host))
+		step.report = 1;
+}
+
 int te_remote_user_init(spank_t sp)
 {
 	remote_resolve(sp);
+	gather_step(sp);
 	return 0;
 }
 
@@ -102,12 +209,105 @@ static int task_fail(spank_t sp)
 	return -1;
 }
 
+__attribute__((format(printf, 2, 3)))
+static void task_warn(uint32_t local_id, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (local_id != 0)	/* once per node is enough */
+		return;
+	fprintf(stderr, TE_PREFIX "warning: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	fflush(stderr);
+}
+
+/* Sets name unless the user set it; a value an enclosing trainenv step set
+ * (listed in TRAINENV_RANK_VARS) is not the user's. */
+static void set_rank_var(spank_t sp, const char *inherited_list,
+			 const char *name, const char *value, char *set_list,
+			 size_t set_len)
+{
+	int overwrite = te_name_in_list(inherited_list, name);
+
+	if (spank_setenv(sp, name, value, overwrite) == ESPANK_SUCCESS)
+		te_appendf(set_list, set_len, "%s%s", set_list[0] ? "," : "",
+			   name);
+}
+
+static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id)
+{
+	struct te_step_facts f = {
+		.job_id = step.job_id, .step_id = step.step_id,
+		.nnodes = step.nnodes, .node_id = step.node_id,
+		.ntasks = step.ntasks, .local_tasks = step.local_tasks,
+		.local_id = local_id, .global_id = global_id,
+		.master_addr = step.master_addr[0] ? step.master_addr : NULL,
+	};
+	const struct te_value *range = &te_plug.cfg.v[TE_S_PORT_RANGE];
+	const struct te_value *rdzv = &te_plug.cfg.v[TE_S_RDZV_TIMEOUT];
+	const char *inh_list = remote_getenv(sp, TE_RANK_VARS_ENV);
+	char inh[TE_VALUE_MAX + 2], set_list[512] = "", why[160], launch[200];
+	struct te_envlist e;
+	enum te_launch mode;
+	int gpus, i;
+
+	te_strlcpy(inh, inh_list ? inh_list : "", sizeof(inh));
+	gpus = te_devlist_count(remote_getenv(sp, "CUDA_VISIBLE_DEVICES"));
+	f.gpus = gpus > 0 ? (uint32_t)gpus : 0;
+	f.master_port = te_master_port(step.job_id, step.step_id,
+				       (uint16_t)range->num,
+				       (uint16_t)range->num2);
+	f.rdzv_timeout = rdzv->set ? rdzv->num : 0;
+	mode = te_launcher_decide(te_plug.cfg.v[TE_S_LAUNCHER].word, step.argc,
+				  step.argv, step.ntasks, step.nnodes, f.gpus,
+				  why, sizeof(why));
+	te_snprintf(launch, sizeof(launch), "%s (%s)",
+		    mode == TE_LAUNCH_TASK ? "task" : "torchrun", why);
+	spank_setenv(sp, TE_LAUNCHER_ENV, launch, 1);
+	if (te_plug.cfg.v[TE_S_RANK_ENV].word != 0)
+		return;	/* --train-rank-env=no */
+	if (!f.master_addr)
+		task_warn(local_id, "MASTER_ADDR not set: %s",
+			  step.master_note);
+	if (te_rank_env(&f, mode, &e) < 0)
+		return;
+	for (i = 0; i < e.n; i++)
+		set_rank_var(sp, inh, e.name[i], e.value[i], set_list,
+			     sizeof(set_list));
+	spank_setenv(sp, TE_RANK_VARS_ENV, set_list, 1);
+}
+
+static void export_dump_dir(spank_t sp, uint32_t local_id)
+{
+	const struct te_value *d = &te_plug.cfg.v[TE_S_NCCL_DUMP_DIR];
+	char dir[TE_VALUE_MAX + 32], file[TE_VALUE_MAX + 64];
+
+	if (!d->set)
+		return;
+	/* task_init runs as the job user: the directory is created with the
+	 * user's rights, never root's. */
+	if (te_snprintf(dir, sizeof(dir), "%s/%u", d->text, step.job_id) < 0 ||
+	    te_snprintf(file, sizeof(file), "%s/nccl_trace_rank_", dir) < 0)
+		return;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		task_warn(local_id, "nccl-dump-dir: cannot create %s: %s", dir,
+			  strerror(errno));
+	spank_setenv(sp, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", file,
+		     d->src == TE_SRC_ENFORCED);
+}
+
 int te_remote_task_init(spank_t sp)
 {
 	static char enc[TE_S_COUNT * (3 * TE_VALUE_MAX + 3 * TE_ORIGIN_MAX + 80)];
+	uint32_t local_id = 0, global_id = 0;
+	uint64_t mask;
 	int i;
 
 	remote_resolve(sp);
+	gather_step(sp);
 	if (remote_err[0])
 		return task_fail(sp);
 
@@ -115,6 +315,8 @@ int te_remote_task_init(spank_t sp)
 		spank_setenv(sp, TE_SETTINGS_ENV, enc, 1);
 	if (te_plug.cfg.v[TE_S_TRAIN].word != 0)
 		return 0;	/* --train=off */
+	spank_get_item(sp, S_TASK_ID, &local_id);
+	spank_get_item(sp, S_TASK_GLOBAL_ID, &global_id);
 
 	/* slurmstepd resets signal dispositions after task_init_privileged,
 	 * so this is the place; SIG_IGN survives execve. */
@@ -124,9 +326,54 @@ int te_remote_task_init(spank_t sp)
 			    "cannot ignore SIGHUP: %s", strerror(errno));
 		return task_fail(sp);
 	}
+	mask = te_plug.cfg.v[TE_S_IGNORE_SIGNALS].word < 0 ?
+		       te_plug.cfg.v[TE_S_IGNORE_SIGNALS].num : 0;
+	for (i = 1; i < 64; i++)
+		if ((mask & (1ULL << i)) && i != SIGUSR1 && i != SIGUSR2)
+			signal(i, SIG_IGN);
+
 	for (i = 0; i < TE_S_COUNT; i++)
 		if (export_knob(sp, i) < 0)
 			return task_fail(sp);
+	export_dump_dir(sp, local_id);
+	if (!step.batch)
+		export_rank_env(sp, local_id, global_id);
+	return 0;
+}
+
+int te_remote_task_exit(spank_t sp)
+{
+	struct te_failrep r = { 0 };
+	struct timespec ts;
+	int status = 0;
+	char err[TE_ERR_MAX];
+
+	if (!step.report || !te_plug.resolved ||
+	    te_plug.cfg.v[TE_S_TRAIN].word != 0 ||
+	    te_plug.cfg.v[TE_S_FAILURE_REPORT].word != 0)
+		return 0;
+	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS ||
+	    status == 0)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r.sec = ts.tv_sec;
+	r.usec = (uint32_t)(ts.tv_nsec / 1000);
+	spank_get_item(sp, S_TASK_GLOBAL_ID, &r.rank);
+	spank_get_item(sp, S_TASK_ID, &r.local_rank);
+	te_strlcpy(r.node, step.node, sizeof(r.node));
+	if (WIFSIGNALED(status)) {
+		r.signaled = 1;
+		r.value = WTERMSIG(status);
+		r.core = WCOREDUMP(status) ? 1 : 0;
+	} else {
+		r.value = WEXITSTATUS(status);
+	}
+	/* slurmstepd waits for this: keep the deadline short. */
+	if (te_failrep_send(step.report_host, step.report_port,
+			    step.report_token, &r, 1000, err, sizeof(err)) < 0)
+		slurm_info(TE_PREFIX "rank %u %s %d; could not tell srun: %s",
+			   r.rank, r.signaled ? "killed by signal" :
+			   "exited with code", r.value, err);
 	return 0;
 }
 

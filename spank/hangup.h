@@ -1,0 +1,15 @@
+#ifndef TE_HANGUP_H
+#define TE_HANGUP_H
+
+#include <stddef.h>
+
+/* Forks srun into a new session and turns the calling process into the
+ * shield (see hangup.c). Returns 0 in the child, which carries on as srun;
+ * -1 with a reason when the shield could not be set up (srun then carries
+ * on unshielded). The shield itself never returns. */
+int te_hangup_shield(char *err, size_t errlen);
+
+/* 1 when srun was asked for an interactive --pty session. */
+int te_hangup_is_pty(void);
+
+#endif
