@@ -62,7 +62,16 @@ record_pid() { # ROLE PID
 pid_is_ours() { # PID STARTTIME
 	local st
 	st=$(proc_starttime "$1") || return 1
-	[ "$st" = "$2" ]
+	[ "$st" = "$2" ] && pid_alive "$1"
+}
+
+# Alive and not a zombie: a daemon whose parent (this script) has exited is
+# reaped by pid 1, which may take a while, and kill -0 succeeds on a zombie.
+pid_alive() { # PID
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[ "${stat:0:1}" != Z ]
 }
 
 pid_of() { # ROLE: the newest live pid recorded for ROLE
@@ -83,7 +92,7 @@ kill_pids() { # SECS PID...
 	deadline=$(( $(date +%s) + secs ))
 	while :; do
 		left=()
-		for p in "$@"; do kill -0 "$p" 2>/dev/null && left+=("$p"); done
+		for p in "$@"; do pid_alive "$p" && left+=("$p"); done
 		[ ${#left[@]} -eq 0 ] && return 0
 		[ "$(date +%s)" -ge "$deadline" ] && break
 		sleep 0.1
@@ -157,7 +166,8 @@ check_instance_free() {
 		busy+=("TCP port $CTLD_PORT is in use")
 	fi
 	if [ ${#busy[@]} -gt 0 ]; then
-		say "instance id $ID is busy: ${busy[*]}"
+		say "instance id $ID is busy:"
+		printf '    %s\n' "${busy[@]}" >&2
 		die "another cluster (or something else) uses it; pass --id HEX4 to pick another"
 	fi
 }
@@ -210,6 +220,11 @@ write_slurm_conf() {
 	MessageTimeout=10
 	KillWait=5
 	InactiveLimit=0
+	# Tests submit jobs back to back: schedule a batch job at once (default:
+	# up to 3 s later, and "sbatch --wait" then polls again only 8 s later),
+	# and run the main scheduling loop every second (default 60 s) so that a
+	# job queued behind a completing one starts soon.
+	SchedulerParameters=batch_sched_delay=0,sched_interval=1
 	# Every node claims $CPUS CPUs whatever the machine has: slurmd reports the
 	# real count and config_overrides makes slurmctld trust this file instead
 	# of marking the node INVALID. So "srun -N3 -n24" needs no -O.
@@ -273,7 +288,7 @@ start_munged() {
 	record_pid munged $!
 	deadline=$(( $(date +%s) + 10 ))
 	until [ -S "$DIR/munge/munge.socket" ]; do
-		kill -0 $! 2>/dev/null || fail_start "munged exited" "$DIR/log/munged.out" "$DIR/log/munged.log"
+		pid_alive $! || fail_start "munged exited" "$DIR/log/munged.out" "$DIR/log/munged.log"
 		[ "$(date +%s)" -ge "$deadline" ] && fail_start "munged socket did not appear in 10s" "$DIR/log/munged.log"
 		sleep 0.05
 	done
@@ -317,7 +332,7 @@ start_node() { # NODE
 	record_pid "anchor.$node" "$anchor"
 	deadline=$(( $(date +%s) + 10 ))
 	until [ -e "$DIR/run/$node.ready" ]; do
-		kill -0 "$anchor" 2>/dev/null || fail_start "$node: namespace setup failed" "$DIR/log/anchor.$node.log"
+		pid_alive "$anchor" || fail_start "$node: namespace setup failed" "$DIR/log/anchor.$node.log"
 		[ "$(date +%s)" -ge "$deadline" ] && fail_start "$node: namespace setup took over 10s" "$DIR/log/anchor.$node.log"
 		sleep 0.05
 	done
@@ -440,6 +455,8 @@ cmd_start() {
 	# to 107 bytes.
 	[ ${#real} -le 60 ] || die "DIR path is too long for Unix sockets (${#real} > 60 chars): $real"
 	DIR=$real
+	# Clients and jobs of any user read slurm.conf and reach the munge socket.
+	chmod 755 "$DIR"
 
 	exec 9>"$DIR/.lock"
 	flock -n 9 || die "another cluster.sh is starting or stopping $DIR"

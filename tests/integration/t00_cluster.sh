@@ -9,7 +9,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source=../lib/itest.sh
 . "$here/../lib/itest.sh"
 
-plan 29
+plan 30
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster, nothing else can run"
@@ -26,6 +26,11 @@ is "$out" "n1 n2 n3 " "srun -N3 hostname prints n1 n2 n3"
 
 out=$(for n in n1 n2 n3; do cluster_exec "$n" hostname; done | tr '\n' ' ')
 is "$out" "n1 n2 n3 " "cluster.sh exec runs in each node's UTS namespace"
+
+# trainenv's task_init runs as the job's user: jobs of other users must work.
+out=$(timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	srun -N3 id -un 2>&1 | tr '\n' ' ')
+is "$out" "nobody nobody nobody " "an unprivileged user (nobody) runs a 3-node step"
 
 # Node-local /tmp: written on n1, seen again on n1, not seen on n2.
 probe=/tmp/te-t00-probe.$$
@@ -115,7 +120,6 @@ is "$?" 3 "sbatch --wait returns the job's exit status"
 # ---------------------------------------------------------------- plugstack
 cc -Wall -Werror -shared -fPIC -o "$TE_WORK/spank_probe.so" "$here/spank_probe.c" 2>&1 | sed 's/^/# /'
 ok "${PIPESTATUS[0]}" "the SPANK probe plugin compiles against Slurm's spank.h"
-te_on_exit set_plugstack
 set_plugstack "required $TE_WORK/spank_probe.so value=alpha"
 out=$(te_srun -t 60 -N3 printenv TE_SPANK_PROBE 2>&1 | tr '\n' ' ')
 is "$out" "alpha alpha alpha " "a plugin added to plugstack.conf runs in the next step's tasks"

@@ -18,7 +18,8 @@
 #                               TERM and HUP. Exports SLURM_CONF, TE_CLUSTER_DIR,
 #                               TE_SHARED (same path on every node) and TE_WORK
 #                               (this test's own directory under it, the cwd).
-#   set_plugstack [LINE...]     rewrite plugstack.conf; the next srun/step reads it
+#   set_plugstack [LINE...]     rewrite plugstack.conf; the next srun/step reads it;
+#                               the original comes back at exit
 #   te_srun [-t SECS] ARGS...   srun under `timeout` (default $TE_SRUN_TIMEOUT, 120 s)
 #   te_sbatch_wait [-t SECS] ARGS...  sbatch --wait under `timeout`
 #   wait_job_done JOBID SECS    wait until the job has ended; prints its state
@@ -197,7 +198,23 @@ cluster_up() { # [--nodes N]
 	cd "$TE_WORK" || return 1
 }
 
-set_plugstack() { "$TE_CLUSTER_SH" plugstack --dir "$TE_CLUSTER_DIR" "$@"; }
+# The first call keeps the cluster's plugstack.conf and restores it at exit,
+# so that a shared cluster goes to the next test as it came.
+_te_plugstack_saved=
+set_plugstack() { # [LINE...]
+	if [ -z "$_te_plugstack_saved" ]; then
+		_te_plugstack_saved=$TE_WORK/.plugstack.conf.orig
+		cp "$TE_CLUSTER_DIR/etc/plugstack.conf" "$_te_plugstack_saved" || return 1
+		te_on_exit _te_plugstack_restore
+	fi
+	"$TE_CLUSTER_SH" plugstack --dir "$TE_CLUSTER_DIR" "$@"
+}
+
+_te_plugstack_restore() {
+	local lines=()
+	mapfile -t lines <"$_te_plugstack_saved" &&
+		"$TE_CLUSTER_SH" plugstack --dir "$TE_CLUSTER_DIR" "${lines[@]}"
+}
 
 cluster_exec() { "$TE_CLUSTER_SH" exec --dir "$TE_CLUSTER_DIR" "$@"; }
 
