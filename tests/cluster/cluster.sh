@@ -277,23 +277,24 @@ start_munged() {
 	mungekey --create --bits=1024 --keyfile="$DIR/munge/munge.key" --force \
 		>/dev/null 2>&1 || die "mungekey failed"
 	chmod 0400 "$DIR/munge/munge.key"
-	# -F: stays in the foreground so that $! is munged itself.
+	# -F: stays in the foreground so that $! is munged itself (it then logs to
+	# stderr, munged.out). --force: a socket left by a killed munged is no
+	# reason to fail.
 	setsid munged -F --force \
 		--socket="$DIR/munge/munge.socket" \
 		--key-file="$DIR/munge/munge.key" \
 		--pid-file="$DIR/munge/munged.pid" \
 		--seed-file="$DIR/munge/munged.seed" \
-		--log-file="$DIR/log/munged.log" \
 		</dev/null >>"$DIR/log/munged.out" 2>&1 9>&- &
 	record_pid munged $!
 	deadline=$(( $(date +%s) + 10 ))
 	until [ -S "$DIR/munge/munge.socket" ]; do
-		pid_alive $! || fail_start "munged exited" "$DIR/log/munged.out" "$DIR/log/munged.log"
-		[ "$(date +%s)" -ge "$deadline" ] && fail_start "munged socket did not appear in 10s" "$DIR/log/munged.log"
+		pid_alive $! || fail_start "munged exited" "$DIR/log/munged.out"
+		[ "$(date +%s)" -ge "$deadline" ] && fail_start "munged socket did not appear in 10s" "$DIR/log/munged.out"
 		sleep 0.05
 	done
 	munge -n -S "$DIR/munge/munge.socket" | unmunge -S "$DIR/munge/munge.socket" >/dev/null 2>&1 ||
-		fail_start "munge round trip on $DIR/munge/munge.socket failed" "$DIR/log/munged.log"
+		fail_start "munge round trip on $DIR/munge/munge.socket failed" "$DIR/log/munged.out"
 }
 
 start_network() {
@@ -314,10 +315,12 @@ start_node() { # NODE
 	ip netns add "$ns" || fail_start "cannot create netns $ns"
 	ip link add "$veth" type veth peer name eth0 netns "$ns" ||
 		fail_start "cannot create veth $veth"
-	ip link set "$veth" master "$BRIDGE" up &&
+	if ! { ip link set "$veth" master "$BRIDGE" up &&
 		ip -n "$ns" addr add "$(node_addr "$node")/24" dev eth0 &&
 		ip -n "$ns" link set eth0 up &&
-		ip -n "$ns" link set lo up || fail_start "cannot set up the network of $node"
+		ip -n "$ns" link set lo up; }; then
+		fail_start "cannot set up the network of $node"
+	fi
 	# No default route: the node reaches the bridge subnet and nothing else.
 	install -d -m 0755 "$DIR/nodes/$node/spool"
 	install -d -m 1777 "$DIR/nodes/$node/tmp"
@@ -407,7 +410,7 @@ wait_all_idle() { # SECS
 		sleep 0.1
 	done
 	say "nodes not idle after ${secs}s:"
-	echo "$states" | sed 's/^/    /' >&2
+	printf '    %s\n' "$states" >&2
 	bad=("$DIR/log/slurmctld.log")
 	for ((node = 1; node <= NODES; node++)); do
 		st=$(echo "$states" | awk -v n="n$node" '$1 == n { print $2 }')
@@ -435,9 +438,12 @@ cmd_start() {
 		*) die "start: unknown argument '$1' (see the header of $self)" ;;
 		esac
 	done
-	[[ $nodes =~ ^[0-9]+$ ]] && [ "$nodes" -ge 1 ] && [ "$nodes" -le 200 ] ||
+	if ! [[ $nodes =~ ^[0-9]+$ ]] || [ "$nodes" -lt 1 ] || [ "$nodes" -gt 200 ]; then
 		die "--nodes must be 1..200, got '$nodes'"
-	[[ $CPUS =~ ^[0-9]+$ ]] && [ "$CPUS" -ge 1 ] || die "--cpus must be a positive number, got '$CPUS'"
+	fi
+	if ! [[ $CPUS =~ ^[0-9]+$ ]] || [ "$CPUS" -lt 1 ]; then
+		die "--cpus must be a positive number, got '$CPUS'"
+	fi
 	[ -z "$plugstack" ] || [ -r "$plugstack" ] || die "--plugstack: cannot read '$plugstack'"
 	[ "$(id -u)" -eq 0 ] || die "must run as root (namespaces, bridge, daemons)"
 	local tool
@@ -591,6 +597,7 @@ cmd_exec() {
 	anchor=$(pid_of "anchor.$node") || die "exec: no node '$node' running in $DIR"
 	# Entering a mount namespace resets the working directory to /: go back
 	# to the caller's when the node sees it.
+	# shellcheck disable=SC2016
 	exec nsenter --target "$anchor" --net --mount --uts \
 		env TE_EXEC_PWD="$PWD" bash -c 'cd "$TE_EXEC_PWD" 2>/dev/null || cd /; exec "$@"' bash "$@"
 }

@@ -6,7 +6,7 @@
 # Runs standalone (starts and stops its own cluster) or against the cluster
 # in $TE_CLUSTER_DIR.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/itest.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
 
 plan 30
@@ -100,6 +100,7 @@ comm = MPI.COMM_WORLD
 total = comm.allreduce(comm.Get_rank() + 1)
 print("%d %d %s %d" % (comm.Get_rank(), comm.Get_size(), socket.gethostname(), total))
 EOF
+# shellcheck disable=SC2016
 te_seconds eval 'out=$(te_srun -t 120 --mpi=pmix -N3 --ntasks-per-node=2 /usr/bin/python3 allreduce.py 2>&1)'
 rc=$?
 ok $rc "mpi4py over srun --mpi=pmix -N3 -n6 (Open MPI, a real PMIx client)" || diag "$out"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by trainenv's integration tests (bash). Two parts:
 #
 # TAP, as tests/run-tests.sh reads it:
@@ -127,6 +128,7 @@ te_seconds() { # CMD...: sets TE_SECONDS; returns CMD's status
 	t0=$(date +%s.%N)
 	"$@"
 	rc=$?
+	# shellcheck disable=SC2034 # read by the test
 	TE_SECONDS=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.3f", e - s }')
 	return $rc
 }
