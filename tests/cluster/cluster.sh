@@ -74,6 +74,11 @@ pid_alive() { # PID
 	[ "${stat:0:1}" != Z ]
 }
 
+# DIR/created lists "KIND NAME" for each bridge, veth and netns this
+# instance created; stop removes only those, so a start that lost a race for
+# a name never removes what another instance owns.
+record_created() { echo "$1 $2" >>"$DIR/created"; }
+
 pid_of() { # ROLE: the newest live pid recorded for ROLE
 	local role pid st found=""
 	[ -f "$DIR/pids" ] || return 1
@@ -146,9 +151,12 @@ write_instance() {
 	EOF
 }
 
-# Refuses an id whose bridge, namespaces, subnet or ports are taken.
-check_instance_free() {
-	local i busy=()
+# Fills BUSY with what keeps the derived instance from starting (its bridge,
+# namespaces, veths, subnet or port is taken); true when there is any.
+instance_busy() {
+	local i
+	BUSY=()
+	local -n busy=BUSY
 	ip link show "$BRIDGE" >/dev/null 2>&1 && busy+=("bridge $BRIDGE exists")
 	for ((i = 1; i <= NODES; i++)); do
 		[ -e "/run/netns/$(node_netns "n$i")" ] &&
@@ -159,17 +167,14 @@ check_instance_free() {
 	if ip -4 -o addr show | awk '{ print $4 }' | grep -q "^${NET//./\\.}\\."; then
 		busy+=("an address in $NET.0/24 is in use")
 	fi
-	if ip -4 route show | awk '{ print $1 }' | grep -q "^${NET//./\\.}\\."; then
-		busy+=("a route to $NET.0/24 exists")
+	# Any route that covers the subnet, other than the default one.
+	if ip -4 route show match "$NET.0/24" | grep -vq '^default'; then
+		busy+=("a route covers $NET.0/24")
 	fi
 	if [ -n "$(ss -Hltn "sport = :$CTLD_PORT" 2>/dev/null)" ]; then
 		busy+=("TCP port $CTLD_PORT is in use")
 	fi
-	if [ ${#busy[@]} -gt 0 ]; then
-		say "instance id $ID is busy:"
-		printf '    %s\n' "${busy[@]}" >&2
-		die "another cluster (or something else) uses it; pass --id HEX4 to pick another"
-	fi
+	[ ${#busy[@]} -gt 0 ]
 }
 
 # ------------------------------------------------------------ config
@@ -300,6 +305,7 @@ start_munged() {
 start_network() {
 	ip link add "$BRIDGE" type bridge 2>/dev/null ||
 		fail_start "cannot create bridge $BRIDGE (taken by another instance? pass --id)"
+	record_created link "$BRIDGE"
 	ip addr add "$CTLD_ADDR/24" dev "$BRIDGE" || fail_start "cannot address $BRIDGE"
 	ip link set "$BRIDGE" up || fail_start "cannot bring $BRIDGE up"
 }
@@ -313,8 +319,10 @@ start_node() { # NODE
 	ns=$(node_netns "$node")
 	veth="${VETH_PREFIX}${node#n}"
 	ip netns add "$ns" || fail_start "cannot create netns $ns"
+	record_created netns "$ns"
 	ip link add "$veth" type veth peer name eth0 netns "$ns" ||
 		fail_start "cannot create veth $veth"
+	record_created link "$veth"
 	if ! { ip link set "$veth" master "$BRIDGE" up &&
 		ip -n "$ns" addr add "$(node_addr "$node")/24" dev eth0 &&
 		ip -n "$ns" link set eth0 up &&
@@ -475,18 +483,32 @@ cmd_start() {
 		do_stop >/dev/null 2>&1
 	fi
 
-	if [ -z "$id" ]; then
+	if [ -n "$id" ]; then
+		[[ $id =~ ^[0-9a-f]{4}$ ]] || die "--id must be 4 lower-case hex digits, got '$id'"
+		derive_instance "$id" "$nodes"
+		if instance_busy; then
+			say "instance id $ID is busy:"
+			printf '    %s\n' "${BUSY[@]}" >&2
+			die "another cluster (or something else) uses it; pick another --id"
+		fi
+	else
+		# The id comes from DIR; when it is taken, the next ones are tried.
 		id=$(printf '%s' "$DIR" | sha256sum | cut -c1-4)
+		for ((i = 0; ; i++)); do
+			derive_instance "$id" "$nodes"
+			instance_busy || break
+			say "instance id $ID is busy (${BUSY[0]}), trying the next one"
+			[ "$i" -lt 15 ] || die "16 instance ids from $(printf '%s' "$DIR" | sha256sum | cut -c1-4) on are busy; pass --id"
+			id=$(printf '%04x' $(( (16#$id + 1) % 65536 )))
+		done
 	fi
-	[[ $id =~ ^[0-9a-f]{4}$ ]] || die "--id must be 4 lower-case hex digits, got '$id'"
-	derive_instance "$id" "$nodes"
-	check_instance_free
 
 	t0=$(now)
-	rm -rf "$DIR/ctld" "$DIR/spool" "$DIR/nodes" "$DIR/run" "$DIR/log" "$DIR/pids"
+	rm -rf "$DIR/ctld" "$DIR/spool" "$DIR/nodes" "$DIR/run" "$DIR/log" "$DIR/pids" "$DIR/created"
 	install -d -m 0755 "$DIR/etc" "$DIR/ctld" "$DIR/spool" "$DIR/nodes" "$DIR/run" "$DIR/log"
 	install -d -m 1777 "$DIR/shared"
 	: >"$DIR/pids"
+	: >"$DIR/created"
 	write_instance
 	trap 'fail_start "interrupted"' INT TERM HUP
 
@@ -524,28 +546,36 @@ any_recorded_alive() {
 # namespaces (slurmstepd, tasks, `exec` commands), removes the namespaces,
 # veths and bridge. Safe to run twice, and after a failed start.
 do_stop() {
-	local pids=() role pid st i ns
+	local pids=() role pid st kind name netns=() links=() i
 	load_instance || return 0
 	if [ -f "$DIR/pids" ]; then
 		while read -r role pid st; do
 			pid_is_ours "$pid" "$st" && pids+=("$pid")
 		done <"$DIR/pids"
 	fi
-	for ((i = 1; i <= NODES; i++)); do
-		ns=$(node_netns "n$i")
-		[ -e "/run/netns/$ns" ] || continue
-		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+	if [ -f "$DIR/created" ]; then
+		while read -r kind name; do
+			case $kind in
+			netns) netns+=("$name") ;;
+			link) links+=("$name") ;;
+			esac
+		done <"$DIR/created"
+	fi
+	for name in "${netns[@]}"; do
+		[ -e "/run/netns/$name" ] || continue
+		for pid in $(ip netns pids "$name" 2>/dev/null); do
 			pids+=("$pid")
 		done
 	done
 	kill_pids 10 "${pids[@]}"
-	for ((i = 1; i <= NODES; i++)); do
-		ns=$(node_netns "n$i")
-		[ -e "/run/netns/$ns" ] && ip netns del "$ns"
-		ip link show "${VETH_PREFIX}$i" >/dev/null 2>&1 && ip link del "${VETH_PREFIX}$i"
+	for name in "${netns[@]}"; do
+		[ -e "/run/netns/$name" ] && ip netns del "$name"
 	done
-	ip link show "$BRIDGE" >/dev/null 2>&1 && ip link del "$BRIDGE"
-	rm -f "$DIR/instance" "$DIR/munge/munge.socket" "$DIR"/run/*.ready
+	# Deleting a namespace removes its veth ends; the bridge goes last.
+	for ((i = ${#links[@]} - 1; i >= 0; i--)); do
+		ip link show "${links[i]}" >/dev/null 2>&1 && ip link del "${links[i]}"
+	done
+	rm -f "$DIR/instance" "$DIR/created" "$DIR/munge/munge.socket" "$DIR"/run/*.ready
 	return 0
 }
 
