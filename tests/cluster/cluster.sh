@@ -1,0 +1,698 @@
+#!/bin/bash
+# A real multi-node Slurm cluster on one machine, for trainenv's integration
+# tests, its demo and developers.
+#
+# One munged (own key and socket), one slurmctld in the root network namespace
+# on a bridge address, and N slurmd, each in its own network, mount and UTS
+# namespace: a veth into the bridge, no default route, its own host name, its
+# own /tmp, /dev/shm and SlurmdSpoolDir, a hosts file naming every node.
+# DIR/shared is the same directory on every node ("shared storage").
+# Everything (config, state, logs, pids) lives in DIR; names, addresses and
+# ports are derived from an instance id so that several clusters can run side
+# by side. See tests/cluster/README.md.
+#
+# Usage:
+#   cluster.sh start [--nodes N] [--dir DIR] [--id HEX4] [--plugstack FILE]
+#                    [--cpus N] [--timeout SECS] [--keep-on-failure]
+#   cluster.sh stop [--dir DIR]
+#   cluster.sh status [--dir DIR]
+#   cluster.sh env [--dir DIR]                 print export lines for clients
+#   cluster.sh exec [--dir DIR] NODE CMD...    run CMD inside node NODE
+#   cluster.sh plugstack [--dir DIR] [LINE...] rewrite plugstack.conf atomically
+#   cluster.sh slurmd [--dir DIR] NODE start|stop|kill
+#   cluster.sh logs [--dir DIR]                list the log files
+# DIR defaults to $TE_CLUSTER_DIR, else to /var/tmp/trainenv-cluster-<hash of
+# this checkout's path>.
+set -uo pipefail
+
+self=$(readlink -f "${BASH_SOURCE[0]}")
+repo_root=$(cd "$(dirname "$self")/../.." && pwd -P)
+prog="cluster.sh"
+
+die() { echo "$prog: $*" >&2; exit 1; }
+say() { echo "$prog: $*" >&2; }
+now() { date +%s.%N; }
+elapsed() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.2f", e - s }'; }
+
+default_dir() {
+	local h
+	h=$(printf '%s' "$repo_root" | sha256sum | cut -c1-8)
+	echo "/var/tmp/trainenv-cluster-$h"
+}
+
+# ------------------------------------------------------------ pid records
+# DIR/pids holds "ROLE PID STARTTIME" per process started. The start time
+# (field 22 of /proc/PID/stat) guards against killing a recycled pid.
+proc_starttime() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	# shellcheck disable=SC2086
+	set -- $stat
+	echo "${20}"
+}
+
+record_pid() { # ROLE PID
+	local st
+	st=$(proc_starttime "$2") || st=0
+	echo "$1 $2 $st" >>"$DIR/pids"
+}
+
+# True when the recorded process is still the one we started.
+pid_is_ours() { # PID STARTTIME
+	local st
+	st=$(proc_starttime "$1") || return 1
+	[ "$st" = "$2" ] && pid_alive "$1"
+}
+
+# Alive and not a zombie: a daemon whose parent (this script) has exited is
+# reaped by pid 1, which may take a while, and kill -0 succeeds on a zombie.
+pid_alive() { # PID
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[ "${stat:0:1}" != Z ]
+}
+
+# DIR/created lists "KIND NAME" for each bridge, veth and netns this
+# instance created; stop removes only those, so a start that lost a race for
+# a name never removes what another instance owns.
+record_created() { echo "$1 $2" >>"$DIR/created"; }
+
+pid_of() { # ROLE: the newest live pid recorded for ROLE
+	local role pid st found=""
+	[ -f "$DIR/pids" ] || return 1
+	while read -r role pid st; do
+		[ "$role" = "$1" ] && pid_is_ours "$pid" "$st" && found=$pid
+	done <"$DIR/pids"
+	[ -n "$found" ] && echo "$found"
+}
+
+# Sends TERM to the given pids, waits up to SECS, then KILLs what is left.
+kill_pids() { # SECS PID...
+	local secs=$1 p deadline left
+	shift
+	[ $# -gt 0 ] || return 0
+	kill -TERM "$@" 2>/dev/null
+	deadline=$(( $(date +%s) + secs ))
+	while :; do
+		left=()
+		for p in "$@"; do pid_alive "$p" && left+=("$p"); done
+		[ ${#left[@]} -eq 0 ] && return 0
+		[ "$(date +%s)" -ge "$deadline" ] && break
+		sleep 0.1
+	done
+	say "still alive after ${secs}s, sending KILL: ${left[*]}"
+	kill -KILL "${left[@]}" 2>/dev/null
+	sleep 0.2
+}
+
+# ------------------------------------------------------------ instance
+# Everything that must be unique per instance is derived from a 16-bit id:
+#   bridge te<id>br, veths te<id>v<i>, netns te<id>-n<i>,
+#   subnet 10.<128 + id/256 % 64>.<id % 256>.0/24 (.1 controller, .10+i node i),
+#   SlurmctldPort 7000 + 2 * (id % 8000), SlurmdPort one above.
+load_instance() {
+	[ -f "$DIR/instance" ] || return 1
+	# shellcheck disable=SC1091
+	. "$DIR/instance"
+}
+
+derive_instance() { # ID NODES
+	local id=$1 n=$2 h
+	h=$((16#$id))
+	ID=$id
+	NODES=$n
+	BRIDGE="te${id}br"
+	NETNS_PREFIX="te${id}-"
+	VETH_PREFIX="te${id}v"
+	NET="10.$((128 + (h >> 8) % 64)).$((h & 255))"
+	CTLD_ADDR="$NET.1"
+	CTLD_PORT=$((7000 + 2 * (h % 8000)))
+	SLURMD_PORT=$((CTLD_PORT + 1))
+}
+
+node_addr() { echo "$NET.$((10 + ${1#n}))"; }
+node_netns() { echo "${NETNS_PREFIX}$1"; }
+
+write_instance() {
+	cat >"$DIR/instance" <<-EOF
+	# written by cluster.sh start; read by stop/status/env/exec
+	ID=$ID
+	NODES=$NODES
+	BRIDGE=$BRIDGE
+	NETNS_PREFIX=$NETNS_PREFIX
+	VETH_PREFIX=$VETH_PREFIX
+	NET=$NET
+	CTLD_ADDR=$CTLD_ADDR
+	CTLD_PORT=$CTLD_PORT
+	SLURMD_PORT=$SLURMD_PORT
+	CPUS=$CPUS
+	EOF
+}
+
+# Fills BUSY with what keeps the derived instance from starting (its bridge,
+# namespaces, veths, subnet or port is taken); true when there is any.
+instance_busy() {
+	local i
+	BUSY=()
+	local -n busy=BUSY
+	ip link show "$BRIDGE" >/dev/null 2>&1 && busy+=("bridge $BRIDGE exists")
+	for ((i = 1; i <= NODES; i++)); do
+		[ -e "/run/netns/$(node_netns "n$i")" ] &&
+			busy+=("netns $(node_netns "n$i") exists")
+		ip link show "${VETH_PREFIX}$i" >/dev/null 2>&1 &&
+			busy+=("link ${VETH_PREFIX}$i exists")
+	done
+	if ip -4 -o addr show | awk '{ print $4 }' | grep -q "^${NET//./\\.}\\."; then
+		busy+=("an address in $NET.0/24 is in use")
+	fi
+	# Any route that covers the subnet, other than the default one.
+	if ip -4 route show match "$NET.0/24" | grep -vq '^default'; then
+		busy+=("a route covers $NET.0/24")
+	fi
+	if [ -n "$(ss -Hltn "sport = :$CTLD_PORT" 2>/dev/null)" ]; then
+		busy+=("TCP port $CTLD_PORT is in use")
+	fi
+	[ ${#busy[@]} -gt 0 ]
+}
+
+# ------------------------------------------------------------ config
+write_slurm_conf() {
+	local host i
+	host=$(hostname -s)
+	{
+	cat <<-EOF
+	# Written by tests/cluster/cluster.sh for instance $ID. Do not edit: the
+	# next start rewrites it.
+	ClusterName=te$ID
+	# slurmctld refuses a name that is not its own host name; it listens on
+	# every address, clients and nodes reach it on the bridge address.
+	SlurmctldHost=$host($CTLD_ADDR)
+	SlurmctldPort=$CTLD_PORT
+	SlurmdPort=$SLURMD_PORT
+	SlurmUser=root
+	SlurmdUser=root
+	AuthType=auth/munge
+	CredType=cred/munge
+	AuthInfo=socket=$DIR/munge/munge.socket
+	StateSaveLocation=$DIR/ctld
+	SlurmctldPidFile=$DIR/run/slurmctld.pid
+	SlurmctldLogFile=$DIR/log/slurmctld.log
+	SlurmctldDebug=info
+	# The same path on every node; each node binds its own directory over it
+	# (the pmix server socket path ignores %n and would collide).
+	SlurmdSpoolDir=$DIR/spool
+	SlurmdPidFile=$DIR/run/slurmd.%n.pid
+	SlurmdLogFile=$DIR/log/slurmd.%n.log
+	SlurmdDebug=info
+	ProctrackType=proctrack/linuxproc
+	# task/none: the nodes claim more CPUs than exist (below), so no Slurm
+	# binding; trainenv binds in task_init anyway.
+	TaskPlugin=task/none
+	SwitchType=switch/none
+	SelectType=select/cons_tres
+	SelectTypeParameters=CR_Core
+	MpiDefault=none
+	PlugStackConfig=$DIR/etc/plugstack.conf
+	TmpFS=/tmp
+	JobAcctGatherType=jobacct_gather/none
+	AccountingStorageType=accounting_storage/none
+	JobCompType=jobcomp/none
+	MailProg=/bin/true
+	ReturnToService=2
+	SlurmdTimeout=30
+	MessageTimeout=10
+	KillWait=5
+	InactiveLimit=0
+	# Tests submit jobs back to back: schedule a batch job at once (default:
+	# up to 3 s later, and "sbatch --wait" then polls again only 8 s later),
+	# and run the main scheduling loop every second (default 60 s) so that a
+	# job queued behind a completing one starts soon.
+	SchedulerParameters=batch_sched_delay=0,sched_interval=1
+	# Every node claims $CPUS CPUs whatever the machine has: slurmd reports the
+	# real count and config_overrides makes slurmctld trust this file instead
+	# of marking the node INVALID. So "srun -N3 -n24" needs no -O.
+	SlurmdParameters=config_overrides
+	EOF
+	for ((i = 1; i <= NODES; i++)); do
+		echo "NodeName=n$i NodeAddr=$(node_addr "n$i") NodeHostname=n$i CPUs=$CPUS State=UNKNOWN"
+	done
+	# FORCE:4 lets up to four jobs share a CPU, so a test that leaves a job
+	# running does not block the next one.
+	echo "PartitionName=test Nodes=n[1-$NODES] Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4"
+	} >"$DIR/etc/slurm.conf"
+}
+
+write_hosts() {
+	local i
+	{
+		echo "127.0.0.1 localhost"
+		echo "::1 localhost ip6-localhost ip6-loopback"
+		echo "$CTLD_ADDR $(hostname -s) te-ctld"
+		for ((i = 1; i <= NODES; i++)); do
+			echo "$(node_addr "n$i") n$i"
+		done
+	} >"$DIR/etc/hosts"
+}
+
+write_env() {
+	cat >"$DIR/env.sh" <<-EOF
+	export SLURM_CONF=$DIR/etc/slurm.conf
+	export TE_CLUSTER_DIR=$DIR
+	export TE_CLUSTER_NODES=$NODES
+	export TE_CLUSTER_NET=$NET
+	EOF
+}
+
+# Writes plugstack.conf through a temporary file and a rename, so that a
+# step never reads a half-written file.
+write_plugstack() { # LINE...
+	local tmp
+	tmp=$(mktemp "$DIR/etc/.plugstack.XXXXXX") || die "cannot write in $DIR/etc"
+	if [ $# -gt 0 ]; then printf '%s\n' "$@" >"$tmp"; fi
+	chmod 644 "$tmp"
+	mv -f "$tmp" "$DIR/etc/plugstack.conf"
+}
+
+# ------------------------------------------------------------ daemons
+start_munged() {
+	local deadline
+	install -d -m 0755 "$DIR/munge"
+	mungekey --create --bits=1024 --keyfile="$DIR/munge/munge.key" --force \
+		>/dev/null 2>&1 || die "mungekey failed"
+	chmod 0400 "$DIR/munge/munge.key"
+	# -F: stays in the foreground so that $! is munged itself (it then logs to
+	# stderr, munged.out). --force: a socket left by a killed munged is no
+	# reason to fail.
+	setsid munged -F --force \
+		--socket="$DIR/munge/munge.socket" \
+		--key-file="$DIR/munge/munge.key" \
+		--pid-file="$DIR/munge/munged.pid" \
+		--seed-file="$DIR/munge/munged.seed" \
+		</dev/null >>"$DIR/log/munged.out" 2>&1 9>&- &
+	record_pid munged $!
+	deadline=$(( $(date +%s) + 10 ))
+	until [ -S "$DIR/munge/munge.socket" ]; do
+		pid_alive $! || fail_start "munged exited" "$DIR/log/munged.out"
+		[ "$(date +%s)" -ge "$deadline" ] && fail_start "munged socket did not appear in 10s" "$DIR/log/munged.out"
+		sleep 0.05
+	done
+	munge -n -S "$DIR/munge/munge.socket" | unmunge -S "$DIR/munge/munge.socket" >/dev/null 2>&1 ||
+		fail_start "munge round trip on $DIR/munge/munge.socket failed" "$DIR/log/munged.out"
+}
+
+start_network() {
+	ip link add "$BRIDGE" type bridge 2>/dev/null ||
+		fail_start "cannot create bridge $BRIDGE (taken by another instance? pass --id)"
+	record_created link "$BRIDGE"
+	ip addr add "$CTLD_ADDR/24" dev "$BRIDGE" || fail_start "cannot address $BRIDGE"
+	ip link set "$BRIDGE" up || fail_start "cannot bring $BRIDGE up"
+}
+
+# A node is a network namespace plus an "anchor" process that owns the
+# node's mount and UTS namespaces (private /tmp, /dev/shm, spool, hosts file,
+# host name). slurmd and `exec` enter the anchor's namespaces, so a node
+# stays a node when its slurmd is stopped or killed by a test.
+start_node() { # NODE
+	local node=$1 ns veth anchor deadline
+	ns=$(node_netns "$node")
+	veth="${VETH_PREFIX}${node#n}"
+	ip netns add "$ns" || fail_start "cannot create netns $ns"
+	record_created netns "$ns"
+	ip link add "$veth" type veth peer name eth0 netns "$ns" ||
+		fail_start "cannot create veth $veth"
+	record_created link "$veth"
+	if ! { ip link set "$veth" master "$BRIDGE" up &&
+		ip -n "$ns" addr add "$(node_addr "$node")/24" dev eth0 &&
+		ip -n "$ns" link set eth0 up &&
+		ip -n "$ns" link set lo up; }; then
+		fail_start "cannot set up the network of $node"
+	fi
+	# No default route: the node reaches the bridge subnet and nothing else.
+	install -d -m 0755 "$DIR/nodes/$node/spool"
+	install -d -m 1777 "$DIR/nodes/$node/tmp"
+	rm -f "$DIR/run/$node.ready"
+	# nsenter --net, not `ip netns exec`: the latter remounts /sys, which
+	# hides /sys/fs/cgroup, and slurmd then refuses to start.
+	setsid nsenter --net="/run/netns/$ns" \
+		unshare --mount --uts --propagation private \
+		bash "$self" _node_anchor "$DIR" "$node" \
+		</dev/null >>"$DIR/log/anchor.$node.log" 2>&1 9>&- &
+	anchor=$!
+	record_pid "anchor.$node" "$anchor"
+	deadline=$(( $(date +%s) + 10 ))
+	until [ -e "$DIR/run/$node.ready" ]; do
+		pid_alive "$anchor" || fail_start "$node: namespace setup failed" "$DIR/log/anchor.$node.log"
+		[ "$(date +%s)" -ge "$deadline" ] && fail_start "$node: namespace setup took over 10s" "$DIR/log/anchor.$node.log"
+		sleep 0.05
+	done
+	start_slurmd "$node"
+}
+
+start_slurmd() { # NODE
+	local node=$1 anchor
+	anchor=$(pid_of "anchor.$node") || fail_start "$node: its namespace anchor is gone"
+	setsid nsenter --target "$anchor" --net --mount --uts \
+		slurmd -D -N "$node" -f "$DIR/etc/slurm.conf" \
+		</dev/null >>"$DIR/log/slurmd.$node.out" 2>&1 9>&- &
+	record_pid "slurmd.$node" $!
+}
+
+# Runs inside the node's new mount and UTS namespaces (via start_node).
+node_anchor() { # DIR NODE
+	local dir=$1 node=$2
+	set -e
+	hostname "$node"
+	mount --bind "$dir/nodes/$node/tmp" /tmp
+	mount --bind "$dir/nodes/$node/spool" "$dir/spool"
+	mount -t tmpfs -o mode=1777,size=25% "shm-$node" /dev/shm
+	mount --bind "$dir/etc/hosts" /etc/hosts
+	touch "$dir/run/$node.ready"
+	set +e
+	# Sleeps until stop kills it; the mounts vanish with the namespace.
+	exec sleep infinity
+}
+
+start_slurmctld() {
+	setsid slurmctld -D -c -f "$DIR/etc/slurm.conf" \
+		</dev/null >>"$DIR/log/slurmctld.out" 2>&1 9>&- &
+	record_pid slurmctld $!
+}
+
+show_log() { # FILE...
+	local f
+	for f in "$@"; do
+		[ -s "$f" ] || continue
+		echo "---- last lines of $f" >&2
+		tail -n 25 "$f" >&2
+	done
+}
+
+# Called on any failure during start: report, then clean up (unless
+# --keep-on-failure), keep the logs.
+fail_start() { # MESSAGE [LOG...]
+	local msg=$1
+	shift
+	say "start failed: $msg"
+	show_log "$@"
+	if [ "${KEEP_ON_FAILURE:-0}" = 1 ]; then
+		say "left running for inspection (--keep-on-failure); clean up with: $prog stop --dir $DIR"
+	else
+		do_stop >/dev/null 2>&1
+		say "cleaned up; logs kept in $DIR/log"
+	fi
+	exit 1
+}
+
+wait_all_idle() { # SECS
+	local secs=$1 deadline states bad node st pid
+	deadline=$(( $(date +%s) + secs ))
+	while :; do
+		states=$(SLURM_CONF="$DIR/etc/slurm.conf" timeout 10 sinfo -h -N -o '%N %T' 2>&1)
+		if [ "$(echo "$states" | grep -c ' idle$')" -eq "$NODES" ]; then
+			return 0
+		fi
+		[ "$(date +%s)" -ge "$deadline" ] && break
+		pid=$(pid_of slurmctld) || fail_start "slurmctld exited" "$DIR/log/slurmctld.out" "$DIR/log/slurmctld.log"
+		sleep 0.1
+	done
+	say "nodes not idle after ${secs}s:"
+	printf '    %s\n' "$states" >&2
+	bad=("$DIR/log/slurmctld.log")
+	for ((node = 1; node <= NODES; node++)); do
+		st=$(echo "$states" | awk -v n="n$node" '$1 == n { print $2 }')
+		if [ "$st" != idle ]; then
+			pid_of "slurmd.n$node" >/dev/null || say "slurmd of n$node is not running"
+			bad+=("$DIR/log/slurmd.n$node.out" "$DIR/log/slurmd.n$node.log")
+		fi
+	done
+	fail_start "timeout waiting for all nodes idle" "${bad[@]}"
+}
+
+# ------------------------------------------------------------ commands
+cmd_start() {
+	local nodes=3 id="" plugstack="" timeout_s=60 t0 i real
+	CPUS=8
+	KEEP_ON_FAILURE=0
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
+		--id) id=${2:?--id needs 4 hex digits}; shift 2 ;;
+		--plugstack) plugstack=${2:?--plugstack needs a file}; shift 2 ;;
+		--cpus) CPUS=${2:?--cpus needs a number}; shift 2 ;;
+		--timeout) timeout_s=${2:?--timeout needs seconds}; shift 2 ;;
+		--keep-on-failure) KEEP_ON_FAILURE=1; shift ;;
+		*) die "start: unknown argument '$1' (see the header of $self)" ;;
+		esac
+	done
+	if ! [[ $nodes =~ ^[0-9]+$ ]] || [ "$nodes" -lt 1 ] || [ "$nodes" -gt 200 ]; then
+		die "--nodes must be 1..200, got '$nodes'"
+	fi
+	if ! [[ $CPUS =~ ^[0-9]+$ ]] || [ "$CPUS" -lt 1 ]; then
+		die "--cpus must be a positive number, got '$CPUS'"
+	fi
+	[ -z "$plugstack" ] || [ -r "$plugstack" ] || die "--plugstack: cannot read '$plugstack'"
+	[ "$(id -u)" -eq 0 ] || die "must run as root (namespaces, bridge, daemons)"
+	local tool
+	for tool in slurmctld slurmd sinfo munged mungekey nsenter unshare ip ss; do
+		command -v "$tool" >/dev/null || die "$tool not found: run tests/deps.sh"
+	done
+
+	mkdir -p "$DIR" || die "cannot create $DIR"
+	real=$(cd "$DIR" && pwd -P)
+	case $real/ in
+	/tmp/*) die "DIR must not be under /tmp: every node has a private /tmp ($real)" ;;
+	/dev/shm/*) die "DIR must not be under /dev/shm: every node has a private /dev/shm ($real)" ;;
+	esac
+	# Unix socket paths (munge, slurmstepd, pmix under the spool) are limited
+	# to 107 bytes.
+	[ ${#real} -le 60 ] || die "DIR path is too long for Unix sockets (${#real} > 60 chars): $real"
+	DIR=$real
+	# Clients and jobs of any user read slurm.conf and reach the munge socket.
+	chmod 755 "$DIR"
+
+	exec 9>"$DIR/.lock"
+	flock -n 9 || die "another cluster.sh is starting or stopping $DIR"
+
+	if load_instance; then
+		if any_recorded_alive; then
+			die "a cluster is already running in $DIR (stop it: $prog stop --dir $DIR)"
+		fi
+		say "cleaning up what a previous start left in $DIR"
+		do_stop >/dev/null 2>&1
+	fi
+
+	if [ -n "$id" ]; then
+		[[ $id =~ ^[0-9a-f]{4}$ ]] || die "--id must be 4 lower-case hex digits, got '$id'"
+		derive_instance "$id" "$nodes"
+		if instance_busy; then
+			say "instance id $ID is busy:"
+			printf '    %s\n' "${BUSY[@]}" >&2
+			die "another cluster (or something else) uses it; pick another --id"
+		fi
+	else
+		# The id comes from DIR; when it is taken, the next ones are tried.
+		id=$(printf '%s' "$DIR" | sha256sum | cut -c1-4)
+		for ((i = 0; ; i++)); do
+			derive_instance "$id" "$nodes"
+			instance_busy || break
+			say "instance id $ID is busy (${BUSY[0]}), trying the next one"
+			[ "$i" -lt 15 ] || die "16 instance ids from $(printf '%s' "$DIR" | sha256sum | cut -c1-4) on are busy; pass --id"
+			id=$(printf '%04x' $(( (16#$id + 1) % 65536 )))
+		done
+	fi
+
+	t0=$(now)
+	rm -rf "$DIR/ctld" "$DIR/spool" "$DIR/nodes" "$DIR/run" "$DIR/log" "$DIR/pids" "$DIR/created"
+	install -d -m 0755 "$DIR/etc" "$DIR/ctld" "$DIR/spool" "$DIR/nodes" "$DIR/run" "$DIR/log"
+	install -d -m 1777 "$DIR/shared"
+	: >"$DIR/pids"
+	: >"$DIR/created"
+	write_instance
+	trap 'fail_start "interrupted"' INT TERM HUP
+
+	write_slurm_conf
+	write_hosts
+	if [ -n "$plugstack" ]; then
+		cp "$plugstack" "$DIR/etc/plugstack.conf.new" && mv -f "$DIR/etc/plugstack.conf.new" "$DIR/etc/plugstack.conf"
+	else
+		write_plugstack
+	fi
+	write_env
+
+	start_munged
+	start_network
+	start_slurmctld
+	for ((i = 1; i <= NODES; i++)); do
+		start_node "n$i"
+	done
+	wait_all_idle "$timeout_s"
+	trap - INT TERM HUP
+	echo "cluster $ID: $NODES nodes idle in $(elapsed "$t0") s (start to all-idle); controller $CTLD_ADDR:$CTLD_PORT"
+	echo "clients: . $DIR/env.sh   (or: eval \"\$($self env --dir $DIR)\")"
+}
+
+any_recorded_alive() {
+	local role pid st
+	[ -f "$DIR/pids" ] || return 1
+	while read -r role pid st; do
+		pid_is_ours "$pid" "$st" && return 0
+	done <"$DIR/pids"
+	return 1
+}
+
+# Kills what start recorded and everything left in the nodes' network
+# namespaces (slurmstepd, tasks, `exec` commands), removes the namespaces,
+# veths and bridge. Safe to run twice, and after a failed start.
+do_stop() {
+	local pids=() role pid st kind name netns=() links=() i
+	load_instance || return 0
+	if [ -f "$DIR/pids" ]; then
+		while read -r role pid st; do
+			pid_is_ours "$pid" "$st" && pids+=("$pid")
+		done <"$DIR/pids"
+	fi
+	if [ -f "$DIR/created" ]; then
+		while read -r kind name; do
+			case $kind in
+			netns) netns+=("$name") ;;
+			link) links+=("$name") ;;
+			esac
+		done <"$DIR/created"
+	fi
+	for name in "${netns[@]}"; do
+		[ -e "/run/netns/$name" ] || continue
+		for pid in $(ip netns pids "$name" 2>/dev/null); do
+			pids+=("$pid")
+		done
+	done
+	kill_pids 10 "${pids[@]}"
+	for name in "${netns[@]}"; do
+		[ -e "/run/netns/$name" ] && ip netns del "$name"
+	done
+	# Deleting a namespace removes its veth ends; the bridge goes last.
+	for ((i = ${#links[@]} - 1; i >= 0; i--)); do
+		ip link show "${links[i]}" >/dev/null 2>&1 && ip link del "${links[i]}"
+	done
+	rm -f "$DIR/instance" "$DIR/created" "$DIR/munge/munge.socket" "$DIR"/run/*.ready
+	return 0
+}
+
+cmd_stop() {
+	[ $# -eq 0 ] || die "stop: unknown argument '$1'"
+	[ -d "$DIR" ] || { echo "no cluster in $DIR"; return 0; }
+	DIR=$(cd "$DIR" && pwd -P)
+	exec 9>"$DIR/.lock"
+	flock -w 30 9 || die "another cluster.sh holds $DIR/.lock"
+	if ! [ -f "$DIR/instance" ]; then
+		echo "no cluster running in $DIR"
+		return 0
+	fi
+	local t0 id
+	t0=$(now)
+	load_instance
+	id=$ID
+	do_stop
+	echo "cluster $id stopped in $(elapsed "$t0") s; logs in $DIR/log"
+}
+
+require_running() {
+	load_instance || die "no cluster in $DIR (start one: $prog start --dir $DIR)"
+}
+
+cmd_status() {
+	require_running
+	local role pid st
+	echo "dir:        $DIR"
+	echo "instance:   $ID  bridge $BRIDGE  subnet $NET.0/24  slurmctld $CTLD_ADDR:$CTLD_PORT"
+	echo "processes:"
+	while read -r role pid st; do
+		if pid_is_ours "$pid" "$st"; then echo "  $role $pid running"; else echo "  $role $pid gone"; fi
+	done <"$DIR/pids"
+	echo "nodes:"
+	SLURM_CONF="$DIR/etc/slurm.conf" timeout 10 sinfo -N -o '  %N %T %c' 2>&1
+}
+
+cmd_env() {
+	require_running
+	sed -n 's/^export /export /p' "$DIR/env.sh"
+}
+
+cmd_exec() {
+	require_running
+	[ $# -ge 2 ] || die "exec: usage: exec NODE CMD..."
+	local node=$1 anchor
+	shift
+	anchor=$(pid_of "anchor.$node") || die "exec: no node '$node' running in $DIR"
+	# Entering a mount namespace resets the working directory to /: go back
+	# to the caller's when the node sees it.
+	# shellcheck disable=SC2016
+	exec nsenter --target "$anchor" --net --mount --uts \
+		env TE_EXEC_PWD="$PWD" bash -c 'cd "$TE_EXEC_PWD" 2>/dev/null || cd /; exec "$@"' bash "$@"
+}
+
+cmd_plugstack() {
+	require_running
+	write_plugstack "$@"
+}
+
+cmd_slurmd() {
+	require_running
+	[ $# -eq 2 ] || die "slurmd: usage: slurmd NODE start|stop|kill"
+	local node=$1 pid
+	pid_of "anchor.$node" >/dev/null || die "slurmd: no node '$node' running in $DIR"
+	case $2 in
+	start)
+		pid_of "slurmd.$node" >/dev/null && die "slurmd of $node is already running"
+		start_slurmd "$node"
+		echo "slurmd of $node started (pid $(pid_of "slurmd.$node"))" ;;
+	stop)
+		pid=$(pid_of "slurmd.$node") || die "slurmd of $node is not running"
+		kill_pids 10 "$pid" ;;
+	kill)
+		pid=$(pid_of "slurmd.$node") || die "slurmd of $node is not running"
+		kill -KILL "$pid" ;;
+	*) die "slurmd: unknown action '$2' (start, stop or kill)" ;;
+	esac
+}
+
+cmd_logs() {
+	require_running
+	ls -1 "$DIR"/log/*
+}
+
+# ------------------------------------------------------------ main
+[ $# -ge 1 ] || die "usage: $prog start|stop|status|env|exec|plugstack|slurmd|logs [--dir DIR] ..."
+cmd=$1
+shift
+if [ "$cmd" = _node_anchor ]; then
+	node_anchor "$@"
+	exit 1
+fi
+DIR=${TE_CLUSTER_DIR:-$(default_dir)}
+args=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--dir) DIR=${2:?--dir needs a directory}; shift 2 ;;
+	--dir=*) DIR=${1#--dir=}; shift ;;
+	--) shift; args+=("$@"); break ;;
+	*)
+		# exec and plugstack pass the rest through untouched
+		if [ "$cmd" = exec ] || [ "$cmd" = plugstack ]; then args+=("$@"); break; fi
+		args+=("$1"); shift ;;
+	esac
+done
+if [ "$cmd" != start ] && [ -d "$DIR" ]; then DIR=$(cd "$DIR" && pwd -P); fi
+
+case $cmd in
+start) cmd_start "${args[@]}" ;;
+stop) cmd_stop "${args[@]}" ;;
+status) cmd_status "${args[@]}" ;;
+env) cmd_env "${args[@]}" ;;
+exec) cmd_exec "${args[@]}" ;;
+plugstack) cmd_plugstack "${args[@]}" ;;
+slurmd) cmd_slurmd "${args[@]}" ;;
+logs) cmd_logs "${args[@]}" ;;
+*) die "unknown command '$cmd' (start|stop|status|env|exec|plugstack|slurmd|logs)" ;;
+esac

@@ -1,0 +1,268 @@
+# shellcheck shell=bash
+# Sourced by trainenv's integration tests (bash). Two parts:
+#
+# TAP, as tests/run-tests.sh reads it:
+#   plan N                      print "1..N" first (or let done_testing print it)
+#   ok RC "name"                passes when RC is 0:  cmd; ok $? "cmd works"
+#   ok_run "name" CMD...        runs CMD, passes on exit 0, shows its output if not
+#   is GOT WANT "name"          string equality, shows both on failure
+#   like GOT REGEX "name"       extended regex match (grep -E), shows GOT on failure
+#   skip "reason" [COUNT]       "ok N # SKIP reason", COUNT times
+#   diag MSG...                 "# MSG" lines (comments, ignored by the counter)
+#   bail_out MSG                "Bail out! MSG", then exit 1 (the rest cannot run)
+#   done_testing                prints the plan if none was, exits 1 if a check failed
+#
+# The local Slurm cluster (tests/cluster/cluster.sh):
+#   cluster_up [--nodes N]      reuse $TE_CLUSTER_DIR when it is healthy (the
+#                               make check driver starts one for all tests), else
+#                               start a cluster of our own, stopped on EXIT, INT,
+#                               TERM and HUP. Exports SLURM_CONF, TE_CLUSTER_DIR,
+#                               TE_SHARED (same path on every node) and TE_WORK
+#                               (this test's own directory under it, the cwd).
+#   set_plugstack [LINE...]     rewrite plugstack.conf; the next srun/step reads it;
+#                               the original comes back at exit
+#   te_srun [-t SECS] ARGS...   srun under `timeout` (default $TE_SRUN_TIMEOUT, 120 s)
+#   te_sbatch_wait [-t SECS] ARGS...  sbatch --wait under `timeout`
+#   wait_job_done JOBID SECS    wait until the job has ended; prints its state
+#   wait_nodes_idle SECS        wait until every node is idle
+#   cluster_exec NODE CMD...    run CMD inside node NODE's namespaces
+#   te_on_exit CMD              run CMD (eval'd) at exit, before the cluster stops
+#   te_seconds CMD...           run CMD, set TE_SECONDS to its wall time
+# Every wait has a deadline: a test never hangs.
+
+_te_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+TE_CLUSTER_SH=${TE_CLUSTER_SH:-$_te_lib_dir/../cluster/cluster.sh}
+TE_SRUN_TIMEOUT=${TE_SRUN_TIMEOUT:-120}
+
+_te_n=0
+_te_failed=0
+_te_planned=
+_te_own_cluster=
+_te_exit_cmds=()
+
+# ------------------------------------------------------------------ TAP
+plan() {
+	_te_planned=$1
+	echo "1..$1"
+}
+
+diag() {
+	local line
+	# shellcheck disable=SC2048,SC2086
+	printf '%s\n' "$*" | while IFS= read -r line; do echo "# $line"; done
+}
+
+ok() { # RC NAME
+	local rc=$1
+	shift
+	_te_n=$((_te_n + 1))
+	if [ "$rc" = 0 ]; then
+		echo "ok $_te_n - $*"
+		return 0
+	fi
+	echo "not ok $_te_n - $*"
+	_te_failed=$((_te_failed + 1))
+	local frame=1
+	[ "${FUNCNAME[1]:-}" = is ] || [ "${FUNCNAME[1]:-}" = like ] || [ "${FUNCNAME[1]:-}" = ok_run ] && frame=2
+	echo "#   failed at ${BASH_SOURCE[$frame]:-?} line ${BASH_LINENO[$((frame - 1))]:-?} (status $rc)"
+	return 1
+}
+
+ok_run() { # NAME CMD...
+	local name=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	ok "$rc" "$name" && return 0
+	diag "command: $*"
+	diag "$(printf '%s\n' "$out" | tail -n 30)"
+	return 1
+}
+
+is() { # GOT WANT NAME
+	local got=$1 want=$2
+	shift 2
+	[ "$got" = "$want" ]
+	ok $? "$@" && return 0
+	diag "got:  '$got'"
+	diag "want: '$want'"
+	return 1
+}
+
+like() { # GOT REGEX NAME
+	local got=$1 re=$2
+	shift 2
+	printf '%s\n' "$got" | grep -Eq -- "$re"
+	ok $? "$@" && return 0
+	diag "got:  '$got'"
+	diag "want a match for /$re/"
+	return 1
+}
+
+skip() { # REASON [COUNT]
+	local i
+	for ((i = 0; i < ${2:-1}; i++)); do
+		_te_n=$((_te_n + 1))
+		echo "ok $_te_n # SKIP $1"
+	done
+}
+
+bail_out() {
+	echo "Bail out! $*"
+	_te_failed=$((_te_failed + 1))
+	exit 1
+}
+
+done_testing() {
+	[ -n "$_te_planned" ] || echo "1..$_te_n"
+	if [ -n "$_te_planned" ] && [ "$_te_planned" != "$_te_n" ]; then
+		diag "planned $_te_planned checks, ran $_te_n"
+		exit 1
+	fi
+	[ "$_te_failed" -eq 0 ] || exit 1
+	exit 0
+}
+
+te_seconds() { # CMD...: sets TE_SECONDS; returns CMD's status
+	local t0 rc
+	t0=$(date +%s.%N)
+	"$@"
+	rc=$?
+	# shellcheck disable=SC2034 # read by the test
+	TE_SECONDS=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.3f", e - s }')
+	return $rc
+}
+
+# ------------------------------------------------------------------ cluster
+te_on_exit() { _te_exit_cmds+=("$1"); }
+
+_te_exit() {
+	local rc=$? c
+	trap - EXIT INT TERM HUP
+	for c in "${_te_exit_cmds[@]}"; do eval "$c"; done
+	if [ -n "$_te_own_cluster" ]; then
+		"$TE_CLUSTER_SH" stop --dir "$_te_own_cluster" 2>&1 | sed 's/^/# /'
+		if [ "$rc" -eq 0 ] && [ "$_te_failed" -eq 0 ]; then
+			rm -rf "$_te_own_cluster"
+		else
+			echo "# cluster logs kept in $_te_own_cluster/log"
+		fi
+	elif [ -n "${TE_WORK:-}" ] && [ "$rc" -eq 0 ] && [ "$_te_failed" -eq 0 ]; then
+		rm -rf "$TE_WORK"
+	fi
+	exit "$rc"
+}
+
+_te_signal() { # SIGNAL NUMBER
+	echo "# interrupted by SIG$1"
+	exit $((128 + $2))
+}
+
+# True when DIR holds a running cluster with at least NODES usable nodes.
+_te_cluster_healthy() { # DIR NODES
+	local dir=$1 want=$2 states n
+	[ -f "$dir/instance" ] && [ -f "$dir/env.sh" ] || return 1
+	states=$(SLURM_CONF="$dir/etc/slurm.conf" timeout 15 sinfo -h -N -o '%N %T' 2>/dev/null) || return 1
+	n=$(printf '%s\n' "$states" | grep -cE ' (idle|mixed|allocated|completing)$')
+	[ "$n" -ge "$want" ] && [ "$n" -eq "$(printf '%s\n' "$states" | grep -c .)" ]
+}
+
+cluster_up() { # [--nodes N]
+	local nodes=3 dir out
+	[ "${1:-}" = --nodes ] && nodes=$2
+	trap _te_exit EXIT
+	trap '_te_signal INT 2' INT
+	trap '_te_signal TERM 15' TERM
+	trap '_te_signal HUP 1' HUP
+	if [ -n "${TE_CLUSTER_DIR:-}" ]; then
+		if _te_cluster_healthy "$TE_CLUSTER_DIR" "$nodes"; then
+			diag "using the running cluster in $TE_CLUSTER_DIR"
+			dir=$TE_CLUSTER_DIR
+		else
+			diag "TE_CLUSTER_DIR=$TE_CLUSTER_DIR is not a healthy cluster of $nodes nodes; starting our own"
+		fi
+	fi
+	if [ -z "${dir:-}" ]; then
+		# Not under /tmp: every node has a private /tmp.
+		dir=$(mktemp -d /var/tmp/te-itest.XXXXXX) || return 1
+		_te_own_cluster=$dir
+		out=$("$TE_CLUSTER_SH" start --dir "$dir" --nodes "$nodes" 2>&1)
+		local rc=$?
+		diag "$out"
+		[ $rc -eq 0 ] || return $rc
+	fi
+	# shellcheck disable=SC1091
+	. "$dir/env.sh"
+	TE_SHARED=$TE_CLUSTER_DIR/shared
+	TE_WORK=$(mktemp -d "$TE_SHARED/$(basename "$0" .sh).XXXXXX") || return 1
+	chmod 755 "$TE_WORK"
+	export TE_SHARED TE_WORK
+	cd "$TE_WORK" || return 1
+}
+
+# The first call keeps the cluster's plugstack.conf and restores it at exit,
+# so that a shared cluster goes to the next test as it came.
+_te_plugstack_saved=
+set_plugstack() { # [LINE...]
+	if [ -z "$_te_plugstack_saved" ]; then
+		_te_plugstack_saved=$TE_WORK/.plugstack.conf.orig
+		cp "$TE_CLUSTER_DIR/etc/plugstack.conf" "$_te_plugstack_saved" || return 1
+		te_on_exit _te_plugstack_restore
+	fi
+	"$TE_CLUSTER_SH" plugstack --dir "$TE_CLUSTER_DIR" "$@"
+}
+
+_te_plugstack_restore() {
+	local lines=()
+	mapfile -t lines <"$_te_plugstack_saved" &&
+		"$TE_CLUSTER_SH" plugstack --dir "$TE_CLUSTER_DIR" "${lines[@]}"
+}
+
+cluster_exec() { "$TE_CLUSTER_SH" exec --dir "$TE_CLUSTER_DIR" "$@"; }
+
+# `timeout` sends TERM, which srun answers by cancelling the step; KILL
+# follows 10 s later. Exit status 124 means the deadline was hit.
+te_srun() { # [-t SECS] ARGS...
+	local secs=$TE_SRUN_TIMEOUT
+	[ "${1:-}" = -t ] && { secs=$2; shift 2; }
+	timeout -k 10 "$secs" srun "$@"
+}
+
+te_sbatch_wait() { # [-t SECS] ARGS...
+	local secs=$TE_SRUN_TIMEOUT
+	[ "${1:-}" = -t ] && { secs=$2; shift 2; }
+	timeout -k 10 "$secs" sbatch --wait "$@"
+}
+
+wait_job_done() { # JOBID SECS
+	local id=$1 deadline state
+	deadline=$(( $(date +%s) + $2 ))
+	while :; do
+		state=$(timeout 10 scontrol show job "$id" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
+		case $state in
+		PENDING | RUNNING | CONFIGURING | COMPLETING | SUSPENDED | "") ;;
+		*) echo "$state"; return 0 ;;
+		esac
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			echo "${state:-UNKNOWN}"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+wait_nodes_idle() { # SECS
+	local deadline states
+	deadline=$(( $(date +%s) + $1 ))
+	while :; do
+		states=$(timeout 10 sinfo -h -N -o '%N %T' 2>&1)
+		if [ -n "$states" ] && ! printf '%s\n' "$states" | grep -vq ' idle$'; then
+			return 0
+		fi
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			diag "nodes not idle after $1 s:" "$states"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
