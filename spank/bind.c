@@ -660,72 +660,130 @@ out:
 	return rc;
 }
 
-/* Cores mode for one group of ranks sharing pool (see CORES MODE SPLIT). */
+struct split_order {
+	int weight;		/* CPUs in the rank's own domain */
+	size_t pos;		/* position of the rank in the group */
+};
+
+static int split_order_cmp(const void *a, const void *b)
+{
+	const struct split_order *x = a, *y = b;
+
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? -1 : 1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/*
+ * Cores mode for one group of k ranks sharing pool (see CORES MODE SPLIT).
+ * Units (cores, or PUs when cores are too few) get a capacity and ranks a
+ * demand: blocks by position in the group. Ranks with the smallest domains
+ * choose first and take free units inside their own domain before any
+ * other, in topology order. When all domains are equal (the usual case:
+ * GPUs of one NUMA node) this is exactly the block split in rank order;
+ * when a machine-wide GPU shares the pool with package-local ones, the
+ * package-local ranks still get their own package's cores.
+ */
 static int split_group(hwloc_topology_t topo, const struct te_bind_request *req,
 		       hwloc_const_cpuset_t pool, const unsigned *members,
-		       size_t k, struct te_bind_rank *ranks)
+		       size_t k, struct te_bind_rank *ranks,
+		       const struct domain *dom, const size_t *rank_dom)
 {
 	hwloc_obj_type_t ut = core_type(topo);
 	int ncores = hwloc_get_nbobjs_by_type(topo, ut);
 	int npus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-	size_t cap, c = 0, i, u;
-	hwloc_obj_t *units, o = NULL;
+	size_t cap_units, c = 0, i, j, first_free = 0;
+	hwloc_obj_t *units = NULL, o = NULL;
+	size_t *cap = NULL, *demand = NULL;
+	struct split_order *order = NULL;
+	int by_pu = 0, overlap = 0, rc = -1;
 
 	if (ncores <= 0 || npus <= 0)
 		return -1;
-	cap = (size_t)(ncores > npus ? ncores : npus);
-	units = calloc(cap, sizeof(*units));
-	if (!units)
-		return -1;
-	while ((o = hwloc_get_next_obj_by_type(topo, ut, o)) && c < cap)
+	cap_units = (size_t)(ncores > npus ? ncores : npus);
+	units = calloc(cap_units, sizeof(*units));
+	cap = calloc(cap_units, sizeof(*cap));
+	demand = calloc(k, sizeof(*demand));
+	order = calloc(k, sizeof(*order));
+	if (!units || !cap || !demand || !order)
+		goto out;
+
+	while ((o = hwloc_get_next_obj_by_type(topo, ut, o)) && c < cap_units)
 		if (hwloc_bitmap_intersects(o->cpuset, pool))
 			units[c++] = o;
-
-	if (c >= k) {
-		for (i = 0; i < k; i++) {
-			struct te_bind_rank *rk = &ranks[members[i]];
-
-			hwloc_bitmap_zero(rk->cpuset);
-			for (u = i * c / k; u < (i + 1) * c / k; u++)
-				hwloc_bitmap_or(rk->cpuset, rk->cpuset,
-						units[u]->cpuset);
-			hwloc_bitmap_and(rk->cpuset, rk->cpuset, pool);
-			if (req->smt == TE_BIND_SMT_ONE)
-				smt_one(topo, rk->cpuset);
-		}
-		free(units);
-		return 0;
+	if (c < k) {
+		/* Fewer cores than ranks: hardware threads, in topology order
+		 * so that the threads of one core go to neighbouring ranks. */
+		by_pu = 1;
+		c = 0;
+		o = NULL;
+		while ((o = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, o)) &&
+		       c < cap_units)
+			if (hwloc_bitmap_isset(pool, o->os_index))
+				units[c++] = o;
+		if (c == 0)
+			goto out;
+		overlap = c < k;
 	}
-
-	/* Fewer cores than ranks: split hardware threads, in topology order
-	 * so that the threads of one core go to neighbouring ranks. */
-	c = 0;
-	o = NULL;
-	while ((o = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, o)) && c < cap)
-		if (hwloc_bitmap_isset(pool, o->os_index))
-			units[c++] = o;
-	if (c == 0) {
-		free(units);
-		return -1;
+	if (!overlap) {
+		for (j = 0; j < c; j++)
+			cap[j] = 1;
+		for (i = 0; i < k; i++)
+			demand[i] = (i + 1) * c / k - i * c / k;
+	} else {
+		for (i = 0; i < k; i++) {
+			cap[i * c / k]++;
+			demand[i] = 1;
+		}
 	}
 	for (i = 0; i < k; i++) {
-		struct te_bind_rank *rk = &ranks[members[i]];
+		order[i].weight = hwloc_bitmap_weight(dom[rank_dom[members[i]]].cpus);
+		order[i].pos = i;
+	}
+	qsort(order, k, sizeof(*order), split_order_cmp);
+
+	for (i = 0; i < k; i++) {
+		size_t pos = order[i].pos, need = demand[pos];
+		struct te_bind_rank *rk = &ranks[members[pos]];
+		hwloc_const_cpuset_t own = dom[rank_dom[members[pos]]].cpus;
+		int pass, outside = 0;
 
 		hwloc_bitmap_zero(rk->cpuset);
-		if (c >= k) {
-			for (u = i * c / k; u < (i + 1) * c / k; u++)
-				hwloc_bitmap_set(rk->cpuset, units[u]->os_index);
-			note_add(rk->note, sizeof(rk->note), "%zu ranks share "
-				 "fewer cores: split by hardware thread", k);
-		} else {
-			hwloc_bitmap_set(rk->cpuset, units[i * c / k]->os_index);
+		while (first_free < c && cap[first_free] == 0)
+			first_free++;
+		for (pass = 0; pass < 2 && need; pass++) {
+			for (j = first_free; j < c && need; j++) {
+				if (!cap[j] || (pass == 0 &&
+				    !hwloc_bitmap_intersects(units[j]->cpuset, own)))
+					continue;
+				hwloc_bitmap_or(rk->cpuset, rk->cpuset,
+						units[j]->cpuset);
+				cap[j]--;
+				need--;
+				outside |= pass;
+			}
+		}
+		hwloc_bitmap_and(rk->cpuset, rk->cpuset, pool);
+		if (!by_pu && req->smt == TE_BIND_SMT_ONE)
+			smt_one(topo, rk->cpuset);
+		if (overlap)
 			note_add(rk->note, sizeof(rk->note), "%zu ranks share "
 				 "%zu CPU%s: CPUs overlap", k, c,
 				 c > 1 ? "s" : "");
-		}
+		else if (by_pu)
+			note_add(rk->note, sizeof(rk->note), "%zu ranks share "
+				 "fewer cores: split by hardware thread", k);
+		if (outside)
+			note_add(rk->note, sizeof(rk->note), "some CPUs are "
+				 "outside the GPU's locality");
 	}
+	rc = 0;
+out:
 	free(units);
-	return 0;
+	free(cap);
+	free(demand);
+	free(order);
+	return rc;
 }
 
 static int cores_mode(hwloc_topology_t topo, const struct te_bind_request *req,
@@ -764,7 +822,8 @@ static int cores_mode(hwloc_topology_t topo, const struct te_bind_request *req,
 		for (r = 0; r < req->ntasks; r++)
 			if (find_root(dom, rank_dom[r]) == g)
 				members[k++] = r;
-		if (k && split_group(topo, req, pool, members, k, ranks))
+		if (k && split_group(topo, req, pool, members, k, ranks,
+					 dom, rank_dom))
 			goto out;
 	}
 	rc = 0;
