@@ -119,12 +119,14 @@ int te_cpulist_parse_mem(const char *s, size_t len, unsigned max_index,
 	}
 	for (;;) {
 		unsigned a, b;
+		int ranged = 0;
 
 		if (read_index(s, end, &pos, max_index, &a, err, errlen))
 			goto fail;
 		b = a;
 		if (pos < end && s[pos] == '-') {
 			pos++;
+			ranged = 1;
 			if (read_index(s, end, &pos, max_index, &b, err, errlen))
 				goto fail;
 			if (b < a) {
@@ -152,7 +154,8 @@ int te_cpulist_parse_mem(const char *s, size_t len, unsigned max_index,
 			char what[16];
 			describe_char(s[pos], what, sizeof(what));
 			snprintf(err, errlen, "unexpected %s at offset %zu "
-				 "(expected ',' or '-')", what, pos);
+				 "(expected %s)", what, pos,
+				 ranged ? "','" : "',' or '-'");
 			goto fail;
 		}
 		pos++;
