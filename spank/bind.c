@@ -152,6 +152,19 @@ int te_bind_topology_load(const char *xml_path, hwloc_topology_t *out,
 			 strerror(errno));
 		goto fail;
 	}
+	if (!xml_path) {
+		/* Inside slurmstepd (root), hwloc's "gl" component would try
+		 * to open X11 displays and "opencl" would load every vendor's
+		 * OpenCL driver; their OS devices are not needed. A component
+		 * this hwloc was built without answers EINVAL: nothing to do. */
+		static const char *const unwanted[] = { "gl", "opencl" };
+		size_t i;
+
+		for (i = 0; i < sizeof(unwanted) / sizeof(unwanted[0]); i++)
+			(void)hwloc_topology_set_components(topo,
+				HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+				unwanted[i]);
+	}
 	if (xml_path && hwloc_topology_set_xml(topo, xml_path)) {
 		snprintf(err, errlen, "cannot read topology file %s: %s",
 			 xml_path, strerror(errno));
