@@ -155,9 +155,12 @@ int te_bind_topology_load(const char *xml_path, hwloc_topology_t *out,
 	if (!xml_path) {
 		/* Inside slurmstepd (root), hwloc's "gl" component would try
 		 * to open X11 displays and "opencl" would load every vendor's
-		 * OpenCL driver; their OS devices are not needed. A component
-		 * this hwloc was built without answers EINVAL: nothing to do. */
-		static const char *const unwanted[] = { "gl", "opencl" };
+		 * OpenCL driver; their OS devices are not needed. "pci" reads
+		 * config space through libpciaccess (which leaks in
+		 * pci_get_strings): the Linux backend finds the same devices,
+		 * ids, classes and locality in sysfs. A component this hwloc
+		 * was built without answers EINVAL: nothing to do then. */
+		static const char *const unwanted[] = { "gl", "opencl", "pci" };
 		size_t i;
 
 		for (i = 0; i < sizeof(unwanted) / sizeof(unwanted[0]); i++)

@@ -174,18 +174,15 @@ static void check_expected_file(const char *name)
 	if (nused < 64)
 		snprintf(used_topo[nused++], sizeof(used_topo[0]), "%s", topo);
 
-	snprintf(path, sizeof(path), "%s/%s", TE_TOPODIR, topo);
+	/* "--topology=PATH" goes right after argv[0]. */
 	{
-		/* "--topology PATH" goes right after argv[0]. */
 		static char topo_arg[8300];
-		int n;
 
-		snprintf(topo_arg, sizeof(topo_arg), "--topology=%s", path);
-		n = split_args(args, argv, MAX_ARGS);
-		if (n + 1 < MAX_ARGS) {
-			memmove(argv + 2, argv + 1, (size_t)n * sizeof(*argv));
-			argv[1] = topo_arg;
-		}
+		snprintf(topo_arg, sizeof(topo_arg), "--topology=%s/%s",
+			 TE_TOPODIR, topo);
+		split_args(args, argv + 1, MAX_ARGS - 1);
+		argv[0] = (char *)"bind";
+		argv[1] = topo_arg;
 	}
 	run_tool(argv, NULL, &res);
 	is_int(res.status, 0, "%s: exit status", name);
