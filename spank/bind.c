@@ -386,7 +386,8 @@ int te_bind_gpus_from_env(const struct te_bind_gpu_env *env, size_t node_gpus,
 				 "(batch step)");
 		if (cvd && ncvd != *n)
 			note_add(note, notelen, "CUDA_VISIBLE_DEVICES lists %zu "
-				 "GPUs, %s %zu: using %s", ncvd, name, *n, name);
+				 "GPU%s, %s %zu: using %s", ncvd,
+				 ncvd == 1 ? "" : "s", name, *n, name);
 		free(tmp);
 		return 0;
 	}
@@ -631,8 +632,12 @@ static int numa_domains(hwloc_topology_t topo, unsigned ntasks,
 		hwloc_bitmap_or(seen, seen, c);
 		node_cpus[n++] = c;
 	}
-	if (n == 0)
+	if (n == 0) {
+		/* hwloc puts every PU under a NUMA node, so this means an
+		 * inconsistent topology rather than a policy case. */
+		rc = -2;
 		goto out;
+	}
 	ndom = ntasks <= n ? ntasks : n;
 	dom = calloc(ndom, sizeof(*dom));
 	if (!dom)
@@ -962,9 +967,16 @@ int te_bind_compute(hwloc_topology_t topo, const struct te_bind_request *req,
 				 "%zu GPU%s: consecutive ranks share a GPU",
 				 req->ntasks, ndom, ndom > 1 ? "s" : "");
 		}
-	} else if (numa_domains(topo, req->ntasks, allowed, &dom, &ndom,
-				rank_dom, out->note, sizeof(out->note))) {
-		goto oom;
+	} else {
+		int nd = numa_domains(topo, req->ntasks, allowed, &dom, &ndom,
+				      rank_dom, out->note, sizeof(out->note));
+		if (nd == -2) {
+			snprintf(err, errlen, "no NUMA node of the topology holds "
+				 "an allowed CPU (%s)", set_str(allowed, buf, 128));
+			goto fail;
+		}
+		if (nd)
+			goto oom;
 	}
 
 	for (r = 0; r < req->ntasks; r++) {

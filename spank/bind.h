@@ -92,8 +92,8 @@
  *             blocks by the same rule. With T <= N nodes, rank r gets a block
  *             of whole nodes (N=4: T=2 gives nodes 0-1 and 2-3, T=3 gives
  *             0-1, 2, 3); with T > N, nodes get blocks of ranks. A NUMA node
- *             whose CPUs are already those of an earlier node (a CPU-less
- *             HBM or CXL node) gets no rank of its own.
+ *             that shares CPUs with an earlier node (a CPU-less HBM or CXL
+ *             node reports its neighbours' CPUs) gets no rank of its own.
  *
  * CPU DOMAIN OF A RANK
  *   With a GPU: the CPUs of the GPU's nearest non-I/O ancestor in the hwloc
@@ -111,16 +111,25 @@
  *
  * CORES MODE SPLIT
  *   Ranks whose domains intersect form a group (in usual cases: the ranks
- *   whose GPUs sit on one NUMA node) that shares the union of their domains.
- *   The group's cores with at least one allowed CPU are listed in topology
- *   order; with k ranks in rank order and c cores, rank i of the group gets
- *   cores [i*c/k, (i+1)*c/k) (integer division), then the SMT policy.
- *   Fewer cores than ranks: the group's allowed hardware threads (p of them)
- *   are split instead, rank i getting [i*p/k, (i+1)*p/k), a note says so and
- *   the SMT policy cannot apply. Fewer hardware threads than ranks (the
- *   trimmed DGX-2 topology: 2 PUs for 8 GPUs per node): rank i gets PU
- *   i*p/k, so ranks share PUs, the only case with overlap, and a note says
- *   so. No rank ever gets an empty set or a CPU outside the allowed set.
+ *   whose GPUs sit on one NUMA node) that shares the union of their domains,
+ *   the pool. The pool's cores with at least one allowed CPU are listed in
+ *   topology order; with k ranks and c cores, the rank at position i of the
+ *   group (rank order) gets (i+1)*c/k - i*c/k cores (integer division: block
+ *   sizes that differ by one at most). Ranks with the smallest domains choose
+ *   first (ties: rank order) and take free cores inside their own domain
+ *   before any other, in topology order; then the SMT policy applies. When
+ *   all domains of the group are equal (the usual case) this is exactly
+ *   "rank i gets cores [i*c/k, (i+1)*c/k)"; when a GPU without locality
+ *   shares the pool with package-local GPUs, the package-local ranks still
+ *   get cores of their own package, and a rank that had to take CPUs
+ *   outside its domain gets a note.
+ *   Fewer cores than ranks: the pool's allowed hardware threads (p of them)
+ *   are split the same way instead, a note says so and the SMT policy
+ *   cannot apply. Fewer hardware threads than ranks (the trimmed DGX-2
+ *   topology: 2 PUs for 8 GPUs per node): PU j hosts the ranks i with
+ *   i*p/k == j (blocks of consecutive ranks), so ranks share PUs, the only
+ *   case with overlap, and a note says so. No rank ever gets an empty set or
+ *   a CPU outside the allowed set.
  *
  * ALLOWED CPUS AND MEMORY
  *   Allowed CPUs: those given (--allowed, or the CPUs the calling process may
@@ -186,9 +195,11 @@ const char *te_bind_smt_name(enum te_bind_smt s);
  * export, keeping the I/O devices that matter (GPUs, NICs) and the CPUs the
  * calling process is not allowed to use (so that a GPU keeps its real
  * locality inside a narrow cgroup; allowed sets are applied by
- * te_bind_compute()). Caches are dropped: the mapping never uses them and
- * loading is faster without. On success *out must be released with
- * hwloc_topology_destroy().
+ * te_bind_compute()). Caches are dropped: the mapping never uses them.
+ * On this machine hwloc's "gl" (X11 displays), "opencl" (vendor OpenCL
+ * drivers) and "pci" (libpciaccess) components are not used: the Linux
+ * backend reads the same PCI devices and their locality from sysfs. On
+ * success *out must be released with hwloc_topology_destroy().
  */
 int te_bind_topology_load(const char *xml_path, hwloc_topology_t *out,
 			  char *err, size_t errlen);

@@ -864,7 +864,7 @@ static void test_gpus_from_env(void)
 		{ "0,1", "4,6", NULL, 1, 0, "4,6", "" },
 		/* ConstrainDevices=no: both the same */
 		{ "4,6", "4,6", "0-7", 1, 0, "4,6", "" },
-		{ "0", "3,5", NULL, 1, 0, "3,5", "lists 1 GPUs, SLURM_STEP_GPUS 2" },
+		{ "0", "3,5", NULL, 1, 0, "3,5", "lists 1 GPU, SLURM_STEP_GPUS 2" },
 		/* batch script: SLURM_JOB_GPUS with CVD */
 		{ "0,1", NULL, "2,3", 1, 0, "2-3", "SLURM_JOB_GPUS (batch step)" },
 		/* srun --gres=none in a GPU job: only SLURM_JOB_GPUS left */
