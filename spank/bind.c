@@ -420,8 +420,10 @@ int te_bind_gpus_from_env(const struct te_bind_gpu_env *env, size_t node_gpus,
 	for (i = 0; i < node_gpus; i++)
 		idx[i] = (unsigned)i;
 	*n = node_gpus;
-	snprintf(note, notelen, "no GPU variable set outside Slurm: "
-		 "all %zu GPUs of the node", node_gpus);
+	if (node_gpus)
+		snprintf(note, notelen, "no GPU variable set outside Slurm: "
+			 "all %zu GPU%s of the node", node_gpus,
+			 node_gpus == 1 ? "" : "s");
 	return 0;
 }
 

@@ -933,6 +933,10 @@ static void test_gpus_from_env(void)
 	}
 	{
 		struct te_bind_gpu_env env = { NULL, NULL, NULL, 0 };
+		ok(te_bind_gpus_from_env(&env, 0, idx, 2, &n, note,
+					 sizeof(note), err, sizeof(err)) == 0 &&
+		   n == 0 && note[0] == '\0',
+		   "outside Slurm on a node without GPU: none, no note");
 		ok(te_bind_gpus_from_env(&env, 4, idx, 2, &n, note,
 					 sizeof(note), err, sizeof(err)) == -1,
 		   "all GPUs of the node must fit the caller's array");
