@@ -6,12 +6,14 @@
 #include <string.h>
 
 #include "tool.h"
+#include "tool_bind.h"
 
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } cmds[] = {
+	{ "bind", te_tool_bind, "bind this process for its local rank and exec a command; --show previews a machine's binding" },
 	{ "env", te_tool_env, "print the effective trainenv settings of this task and where each came from" },
 	{ "version", te_tool_version, "print the trainenv version" },
 };
