@@ -29,7 +29,7 @@ static const char usage_text[] =
 "       trainenv bind --list-gpus [--topology FILE.xml]\n"
 "       trainenv bind [--mode none|numa|cores] [--smt all|one] [--tasks N]\n"
 "                     [--gpus LIST|all|none] [--no-membind] [--best-effort]\n"
-"                     [--verbose] -- CMD [ARGS...]\n"
+"                     [--topology FILE.xml] [--verbose] -- CMD [ARGS...]\n"
 "\n"
 "--show prints one line per local rank:\n"
 "  rank <r> gpu <pci-bus-id> numa <nodes> cpus <PU list>\n"
@@ -38,6 +38,8 @@ static const char usage_text[] =
 "GPUs (node indexes in PCI order): --gpus, else SLURM_STEP_GPUS,\n"
 "SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES. Allowed CPUs: --allowed, else the\n"
 "CPUs this process may use (the topology's with --topology).\n"
+"With -- CMD, --topology must be an export of this very machine (tests add\n"
+"GPUs to one); in production the machine is discovered.\n"
 "Defaults: --mode numa --smt all; memory bound to the rank's NUMA nodes.\n"
 "--best-effort runs CMD unbound, with a warning, when binding fails.\n";
 
@@ -182,9 +184,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (o->show + o->list_gpus + (o->cmd != NULL) != 1)
 		return usage_error("give exactly one of --show, --list-gpus "
 				   "or -- CMD", NULL);
-	if (o->cmd && (o->topology || o->allowed))
-		return usage_error("--topology and --allowed are for --show "
-				   "only", NULL);
+	if (o->cmd && o->allowed)
+		return usage_error("--allowed is for --show only", NULL);
 	return 0;
 }
 
@@ -421,7 +422,13 @@ int te_tool_bind(int argc, char **argv)
 	if (o.cmd && o.mode == TE_BIND_MODE_NONE)
 		return run_cmd(o.cmd);
 
-	if (te_bind_topology_load(o.topology, &topo, err, sizeof(err))) {
+	/* Binding a command with --topology (tests inside jobs): the XML must
+	 * describe this very machine, with devices added if need be. */
+	if ((o.cmd && o.topology ?
+		     te_bind_topology_load_local_xml(o.topology, &topo, err,
+						     sizeof(err)) :
+		     te_bind_topology_load(o.topology, &topo, err,
+					   sizeof(err)))) {
 		error_msg("%s", err);
 		goto out;
 	}

@@ -121,10 +121,27 @@ static const char *set_str(hwloc_const_bitmap_t set, char *buf, size_t len)
 
 /* ------------------------------------------------------------------ topology */
 
+static int topology_load(const char *xml_path, int this_system,
+			 hwloc_topology_t *out, char *err, size_t errlen);
+
 int te_bind_topology_load(const char *xml_path, hwloc_topology_t *out,
 			  char *err, size_t errlen)
 {
+	return topology_load(xml_path, 0, out, err, errlen);
+}
+
+int te_bind_topology_load_local_xml(const char *xml_path,
+				    hwloc_topology_t *out, char *err,
+				    size_t errlen)
+{
+	return topology_load(xml_path, 1, out, err, errlen);
+}
+
+static int topology_load(const char *xml_path, int this_system,
+			 hwloc_topology_t *out, char *err, size_t errlen)
+{
 	hwloc_topology_t topo;
+	unsigned long flags = HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED;
 
 	if (!out) {
 		snprintf(err, errlen, "internal error: no output topology");
@@ -144,7 +161,11 @@ int te_bind_topology_load(const char *xml_path, hwloc_topology_t *out,
 	/* Disallowed CPUs stay in the tree so that a step confined by its
 	 * cgroup still sees where its GPUs really are; te_bind_compute()
 	 * applies the allowed set itself. */
-	if (hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) ||
+	/* An export of this very machine (tests add fake GPUs to one) may be
+	 * applied: hwloc then binds for real. */
+	if (xml_path && this_system)
+		flags |= HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM;
+	if (hwloc_topology_set_flags(topo, flags) ||
 	    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) ||
 	    hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE) ||
 	    hwloc_topology_set_icache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE)) {

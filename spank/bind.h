@@ -204,6 +204,13 @@ const char *te_bind_smt_name(enum te_bind_smt s);
 int te_bind_topology_load(const char *xml_path, hwloc_topology_t *out,
 			  char *err, size_t errlen);
 
+/* The same for an XML export of THIS machine (tests add fake GPUs to one):
+ * the topology counts as this system, so te_bind_apply() binds for real.
+ * The caller vouches that the XML's CPUs and NUMA nodes are this machine's. */
+int te_bind_topology_load_local_xml(const char *xml_path,
+				    hwloc_topology_t *out, char *err,
+				    size_t errlen);
+
 struct te_bind_gpu {
 	char busid[TE_BIND_BUSID_LEN];	/* "0000:34:00.0" */
 	unsigned vendor_id, device_id, class_id;

@@ -18,12 +18,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bindstep.h"
 #include "failrep.h"
 #include "plugin.h"
 #include "rankenv.h"
 #include "strutil.h"
 
 static char remote_err[TE_ERR_MAX];
+
+static int task_fail(spank_t sp);
 
 /* Facts about the step, gathered once in user_init. */
 static struct {
@@ -165,10 +168,76 @@ static void gather_step(spank_t sp)
 		step.report = 1;
 }
 
+static void gpu_env(spank_t sp, struct te_bind_gpu_env *e, char bufs[3][1024])
+{
+	static const char *const names[3] = {
+		"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS"
+	};
+	const char **dst[3] = { &e->cuda_visible_devices, &e->slurm_step_gpus,
+				&e->slurm_job_gpus };
+	int i;
+
+	memset(e, 0, sizeof(*e));
+	for (i = 0; i < 3; i++) {
+		spank_err_t rc = spank_getenv(sp, names[i], bufs[i], 1024);
+
+		/* An over-long list is junk: let the parser refuse it. */
+		if (rc == ESPANK_NOSPACE)
+			te_strlcpy(bufs[i], "too-long", 1024);
+		*dst[i] = (rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE) ?
+				  bufs[i] : NULL;
+	}
+	e->in_slurm = 1;
+}
+
 int te_remote_user_init(spank_t sp)
 {
+	struct te_bind_gpu_env e;
+	char bufs[3][1024];
+
 	remote_resolve(sp);
 	gather_step(sp);
+	if (te_plug.resolved && te_plug.cfg.v[TE_S_TRAIN].word == 0 &&
+	    !step.batch) {
+		gpu_env(sp, &e, bufs);
+		te_bindstep_init(&te_plug.cfg, step.local_tasks, &e);
+	}
+	return 0;
+}
+
+/* Binds the task per policy; -1 fails it (bind-failure=fail). */
+static int bind_task(spank_t sp, uint32_t local_id, uint32_t global_id)
+{
+	const struct te_value *b = &te_plug.cfg.v[TE_S_BIND];
+	struct te_bindstep_out out;
+	struct te_bind_gpu_env e;
+	char bufs[3][1024];
+	int rc;
+
+	if (!te_bindstep_active())
+		return 0;
+	gpu_env(sp, &e, bufs);
+	rc = te_bindstep_task(local_id, global_id, &e,
+			      te_plug.cfg.v[TE_S_BIND_GPUS].word == 1,
+			      (b->num & 1) != 0, &out);
+	if (out.verbose[0])
+		fprintf(stderr, TE_PREFIX "%s\n", out.verbose);
+	if (rc < 0 && te_plug.cfg.v[TE_S_BIND_FAILURE].word == 1) {
+		te_strlcpy(remote_err, out.msg, sizeof(remote_err));
+		return task_fail(sp);
+	}
+	if (rc < 0 || out.warn_only) {
+		fprintf(stderr, TE_PREFIX "warning: %s%s\n", out.msg,
+			rc < 0 ? "; running unbound (bind-failure=warn)" : "");
+		slurm_info(TE_PREFIX "%s", out.msg);
+	}
+	fflush(stderr);
+	if (rc == 0) {
+		spank_setenv(sp, "TRAINENV_BIND", out.summary, 1);
+		spank_setenv(sp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
+		if (out.visible[0])
+			spank_setenv(sp, "CUDA_VISIBLE_DEVICES", out.visible, 1);
+	}
 	return 0;
 }
 
@@ -336,8 +405,11 @@ int te_remote_task_init(spank_t sp)
 		if (export_knob(sp, i) < 0)
 			return task_fail(sp);
 	export_dump_dir(sp, local_id);
-	if (!step.batch)
+	if (!step.batch) {
+		if (bind_task(sp, local_id, global_id) < 0)
+			return -1;
 		export_rank_env(sp, local_id, global_id);
+	}
 	return 0;
 }
 

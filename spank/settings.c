@@ -22,6 +22,11 @@ static const char *const w_async[] = {
 static const char *const env_async[] = { "0", "1", "2", "3", NULL };
 static const char *const w_launcher[] = { "auto", "task", "torchrun", NULL };
 static const char *const w_none[] = { "none", NULL };
+static const char *const w_bind[] = { "none", "numa", "cores", NULL };
+static const char *const m_bind[] = { "verbose", NULL };
+static const char *const w_smt[] = { "all", "one", NULL };
+static const char *const w_bindgpus[] = { "all", "own", NULL };
+static const char *const w_warnfail[] = { "warn", "fail", NULL };
 
 static const char *const env_heartbeat[] = {
 	"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC", NULL
@@ -157,6 +162,38 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 		.help = "srun names the first task that failed: rank, node, "
 			"exit code or signal, time",
 	},
+	[TE_S_BIND] = {
+		.name = "bind", .type = TE_T_ENUM, .words = w_bind,
+		.mods = m_bind, .builtin = "none",
+		.arginfo = "none|numa|cores[,verbose]",
+		.help = "bind each rank's CPUs and memory next to its GPU: "
+			"numa: the GPU's NUMA node; cores: cores of that node "
+			"split between its ranks; verbose: print each binding",
+	},
+	[TE_S_BIND_SMT] = {
+		.name = "bind-smt", .type = TE_T_ENUM, .words = w_smt,
+		.builtin = "all", .arginfo = "all|one",
+		.help = "hardware threads of each bound core: all, or one "
+			"per core",
+	},
+	[TE_S_BIND_GPUS] = {
+		.name = "bind-gpus", .type = TE_T_ENUM, .words = w_bindgpus,
+		.builtin = "all", .arginfo = "all|own",
+		.help = "GPUs a rank sees: all of the step's (keeps CUDA IPC "
+			"and NCCL P2P), or only its own (CUDA_VISIBLE_DEVICES)",
+	},
+	[TE_S_BIND_FAILURE] = {
+		.name = "bind-failure", .type = TE_T_ENUM, .words = w_warnfail,
+		.builtin = "warn", .arginfo = "warn|fail",
+		.help = "a rank that cannot be bound as asked: warn and run "
+			"unbound, or fail the task",
+	},
+	[TE_S_BIND_TOPOLOGY] = {
+		.name = "bind-topology", .type = TE_T_PATH, .arginfo = "FILE",
+		.help = "for tests: an hwloc XML export of this very machine "
+			"(e.g. with added GPUs) used instead of discovery",
+		.flags = TE_F_NO_OPTION,
+	},
 };
 
 int te_setting_find(const char *name)
@@ -201,6 +238,12 @@ void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
 	case TE_T_ENUM:
 	case TE_T_BOOL:
 		words_join(s->words, " or ", buf, len);
+		if (s->mods) {
+			char m[128];
+
+			words_join(s->mods, " or ", m, sizeof(m));
+			te_appendf(buf, len, ", optionally followed by ,%s", m);
+		}
 		return;
 	case TE_T_PATH:
 		te_strlcpy(buf, "an absolute path", len);
@@ -267,6 +310,37 @@ static void set_word(const struct te_setting *s, struct te_value *v, int w)
 	v->word = w;
 	v->num = 0;
 	te_strlcpy(v->text, s->words[w], sizeof(v->text));
+}
+
+/* "word,mod,mod": each modifier at most once; canonical order is the
+ * table's. */
+static int enum_mods_parse(const struct te_setting *s, const char *text,
+			   struct te_value *v)
+{
+	char buf[128], *save = NULL, *tok;
+	uint64_t mask = 0;
+	int w, i;
+
+	if (te_strlcpy(buf, text, sizeof(buf)) >= sizeof(buf))
+		return -1;
+	tok = strtok_r(buf, ",", &save);
+	if (!tok || (w = word_index(s->words, tok)) < 0 || text[0] == ',')
+		return -1;
+	while ((tok = strtok_r(NULL, ",", &save))) {
+		int m = word_index(s->mods, tok);
+
+		if (m < 0 || (mask & (1ULL << m)))
+			return -1;
+		mask |= 1ULL << m;
+	}
+	if (strstr(text, ",,") || text[strlen(text) - 1] == ',')
+		return -1;
+	set_word(s, v, w);
+	v->num = mask;
+	for (i = 0; s->mods[i]; i++)
+		if (mask & (1ULL << i))
+			te_appendf(v->text, sizeof(v->text), ",%s", s->mods[i]);
+	return 0;
 }
 
 static int range_parse(const struct te_setting *s, const char *text,
@@ -405,6 +479,8 @@ int te_value_parse(int id, const char *text, int from_env, struct te_value *v,
 			set_word(s, v, w);
 			return 0;
 		}
+		if (s->mods && enum_mods_parse(s, text, v) == 0)
+			return 0;
 		break;
 	case TE_T_BOOL:
 		if ((w = bool_parse(text)) >= 0) {

@@ -40,6 +40,11 @@ enum te_setting_id {
 	TE_S_PORT_RANGE,	/* LO-HI for MASTER_PORT */
 	TE_S_IGNORE_SIGNALS,	/* more signals the tasks ignore */
 	TE_S_FAILURE_REPORT,	/* on|off: first-failure report in srun */
+	TE_S_BIND,		/* none|numa|cores[,verbose] */
+	TE_S_BIND_SMT,		/* all|one */
+	TE_S_BIND_GPUS,		/* all|own: GPUs visible to a rank */
+	TE_S_BIND_FAILURE,	/* warn|fail */
+	TE_S_BIND_TOPOLOGY,	/* admin/test: hwloc XML of this machine */
 	TE_S_COUNT
 };
 
@@ -75,6 +80,9 @@ struct te_setting {
 	const char *name;		/* policy key; the option is --train-<name> */
 	enum te_type type;
 	const char *const *words;
+	/* TE_T_ENUM only: modifiers that may follow the word after commas
+	 * ("numa,verbose"); num holds their bit mask (bit i = mods[i]). */
+	const char *const *mods;
 	const char *builtin;		/* built-in default text, NULL: unset */
 	uint64_t lo, hi;		/* TE_T_UINT hard limits */
 	const char *unit;		/* "seconds", for messages */

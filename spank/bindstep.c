@@ -1,0 +1,195 @@
+/* GPU/NUMA binding in slurmstepd. The topology is loaded and the mapping of
+ * every local rank computed once per step, in user_init, before slurmstepd
+ * forks the tasks; each task then applies its own rank's binding in
+ * task_init, just before exec, so every thread and first-touched page of
+ * the program starts next to its GPU. A binding that cannot be done as asked
+ * warns (and the task runs unbound) or fails the task, per bind-failure. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bind.h"
+#include "bindstep.h"
+#include "plugin.h"
+#include "strutil.h"
+
+static struct {
+	int active;		/* binding was asked for in this step */
+	int ready;		/* topology loaded and mapping computed */
+	char err[TE_ERR_MAX];	/* why not */
+	char note[2 * TE_BIND_NOTE_LEN];
+	hwloc_topology_t topo;
+	struct te_bind_request req;
+	struct te_bind_result res;
+	unsigned gpus[TE_BIND_MAX_GPUS];
+	char gpu_list[1024];	/* the step's GPU env, to spot per-task views */
+} bs;
+
+static void gpu_env_key(const struct te_bind_gpu_env *e, char *buf, size_t len)
+{
+	te_snprintf(buf, len, "%s|%s|%s", e->cuda_visible_devices ?
+		    e->cuda_visible_devices : "-", e->slurm_step_gpus ?
+		    e->slurm_step_gpus : "-", e->slurm_job_gpus ?
+		    e->slurm_job_gpus : "-");
+}
+
+static int compute(const struct te_bind_gpu_env *genv, struct te_bind_result *res,
+		   char *err, size_t errlen)
+{
+	struct te_bind_gpus gpus = { 0, NULL };
+	char note[TE_BIND_NOTE_LEN] = "";
+	size_t n = 0;
+	int rc = -1;
+
+	if (te_bind_gpus(bs.topo, &gpus, err, errlen) < 0)
+		return -1;
+	if (te_bind_gpus_from_env(genv, gpus.n, bs.gpus, TE_BIND_MAX_GPUS, &n,
+				  note, sizeof(note), err, errlen) < 0)
+		goto out;
+	bs.req.gpus = bs.gpus;
+	bs.req.ngpus = n;
+	memset(res, 0, sizeof(*res));
+	if (te_bind_compute(bs.topo, &bs.req, res, err, errlen) < 0)
+		goto out;
+	te_snprintf(bs.note, sizeof(bs.note), "%s%s%s", note,
+		    note[0] && res->note[0] ? "; " : "", res->note);
+	rc = 0;
+out:
+	te_bind_gpus_free(&gpus);
+	return rc;
+}
+
+void te_bindstep_init(const struct te_config *cfg, uint32_t local_tasks,
+		      const struct te_bind_gpu_env *genv)
+{
+	const struct te_value *topo_xml = &cfg->v[TE_S_BIND_TOPOLOGY];
+	int rc;
+
+	memset(&bs, 0, sizeof(bs));
+	if (cfg->v[TE_S_BIND].word <= 0)
+		return;		/* none */
+	bs.active = 1;
+	bs.req.mode = cfg->v[TE_S_BIND].word == 1 ? TE_BIND_MODE_NUMA :
+						     TE_BIND_MODE_CORES;
+	bs.req.smt = cfg->v[TE_S_BIND_SMT].word == 1 ? TE_BIND_SMT_ONE :
+						       TE_BIND_SMT_ALL;
+	bs.req.ntasks = local_tasks ? local_tasks : 1;
+	if (local_tasks > TE_BIND_MAX_TASKS) {
+		te_snprintf(bs.err, sizeof(bs.err), "%u tasks on this node: "
+			    "binding handles at most %d", local_tasks,
+			    TE_BIND_MAX_TASKS);
+		return;
+	}
+	rc = topo_xml->set ?
+		     te_bind_topology_load_local_xml(topo_xml->text, &bs.topo,
+						     bs.err, sizeof(bs.err)) :
+		     te_bind_topology_load(NULL, &bs.topo, bs.err,
+					   sizeof(bs.err));
+	if (rc < 0)
+		return;
+	gpu_env_key(genv, bs.gpu_list, sizeof(bs.gpu_list));
+	if (compute(genv, &bs.res, bs.err, sizeof(bs.err)) < 0)
+		return;
+	bs.ready = 1;
+}
+
+int te_bindstep_active(void)
+{
+	return bs.active;
+}
+
+int te_bindstep_task(uint32_t local_id, uint32_t global_id,
+		     const struct te_bind_gpu_env *genv, int own_gpus,
+		     int verbose, struct te_bindstep_out *out)
+{
+	struct te_bind_result mine;
+	const struct te_bind_result *res = &bs.res;
+	char key[sizeof(bs.gpu_list)], line[512];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!bs.active)
+		return 0;
+	if (!bs.ready) {
+		te_snprintf(out->msg, sizeof(out->msg), "cannot bind rank %u: "
+			    "%s", global_id, bs.err);
+		return -1;
+	}
+	memset(&mine, 0, sizeof(mine));
+	/* A task whose GPU view differs from the step's (srun --gpu-bind)
+	 * maps from its own view; the topology is not loaded again. */
+	gpu_env_key(genv, key, sizeof(key));
+	if (strcmp(key, bs.gpu_list) != 0) {
+		if (compute(genv, &mine, out->msg, sizeof(out->msg)) < 0) {
+			te_bind_result_free(&mine);
+			return -1;
+		}
+		res = &mine;
+	}
+	if (local_id >= res->nranks) {
+		te_snprintf(out->msg, sizeof(out->msg), "local rank %u outside "
+			    "the %u computed", local_id, res->nranks);
+		te_bind_result_free(&mine);
+		return -1;
+	}
+	{
+		const struct te_bind_rank *r = &res->ranks[local_id];
+		char cpus[256], nodes[128];
+
+		te_bind_format_set(r->cpuset, cpus, sizeof(cpus));
+		te_bind_format_set(r->nodeset, nodes, sizeof(nodes));
+		te_snprintf(out->summary, sizeof(out->summary),
+			    "gpu=%s numa=%s cpus=%s", r->busid[0] ? r->busid :
+			    "none", nodes, cpus);
+		if (own_gpus && r->gpu >= 0) {
+			size_t pos;
+
+			/* CUDA numbers the GPUs it can see: with the step's
+			 * node indexes in CUDA_VISIBLE_DEVICES the rank's is
+			 * its node index, with device cgroups (indexes
+			 * 0..n-1) its position among the step's GPUs. */
+			for (pos = 0; pos < bs.req.ngpus; pos++)
+				if ((int)bs.gpus[pos] == r->gpu)
+					break;
+			if (genv->slurm_step_gpus && genv->cuda_visible_devices &&
+			    strcmp(genv->slurm_step_gpus,
+				   genv->cuda_visible_devices) != 0)
+				te_snprintf(out->visible, sizeof(out->visible),
+					    "%zu", pos);
+			else
+				te_snprintf(out->visible, sizeof(out->visible),
+					    "%d", r->gpu);
+		}
+		rc = te_bind_apply(bs.topo, r, 1, out->msg, sizeof(out->msg));
+		if (verbose && te_bind_format_rank(r, line, sizeof(line)) > 0)
+			te_snprintf(out->verbose, sizeof(out->verbose),
+				    "bind: rank %u (local %u): %s%s%s", global_id,
+				    local_id, strchr(line, ' ') ?
+				    strchr(strchr(line, ' ') + 1, ' ') + 1 : line,
+				    (r->note[0] || bs.note[0]) ? " -- " : "",
+				    r->note[0] ? r->note : bs.note);
+	}
+	te_bind_result_free(&mine);
+	if (rc < 0) {
+		char m[TE_ERR_MAX];
+
+		te_snprintf(m, sizeof(m), "cannot bind rank %u: %s", global_id,
+			    out->msg);
+		te_strlcpy(out->msg, m, sizeof(out->msg));
+		return -1;
+	}
+	if (rc == 1) {
+		char m[TE_ERR_MAX];
+
+		/* CPUs bound, memory not: worth saying, not failing. */
+		te_snprintf(m, sizeof(m), "rank %u: memory not bound: %s",
+			    global_id, out->msg);
+		te_strlcpy(out->msg, m, sizeof(out->msg));
+		out->warn_only = 1;
+	} else {
+		out->msg[0] = '\0';
+	}
+	return 0;
+}
