@@ -270,11 +270,9 @@ static int export_knob(spank_t sp, int id)
 
 static int task_fail(spank_t sp)
 {
-	/* slurm_error() goes to the slurmd log; the task's stderr is what the
-	 * user sees in srun's output. */
+	/* From a task, slurm_error() reaches both the slurmd log and the
+	 * task's stderr, i.e. srun's output: one line, both places. */
 	slurm_error(TE_PREFIX "%s", remote_err);
-	fprintf(stderr, TE_PREFIX "error: %s\n", remote_err);
-	fflush(stderr);
 	return -1;
 }
 
