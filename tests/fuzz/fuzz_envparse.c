@@ -1,0 +1,68 @@
+/* libFuzzer target: the strings trainenv reads from the job environment,
+ * from peers and from its own encodings: TRAINENV_SETTINGS, the failure
+ * report line and TRAINENV_REPORT, host lists, device lists, the launcher
+ * detection over an argv. Beyond "no crash": outputs stay bounded and
+ * terminated, parsed reports format back to the same line. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "failrep.h"
+#include "rankenv.h"
+#include "settings.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define TOKEN "0123456789abcdef0123456789abcdef"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct te_config cfg;
+	char err[TE_ERR_MAX], host[64], tok[64], line[TE_FAILREP_LINE_MAX];
+	char *s, *argv[32];
+	struct te_failrep r;
+	uint16_t port;
+	size_t i;
+	int argc = 0;
+	const char *what;
+
+	if (size > 65536)
+		return 0;
+	s = malloc(size + 1);
+	if (!s)
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+
+	te_config_decode(&cfg, s, err, sizeof(err));
+	if (te_failrep_parse(s, TOKEN, &r) == 0) {
+		struct te_failrep again;
+
+		/* what parses formats to a line that parses to the same */
+		if (te_failrep_format(line, sizeof(line), TOKEN, &r) < 0 ||
+		    te_failrep_parse(line, TOKEN, &again) < 0 ||
+		    memcmp(&r, &again, sizeof(r)) != 0)
+			abort();
+		te_failrep_describe(&r, 1, line, sizeof(line));
+	}
+	if (te_failrep_env_parse(s, &port, tok, sizeof(tok)) == 0 &&
+	    (port == 0 || strlen(tok) != TE_FAILREP_TOKEN_LEN))
+		abort();
+	if (te_hostlist_first(s, host, sizeof(host)) == 0 &&
+	    (strlen(host) >= sizeof(host) || !host[0]))
+		abort();
+	(void)te_devlist_count(s);
+	(void)te_name_in_list(s, "RANK");
+
+	/* the same bytes as an argv: NUL-separated words */
+	for (i = 0; i < size && argc < 31;) {
+		argv[argc++] = s + i;
+		i += strlen(s + i) + 1;
+	}
+	argv[argc] = NULL;
+	(void)te_is_node_launcher(argc, argv, &what);
+	free(s);
+	return 0;
+}
