@@ -6,9 +6,13 @@
  * warns (and the task runs unbound) or fails the task, per bind-failure. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bind.h"
 #include "bindstep.h"
@@ -61,6 +65,78 @@ out:
 	return rc;
 }
 
+/* A file or directory root trusts: owned by root, not writable by group
+ * or others, of the expected kind. */
+static int trusted(const struct stat *st, int dir)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH)) &&
+	       (dir ? S_ISDIR(st->st_mode) : S_ISREG(st->st_mode));
+}
+
+static int boot_id(char *buf, size_t len)
+{
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	size_t i;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	for (i = 0; buf[i]; i++)
+		if (buf[i] == '\n')
+			buf[i] = '\0';
+		else if (!((buf[i] >= '0' && buf[i] <= '9') ||
+			   (buf[i] >= 'a' && buf[i] <= 'f') || buf[i] == '-'))
+			return -1;
+	return buf[0] ? 0 : -1;
+}
+
+/* Discovery reads every PCI device's config space (about 2 ms each on a
+ * virtual machine, a few ms for a whole node on bare metal): once per boot
+ * is enough. The first step after a boot exports what it discovered to
+ * DIR/topology-BOOTID.xml; later steps read that (a fraction of a ms) and
+ * then apply their own cgroup's restrictions. Only root writes or trusts
+ * the cache; anything odd about it means plain discovery. */
+static int load_cached(const char *dir, hwloc_topology_t *topo, char *err,
+		       size_t errlen)
+{
+	char id[64], path[TE_VALUE_MAX + 96], tmp[TE_VALUE_MAX + 112];
+	struct stat st;
+	int fd;
+
+	if (geteuid() != 0 || boot_id(id, sizeof(id)) < 0 ||
+	    te_snprintf(path, sizeof(path), "%s/topology-%s.xml", dir, id) < 0)
+		return te_bind_topology_load(NULL, topo, err, errlen);
+	if (lstat(path, &st) == 0 && trusted(&st, 0) &&
+	    st.st_size < 64 * 1024 * 1024 &&
+	    te_bind_topology_load_local_xml(path, topo, err, errlen) == 0) {
+		/* The XML carries the exporting step's allowed CPUs: use
+		 * this process's own restrictions instead. */
+		if (hwloc_topology_allow(*topo, NULL, NULL,
+					 HWLOC_ALLOW_FLAG_LOCAL_RESTRICTIONS) == 0)
+			return 0;
+		hwloc_topology_destroy(*topo);
+		*topo = NULL;
+	}
+	if (te_bind_topology_load(NULL, topo, err, errlen) < 0)
+		return -1;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return 0;
+	if (lstat(dir, &st) < 0 || !trusted(&st, 1) ||
+	    te_snprintf(tmp, sizeof(tmp), "%s/.topology-XXXXXX", dir) < 0 ||
+	    (fd = mkstemp(tmp)) < 0)
+		return 0;
+	close(fd);
+	if (hwloc_topology_export_xml(*topo, tmp, 0) < 0 ||
+	    chmod(tmp, 0644) < 0 || rename(tmp, path) < 0)
+		unlink(tmp);
+	return 0;
+}
+
 void te_bindstep_init(const struct te_config *cfg, uint32_t local_tasks,
 		      const struct te_bind_gpu_env *genv)
 {
@@ -82,10 +158,15 @@ void te_bindstep_init(const struct te_config *cfg, uint32_t local_tasks,
 			    TE_BIND_MAX_TASKS);
 		return;
 	}
-	rc = topo_xml->set ?
-		     te_bind_topology_load_local_xml(topo_xml->text, &bs.topo,
-						     bs.err, sizeof(bs.err)) :
-		     te_bind_topology_load(NULL, &bs.topo, bs.err,
+	if (topo_xml->set)
+		rc = te_bind_topology_load_local_xml(topo_xml->text, &bs.topo,
+						     bs.err, sizeof(bs.err));
+	else if (cfg->v[TE_S_TOPOLOGY_CACHE].set &&
+		 cfg->v[TE_S_TOPOLOGY_CACHE].word < 0)
+		rc = load_cached(cfg->v[TE_S_TOPOLOGY_CACHE].text, &bs.topo,
+				 bs.err, sizeof(bs.err));
+	else
+		rc = te_bind_topology_load(NULL, &bs.topo, bs.err,
 					   sizeof(bs.err));
 	if (rc < 0)
 		return;

@@ -46,6 +46,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		return te_local_post_opt(sp);
 	case S_CTX_ALLOCATOR:
 		return te_alloc_post_opt(sp);
+	case S_CTX_REMOTE:
+		return te_remote_post_opt(sp);
 	default:
 		return 0;
 	}

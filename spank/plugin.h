@@ -33,6 +33,7 @@ int te_local_post_opt(spank_t sp);
 int te_local_user_init(spank_t sp);
 int te_local_exit(spank_t sp);
 int te_alloc_post_opt(spank_t sp);
+int te_remote_post_opt(spank_t sp);
 int te_remote_user_init(spank_t sp);
 int te_remote_task_init(spank_t sp);
 int te_remote_task_exit(spank_t sp);

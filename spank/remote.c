@@ -190,18 +190,37 @@ static void gpu_env(spank_t sp, struct te_bind_gpu_env *e, char bufs[3][1024])
 	e->in_slurm = 1;
 }
 
-int te_remote_user_init(spank_t sp)
+/* Once per step, before the tasks are forked. Called from init_post_opt,
+ * where slurmstepd is still root (the topology cache is root's), and again
+ * from user_init in case the first call could not run. Never fails: an
+ * error here could drain the node. */
+static void step_setup(spank_t sp)
 {
+	static int done;
 	struct te_bind_gpu_env e;
 	char bufs[3][1024];
 
+	if (done)
+		return;
 	remote_resolve(sp);
 	gather_step(sp);
+	done = 1;
 	if (te_plug.resolved && te_plug.cfg.v[TE_S_TRAIN].word == 0 &&
 	    !step.batch) {
 		gpu_env(sp, &e, bufs);
 		te_bindstep_init(&te_plug.cfg, step.local_tasks, &e);
 	}
+}
+
+int te_remote_post_opt(spank_t sp)
+{
+	step_setup(sp);
+	return 0;
+}
+
+int te_remote_user_init(spank_t sp)
+{
+	step_setup(sp);
 	return 0;
 }
 

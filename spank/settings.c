@@ -22,6 +22,7 @@ static const char *const w_async[] = {
 static const char *const env_async[] = { "0", "1", "2", "3", NULL };
 static const char *const w_launcher[] = { "auto", "task", "torchrun", NULL };
 static const char *const w_none[] = { "none", NULL };
+static const char *const w_off[] = { "off", NULL };
 static const char *const w_bind[] = { "none", "numa", "cores", NULL };
 static const char *const m_bind[] = { "verbose", NULL };
 static const char *const w_smt[] = { "all", "one", NULL };
@@ -195,6 +196,13 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 			"(e.g. with added GPUs) used instead of discovery",
 		.flags = TE_F_NO_OPTION,
 	},
+	[TE_S_TOPOLOGY_CACHE] = {
+		.name = "topology-cache", .type = TE_T_PATH, .words = w_off,
+		.builtin = "/run/trainenv", .arginfo = "DIR|off",
+		.help = "root-owned directory where the node's hwloc topology "
+			"is kept from the first step after a boot",
+		.flags = TE_F_NO_OPTION,
+	},
 };
 
 int te_setting_find(const char *name)
@@ -248,6 +256,12 @@ void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
 		return;
 	case TE_T_PATH:
 		te_strlcpy(buf, "an absolute path", len);
+		if (s->words) {
+			char w[128];
+
+			words_join(s->words, " or ", w, sizeof(w));
+			te_appendf(buf, len, ", or %s", w);
+		}
 		return;
 	case TE_T_RANGE:
 		te_snprintf(buf, len, "LO-HI with %llu <= LO <= HI <= %llu",
@@ -504,6 +518,10 @@ int te_value_parse(int id, const char *text, int from_env, struct te_value *v,
 		}
 		break;
 	case TE_T_PATH:
+		if ((w = word_index(s->words, text)) >= 0) {
+			set_word(s, v, w);
+			return 0;
+		}
 		if (text[0] == '/') {
 			v->set = 1;
 			te_strlcpy(v->text, text, sizeof(v->text));

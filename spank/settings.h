@@ -45,6 +45,7 @@ enum te_setting_id {
 	TE_S_BIND_GPUS,		/* all|own: GPUs visible to a rank */
 	TE_S_BIND_FAILURE,	/* warn|fail */
 	TE_S_BIND_TOPOLOGY,	/* admin/test: hwloc XML of this machine */
+	TE_S_TOPOLOGY_CACHE,	/* admin: DIR|off, per-boot topology cache */
 	TE_S_COUNT
 };
 
@@ -52,7 +53,8 @@ enum te_type {
 	TE_T_ENUM,	/* one of words[] */
 	TE_T_BOOL,	/* words[0] (true) or words[1] (false); on/off/yes/no/1/0 accepted */
 	TE_T_UINT,	/* decimal in [lo, hi], or one of words[] (e.g. "off") */
-	TE_T_PATH,	/* an absolute path of printable characters */
+	TE_T_PATH,	/* an absolute path of printable characters, or one
+			   of words[] (e.g. "off") */
 	TE_T_RANGE,	/* "LO-HI" with lo <= LO <= HI <= hi; num = LO, num2 = HI */
 	TE_T_SIGLIST,	/* "none" or signal names "PIPE,TTIN"; num = bit mask */
 };
