@@ -14,7 +14,7 @@ builddir=${TE_BUILDDIR:-$(cd "$here/../.." && pwd -P)}
 plugin=$builddir/.libs/trainenv.so
 tool=$builddir/trainenv
 
-plan 32
+plan 37
 
 cluster_up --nodes 3 || bail_out "no cluster"
 [ -f "$plugin" ] && [ -x "$tool" ] || bail_out "build first: no $plugin or $tool"
@@ -139,6 +139,24 @@ is "$states" "idle" "no node drained by binding failures"
 set_plugstack "required $plugin bind-topology=$topo"
 out=$(te_srun -t 60 -N3 -n3 true 2>&1)
 ok $? "the next step on the same nodes runs fine"
+
+# ---------------------------------------------------------------- topology cache
+cache=$TE_WORK/topo-cache
+set_plugstack "required $plugin topology-cache=$cache"
+te_srun -t 60 -N1 -n1 --train-bind=numa true
+f=$(ls "$cache"/topology-*.xml 2>/dev/null | head -1)
+[ -n "$f" ] && [ "$(stat -c '%u %a' "$f")" = "0 644" ] && grep -q '<topology' "$f"
+ok $? "the first step exports the node's topology to a root-owned cache ($(basename "${f:-none}"))"
+printf 'junk' >"$f"
+out=$(te_srun -t 60 -N1 -n1 --train-bind=numa "$TE_WORK/report.sh" 2>&1)
+like "$out" "bind=gpu=none numa=" "a corrupt cache file: the step still binds (rediscovers)"
+grep -q '<topology' "$f"
+ok $? "and the cache is rewritten"
+chmod 666 "$f"; printf 'junk' >"$f"
+out=$(te_srun -t 60 -N1 -n1 --train-bind=numa "$TE_WORK/report.sh" 2>&1)
+like "$out" "bind=gpu=none numa=" "a world-writable cache file is not trusted: the step binds"
+[ "$(stat -c '%a' "$f")" = 644 ] && grep -q '<topology' "$f"
+ok $? "and the untrusted file is replaced by a root-owned one"
 
 # ---------------------------------------------------------------- bad values
 for v in numa,fast bogus "numa,verbose,verbose" "" "numa;rm"; do
