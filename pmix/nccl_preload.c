@@ -1,0 +1,202 @@
+/* trainenv-nccl.so: the job-wide barrier right before the first NCCL
+ * communicator of a process, for programs that do not call
+ * trainenv.barrier() themselves.
+ *
+ * The plugin puts this library in LD_PRELOAD when --train-barrier=
+ * first-collective. It defines NCCL's communicator-creation entry points;
+ * the first call in the process runs the job-wide barrier of libtrainenv,
+ * then every call goes on to the real function (dlsym(RTLD_NEXT)). It has
+ * no dependency of its own: libtrainenv (and PMIx with it) is loaded only
+ * when NCCL is really used, and the barrier runs once per process, however
+ * many communicators and threads follow. When the barrier fails (a rank
+ * never came, the deadline passed) the call returns ncclSystemError after
+ * one line on stderr saying why, and NCCL is not entered.
+ *
+ * It cannot work when NCCL is linked statically into the program (the
+ * calls never go through the dynamic linker): call trainenv.barrier()
+ * before the first collective then. */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* NCCL's types, as far as the calls need them (nccl.h is not required to
+ * build trainenv). */
+typedef int ncclResult_t;
+typedef struct ncclComm *ncclComm_t;
+typedef struct {
+	char internal[128];
+} ncclUniqueId;
+typedef struct ncclConfig ncclConfig_t;
+#define ncclSystemError 2
+
+#define EXPORT __attribute__((visibility("default")))
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int barrier_failed;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static const char *rank_text(void)
+{
+	const char *r = getenv("RANK");
+
+	if (!r)
+		r = getenv("SLURM_PROCID");
+	return r ? r : "?";
+}
+
+/* TRAINENV_NCCL_TRACE=FILE: one line per event, for tests and debugging:
+ * "RANK EVENT TIME [WHAT]". */
+static void trace(const char *event, const char *what)
+{
+	const char *path = getenv("TRAINENV_NCCL_TRACE");
+	char line[256];
+	int fd, n;
+
+	if (!path || !*path)
+		return;
+	n = snprintf(line, sizeof(line), "%.16s %s %.6f%s%s\n", rank_text(),
+		     event, now(), what ? " " : "", what ? what : "");
+	if (n <= 0 || (size_t)n >= sizeof(line))
+		return;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)n) < 0) {
+		/* a trace that cannot be written is no reason to fail */
+	}
+	close(fd);
+}
+
+typedef int (*barrier_fn)(double, char *, size_t);
+
+/* libtrainenv next to this library (same install or build directory):
+ * the path comes from where this library was loaded, not from anything
+ * the user sets. */
+static barrier_fn load_barrier(char *err, size_t errlen)
+{
+	Dl_info info;
+	char dir[4096], path[4200];
+	void *h;
+	barrier_fn fn;
+
+	if (!dladdr((void *)load_barrier, &info) || !info.dli_fname ||
+	    strlen(info.dli_fname) >= sizeof(dir)) {
+		snprintf(err, errlen, "cannot tell where trainenv-nccl.so is");
+		return NULL;
+	}
+	strcpy(dir, info.dli_fname);
+	snprintf(path, sizeof(path), "%s/libtrainenv.so.0", dirname(dir));
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(err, errlen, "cannot load %s: %s", path, dlerror());
+		return NULL;
+	}
+	fn = (barrier_fn)dlsym(h, "trainenv_barrier");
+	if (!fn)
+		snprintf(err, errlen, "%s has no trainenv_barrier", path);
+	return fn;
+}
+
+static void run_barrier(void)
+{
+	char err[1400] = "";
+	barrier_fn fn;
+
+	trace("barrier-start", NULL);
+	fn = load_barrier(err, sizeof(err));
+	if (!fn || fn(0, err, sizeof(err)) < 0) {
+		barrier_failed = 1;
+		fprintf(stderr, "trainenv: rank %s: the barrier before the "
+			"first NCCL communicator failed, NCCL not entered: %s\n",
+			rank_text(), err);
+		fflush(stderr);
+		trace("barrier-failed", NULL);
+		return;
+	}
+	trace("barrier-done", NULL);
+}
+
+static void *real(const char *name)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+
+	if (!f)
+		fprintf(stderr, "trainenv: %s: not found in any library loaded "
+			"after trainenv-nccl.so (is NCCL loaded?)\n", name);
+	return f;
+}
+
+/* The barrier, then the real function; NULL when the call must fail. */
+static void *enter(const char *name)
+{
+	void *f;
+
+	pthread_once(&once, run_barrier);
+	if (barrier_failed)
+		return NULL;
+	f = real(name);
+	if (f)
+		trace("nccl-enter", name);
+	return f;
+}
+
+EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks,
+				     ncclUniqueId id, int rank)
+{
+	ncclResult_t (*f)(ncclComm_t *, int, ncclUniqueId, int) =
+		(ncclResult_t(*)(ncclComm_t *, int, ncclUniqueId, int))
+			enter("ncclCommInitRank");
+
+	return f ? f(comm, nranks, id, rank) : ncclSystemError;
+}
+
+EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks,
+					   ncclUniqueId id, int rank,
+					   ncclConfig_t *config)
+{
+	ncclResult_t (*f)(ncclComm_t *, int, ncclUniqueId, int,
+			  ncclConfig_t *) =
+		(ncclResult_t(*)(ncclComm_t *, int, ncclUniqueId, int,
+				 ncclConfig_t *))enter("ncclCommInitRankConfig");
+
+	return f ? f(comm, nranks, id, rank, config) : ncclSystemError;
+}
+
+EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev,
+				    const int *devlist)
+{
+	ncclResult_t (*f)(ncclComm_t *, int, const int *) =
+		(ncclResult_t(*)(ncclComm_t *, int, const int *))
+			enter("ncclCommInitAll");
+
+	return f ? f(comm, ndev, devlist) : ncclSystemError;
+}
+
+EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks,
+					     int myrank, int nid,
+					     ncclUniqueId *ids,
+					     ncclConfig_t *config)
+{
+	ncclResult_t (*f)(ncclComm_t *, int, int, int, ncclUniqueId *,
+			  ncclConfig_t *) =
+		(ncclResult_t(*)(ncclComm_t *, int, int, int, ncclUniqueId *,
+				 ncclConfig_t *))enter("ncclCommInitRankScalable");
+
+	return f ? f(comm, nranks, myrank, nid, ids, config) : ncclSystemError;
+}
