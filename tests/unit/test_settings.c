@@ -293,6 +293,22 @@ static void test_precedence(void)
 	     "names the variable and the bounds");
 	fake_env[0] = "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=soon";
 	is_int(resolve(), -1, "junk environment value refused");
+	like(err, "accepted: 300 to 3600 seconds (site bounds)",
+	     "junk environment value: accepted names the site bounds");
+	reset_inputs();
+	opts[TE_S_NCCL_HEARTBEAT] = "0";
+	is_int(resolve(), -1, "option below the hard limit refused");
+	like(err, "--train-nccl-heartbeat: invalid value '0'; accepted: 300 to "
+	     "3600 seconds (site bounds)",
+	     "invalid option: accepted names the site bounds, not the hard limits");
+	{
+		char e2[TE_ERR_MAX];
+
+		is_int(te_check_user_value(&pol, TE_S_NCCL_HEARTBEAT, "soon", e2,
+					   sizeof(e2)), -1, "early check refuses junk");
+		like(e2, "accepted: 300 to 3600 seconds (site bounds)",
+		     "early check: accepted names the site bounds");
+	}
 
 	/* Enum knob and the whole-plugin switch. */
 	policy("sighup=default");
