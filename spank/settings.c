@@ -646,9 +646,13 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 			if (is_min) {
 				p->has_min[id] = 1;
 				p->min[id] = n;
+				te_strlcpy(p->min_where[id], where,
+					   sizeof(p->min_where[id]));
 			} else {
 				p->has_max[id] = 1;
 				p->max[id] = n;
+				te_strlcpy(p->max_where[id], where,
+					   sizeof(p->max_where[id]));
 			}
 			return 0;
 		}
@@ -827,10 +831,11 @@ int te_policy_finish(struct te_policy *p, char *err, size_t errlen)
 		char msg[TE_ERR_MAX];
 
 		if (p->has_min[i] && p->has_max[i] && p->min[i] > p->max[i]) {
-			te_snprintf(err, errlen, "%s.min=%llu is greater than "
-				    "%s.max=%llu", name,
-				    (unsigned long long)p->min[i], name,
-				    (unsigned long long)p->max[i]);
+			te_snprintf(err, errlen, "%s: %s.min=%llu is greater "
+				    "than %s.max=%llu (%s)", p->min_where[i],
+				    name, (unsigned long long)p->min[i], name,
+				    (unsigned long long)p->max[i],
+				    p->max_where[i]);
 			return -1;
 		}
 		if (p->def[i].set &&

@@ -133,8 +133,9 @@ static void test_policy_args(void)
 	is_int(policy("nccl-heartbeat.min=abc"), -1, "non-numeric bound refused");
 	is_int(policy("nccl-heartbeat.min=600 nccl-heartbeat.max=300"), -1,
 	       "min > max refused");
-	like(err, "nccl-heartbeat.min=600 is greater than nccl-heartbeat.max=300",
-	     "min > max error");
+	like(err, "plugstack.conf argument 1: nccl-heartbeat.min=600 is greater "
+	     "than nccl-heartbeat.max=300 (plugstack.conf argument 2)",
+	     "min > max error names where both bounds were set");
 	is_int(policy("nccl-heartbeat=100 nccl-heartbeat.min=300"), -1,
 	       "admin default outside admin bounds refused");
 	like(err, "outside the site bounds", "says outside the bounds");
