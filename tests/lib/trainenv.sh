@@ -86,7 +86,7 @@ _te_tmux_sock=
 te_tmux() {
 	if [ -z "$_te_tmux_sock" ]; then
 		_te_tmux_sock=te-$(basename "$0" .sh)-$$
-		te_on_exit "tmux -L '$_te_tmux_sock' kill-server 2>/dev/null"
+		te_on_exit "tmux -L '$_te_tmux_sock' kill-server 2>/dev/null; rm -f '${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$_te_tmux_sock'"
 	fi
 	tmux -L "$_te_tmux_sock" -f /dev/null "$@"
 }
