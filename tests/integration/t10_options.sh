@@ -40,7 +40,7 @@ declare -A accepted=(
 )
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 109
+plan 110
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -220,5 +220,29 @@ like "$out" '^RANK=1$' "enforce=train: the tasks still get RANK"
 mask=$(printf '%s\n' "$out" | sed -n 's/^SigIgn=//p' | head -n 1)
 sig_ignored "$mask" 1
 ok $? "enforce=train: the tasks still ignore SIGHUP"
+
+# ---------------------------------------------------------------- README
+# README.md's options table is generated from srun --train=help (no site
+# policy) and the built-in defaults --train-explain shows: it must still
+# say what the plugin says.
+use_trainenv
+defaults=$(explain_settings "$(te_srun -t 60 -N1 --train-explain true 2>&1)")
+table=$(timeout 30 srun --train=help | awk -v defaults="$defaults" '
+	BEGIN {
+		n = split(defaults, l, "\n")
+		for (i = 1; i <= n; i++) {
+			split(l[i], f, " ")
+			d[f[1]] = l[i] ~ /not set/ ? "unset" : "`" f[3] "`"
+		}
+	}
+	/^  --/ {
+		opt = $1; getline; help = $0; sub(/^ +/, "", help)
+		getline; acc = $0; sub(/^ +accepted: /, "", acc); if (acc ~ /^ +/) acc = ""
+		key = opt; sub(/^--train-?/, "", key); sub(/=.*/, "", key); if (key == "") key = "train"
+		gsub(/\|/, "\\|", opt)
+		printf "| `%s` | %s | %s | %s |\n", opt, acc, (key in d) ? d[key] : "", help
+	}')
+stale=$(printf '%s\n' "$table" | grep -vxFf "$TE_SRCDIR/README.md")
+is "$stale" "" "README.md's options table has every row srun --train=help gives ($(printf '%s\n' "$table" | wc -l) rows)"
 
 done_testing
