@@ -196,8 +196,8 @@ rc=$?
 ok $rc "srun --train=off runs the step"
 like "$off" 'trainenv: trainenv is off for this step: no other setting is applied' "explain says trainenv is off"
 is "$(printf '%s\n' "$off" | grep -cE '^(TORCH_NCCL|NCCL_|RANK|WORLD_SIZE|LOCAL_RANK|MASTER_|PET_|DEEPSPEED)')" 0 "--train=off: no TORCH_NCCL_*, NCCL_*, rank or PET_* variable in the tasks"
-masks=$(printf '%s\n' "$off" | sed -n 's/^SigIgn=//p' | tr '\n' ' ')
-is "$masks" "0000000000000000 0000000000000000 " "--train=off: no task ignores SIGHUP (or anything else)"
+masks=$(printf '%s\n' "$off" | sed -n 's/^SigIgn=//p' | std_sigign | tr '\n' ' ')
+is "$masks" "0000000000000000 0000000000000000 " "--train=off: no task ignores SIGHUP (or any other standard signal)"
 
 out=$(te_sbatch_wait -t 60 -N2 -o "$TE_WORK/off.out" --train=off --wrap "srun sh -c '$probe'" 2>&1)
 ok $? "sbatch --train=off runs its job" || diag "$out"

@@ -26,8 +26,8 @@ n1_addr=$TE_CLUSTER_NET.11
 as_nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 rank_vars='^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|NODE_RANK|GROUP_RANK|MASTER_ADDR|MASTER_PORT|PET_[A-Z_]*)='
 
-sigign() { # SRUN_ARGS...: the SigIgn masks of the tasks, sorted, one line
-	te_srun -t 60 "$@" grep SigIgn /proc/self/status 2>&1 | cut -f2 | sort -u | tr '\n' ' '
+sigign() { # SRUN_ARGS...: the tasks' SigIgn masks (standard signals), sorted, one line
+	te_srun -t 60 "$@" grep SigIgn /proc/self/status 2>&1 | cut -f2 | std_sigign | sort -u | tr '\n' ' '
 }
 bit() { # SIGNUM: the SigIgn bit of a signal, in hex as /proc shows it
 	printf '%016x' $(( 1 << ($1 - 1) ))
@@ -64,7 +64,7 @@ use_trainenv ignore-signals=PIPE,TTOU sighup=default
 is "$(sigign -N2)" "$(mask_of 13 22) " "site policy ignore-signals=PIPE,TTOU sighup=default: PIPE and TTOU ignored, not HUP"
 is "$(sigign -N2 --train-sighup=ignore)" "$(mask_of 1 13 22) " "and --train-sighup=ignore adds HUP"
 # A normal user's tasks get the same.
-out=$(timeout 60 "${as_nobody[@]}" srun -N2 grep SigIgn /proc/self/status 2>&1 | cut -f2 | sort -u | tr '\n' ' ')
+out=$(timeout 60 "${as_nobody[@]}" srun -N2 grep SigIgn /proc/self/status 2>&1 | cut -f2 | std_sigign | sort -u | tr '\n' ' ')
 is "$out" "$(mask_of 13 22) " "the same dispositions for a job of user nobody"
 
 # ---------------------------------------------------------------- timeout knobs

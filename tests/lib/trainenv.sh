@@ -8,6 +8,8 @@
 #   te_last_job_id             the highest job id slurmctld still knows (0: none)
 #   te_jobs_after ID           the job ids above ID that slurmctld knows
 #   sig_ignored MASK SIGNUM    true when the SigIgn hex MASK has SIGNUM's bit
+#   std_sigign                 filter: SigIgn masks, one a line, cut to the
+#                              standard signals 1-31 (16 hex digits)
 #   wait_for_file FILE SECS    true when FILE exists within SECS
 #   wait_gone PATTERN SECS     true when no process matches pgrep -f PATTERN
 #   explain_settings TEXT      the setting lines of a --train-explain report,
@@ -55,6 +57,17 @@ te_jobs_after() { # ID
 
 sig_ignored() { # MASK SIGNUM
 	[ -n "$1" ] && (( (16#$1 >> ($2 - 1)) & 1 ))
+}
+
+# Daemons started from GNU make inherit SIG_IGN for glibc's internal
+# real-time signals 32 and 33 (make's own dispositions), and so do their
+# tasks; a cluster started by systemd has none. trainenv only ever touches
+# standard signals: compare those.
+std_sigign() { # masks on stdin, one a line
+	local m
+	while read -r m; do
+		[ -n "$m" ] && printf '%016x\n' $(( 16#$m & 0x7fffffff ))
+	done
 }
 
 wait_for_file() { # FILE SECS
