@@ -82,6 +82,17 @@ proc_tree() { # PATTERN
 in_tmux() { # NAME CMD
 	tmux_shell "$1" && tmux_type "$1" "$2"
 }
+# True when SESSION's screen shows a line matching REGEX within SECS: the
+# tasks' output is flowing to the terminal.
+screen_shows() { # SESSION REGEX SECS
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		tmux_screen "$1" | grep -Eq -- "$2" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+ticks='tick [0-9]+ of rank'
 rc_of() { # NAME: the "rc=N" line the typed command wrote (30 s)
 	wait_for_file "$TE_WORK/$1.rc" 30 && sed -n 's/^rc=//p' "$TE_WORK/$1.rc"
 }
@@ -90,8 +101,8 @@ rc_of() { # NAME: the "rc=N" line the typed command wrote (30 s)
 in_tmux kill-ignore "srun -N2 $task kill-ignore 3; echo rc=\$? >kill-ignore.rc"
 started kill-ignore
 ok $? "tmux: srun started the step (built-in sighup=ignore)"
-sleep 0.3
-like "$(tmux_screen kill-ignore)" 'tick [0-9]+ of rank' "tmux: the tasks' output reaches the terminal"
+screen_shows kill-ignore "$ticks" 15
+ok $? "tmux: the tasks' output reaches the terminal"
 te_tmux kill-session -t kill-ignore
 ! te_tmux has-session -t kill-ignore 2>/dev/null
 ok $? "tmux: the session (the terminal) is gone"
@@ -104,7 +115,7 @@ ok $? "tmux killed: the shell in the terminal did die (it never wrote srun's sta
 in_tmux kill-default "srun -N2 --train-sighup=default $task kill-default 3; echo rc=\$? >kill-default.rc"
 started kill-default
 ok $? "tmux, --train-sighup=default: the step started"
-sleep 0.3
+screen_shows kill-default "$ticks" 15
 te_tmux kill-session -t kill-default
 killed kill-default
 ok $? "tmux killed, --train-sighup=default: the step was killed (Slurm's behaviour): no result, no task left"
@@ -180,7 +191,7 @@ ctrl_c() { # NAME COUNT SRUN_ARGS...
 	shift 2
 	in_tmux "$name" "srun -N2 $* $task $name 2 2>$name.err; echo rc=\$? >$name.rc"
 	started "$name" || return 1
-	sleep 0.3
+	screen_shows "$name" "$ticks" 15 || return 1
 	for ((k = 0; k < count; k++)); do
 		te_tmux send-keys -t "$name" C-c
 		sleep 0.2
@@ -189,7 +200,7 @@ ctrl_c() { # NAME COUNT SRUN_ARGS...
 
 for mode in ignore default; do
 	ctrl_c "int1-$mode" 1 "--train-sighup=$mode"
-	ok $? "Ctrl-C once ($mode): the step started, Ctrl-C sent"
+	ok $? "Ctrl-C once ($mode): the step started, its output flows, Ctrl-C sent"
 	rc=$(rc_of "int1-$mode")
 	is "$rc" 0 "Ctrl-C once ($mode): srun carries on and exits 0"
 	err=$(cat "$TE_WORK/int1-$mode.err")
@@ -199,7 +210,7 @@ for mode in ignore default; do
 	ok $? "Ctrl-C once ($mode): both ranks ran to their end"
 
 	ctrl_c "int2-$mode" 2 "--train-sighup=$mode"
-	ok $? "Ctrl-C twice ($mode): the step started, Ctrl-C sent twice"
+	ok $? "Ctrl-C twice ($mode): the step started, its output flows, Ctrl-C sent twice"
 	rc=$(rc_of "int2-$mode")
 	is "$rc" 130 "Ctrl-C twice ($mode): the tasks got SIGINT, srun exits 130"
 	err=$(cat "$TE_WORK/int2-$mode.err")
@@ -215,7 +226,7 @@ done
 in_tmux stop "srun -N2 $task stop 3"
 started stop
 ok $? "Ctrl-Z: the step started"
-sleep 0.3
+screen_shows stop "$ticks" 15
 te_tmux send-keys -t stop C-z
 for ((i = 0; i < 50; i++)); do tmux_screen stop | grep -q 'Stopped' && break; sleep 0.1; done
 like "$(tmux_screen stop)" 'Stopped +srun -N2' "Ctrl-Z: the shell reports srun stopped"
@@ -250,8 +261,8 @@ is "${cancel_rc[ignore]}" "${cancel_rc[default]}" "scancel: the shielded srun ex
 in_tmux pipe "srun -N2 $task pipe 3 | cat"
 started pipe
 ok $? "srun | cat: the step started"
-sleep 0.3
-like "$(tmux_screen pipe)" 'tick [0-9]+ of rank' "srun | cat: the output reaches the terminal through cat"
+screen_shows pipe "$ticks" 15
+ok $? "srun | cat: the output reaches the terminal through cat"
 te_tmux kill-session -t pipe
 finished pipe
 ok $? "srun | cat, tmux killed (cat dies with it): both ranks ran to their end"
@@ -262,8 +273,8 @@ is "$(wait_job_done "$(job_of pipe)" 30)" COMPLETED "srun | cat, tmux killed: th
 in_tmux pty "srun -N1 --pty $task pty 3"
 wait_for_file "$TE_WORK/pty.start.0" 30
 ok $? "--pty: the step started"
-sleep 0.3
-like "$(tmux_screen pty)" 'tick [0-9]+ of rank 0' "--pty: the output reaches the terminal"
+screen_shows pty "$ticks 0" 15
+ok $? "--pty: the output reaches the terminal"
 tree=$(proc_tree "srun -N1 --pty $task pty")
 # srun forks its own shepherd (it cancels the step if srun dies): srun and
 # the shepherd, both in the terminal's session, and no shield above srun.
