@@ -40,6 +40,10 @@ done
 echo "rank \$SLURM_PROCID done after \$i ticks" >"$TE_WORK/\$name.done.\$SLURM_PROCID"
 EOF
 chmod 755 "$task"
+# A shielded srun outlives its killed terminal by design: if this test stops
+# early, cancel every job it started (rank 0 recorded their ids).
+# shellcheck disable=SC2016 # evaluated at exit
+te_on_exit 'for f in "$TE_WORK"/*.job; do [ -s "$f" ] && scancel "$(cat "$f")" 2>/dev/null; done'
 
 started() { # NAME: both ranks started (30 s)
 	wait_for_file "$TE_WORK/$1.start.0" 30 && wait_for_file "$TE_WORK/$1.start.1" 30
