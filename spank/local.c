@@ -3,9 +3,14 @@
  * report. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "exportenv.h"
 #include "failrep.h"
 #include "hangup.h"
 #include "plugin.h"
@@ -61,12 +66,90 @@ static void explain_launcher(spank_t sp)
 							 "not exported");
 }
 
+/* srun's own arguments: its command line (/proc/self/cmdline) without
+ * argv[0] and without the command, whose length S_JOB_ARGV gives. Only
+ * known from local_user_init on. Returns the count, or -1 when the command
+ * line does not end with the command (then nothing is known). */
+#define CMDLINE_MAX (1024 * 1024)
+static int srun_own_args(spank_t sp, char **buf, char ***args)
+{
+	char **argv = NULL, *b, **a;
+	int argc = 0, n = 0, i, fd;
+	size_t got = 0;
+	ssize_t r;
+
+	*buf = NULL;
+	*args = NULL;
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
+	    argc < 1)
+		return -1;
+	if ((fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	b = malloc(CMDLINE_MAX + 1);
+	while (b && got < CMDLINE_MAX &&
+	       ((r = read(fd, b + got, CMDLINE_MAX - got)) > 0 ||
+		(r < 0 && errno == EINTR)))
+		got += r > 0 ? (size_t)r : 0;
+	close(fd);
+	if (!b || got == 0 || got >= CMDLINE_MAX) {
+		free(b);
+		return -1;
+	}
+	b[got] = '\0';
+	for (size_t k = 0; k < got; k++)
+		n += b[k] == '\0';
+	a = calloc((size_t)n + 1, sizeof(*a));
+	if (!a) {
+		free(b);
+		return -1;
+	}
+	for (size_t k = 0, j = 0; k < got && j < (size_t)n; j++) {
+		a[j] = b + k;
+		k += strlen(b + k) + 1;
+	}
+	if (n - 1 < argc)
+		goto fail;
+	for (i = 0; i < argc; i++)
+		if (!argv[i] || strcmp(a[n - argc + i], argv[i]) != 0)
+			goto fail;
+	*buf = b;
+	*args = a;
+	return n - 1 - argc;
+fail:
+	free(a);
+	free(b);
+	return -1;
+}
+
+/* The settings were resolved (before allocation) from srun's environment;
+ * the tasks get the environment srun's --export list gives them. Resolve
+ * again with that one so that --train-explain and the nodes agree. */
+static int resolve_for_export(spank_t sp)
+{
+	char *buf, **args;
+	const char *spec;
+	int n, rc;
+
+	n = srun_own_args(sp, &buf, &args);
+	spec = n > 0 ? te_export_from_args(n, args + 1) : NULL;
+	if (!spec)
+		spec = getenv("SRUN_EXPORT_ENV");
+	if (!spec)
+		spec = getenv("SLURM_EXPORT_ENV");
+	rc = spec ? te_submit_resolve_export(spec, 1) : 0;
+	free(args);
+	free(buf);
+	return rc;
+}
+
 int te_local_user_init(spank_t sp)
 {
 	char env[64], err[TE_ERR_MAX];
 
 	if (user_init_done++ || !te_plug.resolved)
 		return 0;
+	if (resolve_for_export(sp) < 0)
+		return -1;
 	if (te_plug.explain) {
 		te_submit_explain("step");
 		if (te_submit_train_on())

@@ -451,8 +451,11 @@ static int siglist_parse(const char *text, struct te_value *v, char *err,
 	return 0;
 }
 
-int te_value_parse(int id, const char *text, int from_env, struct te_value *v,
-		   char *err, size_t errlen)
+/* pol (may be NULL) only shapes the "accepted:" text of an error, so that a
+ * user is told the site's bounds, not the hard limits. */
+static int value_parse(int id, const char *text, int from_env,
+		       const struct te_policy *pol, struct te_value *v,
+		       char *err, size_t errlen)
 {
 	const struct te_setting *s = &te_settings[id];
 	char acc[256];
@@ -462,7 +465,7 @@ int te_value_parse(int id, const char *text, int from_env, struct te_value *v,
 
 	memset(v, 0, sizeof(*v));
 	v->word = -1;
-	te_setting_accepted(id, NULL, acc, sizeof(acc));
+	te_setting_accepted(id, pol, acc, sizeof(acc));
 	if (!text) {
 		te_snprintf(err, errlen, "a value is required; accepted: %s",
 			    acc);
@@ -549,6 +552,12 @@ int te_value_parse(int id, const char *text, int from_env, struct te_value *v,
 	return -1;
 }
 
+int te_value_parse(int id, const char *text, int from_env, struct te_value *v,
+		   char *err, size_t errlen)
+{
+	return value_parse(id, text, from_env, NULL, v, err, errlen);
+}
+
 const char *te_value_env_text(int id, const struct te_value *v)
 {
 	const struct te_setting *s = &te_settings[id];
@@ -586,7 +595,7 @@ int te_check_user_value(const struct te_policy *pol, int id, const char *text,
 {
 	struct te_value v;
 
-	if (te_value_parse(id, text, 0, &v, err, errlen) < 0)
+	if (value_parse(id, text, 0, pol, &v, err, errlen) < 0)
 		return -1;
 	return check_bounds(pol, id, &v, err, errlen);
 }
@@ -732,9 +741,13 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 			if (is_min) {
 				p->has_min[id] = 1;
 				p->min[id] = n;
+				te_strlcpy(p->min_where[id], where,
+					   sizeof(p->min_where[id]));
 			} else {
 				p->has_max[id] = 1;
 				p->max[id] = n;
+				te_strlcpy(p->max_where[id], where,
+					   sizeof(p->max_where[id]));
 			}
 			return 0;
 		}
@@ -913,10 +926,11 @@ int te_policy_finish(struct te_policy *p, char *err, size_t errlen)
 		char msg[TE_ERR_MAX];
 
 		if (p->has_min[i] && p->has_max[i] && p->min[i] > p->max[i]) {
-			te_snprintf(err, errlen, "%s.min=%llu is greater than "
-				    "%s.max=%llu", name,
-				    (unsigned long long)p->min[i], name,
-				    (unsigned long long)p->max[i]);
+			te_snprintf(err, errlen, "%s: %s.min=%llu is greater "
+				    "than %s.max=%llu (%s)", p->min_where[i],
+				    name, (unsigned long long)p->min[i], name,
+				    (unsigned long long)p->max[i],
+				    p->max_where[i]);
 			return -1;
 		}
 		if (p->def[i].set &&
@@ -1015,7 +1029,7 @@ int te_resolve(const struct te_policy *pol, const char *const *user_opt,
 			continue;
 		}
 		if (opt) {
-			if (te_value_parse(i, opt, 0, v, msg, sizeof(msg)) < 0 ||
+			if (value_parse(i, opt, 0, pol, v, msg, sizeof(msg)) < 0 ||
 			    check_bounds(pol, i, v, msg, sizeof(msg)) < 0) {
 				te_snprintf(err, errlen, "--%s: %s", optname,
 					    msg);
@@ -1031,7 +1045,7 @@ int te_resolve(const struct te_policy *pol, const char *const *user_opt,
 
 			if (!val || set_by_trainenv(inherited, i, val))
 				continue;
-			if (te_value_parse(i, val, 1, v, msg, sizeof(msg)) < 0 ||
+			if (value_parse(i, val, 1, pol, v, msg, sizeof(msg)) < 0 ||
 			    check_bounds(pol, i, v, msg, sizeof(msg)) < 0) {
 				te_snprintf(err, errlen, "%s in the job "
 					    "environment (setting %s): %s",

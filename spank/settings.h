@@ -133,6 +133,8 @@ struct te_policy {
 	struct te_value def[TE_S_COUNT];	/* admin defaults */
 	int has_min[TE_S_COUNT], has_max[TE_S_COUNT];
 	uint64_t min[TE_S_COUNT], max[TE_S_COUNT];
+	char min_where[TE_S_COUNT][TE_ORIGIN_MAX];	/* for messages */
+	char max_where[TE_S_COUNT][TE_ORIGIN_MAX];
 	int enforced[TE_S_COUNT];
 	char enforce_where[TE_S_COUNT][TE_ORIGIN_MAX];
 	int nfiles;				/* conf= files read */

@@ -6,33 +6,53 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "exportenv.h"
 #include "plugin.h"
 #include "submit.h"
 
-static const char *submit_getenv(void *ctx, const char *name)
+static const char *own_getenv(void *ctx, const char *name)
 {
 	return getenv(name);
 }
 
-int te_submit_resolve(void)
+/* ctx: srun's --export list, or NULL for the whole environment. */
+static const char *submit_getenv(void *ctx, const char *name)
 {
-	struct te_config inherited;
+	static char ring[4][TE_VALUE_MAX + 2];
+	static unsigned next;
+
+	if (!ctx)
+		return getenv(name);
+	return te_export_getenv(ctx, name, own_getenv, NULL,
+				ring[next++ % 4], sizeof(ring[0]));
+}
+
+int te_submit_resolve_export(const char *export_spec, int again)
+{
+	static struct te_config inherited, cfg;
 	char err[TE_ERR_MAX];
+	void *ctx = (void *)export_spec;
 	int have_inh, i;
 
 	if (!te_plug.policy_ok)
 		return -1;	/* reported by slurm_spank_init */
-	have_inh = te_inherited_config(submit_getenv, NULL, &inherited) == 0;
+	have_inh = te_inherited_config(submit_getenv, ctx, &inherited) == 0;
 	if (te_resolve(&te_plug.pol, (const char *const *)te_plug.opt,
-		       submit_getenv, NULL, have_inh ? &inherited : NULL,
-		       &te_plug.cfg, err, sizeof(err)) < 0) {
+		       submit_getenv, ctx, have_inh ? &inherited : NULL, &cfg,
+		       err, sizeof(err)) < 0) {
 		slurm_error(TE_PREFIX "%s", err);
 		return -1;
 	}
+	te_plug.cfg = cfg;
 	te_plug.resolved = 1;
-	for (i = 0; i < te_plug.cfg.nwarn; i++)
+	for (i = 0; !again && i < te_plug.cfg.nwarn; i++)
 		fprintf(stderr, TE_PREFIX "warning: %s\n", te_plug.cfg.warn[i]);
 	return 0;
+}
+
+int te_submit_resolve(void)
+{
+	return te_submit_resolve_export(NULL, 0);
 }
 
 int te_submit_train_on(void)

@@ -133,8 +133,9 @@ static void test_policy_args(void)
 	is_int(policy("nccl-heartbeat.min=abc"), -1, "non-numeric bound refused");
 	is_int(policy("nccl-heartbeat.min=600 nccl-heartbeat.max=300"), -1,
 	       "min > max refused");
-	like(err, "nccl-heartbeat.min=600 is greater than nccl-heartbeat.max=300",
-	     "min > max error");
+	like(err, "plugstack.conf argument 1: nccl-heartbeat.min=600 is greater "
+	     "than nccl-heartbeat.max=300 (plugstack.conf argument 2)",
+	     "min > max error names where both bounds were set");
 	is_int(policy("nccl-heartbeat=100 nccl-heartbeat.min=300"), -1,
 	       "admin default outside admin bounds refused");
 	like(err, "outside the site bounds", "says outside the bounds");
@@ -293,6 +294,22 @@ static void test_precedence(void)
 	     "names the variable and the bounds");
 	fake_env[0] = "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=soon";
 	is_int(resolve(), -1, "junk environment value refused");
+	like(err, "accepted: 300 to 3600 seconds (site bounds)",
+	     "junk environment value: accepted names the site bounds");
+	reset_inputs();
+	opts[TE_S_NCCL_HEARTBEAT] = "0";
+	is_int(resolve(), -1, "option below the hard limit refused");
+	like(err, "--train-nccl-heartbeat: invalid value '0'; accepted: 300 to "
+	     "3600 seconds (site bounds)",
+	     "invalid option: accepted names the site bounds, not the hard limits");
+	{
+		char e2[TE_ERR_MAX];
+
+		is_int(te_check_user_value(&pol, TE_S_NCCL_HEARTBEAT, "soon", e2,
+					   sizeof(e2)), -1, "early check refuses junk");
+		like(e2, "accepted: 300 to 3600 seconds (site bounds)",
+		     "early check: accepted names the site bounds");
+	}
 
 	/* Enum knob and the whole-plugin switch. */
 	policy("sighup=default");

@@ -1,0 +1,121 @@
+# shellcheck shell=bash
+# Sourced by the integration tests of the trainenv plugin, after itest.sh.
+#
+#   te_build_init              find the build: TE_BUILDDIR, TE_SRCDIR, TE_PLUGIN
+#                              (trainenv.so), TE_TOOL (the trainenv program);
+#                              bails out when they are not built
+#   use_trainenv [ARG...]      plugstack.conf = "required TE_PLUGIN ARG..."
+#   te_last_job_id             the highest job id slurmctld still knows (0: none)
+#   te_jobs_after ID           the job ids above ID that slurmctld knows
+#   sig_ignored MASK SIGNUM    true when the SigIgn hex MASK has SIGNUM's bit
+#   std_sigign                 filter: SigIgn masks, one a line, cut to the
+#                              standard signals 1-31 (16 hex digits)
+#   wait_for_file FILE SECS    true when FILE exists within SECS
+#   wait_gone PATTERN SECS     true when no process matches pgrep -f PATTERN
+#   explain_settings TEXT      the setting lines of a --train-explain report,
+#                              without the "trainenv: " prefix (as `trainenv env`
+#                              prints them)
+#   te_tmux ARGS...            tmux on this test's own server (killed at exit)
+#   tmux_shell SESSION         a new session running an interactive bash with
+#                              the cluster's environment, in TE_WORK
+#   tmux_type SESSION TEXT     type TEXT and Enter into SESSION
+#   tmux_screen SESSION        what SESSION's pane shows (no blank lines)
+
+# When run from `make check` the driver exports TE_BUILDDIR and TE_SRCDIR.
+# Standalone (bash tests/integration/tNN.sh) the build is the current
+# directory when it holds the plugin, else the source tree itself (an
+# in-tree build), else SRCDIR/_build (tests/check.sh's build).
+te_build_init() {
+	local src d
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+	TE_SRCDIR=${TE_SRCDIR:-$src}
+	if [ -z "${TE_BUILDDIR:-}" ]; then
+		for d in "$PWD" "$TE_SRCDIR" "$TE_SRCDIR/_build"; do
+			if [ -f "$d/.libs/trainenv.so" ]; then TE_BUILDDIR=$d; break; fi
+		done
+	fi
+	TE_BUILDDIR=$(cd "${TE_BUILDDIR:-.}" && pwd -P)
+	TE_PLUGIN=$TE_BUILDDIR/.libs/trainenv.so
+	TE_TOOL=$TE_BUILDDIR/trainenv
+	export TE_SRCDIR TE_BUILDDIR TE_PLUGIN TE_TOOL
+	if [ ! -f "$TE_PLUGIN" ] || [ ! -x "$TE_TOOL" ]; then
+		bail_out "trainenv is not built (no $TE_PLUGIN or $TE_TOOL): run make first, or set TE_BUILDDIR"
+	fi
+}
+
+use_trainenv() { set_plugstack "required $TE_PLUGIN${*:+ $*}"; }
+
+te_last_job_id() {
+	timeout 10 scontrol show jobs -o 2>/dev/null |
+		sed -n 's/^JobId=\([0-9]*\) .*/\1/p' | sort -n | tail -n 1 | grep . || echo 0
+}
+
+te_jobs_after() { # ID
+	timeout 10 scontrol show jobs -o 2>/dev/null |
+		sed -n 's/^JobId=\([0-9]*\) .*/\1/p' | awk -v id="$1" '$1 > id' | tr '\n' ' '
+}
+
+sig_ignored() { # MASK SIGNUM
+	[ -n "$1" ] && (( (16#$1 >> ($2 - 1)) & 1 ))
+}
+
+# Daemons started from GNU make inherit SIG_IGN for glibc's internal
+# real-time signals 32 and 33 (make's own dispositions), and so do their
+# tasks; a cluster started by systemd has none. trainenv only ever touches
+# standard signals: compare those.
+std_sigign() { # masks on stdin, one a line
+	local m
+	while read -r m; do
+		[ -n "$m" ] && printf '%016x\n' $(( 16#$m & 0x7fffffff ))
+	done
+}
+
+wait_for_file() { # FILE SECS
+	local deadline
+	deadline=$(( $(date +%s) + $2 ))
+	until [ -e "$1" ]; do
+		[ "$(date +%s)" -ge "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
+
+wait_gone() { # PATTERN SECS
+	local deadline
+	deadline=$(( $(date +%s) + $2 ))
+	while pgrep -f -- "$1" >/dev/null; do
+		[ "$(date +%s)" -ge "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
+
+explain_settings() { # TEXT
+	printf '%s\n' "$1" | sed -n 's/^trainenv: \([a-z-]* *= .*\)$/\1/p'
+}
+
+# ------------------------------------------------------------------ tmux
+# One tmux server per test (its own socket): killing it at exit ends every
+# session the test made, whatever happened.
+_te_tmux_sock=
+te_tmux() {
+	if [ -z "$_te_tmux_sock" ]; then
+		_te_tmux_sock=te-$(basename "$0" .sh)-$$
+		te_on_exit "tmux -L '$_te_tmux_sock' kill-server 2>/dev/null; rm -f '${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$_te_tmux_sock'"
+	fi
+	tmux -L "$_te_tmux_sock" -f /dev/null "$@"
+}
+
+tmux_shell() { # SESSION
+	te_tmux new-session -d -s "$1" -x 200 -y 50 \
+		env -i PATH="$PATH" HOME="${HOME:-/root}" TERM=xterm \
+		SLURM_CONF="$SLURM_CONF" PS1='te$ ' \
+		bash --norc --noprofile -i || return 1
+	tmux_type "$1" "cd '$TE_WORK'"
+}
+
+tmux_type() { # SESSION TEXT
+	te_tmux send-keys -t "$1" -l "$2" && te_tmux send-keys -t "$1" Enter
+}
+
+tmux_screen() { # SESSION
+	te_tmux capture-pane -p -t "$1" 2>/dev/null | grep -v '^$'
+}
