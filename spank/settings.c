@@ -150,7 +150,6 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 		.lo = 1024, .hi = 65535, .builtin = "20000-29999",
 		.arginfo = "LO-HI",
 		.help = "ports MASTER_PORT is chosen from",
-		.flags = TE_F_NO_OPTION,
 	},
 	[TE_S_IGNORE_SIGNALS] = {
 		.name = "ignore-signals", .type = TE_T_SIGLIST,

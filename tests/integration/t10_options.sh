@@ -18,7 +18,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 settings=(train sighup nccl-heartbeat nccl-monitoring nccl-async-errors
 	nccl-blocking-wait nccl-desync-debug nccl-dump-on-timeout
 	nccl-trace-buffer nccl-dump-dir deepspeed-timeout rdzv-timeout launcher
-	rank-env port-range ignore-signals failure-report)
+	rank-env port-range ignore-signals failure-report bind bind-smt
+	bind-gpus bind-failure)
 declare -A accepted=(
 	[train]='on or off'
 	[sighup]='ignore or default'
@@ -37,7 +38,13 @@ declare -A accepted=(
 	[port-range]='LO-HI with 1024 <= LO <= HI <= 65535'
 	[ignore-signals]='none, or a comma-separated list of PIPE, TTIN, TTOU, XFSZ, WINCH, URG'
 	[failure-report]='on or off'
+	[bind]='none, numa or cores, optionally followed by ,verbose'
+	[bind-smt]='all or one'
+	[bind-gpus]='all or own'
+	[bind-failure]='warn or fail'
 )
+# Admin-only keys (no option), explained after the options.
+admin_keys=(bind-topology topology-cache)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
 plan 110
@@ -151,7 +158,7 @@ explain=$(cat "$err")
 ok $rc "srun --train-explain runs the step" || diag "$explain"
 like "$explain" '^trainenv: effective settings for this step \(precedence: enforced > option > environment > admin default > built-in\):' "explain starts with a header stating the precedence"
 explained=$(explain_settings "$explain")
-is "$(printf '%s\n' "$explained" | awk '{ print $1 }' | tr '\n' ' ')" "${settings[*]} " "explain prints one line per setting, each once, in order"
+is "$(printf '%s\n' "$explained" | awk '{ print $1 }' | tr '\n' ' ')" "${settings[*]} ${admin_keys[*]} " "explain prints one line per setting (options, then admin-only keys), each once, in order"
 like "$explain" 'trainenv: deepspeed-timeout += 30 +\(enforced: plugstack\.conf argument 4\)' "enforced: deepspeed-timeout 30 from plugstack.conf argument 4"
 like "$explain" 'trainenv: warning: --train-deepspeed-timeout=5 ignored: the site enforces deepspeed-timeout=30' "the user's option overridden by the enforced value gets a warning"
 like "$explain" 'trainenv: nccl-trace-buffer += 100 +\(option: --train-nccl-trace-buffer\)' "option: nccl-trace-buffer 100 from --train-nccl-trace-buffer"

@@ -305,7 +305,7 @@ remote_bad() { # WHAT REGEX (the nodes' file is prepared by the caller)
 	out=$(te_srun -t 60 -N3 sh -c 'echo ran' 2>&1)
 	rc=$?
 	[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] &&
-		printf '%s\n' "$out" | grep -Eq -- "^trainenv: error: $re"
+		printf '%s\n' "$out" | grep -Eq -- "(^trainenv: error: |^slurmstepd-n[0-9]+: error: trainenv: )$re"
 	ok $? "nodes' policy $what: the step fails (exit $rc), tasks' stderr says why" || diag "$out"
 	[ "$(printf '%s\n' "$out" | grep -c '^ran$')" -eq 0 ] &&
 		[ "$(printf '%s\n' "$out" | grep -cE 'srun: error: n[123]: task [012]: Exited with exit code 1')" -eq 3 ]
