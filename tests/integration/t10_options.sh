@@ -47,7 +47,7 @@ declare -A accepted=(
 admin_keys=(bind-topology topology-cache)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 110
+plan 118
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
