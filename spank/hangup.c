@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "hangup.h"
+#include "srunargs.h"
 #include "strutil.h"
 
 static const int forwarded[] = {
@@ -54,12 +55,15 @@ static int needs_relay(int fd)
 }
 
 /* srun's /proc/self/cmdline holds its own options: --pty asks for an
- * interactive session that should die with its terminal. */
+ * interactive session that should die with its terminal. Only srun's
+ * options count, not the command's ("srun prog --pty"). */
 int te_hangup_is_pty(void)
 {
-	char buf[65536];
+	static char buf[65536];
+	char *argv[1024];
 	ssize_t n;
 	size_t i = 0;
+	int argc = 0;
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
@@ -69,14 +73,12 @@ int te_hangup_is_pty(void)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	while (i < (size_t)n) {
-		const char *a = buf + i;
-
-		if (!strcmp(a, "--pty") || !strncmp(a, "--pty=", 6))
-			return 1;
-		i += strlen(a) + 1;
+	while (i < (size_t)n && argc < 1023) {
+		argv[argc++] = buf + i;
+		i += strlen(buf + i) + 1;
 	}
-	return 0;
+	argv[argc] = NULL;
+	return te_srun_asks_pty(argc, argv);
 }
 
 struct relay {

@@ -13,7 +13,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 73
+plan 75
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -297,6 +297,15 @@ sleep 0.5
 ok $? "--pty: the step was killed with its terminal (state $st, no result)"
 wait_gone "$task pty " 15
 ok $? "--pty: no srun or task left"
+
+# "--pty" among the command's own arguments is not srun's option: the step
+# is shielded like any other and survives its terminal.
+in_tmux ptyarg "srun -N2 $task ptyarg 3 --pty"
+started ptyarg
+ok $? "srun CMD ARGS --pty (the command's argument): the step started"
+te_tmux kill-session -t ptyarg
+finished ptyarg
+ok $? "srun CMD ARGS --pty, tmux killed: shielded, both ranks ran to their end"
 
 # The shield is one extra process: it keeps srun's pid, process group and
 # terminal; its child carries on as srun in a session of its own (and forks

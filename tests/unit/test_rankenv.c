@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rankenv.h"
+#include "srunargs.h"
 #include "tap.h"
 
 static const char *val(const struct te_envlist *e, const char *name)
@@ -163,8 +164,38 @@ static void test_lists(void)
 	ok(!te_name_in_list(NULL, "RANK"), "no list");
 }
 
+static int pty(const char *cmd)
+{
+	char buf[256], *argv[32], *save = NULL, *t;
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", cmd);
+	for (t = strtok_r(buf, " ", &save); t && argc < 31;
+	     t = strtok_r(NULL, " ", &save))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	return te_srun_asks_pty(argc, argv);
+}
+
+static void test_pty(void)
+{
+	ok(pty("srun --pty bash"), "srun --pty bash");
+	ok(pty("srun -N2 -n 4 --pty bash"), "--pty after options with values");
+	ok(pty("srun -p debug --partition debug --pty bash"), "-p VALUE and --partition VALUE skipped");
+	ok(pty("srun -pdebug --pty=yes bash"), "attached short value, --pty=");
+	ok(pty("srun --train-bind numa --pty bash"), "a plugin option's value skipped");
+	ok(pty("srun --train-explain --pty bash"), "--train-explain takes no value");
+	ok(!pty("srun prog --pty"), "--pty after the command is the command's");
+	ok(!pty("srun -n 2 prog --pty"), "after -n VALUE prog");
+	ok(!pty("srun -- --pty"), "after --");
+	ok(!pty("srun -J --pty prog"), "--pty as the value of -J");
+	ok(!pty("srun --job-name --pty prog"), "--pty as the value of --job-name");
+	ok(!pty("srun"), "no arguments");
+}
+
 int main(void)
 {
+	test_pty();
 	test_launcher();
 	test_port();
 	test_env();
