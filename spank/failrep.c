@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <grp.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -431,63 +433,121 @@ void te_failrep_finish(int grace_ms)
 
 /* ---------------------------------------------------------------- slurmstepd */
 
+/* In the forked child: only async-signal-safe calls (slurmstepd has
+ * threads). Exit codes: 0 sent, 1 connect failed, 2 no answer in time,
+ * 3 could not become the job's user. */
+static void __attribute__((noreturn))
+send_as_user(const struct sockaddr_storage *sa, socklen_t salen,
+	     const char *line, size_t len, int64_t deadline, uid_t uid,
+	     gid_t gid)
+{
+	size_t off = 0;
+	int fd;
+
+	if (geteuid() == 0 && uid != 0 && uid != (uid_t)-1 &&
+	    (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+	     setresuid(uid, uid, uid) < 0))
+		_exit(3);
+	fd = socket(sa->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || (connect(fd, (const struct sockaddr *)sa, salen) < 0 &&
+		       errno != EINPROGRESS))
+		_exit(1);
+	while (off < len) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		int64_t left = deadline - mono_ms();
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			_exit(2);
+		if (p.revents & (POLLERR | POLLHUP))
+			_exit(1);
+		n = send(fd, line + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0)
+			_exit(1);
+		off += (size_t)n;
+	}
+	_exit(0);
+}
+
 int te_failrep_send(const char *host, uint16_t port, const char *token,
-		    const struct te_failrep *r, int timeout_ms, char *err,
-		    size_t errlen)
+		    const struct te_failrep *r, int timeout_ms, uid_t uid,
+		    gid_t gid, char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
 	struct addrinfo *ai = NULL;
+	struct sockaddr_storage sa;
+	socklen_t salen;
 	char line[TE_FAILREP_LINE_MAX], sport[8];
 	int64_t deadline = mono_ms() + timeout_ms;
-	size_t off = 0, len;
-	int fd = -1, rc = -1, e;
+	int e, status = 0;
+	pid_t pid;
 
 	if (te_failrep_format(line, sizeof(line), token, r) < 0) {
 		te_snprintf(err, errlen, "cannot format the report");
 		return -1;
 	}
-	len = strlen(line);
 	te_snprintf(sport, sizeof(sport), "%u", port);
 	if ((e = getaddrinfo(host, sport, &hints, &ai)) != 0) {
 		te_snprintf(err, errlen, "srun address '%.64s': %s", host,
 			    gai_strerror(e));
 		return -1;
 	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
-		te_snprintf(err, errlen, "socket: %s", strerror(errno));
-		goto out;
+	if (ai->ai_addrlen > sizeof(sa)) {
+		freeaddrinfo(ai);
+		te_snprintf(err, errlen, "srun address too long");
+		return -1;
 	}
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 &&
-	    errno != EINPROGRESS) {
-		te_snprintf(err, errlen, "connect to srun: %s", strerror(errno));
-		goto out;
-	}
-	while (off < len) {
-		struct pollfd p = { .fd = fd, .events = POLLOUT };
-		int64_t left = deadline - mono_ms();
-		ssize_t n;
+	memcpy(&sa, ai->ai_addr, ai->ai_addrlen);
+	salen = ai->ai_addrlen;
+	freeaddrinfo(ai);
 
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
+	/* The port comes from the job's environment: connect as the job's
+	 * user, never as root. */
+	pid = fork();
+	if (pid < 0) {
+		te_snprintf(err, errlen, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0)
+		send_as_user(&sa, salen, line, strlen(line), deadline, uid, gid);
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			te_snprintf(err, errlen, "waitpid: %s", strerror(errno));
+			return -1;
+		}
+		if (mono_ms() > deadline + 500) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
 			te_snprintf(err, errlen, "srun did not answer within "
 				    "%d ms", timeout_ms);
-			goto out;
+			return -1;
 		}
-		n = send(fd, line + off, len - off, MSG_NOSIGNAL);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		if (n <= 0) {
-			te_snprintf(err, errlen, "send to srun: %s",
-				    strerror(errno));
-			goto out;
-		}
-		off += (size_t)n;
+		usleep(2000);
 	}
-	rc = 0;
-out:
-	if (fd >= 0)
-		close(fd);
-	freeaddrinfo(ai);
-	return rc;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	switch (WIFEXITED(status) ? WEXITSTATUS(status) : -1) {
+	case 1:
+		te_snprintf(err, errlen, "cannot connect to srun at %.64s:%u",
+			    host, port);
+		break;
+	case 2:
+		te_snprintf(err, errlen, "srun did not answer within %d ms",
+			    timeout_ms);
+		break;
+	case 3:
+		te_snprintf(err, errlen, "cannot switch to uid %u",
+			    (unsigned)uid);
+		break;
+	default:
+		te_snprintf(err, errlen, "the sender died");
+	}
+	return -1;
 }

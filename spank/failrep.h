@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define TE_FAILREP_ENV "TRAINENV_REPORT"
 #define TE_FAILREP_TOKEN_LEN 32		/* hex characters */
@@ -44,9 +45,10 @@ int te_failrep_listen(char *envval, size_t envlen, char *err, size_t errlen);
 void te_failrep_finish(int grace_ms);
 
 /* slurmstepd side: sends one report to host:port, waiting at most
- * timeout_ms. */
+ * timeout_ms, from a child process running as uid/gid (the job's user:
+ * the port comes from the job's environment). */
 int te_failrep_send(const char *host, uint16_t port, const char *token,
-		    const struct te_failrep *r, int timeout_ms, char *err,
-		    size_t errlen);
+		    const struct te_failrep *r, int timeout_ms, uid_t uid,
+		    gid_t gid, char *err, size_t errlen);
 
 #endif

@@ -435,6 +435,8 @@ int te_remote_task_exit(spank_t sp)
 	struct te_failrep r = { 0 };
 	struct timespec ts;
 	int status = 0;
+	uid_t uid;
+	gid_t gid;
 	char err[TE_ERR_MAX];
 
 	if (!step.report || !te_plug.resolved ||
@@ -458,8 +460,15 @@ int te_remote_task_exit(spank_t sp)
 		r.value = WEXITSTATUS(status);
 	}
 	/* slurmstepd waits for this: keep the deadline short. */
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+		slurm_info(TE_PREFIX "rank %u failed; cannot tell srun: no job "
+			   "uid", r.rank);
+		return 0;
+	}
 	if (te_failrep_send(step.report_host, step.report_port,
-			    step.report_token, &r, 1000, err, sizeof(err)) < 0)
+			    step.report_token, &r, 1000, uid, gid, err,
+			    sizeof(err)) < 0)
 		slurm_info(TE_PREFIX "rank %u %s %d; could not tell srun: %s",
 			   r.rank, r.signaled ? "killed by signal" :
 			   "exited with code", r.value, err);
