@@ -12,6 +12,7 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } cmds[] = {
+	{ "barrier", te_tool_barrier, "wait until every rank of the step is here (job-wide barrier, needs --mpi=pmix)" },
 	{ "env", te_tool_env, "print the effective trainenv settings of this task and where each came from" },
 	{ "version", te_tool_version, "print the trainenv version" },
 };

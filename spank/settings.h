@@ -40,6 +40,13 @@ enum te_setting_id {
 	TE_S_PORT_RANGE,	/* LO-HI for MASTER_PORT */
 	TE_S_IGNORE_SIGNALS,	/* more signals the tasks ignore */
 	TE_S_FAILURE_REPORT,	/* on|off: first-failure report in srun */
+	TE_S_RDZV,		/* auto|pmix|computed: where MASTER_* come from */
+	TE_S_BARRIER,		/* SECONDS|off: job-wide launch barrier */
+	TE_S_VERSION_CHECK,	/* warn|fail|off: NCCL/CUDA/trainenv across nodes */
+	TE_S_CHECKPOINT_DIR,	/* DIR checked to be one shared directory */
+	TE_S_SOCKET_IFNAME,	/* yes|no: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME */
+	TE_S_HELPER_DIR,	/* admin only: where trainenv-rdzv lives */
+	TE_S_TEST_HOOKS,	/* admin only: honour TRAINENV_TEST_* (tests) */
 	TE_S_COUNT
 };
 
