@@ -204,9 +204,10 @@ static int export_knob(spank_t sp, int id)
 
 static int task_fail(spank_t sp)
 {
-	/* slurm_error() goes to the slurmd log; the task's stderr is what the
-	 * user sees in srun's output. */
-	slurm_error(TE_PREFIX "%s", remote_err);
+	/* slurm_info() goes to the slurmd log only (slurm_error() from a task
+	 * would also reach the task's stderr: the user would read it twice);
+	 * the task's stderr is what the user sees in srun's output. */
+	slurm_info(TE_PREFIX "error: %s", remote_err);
 	fprintf(stderr, TE_PREFIX "error: %s\n", remote_err);
 	fflush(stderr);
 	return -1;
@@ -459,8 +460,9 @@ int te_remote_task_init(spank_t sp)
 
 		have = run_rendezvous(sp, local_id, &rr, &quiet);
 		if (have < 0 && quiet) {
-			/* another rank prints the job-wide report */
-			slurm_error(TE_PREFIX "%s", remote_err);
+			/* rank 0 prints the job-wide report: only the node's
+			 * log hears from the others */
+			slurm_info(TE_PREFIX "%s", remote_err);
 			return -1;
 		}
 		if (have < 0)
