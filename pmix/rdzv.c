@@ -489,7 +489,7 @@ static void ckpt_node_check(struct te_pmix *p, const struct opts *o,
 		int e = errno;
 
 		if (e == ENOENT)
-			te_snprintf(out, len, "does not have it");
+			te_snprintf(out, len, "no such directory");
 		else
 			te_snprintf(out, len, "cannot write there: %s",
 				    strerror(e));
@@ -509,31 +509,32 @@ static void ckpt_node_check(struct te_pmix *p, const struct opts *o,
 				te_strlcpy(out, "ok", len);
 				return;
 			}
-			te_snprintf(out, len, "sees another file than rank 0 "
-				    "wrote there");
+			te_snprintf(out, len, "rank 0's probe file has other "
+				    "content there (another directory?)");
 			return;
 		}
 		if (tries * 500 >= CKPT_RETRY_MS)
 			break;
 		usleep(500000);	/* network file systems cache lookups */
 	}
-	te_snprintf(out, len, "does not see the file rank 0 wrote there "
-		    "(another directory with the same path: node-local "
-		    "storage?)");
+	te_snprintf(out, len, "rank 0's probe file is not there (another "
+		    "directory with the same path: node-local storage?)");
 }
 
 static void ckpt_check(struct te_pmix *p, const struct opts *o,
 		       int local_leader)
 {
 	char mine[TE_RDZV_TEXT_MAX], err[TE_RDZV_TEXT_MAX], text[TE_RDZV_TEXT_MAX];
-	char host0[TE_HOST_MAX], *rank0_err = NULL;
-	uint32_t r, nbad = 0, shown = 0;
+	char host0[TE_HOST_MAX], rank0_err[TE_RDZV_TEXT_MAX] = "";
+	struct te_nodever *bad = NULL;
+	char (*hosts)[TE_HOST_MAX] = NULL, (*why)[160] = NULL;
+	uint32_t r, nbad = 0;
 
 	if (local_leader) {
 		ckpt_node_check(p, o, mine, sizeof(mine));
 		if (te_pmix_put(p, "te.ckres", mine, err, sizeof(err)) < 0) {
 			fail(0, "checkpoint check: %s", err);
-			return;
+			goto cleanup;
 		}
 	}
 	if (te_pmix_commit(p, err, sizeof(err)) < 0 ||
@@ -543,30 +544,32 @@ static void ckpt_check(struct te_pmix *p, const struct opts *o,
 	}
 	if (te_pmix_host_of(p, 0, host0, sizeof(host0)) < 0)
 		te_strlcpy(host0, "?", sizeof(host0));
-	text[0] = '\0';
+	bad = calloc(p->size, sizeof(*bad));
+	hosts = calloc(p->size, sizeof(*hosts));
+	why = calloc(p->size, sizeof(*why));
+	if (!bad || !hosts || !why) {
+		fail(0, "checkpoint check: out of memory");
+		goto cleanup;
+	}
+	/* only one task per node put a verdict */
 	for (r = 0; r < p->size; r++) {
-		char v[TE_RDZV_TEXT_MAX], host[TE_HOST_MAX];
+		char v[TE_RDZV_TEXT_MAX];
 
 		if (te_pmix_get(p, r, "te.ckres", 1, v, sizeof(v)) < 0 ||
 		    !strcmp(v, "ok"))
 			continue;
 		if (!strncmp(v, "rank0 ", 6)) {
-			static char why[TE_RDZV_TEXT_MAX];
-
-			te_strlcpy(why, v + 6, sizeof(why));
-			rank0_err = why;
+			te_strlcpy(rank0_err, v + 6, sizeof(rank0_err));
 			continue;
 		}
+		if (te_pmix_host_of(p, r, hosts[nbad], sizeof(hosts[0])) < 0)
+			te_strlcpy(hosts[nbad], "?", sizeof(hosts[0]));
+		te_strlcpy(why[nbad], v, sizeof(why[0]));
+		bad[nbad].host = hosts[nbad];
+		bad[nbad].ver = why[nbad];
 		nbad++;
-		if (te_pmix_host_of(p, r, host, sizeof(host)) < 0)
-			te_strlcpy(host, "?", sizeof(host));
-		if (shown < 16 && strlen(text) + strlen(v) + 80 < sizeof(text)) {
-			te_appendf(text, sizeof(text), "%snode %s %s",
-				   shown ? "; " : "", host, v);
-			shown++;
-		}
 	}
-	if (rank0_err) {
+	if (rank0_err[0]) {
 		if (p->me.rank == 0)
 			fail(0, "checkpoint dir %s: rank 0 (node %s) cannot "
 			     "write there: %s", o->ckpt, host0, rank0_err);
@@ -574,9 +577,7 @@ static void ckpt_check(struct te_pmix *p, const struct opts *o,
 			fail(1, "checkpoint dir check failed (rank 0 reports "
 			     "it)");
 	} else if (nbad) {
-		if (shown < nbad)
-			te_appendf(text, sizeof(text), "; and %u more nodes",
-				   nbad - shown);
+		te_group_by_value(bad, nbad, 1, text, sizeof(text));
 		if (p->me.rank == 0)
 			fail(0, "checkpoint dir %s is not one shared directory "
 			     "writable from every node (rank 0 is on %s): %s",
@@ -590,6 +591,9 @@ static void ckpt_check(struct te_pmix *p, const struct opts *o,
 		res.checkpoint_dir[0] = '\0';
 	}
 cleanup:
+	free(bad);
+	free(hosts);
+	free(why);
 	if (p->me.rank == 0 && ckpt_file[0])
 		unlink(ckpt_file);
 }

@@ -290,25 +290,50 @@ void te_missing_summary(uint32_t total, const unsigned char *arrived,
 			   listed ? "," : "", n_missing - listed);
 }
 
-int te_version_summary(const char *what, const struct te_nodever *v, size_t n,
-		       char *out, size_t outlen)
+/* Appends the hosts that have version ver (from index first on), each
+ * once, at most TE_VERSION_HOSTS_SHOWN of them; returns how many. */
+static size_t list_hosts(const struct te_nodever *v, size_t n, size_t first,
+			 const char *ver, char *out, size_t outlen)
 {
-	size_t g_first[TE_VERSION_GROUPS_MAX];	/* index of the group's version */
+	size_t shown = 0, more = 0, i, j;
+
+	for (i = first; i < n; i++) {
+		if (strcmp(v[i].ver, ver))
+			continue;
+		for (j = first; j < i; j++)
+			if (!strcmp(v[j].ver, ver) &&
+			    !strcmp(v[j].host, v[i].host))
+				break;
+		if (j < i)
+			continue;	/* this host is listed already */
+		if (shown < TE_VERSION_HOSTS_SHOWN) {
+			te_appendf(out, outlen, "%s%s", shown ? ", " : "",
+				   v[i].host);
+			shown++;
+		} else {
+			more++;
+		}
+	}
+	if (more)
+		te_appendf(out, outlen, " and %zu more nodes", more);
+	return shown + more;
+}
+
+int te_group_by_value(const struct te_nodever *v, size_t n, int hosts_first,
+		      char *out, size_t outlen)
+{
+	size_t g_first[TE_VERSION_GROUPS_MAX];	/* index of each group */
 	size_t ngroups = 0, extra_groups = 0, i, j, g;
-	int distinct;
 
 	if (outlen)
 		out[0] = '\0';
-	if (!n)
-		return 0;
 	for (i = 0; i < n; i++) {
 		for (g = 0; g < ngroups; g++)
 			if (!strcmp(v[g_first[g]].ver, v[i].ver))
 				break;
 		if (g < ngroups)
 			continue;
-		/* a version not seen among the named groups: is it among
-		 * the uncounted ones before i? */
+		/* not a named group: among the uncounted ones before i? */
 		for (j = 0; j < i; j++)
 			if (!strcmp(v[j].ver, v[i].ver))
 				break;
@@ -319,39 +344,37 @@ int te_version_summary(const char *what, const struct te_nodever *v, size_t n,
 		else
 			extra_groups++;
 	}
-	distinct = (int)(ngroups + extra_groups);
-	if (distinct < 2 || !outlen)
-		return distinct;
-	te_snprintf(out, outlen, "%s differs across nodes:", what);
+	if (!outlen)
+		return (int)(ngroups + extra_groups);
 	for (g = 0; g < ngroups; g++) {
-		const char *ver = v[g_first[g]].ver;
-		size_t shown = 0, more = 0;
+		const char *val = v[g_first[g]].ver;
 
-		te_appendf(out, outlen, "%s %s on", g ? ";" : "", ver);
-		for (i = g_first[g]; i < n; i++) {
-			if (strcmp(v[i].ver, ver))
-				continue;
-			/* count each host once per version */
-			for (j = g_first[g]; j < i; j++)
-				if (!strcmp(v[j].ver, ver) &&
-				    !strcmp(v[j].host, v[i].host))
-					break;
-			if (j < i)
-				continue;
-			if (shown < TE_VERSION_HOSTS_SHOWN) {
-				te_appendf(out, outlen, "%s %s",
-					   shown ? "," : "", v[i].host);
-				shown++;
-			} else {
-				more++;
-			}
-		}
-		if (more)
-			te_appendf(out, outlen, " and %zu more nodes", more);
+		if (g)
+			te_appendf(out, outlen, "; ");
+		if (!hosts_first)
+			te_appendf(out, outlen, "%s on ", val);
+		list_hosts(v, n, g_first[g], val, out, outlen);
+		if (hosts_first)
+			te_appendf(out, outlen, ": %s", val);
 	}
 	if (extra_groups)
-		te_appendf(out, outlen, "; and %zu more versions",
-			   extra_groups);
+		te_appendf(out, outlen, "; and %zu more %s", extra_groups,
+			   hosts_first ? "reasons" : "versions");
+	return (int)(ngroups + extra_groups);
+}
+
+int te_version_summary(const char *what, const struct te_nodever *v, size_t n,
+		       char *out, size_t outlen)
+{
+	char groups[TE_COORD_TEXT_MAX + 1];
+	int distinct = te_group_by_value(v, n, 0, NULL, 0);
+
+	if (outlen)
+		out[0] = '\0';
+	if (distinct < 2 || !outlen)
+		return distinct;
+	te_group_by_value(v, n, 0, groups, sizeof(groups));
+	te_snprintf(out, outlen, "%s differs across nodes: %s", what, groups);
 	return distinct;
 }
 

@@ -102,6 +102,12 @@ struct te_nodever {
 int te_version_summary(const char *what, const struct te_nodever *v, size_t n,
 		       char *out, size_t outlen);
 
+/* The grouping behind it, for any (host, value) pairs: "2.28.9 on n1, n2;
+ * 2.27.3 on n3", or with hosts_first "n2, n3: not writable; n4: ...".
+ * Returns the number of distinct values; out may be NULL (len 0) to count. */
+int te_group_by_value(const struct te_nodever *v, size_t n, int hosts_first,
+		      char *out, size_t outlen);
+
 /* ---------------------------------------------------------------- data */
 
 /* The versions every rank publishes: "trainenv=0.1.0 nccl=2.28.9

@@ -281,6 +281,19 @@ static void test_versions(void)
 	is_str(out, "NCCL differs across nodes: 2.28.9 on n1, n2, n4; 2.27.3 on n3",
 	       "each node named once, grouped by version");
 	is_int(te_version_summary("NCCL", v, 0, out, sizeof(out)), 0, "no input");
+	{
+		struct te_nodever why[4] = {
+			{ "n2", "not there" }, { "n3", "not there" },
+			{ "n2", "not there" }, { "n4", "cannot write" },
+		};
+
+		is_int(te_group_by_value(why, 4, 1, out, sizeof(out)), 2,
+		       "two reasons");
+		is_str(out, "n2, n3: not there; n4: cannot write",
+		       "hosts first, each once");
+		is_int(te_group_by_value(why, 4, 1, NULL, 0), 2,
+		       "counting without a buffer");
+	}
 	for (i = 0; i < 40; i++) {
 		snprintf(hosts[i], sizeof(hosts[i]), "h%d", i);
 		snprintf(vers[i], sizeof(vers[i]), "%d", i < 12 ? 1 : i);
