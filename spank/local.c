@@ -85,7 +85,8 @@ static int pmix_notice(void)
 			mpi ? mpi : "none");
 		return -1;
 	}
-	if (b->set && b->word < 0)
+	/* the built-in barrier applies under PMIx only: no need to say */
+	if (b->set && b->word < 0 && b->src != TE_SRC_BUILTIN)
 		te_appendf(what, sizeof(what), "--train-barrier=%s cannot run",
 			   b->text);
 	if (c->v[TE_S_VERSION_CHECK].word == 1)

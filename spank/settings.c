@@ -170,10 +170,11 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 	[TE_S_BARRIER] = {
 		.name = "barrier", .type = TE_T_UINT, .words = w_off,
 		.lo = 1, .hi = 7 * 86400, .unit = "seconds",
-		.builtin = "off", .arginfo = "SECONDS|off",
+		.builtin = "300", .arginfo = "SECONDS|off",
 		.help = "hold every task at launch until all ranks have "
 			"arrived, at most SECONDS; on timeout every task fails "
-			"naming the missing ranks and nodes (needs PMIx)",
+			"naming the missing ranks and nodes; off: no barrier, "
+			"ranks only wait for rank 0's data (needs PMIx)",
 	},
 	[TE_S_VERSION_CHECK] = {
 		.name = "version-check", .type = TE_T_ENUM, .words = w_vcheck,
