@@ -119,6 +119,17 @@ int te_local_user_init(spank_t sp)
 	}
 	if (te_submit_train_on() && pmix_notice() < 0)
 		return -1;
+	/* Slurm 22.05's mpi/pmix picks its tree algorithm for a fence
+	 * without data and its ring algorithm for one with data, per node;
+	 * seen with OpenPMIx 4.2.2: the tree fence returned on every node
+	 * whose own ranks had arrived without waiting for the other nodes,
+	 * and fences of later PMIx clients of a rank now and then failed
+	 * with UNPACK-PAST-END. The ring algorithm for every fence is a
+	 * real job-wide barrier. The user's (or site's) own value wins. */
+	if (te_submit_train_on() && te_plug.cfg.v[TE_S_RDZV].word != 2 &&
+	    !getenv("SLURM_PMIX_FENCE") &&
+	    spank_setenv(sp, "SLURM_PMIX_FENCE", "ring", 0) != ESPANK_SUCCESS)
+		setenv("SLURM_PMIX_FENCE", "ring", 0);
 	if (!te_submit_train_on() ||
 	    te_plug.cfg.v[TE_S_FAILURE_REPORT].word != 0)
 		return 0;
