@@ -13,7 +13,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 19
+plan 17
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
