@@ -189,6 +189,15 @@ int te_pmix_open(struct te_pmix *p, char *err, size_t errlen)
 	}
 	p->size = val->data.uint32;
 	PMIX_VALUE_RELEASE(val);
+	val = NULL;
+	p->nlocal = -1;
+	if (PMIx_Get(&wild, PMIX_LOCAL_PEERS, NULL, 0, &val) == PMIX_SUCCESS &&
+	    val && val->type == PMIX_STRING && val->data.string)
+		p->nlocal = te_rank_list_parse(val->data.string, p->size,
+					       p->local_peers,
+					       TE_LOCAL_PEERS_MAX);
+	if (val)
+		PMIX_VALUE_RELEASE(val);
 	if (te_pmix_host_of(p, p->me.rank, p->host, sizeof(p->host)) < 0 &&
 	    (gethostname(p->host, sizeof(p->host)) < 0 ||
 	     (p->host[sizeof(p->host) - 1] = '\0', !te_host_valid(p->host))))
@@ -383,6 +392,44 @@ out:
 	close(wake[0]);
 	close(wake[1]);
 	return rc;
+}
+
+int te_local_quiesce(const struct te_pmix *p, const char *tmpdir,
+		     unsigned gen, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	char path[600];
+	int i, fd, wait = 1;
+
+	if (p->nlocal <= 1 || !te_private_dir_ok(tmpdir))
+		return 0;
+	if (gen > 0 && te_snprintf(path, sizeof(path),
+				   "%s/trainenv-closed.%u.%u", tmpdir, gen - 1,
+				   p->me.rank) == 0)
+		unlink(path);	/* the previous generation's mark */
+	if (te_snprintf(path, sizeof(path), "%s/trainenv-closed.%u.%u", tmpdir,
+			gen, p->me.rank) < 0)
+		return 0;
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; i < p->nlocal;) {
+		struct stat st;
+
+		if (p->local_peers[i] == p->me.rank ||
+		    (te_snprintf(path, sizeof(path), "%s/trainenv-closed.%u.%u",
+				 tmpdir, gen, p->local_peers[i]) == 0 &&
+		     lstat(path, &st) == 0)) {
+			i++;
+			continue;
+		}
+		if (now_ms() >= deadline)
+			return -1;
+		usleep((useconds_t)wait * 1000);
+		if (wait < 16)
+			wait *= 2;
+	}
+	return 0;
 }
 
 int te_private_dir_ok(const char *dir)

@@ -28,11 +28,15 @@
 
 #define TE_MSG_MAX 1200
 
+#define TE_LOCAL_PEERS_MAX 4096
+
 struct te_pmix {
 	pmix_proc_t me;
 	uint32_t size;
 	char host[TE_HOST_MAX];		/* this rank's node as PMIx names it */
 	int open;
+	uint32_t local_peers[TE_LOCAL_PEERS_MAX];	/* ranks on this node */
+	int nlocal;			/* -1: unknown */
 };
 
 /* PMIx_Init, the job size and this rank's host. 0, or -1 with a reason. */
@@ -85,6 +89,20 @@ int te_barrier_wait(struct te_barrier *b, char *msg, size_t msglen);
 
 /* Frees a prepared barrier that is not waited on. */
 void te_barrier_free(struct te_barrier *b);
+
+/* After this process closed its PMIx session (te_pmix_close): says so in
+ * the node's private directory and waits, at most timeout_ms, until every
+ * rank of this node has closed its session of generation gen too.
+ *
+ * Why: when a client's connection goes away, OpenPMIx's server (4.2)
+ * removes that rank from every fence still pending on the node and lets
+ * the fence finish without it. A rank that has passed the barrier and
+ * starts its next fence (MPI_Init, the next barrier) while another rank's
+ * previous session is still closing would otherwise be released without
+ * that rank (seen: back-to-back `trainenv barrier` commands drifted apart
+ * by whole barriers). 0 when all closed, -1 on timeout. */
+int te_local_quiesce(const struct te_pmix *p, const char *tmpdir,
+		     unsigned gen, int timeout_ms);
 
 /* The delay before a rank registers with the coordinator. */
 int te_barrier_lazy_ms(double timeout_s);

@@ -193,8 +193,13 @@ int trainenv_barrier(double timeout_s, char *err, size_t errlen)
 	if (rc < 0)
 		te_strlcpy(err, e, errlen);
 close:
-	if (!held)
+	if (!held) {
 		te_pmix_close(&sess);
+		/* nobody of this node may start a fence while our session
+		 * is still closing (see te_local_quiesce) */
+		if (rc == 0)
+			te_local_quiesce(&sess, o.tmpdir, o.seq, 3000);
+	}
 out:
 	pthread_mutex_unlock(&lib_mu);
 	return rc;

@@ -760,5 +760,9 @@ int main(int argc, char **argv)
 	}
 	run(&p, &o);
 	te_pmix_close(&p);
+	/* the application's first fence must not meet a helper of this node
+	 * still closing (see te_local_quiesce) */
+	if (!res.failed && (o.barrier > 0 || o.ckpt))
+		te_local_quiesce(&p, getenv("PMIX_SERVER_TMPDIR"), 0, 3000);
 	return emit();
 }

@@ -479,6 +479,34 @@ uint16_t te_port_pick(uint16_t start, uint16_t lo, uint16_t hi,
 	return 0;
 }
 
+int te_rank_list_parse(const char *s, uint32_t nranks, uint32_t *out,
+		       size_t max)
+{
+	size_t n = 0;
+
+	if (!s || !*s)
+		return -1;
+	for (;;) {
+		char num[16];
+		size_t l = 0;
+		uint64_t v;
+
+		while (s[l] && s[l] != ',')
+			l++;
+		if (l == 0 || l >= sizeof(num) || n >= max)
+			return -1;
+		memcpy(num, s, l);
+		num[l] = '\0';
+		if (te_parse_u64(num, UINT32_MAX, &v) < 0 || v >= nranks)
+			return -1;
+		out[n++] = (uint32_t)v;
+		if (!s[l])
+			break;
+		s += l + 1;
+	}
+	return (int)n;
+}
+
 int te_ifname_match(const char *pattern, const char *name)
 {
 	int exclude = 0, exact = 0, hit = 0;

@@ -139,6 +139,11 @@ typedef int (*te_port_free_fn)(void *ctx, uint16_t port);
 uint16_t te_port_pick(uint16_t start, uint16_t lo, uint16_t hi,
 		      unsigned max_tries, te_port_free_fn is_free, void *ctx);
 
+/* PMIX_LOCAL_PEERS: "0,1,2,3" (strictly ascending is not required) into
+ * at most max ranks < nranks. Returns the count, or -1 when malformed. */
+int te_rank_list_parse(const char *s, uint32_t nranks, uint32_t *out,
+		       size_t max);
+
 /* NCCL_SOCKET_IFNAME syntax: a comma-separated list of prefixes; a
  * leading '^' makes it a list of excluded prefixes; a leading '=' (after
  * the optional '^') asks for exact names. 1 when name is selected. */

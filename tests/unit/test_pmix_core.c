@@ -370,6 +370,21 @@ static void test_ports(void)
 	is_int(te_port_pick(1, 10, 5, 10, fake_free, NULL), 0, "lo > hi: 0");
 }
 
+static void test_rank_list(void)
+{
+	uint32_t r[8];
+
+	is_int(te_rank_list_parse("0,1,2,3", 8, r, 8), 4, "local peers parse");
+	ok(r[0] == 0 && r[3] == 3, "in order");
+	is_int(te_rank_list_parse("5", 8, r, 8), 1, "one peer");
+	is_int(te_rank_list_parse("", 8, r, 8), -1, "empty refused");
+	is_int(te_rank_list_parse("1,,2", 8, r, 8), -1, "empty item refused");
+	is_int(te_rank_list_parse("1,8", 8, r, 8), -1, "rank >= size refused");
+	is_int(te_rank_list_parse("1,2,", 8, r, 8), -1, "trailing comma refused");
+	is_int(te_rank_list_parse("0,1,2", 8, r, 2), -1, "more than max refused");
+	is_int(te_rank_list_parse("-1", 8, r, 8), -1, "negative refused");
+}
+
 static void test_ifname(void)
 {
 	ok(te_ifname_match(NULL, "eth0"), "no pattern selects all");
@@ -481,6 +496,7 @@ int main(void)
 	test_missing();
 	test_versions();
 	test_ports();
+	test_rank_list();
 	test_ifname();
 	test_fuzz();
 	return tap_done();
