@@ -52,6 +52,22 @@ struct opts {
 
 static struct te_rdzv_result res;
 
+/* TRAINENV_RDZV_PROFILE=1: phase times on stderr (a debugging aid) */
+static int profile;
+static struct timespec t_start;
+static void phase(const char *what)
+{
+	struct timespec ts;
+
+	if (!profile)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(stderr, "trainenv-rdzv %s: %s at %.1f ms\n",
+		getenv("PMIX_RANK") ? getenv("PMIX_RANK") : "?", what,
+		(ts.tv_sec - t_start.tv_sec) * 1e3 +
+			(ts.tv_nsec - t_start.tv_nsec) / 1e6);
+}
+
 __attribute__((format(printf, 1, 2)))
 static void warn(const char *fmt, ...)
 {
@@ -649,7 +665,9 @@ static void run(struct te_pmix *p, const struct opts *o)
 		     err);
 		return;
 	}
+	phase("address");
 	probe_versions(o, &ver);
+	phase("versions");
 	if (te_versions_format(text, sizeof(text), &ver) < 0 ||
 	    te_pmix_put(p, "te.ver", text, err, sizeof(err)) < 0 ||
 	    te_pmix_put(p, "te.addr", addr, err, sizeof(err)) < 0) {
@@ -689,10 +707,12 @@ static void run(struct te_pmix *p, const struct opts *o)
 					      sizeof(err));
 			return;
 		}
+		phase("barrier prepared");
 		if (te_barrier_wait(b, msg, sizeof(msg)) < 0) {
 			fail(0, "%s", msg);
 			return;
 		}
+		phase("fence done");
 		if (p->me.rank == 0)
 			parse_master(master);
 		else if (te_pmix_get(p, 0, "te.master", 1, text,
@@ -700,6 +720,7 @@ static void run(struct te_pmix *p, const struct opts *o)
 			parse_master(text);
 		if (o->vcheck != 2)
 			check_versions_all(p, o);
+		phase("versions compared");
 		if (o->ckpt)
 			ckpt_check(p, o, leader);
 	} else {
@@ -748,21 +769,28 @@ int main(int argc, char **argv)
 	char err[TE_RDZV_TEXT_MAX];
 
 	signal(SIGPIPE, SIG_IGN);
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
+	profile = getenv("TRAINENV_RDZV_PROFILE") != NULL;
 	if (parse_args(argc, argv, &o, err, sizeof(err)) < 0) {
 		fail(0, "trainenv-rdzv: %s", err);
 		return emit();
 	}
 	if (hooks_before_init(&o) < 0)
 		return emit();
+	phase("start");
 	if (te_pmix_open(&p, err, sizeof(err)) < 0) {
 		fail(0, "rendezvous: %s", err);
 		return emit();
 	}
+	phase("PMIx_Init done");
 	run(&p, &o);
+	phase("run done");
 	te_pmix_close(&p);
+	phase("PMIx_Finalize done");
 	/* the application's first fence must not meet a helper of this node
 	 * still closing (see te_local_quiesce) */
 	if (!res.failed && (o.barrier > 0 || o.ckpt))
 		te_local_quiesce(&p, getenv("PMIX_SERVER_TMPDIR"), 0, 3000);
+	phase("quiesced");
 	return emit();
 }
