@@ -20,6 +20,7 @@
 
 #include "barrier.h"
 #include "netinfo.h"
+#include "rdzv_proto.h"
 #include "strutil.h"
 
 #define COORD_KEY_FMT "te.coord.%u"
@@ -432,15 +433,6 @@ int te_local_quiesce(const struct te_pmix *p, const char *tmpdir,
 	return 0;
 }
 
-int te_private_dir_ok(const char *dir)
-{
-	struct stat st;
-
-	return dir && dir[0] == '/' && stat(dir, &st) == 0 &&
-	       S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-	       !(st.st_mode & (S_IWGRP | S_IWOTH));
-}
-
 /* ---------------------------------------------------------------- barrier */
 
 enum cstate {
@@ -464,18 +456,32 @@ struct conn {
 struct te_barrier {
 	struct te_pmix *p;
 	double timeout_s;
-	int collect;
+	int coordinated;
 	unsigned seq;
 	char tmpdir[512];
 	char key[32];
 	int64_t start, deadline;
 	int lazy_ms;
 	int epfd, wake[2];
+	int fence_started;
+	/* the local ranks this process stands for (their arrival files) */
+	uint32_t *followers;
+	unsigned char *follower_here;
+	size_t nfollowers, nfollowers_here;
+	int64_t next_follower_check;
+	int follower_wait;
+	struct te_coord_req node;	/* this node's facts (coordinated) */
+	int (*verdict)(void *, const struct te_coord_req *, size_t, char *,
+		       size_t);
+	void *verdict_ctx;
 	/* rank 0 */
 	int lfd;
 	struct te_coord_info info;
 	char coord_file[600];
 	unsigned char *arrived;
+	uint32_t narrived;
+	struct te_coord_req *nodes;	/* node facts received */
+	size_t nnodes, nodes_cap;
 	struct conn *conns;
 	size_t nconns, maxconns;
 	size_t *free_slots;
@@ -492,12 +498,12 @@ struct te_barrier {
 	int cfd;
 	char cbuf[TE_COORD_LINE_MAX + 1];
 	size_t clen;
-	char out[TE_COORD_LINE_MAX];
-	size_t outlen, outoff;
+	char *out;		/* lines queued for the coordinator */
+	size_t outlen, outoff, outcap;
 	int64_t gone_at;
 	char unreach[200];
-	char rank0_text[TE_COORD_TEXT_MAX + 1];	/* "fail"/"state" text */
-	int got_fail, got_state;
+	char rank0_text[TE_COORD_TEXT_MAX + 1];	/* "fail"/"reject"/"state" */
+	int got_fail, got_state, got_reject;
 };
 
 #define TAG_WAKE 0
@@ -521,6 +527,14 @@ static int ep_add(struct te_barrier *b, int fd, uint32_t events, uint64_t tag)
 	struct epoll_event ev = { .events = events, .data.u64 = tag };
 
 	return epoll_ctl(b->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static const char *rank0_host(struct te_barrier *b)
+{
+	if (!b->rank0_host[0] &&
+	    te_pmix_host_of(b->p, 0, b->rank0_host, sizeof(b->rank0_host)) < 0)
+		te_strlcpy(b->rank0_host, "?", sizeof(b->rank0_host));
+	return b->rank0_host;
 }
 
 /* Writes the coordinator's address for rank 0's node's peers: a private
@@ -586,6 +600,38 @@ static void raise_nofile(struct te_barrier *b, rlim_t want)
 		b->nofile_raised = 1;
 }
 
+static void mark_arrived(struct te_barrier *b, uint32_t rank)
+{
+	if (rank < b->p->size && !b->arrived[rank]) {
+		b->arrived[rank] = 1;
+		b->narrived++;
+	}
+}
+
+static void add_node(struct te_barrier *b, const struct te_coord_req *q)
+{
+	size_t i;
+
+	for (i = 0; i < b->nnodes; i++)
+		if (b->nodes[i].rank == q->rank) {
+			b->nodes[i] = *q;	/* a repeat: the latest wins */
+			return;
+		}
+	if (b->nnodes == b->nodes_cap) {
+		size_t cap = b->nodes_cap ? b->nodes_cap * 2 : 16;
+		struct te_coord_req *n;
+
+		if (cap > b->p->size)
+			cap = b->p->size;
+		if (cap <= b->nnodes ||
+		    !(n = realloc(b->nodes, cap * sizeof(*n))))
+			return;
+		b->nodes = n;
+		b->nodes_cap = cap;
+	}
+	b->nodes[b->nnodes++] = *q;
+}
+
 static int coord_start(struct te_barrier *b, const char *addr, char *err,
 		       size_t errlen)
 {
@@ -609,7 +655,9 @@ static int coord_start(struct te_barrier *b, const char *addr, char *err,
 		b->free_slots[i] = b->maxconns - 1 - i;
 	}
 	b->nfree = b->maxconns;
-	b->arrived[0] = 1;
+	mark_arrived(b, 0);
+	if (b->coordinated)
+		add_node(b, &b->node);
 	/* one descriptor per waiting rank */
 	raise_nofile(b, (rlim_t)b->maxconns + 64);
 
@@ -654,6 +702,7 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 				      char *err, size_t errlen)
 {
 	struct te_barrier *b = calloc(1, sizeof(*b));
+	size_t i;
 
 	if (!b) {
 		te_snprintf(err, errlen, "out of memory");
@@ -663,20 +712,51 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 	b->lfd = b->cfd = b->epfd = -1;
 	b->wake[0] = b->wake[1] = -1;
 	b->timeout_s = o->timeout_s;
-	b->collect = 1;	/* see below */
+	b->coordinated = o->coordinated;
 	b->seq = o->seq;
 	b->start = now_ms();
 	b->deadline = b->start + (int64_t)(o->timeout_s * 1000.0);
-	b->lazy_ms = te_barrier_lazy_ms(o->timeout_s);
+	/* launch: register at once (the coordinator decides); later
+	 * barriers: only when the fence is slow */
+	b->lazy_ms = o->coordinated ? 0 : te_barrier_lazy_ms(o->timeout_s);
+	b->verdict = o->verdict;
+	b->verdict_ctx = o->verdict_ctx;
+	if (o->coordinated) {
+		b->node = o->node;
+		b->node.kind = TE_CQ_NODE;
+		b->node.rank = p->me.rank;
+		te_strlcpy(b->node.host, p->host, sizeof(b->node.host));
+	}
 	te_snprintf(b->key, sizeof(b->key), COORD_KEY_FMT, o->seq);
 	if (o->tmpdir && te_private_dir_ok(o->tmpdir))
 		te_strlcpy(b->tmpdir, o->tmpdir, sizeof(b->tmpdir));
-	/* Every fence here collects data, and every rank puts some: on Slurm
-	 * 22.05 (verified with OpenPMIx 4.2.2) a fence without data takes
-	 * Slurm's tree algorithm, which returned on every node whose own
-	 * ranks had all arrived, without waiting for the other nodes; with
-	 * data Slurm uses its ring algorithm, a real job-wide barrier. */
-	{
+	if (o->nfollowers && b->tmpdir[0]) {
+		b->followers = calloc(o->nfollowers, sizeof(*b->followers));
+		b->follower_here = calloc(o->nfollowers, 1);
+		if (!b->followers || !b->follower_here) {
+			te_snprintf(err, errlen, "out of memory");
+			te_barrier_free(b);
+			return NULL;
+		}
+		for (i = 0; i < o->nfollowers; i++)
+			if (o->followers[i] < p->size &&
+			    o->followers[i] != p->me.rank)
+				b->followers[b->nfollowers++] = o->followers[i];
+	}
+	b->outcap = (b->nfollowers + 4) * TE_COORD_LINE_MAX;
+	b->out = malloc(b->outcap);
+	if (!b->out) {
+		te_snprintf(err, errlen, "out of memory");
+		te_barrier_free(b);
+		return NULL;
+	}
+	if (!o->coordinated) {
+		/* Every fence here collects data, and every rank puts some:
+		 * on Slurm 22.05 (verified with OpenPMIx 4.2.2) a fence
+		 * without data takes Slurm's tree algorithm unless the ring
+		 * one is forced (SLURM_PMIX_FENCE=ring, which the plugin
+		 * sets), and the tree fence returned on every node whose own
+		 * ranks had all arrived, without waiting for the others. */
 		char key[32];
 
 		te_snprintf(key, sizeof(key), "te.here.%u", o->seq);
@@ -697,10 +777,9 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 			return NULL;
 		}
 	} else {
-		if (te_pmix_host_of(p, 0, b->rank0_host,
-				    sizeof(b->rank0_host)) < 0)
-			te_strlcpy(b->rank0_host, "?", sizeof(b->rank0_host));
-		b->rank0_local = !strcmp(b->rank0_host, p->host);
+		b->rank0_local = te_pmix_host_of(p, 0, b->rank0_host,
+						 sizeof(b->rank0_host)) == 0 &&
+				 !strcmp(b->rank0_host, p->host);
 	}
 	return b;
 }
@@ -732,7 +811,70 @@ void te_barrier_free(struct te_barrier *b)
 	free(b->arrived);
 	free(b->conns);
 	free(b->free_slots);
+	free(b->nodes);
+	free(b->followers);
+	free(b->follower_here);
+	free(b->out);
 	free(b);
+}
+
+/* ---------------------------------------------------------------- followers */
+
+/* Queues a line for the coordinator (client side). */
+static void queue_line(struct te_barrier *b, const struct te_coord_req *q)
+{
+	char line[TE_COORD_LINE_MAX];
+
+	if (te_coord_req_format(line, sizeof(line), b->info.token, q) < 0 ||
+	    b->outlen + strlen(line) > b->outcap)
+		return;
+	memcpy(b->out + b->outlen, line, strlen(line));
+	b->outlen += strlen(line);
+}
+
+static void queue_arrived(struct te_barrier *b, uint32_t rank)
+{
+	struct te_coord_req q = { .kind = TE_CQ_ARRIVED, .rank = rank };
+
+	te_strlcpy(q.host, b->p->host, sizeof(q.host));
+	queue_line(b, &q);
+}
+
+static void client_flush(struct te_barrier *b);
+
+/* The local ranks this process stands for say they are here with a file
+ * (the plugin writes it in task_init). */
+static void check_followers(struct te_barrier *b, int64_t now)
+{
+	size_t i;
+	int news = 0;
+
+	if (b->nfollowers_here == b->nfollowers || now < b->next_follower_check)
+		return;
+	for (i = 0; i < b->nfollowers; i++) {
+		char path[600];
+		struct stat st;
+
+		if (b->follower_here[i] ||
+		    te_snprintf(path, sizeof(path), TE_ARRIVED_FMT, b->tmpdir,
+				b->followers[i]) < 0 ||
+		    lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    st.st_uid != geteuid())
+			continue;
+		b->follower_here[i] = 1;
+		b->nfollowers_here++;
+		news = 1;
+		if (b->p->me.rank == 0)
+			mark_arrived(b, b->followers[i]);
+		else if (b->cs == C_SENT || b->cs == C_CONNECTING)
+			queue_arrived(b, b->followers[i]);
+	}
+	if (news && b->cs == C_SENT)
+		client_flush(b);
+	b->follower_wait = news ? 1 : (b->follower_wait ? b->follower_wait * 2 : 1);
+	if (b->follower_wait > 4)
+		b->follower_wait = 4;
+	b->next_follower_check = now + b->follower_wait;
 }
 
 /* ---------------------------------------------------------------- coordinator */
@@ -822,7 +964,9 @@ static void coord_read(struct te_barrier *b, size_t i)
 		}
 		c->registered = 1;
 		if (q.kind == TE_CQ_ARRIVED) {
-			b->arrived[q.rank] = 1;
+			mark_arrived(b, q.rank);
+		} else if (q.kind == TE_CQ_NODE) {
+			add_node(b, &q);
 		} else {
 			char text[TE_COORD_TEXT_MAX + 1], out[TE_COORD_LINE_MAX];
 
@@ -885,8 +1029,8 @@ static void client_connect(struct te_barrier *b, const char *text)
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
 	struct addrinfo *ai = NULL;
-	struct te_coord_req q = { .kind = TE_CQ_ARRIVED };
 	char port[8];
+	size_t i;
 
 	if (te_coord_info_parse(text, &b->info) < 0) {
 		b->cs = C_UNREACH;
@@ -894,16 +1038,14 @@ static void client_connect(struct te_barrier *b, const char *text)
 			    "unreadable coordinator address");
 		return;
 	}
-	q.rank = b->p->me.rank;
-	te_strlcpy(q.host, b->p->host, sizeof(q.host));
-	if (te_coord_req_format(b->out, sizeof(b->out), b->info.token, &q) < 0) {
-		b->cs = C_UNREACH;
-		te_snprintf(b->unreach, sizeof(b->unreach), "cannot format "
-			    "the registration");
-		return;
-	}
-	b->outlen = strlen(b->out);
-	b->outoff = 0;
+	/* what rank 0 must hear: this node's facts, then who is here */
+	b->outlen = b->outoff = 0;
+	if (b->coordinated)
+		queue_line(b, &b->node);
+	queue_arrived(b, b->p->me.rank);
+	for (i = 0; i < b->nfollowers; i++)
+		if (b->follower_here[i])
+			queue_arrived(b, b->followers[i]);
 	te_snprintf(port, sizeof(port), "%u", (unsigned)b->info.port);
 	if (getaddrinfo(b->info.addr, port, &hints, &ai) != 0) {
 		client_fail_connect(b, EINVAL);
@@ -954,7 +1096,7 @@ static void client_lookup(struct te_barrier *b, int64_t now)
 	} else {
 		return;	/* wait for the answer */
 	}
-	b->backoff = b->backoff ? b->backoff * 2 : 20;
+	b->backoff = b->backoff ? b->backoff * 2 : 5;
 	if (b->backoff > 500)
 		b->backoff = 500;
 	b->next_lookup = now + b->backoff;
@@ -984,6 +1126,34 @@ static void client_get_done(struct te_barrier *b, int64_t now)
 	b->next_lookup = now + b->backoff;
 }
 
+static void client_flush(struct te_barrier *b)
+{
+	while (b->outoff < b->outlen && b->cfd >= 0) {
+		ssize_t n = send(b->cfd, b->out + b->outoff,
+				 b->outlen - b->outoff,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n > 0) {
+			b->outoff += (size_t)n;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		client_fail_connect(b, n < 0 ? errno : EPIPE);
+		return;
+	}
+	if (b->cfd >= 0) {
+		struct epoll_event ev = {
+			.events = EPOLLIN | (b->outoff < b->outlen ? EPOLLOUT : 0),
+			.data.u64 = TAG_CLIENT
+		};
+
+		epoll_ctl(b->epfd, EPOLL_CTL_MOD, b->cfd, &ev);
+	}
+	if (b->outoff >= b->outlen)
+		b->outoff = b->outlen = 0;
+}
+
 static void client_io(struct te_barrier *b, uint32_t events)
 {
 	if (b->cs == C_CONNECTING && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
@@ -998,25 +1168,9 @@ static void client_io(struct te_barrier *b, uint32_t events)
 		}
 		b->cs = C_SENT;
 	}
-	if (b->outoff < b->outlen && b->cfd >= 0) {
-		ssize_t n = send(b->cfd, b->out + b->outoff,
-				 b->outlen - b->outoff,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n > 0)
-			b->outoff += (size_t)n;
-		else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-			client_fail_connect(b, errno);
-			return;
-		}
-		if (b->outoff >= b->outlen) {
-			struct epoll_event ev = { .events = EPOLLIN,
-						  .data.u64 = TAG_CLIENT };
-
-			epoll_ctl(b->epfd, EPOLL_CTL_MOD, b->cfd, &ev);
-		}
-	}
-	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+	if (b->cs == C_SENT || b->cs == C_DONE)
+		client_flush(b);
+	if (b->cfd >= 0 && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
 		ssize_t n = read(b->cfd, b->cbuf + b->clen,
 				 TE_COORD_LINE_MAX - b->clen);
 		char *nl;
@@ -1024,7 +1178,7 @@ static void client_io(struct te_barrier *b, uint32_t events)
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			close(b->cfd);
 			b->cfd = -1;
-			if (b->cs != C_DONE) {
+			if (b->cs != C_DONE && !b->got_reject) {
 				b->cs = C_GONE;
 				b->gone_at = now_ms();
 			}
@@ -1048,14 +1202,15 @@ static void client_io(struct te_barrier *b, uint32_t events)
 				continue;	/* not from our coordinator */
 			if (r.kind == TE_CR_DONE) {
 				b->cs = C_DONE;
-			} else {
-				te_strlcpy(b->rank0_text, r.text,
-					   sizeof(b->rank0_text));
-				if (r.kind == TE_CR_FAIL)
-					b->got_fail = 1;
-				else
-					b->got_state = 1;
+				continue;
 			}
+			te_strlcpy(b->rank0_text, r.text, sizeof(b->rank0_text));
+			if (r.kind == TE_CR_FAIL)
+				b->got_fail = 1;
+			else if (r.kind == TE_CR_REJECT)
+				b->got_reject = 1;
+			else
+				b->got_state = 1;
 		}
 		if (b->clen >= TE_COORD_LINE_MAX)
 			b->clen = 0;	/* garbage: drop it */
@@ -1117,77 +1272,138 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 	case C_IDLE:
 	case C_LOOKUP:
 		te_snprintf(msg, len, "%s: rank 0 (node %s) did not arrive",
-			    head, b->rank0_host);
+			    head, rank0_host(b));
 		return;
 	case C_UNREACH:
 		te_snprintf(msg, len, "%s: rank 0 (node %s) arrived, but %s",
-			    head, b->rank0_host, b->unreach);
+			    head, rank0_host(b), b->unreach);
 		return;
 	case C_GONE:
 		te_snprintf(msg, len, "%s: rank 0 (node %s) stopped waiting "
 			    "(its deadline passed or it failed) before every "
-			    "rank arrived", head, b->rank0_host);
+			    "rank arrived", head, rank0_host(b));
 		return;
 	default:
 		te_snprintf(msg, len, "%s: rank 0 (node %s) did not say who "
-			    "is missing", head, b->rank0_host);
+			    "is missing", head, rank0_host(b));
 	}
 }
 
-int te_barrier_wait(struct te_barrier *b, char *msg, size_t msglen)
+static int by_rank(const void *x, const void *y)
+{
+	const struct te_coord_req *a = x, *b = y;
+
+	return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/* Rank 0, coordinated: every rank is here; the launch checks decide. */
+static void coord_complete(struct te_barrier *b, struct te_barrier_result *r)
+{
+	char text[TE_COORD_TEXT_MAX + 1] = "", line[TE_COORD_LINE_MAX];
+	int v = 0;
+
+	/* reports name the nodes in rank order, whoever came first */
+	if (b->nnodes > 1)
+		qsort(b->nodes, b->nnodes, sizeof(*b->nodes), by_rank);
+	if (b->verdict)
+		v = b->verdict(b->verdict_ctx, b->nodes, b->nnodes, text,
+			       sizeof(text));
+	if (v == 2) {
+		r->rejected = 1;
+		te_strlcpy(r->msg, text, sizeof(r->msg));
+		te_coord_reply_format(line, sizeof(line), TE_CR_REJECT, text);
+	} else {
+		r->ok = 1;
+		if (v == 1)
+			te_strlcpy(r->warn, text, sizeof(r->warn));
+		te_coord_reply_format(line, sizeof(line), TE_CR_DONE, "");
+	}
+	coord_accept(b);
+	coord_broadcast(b, line);
+}
+
+int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 {
 	struct te_pmix *p = b->p;
 	char err[TE_MSG_MAX], line[TE_COORD_LINE_MAX];
-	int rc = -1;
+	int finished = 0;
 
-	msg[0] = '\0';
+	memset(r, 0, sizeof(*r));
 	b->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (b->epfd < 0 || pipe2(b->wake, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    ep_add(b, b->wake[0], EPOLLIN, TAG_WAKE) < 0 ||
 	    (b->lfd >= 0 && ep_add(b, b->lfd, EPOLLIN, TAG_LISTEN) < 0)) {
-		te_snprintf(msg, msglen, "barrier: %s", strerror(errno));
+		te_snprintf(r->msg, sizeof(r->msg), "barrier: %s",
+			    strerror(errno));
 		te_barrier_free(b);
 		return -1;
 	}
 	cb_attach(b->wake[1]);
-	if (te_pmix_commit(p, err, sizeof(err)) < 0 ||
-	    start_fence(b->collect, err, sizeof(err)) < 0) {
-		te_snprintf(msg, msglen, "barrier: %s", err);
+	if (te_pmix_commit(p, err, sizeof(err)) < 0) {
+		te_snprintf(r->msg, sizeof(r->msg), "barrier: %s", err);
 		te_barrier_free(b);
 		return -1;
 	}
-	for (;;) {
+	while (!finished) {
 		struct epoll_event ev[64];
 		int64_t now = now_ms(), wait = 1000;
 		pmix_status_t st;
 		int n, i;
 
-		if (fence_state(&st)) {
-			if (st == PMIX_SUCCESS) {
-				rc = 0;
-			} else {
-				te_snprintf(msg, msglen, "barrier: the fence "
-					    "failed: %s", PMIx_Error_string(st));
+		if (b->nfollowers)
+			check_followers(b, now);
+		/* the PMIx fence (later barriers), once this process and the
+		 * ranks it stands for are all here */
+		if (!b->coordinated && !b->fence_started &&
+		    b->nfollowers_here == b->nfollowers) {
+			if (start_fence(1, err, sizeof(err)) < 0) {
+				te_snprintf(r->msg, sizeof(r->msg),
+					    "barrier: %s", err);
+				break;
 			}
+			b->fence_started = 1;
+		}
+		if (b->fence_started && fence_state(&st)) {
+			if (st == PMIX_SUCCESS)
+				r->ok = 1;
+			else
+				te_snprintf(r->msg, sizeof(r->msg), "barrier: "
+					    "the fence failed: %s",
+					    PMIx_Error_string(st));
+			break;
+		}
+		if (b->coordinated && p->me.rank == 0 &&
+		    b->narrived == p->size) {
+			coord_complete(b, r);
+			finished = 1;
+			break;
+		}
+		if (b->coordinated && b->cs == C_DONE) {
+			r->ok = 1;
+			break;
+		}
+		if (b->got_reject) {
+			r->rejected = 1;
+			te_strlcpy(r->msg, b->rank0_text, sizeof(r->msg));
 			break;
 		}
 		if (b->got_fail) {
-			timeout_msg(b, msg, msglen);
+			timeout_msg(b, r->msg, sizeof(r->msg));
 			break;
 		}
 		if (now >= b->deadline) {
 			if (p->me.rank != 0)
 				client_ask_status(b);
-			timeout_msg(b, msg, msglen);
+			timeout_msg(b, r->msg, sizeof(r->msg));
 			break;
 		}
 		if (b->cs == C_GONE && now - b->gone_at >= GONE_GRACE_MS) {
-			te_snprintf(msg, msglen, "barrier failed after %.1f s: "
-				    "rank 0 (node %s) stopped waiting (its "
-				    "deadline passed or it failed) before "
-				    "every rank arrived",
+			te_snprintf(r->msg, sizeof(r->msg), "barrier failed "
+				    "after %.1f s: rank 0 (node %s) stopped "
+				    "waiting (its deadline passed or it failed) "
+				    "before every rank arrived",
 				    (double)(now - b->start) / 1000.0,
-				    b->rank0_host);
+				    rank0_host(b));
 			break;
 		}
 		if (p->me.rank != 0) {
@@ -1206,6 +1422,9 @@ int te_barrier_wait(struct te_barrier *b, char *msg, size_t msglen)
 		} else {
 			coord_reap_idle(b, now);
 		}
+		if (b->nfollowers_here < b->nfollowers &&
+		    wait > b->next_follower_check - now)
+			wait = b->next_follower_check - now;
 		if (wait > b->deadline - now)
 			wait = b->deadline - now;
 		if (b->cs == C_GONE && wait > b->gone_at + GONE_GRACE_MS - now)
@@ -1234,10 +1453,10 @@ int te_barrier_wait(struct te_barrier *b, char *msg, size_t msglen)
 			}
 		}
 	}
-	if (p->me.rank == 0 && b->lfd >= 0) {
+	if (p->me.rank == 0 && b->lfd >= 0 && !finished) {
 		char text[TE_COORD_TEXT_MAX + 1];
 
-		if (rc == 0)
+		if (r->ok)
 			te_coord_reply_format(line, sizeof(line), TE_CR_DONE, "");
 		else {
 			coord_summary(b, text, sizeof(text));
@@ -1248,6 +1467,7 @@ int te_barrier_wait(struct te_barrier *b, char *msg, size_t msglen)
 		coord_accept(b);
 		coord_broadcast(b, line);
 	}
+	r->reporter = p->me.rank == 0;
 	te_barrier_free(b);
-	return rc;
+	return r->ok ? 0 : -1;
 }

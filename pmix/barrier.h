@@ -66,12 +66,33 @@ int te_pmix_fence(struct te_pmix *p, int collect, int timeout_ms, char *err,
 
 struct te_barrier_opts {
 	double timeout_s;	/* the deadline, from the call */
-	int collect;		/* ignored: the fence always collects (see
-				 * te_barrier_prepare: Slurm's fence without
-				 * data is no job-wide barrier) */
 	unsigned seq;		/* 0: the launch barrier; 1, 2, ...: later */
 	const char *tmpdir;	/* node-local, private to the job (may be NULL) */
 	const char *addr;	/* rank 0: the address the others reach it on */
+	/* 0: a PMIx fence decides (later barriers: every rank is a PMIx
+	 * client); 1: rank 0's coordinator decides, when every rank has
+	 * registered (the launch, where one process per node stands for
+	 * the node's ranks: Slurm 22.05 cannot fence a subset of ranks) */
+	int coordinated;
+	/* the node's other ranks this process stands for: each says it is
+	 * here with a file tmpdir/trainenv-arrived.RANK */
+	const uint32_t *followers;
+	size_t nfollowers;
+	/* coordinated: this node's facts for rank 0 (versions, checkpoint) */
+	struct te_coord_req node;
+	/* coordinated, rank 0: once every rank is here, judges the nodes'
+	 * facts: 0 fine, 1 warn (text), 2 reject (text) */
+	int (*verdict)(void *ctx, const struct te_coord_req *nodes, size_t n,
+		       char *text, size_t len);
+	void *verdict_ctx;
+};
+
+struct te_barrier_result {
+	int ok;			/* every rank arrived and nothing was rejected */
+	int rejected;		/* coordinated: a launch check failed */
+	int reporter;		/* rank 0: prints msg/warn for the job */
+	char msg[TE_MSG_MAX];	/* why not ok, in one line */
+	char warn[TE_MSG_MAX];	/* rank 0: the verdict's warning */
 };
 
 struct te_barrier;
@@ -82,10 +103,10 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 				      const struct te_barrier_opts *o,
 				      char *err, size_t errlen);
 
-/* Commits, fences and waits. 0: every rank arrived. -1: msg says why, in
- * one line ("barrier timed out after 10 s: 5 of 6 ranks arrived; missing:
- * rank 3 (node n2)"). Frees b. */
-int te_barrier_wait(struct te_barrier *b, char *msg, size_t msglen);
+/* Commits and waits. 0: every rank arrived (r->ok); -1: r->msg says why,
+ * in one line ("barrier timed out after 10 s: 5 of 6 ranks arrived;
+ * missing: rank 3 (node n2)"), or r->rejected. Frees b. */
+int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r);
 
 /* Frees a prepared barrier that is not waited on. */
 void te_barrier_free(struct te_barrier *b);
@@ -107,8 +128,5 @@ int te_local_quiesce(const struct te_pmix *p, const char *tmpdir,
 /* The delay before a rank registers with the coordinator. */
 int te_barrier_lazy_ms(double timeout_s);
 
-/* 1 when dir is a directory owned by this user and not writable by
- * others: safe for the files ranks of one node exchange. */
-int te_private_dir_ok(const char *dir);
 
 #endif

@@ -20,6 +20,7 @@
 
 #include "barrier.h"
 #include "netinfo.h"
+#include "rdzv_proto.h"
 #include "settings.h"
 #include "strutil.h"
 #include "trainenv/trainenv.h"
@@ -148,6 +149,7 @@ void trainenv_finalize(void)
 int trainenv_barrier(double timeout_s, char *err, size_t errlen)
 {
 	struct te_barrier_opts o = { 0 };
+	struct te_barrier_result br;
 	struct te_barrier *b;
 	char addr[TE_ADDR_MAX] = "", ifname[TE_IFNAME_MAX], e[TE_MSG_MAX];
 	const char *pattern;
@@ -168,7 +170,6 @@ int trainenv_barrier(double timeout_s, char *err, size_t errlen)
 		goto out;
 	}
 	o.timeout_s = timeout_s;
-	o.collect = 0;
 	o.tmpdir = getenv("PMIX_SERVER_TMPDIR");
 	o.seq = next_seq(o.tmpdir, sess.me.rank);
 	if (sess.me.rank == 0) {
@@ -189,9 +190,9 @@ int trainenv_barrier(double timeout_s, char *err, size_t errlen)
 		te_snprintf(err, errlen, "barrier: %s", e);
 		goto close;
 	}
-	rc = te_barrier_wait(b, e, sizeof(e));
+	rc = te_barrier_wait(b, &br);
 	if (rc < 0)
-		te_strlcpy(err, e, errlen);
+		te_strlcpy(err, br.msg, errlen);
 close:
 	if (!held) {
 		te_pmix_close(&sess);

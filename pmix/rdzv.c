@@ -5,21 +5,29 @@
  * client call ever runs inside slurmstepd or the task before exec
  * (DESIGN.md section 4).
  *
- * Every rank puts its address and versions; rank 0 also puts MASTER_ADDR
- * and a MASTER_PORT it verified free. Then either
- *  - barrier mode (--barrier S, or --checkpoint-dir): a fence that collects
- *    all data, with S seconds of deadline and a report of the missing ranks
- *    (pmix/barrier.c); versions are compared job-wide and reported once by
- *    rank 0; the checkpoint directory is checked from every node, with a
- *    second fence to agree on the verdict;
- *  - no barrier: each rank takes rank 0's data as soon as it is there
- *    (direct modex, at most --wait S); each node compares its versions with
- *    rank 0's.
+ * One helper per node (--lead: the node's first task) stands for the
+ * node's other tasks, which only leave an arrival file in the step's
+ * private PMIx directory and wait for the result this helper leaves there
+ * (PMIx_Init of every rank at once costs the node's PMIx server more than
+ * the whole launch budget; see docs/pmix.md). Without that directory each
+ * task runs its own helper.
+ *
+ * The node's address and versions are put over PMIx; rank 0 also puts
+ * MASTER_ADDR and a MASTER_PORT it verified free. Then either
+ *  - barrier mode (--barrier S, or --checkpoint-dir): every helper
+ *    registers its node's facts and ranks with rank 0's coordinator
+ *    (pmix/barrier.c); when every rank is there rank 0 judges the facts
+ *    (versions, checkpoint directory), reports once, and releases all; at
+ *    the deadline every waiting task fails naming the missing ranks;
+ *  - no barrier: each node takes rank 0's data as soon as it is there
+ *    (direct modex, at most --wait S) and compares its versions with rank
+ *    0's.
  * Always PMIx_Finalize before exit: Slurm kills the step when a client
  * leaves without it. */
 #include "config.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -48,6 +56,7 @@ struct opts {
 	const char *ckpt;
 	int ifname;
 	int hooks;
+	int lead;		/* stands for the node's other tasks */
 };
 
 static struct te_rdzv_result res;
@@ -143,6 +152,10 @@ static int parse_args(int argc, char **argv, struct opts *o, char *err,
 			o->hooks = 1;
 			continue;
 		}
+		if (!strcmp(a, "--lead")) {
+			o->lead = 1;
+			continue;
+		}
 		i++;
 		if (!strcmp(a, "--job") && num_arg(v, UINT32_MAX, &n) == 0) {
 			o->job = (unsigned long)n;
@@ -210,29 +223,9 @@ static const char *node_name(void)
 	return host;
 }
 
-/* "HOST:VALUE,HOST:VALUE": the value for this node, or NULL. */
 static const char *hook_value(const char *var, char *buf, size_t len)
 {
-	const char *s = getenv(var), *me = node_name();
-	size_t ml = strlen(me);
-
-	if (!s || te_strnlen_cap(s, 1024) > 1024)
-		return NULL;
-	while (*s) {
-		const char *end = strchr(s, ',');
-		size_t l = end ? (size_t)(end - s) : strlen(s);
-
-		if (l > ml + 1 && !strncmp(s, me, ml) && s[ml] == ':' &&
-		    l - ml - 1 < len) {
-			memcpy(buf, s + ml + 1, l - ml - 1);
-			buf[l - ml - 1] = '\0';
-			return buf;
-		}
-		if (!end)
-			break;
-		s = end + 1;
-	}
-	return NULL;
+	return te_hook_value(getenv(var), node_name(), buf, len);
 }
 
 /* Test hooks, honoured only with --test-hooks (the site policy's
@@ -298,84 +291,6 @@ static void probe_versions(const struct opts *o, struct te_versions *v)
 					   buf, sizeof(buf))) &&
 	    te_version_word_valid(fake))
 		te_strlcpy(v->nccl, fake, sizeof(v->nccl));
-}
-
-struct version_table {
-	uint32_t n;
-	char (*host)[TE_HOST_MAX];
-	struct te_versions *ver;
-};
-
-static int component_summary(const struct version_table *t, int which,
-			     const char *what, char *out, size_t outlen)
-{
-	struct te_nodever *nv = calloc(t->n, sizeof(*nv));
-	int d;
-	uint32_t i;
-
-	if (!nv)
-		return 0;
-	for (i = 0; i < t->n; i++) {
-		nv[i].host = t->host[i];
-		nv[i].ver = which == 0 ? t->ver[i].trainenv :
-			    which == 1 ? t->ver[i].nccl : t->ver[i].cuda;
-	}
-	d = te_version_summary(what, nv, t->n, out, outlen);
-	free(nv);
-	return d;
-}
-
-/* Barrier mode: every rank's versions are here; every rank reaches the
- * same verdict, rank 0 reports it. */
-static void check_versions_all(struct te_pmix *p, const struct opts *o)
-{
-	static const char *const what[3] = { "trainenv", "NCCL",
-					     "CUDA driver" };
-	struct version_table t = { .n = p->size };
-	char text[TE_RDZV_TEXT_MAX], part[TE_RDZV_TEXT_MAX];
-	uint32_t r;
-	int c, bad = 0;
-
-	t.host = calloc(p->size, sizeof(*t.host));
-	t.ver = calloc(p->size, sizeof(*t.ver));
-	if (!t.host || !t.ver) {
-		warn("version check skipped: out of memory");
-		goto out;
-	}
-	for (r = 0; r < p->size; r++) {
-		char s[256];
-
-		if (te_pmix_get(p, r, "te.ver", 1, s, sizeof(s)) < 0 ||
-		    te_versions_parse(s, &t.ver[r]) < 0) {
-			te_strlcpy(t.ver[r].trainenv, "unknown", TE_VER_MAX);
-			te_strlcpy(t.ver[r].nccl, "unknown", TE_VER_MAX);
-			te_strlcpy(t.ver[r].cuda, "unknown", TE_VER_MAX);
-		}
-		if (te_pmix_host_of(p, r, t.host[r], sizeof(t.host[r])) < 0)
-			te_strlcpy(t.host[r], "?", sizeof(t.host[r]));
-	}
-	text[0] = '\0';
-	for (c = 0; c < 3; c++)
-		if (component_summary(&t, c, what[c], part, sizeof(part)) > 1) {
-			te_appendf(text, sizeof(text), "%s%s", bad ? "; " : "",
-				   part);
-			bad = 1;
-		}
-	if (!bad)
-		goto out;
-	if (o->vcheck == 1) {
-		if (p->me.rank == 0)
-			fail(0, "version mismatch (version-check=fail): %s",
-			     text);
-		else
-			fail(1, "version mismatch across nodes (rank 0 "
-			     "reports it)");
-	} else if (p->me.rank == 0) {
-		warn("version mismatch: %s", text);
-	}
-out:
-	free(t.host);
-	free(t.ver);
 }
 
 /* Without a barrier: this node against rank 0's node, reported by this
@@ -473,18 +388,15 @@ static int read_small(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-/* One task per node, after the first fence: "ok" or what is wrong. */
+/* One helper per node, with what rank 0 put under te.ckpt: "ok", or what
+ * is wrong ("rank0 REASON" when rank 0 could not write its file). */
 static void ckpt_node_check(struct te_pmix *p, const struct opts *o,
-			    char *out, size_t len)
+			    const char *info, char *out, size_t len)
 {
-	char info[512], name[128], token[TE_TOKEN_LEN + 2], probe[TE_RDZV_PATH_MAX + 128];
+	char name[128], token[TE_TOKEN_LEN + 2], probe[TE_RDZV_PATH_MAX + 128];
 	char path[TE_RDZV_PATH_MAX + 160], buf[64];
 	int fd, tries;
 
-	if (te_pmix_get(p, 0, "te.ckpt", 1, info, sizeof(info)) < 0) {
-		te_snprintf(out, len, "rank 0 published no checkpoint file");
-		return;
-	}
 	if (!strncmp(info, "error ", 6)) {
 		te_snprintf(out, len, "rank0 %s", info + 6);
 		return;
@@ -537,97 +449,91 @@ static void ckpt_node_check(struct te_pmix *p, const struct opts *o,
 		    "directory with the same path: node-local storage?)");
 }
 
-static void ckpt_check(struct te_pmix *p, const struct opts *o,
-		       int local_leader)
+/* ---------------------------------------------------------------- verdict */
+
+struct verdict_ctx {
+	const struct opts *o;
+	const char *rank0_host;
+};
+
+/* Rank 0, once every rank is there: the nodes' facts, judged once for the
+ * job. 0 fine, 1 warn, 2 reject; text says why. */
+static int verdict(void *ctx, const struct te_coord_req *nodes, size_t n,
+		   char *text, size_t len)
 {
-	char mine[TE_RDZV_TEXT_MAX], err[TE_RDZV_TEXT_MAX], text[TE_RDZV_TEXT_MAX];
-	char host0[TE_HOST_MAX], rank0_err[TE_RDZV_TEXT_MAX] = "";
-	struct te_nodever *bad = NULL;
-	char (*hosts)[TE_HOST_MAX] = NULL, (*why)[160] = NULL;
-	uint32_t r, nbad = 0;
+	static const char *const what[3] = { "trainenv", "NCCL",
+					     "CUDA driver" };
+	const struct verdict_ctx *vc = ctx;
+	const struct opts *o = vc->o;
+	struct te_nodever *nv = calloc(n ? n : 1, sizeof(*nv));
+	char part[TE_COORD_TEXT_MAX + 1], vers[TE_COORD_TEXT_MAX + 1] = "";
+	size_t i, nbad = 0;
+	int c, rc = 0;
 
-	if (local_leader) {
-		ckpt_node_check(p, o, mine, sizeof(mine));
-		if (te_pmix_put(p, "te.ckres", mine, err, sizeof(err)) < 0) {
-			fail(0, "checkpoint check: %s", err);
-			goto cleanup;
+	text[0] = '\0';
+	if (!nv) {
+		te_snprintf(text, len, "launch checks: out of memory");
+		return 1;
+	}
+	if (o->ckpt) {
+		const char *rank0_err = NULL;
+
+		for (i = 0; i < n; i++) {
+			if (!strncmp(nodes[i].ckpt, "rank0 ", 6))
+				rank0_err = nodes[i].ckpt + 6;
+			if (strcmp(nodes[i].ckpt, "ok") &&
+			    strncmp(nodes[i].ckpt, "rank0 ", 6)) {
+				nv[nbad].host = nodes[i].host;
+				nv[nbad].ver = nodes[i].ckpt;
+				nbad++;
+			}
+		}
+		if (rank0_err) {
+			te_snprintf(text, len, "checkpoint dir %s: rank 0 (node "
+				    "%s) cannot write there: %s", o->ckpt,
+				    vc->rank0_host, rank0_err);
+			rc = 2;
+		} else if (nbad) {
+			te_group_by_value(nv, nbad, 1, part, sizeof(part));
+			te_snprintf(text, len, "checkpoint dir %s is not one "
+				    "shared directory writable from every node "
+				    "(rank 0 is on %s): %s", o->ckpt,
+				    vc->rank0_host, part);
+			rc = 2;
 		}
 	}
-	if (te_pmix_commit(p, err, sizeof(err)) < 0 ||
-	    te_pmix_fence(p, 1, CKPT_FENCE_MS, err, sizeof(err)) < 0) {
-		fail(0, "checkpoint check: %s", err);
-		goto cleanup;
-	}
-	if (te_pmix_host_of(p, 0, host0, sizeof(host0)) < 0)
-		te_strlcpy(host0, "?", sizeof(host0));
-	bad = calloc(p->size, sizeof(*bad));
-	hosts = calloc(p->size, sizeof(*hosts));
-	why = calloc(p->size, sizeof(*why));
-	if (!bad || !hosts || !why) {
-		fail(0, "checkpoint check: out of memory");
-		goto cleanup;
-	}
-	/* only one task per node put a verdict */
-	for (r = 0; r < p->size; r++) {
-		char v[TE_RDZV_TEXT_MAX];
-
-		if (te_pmix_get(p, r, "te.ckres", 1, v, sizeof(v)) < 0 ||
-		    !strcmp(v, "ok"))
-			continue;
-		if (!strncmp(v, "rank0 ", 6)) {
-			te_strlcpy(rank0_err, v + 6, sizeof(rank0_err));
-			continue;
+	if (o->vcheck != 2) {
+		for (c = 0; c < 3; c++) {
+			for (i = 0; i < n; i++) {
+				nv[i].host = nodes[i].host;
+				nv[i].ver = c == 0 ? nodes[i].ver.trainenv :
+					    c == 1 ? nodes[i].ver.nccl :
+						     nodes[i].ver.cuda;
+			}
+			if (te_version_summary(what[c], nv, n, part,
+					       sizeof(part)) > 1)
+				te_appendf(vers, sizeof(vers), "%s%s",
+					   vers[0] ? "; " : "", part);
 		}
-		if (te_pmix_host_of(p, r, hosts[nbad], sizeof(hosts[0])) < 0)
-			te_strlcpy(hosts[nbad], "?", sizeof(hosts[0]));
-		te_strlcpy(why[nbad], v, sizeof(why[0]));
-		bad[nbad].host = hosts[nbad];
-		bad[nbad].ver = why[nbad];
-		nbad++;
+		if (vers[0] && !rc) {
+			if (o->vcheck == 1) {
+				te_snprintf(text, len, "version mismatch "
+					    "(version-check=fail): %s", vers);
+				rc = 2;
+			} else {
+				te_snprintf(text, len, "version mismatch: %s",
+					    vers);
+				rc = 1;
+			}
+		} else if (vers[0] && o->vcheck == 1) {
+			te_appendf(text, len, "; version mismatch: %s", vers);
+		}
 	}
-	if (rank0_err[0]) {
-		if (p->me.rank == 0)
-			fail(0, "checkpoint dir %s: rank 0 (node %s) cannot "
-			     "write there: %s", o->ckpt, host0, rank0_err);
-		else
-			fail(1, "checkpoint dir check failed (rank 0 reports "
-			     "it)");
-	} else if (nbad) {
-		te_group_by_value(bad, nbad, 1, text, sizeof(text));
-		if (p->me.rank == 0)
-			fail(0, "checkpoint dir %s is not one shared directory "
-			     "writable from every node (rank 0 is on %s): %s",
-			     o->ckpt, host0, text);
-		else
-			fail(1, "checkpoint dir check failed (rank 0 reports "
-			     "it)");
-	} else if (te_strlcpy(res.checkpoint_dir, o->ckpt,
-			      sizeof(res.checkpoint_dir)) >=
-		   sizeof(res.checkpoint_dir)) {
-		res.checkpoint_dir[0] = '\0';
-	}
-cleanup:
-	free(bad);
-	free(hosts);
-	free(why);
-	if (p->me.rank == 0 && ckpt_file[0])
-		unlink(ckpt_file);
+	free(nv);
+	return rc;
 }
 
 /* ---------------------------------------------------------------- main */
-
-static int local_rank(struct te_pmix *p)
-{
-	pmix_value_t *val = NULL;
-	int lr = -1;
-
-	if (PMIx_Get(&p->me, PMIX_LOCAL_RANK, NULL, 0, &val) == PMIX_SUCCESS &&
-	    val && val->type == PMIX_UINT16)
-		lr = val->data.uint16;
-	if (val)
-		PMIX_VALUE_RELEASE(val);
-	return lr;
-}
 
 static int port_free_cb(void *ctx, uint16_t port)
 {
@@ -645,20 +551,39 @@ static void parse_master(const char *s)
 	}
 }
 
+/* Failures the node's other tasks get as FAIL_QUIET: rank 0 reports them
+ * for the job. */
+static int followers_quiet;
+
+/* The versions are probed (NCCL and CUDA loaded) while PMIx_Init runs. */
+static struct te_versions probed;
+static const struct opts *probe_opts;
+
+static void *probe_thread(void *arg)
+{
+	probe_versions(probe_opts, &probed);
+	return NULL;
+}
+
 static void run(struct te_pmix *p, const struct opts *o)
 {
 	struct te_versions ver;
-	struct te_barrier *b = NULL;
+	struct te_barrier *b;
+	struct te_barrier_result br;
 	char addr[TE_ADDR_MAX], ifname[TE_IFNAME_MAX], err[TE_RDZV_TEXT_MAX];
-	char text[TE_RDZV_TEXT_MAX], msg[TE_MSG_MAX];
+	char text[TE_RDZV_TEXT_MAX], master[TE_ADDR_MAX + 8] = "";
+	char host0[TE_HOST_MAX];
 	const char *pattern = getenv("NCCL_SOCKET_IFNAME");
-	char master[TE_ADDR_MAX + 8] = "";
-	int barrier = o->barrier > 0 || o->ckpt, leader;
+	const char *tmpdir = getenv("PMIX_SERVER_TMPDIR");
+	int barrier = o->barrier > 0 || o->ckpt;
 	unsigned timeout = o->barrier ? o->barrier : o->wait;
+	int timed_out;
+	double left;
 
-	leader = local_rank(p) == 0;
 	if (!pattern || !*pattern)
 		pattern = getenv("GLOO_SOCKET_IFNAME");
+	if (te_pmix_host_of(p, 0, host0, sizeof(host0)) < 0)
+		te_strlcpy(host0, "?", sizeof(host0));
 	if (te_node_address(pattern, addr, sizeof(addr), ifname, sizeof(ifname),
 			    err, sizeof(err)) < 0) {
 		fail(0, "node %s: no address for the rendezvous: %s", p->host,
@@ -666,7 +591,7 @@ static void run(struct te_pmix *p, const struct opts *o)
 		return;
 	}
 	phase("address");
-	probe_versions(o, &ver);
+	ver = probed;
 	phase("versions");
 	if (te_versions_format(text, sizeof(text), &ver) < 0 ||
 	    te_pmix_put(p, "te.ver", text, err, sizeof(err)) < 0 ||
@@ -679,11 +604,9 @@ static void run(struct te_pmix *p, const struct opts *o)
 					     o->port_hi, 1000, port_free_cb,
 					     NULL);
 
-		if (!port) {
+		if (!port)	/* still publish: the others must hear it */
 			fail(0, "no free port for MASTER_PORT in %u-%u on %s",
 			     o->port_lo, o->port_hi, p->host);
-			/* still commit and fence: the others must hear it */
-		}
 		te_snprintf(master, sizeof(master), "%s %u", addr,
 			    (unsigned)port);
 		if (te_pmix_put(p, "te.master", master, err, sizeof(err)) < 0)
@@ -691,41 +614,7 @@ static void run(struct te_pmix *p, const struct opts *o)
 		if (o->ckpt)
 			ckpt_write(p, o);
 	}
-	if (barrier) {
-		struct te_barrier_opts bo = {
-			.timeout_s = timeout, .collect = 1, .seq = 0,
-			.tmpdir = getenv("PMIX_SERVER_TMPDIR"), .addr = addr,
-		};
-
-		b = te_barrier_prepare(p, &bo, err, sizeof(err));
-		if (!b) {
-			fail(0, "barrier: %s", err);
-			/* without it the others wait for us until their
-			 * deadline: fence anyway so they do not */
-			if (te_pmix_commit(p, err, sizeof(err)) == 0)
-				te_pmix_fence(p, 0, (int)timeout * 1000, err,
-					      sizeof(err));
-			return;
-		}
-		phase("barrier prepared");
-		if (te_barrier_wait(b, msg, sizeof(msg)) < 0) {
-			fail(0, "%s", msg);
-			return;
-		}
-		phase("fence done");
-		if (p->me.rank == 0)
-			parse_master(master);
-		else if (te_pmix_get(p, 0, "te.master", 1, text,
-				     sizeof(text)) == 0)
-			parse_master(text);
-		if (o->vcheck != 2)
-			check_versions_all(p, o);
-		phase("versions compared");
-		if (o->ckpt)
-			ckpt_check(p, o, leader);
-	} else {
-		int timed_out;
-
+	if (!barrier) {
 		if (te_pmix_commit(p, err, sizeof(err)) < 0) {
 			fail(0, "rendezvous: %s", err);
 			return;
@@ -736,10 +625,6 @@ static void run(struct te_pmix *p, const struct opts *o)
 					    (int)timeout * 1000, text,
 					    sizeof(text), &timed_out, err,
 					    sizeof(err)) < 0) {
-			char host0[TE_HOST_MAX];
-
-			if (te_pmix_host_of(p, 0, host0, sizeof(host0)) < 0)
-				te_strlcpy(host0, "?", sizeof(host0));
 			fail(0, "rank 0 (node %s) did not publish "
 			     "MASTER_ADDR/MASTER_PORT: %s", host0, err);
 			return;
@@ -747,26 +632,146 @@ static void run(struct te_pmix *p, const struct opts *o)
 			parse_master(text);
 		}
 		if (o->vcheck != 2)
-			check_versions_rank0(p, o, leader, &ver);
+			check_versions_rank0(p, o, 1, &ver);
+		goto finish;
 	}
+
+	/* barrier mode: this node's facts for rank 0 */
+	{
+		struct te_barrier_opts bo = {
+			.timeout_s = timeout, .seq = 0, .tmpdir = tmpdir,
+			.addr = addr, .coordinated = 1,
+			.followers = o->lead ? p->local_peers : NULL,
+			.nfollowers = o->lead && p->nlocal > 0 ?
+					      (size_t)p->nlocal : 0,
+			.verdict = verdict,
+		};
+		struct verdict_ctx vc = { .o = o, .rank0_host = host0 };
+		int64_t t0 = 0;
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t0 = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+		bo.verdict_ctx = &vc;
+		bo.node.ver = ver;
+		te_strlcpy(bo.node.ckpt, "-", sizeof(bo.node.ckpt));
+		if (o->ckpt) {
+			char info[512];
+
+			/* rank 0's file first: this also waits for rank 0 */
+			if (p->me.rank != 0 &&
+			    (te_pmix_commit(p, err, sizeof(err)) < 0 ||
+			     te_pmix_get_wait(p, 0, "te.ckpt", (int)timeout * 1000,
+					      info, sizeof(info), &timed_out,
+					      err, sizeof(err)) < 0)) {
+				fail(0, "barrier timed out after %u s: rank 0 "
+				     "(node %s) did not arrive", timeout, host0);
+				return;
+			}
+			if (p->me.rank == 0 &&
+			    te_pmix_get(p, 0, "te.ckpt", 1, info,
+					sizeof(info)) < 0)
+				te_strlcpy(info, "error no probe file",
+					   sizeof(info));
+			ckpt_node_check(p, o, info, bo.node.ckpt,
+					sizeof(bo.node.ckpt));
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			left = timeout - ((int64_t)ts.tv_sec * 1000 +
+					  ts.tv_nsec / 1000000 - t0) / 1000.0;
+			bo.timeout_s = left > 1 ? left : 1;
+		}
+		b = te_barrier_prepare(p, &bo, err, sizeof(err));
+		if (!b) {
+			fail(0, "barrier: %s", err);
+			return;
+		}
+		phase("barrier prepared");
+		te_barrier_wait(b, &br);
+		phase("barrier done");
+		if (p->me.rank == 0 && ckpt_file[0])
+			unlink(ckpt_file);
+		if (br.warn[0])
+			warn("%s", br.warn);
+		if (br.rejected) {
+			followers_quiet = 1;
+			if (br.reporter)
+				fail(0, "%s", br.msg);
+			else
+				fail(1, "a launch check failed (rank 0 reports "
+				     "it)");
+			return;
+		}
+		if (!br.ok) {
+			fail(0, "%s", br.msg);
+			return;
+		}
+		if (o->ckpt && te_strlcpy(res.checkpoint_dir, o->ckpt,
+					  sizeof(res.checkpoint_dir)) >=
+				       sizeof(res.checkpoint_dir))
+			res.checkpoint_dir[0] = '\0';
+		if (p->me.rank == 0)
+			parse_master(master);
+		else if (te_pmix_get_wait(p, 0, "te.master", 10000, text,
+					  sizeof(text), &timed_out, err,
+					  sizeof(err)) == 0)
+			parse_master(text);
+	}
+finish:
 	if (!res.failed && (!res.master_addr[0] || !res.master_port))
 		fail(0, "rank 0 published no usable MASTER_ADDR/MASTER_PORT");
 	if (o->ifname && res.master_addr[0] &&
 	    te_route_ifname(res.master_addr, res.ifname, sizeof(res.ifname),
 			    err, sizeof(err)) < 0) {
 		res.ifname[0] = '\0';
-		if (leader)
-			warn("socket-ifname: %s", err);
+		warn("socket-ifname: %s", err);
 	}
 	if (res.ifname[0] && !te_ifname_valid(res.ifname))
 		res.ifname[0] = '\0';
+}
+
+/* What the node's other tasks read (the plugin in their task_init): the
+ * same results without the warnings (printed here once), failures
+ * reported for the job by rank 0 made quiet. Written whole, then renamed
+ * into place, after PMIx_Finalize: their programs may start PMIx clients
+ * as soon as they read it. */
+static void write_node_result(const struct opts *o, const char *why)
+{
+	static struct te_rdzv_result f;
+	static char out[TE_RDZV_OUT_MAX];
+	const char *dir = getenv("PMIX_SERVER_TMPDIR");
+	char path[600], tmp[640];
+	ssize_t n;
+	int fd;
+
+	if (!o->lead || !te_private_dir_ok(dir))
+		return;
+	f = res;
+	f.nwarn = 0;
+	if (f.failed && followers_quiet)
+		f.quiet = 1;
+	if (why) {	/* this helper failed before the barrier */
+		f.failed = 1;
+		f.quiet = 0;
+		te_snprintf(f.error, sizeof(f.error), "%s", why);
+	}
+	if (te_rdzv_format(&f, out, sizeof(out)) < 0 ||
+	    te_snprintf(path, sizeof(path), "%s/%s", dir, TE_NODE_RESULT) < 0 ||
+	    te_snprintf(tmp, sizeof(tmp), "%s.tmp", path) < 0)
+		return;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return;
+	n = write(fd, out, strlen(out));
+	if (close(fd) < 0 || n != (ssize_t)strlen(out) || rename(tmp, path) < 0)
+		unlink(tmp);
 }
 
 int main(int argc, char **argv)
 {
 	struct te_pmix p;
 	struct opts o;
-	char err[TE_RDZV_TEXT_MAX];
+	char err[TE_RDZV_TEXT_MAX], why[TE_RDZV_TEXT_MAX + 128];
 
 	signal(SIGPIPE, SIG_IGN);
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
@@ -775,22 +780,38 @@ int main(int argc, char **argv)
 		fail(0, "trainenv-rdzv: %s", err);
 		return emit();
 	}
-	if (hooks_before_init(&o) < 0)
+	if (hooks_before_init(&o) < 0) {
+		te_snprintf(why, sizeof(why), "rank %s (node %s), this node's "
+			    "first task, failed before the barrier: %s",
+			    getenv("PMIX_RANK") ? getenv("PMIX_RANK") : "?",
+			    node_name(), res.error);
+		write_node_result(&o, why);
 		return emit();
+	}
 	phase("start");
-	if (te_pmix_open(&p, err, sizeof(err)) < 0) {
-		fail(0, "rendezvous: %s", err);
-		return emit();
+	{
+		pthread_t th;
+		int threaded;
+
+		probe_opts = &o;
+		threaded = pthread_create(&th, NULL, probe_thread, NULL) == 0;
+		if (te_pmix_open(&p, err, sizeof(err)) < 0) {
+			if (threaded)
+				pthread_join(th, NULL);
+			fail(0, "rendezvous: %s", err);
+			write_node_result(&o, NULL);
+			return emit();
+		}
+		if (threaded)
+			pthread_join(th, NULL);
+		else
+			probe_versions(&o, &probed);
 	}
 	phase("PMIx_Init done");
 	run(&p, &o);
 	phase("run done");
 	te_pmix_close(&p);
 	phase("PMIx_Finalize done");
-	/* the application's first fence must not meet a helper of this node
-	 * still closing (see te_local_quiesce) */
-	if (!res.failed && (o.barrier > 0 || o.ckpt))
-		te_local_quiesce(&p, getenv("PMIX_SERVER_TMPDIR"), 0, 3000);
-	phase("quiesced");
+	write_node_result(&o, NULL);
 	return emit();
 }

@@ -87,22 +87,35 @@ static int line_len(const char *line, size_t *len)
 int te_coord_req_format(char *buf, size_t len, const char *token,
 			const struct te_coord_req *q)
 {
+	char v[128];
+
 	if (!te_token_valid(token))
 		return -1;
-	if (q->kind == TE_CQ_ARRIVED)
+	switch (q->kind) {
+	case TE_CQ_ARRIVED:
 		return te_host_valid(q->host) ?
 			       te_snprintf(buf, len, "%s %s arrived %u %s\n",
 					   MAGIC, token, q->rank, q->host) :
 			       -1;
-	return te_snprintf(buf, len, "%s %s status %u\n", MAGIC, token,
-			   q->rank);
+	case TE_CQ_NODE:
+		if (!te_host_valid(q->host) ||
+		    te_versions_format(v, sizeof(v), &q->ver) < 0 ||
+		    !q->ckpt[0] || strchr(q->ckpt, '\n') ||
+		    !te_is_printable(q->ckpt, TE_CKPT_TEXT_MAX))
+			return -1;
+		return te_snprintf(buf, len, "%s %s node %u %s %s ckpt=%s\n",
+				   MAGIC, token, q->rank, q->host, v, q->ckpt);
+	default:
+		return te_snprintf(buf, len, "%s %s status %u\n", MAGIC, token,
+				   q->rank);
+	}
 }
 
 int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 		       struct te_coord_req *q)
 {
 	char l[TE_COORD_LINE_MAX + 1], w[40];
-	const char *p = l;
+	const char *p = l, *ck;
 	uint64_t rank;
 	size_t n;
 
@@ -121,16 +134,38 @@ int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 		q->kind = TE_CQ_ARRIVED;
 	else if (!strcmp(w, "status"))
 		q->kind = TE_CQ_STATUS;
+	else if (!strcmp(w, "node"))
+		q->kind = TE_CQ_NODE;
 	else
 		return -1;
 	if (word(&p, w, sizeof(w)) < 0 || te_parse_u64(w, UINT32_MAX, &rank) < 0 ||
 	    rank >= nranks)
 		return -1;
 	q->rank = (uint32_t)rank;
-	if (q->kind == TE_CQ_ARRIVED &&
-	    (word(&p, q->host, sizeof(q->host)) < 0 || !te_host_valid(q->host)))
+	if (q->kind == TE_CQ_STATUS)
+		return *p ? -1 : 0;
+	if (word(&p, q->host, sizeof(q->host)) < 0 || !te_host_valid(q->host))
 		return -1;
-	return *p ? -1 : 0;
+	if (q->kind == TE_CQ_ARRIVED)
+		return *p ? -1 : 0;
+	/* node: "trainenv=.. nccl=.. cuda=.. ckpt=TEXT" */
+	ck = strstr(p, " ckpt=");
+	if (!ck || (size_t)(ck - p) >= 128)
+		return -1;
+	{
+		char v[128];
+
+		memcpy(v, p, (size_t)(ck - p));
+		v[ck - p] = '\0';
+		if (te_versions_parse(v, &q->ver) < 0)
+			return -1;
+	}
+	ck += 6;
+	if (!*ck || strlen(ck) > TE_CKPT_TEXT_MAX ||
+	    !te_is_printable(ck, TE_CKPT_TEXT_MAX))
+		return -1;
+	te_strlcpy(q->ckpt, ck, sizeof(q->ckpt));
+	return 0;
 }
 
 static void clean(char *dst, size_t size, const char *s)
@@ -156,7 +191,8 @@ int te_coord_reply_format(char *buf, size_t len, enum te_coord_reply_kind k,
 	if (!t[0])
 		te_strlcpy(t, "-", sizeof(t));
 	return te_snprintf(buf, len, "%s %s %s\n", MAGIC,
-			   k == TE_CR_FAIL ? "fail" : "state", t);
+			   k == TE_CR_FAIL ? "fail" :
+			   k == TE_CR_REJECT ? "reject" : "state", t);
 }
 
 int te_coord_reply_parse(const char *line, struct te_coord_reply *r)
@@ -180,6 +216,8 @@ int te_coord_reply_parse(const char *line, struct te_coord_reply *r)
 	}
 	if (!strcmp(w, "fail"))
 		r->kind = TE_CR_FAIL;
+	else if (!strcmp(w, "reject"))
+		r->kind = TE_CR_REJECT;
 	else if (!strcmp(w, "state"))
 		r->kind = TE_CR_STATE;
 	else

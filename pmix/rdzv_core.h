@@ -4,13 +4,18 @@
  * PMIx. No PMIx, no sockets, no I/O: everything here is unit-tested and
  * fuzzed, and treats its input as hostile (peer data, network lines).
  *
- * Coordinator protocol (TCP to rank 0's barrier coordinator; one line each
- * way, at most TE_COORD_LINE_MAX bytes, '\n' terminated):
+ * Coordinator protocol (TCP to rank 0's barrier coordinator; lines of at
+ * most TE_COORD_LINE_MAX bytes, '\n' terminated):
  *   client -> coordinator   "TEBAR1 TOKEN arrived RANK HOST"
  *                           "TEBAR1 TOKEN status RANK"
- *   coordinator -> client   "TEBAR1 done"          rank 0 passed the barrier
+ *                           "TEBAR1 TOKEN node RANK HOST trainenv=V nccl=V
+ *                            cuda=V ckpt=TEXT"   a node's facts (launch)
+ *   coordinator -> client   "TEBAR1 done"          every rank arrived
  *                           "TEBAR1 fail TEXT"     rank 0 gave up: TEXT is
  *                                                  the report
+ *                           "TEBAR1 reject TEXT"   every rank arrived, but
+ *                                                  a launch check failed
+ *                                                  (rank 0 reports it)
  *                           "TEBAR1 state TEXT"    answer to status
  * TOKEN is 32 hex characters chosen by rank 0 and published over PMIx, so
  * that only the job's own ranks are counted. */
@@ -28,12 +33,22 @@
 
 /* ---------------------------------------------------------------- wire */
 
-enum te_coord_req_kind { TE_CQ_ARRIVED, TE_CQ_STATUS };
+#define TE_CKPT_TEXT_MAX 300
+
+struct te_versions {
+	char trainenv[TE_VER_MAX];
+	char nccl[TE_VER_MAX];
+	char cuda[TE_VER_MAX];
+};
+
+enum te_coord_req_kind { TE_CQ_ARRIVED, TE_CQ_STATUS, TE_CQ_NODE };
 
 struct te_coord_req {
 	enum te_coord_req_kind kind;
 	uint32_t rank;
 	char host[TE_HOST_MAX];		/* "" for status */
+	struct te_versions ver;		/* node */
+	char ckpt[TE_CKPT_TEXT_MAX + 1];	/* node: "-", "ok" or a reason */
 };
 
 /* 1 when s is a host name fit for reports: 1-63 of [A-Za-z0-9._-]. */
@@ -46,7 +61,8 @@ int te_coord_req_format(char *buf, size_t len, const char *token,
 int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 		       struct te_coord_req *q);
 
-enum te_coord_reply_kind { TE_CR_DONE, TE_CR_FAIL, TE_CR_STATE };
+enum te_coord_reply_kind { TE_CR_DONE, TE_CR_FAIL, TE_CR_STATE,
+			   TE_CR_REJECT };
 
 struct te_coord_reply {
 	enum te_coord_reply_kind kind;
@@ -110,13 +126,8 @@ int te_group_by_value(const struct te_nodever *v, size_t n, int hosts_first,
 
 /* ---------------------------------------------------------------- data */
 
-/* The versions every rank publishes: "trainenv=0.1.0 nccl=2.28.9
+/* The versions each node publishes: "trainenv=0.1.0 nccl=2.28.9
  * cuda=12.4" ("none" when the library cannot be loaded). */
-struct te_versions {
-	char trainenv[TE_VER_MAX];
-	char nccl[TE_VER_MAX];
-	char cuda[TE_VER_MAX];
-};
 int te_versions_format(char *buf, size_t len, const struct te_versions *v);
 int te_versions_parse(const char *s, struct te_versions *v);
 /* 1 when s is a version word: 1-31 of [A-Za-z0-9._+-]. */

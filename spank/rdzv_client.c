@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -183,4 +184,113 @@ int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 out:
 	sigaction(SIGCHLD, &old_chld, NULL);
 	return rc;
+}
+
+int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
+		   struct te_rdzv_result *r, char *err, size_t errlen)
+{
+	static char buf[TE_RDZV_OUT_MAX + 1];
+	long long deadline = mono_ms() + timeout_ms;
+	char path[600], perr[256];
+	int fd, ino, wait = 1;
+
+	memset(r, 0, sizeof(*r));
+	/* watch before arriving: the result cannot slip in between */
+	ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (ino >= 0 && inotify_add_watch(ino, dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+		close(ino);
+		ino = -1;
+	}
+	if (te_snprintf(path, sizeof(path), TE_ARRIVED_FMT, dir, rank) < 0) {
+		te_snprintf(err, errlen, "PMIX_SERVER_TMPDIR is too long");
+		goto fail;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		te_snprintf(err, errlen, "cannot write %s: %s", path,
+			    strerror(errno));
+		goto fail;
+	}
+	close(fd);
+	if (te_snprintf(path, sizeof(path), "%s/%s", dir, TE_NODE_RESULT) < 0)
+		goto fail;
+	for (;;) {
+		struct stat st;
+		ssize_t n;
+		size_t got = 0;
+		long long left;
+
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0) {
+			if (ino >= 0)
+				close(ino);
+			if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+			    st.st_uid != geteuid()) {
+				close(fd);
+				te_snprintf(err, errlen, "%s is not this "
+					    "user's file", path);
+				return -1;
+			}
+			while (got < sizeof(buf) - 1 &&
+			       (n = read(fd, buf + got,
+					 sizeof(buf) - 1 - got)) > 0)
+				got += (size_t)n;
+			close(fd);
+			if (te_rdzv_parse(buf, got, r, perr, sizeof(perr)) < 0) {
+				te_snprintf(err, errlen, "unreadable rendezvous "
+					    "result of this node: %s", perr);
+				return -1;
+			}
+			return 0;
+		}
+		left = deadline - mono_ms();
+		if (left <= 0) {
+			te_snprintf(err, errlen, "the rendezvous of this node "
+				    "(run by its first task) did not finish "
+				    "within %d s", timeout_ms / 1000);
+			goto fail;
+		}
+		if (ino >= 0) {
+			struct pollfd p = { .fd = ino, .events = POLLIN };
+			char ev[4096];
+
+			/* woken by any file written in the directory;
+			 * the periodic look is only a safety net */
+			if (poll(&p, 1, left > 200 ? 200 : (int)left) > 0)
+				while (read(ino, ev, sizeof(ev)) > 0)
+					;
+			continue;
+		}
+		poll(NULL, 0, wait);
+		if (wait < 5)
+			wait *= 2;
+	}
+fail:
+	if (ino >= 0)
+		close(ino);
+	return -1;
+}
+
+void te_rdzv_leave_error(const char *dir, const char *err)
+{
+	static struct te_rdzv_result r;
+	static char out[TE_RDZV_OUT_MAX];
+	char path[600], tmp[640];
+	ssize_t n;
+	int fd;
+
+	memset(&r, 0, sizeof(r));
+	r.failed = 1;
+	te_rdzv_clean_text(r.error, sizeof(r.error), err);
+	if (te_rdzv_format(&r, out, sizeof(out)) < 0 ||
+	    te_snprintf(path, sizeof(path), "%s/%s", dir, TE_NODE_RESULT) < 0 ||
+	    te_snprintf(tmp, sizeof(tmp), "%s.tmp", path) < 0)
+		return;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return;
+	n = write(fd, out, strlen(out));
+	if (close(fd) < 0 || n != (ssize_t)strlen(out) || rename(tmp, path) < 0)
+		unlink(tmp);
 }

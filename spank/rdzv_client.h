@@ -7,6 +7,7 @@
 #define TE_RDZV_CLIENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rdzv_proto.h"
 
@@ -22,5 +23,16 @@
 int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 		  int timeout_ms, struct te_rdzv_result *r, char *err,
 		  size_t errlen);
+
+/* A task that is not its node's first: says it is here (an arrival file
+ * in dir, the step's private PMIx directory) and waits at most timeout_ms
+ * for the result the node's first task's helper leaves there. 0 with r
+ * filled, or -1 with a reason in err. */
+int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
+		   struct te_rdzv_result *r, char *err, size_t errlen);
+
+/* The node's first task could not run its helper: leaves err as the
+ * node's result, so that the node's other tasks fail at once. */
+void te_rdzv_leave_error(const char *dir, const char *err);
 
 #endif

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "rdzv_proto.h"
 #include "strutil.h"
@@ -20,6 +22,40 @@ void te_rdzv_clean_text(char *dst, size_t size, const char *text)
 		dst[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
 	}
 	dst[n] = '\0';
+}
+
+int te_private_dir_ok(const char *dir)
+{
+	struct stat st;
+
+	return dir && dir[0] == '/' && stat(dir, &st) == 0 &&
+	       S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+const char *te_hook_value(const char *spec, const char *node, char *buf,
+			  size_t len)
+{
+	size_t ml;
+
+	if (!spec || !node || !*node || te_strnlen_cap(spec, 1024) > 1024)
+		return NULL;
+	ml = strlen(node);
+	while (*spec) {
+		const char *end = strchr(spec, ',');
+		size_t l = end ? (size_t)(end - spec) : strlen(spec);
+
+		if (l > ml + 1 && !strncmp(spec, node, ml) && spec[ml] == ':' &&
+		    l - ml - 1 < len) {
+			memcpy(buf, spec + ml + 1, l - ml - 1);
+			buf[l - ml - 1] = '\0';
+			return buf;
+		}
+		if (!end)
+			break;
+		spec = end + 1;
+	}
+	return NULL;
 }
 
 int te_ifname_valid(const char *s)

@@ -62,6 +62,22 @@ int te_rdzv_format(const struct te_rdzv_result *r, char *buf, size_t len);
  * ('?' for anything else), at most TE_RDZV_TEXT_MAX characters. */
 void te_rdzv_clean_text(char *dst, size_t size, const char *text);
 
+/* 1 when dir is a directory owned by this user and not writable by
+ * others: safe for the files the ranks of one node exchange (the step's
+ * PMIx directory, PMIX_SERVER_TMPDIR). */
+int te_private_dir_ok(const char *dir);
+
+/* Files in that directory: a task's arrival at the launch barrier, and
+ * the node's rendezvous result its first task leaves for the others. */
+#define TE_ARRIVED_FMT "%s/trainenv-arrived.%u"
+#define TE_NODE_RESULT "trainenv-node.out"
+
+/* Test hooks (honoured only with the site policy test-hooks=on): a value
+ * per node, "HOST:VALUE,HOST:VALUE" (TRAINENV_TEST_DELAY=n3:20). The value
+ * for node, copied into buf, or NULL. */
+const char *te_hook_value(const char *spec, const char *node, char *buf,
+			  size_t len);
+
 /* 1 when s is a valid interface name: 1-15 of [A-Za-z0-9_.@-]. */
 int te_ifname_valid(const char *s);
 

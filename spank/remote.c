@@ -302,10 +302,13 @@ static int step_has_pmix(spank_t sp)
 	       remote_getenv(sp, "PMIX_NAMESPACE");
 }
 
-/* Runs trainenv-rdzv for this task. 1: rr holds its results; 0: no PMIx
- * rendezvous for this step (computed one); -1: the task must fail
- * (remote_err says why, or nothing when another rank reports it). */
-static int run_rendezvous(spank_t sp, uint32_t local_id,
+/* The launch rendezvous for this task. The node's first task runs
+ * trainenv-rdzv, which stands for the node's other tasks; they only say
+ * they are here and wait for its result (both through files in the step's
+ * private PMIx directory). 1: rr holds the results; 0: no PMIx rendezvous
+ * for this step (computed one); -1: the task must fail (remote_err says
+ * why; *quiet: rank 0 reports it for the job). */
+static int run_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 			  struct te_rdzv_result *rr, int *quiet)
 {
 	const struct te_config *c = &te_plug.cfg;
@@ -313,10 +316,11 @@ static int run_rendezvous(spank_t sp, uint32_t local_id,
 	const struct te_value *ckpt = &c->v[TE_S_CHECKPOINT_DIR];
 	const struct te_value *range = &c->v[TE_S_PORT_RANGE];
 	char path[TE_VALUE_MAX + 32], a_job[16], a_step[16], a_range[16];
-	char a_start[8], a_barrier[24], err[TE_ERR_MAX];
+	char a_start[8], a_barrier[24], err[TE_ERR_MAX], tmpdir[TE_VALUE_MAX + 2];
 	char *argv[24], **envp = NULL;
+	const char *s;
 	unsigned long secs;
-	int n = 0, timeout_ms;
+	int n = 0, timeout_ms, nodes_files;
 
 	*quiet = 0;
 	if (c->v[TE_S_RDZV].word == 2)		/* computed */
@@ -329,13 +333,47 @@ static int run_rendezvous(spank_t sp, uint32_t local_id,
 			    "--mpi=pmix (or MpiDefault=pmix)");
 		return -1;
 	}
+	secs = barrier->word < 0 ? (unsigned long)barrier->num : 0;
+	/* The helper keeps its own deadlines; this one only catches a helper
+	 * that is stuck (killing a PMIx client makes Slurm end the step). */
+	timeout_ms = (int)((secs ? secs : 300) + (ckpt->set ? 15 : 0) + 20) * 1000;
+	s = remote_getenv(sp, "PMIX_SERVER_TMPDIR");
+	nodes_files = s && te_strlcpy(tmpdir, s, sizeof(tmpdir)) < sizeof(tmpdir) &&
+		      step.local_tasks > 1 && te_private_dir_ok(tmpdir);
+	if (nodes_files && local_id != 0) {
+		if (c->v[TE_S_TEST_HOOKS].word == 0) {
+			char buf[32], rank[16];
+			const char *v;
+			uint64_t d;
+
+			if ((v = te_hook_value(remote_getenv(sp, "TRAINENV_TEST_DELAY"),
+					       step.node, buf, sizeof(buf))) &&
+			    te_parse_u64(v, 600, &d) == 0)
+				sleep((unsigned)d);
+			te_snprintf(rank, sizeof(rank), "%u", global_id);
+			if ((v = remote_getenv(sp, "TRAINENV_TEST_FAIL_RANK")) &&
+			    !strcmp(v, rank)) {
+				te_snprintf(remote_err, sizeof(remote_err),
+					    "test hook TRAINENV_TEST_FAIL_RANK: "
+					    "rank %s fails before the barrier", v);
+				return -1;
+			}
+		}
+		if (te_rdzv_follow(tmpdir, global_id, timeout_ms, rr, err,
+				   sizeof(err)) < 0) {
+			te_snprintf(remote_err, sizeof(remote_err),
+				    "rendezvous: %s", err);
+			return -1;
+		}
+		goto result;
+	}
 	if (te_snprintf(path, sizeof(path), "%s/%s",
 			c->v[TE_S_HELPER_DIR].set ? c->v[TE_S_HELPER_DIR].text :
 						    TE_PKGLIBEXECDIR,
 			TE_RDZV_HELPER) < 0) {
 		te_snprintf(remote_err, sizeof(remote_err), "helper-dir is "
 			    "too long");
-		return -1;
+		goto leader_failed;
 	}
 	te_snprintf(a_job, sizeof(a_job), "%u", step.job_id);
 	te_snprintf(a_step, sizeof(a_step), "%u", step.step_id);
@@ -344,7 +382,6 @@ static int run_rendezvous(spank_t sp, uint32_t local_id,
 	te_snprintf(a_start, sizeof(a_start), "%u",
 		    te_master_port(step.job_id, step.step_id,
 				   (uint16_t)range->num, (uint16_t)range->num2));
-	secs = barrier->word < 0 ? (unsigned long)barrier->num : 0;
 	te_snprintf(a_barrier, sizeof(a_barrier), "%lu", secs);
 	argv[n++] = (char *)TE_RDZV_HELPER;
 	argv[n++] = (char *)"--job";
@@ -369,22 +406,22 @@ static int run_rendezvous(spank_t sp, uint32_t local_id,
 		argv[n++] = (char *)"--ifname";
 	if (c->v[TE_S_TEST_HOOKS].word == 0)
 		argv[n++] = (char *)"--test-hooks";
+	if (nodes_files)
+		argv[n++] = (char *)"--lead";
 	argv[n] = NULL;
 	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp) {
 		te_snprintf(remote_err, sizeof(remote_err), "cannot read the "
 			    "task's environment for the rendezvous");
-		return -1;
+		goto leader_failed;
 	}
-	/* The helper keeps its own deadlines; this one only catches a helper
-	 * that is stuck (killing a PMIx client makes Slurm end the step). */
-	timeout_ms = (int)((secs ? secs : 300) + (ckpt->set ? 75 : 0) + 20) * 1000;
 	if (te_rdzv_spawn(path, argv, envp, timeout_ms, rr, err,
 			  sizeof(err)) < 0) {
 		te_snprintf(remote_err, sizeof(remote_err), "rendezvous: %s "
 			    "(--train-rdzv=computed skips the PMIx rendezvous)",
 			    err);
-		return -1;
+		goto leader_failed;
 	}
+result:
 	for (n = 0; n < rr->nwarn; n++)
 		fprintf(stderr, TE_PREFIX "warning: %s\n", rr->warn[n]);
 	fflush(stderr);
@@ -394,6 +431,11 @@ static int run_rendezvous(spank_t sp, uint32_t local_id,
 		return -1;
 	}
 	return 1;
+leader_failed:
+	/* the node's other tasks wait for this task's result */
+	if (nodes_files)
+		te_rdzv_leave_error(tmpdir, remote_err);
+	return -1;
 }
 
 static void export_dump_dir(spank_t sp, uint32_t local_id)
@@ -458,7 +500,7 @@ int te_remote_task_init(spank_t sp)
 			&te_plug.cfg.v[TE_S_CHECKPOINT_DIR];
 		int have, quiet;
 
-		have = run_rendezvous(sp, local_id, &rr, &quiet);
+		have = run_rendezvous(sp, local_id, global_id, &rr, &quiet);
 		if (have < 0 && quiet) {
 			/* rank 0 prints the job-wide report: only the node's
 			 * log hears from the others */

@@ -385,6 +385,20 @@ static void test_rank_list(void)
 	is_int(te_rank_list_parse("-1", 8, r, 8), -1, "negative refused");
 }
 
+static void test_hooks(void)
+{
+	char buf[16];
+
+	is_str(te_hook_value("n3:20", "n3", buf, sizeof(buf)), "20", "hook for the node");
+	is_str(te_hook_value("n1:5,n3:20", "n3", buf, sizeof(buf)), "20", "second item");
+	ok(te_hook_value("n1:5,n3:20", "n2", buf, sizeof(buf)) == NULL, "no item for n2");
+	ok(te_hook_value("n13:5", "n1", buf, sizeof(buf)) == NULL, "n1 is not a prefix match of n13");
+	ok(te_hook_value("n1:", "n1", buf, sizeof(buf)) == NULL, "empty value ignored");
+	ok(te_hook_value("n1:12345678901234567890", "n1", buf, sizeof(buf)) == NULL,
+	   "over-long value ignored");
+	ok(te_hook_value(NULL, "n1", buf, sizeof(buf)) == NULL, "unset");
+}
+
 static void test_ifname(void)
 {
 	ok(te_ifname_match(NULL, "eth0"), "no pattern selects all");
@@ -497,6 +511,7 @@ int main(void)
 	test_versions();
 	test_ports();
 	test_rank_list();
+	test_hooks();
 	test_ifname();
 	test_fuzz();
 	return tap_done();
