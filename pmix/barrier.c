@@ -115,7 +115,7 @@ static void cb_detach(void)
 static int start_fence(int collect, char *err, size_t errlen)
 {
 	static pmix_info_t info;	/* packed by PMIx before return */
-	bool c = collect != 0;
+	bool c = true;
 	uintptr_t gen;
 	pmix_status_t rc;
 
@@ -124,7 +124,10 @@ static int start_fence(int collect, char *err, size_t errlen)
 	cb.fence_done = 0;
 	pthread_mutex_unlock(&cb_mu);
 	PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &c, PMIX_BOOL);
-	rc = PMIx_Fence_nb(NULL, 0, &info, 1, fence_cb, (void *)gen);
+	/* no info at all for a fence without data: Slurm takes the mere
+	 * presence of PMIX_COLLECT_DATA for "collect" */
+	rc = PMIx_Fence_nb(NULL, 0, collect ? &info : NULL, collect ? 1 : 0,
+			   fence_cb, (void *)gen);
 	PMIX_INFO_DESTRUCT(&info);
 	if (rc == PMIX_OPERATION_SUCCEEDED) {
 		pthread_mutex_lock(&cb_mu);
@@ -353,48 +356,6 @@ out:
 	return rc;
 }
 
-int te_pmix_fence(struct te_pmix *p, int collect, int timeout_ms, char *err,
-		  size_t errlen)
-{
-	int64_t deadline = now_ms() + timeout_ms;
-	int wake[2], rc = -1;
-
-	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0) {
-		te_snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return -1;
-	}
-	cb_attach(wake[1]);
-	if (start_fence(collect, err, errlen) < 0)
-		goto out;
-	for (;;) {
-		int done;
-		pmix_status_t st;
-
-		pthread_mutex_lock(&cb_mu);
-		done = cb.fence_done;
-		st = cb.fence_st;
-		pthread_mutex_unlock(&cb_mu);
-		if (done) {
-			if (st == PMIX_SUCCESS)
-				rc = 0;
-			else
-				te_snprintf(err, errlen, "fence: %s",
-					    PMIx_Error_string(st));
-			break;
-		}
-		if (!wait_pipe(wake[0], deadline)) {
-			te_snprintf(err, errlen, "fence not complete after %d s",
-				    (timeout_ms + 999) / 1000);
-			break;
-		}
-	}
-out:
-	cb_detach();
-	close(wake[0]);
-	close(wake[1]);
-	return rc;
-}
-
 int te_local_quiesce(const struct te_pmix *p, const char *tmpdir,
 		     unsigned gen, int timeout_ms)
 {
@@ -464,6 +425,7 @@ struct te_barrier {
 	int lazy_ms;
 	int epfd, wake[2];
 	int fence_started;
+	int collect;		/* the fence carries data (see prepare) */
 	/* the local ranks this process stands for (their arrival files) */
 	uint32_t *followers;
 	unsigned char *follower_here;
@@ -702,6 +664,7 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 				      char *err, size_t errlen)
 {
 	struct te_barrier *b = calloc(1, sizeof(*b));
+	const char *s;
 	size_t i;
 
 	if (!b) {
@@ -750,13 +713,17 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 		te_barrier_free(b);
 		return NULL;
 	}
-	if (!o->coordinated) {
-		/* Every fence here collects data, and every rank puts some:
-		 * on Slurm 22.05 (verified with OpenPMIx 4.2.2) a fence
-		 * without data takes Slurm's tree algorithm unless the ring
-		 * one is forced (SLURM_PMIX_FENCE=ring, which the plugin
-		 * sets), and the tree fence returned on every node whose own
-		 * ranks had all arrived, without waiting for the others. */
+	/* On Slurm 22.05 (verified with OpenPMIx 4.2.2) a fence without data
+	 * takes Slurm's tree algorithm unless the ring one is forced
+	 * (SLURM_PMIX_FENCE=ring, which the plugin sets for the step), and
+	 * the tree fence returned on every node whose own ranks had all
+	 * arrived, without waiting for the other nodes. With the ring forced
+	 * a fence without data is a job-wide barrier (and 4x faster than one
+	 * with data); otherwise every rank puts a value and the fence
+	 * collects it, which Slurm runs as a ring. */
+	s = getenv("SLURM_PMIX_FENCE");
+	b->collect = !(s && !strcmp(s, "ring"));
+	if (!o->coordinated && b->collect) {
 		char key[32];
 
 		te_snprintf(key, sizeof(key), "te.here.%u", o->seq);
@@ -1356,7 +1323,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 		 * ranks it stands for are all here */
 		if (!b->coordinated && !b->fence_started &&
 		    b->nfollowers_here == b->nfollowers) {
-			if (start_fence(1, err, sizeof(err)) < 0) {
+			if (start_fence(b->collect, err, sizeof(err)) < 0) {
 				te_snprintf(r->msg, sizeof(r->msg),
 					    "barrier: %s", err);
 				break;

@@ -58,12 +58,6 @@ int te_pmix_get(struct te_pmix *p, uint32_t rank, const char *key,
 int te_pmix_get_wait(struct te_pmix *p, uint32_t rank, const char *key,
 		     int timeout_ms, char *out, size_t len, int *timed_out,
 		     char *err, size_t errlen);
-/* A fence with a client-side deadline. 0, or -1 with a reason. Without
- * collect (and data from every node) Slurm 22.05's fence is no job-wide
- * barrier: see te_barrier_prepare. */
-int te_pmix_fence(struct te_pmix *p, int collect, int timeout_ms, char *err,
-		  size_t errlen);
-
 struct te_barrier_opts {
 	double timeout_s;	/* the deadline, from the call */
 	unsigned seq;		/* 0: the launch barrier; 1, 2, ...: later */
