@@ -426,6 +426,9 @@ struct te_barrier {
 	int epfd, wake[2];
 	int fence_started;
 	int collect;		/* the fence carries data (see prepare) */
+	int dirty;		/* something put: commit before the fence */
+	char coord_addr[64];	/* rank 0: where a lazy coordinator listens */
+	int coord_due;		/* rank 0: start the coordinator when slow */
 	/* the local ranks this process stands for (their arrival files) */
 	uint32_t *followers;
 	unsigned char *follower_here;
@@ -731,22 +734,28 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 			te_barrier_free(b);
 			return NULL;
 		}
+		b->dirty = 1;
 	}
 	if (p->me.rank == 0) {
-		if (!o->addr || !o->addr[0]) {
+		if (!o->addr || !o->addr[0] ||
+		    te_strlcpy(b->coord_addr, o->addr, sizeof(b->coord_addr)) >=
+			    sizeof(b->coord_addr)) {
 			te_snprintf(err, errlen, "rank 0 has no address for "
 				    "the barrier coordinator");
 			te_barrier_free(b);
 			return NULL;
 		}
-		if (coord_start(b, o->addr, err, errlen) < 0) {
-			te_barrier_free(b);
-			return NULL;
+		/* The launch needs it at once; a later barrier only when its
+		 * fence is slow (the fast path stays a bare fence). */
+		if (o->coordinated) {
+			if (coord_start(b, b->coord_addr, err, errlen) < 0) {
+				te_barrier_free(b);
+				return NULL;
+			}
+			b->dirty = 1;
+		} else {
+			b->coord_due = 1;
 		}
-	} else {
-		b->rank0_local = te_pmix_host_of(p, 0, b->rank0_host,
-						 sizeof(b->rank0_host)) == 0 &&
-				 !strcmp(b->rank0_host, p->host);
 	}
 	return b;
 }
@@ -873,6 +882,10 @@ static void conn_send(struct te_barrier *b, size_t i, const char *line)
 
 static void coord_summary(struct te_barrier *b, char *out, size_t len)
 {
+	if (!b->arrived) {	/* the coordinator never started */
+		te_snprintf(out, len, "who arrived is unknown");
+		return;
+	}
 	te_missing_summary(b->p->size, b->arrived, host_cb, b->p, out, len);
 }
 
@@ -1049,6 +1062,8 @@ static void client_lookup(struct te_barrier *b, int64_t now)
 
 	if (now < b->next_lookup)
 		return;
+	if (!b->rank0_host[0])	/* rank 0's peers read a file */
+		b->rank0_local = !strcmp(rank0_host(b), b->p->host);
 	if (b->rank0_local && b->tmpdir[0]) {
 		if (read_coord_file(b, text, sizeof(text)) == 0) {
 			client_connect(b, text);
@@ -1306,7 +1321,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 		return -1;
 	}
 	cb_attach(b->wake[1]);
-	if (te_pmix_commit(p, err, sizeof(err)) < 0) {
+	if (b->dirty && te_pmix_commit(p, err, sizeof(err)) < 0) {
 		te_snprintf(r->msg, sizeof(r->msg), "barrier: %s", err);
 		te_barrier_free(b);
 		return -1;
@@ -1373,6 +1388,19 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 				    rank0_host(b));
 			break;
 		}
+		if (b->coord_due && now - b->start >= b->lazy_ms / 2) {
+			/* rank 0: the fence is slow; others will look for us */
+			b->coord_due = 0;
+			if (coord_start(b, b->coord_addr, err, sizeof(err)) < 0 ||
+			    te_pmix_commit(p, err, sizeof(err)) < 0 ||
+			    ep_add(b, b->lfd, EPOLLIN, TAG_LISTEN) < 0) {
+				te_snprintf(r->msg, sizeof(r->msg),
+					    "barrier: %s", err);
+				break;
+			}
+		}
+		if (b->coord_due)
+			wait = b->start + b->lazy_ms / 2 - now;
 		if (p->me.rank != 0) {
 			if (b->cs == C_IDLE && now - b->start >= b->lazy_ms)
 				b->cs = C_LOOKUP;
