@@ -209,12 +209,15 @@ int te_pmix_open(struct te_pmix *p, char *err, size_t errlen)
 	return 0;
 }
 
+static void loop_close(void);
+
 void te_pmix_close(struct te_pmix *p)
 {
 	if (!p->open)
 		return;
 	cb_detach();
 	PMIx_Finalize(NULL, 0);
+	loop_close();
 	p->open = 0;
 }
 
@@ -392,6 +395,46 @@ int te_local_quiesce(const struct te_pmix *p, const char *tmpdir,
 			wait *= 2;
 	}
 	return 0;
+}
+
+/* ---------------------------------------------------------------- loop fds
+ * The epoll set and the wake pipe of the barriers of one PMIx session: made
+ * once, not per barrier (the fast path of a held session is then little
+ * more than the fence). Closed with the session. */
+
+static int loop_ep = -1, loop_wake[2] = { -1, -1 };
+
+static int loop_open(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0 };
+
+	if (loop_ep >= 0)
+		return 0;
+	loop_ep = epoll_create1(EPOLL_CLOEXEC);
+	if (loop_ep < 0)
+		return -1;
+	if (pipe2(loop_wake, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    epoll_ctl(loop_ep, EPOLL_CTL_ADD, loop_wake[0], &ev) < 0) {
+		close(loop_ep);
+		loop_ep = -1;
+		if (loop_wake[0] >= 0) {
+			close(loop_wake[0]);
+			close(loop_wake[1]);
+		}
+		loop_wake[0] = loop_wake[1] = -1;
+		return -1;
+	}
+	return 0;
+}
+
+static void loop_close(void)
+{
+	if (loop_ep < 0)
+		return;
+	close(loop_ep);
+	close(loop_wake[0]);
+	close(loop_wake[1]);
+	loop_ep = loop_wake[0] = loop_wake[1] = -1;
 }
 
 /* ---------------------------------------------------------------- barrier */
@@ -774,12 +817,7 @@ void te_barrier_free(struct te_barrier *b)
 		close(b->lfd);
 	if (b->cfd >= 0)
 		close(b->cfd);
-	if (b->epfd >= 0)
-		close(b->epfd);
-	if (b->wake[0] >= 0)
-		close(b->wake[0]);
-	if (b->wake[1] >= 0)
-		close(b->wake[1]);
+	/* epfd and wake are the session's (loop_ep, loop_wake) */
 	if (b->coord_file[0])
 		unlink(b->coord_file);
 	if (b->nofile_raised)
@@ -1311,9 +1349,16 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 	int finished = 0;
 
 	memset(r, 0, sizeof(*r));
-	b->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (b->epfd < 0 || pipe2(b->wake, O_CLOEXEC | O_NONBLOCK) < 0 ||
-	    ep_add(b, b->wake[0], EPOLLIN, TAG_WAKE) < 0 ||
+	if (loop_open() == 0) {
+		char buf[64];
+
+		b->epfd = loop_ep;
+		b->wake[0] = loop_wake[0];
+		b->wake[1] = loop_wake[1];
+		while (read(b->wake[0], buf, sizeof(buf)) > 0)
+			;	/* left from an abandoned operation */
+	}
+	if (b->epfd < 0 ||
 	    (b->lfd >= 0 && ep_add(b, b->lfd, EPOLLIN, TAG_LISTEN) < 0)) {
 		te_snprintf(r->msg, sizeof(r->msg), "barrier: %s",
 			    strerror(errno));

@@ -81,22 +81,29 @@ static double default_timeout(void)
 }
 
 /* The next barrier generation of this rank, counted in a file shared by
- * every process of the rank on this node. */
+ * every process of the rank on this node (kept open while a session is
+ * held). */
+static int seq_fd = -1;
+
 static unsigned next_seq(const char *dir, uint32_t rank)
 {
 	char path[600], buf[32];
 	uint64_t n = 0;
 	ssize_t got;
-	int fd;
+	int fd = seq_fd;
 
-	if (!te_private_dir_ok(dir) ||
-	    te_snprintf(path, sizeof(path), "%s/trainenv-seq.%u", dir, rank) < 0)
-		return ++local_seq;
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return ++local_seq;
+	if (fd < 0) {
+		if (!te_private_dir_ok(dir) ||
+		    te_snprintf(path, sizeof(path), "%s/trainenv-seq.%u", dir,
+				rank) < 0)
+			return ++local_seq;
+		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return ++local_seq;
+	}
 	if (flock(fd, LOCK_EX) < 0) {
-		close(fd);
+		if (fd != seq_fd)
+			close(fd);
 		return ++local_seq;
 	}
 	got = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -108,11 +115,15 @@ static unsigned next_seq(const char *dir, uint32_t rank)
 			n = 0;
 	}
 	n++;
-	te_snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)n);
-	if (pwrite(fd, buf, strlen(buf), 0) < 0 || ftruncate(fd, (off_t)strlen(buf)) < 0)
+	/* fixed width: no truncation needed */
+	te_snprintf(buf, sizeof(buf), "%010llu\n", (unsigned long long)n);
+	if (pwrite(fd, buf, strlen(buf), 0) != (ssize_t)strlen(buf))
 		n = ++local_seq;
 	flock(fd, LOCK_UN);
-	close(fd);
+	if (held && seq_fd < 0)
+		seq_fd = fd;
+	else if (fd != seq_fd)
+		close(fd);
 	return (unsigned)n;
 }
 
@@ -141,8 +152,12 @@ int trainenv_init(char *err, size_t errlen)
 void trainenv_finalize(void)
 {
 	pthread_mutex_lock(&lib_mu);
-	if (held && --held == 0)
+	if (held && --held == 0) {
 		te_pmix_close(&sess);
+		if (seq_fd >= 0)
+			close(seq_fd);
+		seq_fd = -1;
+	}
 	pthread_mutex_unlock(&lib_mu);
 }
 
