@@ -148,10 +148,12 @@ is "$?" 2 "trainenv barrier --timeout 0 is a usage error"
 
 # ---------------------------------------------------------------- install
 inst=$TE_WORK/inst
-make -s -C "$builddir" install DESTDIR="$inst" >"$TE_WORK/install.log" 2>&1
+# a make of its own, not the one running make check
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s -C "$builddir" "$@"; }
+mk install DESTDIR="$inst" >"$TE_WORK/install.log" 2>&1
 ok $? "make install DESTDIR=... works" || diag "$(tail -20 "$TE_WORK/install.log")"
 init=$(find "$inst" -path '*/trainenv/__init__.py' | head -1)
-makevar() { printf 'print-var:\n\t@echo $(%s)\n' "$1" | make -s -C "$builddir" -f Makefile -f - print-var; }
+makevar() { printf 'print-var:\n\t@echo $(%s)\n' "$1" | mk -f Makefile -f - print-var; }
 pythondir=$(makevar pythondir)
 prefix=$(makevar prefix)
 is "${init#"$inst"}" "$pythondir/trainenv/__init__.py" \
