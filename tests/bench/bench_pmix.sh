@@ -32,7 +32,8 @@ for f in "$plugin" "$helper" "$tool" "$libtrainenv"; do
 	[ -e "$f" ] || { echo "$f is missing: build first (make)" >&2; exit 1; }
 done
 set_plugstack "required $plugin helper-dir=$builddir" >/dev/null
-cc -O2 -o bare_fence "$here/bare_fence.c" $(pkg-config --cflags --libs pmix) || exit 1
+read -ra pmix_flags <<<"$(pkg-config --cflags --libs pmix)"
+cc -O2 -o bare_fence "$here/bare_fence.c" "${pmix_flags[@]}" || exit 1
 cc -O2 -I"$srcdir/include" -o bench_barrier "$here/bench_barrier.c" \
 	-L"$builddir/.libs" -ltrainenv -Wl,-rpath,"$builddir/.libs" || exit 1
 

@@ -4,12 +4,15 @@
 # plugin from it with the rendezvous helper of the build tree and the test
 # hooks on (TRAINENV_TEST_*: documented in docs/pmix.md, never for
 # production).
+# shellcheck disable=SC2034 # used by the tests that source this
 builddir=${TE_BUILDDIR:-$(cd "$here/../.." && pwd -P)}
+# shellcheck disable=SC2034
 srcdir=${TE_SRCDIR:-$(cd "$here/../.." && pwd -P)}
 plugin=$builddir/.libs/trainenv.so
 helper=$builddir/trainenv-rdzv
 tool=$builddir/trainenv
 libtrainenv=$builddir/.libs/libtrainenv.so.0
+# shellcheck disable=SC2034
 PY=/usr/bin/python3	# Debian's, with torch and mpi4py
 
 pmix_require_build() {
