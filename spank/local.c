@@ -142,6 +142,50 @@ static int resolve_for_export(spank_t sp)
 	return rc;
 }
 
+/* The PMIx layer needs srun's PMIx plugin (srun --mpi=pmix, or
+ * MpiDefault=pmix): srun knows its MPI type by now (SLURM_MPI_TYPE). Says
+ * once, here, what cannot run without it, instead of once per task.
+ * Returns -1 only when the user insists on --train-rdzv=pmix. */
+static int pmix_notice(void)
+{
+	const struct te_config *c = &te_plug.cfg;
+	const char *mpi = getenv("SLURM_MPI_TYPE");
+	const struct te_value *b = &c->v[TE_S_BARRIER];
+	const struct te_value *ck = &c->v[TE_S_CHECKPOINT_DIR];
+	char what[TE_VALUE_MAX + 96] = "";
+
+	if (mpi && !strncmp(mpi, "pmix", 4))
+		return 0;
+	if (c->v[TE_S_RDZV].word == 2)	/* computed: nothing expected */
+		return 0;
+	if (c->v[TE_S_RDZV].word == 1) {
+		fprintf(stderr, TE_PREFIX "error: --train-rdzv=pmix needs PMIx, "
+			"but this step's MPI type is '%s': run srun --mpi=pmix "
+			"(or set MpiDefault=pmix in slurm.conf)\n",
+			mpi ? mpi : "none");
+		return -1;
+	}
+	/* the built-in barrier applies under PMIx only: no need to say */
+	if (b->set && b->word < 0 && b->src != TE_SRC_BUILTIN)
+		te_appendf(what, sizeof(what), "--train-barrier=%s cannot run",
+			   b->text);
+	if (c->v[TE_S_VERSION_CHECK].word == 1)
+		te_appendf(what, sizeof(what), "%s--train-version-check=fail "
+			   "cannot run", what[0] ? "; " : "");
+	if (ck->set)
+		te_appendf(what, sizeof(what), "%sthe checkpoint directory is "
+			   "exported without the shared-storage check",
+			   what[0] ? "; " : "");
+	if (!what[0])
+		return 0;
+	fprintf(stderr, TE_PREFIX "warning: the barrier is unavailable: this "
+		"step has no PMIx (MPI type '%s'): %s; the tasks start as they "
+		"come, with the computed MASTER_ADDR/MASTER_PORT. Fix: srun "
+		"--mpi=pmix (or MpiDefault=pmix in slurm.conf)\n",
+		mpi ? mpi : "none", what);
+	return 0;
+}
+
 int te_local_user_init(spank_t sp)
 {
 	char env[64], err[TE_ERR_MAX];
@@ -155,6 +199,19 @@ int te_local_user_init(spank_t sp)
 		if (te_submit_train_on())
 			explain_launcher(sp);
 	}
+	if (te_submit_train_on() && pmix_notice() < 0)
+		return -1;
+	/* Slurm 22.05's mpi/pmix picks its tree algorithm for a fence
+	 * without data and its ring algorithm for one with data, per node;
+	 * seen with OpenPMIx 4.2.2: the tree fence returned on every node
+	 * whose own ranks had arrived without waiting for the other nodes,
+	 * and fences of later PMIx clients of a rank now and then failed
+	 * with UNPACK-PAST-END. The ring algorithm for every fence is a
+	 * real job-wide barrier. The user's (or site's) own value wins. */
+	if (te_submit_train_on() && te_plug.cfg.v[TE_S_RDZV].word != 2 &&
+	    !getenv("SLURM_PMIX_FENCE") &&
+	    spank_setenv(sp, "SLURM_PMIX_FENCE", "ring", 0) != ESPANK_SUCCESS)
+		setenv("SLURM_PMIX_FENCE", "ring", 0);
 	if (!te_submit_train_on() ||
 	    te_plug.cfg.v[TE_S_FAILURE_REPORT].word != 0)
 		return 0;

@@ -22,9 +22,12 @@
 #include "failrep.h"
 #include "plugin.h"
 #include "rankenv.h"
+#include "rdzv_client.h"
 #include "strutil.h"
 
-static char remote_err[TE_ERR_MAX];
+#define TE_CHECKPOINT_ENV "TRAINENV_CHECKPOINT_DIR"
+
+static char remote_err[TE_RDZV_TEXT_MAX + 64];
 
 static int task_fail(spank_t sp);
 
@@ -289,9 +292,12 @@ static int export_knob(spank_t sp, int id)
 
 static int task_fail(spank_t sp)
 {
-	/* From a task, slurm_error() reaches both the slurmd log and the
-	 * task's stderr, i.e. srun's output: one line, both places. */
-	slurm_error(TE_PREFIX "%s", remote_err);
+	/* slurm_info() goes to the slurmd log only (slurm_error() from a task
+	 * would also reach the task's stderr: the user would read it twice);
+	 * the task's stderr is what the user sees in srun's output. */
+	slurm_info(TE_PREFIX "error: %s", remote_err);
+	fprintf(stderr, TE_PREFIX "error: %s\n", remote_err);
+	fflush(stderr);
 	return -1;
 }
 
@@ -323,7 +329,9 @@ static void set_rank_var(spank_t sp, const char *inherited_list,
 			   name);
 }
 
-static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id)
+/* rr: the PMIx rendezvous' results, or NULL for the computed one. */
+static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
+			    const struct te_rdzv_result *rr)
 {
 	struct te_step_facts f = {
 		.job_id = step.job_id, .step_id = step.step_id,
@@ -346,6 +354,10 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id)
 	f.master_port = te_master_port(step.job_id, step.step_id,
 				       (uint16_t)range->num,
 				       (uint16_t)range->num2);
+	if (rr && rr->master_addr[0] && rr->master_port) {
+		f.master_addr = rr->master_addr;
+		f.master_port = rr->master_port;
+	}
 	f.rdzv_timeout = rdzv->set ? rdzv->num : 0;
 	mode = te_launcher_decide(te_plug.cfg.v[TE_S_LAUNCHER].word, step.argc,
 				  step.argv, step.ntasks, step.nnodes, f.gpus,
@@ -353,17 +365,165 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id)
 	te_snprintf(launch, sizeof(launch), "%s (%s)",
 		    mode == TE_LAUNCH_TASK ? "task" : "torchrun", why);
 	spank_setenv(sp, TE_LAUNCHER_ENV, launch, 1);
-	if (te_plug.cfg.v[TE_S_RANK_ENV].word != 0)
-		return;	/* --train-rank-env=no */
-	if (!f.master_addr)
-		task_warn(local_id, "MASTER_ADDR not set: %s",
-			  step.master_note);
-	if (te_rank_env(&f, mode, &e) < 0)
-		return;
-	for (i = 0; i < e.n; i++)
-		set_rank_var(sp, inh, e.name[i], e.value[i], set_list,
-			     sizeof(set_list));
+	if (rr && rr->ifname[0]) {
+		set_rank_var(sp, inh, "NCCL_SOCKET_IFNAME", rr->ifname,
+			     set_list, sizeof(set_list));
+		set_rank_var(sp, inh, "GLOO_SOCKET_IFNAME", rr->ifname,
+			     set_list, sizeof(set_list));
+	}
+	if (te_plug.cfg.v[TE_S_RANK_ENV].word == 0) {	/* else rank-env=no */
+		if (!f.master_addr)
+			task_warn(local_id, "MASTER_ADDR not set: %s",
+				  step.master_note);
+		if (te_rank_env(&f, mode, &e) == 0)
+			for (i = 0; i < e.n; i++)
+				set_rank_var(sp, inh, e.name[i], e.value[i],
+					     set_list, sizeof(set_list));
+	}
 	spank_setenv(sp, TE_RANK_VARS_ENV, set_list, 1);
+}
+
+/* The step has a PMIx server for its tasks (srun --mpi=pmix). */
+static int step_has_pmix(spank_t sp)
+{
+	return remote_getenv(sp, "PMIX_RANK") &&
+	       remote_getenv(sp, "PMIX_NAMESPACE");
+}
+
+/* The launch rendezvous for this task. The node's first task runs
+ * trainenv-rdzv, which stands for the node's other tasks; they only say
+ * they are here and wait for its result (both through files in the step's
+ * private PMIx directory). 1: rr holds the results; 0: no PMIx rendezvous
+ * for this step (computed one); -1: the task must fail (remote_err says
+ * why; *quiet: rank 0 reports it for the job). */
+static int run_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
+			  struct te_rdzv_result *rr, int *quiet)
+{
+	const struct te_config *c = &te_plug.cfg;
+	const struct te_value *barrier = &c->v[TE_S_BARRIER];
+	const struct te_value *ckpt = &c->v[TE_S_CHECKPOINT_DIR];
+	const struct te_value *range = &c->v[TE_S_PORT_RANGE];
+	char path[TE_VALUE_MAX + 32], a_job[16], a_step[16], a_range[16];
+	char a_start[8], a_barrier[24], err[TE_ERR_MAX], tmpdir[TE_VALUE_MAX + 2];
+	char *argv[24], **envp = NULL;
+	const char *s;
+	unsigned long secs;
+	int n = 0, timeout_ms, nodes_files;
+
+	*quiet = 0;
+	if (c->v[TE_S_RDZV].word == 2)		/* computed */
+		return 0;
+	if (!step_has_pmix(sp)) {
+		if (c->v[TE_S_RDZV].word != 1)
+			return 0;	/* auto: srun said it once */
+		te_snprintf(remote_err, sizeof(remote_err), "rdzv=pmix, but "
+			    "this step has no PMIx server: run it with srun "
+			    "--mpi=pmix (or MpiDefault=pmix)");
+		return -1;
+	}
+	secs = barrier->word < 0 ? (unsigned long)barrier->num : 0;
+	/* The helper keeps its own deadlines; this one only catches a helper
+	 * that is stuck (killing a PMIx client makes Slurm end the step). */
+	timeout_ms = (int)((secs ? secs : 300) + (ckpt->set ? 15 : 0) + 20) * 1000;
+	s = remote_getenv(sp, "PMIX_SERVER_TMPDIR");
+	nodes_files = s && te_strlcpy(tmpdir, s, sizeof(tmpdir)) < sizeof(tmpdir) &&
+		      step.local_tasks > 1 && te_private_dir_ok(tmpdir);
+	if (nodes_files && local_id != 0) {
+		if (c->v[TE_S_TEST_HOOKS].word == 0) {
+			char buf[32], rank[16];
+			const char *v;
+			uint64_t d;
+
+			if ((v = te_hook_value(remote_getenv(sp, "TRAINENV_TEST_DELAY"),
+					       step.node, buf, sizeof(buf))) &&
+			    te_parse_u64(v, 600, &d) == 0)
+				sleep((unsigned)d);
+			te_snprintf(rank, sizeof(rank), "%u", global_id);
+			if ((v = remote_getenv(sp, "TRAINENV_TEST_FAIL_RANK")) &&
+			    !strcmp(v, rank)) {
+				te_snprintf(remote_err, sizeof(remote_err),
+					    "test hook TRAINENV_TEST_FAIL_RANK: "
+					    "rank %s fails before the barrier", v);
+				return -1;
+			}
+		}
+		if (te_rdzv_follow(tmpdir, global_id, timeout_ms, rr, err,
+				   sizeof(err)) < 0) {
+			te_snprintf(remote_err, sizeof(remote_err),
+				    "rendezvous: %s", err);
+			return -1;
+		}
+		goto result;
+	}
+	if (te_snprintf(path, sizeof(path), "%s/%s",
+			c->v[TE_S_HELPER_DIR].set ? c->v[TE_S_HELPER_DIR].text :
+						    TE_PKGLIBEXECDIR,
+			TE_RDZV_HELPER) < 0) {
+		te_snprintf(remote_err, sizeof(remote_err), "helper-dir is "
+			    "too long");
+		goto leader_failed;
+	}
+	te_snprintf(a_job, sizeof(a_job), "%u", step.job_id);
+	te_snprintf(a_step, sizeof(a_step), "%u", step.step_id);
+	te_snprintf(a_range, sizeof(a_range), "%u-%u", (unsigned)range->num,
+		    (unsigned)range->num2);
+	te_snprintf(a_start, sizeof(a_start), "%u",
+		    te_master_port(step.job_id, step.step_id,
+				   (uint16_t)range->num, (uint16_t)range->num2));
+	te_snprintf(a_barrier, sizeof(a_barrier), "%lu", secs);
+	argv[n++] = (char *)TE_RDZV_HELPER;
+	argv[n++] = (char *)"--job";
+	argv[n++] = a_job;
+	argv[n++] = (char *)"--step";
+	argv[n++] = a_step;
+	argv[n++] = (char *)"--port-range";
+	argv[n++] = a_range;
+	argv[n++] = (char *)"--port-start";
+	argv[n++] = a_start;
+	argv[n++] = (char *)"--barrier";
+	argv[n++] = a_barrier;
+	argv[n++] = (char *)"--version-check";
+	argv[n++] = (char *)te_settings[TE_S_VERSION_CHECK]
+			    .words[c->v[TE_S_VERSION_CHECK].word >= 0 ?
+					   c->v[TE_S_VERSION_CHECK].word : 0];
+	if (ckpt->set) {
+		argv[n++] = (char *)"--checkpoint-dir";
+		argv[n++] = (char *)ckpt->text;
+	}
+	if (c->v[TE_S_SOCKET_IFNAME].word == 0)
+		argv[n++] = (char *)"--ifname";
+	if (c->v[TE_S_TEST_HOOKS].word == 0)
+		argv[n++] = (char *)"--test-hooks";
+	if (nodes_files)
+		argv[n++] = (char *)"--lead";
+	argv[n] = NULL;
+	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp) {
+		te_snprintf(remote_err, sizeof(remote_err), "cannot read the "
+			    "task's environment for the rendezvous");
+		goto leader_failed;
+	}
+	if (te_rdzv_spawn(path, argv, envp, timeout_ms, rr, err,
+			  sizeof(err)) < 0) {
+		te_snprintf(remote_err, sizeof(remote_err), "rendezvous: %s "
+			    "(--train-rdzv=computed skips the PMIx rendezvous)",
+			    err);
+		goto leader_failed;
+	}
+result:
+	for (n = 0; n < rr->nwarn; n++)
+		fprintf(stderr, TE_PREFIX "warning: %s\n", rr->warn[n]);
+	fflush(stderr);
+	if (rr->failed) {
+		te_strlcpy(remote_err, rr->error, sizeof(remote_err));
+		*quiet = rr->quiet;
+		return -1;
+	}
+	return 1;
+leader_failed:
+	/* the node's other tasks wait for this task's result */
+	if (nodes_files)
+		te_rdzv_leave_error(tmpdir, remote_err);
+	return -1;
 }
 
 static void export_dump_dir(spank_t sp, uint32_t local_id)
@@ -423,9 +583,33 @@ int te_remote_task_init(spank_t sp)
 			return task_fail(sp);
 	export_dump_dir(sp, local_id);
 	if (!step.batch) {
+		static struct te_rdzv_result rr;
+		const struct te_value *ckpt =
+			&te_plug.cfg.v[TE_S_CHECKPOINT_DIR];
+		int have, quiet;
+
+		/* Bound first: the rendezvous helper then starts on the
+		 * rank's CPUs too. */
 		if (bind_task(sp, local_id, global_id) < 0)
 			return -1;
-		export_rank_env(sp, local_id, global_id);
+		have = run_rendezvous(sp, local_id, global_id, &rr, &quiet);
+		if (have < 0 && quiet) {
+			/* rank 0 prints the job-wide report: only the node's
+			 * log hears from the others */
+			slurm_info(TE_PREFIX "%s", remote_err);
+			return -1;
+		}
+		if (have < 0)
+			return task_fail(sp);
+		export_rank_env(sp, local_id, global_id, have ? &rr : NULL);
+		if (have && rr.checkpoint_dir[0])
+			spank_setenv(sp, TE_CHECKPOINT_ENV, rr.checkpoint_dir, 1);
+		else if (!have && ckpt->set)	/* not verified: srun said so */
+			spank_setenv(sp, TE_CHECKPOINT_ENV, ckpt->text, 1);
+		/* A later PMIx client of this rank (MPI_Init, the barrier
+		 * tool) needs the hash store: DESIGN.md section 4. */
+		if (have)
+			spank_setenv(sp, "PMIX_MCA_gds", "hash", 0);
 	}
 	return 0;
 }

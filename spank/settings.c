@@ -28,6 +28,8 @@ static const char *const m_bind[] = { "verbose", NULL };
 static const char *const w_smt[] = { "all", "one", NULL };
 static const char *const w_bindgpus[] = { "all", "own", NULL };
 static const char *const w_warnfail[] = { "warn", "fail", NULL };
+static const char *const w_rdzv[] = { "auto", "pmix", "computed", NULL };
+static const char *const w_vcheck[] = { "warn", "fail", "off", NULL };
 
 static const char *const env_heartbeat[] = {
 	"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC", NULL
@@ -200,6 +202,57 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 		.builtin = "/run/trainenv", .arginfo = "DIR|off",
 		.help = "root-owned directory where the node's hwloc topology "
 			"is kept from the first step after a boot",
+		.flags = TE_F_NO_OPTION,
+	},
+	[TE_S_RDZV] = {
+		.name = "rdzv", .type = TE_T_ENUM, .words = w_rdzv,
+		.builtin = "auto", .arginfo = "auto|pmix|computed",
+		.help = "pmix: ranks exchange MASTER_ADDR/MASTER_PORT over PMIx "
+			"(srun --mpi=pmix); computed: from Slurm's node list, "
+			"no exchange; auto: pmix when the step has PMIx",
+	},
+	[TE_S_BARRIER] = {
+		.name = "barrier", .type = TE_T_UINT, .words = w_off,
+		.lo = 1, .hi = 7 * 86400, .unit = "seconds",
+		.builtin = "300", .arginfo = "SECONDS|off",
+		.help = "hold every task at launch until all ranks have "
+			"arrived, at most SECONDS; on timeout every task fails "
+			"naming the missing ranks and nodes; off: no barrier, "
+			"ranks only wait for rank 0's data (needs PMIx)",
+	},
+	[TE_S_VERSION_CHECK] = {
+		.name = "version-check", .type = TE_T_ENUM, .words = w_vcheck,
+		.builtin = "warn", .arginfo = "warn|fail|off",
+		.help = "compare the trainenv, NCCL and CUDA driver versions "
+			"of all nodes at launch; report a mismatch once, naming "
+			"the nodes (needs PMIx)",
+	},
+	[TE_S_CHECKPOINT_DIR] = {
+		.name = "checkpoint-dir", .type = TE_T_PATH, .arginfo = "DIR",
+		.help = "check at launch that DIR is one shared directory "
+			"writable from every node, fail naming the nodes that "
+			"do not see it, export TRAINENV_CHECKPOINT_DIR (needs "
+			"PMIx)",
+	},
+	[TE_S_SOCKET_IFNAME] = {
+		.name = "socket-ifname", .type = TE_T_BOOL, .words = w_yesno,
+		.builtin = "no", .arginfo = "yes|no",
+		.help = "export NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME: the "
+			"interface that carries the route to MASTER_ADDR",
+	},
+	[TE_S_HELPER_DIR] = {
+		.name = "helper-dir", .type = TE_T_PATH,
+		.builtin = TE_PKGLIBEXECDIR, .arginfo = "DIR",
+		.help = "directory of the rendezvous helper trainenv-rdzv "
+			"(site policy only)",
+		.flags = TE_F_NO_OPTION,
+	},
+	[TE_S_TEST_HOOKS] = {
+		.name = "test-hooks", .type = TE_T_BOOL, .words = w_onoff,
+		.builtin = "off", .arginfo = "on|off",
+		.help = "honour the TRAINENV_TEST_* variables that simulate "
+			"late, failed or mismatched nodes; for trainenv's own "
+			"tests, never in production (site policy only)",
 		.flags = TE_F_NO_OPTION,
 	},
 };

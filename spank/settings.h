@@ -44,8 +44,16 @@ enum te_setting_id {
 	TE_S_BIND_SMT,		/* all|one */
 	TE_S_BIND_GPUS,		/* all|own: GPUs visible to a rank */
 	TE_S_BIND_FAILURE,	/* warn|fail */
+	TE_S_RDZV,		/* auto|pmix|computed: where MASTER_* come from */
+	TE_S_BARRIER,		/* SECONDS|off: job-wide launch barrier */
+	TE_S_VERSION_CHECK,	/* warn|fail|off: NCCL/CUDA/trainenv across nodes */
+	TE_S_CHECKPOINT_DIR,	/* DIR checked to be one shared directory */
+	TE_S_SOCKET_IFNAME,	/* yes|no: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME */
+	/* admin-only keys (no user option) */
 	TE_S_BIND_TOPOLOGY,	/* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	/* admin: DIR|off, per-boot topology cache */
+	TE_S_HELPER_DIR,	/* admin only: where trainenv-rdzv lives */
+	TE_S_TEST_HOOKS,	/* admin only: honour TRAINENV_TEST_* (tests) */
 	TE_S_COUNT
 };
 

@@ -1,0 +1,222 @@
+/* libtrainenv: the application barrier (include/trainenv/trainenv.h).
+ *
+ * The same barrier as the launch one (pmix/barrier.c) run from inside the
+ * training program: a fence without data plus rank 0's coordinator for
+ * the report. Each call is one barrier "generation": all processes of a
+ * rank (this one, `trainenv barrier` commands, earlier calls) count their
+ * barriers in a per-rank file in the step's private PMIx directory, so
+ * that every rank names the coordinator key of the same generation
+ * without talking to the others. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "barrier.h"
+#include "netinfo.h"
+#include "rdzv_proto.h"
+#include "settings.h"
+#include "strutil.h"
+#include "trainenv/trainenv.h"
+
+#define DEFAULT_TIMEOUT_S 300.0
+
+static pthread_mutex_t lib_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct te_pmix sess;
+static int held;		/* trainenv_init() depth */
+static unsigned local_seq;	/* without a private directory */
+
+const char *trainenv_version(void)
+{
+	return PACKAGE_VERSION;
+}
+
+static int have_pmix_env(char *err, size_t errlen)
+{
+	if (getenv("PMIX_RANK") && getenv("PMIX_NAMESPACE"))
+		return 0;
+	te_snprintf(err, errlen, "no PMIx server for this process: run the "
+		    "step with srun --mpi=pmix (or MpiDefault=pmix in "
+		    "slurm.conf)");
+	return -1;
+}
+
+/* torchrun's workers inherit the torchrun task's PMIx rank: one of them
+ * may stand for it, not all. */
+static int torchrun_worker_ok(char *err, size_t errlen)
+{
+	const char *lr = getenv("LOCAL_RANK");
+
+	if (!getenv("TORCHELASTIC_RUN_ID") || !lr || !strcmp(lr, "0"))
+		return 0;
+	te_snprintf(err, errlen, "torchrun worker with LOCAL_RANK=%.8s: the "
+		    "workers of one torchrun share its PMIx rank, so only "
+		    "LOCAL_RANK 0 may join the PMIx barrier (the others wait "
+		    "for it with torch.distributed), or run 'trainenv "
+		    "barrier' before torchrun", lr);
+	return -1;
+}
+
+static double default_timeout(void)
+{
+	static struct te_config cfg;
+	const char *s = getenv(TE_SETTINGS_ENV);
+	char err[TE_ERR_MAX];
+
+	if (s && te_config_decode(&cfg, s, err, sizeof(err)) == 0 &&
+	    cfg.v[TE_S_BARRIER].set) {
+		uint64_t n;
+
+		if (te_parse_u64(cfg.v[TE_S_BARRIER].text, 7 * 86400, &n) == 0 &&
+		    n > 0)
+			return (double)n;
+	}
+	return DEFAULT_TIMEOUT_S;
+}
+
+/* The next barrier generation of this rank, counted in a file shared by
+ * every process of the rank on this node (kept open while a session is
+ * held). */
+static int seq_fd = -1;
+
+static unsigned next_seq(const char *dir, uint32_t rank)
+{
+	char path[600], buf[32];
+	uint64_t n = 0;
+	ssize_t got;
+	int fd = seq_fd;
+
+	if (fd < 0) {
+		if (!te_private_dir_ok(dir) ||
+		    te_snprintf(path, sizeof(path), "%s/trainenv-seq.%u", dir,
+				rank) < 0)
+			return ++local_seq;
+		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return ++local_seq;
+	}
+	if (flock(fd, LOCK_EX) < 0) {
+		if (fd != seq_fd)
+			close(fd);
+		return ++local_seq;
+	}
+	got = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (got > 0) {
+		buf[got] = '\0';
+		if (buf[got - 1] == '\n')
+			buf[got - 1] = '\0';
+		if (te_parse_u64(buf, UINT32_MAX - 1, &n) < 0)
+			n = 0;
+	}
+	n++;
+	/* fixed width: no truncation needed */
+	te_snprintf(buf, sizeof(buf), "%010llu\n", (unsigned long long)n);
+	if (pwrite(fd, buf, strlen(buf), 0) != (ssize_t)strlen(buf))
+		n = ++local_seq;
+	flock(fd, LOCK_UN);
+	if (held && seq_fd < 0)
+		seq_fd = fd;
+	else if (fd != seq_fd)
+		close(fd);
+	return (unsigned)n;
+}
+
+static int open_locked(char *err, size_t errlen)
+{
+	if (held || sess.open)
+		return 0;
+	return te_pmix_open(&sess, err, errlen);
+}
+
+int trainenv_init(char *err, size_t errlen)
+{
+	int rc = 0;
+
+	if (have_pmix_env(err, errlen) < 0)
+		return -1;
+	pthread_mutex_lock(&lib_mu);
+	if (!held && (rc = open_locked(err, errlen)) == 0)
+		held = 1;
+	else if (held)
+		held++;
+	pthread_mutex_unlock(&lib_mu);
+	return rc;
+}
+
+void trainenv_finalize(void)
+{
+	pthread_mutex_lock(&lib_mu);
+	if (held && --held == 0) {
+		te_pmix_close(&sess);
+		if (seq_fd >= 0)
+			close(seq_fd);
+		seq_fd = -1;
+	}
+	pthread_mutex_unlock(&lib_mu);
+}
+
+int trainenv_barrier(double timeout_s, char *err, size_t errlen)
+{
+	struct te_barrier_opts o = { 0 };
+	struct te_barrier_result br;
+	struct te_barrier *b;
+	char addr[TE_ADDR_MAX] = "", ifname[TE_IFNAME_MAX], e[TE_MSG_MAX];
+	const char *pattern;
+	int rc = -1;
+
+	if (!errlen)
+		return -1;
+	err[0] = '\0';
+	if (have_pmix_env(err, errlen) < 0 || torchrun_worker_ok(err, errlen) < 0)
+		return -1;
+	if (!(timeout_s > 0))
+		timeout_s = default_timeout();
+	if (timeout_s > 7 * 86400)
+		timeout_s = 7 * 86400;
+	pthread_mutex_lock(&lib_mu);
+	if (open_locked(e, sizeof(e)) < 0) {
+		te_snprintf(err, errlen, "barrier: %s", e);
+		goto out;
+	}
+	o.timeout_s = timeout_s;
+	o.tmpdir = getenv("PMIX_SERVER_TMPDIR");
+	o.seq = next_seq(o.tmpdir, sess.me.rank);
+	if (sess.me.rank == 0) {
+		pattern = getenv("NCCL_SOCKET_IFNAME");
+		if (!pattern || !*pattern)
+			pattern = getenv("GLOO_SOCKET_IFNAME");
+		if (te_node_address(pattern, addr, sizeof(addr), ifname,
+				    sizeof(ifname), e, sizeof(e)) < 0) {
+			te_snprintf(err, errlen, "barrier: %s", e);
+			/* the others wait for rank 0: let them pass the
+			 * fence and fail on their own instead of hanging */
+			goto close;
+		}
+		o.addr = addr;
+	}
+	b = te_barrier_prepare(&sess, &o, e, sizeof(e));
+	if (!b) {
+		te_snprintf(err, errlen, "barrier: %s", e);
+		goto close;
+	}
+	rc = te_barrier_wait(b, &br);
+	if (rc < 0)
+		te_strlcpy(err, br.msg, errlen);
+close:
+	if (!held) {
+		te_pmix_close(&sess);
+		/* nobody of this node may start a fence while our session
+		 * is still closing (see te_local_quiesce) */
+		if (rc == 0)
+			te_local_quiesce(&sess, o.tmpdir, o.seq, 3000);
+	}
+out:
+	pthread_mutex_unlock(&lib_mu);
+	return rc;
+}

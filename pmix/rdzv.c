@@ -1,0 +1,817 @@
+/* trainenv-rdzv: the launch rendezvous helper. The plugin's task_init runs
+ * it (as the job user, with the task's environment, which holds PMIX_*)
+ * just before the task's exec, and reads its results from the pipe on
+ * stdout (spank/rdzv_proto.h). It is a plain PMIx client, so that no PMIx
+ * client call ever runs inside slurmstepd or the task before exec
+ * (DESIGN.md section 4).
+ *
+ * One helper per node (--lead: the node's first task) stands for the
+ * node's other tasks, which only leave an arrival file in the step's
+ * private PMIx directory and wait for the result this helper leaves there
+ * (PMIx_Init of every rank at once costs the node's PMIx server more than
+ * the whole launch budget; see docs/pmix.md). Without that directory each
+ * task runs its own helper.
+ *
+ * The node's address and versions are put over PMIx; rank 0 also puts
+ * MASTER_ADDR and a MASTER_PORT it verified free. Then either
+ *  - barrier mode (--barrier S, or --checkpoint-dir): every helper
+ *    registers its node's facts and ranks with rank 0's coordinator
+ *    (pmix/barrier.c); when every rank is there rank 0 judges the facts
+ *    (versions, checkpoint directory), reports once, and releases all; at
+ *    the deadline every waiting task fails naming the missing ranks;
+ *  - no barrier: each node takes rank 0's data as soon as it is there
+ *    (direct modex, at most --wait S) and compares its versions with rank
+ *    0's.
+ * Always PMIx_Finalize before exit: Slurm kills the step when a client
+ * leaves without it. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "barrier.h"
+#include "netinfo.h"
+#include "rdzv_core.h"
+#include "rdzv_proto.h"
+#include "strutil.h"
+
+#define CKPT_FENCE_MS 60000
+#define CKPT_RETRY_MS 3000	/* NFS may cache "no such file" briefly */
+
+struct opts {
+	unsigned long job, step;
+	uint16_t port_lo, port_hi, port_start;
+	unsigned barrier;	/* seconds, 0: off */
+	unsigned wait;		/* seconds for rank 0's data without barrier */
+	int vcheck;		/* 0 warn, 1 fail, 2 off */
+	const char *ckpt;
+	int ifname;
+	int hooks;
+	int lead;		/* stands for the node's other tasks */
+};
+
+static struct te_rdzv_result res;
+
+/* TRAINENV_RDZV_PROFILE=1: phase times on stderr (a debugging aid) */
+static int profile;
+static struct timespec t_start;
+static void phase(const char *what)
+{
+	struct timespec ts;
+
+	if (!profile)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(stderr, "trainenv-rdzv %s: %s at %.1f ms\n",
+		getenv("PMIX_RANK") ? getenv("PMIX_RANK") : "?", what,
+		(ts.tv_sec - t_start.tv_sec) * 1e3 +
+			(ts.tv_nsec - t_start.tv_nsec) / 1e6);
+}
+
+__attribute__((format(printf, 1, 2)))
+static void warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (res.nwarn >= TE_RDZV_WARN_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(res.warn[res.nwarn], sizeof(res.warn[0]), fmt, ap);
+	va_end(ap);
+	res.nwarn++;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void fail(int quiet, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (res.failed)
+		return;	/* the first reason is the one */
+	res.failed = 1;
+	res.quiet = quiet;
+	va_start(ap, fmt);
+	vsnprintf(res.error, sizeof(res.error), fmt, ap);
+	va_end(ap);
+}
+
+static int emit(void)
+{
+	static char out[TE_RDZV_OUT_MAX];
+	size_t off = 0, len;
+
+	if (te_rdzv_format(&res, out, sizeof(out)) < 0)
+		return 1;
+	len = strlen(out);
+	while (off < len) {
+		ssize_t n = write(STDOUT_FILENO, out + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 1;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- args */
+
+static int num_arg(const char *s, uint64_t max, uint64_t *v)
+{
+	return s ? te_parse_u64(s, max, v) : -1;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o, char *err,
+		      size_t errlen)
+{
+	int i;
+
+	memset(o, 0, sizeof(*o));
+	o->wait = 300;
+	o->port_lo = 20000;
+	o->port_hi = 29999;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		uint64_t n;
+
+		if (!strcmp(a, "--ifname")) {
+			o->ifname = 1;
+			continue;
+		}
+		if (!strcmp(a, "--test-hooks")) {
+			o->hooks = 1;
+			continue;
+		}
+		if (!strcmp(a, "--lead")) {
+			o->lead = 1;
+			continue;
+		}
+		i++;
+		if (!strcmp(a, "--job") && num_arg(v, UINT32_MAX, &n) == 0) {
+			o->job = (unsigned long)n;
+		} else if (!strcmp(a, "--step") &&
+			   num_arg(v, UINT32_MAX, &n) == 0) {
+			o->step = (unsigned long)n;
+		} else if (!strcmp(a, "--port-start") &&
+			   num_arg(v, 65535, &n) == 0) {
+			o->port_start = (uint16_t)n;
+		} else if (!strcmp(a, "--port-range") && v) {
+			char lo[8], hi[8];
+			const char *d = strchr(v, '-');
+			uint64_t l, h;
+
+			if (!d || (size_t)(d - v) >= sizeof(lo) ||
+			    strlen(d + 1) >= sizeof(hi))
+				goto bad;
+			memcpy(lo, v, (size_t)(d - v));
+			lo[d - v] = '\0';
+			te_strlcpy(hi, d + 1, sizeof(hi));
+			if (te_parse_u64(lo, 65535, &l) < 0 ||
+			    te_parse_u64(hi, 65535, &h) < 0 || !l || l > h)
+				goto bad;
+			o->port_lo = (uint16_t)l;
+			o->port_hi = (uint16_t)h;
+		} else if (!strcmp(a, "--barrier") &&
+			   num_arg(v, 7 * 86400, &n) == 0) {
+			o->barrier = (unsigned)n;
+		} else if (!strcmp(a, "--wait") &&
+			   num_arg(v, 7 * 86400, &n) == 0 && n > 0) {
+			o->wait = (unsigned)n;
+		} else if (!strcmp(a, "--version-check") && v) {
+			if (!strcmp(v, "warn"))
+				o->vcheck = 0;
+			else if (!strcmp(v, "fail"))
+				o->vcheck = 1;
+			else if (!strcmp(v, "off"))
+				o->vcheck = 2;
+			else
+				goto bad;
+		} else if (!strcmp(a, "--checkpoint-dir") && v && v[0] == '/') {
+			o->ckpt = v;
+		} else {
+			goto bad;
+		}
+	}
+	return 0;
+bad:
+	te_snprintf(err, errlen, "bad argument '%.40s'", argv[i - 1]);
+	return -1;
+}
+
+/* ---------------------------------------------------------------- hooks */
+
+static const char *node_name(void)
+{
+	static char host[TE_HOST_MAX];
+	const char *n = getenv("SLURMD_NODENAME");
+
+	if (n && te_host_valid(n))
+		return n;
+	if (gethostname(host, sizeof(host)) < 0)
+		return "unknown";
+	host[sizeof(host) - 1] = '\0';
+	return host;
+}
+
+static const char *hook_value(const char *var, char *buf, size_t len)
+{
+	return te_hook_value(getenv(var), node_name(), buf, len);
+}
+
+/* Test hooks, honoured only with --test-hooks (the site policy's
+ * test-hooks=on): they simulate a node that starts late, a rank that
+ * never reaches the barrier, a node with another NCCL. Returns -1 when
+ * this rank must fail now. */
+static int hooks_before_init(const struct opts *o)
+{
+	char buf[64];
+	const char *v;
+	uint64_t n;
+
+	if (!o->hooks)
+		return 0;
+	if ((v = hook_value("TRAINENV_TEST_DELAY", buf, sizeof(buf))) &&
+	    te_parse_u64(v, 600, &n) == 0) {
+		struct timespec ts = { .tv_sec = (time_t)n };
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	if ((v = getenv("TRAINENV_TEST_FAIL_RANK")) && getenv("PMIX_RANK") &&
+	    !strcmp(v, getenv("PMIX_RANK"))) {
+		fail(0, "test hook TRAINENV_TEST_FAIL_RANK: rank %s fails "
+		     "before the barrier", v);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- versions */
+
+static void probe_versions(const struct opts *o, struct te_versions *v)
+{
+	char buf[TE_VER_MAX];
+	const char *fake;
+	void *h;
+	int code;
+
+	te_strlcpy(v->trainenv, PACKAGE_VERSION, sizeof(v->trainenv));
+	te_strlcpy(v->nccl, "none", sizeof(v->nccl));
+	te_strlcpy(v->cuda, "none", sizeof(v->cuda));
+	/* NCCL and the CUDA driver are loaded, never linked: nodes without
+	 * them keep working. Their version functions only read constants. */
+	if ((h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL))) {
+		int (*get)(int *) = (int (*)(int *))dlsym(h, "ncclGetVersion");
+
+		code = 0;
+		if (get && get(&code) == 0)
+			te_nccl_version_text(code, v->nccl, sizeof(v->nccl));
+		dlclose(h);
+	}
+	if ((h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))) {
+		int (*get)(int *) = (int (*)(int *))dlsym(h,
+							  "cuDriverGetVersion");
+
+		code = 0;
+		if (get && get(&code) == 0)
+			te_cuda_version_text(code, v->cuda, sizeof(v->cuda));
+		dlclose(h);
+	}
+	if (o->hooks && (fake = hook_value("TRAINENV_TEST_FAKE_NCCL_VERSION",
+					   buf, sizeof(buf))) &&
+	    te_version_word_valid(fake))
+		te_strlcpy(v->nccl, fake, sizeof(v->nccl));
+}
+
+/* Without a barrier: this node against rank 0's node, reported by this
+ * node's first task. */
+static void check_versions_rank0(struct te_pmix *p, const struct opts *o,
+				 int local_leader, const struct te_versions *mine)
+{
+	struct te_versions v0;
+	char s[256], host0[TE_HOST_MAX], text[TE_RDZV_TEXT_MAX];
+	int timed_out;
+
+	if (p->me.rank == 0 ||
+	    te_pmix_get_wait(p, 0, "te.ver", 10000, s, sizeof(s), &timed_out,
+			     text, sizeof(text)) < 0 ||
+	    te_versions_parse(s, &v0) < 0)
+		return;
+	if (!strcmp(v0.trainenv, mine->trainenv) && !strcmp(v0.nccl, mine->nccl) &&
+	    !strcmp(v0.cuda, mine->cuda))
+		return;
+	if (te_pmix_host_of(p, 0, host0, sizeof(host0)) < 0)
+		te_strlcpy(host0, "?", sizeof(host0));
+	te_snprintf(text, sizeof(text), "version mismatch: node %s has "
+		    "trainenv %s, NCCL %s, CUDA driver %s; rank 0's node %s has "
+		    "trainenv %s, NCCL %s, CUDA driver %s (without "
+		    "--train-barrier each node is only compared with rank 0's)",
+		    p->host, mine->trainenv, mine->nccl, mine->cuda, host0,
+		    v0.trainenv, v0.nccl, v0.cuda);
+	if (o->vcheck == 1)
+		fail(!local_leader, "%s", text);
+	else if (local_leader)
+		warn("%s", text);
+}
+
+/* ---------------------------------------------------------------- checkpoint */
+
+static char ckpt_file[TE_RDZV_PATH_MAX + 96];
+
+/* Rank 0, before the fence: a file with a random token in DIR. Puts
+ * "NAME TOKEN", or "error REASON". */
+static void ckpt_write(struct te_pmix *p, const struct opts *o)
+{
+	char token[TE_TOKEN_LEN + 1], name[96], val[TE_RDZV_TEXT_MAX], err[256];
+	int fd;
+
+	if (te_random_token(token, sizeof(token)) < 0) {
+		te_snprintf(val, sizeof(val), "error cannot make a token");
+		goto put;
+	}
+	te_snprintf(name, sizeof(name), ".trainenv-ckpt-%lu.%lu-%.16s", o->job,
+		    o->step, token);
+	if (te_snprintf(ckpt_file, sizeof(ckpt_file), "%s/%s", o->ckpt, name) < 0) {
+		te_snprintf(val, sizeof(val), "error the path is too long");
+		ckpt_file[0] = '\0';
+		goto put;
+	}
+	fd = open(ckpt_file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0644);
+	if (fd < 0) {
+		te_snprintf(val, sizeof(val), "error %s", strerror(errno));
+		ckpt_file[0] = '\0';
+		goto put;
+	}
+	{
+		char line[TE_TOKEN_LEN + 2];
+		ssize_t n;
+
+		te_snprintf(line, sizeof(line), "%s\n", token);
+		n = write(fd, line, strlen(line));
+		if (close(fd) < 0 || n != (ssize_t)strlen(line)) {
+			te_snprintf(val, sizeof(val), "error writing: %s",
+				    strerror(errno));
+			unlink(ckpt_file);
+			ckpt_file[0] = '\0';
+			goto put;
+		}
+	}
+	te_snprintf(val, sizeof(val), "%s %s", name, token);
+put:
+	if (te_pmix_put(p, "te.ckpt", val, err, sizeof(err)) < 0)
+		fail(0, "checkpoint check: %s", err);
+}
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* One helper per node, with what rank 0 put under te.ckpt: "ok", or what
+ * is wrong ("rank0 REASON" when rank 0 could not write its file). */
+static void ckpt_node_check(struct te_pmix *p, const struct opts *o,
+			    const char *info, char *out, size_t len)
+{
+	char name[128], token[TE_TOKEN_LEN + 2], probe[TE_RDZV_PATH_MAX + 128];
+	char path[TE_RDZV_PATH_MAX + 160], buf[64];
+	int fd, tries;
+
+	if (!strncmp(info, "error ", 6)) {
+		te_snprintf(out, len, "rank0 %s", info + 6);
+		return;
+	}
+	if (sscanf(info, "%127s %33s", name, token) != 2 ||
+	    strncmp(name, ".trainenv-ckpt-", 15) || strchr(name, '/') ||
+	    !te_token_valid(token)) {
+		te_snprintf(out, len, "rank 0's checkpoint file name is "
+			    "unreadable");
+		return;
+	}
+	/* writable from here */
+	te_snprintf(probe, sizeof(probe), "%s/.trainenv-probe-%lu.%lu-%s-%ld",
+		    o->ckpt, o->job, o->step, p->host, (long)getpid());
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == ENOENT)
+			te_snprintf(out, len, "no such directory");
+		else
+			te_snprintf(out, len, "cannot write there: %s",
+				    strerror(e));
+		return;
+	}
+	close(fd);
+	unlink(probe);
+	/* the same directory as rank 0's: its file, with its token */
+	te_snprintf(path, sizeof(path), "%s/%s", o->ckpt, name);
+	for (tries = 0;; tries++) {
+		if (read_small(path, buf, sizeof(buf)) == 0) {
+			size_t l = strlen(buf);
+
+			if (l && buf[l - 1] == '\n')
+				buf[--l] = '\0';
+			if (!strcmp(buf, token)) {
+				te_strlcpy(out, "ok", len);
+				return;
+			}
+			te_snprintf(out, len, "rank 0's probe file has other "
+				    "content there (another directory?)");
+			return;
+		}
+		if (tries * 500 >= CKPT_RETRY_MS)
+			break;
+		usleep(500000);	/* network file systems cache lookups */
+	}
+	te_snprintf(out, len, "rank 0's probe file is not there (another "
+		    "directory with the same path: node-local storage?)");
+}
+
+/* ---------------------------------------------------------------- verdict */
+
+struct verdict_ctx {
+	const struct opts *o;
+	const char *rank0_host;
+};
+
+/* Rank 0, once every rank is there: the nodes' facts, judged once for the
+ * job. 0 fine, 1 warn, 2 reject; text says why. */
+static int verdict(void *ctx, const struct te_coord_req *nodes, size_t n,
+		   char *text, size_t len)
+{
+	static const char *const what[3] = { "trainenv", "NCCL",
+					     "CUDA driver" };
+	const struct verdict_ctx *vc = ctx;
+	const struct opts *o = vc->o;
+	struct te_nodever *nv = calloc(n ? n : 1, sizeof(*nv));
+	char part[TE_COORD_TEXT_MAX + 1], vers[TE_COORD_TEXT_MAX + 1] = "";
+	size_t i, nbad = 0;
+	int c, rc = 0;
+
+	text[0] = '\0';
+	if (!nv) {
+		te_snprintf(text, len, "launch checks: out of memory");
+		return 1;
+	}
+	if (o->ckpt) {
+		const char *rank0_err = NULL;
+
+		for (i = 0; i < n; i++) {
+			if (!strncmp(nodes[i].ckpt, "rank0 ", 6))
+				rank0_err = nodes[i].ckpt + 6;
+			if (strcmp(nodes[i].ckpt, "ok") &&
+			    strncmp(nodes[i].ckpt, "rank0 ", 6)) {
+				nv[nbad].host = nodes[i].host;
+				nv[nbad].ver = nodes[i].ckpt;
+				nbad++;
+			}
+		}
+		if (rank0_err) {
+			te_snprintf(text, len, "checkpoint dir %s: rank 0 (node "
+				    "%s) cannot write there: %s", o->ckpt,
+				    vc->rank0_host, rank0_err);
+			rc = 2;
+		} else if (nbad) {
+			te_group_by_value(nv, nbad, 1, part, sizeof(part));
+			te_snprintf(text, len, "checkpoint dir %s is not one "
+				    "shared directory writable from every node "
+				    "(rank 0 is on %s): %s", o->ckpt,
+				    vc->rank0_host, part);
+			rc = 2;
+		}
+	}
+	if (o->vcheck != 2) {
+		for (c = 0; c < 3; c++) {
+			for (i = 0; i < n; i++) {
+				nv[i].host = nodes[i].host;
+				nv[i].ver = c == 0 ? nodes[i].ver.trainenv :
+					    c == 1 ? nodes[i].ver.nccl :
+						     nodes[i].ver.cuda;
+			}
+			if (te_version_summary(what[c], nv, n, part,
+					       sizeof(part)) > 1)
+				te_appendf(vers, sizeof(vers), "%s%s",
+					   vers[0] ? "; " : "", part);
+		}
+		if (vers[0] && !rc) {
+			if (o->vcheck == 1) {
+				te_snprintf(text, len, "version mismatch "
+					    "(version-check=fail): %s", vers);
+				rc = 2;
+			} else {
+				te_snprintf(text, len, "version mismatch: %s",
+					    vers);
+				rc = 1;
+			}
+		} else if (vers[0] && o->vcheck == 1) {
+			te_appendf(text, len, "; version mismatch: %s", vers);
+		}
+	}
+	free(nv);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static int port_free_cb(void *ctx, uint16_t port)
+{
+	return te_port_is_free(port);
+}
+
+static void parse_master(const char *s)
+{
+	char addr[TE_ADDR_MAX];
+	unsigned port;
+
+	if (sscanf(s, "%63s %u", addr, &port) == 2 && port > 0 && port < 65536) {
+		te_strlcpy(res.master_addr, addr, sizeof(res.master_addr));
+		res.master_port = (uint16_t)port;
+	}
+}
+
+/* Failures the node's other tasks get as FAIL_QUIET: rank 0 reports them
+ * for the job. */
+static int followers_quiet;
+
+/* The versions are probed (NCCL and CUDA loaded) while PMIx_Init runs. */
+static struct te_versions probed;
+static const struct opts *probe_opts;
+
+static void *probe_thread(void *arg)
+{
+	probe_versions(probe_opts, &probed);
+	return NULL;
+}
+
+static void run(struct te_pmix *p, const struct opts *o)
+{
+	struct te_versions ver;
+	struct te_barrier *b;
+	struct te_barrier_result br;
+	char addr[TE_ADDR_MAX], ifname[TE_IFNAME_MAX], err[TE_RDZV_TEXT_MAX];
+	char text[TE_RDZV_TEXT_MAX], master[TE_ADDR_MAX + 8] = "";
+	char host0[TE_HOST_MAX];
+	const char *pattern = getenv("NCCL_SOCKET_IFNAME");
+	const char *tmpdir = getenv("PMIX_SERVER_TMPDIR");
+	int barrier = o->barrier > 0 || o->ckpt;
+	unsigned timeout = o->barrier ? o->barrier : o->wait;
+	int timed_out;
+	double left;
+
+	if (!pattern || !*pattern)
+		pattern = getenv("GLOO_SOCKET_IFNAME");
+	if (te_pmix_host_of(p, 0, host0, sizeof(host0)) < 0)
+		te_strlcpy(host0, "?", sizeof(host0));
+	if (te_node_address(pattern, addr, sizeof(addr), ifname, sizeof(ifname),
+			    err, sizeof(err)) < 0) {
+		fail(0, "node %s: no address for the rendezvous: %s", p->host,
+		     err);
+		return;
+	}
+	phase("address");
+	ver = probed;
+	phase("versions");
+	if (te_versions_format(text, sizeof(text), &ver) < 0 ||
+	    te_pmix_put(p, "te.ver", text, err, sizeof(err)) < 0 ||
+	    te_pmix_put(p, "te.addr", addr, err, sizeof(err)) < 0) {
+		fail(0, "rendezvous: %s", err[0] ? err : "bad version text");
+		return;
+	}
+	if (p->me.rank == 0) {
+		uint16_t port = te_port_pick(o->port_start, o->port_lo,
+					     o->port_hi, 1000, port_free_cb,
+					     NULL);
+
+		if (!port)	/* still publish: the others must hear it */
+			fail(0, "no free port for MASTER_PORT in %u-%u on %s",
+			     o->port_lo, o->port_hi, p->host);
+		te_snprintf(master, sizeof(master), "%s %u", addr,
+			    (unsigned)port);
+		if (te_pmix_put(p, "te.master", master, err, sizeof(err)) < 0)
+			fail(0, "rendezvous: %s", err);
+		if (o->ckpt)
+			ckpt_write(p, o);
+	}
+	if (!barrier) {
+		if (te_pmix_commit(p, err, sizeof(err)) < 0) {
+			fail(0, "rendezvous: %s", err);
+			return;
+		}
+		if (p->me.rank == 0) {
+			parse_master(master);
+		} else if (te_pmix_get_wait(p, 0, "te.master",
+					    (int)timeout * 1000, text,
+					    sizeof(text), &timed_out, err,
+					    sizeof(err)) < 0) {
+			fail(0, "rank 0 (node %s) did not publish "
+			     "MASTER_ADDR/MASTER_PORT: %s", host0, err);
+			return;
+		} else {
+			parse_master(text);
+		}
+		if (o->vcheck != 2)
+			check_versions_rank0(p, o, 1, &ver);
+		goto finish;
+	}
+
+	/* barrier mode: this node's facts for rank 0 */
+	{
+		struct te_barrier_opts bo = {
+			.timeout_s = timeout, .seq = 0, .tmpdir = tmpdir,
+			.addr = addr, .coordinated = 1,
+			.followers = o->lead ? p->local_peers : NULL,
+			.nfollowers = o->lead && p->nlocal > 0 ?
+					      (size_t)p->nlocal : 0,
+			.verdict = verdict,
+		};
+		struct verdict_ctx vc = { .o = o, .rank0_host = host0 };
+		int64_t t0 = 0;
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t0 = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+		bo.verdict_ctx = &vc;
+		bo.node.ver = ver;
+		te_strlcpy(bo.node.ckpt, "-", sizeof(bo.node.ckpt));
+		if (o->ckpt) {
+			char info[512];
+
+			/* rank 0's file first: this also waits for rank 0 */
+			if (p->me.rank != 0 &&
+			    (te_pmix_commit(p, err, sizeof(err)) < 0 ||
+			     te_pmix_get_wait(p, 0, "te.ckpt", (int)timeout * 1000,
+					      info, sizeof(info), &timed_out,
+					      err, sizeof(err)) < 0)) {
+				fail(0, "barrier timed out after %u s: rank 0 "
+				     "(node %s) did not arrive", timeout, host0);
+				return;
+			}
+			if (p->me.rank == 0 &&
+			    te_pmix_get(p, 0, "te.ckpt", 1, info,
+					sizeof(info)) < 0)
+				te_strlcpy(info, "error no probe file",
+					   sizeof(info));
+			ckpt_node_check(p, o, info, bo.node.ckpt,
+					sizeof(bo.node.ckpt));
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			left = timeout - ((int64_t)ts.tv_sec * 1000 +
+					  ts.tv_nsec / 1000000 - t0) / 1000.0;
+			bo.timeout_s = left > 1 ? left : 1;
+		}
+		b = te_barrier_prepare(p, &bo, err, sizeof(err));
+		if (!b) {
+			fail(0, "barrier: %s", err);
+			return;
+		}
+		phase("barrier prepared");
+		te_barrier_wait(b, &br);
+		phase("barrier done");
+		if (p->me.rank == 0 && ckpt_file[0])
+			unlink(ckpt_file);
+		if (br.warn[0])
+			warn("%s", br.warn);
+		if (br.rejected) {
+			followers_quiet = 1;
+			if (br.reporter)
+				fail(0, "%s", br.msg);
+			else
+				fail(1, "a launch check failed (rank 0 reports "
+				     "it)");
+			return;
+		}
+		if (!br.ok) {
+			fail(0, "%s", br.msg);
+			return;
+		}
+		if (o->ckpt && te_strlcpy(res.checkpoint_dir, o->ckpt,
+					  sizeof(res.checkpoint_dir)) >=
+				       sizeof(res.checkpoint_dir))
+			res.checkpoint_dir[0] = '\0';
+		if (p->me.rank == 0)
+			parse_master(master);
+		else if (te_pmix_get_wait(p, 0, "te.master", 10000, text,
+					  sizeof(text), &timed_out, err,
+					  sizeof(err)) == 0)
+			parse_master(text);
+	}
+finish:
+	if (!res.failed && (!res.master_addr[0] || !res.master_port))
+		fail(0, "rank 0 published no usable MASTER_ADDR/MASTER_PORT");
+	if (o->ifname && res.master_addr[0] &&
+	    te_route_ifname(res.master_addr, res.ifname, sizeof(res.ifname),
+			    err, sizeof(err)) < 0) {
+		res.ifname[0] = '\0';
+		warn("socket-ifname: %s", err);
+	}
+	if (res.ifname[0] && !te_ifname_valid(res.ifname))
+		res.ifname[0] = '\0';
+}
+
+/* What the node's other tasks read (the plugin in their task_init): the
+ * same results without the warnings (printed here once), failures
+ * reported for the job by rank 0 made quiet. Written whole, then renamed
+ * into place, after PMIx_Finalize: their programs may start PMIx clients
+ * as soon as they read it. */
+static void write_node_result(const struct opts *o, const char *why)
+{
+	static struct te_rdzv_result f;
+	static char out[TE_RDZV_OUT_MAX];
+	const char *dir = getenv("PMIX_SERVER_TMPDIR");
+	char path[600], tmp[640];
+	ssize_t n;
+	int fd;
+
+	if (!o->lead || !te_private_dir_ok(dir))
+		return;
+	f = res;
+	f.nwarn = 0;
+	if (f.failed && followers_quiet)
+		f.quiet = 1;
+	if (why) {	/* this helper failed before the barrier */
+		f.failed = 1;
+		f.quiet = 0;
+		te_snprintf(f.error, sizeof(f.error), "%s", why);
+	}
+	if (te_rdzv_format(&f, out, sizeof(out)) < 0 ||
+	    te_snprintf(path, sizeof(path), "%s/%s", dir, TE_NODE_RESULT) < 0 ||
+	    te_snprintf(tmp, sizeof(tmp), "%s.tmp", path) < 0)
+		return;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return;
+	n = write(fd, out, strlen(out));
+	if (close(fd) < 0 || n != (ssize_t)strlen(out) || rename(tmp, path) < 0)
+		unlink(tmp);
+}
+
+int main(int argc, char **argv)
+{
+	struct te_pmix p;
+	struct opts o;
+	char err[TE_RDZV_TEXT_MAX], why[TE_RDZV_TEXT_MAX + 128];
+
+	signal(SIGPIPE, SIG_IGN);
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
+	profile = getenv("TRAINENV_RDZV_PROFILE") != NULL;
+	if (parse_args(argc, argv, &o, err, sizeof(err)) < 0) {
+		fail(0, "trainenv-rdzv: %s", err);
+		return emit();
+	}
+	if (hooks_before_init(&o) < 0) {
+		te_snprintf(why, sizeof(why), "rank %s (node %s), this node's "
+			    "first task, failed before the barrier: %s",
+			    getenv("PMIX_RANK") ? getenv("PMIX_RANK") : "?",
+			    node_name(), res.error);
+		write_node_result(&o, why);
+		return emit();
+	}
+	phase("start");
+	{
+		pthread_t th;
+		int threaded;
+
+		probe_opts = &o;
+		threaded = pthread_create(&th, NULL, probe_thread, NULL) == 0;
+		if (te_pmix_open(&p, err, sizeof(err)) < 0) {
+			if (threaded)
+				pthread_join(th, NULL);
+			fail(0, "rendezvous: %s", err);
+			write_node_result(&o, NULL);
+			return emit();
+		}
+		if (threaded)
+			pthread_join(th, NULL);
+		else
+			probe_versions(&o, &probed);
+	}
+	phase("PMIx_Init done");
+	run(&p, &o);
+	phase("run done");
+	te_pmix_close(&p);
+	phase("PMIx_Finalize done");
+	write_node_result(&o, NULL);
+	return emit();
+}

@@ -1,0 +1,575 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <string.h>
+
+#include "rdzv_core.h"
+#include "strutil.h"
+
+#define MAGIC "TEBAR1"
+
+/* ---------------------------------------------------------------- wire */
+
+int te_host_valid(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (i >= TE_HOST_MAX - 1)
+			return 0;
+		if (!isalnum(c) && c != '.' && c != '_' && c != '-')
+			return 0;
+	}
+	return i > 0;
+}
+
+int te_token_valid(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++)
+		if (i >= TE_TOKEN_LEN ||
+		    !((s[i] >= '0' && s[i] <= '9') ||
+		      (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return i == TE_TOKEN_LEN;
+}
+
+/* Constant time: the token keeps other users on rank 0's node from
+ * counting themselves as ranks. */
+static int token_equal(const char *a, const char *b)
+{
+	unsigned char d = 0;
+	size_t i;
+
+	if (!te_token_valid(a) || !te_token_valid(b))
+		return 0;
+	for (i = 0; i < TE_TOKEN_LEN; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/* Next space-separated word of at most outlen-1 bytes; -1 if none or too
+ * long. Only single spaces separate words: the format is ours. */
+static int word(const char **p, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	while (**p && **p != ' ' && **p != '\n') {
+		if (n + 1 >= outlen)
+			return -1;
+		out[n++] = *(*p)++;
+	}
+	out[n] = '\0';
+	if (**p == ' ')
+		(*p)++;
+	return n ? 0 : -1;
+}
+
+/* Line content without the optional final '\n'; -1 if there is anything
+ * after it or the line is too long. */
+static int line_len(const char *line, size_t *len)
+{
+	size_t n = te_strnlen_cap(line, TE_COORD_LINE_MAX);
+
+	if (n > TE_COORD_LINE_MAX)
+		return -1;
+	if (n && line[n - 1] == '\n')
+		n--;
+	if (memchr(line, '\n', n))
+		return -1;
+	*len = n;
+	return 0;
+}
+
+int te_coord_req_format(char *buf, size_t len, const char *token,
+			const struct te_coord_req *q)
+{
+	char v[128];
+
+	if (!te_token_valid(token))
+		return -1;
+	switch (q->kind) {
+	case TE_CQ_ARRIVED:
+		return te_host_valid(q->host) ?
+			       te_snprintf(buf, len, "%s %s arrived %u %s\n",
+					   MAGIC, token, q->rank, q->host) :
+			       -1;
+	case TE_CQ_NODE:
+		if (!te_host_valid(q->host) ||
+		    te_versions_format(v, sizeof(v), &q->ver) < 0 ||
+		    !q->ckpt[0] || strchr(q->ckpt, '\n') ||
+		    !te_is_printable(q->ckpt, TE_CKPT_TEXT_MAX))
+			return -1;
+		return te_snprintf(buf, len, "%s %s node %u %s %s ckpt=%s\n",
+				   MAGIC, token, q->rank, q->host, v, q->ckpt);
+	default:
+		return te_snprintf(buf, len, "%s %s status %u\n", MAGIC, token,
+				   q->rank);
+	}
+}
+
+int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
+		       struct te_coord_req *q)
+{
+	char l[TE_COORD_LINE_MAX + 1], w[40];
+	const char *p = l, *ck;
+	uint64_t rank;
+	size_t n;
+
+	memset(q, 0, sizeof(*q));
+	if (line_len(line, &n) < 0)
+		return -1;
+	memcpy(l, line, n);
+	l[n] = '\0';
+	if (word(&p, w, sizeof(w)) < 0 || strcmp(w, MAGIC))
+		return -1;
+	if (word(&p, w, sizeof(w)) < 0 || !token_equal(w, token))
+		return -1;
+	if (word(&p, w, sizeof(w)) < 0)
+		return -1;
+	if (!strcmp(w, "arrived"))
+		q->kind = TE_CQ_ARRIVED;
+	else if (!strcmp(w, "status"))
+		q->kind = TE_CQ_STATUS;
+	else if (!strcmp(w, "node"))
+		q->kind = TE_CQ_NODE;
+	else
+		return -1;
+	if (word(&p, w, sizeof(w)) < 0 || te_parse_u64(w, UINT32_MAX, &rank) < 0 ||
+	    rank >= nranks)
+		return -1;
+	q->rank = (uint32_t)rank;
+	if (q->kind == TE_CQ_STATUS)
+		return *p ? -1 : 0;
+	if (word(&p, q->host, sizeof(q->host)) < 0 || !te_host_valid(q->host))
+		return -1;
+	if (q->kind == TE_CQ_ARRIVED)
+		return *p ? -1 : 0;
+	/* node: "trainenv=.. nccl=.. cuda=.. ckpt=TEXT" */
+	ck = strstr(p, " ckpt=");
+	if (!ck || (size_t)(ck - p) >= 128)
+		return -1;
+	{
+		char v[128];
+
+		memcpy(v, p, (size_t)(ck - p));
+		v[ck - p] = '\0';
+		if (te_versions_parse(v, &q->ver) < 0)
+			return -1;
+	}
+	ck += 6;
+	if (!*ck || strlen(ck) > TE_CKPT_TEXT_MAX ||
+	    !te_is_printable(ck, TE_CKPT_TEXT_MAX))
+		return -1;
+	te_strlcpy(q->ckpt, ck, sizeof(q->ckpt));
+	return 0;
+}
+
+static void clean(char *dst, size_t size, const char *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; s && s[i] && n + 1 < size; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		dst[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	dst[n] = '\0';
+}
+
+int te_coord_reply_format(char *buf, size_t len, enum te_coord_reply_kind k,
+			  const char *text)
+{
+	char t[TE_COORD_TEXT_MAX + 1];
+
+	if (k == TE_CR_DONE)
+		return te_snprintf(buf, len, "%s done\n", MAGIC);
+	clean(t, sizeof(t), text);
+	if (!t[0])
+		te_strlcpy(t, "-", sizeof(t));
+	return te_snprintf(buf, len, "%s %s %s\n", MAGIC,
+			   k == TE_CR_FAIL ? "fail" :
+			   k == TE_CR_REJECT ? "reject" : "state", t);
+}
+
+int te_coord_reply_parse(const char *line, struct te_coord_reply *r)
+{
+	char l[TE_COORD_LINE_MAX + 1], w[16];
+	const char *p = l;
+	size_t n;
+
+	memset(r, 0, sizeof(*r));
+	if (line_len(line, &n) < 0)
+		return -1;
+	memcpy(l, line, n);
+	l[n] = '\0';
+	if (word(&p, w, sizeof(w)) < 0 || strcmp(w, MAGIC))
+		return -1;
+	if (word(&p, w, sizeof(w)) < 0)
+		return -1;
+	if (!strcmp(w, "done")) {
+		r->kind = TE_CR_DONE;
+		return *p ? -1 : 0;
+	}
+	if (!strcmp(w, "fail"))
+		r->kind = TE_CR_FAIL;
+	else if (!strcmp(w, "reject"))
+		r->kind = TE_CR_REJECT;
+	else if (!strcmp(w, "state"))
+		r->kind = TE_CR_STATE;
+	else
+		return -1;
+	if (!*p || strlen(p) > TE_COORD_TEXT_MAX ||
+	    !te_is_printable(p, TE_COORD_TEXT_MAX))
+		return -1;
+	te_strlcpy(r->text, p, sizeof(r->text));
+	return 0;
+}
+
+int te_coord_info_format(char *buf, size_t len, const struct te_coord_info *c)
+{
+	if (!te_token_valid(c->token) || !c->port || !c->addr[0] ||
+	    strchr(c->addr, ' '))
+		return -1;
+	return te_snprintf(buf, len, "%s %u %s", c->addr, (unsigned)c->port,
+			   c->token);
+}
+
+int te_coord_info_parse(const char *s, struct te_coord_info *c)
+{
+	char w[64];
+	const char *p = s;
+	uint64_t port;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	if (te_strnlen_cap(s, 256) > 256)
+		return -1;
+	if (word(&p, c->addr, sizeof(c->addr)) < 0)
+		return -1;
+	for (i = 0; c->addr[i]; i++)
+		if (!isxdigit((unsigned char)c->addr[i]) && c->addr[i] != '.' &&
+		    c->addr[i] != ':')
+			return -1;
+	if (word(&p, w, sizeof(w)) < 0 || te_parse_u64(w, 65535, &port) < 0 ||
+	    !port)
+		return -1;
+	c->port = (uint16_t)port;
+	if (word(&p, c->token, sizeof(c->token)) < 0 ||
+	    !te_token_valid(c->token))
+		return -1;
+	return *p ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- reports */
+
+void te_missing_summary(uint32_t total, const unsigned char *arrived,
+			te_host_fn host_fn, void *ctx, char *out,
+			size_t outlen)
+{
+	uint32_t r, n_arrived = 0, n_missing, listed = 0, asked = 0;
+	char host[TE_HOST_MAX], next[TE_HOST_MAX];
+	int first = 1;
+
+	if (!outlen)
+		return;
+	for (r = 0; r < total; r++)
+		if (arrived[r])
+			n_arrived++;
+	n_missing = total - n_arrived;
+	te_snprintf(out, outlen, "%u of %u ranks arrived", n_arrived, total);
+	if (!n_missing)
+		return;
+	te_appendf(out, outlen, "; missing:");
+	for (r = 0; r < total;) {
+		uint32_t end;
+		char item[160];
+
+		if (arrived[r]) {
+			r++;
+			continue;
+		}
+		if (asked >= TE_MISSING_HOSTS_MAX || !host_fn ||
+		    host_fn(ctx, r, host, sizeof(host)) < 0 ||
+		    !te_host_valid(host))
+			te_strlcpy(host, "?", sizeof(host));
+		asked++;
+		/* extend the range while the next rank is missing on the
+		 * same host */
+		for (end = r; end + 1 < total && !arrived[end + 1]; end++) {
+			if (asked >= TE_MISSING_HOSTS_MAX || !host_fn ||
+			    host_fn(ctx, end + 1, next, sizeof(next)) < 0 ||
+			    !te_host_valid(next))
+				te_strlcpy(next, "?", sizeof(next));
+			asked++;
+			if (strcmp(next, host))
+				break;
+		}
+		if (end == r)
+			te_snprintf(item, sizeof(item), "%s rank %u (node %s)",
+				    first ? "" : ",", r, host);
+		else
+			te_snprintf(item, sizeof(item),
+				    "%s ranks %u-%u (node %s)", first ? "" : ",",
+				    r, end, host);
+		/* keep room for the closing "and N more ranks" */
+		if (strlen(out) + strlen(item) + 40 >= outlen)
+			break;
+		te_appendf(out, outlen, "%s", item);
+		listed += end - r + 1;
+		first = 0;
+		r = end + 1;
+	}
+	if (listed < n_missing)
+		te_appendf(out, outlen, "%s and %u more ranks",
+			   listed ? "," : "", n_missing - listed);
+}
+
+/* Appends the hosts that have version ver (from index first on), each
+ * once, at most TE_VERSION_HOSTS_SHOWN of them; returns how many. */
+static size_t list_hosts(const struct te_nodever *v, size_t n, size_t first,
+			 const char *ver, char *out, size_t outlen)
+{
+	size_t shown = 0, more = 0, i, j;
+
+	for (i = first; i < n; i++) {
+		if (strcmp(v[i].ver, ver))
+			continue;
+		for (j = first; j < i; j++)
+			if (!strcmp(v[j].ver, ver) &&
+			    !strcmp(v[j].host, v[i].host))
+				break;
+		if (j < i)
+			continue;	/* this host is listed already */
+		if (shown < TE_VERSION_HOSTS_SHOWN) {
+			te_appendf(out, outlen, "%s%s", shown ? ", " : "",
+				   v[i].host);
+			shown++;
+		} else {
+			more++;
+		}
+	}
+	if (more)
+		te_appendf(out, outlen, " and %zu more nodes", more);
+	return shown + more;
+}
+
+int te_group_by_value(const struct te_nodever *v, size_t n, int hosts_first,
+		      char *out, size_t outlen)
+{
+	size_t g_first[TE_VERSION_GROUPS_MAX];	/* index of each group */
+	size_t ngroups = 0, extra_groups = 0, i, j, g;
+
+	if (outlen)
+		out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		for (g = 0; g < ngroups; g++)
+			if (!strcmp(v[g_first[g]].ver, v[i].ver))
+				break;
+		if (g < ngroups)
+			continue;
+		/* not a named group: among the uncounted ones before i? */
+		for (j = 0; j < i; j++)
+			if (!strcmp(v[j].ver, v[i].ver))
+				break;
+		if (j < i)
+			continue;
+		if (ngroups < TE_VERSION_GROUPS_MAX)
+			g_first[ngroups++] = i;
+		else
+			extra_groups++;
+	}
+	if (!outlen)
+		return (int)(ngroups + extra_groups);
+	for (g = 0; g < ngroups; g++) {
+		const char *val = v[g_first[g]].ver;
+
+		if (g)
+			te_appendf(out, outlen, "; ");
+		if (!hosts_first)
+			te_appendf(out, outlen, "%s on ", val);
+		list_hosts(v, n, g_first[g], val, out, outlen);
+		if (hosts_first)
+			te_appendf(out, outlen, ": %s", val);
+	}
+	if (extra_groups)
+		te_appendf(out, outlen, "; and %zu more %s", extra_groups,
+			   hosts_first ? "reasons" : "versions");
+	return (int)(ngroups + extra_groups);
+}
+
+int te_version_summary(const char *what, const struct te_nodever *v, size_t n,
+		       char *out, size_t outlen)
+{
+	char groups[TE_COORD_TEXT_MAX + 1];
+	int distinct = te_group_by_value(v, n, 0, NULL, 0);
+
+	if (outlen)
+		out[0] = '\0';
+	if (distinct < 2 || !outlen)
+		return distinct;
+	te_group_by_value(v, n, 0, groups, sizeof(groups));
+	te_snprintf(out, outlen, "%s differs across nodes: %s", what, groups);
+	return distinct;
+}
+
+/* ---------------------------------------------------------------- data */
+
+int te_version_word_valid(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (i >= TE_VER_MAX - 1)
+			return 0;
+		if (!isalnum(c) && c != '.' && c != '_' && c != '+' && c != '-')
+			return 0;
+	}
+	return i > 0;
+}
+
+int te_versions_format(char *buf, size_t len, const struct te_versions *v)
+{
+	if (!te_version_word_valid(v->trainenv) ||
+	    !te_version_word_valid(v->nccl) || !te_version_word_valid(v->cuda))
+		return -1;
+	return te_snprintf(buf, len, "trainenv=%s nccl=%s cuda=%s", v->trainenv,
+			   v->nccl, v->cuda);
+}
+
+int te_versions_parse(const char *s, struct te_versions *v)
+{
+	static const char *const names[3] = { "trainenv=", "nccl=", "cuda=" };
+	char *dst[3] = { v->trainenv, v->nccl, v->cuda };
+	const char *p = s;
+	int i;
+
+	memset(v, 0, sizeof(*v));
+	if (te_strnlen_cap(s, 256) > 256)
+		return -1;
+	for (i = 0; i < 3; i++) {
+		size_t nl = strlen(names[i]);
+		char w[64];
+
+		if (strncmp(p, names[i], nl))
+			return -1;
+		p += nl;
+		if (word(&p, w, sizeof(w)) < 0 || !te_version_word_valid(w))
+			return -1;
+		te_strlcpy(dst[i], w, TE_VER_MAX);
+	}
+	return *p ? -1 : 0;
+}
+
+void te_nccl_version_text(int code, char *buf, size_t len)
+{
+	int major, minor, patch;
+
+	if (code <= 0) {
+		te_strlcpy(buf, "none", len);
+		return;
+	}
+	if (code >= 20900) {
+		major = code / 10000;
+		minor = (code % 10000) / 100;
+		patch = code % 100;
+	} else {
+		major = code / 1000;
+		minor = (code % 1000) / 100;
+		patch = code % 100;
+	}
+	te_snprintf(buf, len, "%d.%d.%d", major, minor, patch);
+}
+
+void te_cuda_version_text(int code, char *buf, size_t len)
+{
+	if (code <= 0) {
+		te_strlcpy(buf, "none", len);
+		return;
+	}
+	te_snprintf(buf, len, "%d.%d", code / 1000, (code % 1000) / 10);
+}
+
+/* ---------------------------------------------------------------- ports */
+
+uint16_t te_port_pick(uint16_t start, uint16_t lo, uint16_t hi,
+		      unsigned max_tries, te_port_free_fn is_free, void *ctx)
+{
+	uint32_t range, i, p;
+
+	if (lo == 0 || hi < lo)
+		return 0;
+	if (start < lo || start > hi)
+		start = lo;
+	range = (uint32_t)(hi - lo) + 1;
+	if (max_tries > range)
+		max_tries = range;
+	for (i = 0; i < max_tries; i++) {
+		p = lo + ((uint32_t)(start - lo) + i) % range;
+		if (is_free(ctx, (uint16_t)p))
+			return (uint16_t)p;
+	}
+	return 0;
+}
+
+int te_rank_list_parse(const char *s, uint32_t nranks, uint32_t *out,
+		       size_t max)
+{
+	size_t n = 0;
+
+	if (!s || !*s)
+		return -1;
+	for (;;) {
+		char num[16];
+		size_t l = 0;
+		uint64_t v;
+
+		while (s[l] && s[l] != ',')
+			l++;
+		if (l == 0 || l >= sizeof(num) || n >= max)
+			return -1;
+		memcpy(num, s, l);
+		num[l] = '\0';
+		if (te_parse_u64(num, UINT32_MAX, &v) < 0 || v >= nranks)
+			return -1;
+		out[n++] = (uint32_t)v;
+		if (!s[l])
+			break;
+		s += l + 1;
+	}
+	return (int)n;
+}
+
+int te_ifname_match(const char *pattern, const char *name)
+{
+	int exclude = 0, exact = 0, hit = 0;
+	const char *p = pattern;
+
+	if (!pattern || !*pattern)
+		return 1;
+	if (*p == '^') {
+		exclude = 1;
+		p++;
+	}
+	if (*p == '=') {
+		exact = 1;
+		p++;
+	}
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t l = end ? (size_t)(end - p) : strlen(p);
+
+		if (l > 0 && (exact ? strlen(name) == l && !strncmp(name, p, l) :
+				      !strncmp(name, p, l)))
+			hit = 1;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return exclude ? !hit : hit;
+}

@@ -1,0 +1,163 @@
+/* The pure part of the PMIx layer: wire lines of the barrier coordinator,
+ * the reports (missing ranks, version mismatch), MASTER_PORT choice, the
+ * NCCL_SOCKET_IFNAME pattern syntax and the per-rank data published over
+ * PMIx. No PMIx, no sockets, no I/O: everything here is unit-tested and
+ * fuzzed, and treats its input as hostile (peer data, network lines).
+ *
+ * Coordinator protocol (TCP to rank 0's barrier coordinator; lines of at
+ * most TE_COORD_LINE_MAX bytes, '\n' terminated):
+ *   client -> coordinator   "TEBAR1 TOKEN arrived RANK HOST"
+ *                           "TEBAR1 TOKEN status RANK"
+ *                           "TEBAR1 TOKEN node RANK HOST trainenv=V nccl=V
+ *                            cuda=V ckpt=TEXT"   a node's facts (launch)
+ *   coordinator -> client   "TEBAR1 done"          every rank arrived
+ *                           "TEBAR1 fail TEXT"     rank 0 gave up: TEXT is
+ *                                                  the report
+ *                           "TEBAR1 reject TEXT"   every rank arrived, but
+ *                                                  a launch check failed
+ *                                                  (rank 0 reports it)
+ *                           "TEBAR1 state TEXT"    answer to status
+ * TOKEN is 32 hex characters chosen by rank 0 and published over PMIx, so
+ * that only the job's own ranks are counted. */
+#ifndef TE_RDZV_CORE_H
+#define TE_RDZV_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TE_COORD_LINE_MAX 1024
+#define TE_COORD_TEXT_MAX 900
+#define TE_TOKEN_LEN 32
+#define TE_HOST_MAX 64
+#define TE_VER_MAX 32
+
+/* ---------------------------------------------------------------- wire */
+
+#define TE_CKPT_TEXT_MAX 300
+
+struct te_versions {
+	char trainenv[TE_VER_MAX];
+	char nccl[TE_VER_MAX];
+	char cuda[TE_VER_MAX];
+};
+
+enum te_coord_req_kind { TE_CQ_ARRIVED, TE_CQ_STATUS, TE_CQ_NODE };
+
+struct te_coord_req {
+	enum te_coord_req_kind kind;
+	uint32_t rank;
+	char host[TE_HOST_MAX];		/* "" for status */
+	struct te_versions ver;		/* node */
+	char ckpt[TE_CKPT_TEXT_MAX + 1];	/* node: "-", "ok" or a reason */
+};
+
+/* 1 when s is a host name fit for reports: 1-63 of [A-Za-z0-9._-]. */
+int te_host_valid(const char *s);
+
+int te_coord_req_format(char *buf, size_t len, const char *token,
+			const struct te_coord_req *q);
+/* Parses one line (with or without its '\n'); the token must match in
+ * constant time and rank must be < nranks. 0 or -1. */
+int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
+		       struct te_coord_req *q);
+
+enum te_coord_reply_kind { TE_CR_DONE, TE_CR_FAIL, TE_CR_STATE,
+			   TE_CR_REJECT };
+
+struct te_coord_reply {
+	enum te_coord_reply_kind kind;
+	char text[TE_COORD_TEXT_MAX + 1];
+};
+
+/* text is cleaned (printable ASCII) and cut to TE_COORD_TEXT_MAX. */
+int te_coord_reply_format(char *buf, size_t len, enum te_coord_reply_kind k,
+			  const char *text);
+int te_coord_reply_parse(const char *line, struct te_coord_reply *r);
+
+/* What rank 0 publishes so that the others can reach the coordinator:
+ * "ADDR PORT TOKEN". */
+struct te_coord_info {
+	char addr[64];
+	uint16_t port;
+	char token[TE_TOKEN_LEN + 1];
+};
+int te_coord_info_format(char *buf, size_t len, const struct te_coord_info *c);
+int te_coord_info_parse(const char *s, struct te_coord_info *c);
+
+/* 1 when s is exactly TE_TOKEN_LEN lower-case hex digits. */
+int te_token_valid(const char *s);
+
+/* ---------------------------------------------------------------- reports */
+
+/* Writes the host name of rank into host; returns 0, or -1 when unknown. */
+typedef int (*te_host_fn)(void *ctx, uint32_t rank, char *host, size_t len);
+
+/* "4 of 6 ranks arrived; missing: ranks 2-3 (node n2), rank 5 (node n3)".
+ * arrived[r] != 0 for the ranks that arrived; consecutive missing ranks on
+ * the same host are shown as one range; the list stops before the buffer
+ * is full and ends with "and N more ranks". host_fn is called only for
+ * missing ranks, and at most for the first TE_MISSING_HOSTS_MAX of them. */
+#define TE_MISSING_HOSTS_MAX 4096
+void te_missing_summary(uint32_t total, const unsigned char *arrived,
+			te_host_fn host_fn, void *ctx, char *out,
+			size_t outlen);
+
+struct te_nodever {
+	const char *host;
+	const char *ver;
+};
+
+/* Groups the (host, version) pairs by version: returns the number of
+ * distinct versions (1: all agree, 0: n == 0) and, when there are more
+ * than one, writes "NCCL differs across nodes: 2.28.9 on n1, n2; 2.27.3
+ * on n3" into out (what = "NCCL"). Duplicate pairs count once. At most
+ * TE_VERSION_GROUPS_MAX versions and TE_VERSION_HOSTS_SHOWN hosts per
+ * version are named; the rest is counted. */
+#define TE_VERSION_GROUPS_MAX 16
+#define TE_VERSION_HOSTS_SHOWN 8
+int te_version_summary(const char *what, const struct te_nodever *v, size_t n,
+		       char *out, size_t outlen);
+
+/* The grouping behind it, for any (host, value) pairs: "2.28.9 on n1, n2;
+ * 2.27.3 on n3", or with hosts_first "n2, n3: not writable; n4: ...".
+ * Returns the number of distinct values; out may be NULL (len 0) to count. */
+int te_group_by_value(const struct te_nodever *v, size_t n, int hosts_first,
+		      char *out, size_t outlen);
+
+/* ---------------------------------------------------------------- data */
+
+/* The versions each node publishes: "trainenv=0.1.0 nccl=2.28.9
+ * cuda=12.4" ("none" when the library cannot be loaded). */
+int te_versions_format(char *buf, size_t len, const struct te_versions *v);
+int te_versions_parse(const char *s, struct te_versions *v);
+/* 1 when s is a version word: 1-31 of [A-Za-z0-9._+-]. */
+int te_version_word_valid(const char *s);
+
+/* NCCL's ncclGetVersion() code as text: 22809 -> "2.28.9" (NCCL >= 2.9
+ * uses major*10000 + minor*100 + patch, older major*1000 + minor*100 +
+ * patch). CUDA's cuDriverGetVersion(): 12040 -> "12.4". */
+void te_nccl_version_text(int code, char *buf, size_t len);
+void te_cuda_version_text(int code, char *buf, size_t len);
+
+/* ---------------------------------------------------------------- ports */
+
+/* Returns 1 when port can be bound now. */
+typedef int (*te_port_free_fn)(void *ctx, uint16_t port);
+
+/* Tries start, start+1, ... wrapping inside [lo, hi], at most max_tries
+ * ports; returns the first free one, or 0. start outside [lo, hi] starts
+ * at lo. */
+uint16_t te_port_pick(uint16_t start, uint16_t lo, uint16_t hi,
+		      unsigned max_tries, te_port_free_fn is_free, void *ctx);
+
+/* PMIX_LOCAL_PEERS: "0,1,2,3" (strictly ascending is not required) into
+ * at most max ranks < nranks. Returns the count, or -1 when malformed. */
+int te_rank_list_parse(const char *s, uint32_t nranks, uint32_t *out,
+		       size_t max);
+
+/* NCCL_SOCKET_IFNAME syntax: a comma-separated list of prefixes; a
+ * leading '^' makes it a list of excluded prefixes; a leading '=' (after
+ * the optional '^') asks for exact names. 1 when name is selected. */
+int te_ifname_match(const char *pattern, const char *name);
+
+#endif

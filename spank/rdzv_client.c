@@ -1,0 +1,296 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rdzv_client.h"
+#include "strutil.h"
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void close_from(int lowfd)
+{
+	long max = sysconf(_SC_OPEN_MAX);
+	int fd;
+
+#ifdef __NR_close_range
+	if (syscall(__NR_close_range, lowfd, ~0U, 0) == 0)
+		return;
+#endif
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (fd = lowfd; fd < max; fd++)
+		close(fd);
+}
+
+static void child(const char *path, char *const argv[], char *const envp[],
+		  int out) __attribute__((noreturn));
+static void child(const char *path, char *const argv[], char *const envp[],
+		  int out)
+{
+	sigset_t none;
+	int null;
+
+	setpgid(0, 0);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (dup2(out, STDOUT_FILENO) < 0)
+		_exit(126);
+	null = open("/dev/null", O_RDONLY);
+	if (null >= 0 && null != STDIN_FILENO) {
+		dup2(null, STDIN_FILENO);
+		close(null);
+	}
+	close_from(3);
+	execve(path, argv, envp);
+	fprintf(stderr, "trainenv: cannot run %s: %s\n", path, strerror(errno));
+	_exit(127);
+}
+
+/* Waits for pid until deadline; then kills its group and reaps it. */
+static int reap(pid_t pid, long long deadline, int *status, int *killed)
+{
+	*killed = 0;
+	for (;;) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		if (mono_ms() >= deadline && !*killed) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			*killed = 1;
+			deadline = mono_ms() + 5000;	/* to be reaped */
+		} else if (mono_ms() >= deadline) {
+			return -1;
+		}
+		poll(NULL, 0, 10);
+	}
+}
+
+int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
+		  int timeout_ms, struct te_rdzv_result *r, char *err,
+		  size_t errlen)
+{
+	static char buf[TE_RDZV_OUT_MAX + 1];
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
+	long long deadline = mono_ms() + timeout_ms;
+	struct stat st;
+	size_t got = 0;
+	int pfd[2], status = 0, killed = 0, too_long = 0, rc = -1;
+	char perr[256];
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	if (stat(path, &st) < 0) {
+		te_snprintf(err, errlen, "the rendezvous helper %s: %s", path,
+			    strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		te_snprintf(err, errlen, "the rendezvous helper %s is not a "
+			    "regular file", path);
+		return -1;
+	}
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		te_snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	/* waitpid needs SIGCHLD not ignored */
+	sigaction(SIGCHLD, &dfl, &old_chld);
+	pid = fork();
+	if (pid < 0) {
+		te_snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		sigaction(SIGCHLD, &old_chld, NULL);
+		return -1;
+	}
+	if (pid == 0)
+		child(path, argv, envp, pfd[1]);
+	close(pfd[1]);
+	for (;;) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		long long left = deadline - mono_ms();
+		ssize_t n;
+
+		if (left <= 0)
+			break;
+		if (poll(&p, 1, left > 1000 ? 1000 : (int)left) <= 0)
+			continue;
+		n = read(pfd[0], buf + got, sizeof(buf) - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got >= sizeof(buf) - 1) {
+			too_long = 1;
+			break;
+		}
+	}
+	close(pfd[0]);
+	if (too_long)
+		deadline = mono_ms();	/* kill it now */
+	if (reap(pid, deadline, &status, &killed) < 0) {
+		te_snprintf(err, errlen, "the rendezvous helper (pid %ld) "
+			    "could not be reaped", (long)pid);
+		goto out;
+	}
+	if (killed) {
+		te_snprintf(err, errlen, "the rendezvous helper did not finish "
+			    "within %d s and was killed", timeout_ms / 1000);
+		goto out;
+	}
+	if (too_long) {
+		te_snprintf(err, errlen, "the rendezvous helper wrote more than "
+			    "%d bytes", TE_RDZV_OUT_MAX);
+		goto out;
+	}
+	if (te_rdzv_parse(buf, got, r, perr, sizeof(perr)) < 0) {
+		if (WIFSIGNALED(status))
+			te_snprintf(err, errlen, "the rendezvous helper was "
+				    "killed by signal %d", WTERMSIG(status));
+		else if (WEXITSTATUS(status))
+			te_snprintf(err, errlen, "the rendezvous helper exited "
+				    "with status %d (%s)", WEXITSTATUS(status),
+				    perr);
+		else
+			te_snprintf(err, errlen, "unreadable output from the "
+				    "rendezvous helper: %s", perr);
+		goto out;
+	}
+	rc = 0;
+out:
+	sigaction(SIGCHLD, &old_chld, NULL);
+	return rc;
+}
+
+int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
+		   struct te_rdzv_result *r, char *err, size_t errlen)
+{
+	static char buf[TE_RDZV_OUT_MAX + 1];
+	long long deadline = mono_ms() + timeout_ms;
+	char path[600], perr[256];
+	int fd, ino, wait = 1;
+
+	memset(r, 0, sizeof(*r));
+	/* watch before arriving: the result cannot slip in between */
+	ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (ino >= 0 && inotify_add_watch(ino, dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+		close(ino);
+		ino = -1;
+	}
+	if (te_snprintf(path, sizeof(path), TE_ARRIVED_FMT, dir, rank) < 0) {
+		te_snprintf(err, errlen, "PMIX_SERVER_TMPDIR is too long");
+		goto fail;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		te_snprintf(err, errlen, "cannot write %s: %s", path,
+			    strerror(errno));
+		goto fail;
+	}
+	close(fd);
+	if (te_snprintf(path, sizeof(path), "%s/%s", dir, TE_NODE_RESULT) < 0)
+		goto fail;
+	for (;;) {
+		struct stat st;
+		ssize_t n;
+		size_t got = 0;
+		long long left;
+
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0) {
+			if (ino >= 0)
+				close(ino);
+			if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+			    st.st_uid != geteuid()) {
+				close(fd);
+				te_snprintf(err, errlen, "%s is not this "
+					    "user's file", path);
+				return -1;
+			}
+			while (got < sizeof(buf) - 1 &&
+			       (n = read(fd, buf + got,
+					 sizeof(buf) - 1 - got)) > 0)
+				got += (size_t)n;
+			close(fd);
+			if (te_rdzv_parse(buf, got, r, perr, sizeof(perr)) < 0) {
+				te_snprintf(err, errlen, "unreadable rendezvous "
+					    "result of this node: %s", perr);
+				return -1;
+			}
+			return 0;
+		}
+		left = deadline - mono_ms();
+		if (left <= 0) {
+			te_snprintf(err, errlen, "the rendezvous of this node "
+				    "(run by its first task) did not finish "
+				    "within %d s", timeout_ms / 1000);
+			goto fail;
+		}
+		if (ino >= 0) {
+			struct pollfd p = { .fd = ino, .events = POLLIN };
+			char ev[4096];
+
+			/* woken by any file written in the directory;
+			 * the periodic look is only a safety net */
+			if (poll(&p, 1, left > 200 ? 200 : (int)left) > 0)
+				while (read(ino, ev, sizeof(ev)) > 0)
+					;
+			continue;
+		}
+		poll(NULL, 0, wait);
+		if (wait < 5)
+			wait *= 2;
+	}
+fail:
+	if (ino >= 0)
+		close(ino);
+	return -1;
+}
+
+void te_rdzv_leave_error(const char *dir, const char *err)
+{
+	static struct te_rdzv_result r;
+	static char out[TE_RDZV_OUT_MAX];
+	char path[600], tmp[640];
+	ssize_t n;
+	int fd;
+
+	memset(&r, 0, sizeof(r));
+	r.failed = 1;
+	te_rdzv_clean_text(r.error, sizeof(r.error), err);
+	if (te_rdzv_format(&r, out, sizeof(out)) < 0 ||
+	    te_snprintf(path, sizeof(path), "%s/%s", dir, TE_NODE_RESULT) < 0 ||
+	    te_snprintf(tmp, sizeof(tmp), "%s.tmp", path) < 0)
+		return;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return;
+	n = write(fd, out, strlen(out));
+	if (close(fd) < 0 || n != (ssize_t)strlen(out) || rename(tmp, path) < 0)
+		unlink(tmp);
+}

@@ -1,0 +1,38 @@
+/* The plugin's side of the launch rendezvous: task_init runs the helper
+ * trainenv-rdzv (a PMIx client; the plugin never calls PMIx itself) with
+ * the task's environment, reads its results from a pipe and enforces a
+ * deadline. Runs in the forked task process, as the job user, before
+ * exec. */
+#ifndef TE_RDZV_CLIENT_H
+#define TE_RDZV_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdzv_proto.h"
+
+#define TE_RDZV_HELPER "trainenv-rdzv"
+
+/* Runs path with argv and envp, stdin from /dev/null, stdout into a pipe,
+ * stderr inherited, every other descriptor closed, in its own process
+ * group. Waits at most timeout_ms for its output and its exit; past that
+ * the helper is killed (SIGKILL to its group). Returns 0 with r filled
+ * from its output (r->failed may be set: the helper's verdict), or -1 with
+ * a reason in err when the helper could not run or its output is not
+ * believable. */
+int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
+		  int timeout_ms, struct te_rdzv_result *r, char *err,
+		  size_t errlen);
+
+/* A task that is not its node's first: says it is here (an arrival file
+ * in dir, the step's private PMIx directory) and waits at most timeout_ms
+ * for the result the node's first task's helper leaves there. 0 with r
+ * filled, or -1 with a reason in err. */
+int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
+		   struct te_rdzv_result *r, char *err, size_t errlen);
+
+/* The node's first task could not run its helper: leaves err as the
+ * node's result, so that the node's other tasks fail at once. */
+void te_rdzv_leave_error(const char *dir, const char *err);
+
+#endif

@@ -1,0 +1,71 @@
+/* bare_fence ITERS [collect]: the baseline of bench_pmix.sh. ITERS PMIx
+ * fences in one long-lived process after 10 of warm-up; rank 0 prints
+ * "median_us mean_us" per fence. With "collect" every rank puts a small
+ * value and the fence collects data (what trainenv's barrier does: Slurm
+ * 22.05's fence without data is no job-wide barrier unless the ring
+ * algorithm is forced, see docs/pmix.md). */
+#include <pmix.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	int iters = argc > 1 ? atoi(argv[1]) : 100, collect = argc > 2 &&
+		    !strcmp(argv[2], "collect"), i;
+	pmix_proc_t me;
+	pmix_info_t info;
+	bool t = true;
+	double *dt, sum = 0;
+
+	if (iters < 1 || !(dt = calloc((size_t)iters, sizeof(*dt))))
+		return 2;
+	if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS)
+		return 1;
+	PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &t, PMIX_BOOL);
+	for (i = -10; i < iters; i++) {
+		double t0;
+
+		if (collect) {
+			pmix_value_t v = { .type = PMIX_STRING,
+					   .data.string = "1" };
+			char key[32];
+
+			snprintf(key, sizeof(key), "bench.%d", i);
+			PMIx_Put(PMIX_GLOBAL, key, &v);
+			PMIx_Commit();
+		}
+		t0 = now_us();
+		if (PMIx_Fence(NULL, 0, collect ? &info : NULL, collect ? 1 : 0) !=
+		    PMIX_SUCCESS) {
+			fprintf(stderr, "fence failed\n");
+			PMIx_Finalize(NULL, 0);
+			return 1;
+		}
+		if (i >= 0)
+			dt[i] = now_us() - t0;
+	}
+	for (i = 0; i < iters; i++)
+		sum += dt[i];
+	qsort(dt, (size_t)iters, sizeof(*dt), cmp);
+	if (me.rank == 0)
+		printf("%.1f %.1f\n", dt[iters / 2], sum / iters);
+	PMIx_Finalize(NULL, 0);
+	return 0;
+}

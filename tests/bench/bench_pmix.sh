@@ -1,0 +1,117 @@
+#!/bin/bash
+# Benchmark of the PMIx layer (not a test): on the local 3-node cluster,
+#  1. launch time of srun --mpi=pmix -N3 -n24 with the PMIx rendezvous and
+#     the launch barrier on versus off (the plugin loaded both times;
+#     median of --runs runs, interleaved);
+#  2. latency of one job-wide barrier over 24 ranks, measured inside
+#     long-lived processes after warm-up: a bare PMIx_Fence (the baseline),
+#     trainenv_barrier() in process (session held, and opened per call),
+#     the `trainenv barrier` command (a process per call), and gloo's
+#     torch.distributed.barrier();
+#  3. how the trainenv barrier grows from 1 to 3 nodes and 2 to 24 ranks.
+# Ratios are against baselines measured in the same run.
+# Usage: tests/bench/bench_pmix.sh [--runs N] [--iters N]
+# Uses $TE_CLUSTER_DIR when it holds a running cluster, else starts one.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../integration/pmix_common.sh
+. "$here/../integration/pmix_common.sh"
+
+runs=9 iters=200
+while [ $# -gt 0 ]; do
+	case $1 in
+	--runs) runs=$2; shift 2 ;;
+	--iters) iters=$2; shift 2 ;;
+	*) echo "usage: $0 [--runs N] [--iters N]" >&2; exit 2 ;;
+	esac
+done
+
+cluster_up --nodes 3 >/dev/null || { echo "no cluster" >&2; exit 1; }
+for f in "$plugin" "$helper" "$tool" "$libtrainenv"; do
+	[ -e "$f" ] || { echo "$f is missing: build first (make)" >&2; exit 1; }
+done
+set_plugstack "required $plugin helper-dir=$builddir" >/dev/null
+read -ra pmix_flags <<<"$(pkg-config --cflags --libs pmix)"
+cc -O2 -o bare_fence "$here/bare_fence.c" "${pmix_flags[@]}" || exit 1
+cc -O2 -I"$srcdir/include" -o bench_barrier "$here/bench_barrier.c" \
+	-L"$builddir/.libs" -ltrainenv -Wl,-rpath,"$builddir/.libs" || exit 1
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+secs() { # CMD...: wall seconds of CMD (stdout and stderr dropped)
+	local t0
+	t0=$(date +%s.%N)
+	"$@" >/dev/null 2>&1 || echo "# failed: $*" >&2
+	awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.4f\n", e - s }'
+}
+
+echo "trainenv PMIx layer benchmark: 3 nodes, 24 ranks ($(nproc) CPUs on this machine)"
+echo
+
+# ---------------------------------------------------------------- 1. launch
+on=(--mpi=pmix -N3 --ntasks-per-node=8 --train-rdzv=pmix --train-barrier=60)
+off=(--mpi=pmix -N3 --ntasks-per-node=8 --train-rdzv=computed --train-barrier=off)
+srun "${on[@]}" true >/dev/null 2>&1	# warm caches
+srun "${off[@]}" true >/dev/null 2>&1
+: >launch_on; : >launch_off
+for _ in $(seq "$runs"); do
+	secs srun "${off[@]}" true >>launch_off
+	secs srun "${on[@]}" true >>launch_on
+done
+t_off=$(median <launch_off)
+t_on=$(median <launch_on)
+printf '1. launch: srun --mpi=pmix -N3 -n24 true, median of %d runs\n' "$runs"
+printf '   rendezvous+barrier off (--train-rdzv=computed --train-barrier=off)  %7.3f s\n' "$t_off"
+printf '   rendezvous+barrier on  (--train-rdzv=pmix --train-barrier=60)       %7.3f s\n' "$t_on"
+printf '   ratio on/off: %sx (target <= 1.10x)\n' "$(ratio "$t_on" "$t_off")"
+: >py_on; : >py_off
+for _ in $(seq 3); do
+	secs srun "${off[@]}" "$PY" -c pass >>py_off
+	secs srun "${on[@]}" "$PY" -c pass >>py_on
+done
+printf '   with a Python task (python3 -c pass), median of 3: off %.3f s, on %.3f s, ratio %sx\n' \
+	"$(median <py_off)" "$(median <py_on)" "$(ratio "$(median <py_on)" "$(median <py_off)")"
+echo
+
+# ---------------------------------------------------------------- 2. latency
+# rank 0's "median_us mean_us" per barrier
+run24() { srun --mpi=pmix -N3 --ntasks-per-node=8 --train-barrier=60 "$@" 2>/dev/null | tail -1; }
+# The baseline is the bare fence trainenv's barrier uses: without data,
+# Slurm's ring algorithm forced (SLURM_PMIX_FENCE=ring, set by the plugin;
+# without it Slurm's tree fence is no job-wide barrier, docs/pmix.md).
+bare=$(run24 ./bare_fence "$iters")
+bare_collect=$(run24 ./bare_fence "$iters" collect)
+held=$(run24 ./bench_barrier "$iters" held)
+percall=$(run24 ./bench_barrier $((iters / 4)) percall)
+gloo=$(run24 "$PY" "$here/gloo_barrier.py" "$iters")
+cmd=$(srun --mpi=pmix -N3 --ntasks-per-node=8 --train-barrier=60 bash -c '
+	"$0" barrier || exit 1
+	t0=$(date +%s%N)
+	for i in $(seq 20); do "$0" barrier || exit 1; done
+	[ "$SLURM_PROCID" = 0 ] && echo "$(( ($(date +%s%N) - t0) / 20000 ))"' "$tool" 2>/dev/null | tail -1)
+b=${bare%% *}
+g=${gloo%% *}
+row() { # NAME "median mean"
+	local m=${2%% *}
+	printf '   %-52s %9.1f %9.1f   %6s %6s\n' "$1" "$m" "${2##* }" "$(ratio "$m" "$b")" "$(ratio "$m" "$g")"
+}
+printf '2. one barrier over 24 ranks on 3 nodes, %d iterations after warm-up, rank 0\n' "$iters"
+printf '   %-52s %9s %9s   %6s %6s\n' "" "median us" "mean us" "/fence" "/gloo"
+row "bare PMIx_Fence, no data, ring (the baseline)" "$bare"
+row "bare PMIx_Fence collecting data" "$bare_collect"
+row "trainenv_barrier() in process, session held" "$held"
+row "trainenv_barrier() in process, PMIx opened per call" "$percall"
+row "gloo torch.distributed.barrier()" "$gloo"
+row "'trainenv barrier' command (a process per call)" "$cmd $cmd"
+echo
+
+# ---------------------------------------------------------------- 3. scaling
+printf '3. growth: trainenv_barrier() in process (session held) vs bare fence, median us\n'
+printf '   %-22s %10s %10s %8s\n' "nodes x ranks/node" "trainenv" "fence" "ratio"
+for cfg in "1 2" "1 8" "3 1" "3 2" "3 4" "3 8"; do
+	set -- $cfg
+	t=$(srun --mpi=pmix -N"$1" --ntasks-per-node="$2" ./bench_barrier "$iters" held 2>/dev/null | tail -1)
+	f=$(srun --mpi=pmix -N"$1" --ntasks-per-node="$2" ./bare_fence "$iters" 2>/dev/null | tail -1)
+	printf '   %-22s %10.1f %10.1f %8s\n' "$1 x $2 = $(($1 * $2)) ranks" "${t%% *}" "${f%% *}" "$(ratio "${t%% *}" "${f%% *}")"
+done

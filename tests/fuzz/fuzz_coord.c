@@ -1,0 +1,40 @@
+/* libFuzzer target: every line the barrier coordinator and its clients
+ * read from the network or from PMIx peers (requests, replies, the
+ * coordinator's address, versions, rank lists, hook values). */
+#include "config.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "rdzv_core.h"
+#include "rdzv_proto.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char line[4096];
+	struct te_coord_req q;
+	struct te_coord_reply r;
+	struct te_coord_info ci;
+	struct te_versions v;
+	uint32_t ranks[64];
+	char out[TE_COORD_LINE_MAX], buf[32];
+
+	if (size >= sizeof(line))
+		size = sizeof(line) - 1;
+	memcpy(line, data, size);
+	line[size] = '\0';
+	if (te_coord_req_parse(line, "0123456789abcdef0123456789abcdef", 1000,
+			       &q) == 0)
+		te_coord_req_format(out, sizeof(out),
+				    "0123456789abcdef0123456789abcdef", &q);
+	te_coord_reply_parse(line, &r);
+	te_coord_info_parse(line, &ci);
+	te_versions_parse(line, &v);
+	te_rank_list_parse(line, 1000, ranks, 64);
+	te_hook_value(line, "n1", buf, sizeof(buf));
+	te_ifname_match(line, "eth0");
+	return 0;
+}

@@ -1,0 +1,43 @@
+# shellcheck shell=bash
+# Sourced by the PMIx layer's integration tests (t5x_pmix_*.sh) after
+# itest.sh: where the build is, and the plugstack.conf line that loads the
+# plugin from it with the rendezvous helper of the build tree and the test
+# hooks on (TRAINENV_TEST_*: documented in docs/pmix.md, never for
+# production).
+# shellcheck disable=SC2034 # used by the tests that source this
+builddir=${TE_BUILDDIR:-$(cd "$here/../.." && pwd -P)}
+# shellcheck disable=SC2034
+srcdir=${TE_SRCDIR:-$(cd "$here/../.." && pwd -P)}
+plugin=$builddir/.libs/trainenv.so
+helper=$builddir/trainenv-rdzv
+tool=$builddir/trainenv
+libtrainenv=$builddir/.libs/libtrainenv.so.0
+# shellcheck disable=SC2034
+PY=/usr/bin/python3	# Debian's, with torch and mpi4py
+
+pmix_require_build() {
+	local f
+	for f in "$plugin" "$helper" "$tool" "$libtrainenv"; do
+		[ -e "$f" ] || bail_out "$f is missing: build first (make)"
+	done
+}
+
+# pmix_plugstack [KEY=VALUE...]: the plugin with the build tree's helper.
+pmix_plugstack() {
+	set_plugstack "required $plugin helper-dir=$builddir test-hooks=on $*"
+}
+
+# The address a node's name resolves to inside that node.
+node_addr() { cluster_exec "$1" getent ahostsv4 "$1" | awk 'NR == 1 { print $1 }'; }
+
+# Lines of TEXT matching REGEX.
+count_lines() { printf '%s\n' "$1" | grep -cE -- "$2"; }
+
+# No process of the PMIx layer or of the test's programs is left in any
+# node (the step is over): prints what is left.
+leftovers() { # PATTERN
+	local n
+	for n in $(seq 1 "${TE_CLUSTER_NODES:-3}"); do
+		cluster_exec "n$n" pgrep -af -- "$1" 2>/dev/null | grep -v pgrep | sed "s/^/n$n: /"
+	done
+}

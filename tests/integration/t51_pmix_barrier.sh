@@ -1,0 +1,127 @@
+#!/bin/bash
+# PMIx layer, launch barrier (--train-barrier): a PyTorch gloo job whose
+# third node starts 20 s late, with a 10 s process-group timeout, fails
+# without the barrier and succeeds with it; a rank that never reaches the
+# barrier makes every other task fail within the deadline plus a small
+# margin, each with one line naming the missing rank and node, and leaves
+# nothing running; a missing rank 0 is named as such.
+# The late node and the failing rank come from the helper's test hooks
+# (TRAINENV_TEST_DELAY, TRAINENV_TEST_FAIL_RANK; honoured only with the
+# site policy test-hooks=on), which act before the helper joins PMIx:
+# exactly where a slow node or a task that died early would be.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=pmix_common.sh
+. "$here/pmix_common.sh"
+
+plan 22
+
+cluster_up --nodes 3
+ok $? "cluster is up" || bail_out "no cluster"
+pmix_require_build
+pmix_plugstack
+
+# ---------------------------------------------------------------- fast path
+te_seconds te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 --train-barrier=30 true
+ok $? "with every rank on time the barrier passes"
+awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 5) }'
+ok $? "and costs no waiting (${TE_SECONDS} s for the whole step)"
+
+# ---------------------------------------------------------------- skewed start
+cat >skew.py <<'PY'
+# A training start: init_process_group (gloo) with a 10 s timeout, then the
+# first collective. torch 1.13's gloo enforces that timeout per store
+# operation, and a rank waiting on the store can outlive it (seen: about
+# half the runs); NCCL's watchdog would abort such a rank. So the program
+# also holds its first collective to the timeout, as the watchdog would.
+import datetime, os, socket, sys, time
+import torch
+import torch.distributed as dist
+TIMEOUT = 10
+t0 = time.time()
+try:
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=TIMEOUT))
+    t = torch.ones(1)
+    dist.all_reduce(t)
+    took = time.time() - t0
+    if took > TIMEOUT:
+        raise RuntimeError("the first collective took %.1f s, longer than the "
+                           "%d s process-group timeout" % (took, TIMEOUT))
+    print("rank %s on %s: all_reduce %d after %.1f s" % (
+        os.environ["RANK"], socket.gethostname(), t.item(), took), flush=True)
+    dist.destroy_process_group()
+except Exception as e:
+    print("rank %s on %s: FAILED after %.1f s: %s" % (
+        os.environ.get("RANK"), socket.gethostname(), time.time() - t0,
+        str(e).splitlines()[0][:120]), flush=True)
+    sys.exit(1)
+PY
+# Without the barrier the early ranks enter init_process_group at once and
+# hit the 10 s timeout long before n3 arrives (-K: the step ends with the
+# first failure instead of waiting for n3 to fail too).
+te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n3:20 te_srun -t 90 --mpi=pmix -K1 -N3 \
+	--ntasks-per-node=2 --train-barrier=off --train-failure-report=off \
+	"$PY" skew.py 2>&1)'
+rc=$?
+[ $rc -ne 0 ]
+ok $? "without the barrier, n3 20 s late and a 10 s PG timeout: the job fails" || diag "$out"
+like "$out" "rank [0-3] on n[12]: FAILED after [0-9.]+ s: (Socket Timeout|.*longer than the 10 s process-group timeout)" \
+	"an early rank hit the 10 s process-group timeout"
+! printf '%s\n' "$out" | grep -qE "rank [0-3] on n[12]: all_reduce"
+ok $? "no early rank got through its first collective in time"
+diag "without the barrier: $TE_SECONDS s"
+
+te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n3:20 te_srun -t 120 --mpi=pmix -N3 \
+	--ntasks-per-node=2 --train-barrier=60 "$PY" skew.py 2>&1)'
+rc=$?
+ok $rc "with --train-barrier=60 the same job succeeds" || diag "$out"
+is "$(count_lines "$out" 'all_reduce 6 after')" 6 "all six ranks computed the all_reduce"
+awk -v t="$TE_SECONDS" 'BEGIN { exit !(t >= 20) }'
+ok $? "the barrier held the early ranks for n3 (step took $TE_SECONDS s)"
+is "$(printf '%s\n' "$out" | awk '/all_reduce 6 after/ { if ($7 + 0 >= 10) n++ } END { print n + 0 }')" 0 \
+	"once released, every rank got through init_process_group well within 10 s"
+diag "with the barrier: $TE_SECONDS s"
+
+# ---------------------------------------------------------------- a rank that never arrives
+before=$(squeue -h -t R | wc -l)
+te_seconds eval 'out=$(TRAINENV_TEST_FAIL_RANK=3 te_srun -t 60 --mpi=pmix -N3 \
+	--ntasks-per-node=2 --train-barrier=8 --train-failure-report=off \
+	"$PY" -c "print(\"ran\")" 2>&1)'
+rc=$?
+[ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^ran'
+ok $? "rank 3 fails before the barrier: no task starts its program" || diag "$out"
+awk -v t="$TE_SECONDS" 'BEGIN { exit !(t >= 8 && t < 8 + 4) }'
+ok $? "the others fail within the 8 s deadline plus a small margin ($TE_SECONDS s)"
+is "$(count_lines "$out" '^trainenv: error: barrier timed out after 8 s: 5 of 6 ranks arrived; missing: rank 3 \(node n2\)$')" 5 \
+	"each of the 5 waiting tasks says: 5 of 6 arrived, rank 3 on n2 is missing" ||
+	diag "$out"
+like "$out" "trainenv: error: test hook TRAINENV_TEST_FAIL_RANK: rank 3 fails" \
+	"rank 3's own task says why it failed"
+sleep 1
+is "$(squeue -h -t R | wc -l)" "$before" "no job of ours is left running"
+is "$(leftovers 'trainenv-rdzv|print\(.ran')" "" "no helper or task process is left on any node"
+
+# ---------------------------------------------------------------- rank 0 missing
+te_seconds eval 'out=$(TRAINENV_TEST_FAIL_RANK=0 te_srun -t 60 --mpi=pmix -N3 \
+	--ntasks-per-node=2 --train-barrier=4 --train-failure-report=off true 2>&1)'
+rc=$?
+[ $rc -ne 0 ]
+ok $? "rank 0 fails before the barrier: the step fails"
+is "$(count_lines "$out" '^trainenv: error: barrier timed out after 4 s: rank 0 \(node n1\) did not arrive$')" 4 \
+	"the 4 ranks on the other nodes say rank 0 (node n1) did not arrive" || diag "$out"
+like "$out" '^trainenv: error: rank 0 \(node n1\), this node.s first task, failed before the barrier' \
+	"rank 1, on rank 0's node, says its node's first task failed"
+awk -v t="$TE_SECONDS" 'BEGIN { exit !(t >= 4 && t < 4 + 4) }'
+ok $? "within the deadline plus a small margin ($TE_SECONDS s)"
+
+# ---------------------------------------------------------------- skew within the deadline, report of who waited
+# A slow node that arrives in time: the report never shows, the step runs.
+te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n2:3 te_srun -t 60 --mpi=pmix -N3 \
+	--ntasks-per-node=2 --train-barrier=20 bash -c "echo ran" 2>&1)'
+is "$(count_lines "$out" '^ran$')" 6 "a node 3 s late within a 20 s barrier: all six tasks run" ||
+	diag "$out"
+awk -v t="$TE_SECONDS" 'BEGIN { exit !(t >= 3 && t < 6) }'
+ok $? "they start together once n2 is there ($TE_SECONDS s)"
+
+done_testing
