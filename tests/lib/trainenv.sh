@@ -100,6 +100,11 @@ te_tmux() {
 	if [ -z "$_te_tmux_sock" ]; then
 		_te_tmux_sock=te-$(basename "$0" .sh)-$$
 		te_on_exit "tmux -L '$_te_tmux_sock' kill-server 2>/dev/null; rm -f '${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$_te_tmux_sock'"
+		# A server whose last session is killed exits, and a session
+		# created at that moment fails ("server exited unexpectedly"):
+		# an idle session keeps the server up until the test ends.
+		tmux -L "$_te_tmux_sock" -f /dev/null new-session -d -s te-keep \
+			sleep 100000 || return 1
 	fi
 	tmux -L "$_te_tmux_sock" -f /dev/null "$@"
 }
