@@ -19,7 +19,8 @@ settings=(train sighup nccl-heartbeat nccl-monitoring nccl-async-errors
 	nccl-blocking-wait nccl-desync-debug nccl-dump-on-timeout
 	nccl-trace-buffer nccl-dump-dir deepspeed-timeout rdzv-timeout launcher
 	rank-env port-range ignore-signals failure-report bind bind-smt
-	bind-gpus bind-failure)
+	bind-gpus bind-failure rdzv barrier version-check checkpoint-dir
+	socket-ifname)
 declare -A accepted=(
 	[train]='on or off'
 	[sighup]='ignore or default'
@@ -42,12 +43,17 @@ declare -A accepted=(
 	[bind-smt]='all or one'
 	[bind-gpus]='all or own'
 	[bind-failure]='warn or fail'
+	[rdzv]='auto, pmix or computed'
+	[barrier]='1 to 604800 seconds, or off'
+	[version-check]='warn, fail or off'
+	[checkpoint-dir]='an absolute path'
+	[socket-ifname]='yes or no'
 )
 # Admin-only keys (no option), explained after the options.
-admin_keys=(bind-topology topology-cache)
+admin_keys=(bind-topology topology-cache helper-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 118
+plan 128
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"

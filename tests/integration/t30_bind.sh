@@ -130,7 +130,7 @@ out=$(te_srun -t 60 -N1 -n2 --train-bind=numa --train-bind-failure=fail "$TE_WOR
 rc=$?
 [ $rc -ne 0 ] && ! grep -q '^R ' <<<"$out"
 ok $? "bind-failure=fail: the tasks fail before exec (srun exit $rc)"
-is "$(grep -c 'error: trainenv: cannot bind rank [01]: cannot read topology file' <<<"$out")" 2 "one error line per failed task"
+is "$(grep -c 'trainenv: error: cannot bind rank [01]: cannot read topology file' <<<"$out")" 2 "one error line per failed task"
 set_plugstack "required $plugin bind-topology=/nonexistent/topo.xml"
 out=$(te_srun -t 60 -N1 -n1 --train-bind=numa true 2>&1)
 like "$out" "cannot read topology file /nonexistent/topo.xml" "missing topology file named in the warning"
