@@ -67,7 +67,13 @@ static double default_timeout(void)
 {
 	static struct te_config cfg;
 	const char *s = getenv(TE_SETTINGS_ENV);
+	const char *t = getenv("TRAINENV_BARRIER_TIMEOUT");
 	char err[TE_ERR_MAX];
+	uint64_t secs;
+
+	/* set by the plugin for --train-barrier=first-collective */
+	if (t && te_parse_u64(t, 7 * 86400, &secs) == 0 && secs > 0)
+		return (double)secs;
 
 	if (s && te_config_decode(&cfg, s, err, sizeof(err)) == 0 &&
 	    cfg.v[TE_S_BARRIER].set) {

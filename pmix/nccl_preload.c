@@ -38,6 +38,17 @@ typedef struct {
 typedef struct ncclConfig ncclConfig_t;
 #define ncclSystemError 2
 
+/* The entry points this library stands in for (nccl.h's prototypes). */
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id,
+			      int rank);
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks,
+				    ncclUniqueId id, int rank,
+				    ncclConfig_t *config);
+ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist);
+ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks,
+				      int myrank, int nid, ncclUniqueId *ids,
+				      ncclConfig_t *config);
+
 #define EXPORT __attribute__((visibility("default")))
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -166,7 +166,7 @@ static int pmix_notice(void)
 		return -1;
 	}
 	/* the built-in barrier applies under PMIx only: no need to say */
-	if (b->set && b->word < 0 && b->src != TE_SRC_BUILTIN)
+	if (b->set && b->word != 0 && b->src != TE_SRC_BUILTIN)
 		te_appendf(what, sizeof(what), "--train-barrier=%s cannot run",
 			   b->text);
 	if (c->v[TE_S_VERSION_CHECK].word == 1)

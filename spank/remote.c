@@ -227,6 +227,38 @@ int te_remote_user_init(spank_t sp)
 	return 0;
 }
 
+/* --train-barrier=first-collective: the job-wide barrier runs in each
+ * process right before its first NCCL communicator, from trainenv-nccl.so
+ * in LD_PRELOAD (before the user's own preloads). Its deadline is the
+ * site's numeric barrier value, else 300 s. */
+static int preload_nccl_barrier(spank_t sp)
+{
+	const struct te_value *site = &te_plug.pol.def[TE_S_BARRIER];
+	const struct te_value *dir = &te_plug.cfg.v[TE_S_LIB_DIR];
+	const char *old = remote_getenv(sp, "LD_PRELOAD");
+	char lib[TE_VALUE_MAX + 32], val[2 * TE_VALUE_MAX + 40], secs[24];
+
+	if (te_snprintf(lib, sizeof(lib), "%s/trainenv-nccl.so",
+			dir->set ? dir->text : TE_LIBDIR) < 0 ||
+	    te_snprintf(val, sizeof(val), "%s%s%s", lib, old && *old ? ":" : "",
+			old ? old : "") < 0) {
+		te_snprintf(remote_err, sizeof(remote_err), "LD_PRELOAD too "
+			    "long for the first-collective barrier");
+		return -1;
+	}
+	if (access(lib, R_OK) < 0) {
+		te_snprintf(remote_err, sizeof(remote_err), "barrier="
+			    "first-collective: %s: %s", lib, strerror(errno));
+		return -1;
+	}
+	te_snprintf(secs, sizeof(secs), "%llu",
+		    site->set && site->word < 0 ?
+			    (unsigned long long)site->num : 300ULL);
+	spank_setenv(sp, "TRAINENV_BARRIER_TIMEOUT", secs, 1);
+	spank_setenv(sp, "LD_PRELOAD", val, 1);
+	return 0;
+}
+
 /* Binds the task per policy; -1 fails it (bind-failure=fail). */
 static int bind_task(spank_t sp, uint32_t local_id, uint32_t global_id)
 {
@@ -610,6 +642,9 @@ int te_remote_task_init(spank_t sp)
 		 * tool) needs the hash store: DESIGN.md section 4. */
 		if (have)
 			spank_setenv(sp, "PMIX_MCA_gds", "hash", 0);
+		if (te_plug.cfg.v[TE_S_BARRIER].word == 1 && step_has_pmix(sp) &&
+		    preload_nccl_barrier(sp) < 0)
+			return task_fail(sp);
 	}
 	return 0;
 }

@@ -23,6 +23,7 @@ static const char *const env_async[] = { "0", "1", "2", "3", NULL };
 static const char *const w_launcher[] = { "auto", "task", "torchrun", NULL };
 static const char *const w_none[] = { "none", NULL };
 static const char *const w_off[] = { "off", NULL };
+static const char *const w_barrier[] = { "off", "first-collective", NULL };
 static const char *const w_bind[] = { "none", "numa", "cores", NULL };
 static const char *const m_bind[] = { "verbose", NULL };
 static const char *const w_smt[] = { "all", "one", NULL };
@@ -212,13 +213,16 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 			"no exchange; auto: pmix when the step has PMIx",
 	},
 	[TE_S_BARRIER] = {
-		.name = "barrier", .type = TE_T_UINT, .words = w_off,
+		.name = "barrier", .type = TE_T_UINT, .words = w_barrier,
 		.lo = 1, .hi = 7 * 86400, .unit = "seconds",
-		.builtin = "300", .arginfo = "SECONDS|off",
+		.builtin = "300", .arginfo = "SECONDS|off|first-collective",
 		.help = "hold every task at launch until all ranks have "
 			"arrived, at most SECONDS; on timeout every task fails "
 			"naming the missing ranks and nodes; off: no barrier, "
-			"ranks only wait for rank 0's data (needs PMIx)",
+			"ranks only wait for rank 0's data; first-collective: "
+			"the barrier runs in each process right before its "
+			"first NCCL communicator (deadline: the site's barrier "
+			"seconds, else 300) (needs PMIx)",
 	},
 	[TE_S_VERSION_CHECK] = {
 		.name = "version-check", .type = TE_T_ENUM, .words = w_vcheck,
@@ -239,6 +243,13 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 		.builtin = "no", .arginfo = "yes|no",
 		.help = "export NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME: the "
 			"interface that carries the route to MASTER_ADDR",
+	},
+	[TE_S_LIB_DIR] = {
+		.name = "lib-dir", .type = TE_T_PATH,
+		.builtin = TE_LIBDIR, .arginfo = "DIR",
+		.help = "directory of libtrainenv and the NCCL preload library "
+			"trainenv-nccl.so (site policy only)",
+		.flags = TE_F_NO_OPTION,
 	},
 	[TE_S_HELPER_DIR] = {
 		.name = "helper-dir", .type = TE_T_PATH,

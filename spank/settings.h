@@ -53,6 +53,7 @@ enum te_setting_id {
 	TE_S_BIND_TOPOLOGY,	/* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	/* admin: DIR|off, per-boot topology cache */
 	TE_S_HELPER_DIR,	/* admin only: where trainenv-rdzv lives */
+	TE_S_LIB_DIR,		/* admin only: libtrainenv, trainenv-nccl.so */
 	TE_S_TEST_HOOKS,	/* admin only: honour TRAINENV_TEST_* (tests) */
 	TE_S_COUNT
 };

@@ -1,0 +1,43 @@
+/* A stand-in for a training program's first NCCL calls: each rank creates
+ * two communicators with the real libnccl (this machine has no GPU, so
+ * NCCL's own call fails after the barrier: that is expected). The rank in
+ * PROBE_LATE_RANK starts PROBE_LATE_SECONDS late; the rank in
+ * PROBE_SKIP_RANK never calls NCCL (it exits at once). Linked against
+ * libnccl.so so that the calls go through the dynamic linker, as they do
+ * from PyTorch. */
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int env_int(const char *name, int dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? atoi(v) : dflt;
+}
+
+int main(void)
+{
+	int rank = env_int("RANK", 0), world = env_int("WORLD_SIZE", 1);
+	ncclUniqueId id;
+	ncclComm_t comm;
+	ncclResult_t r;
+
+	if (rank == env_int("PROBE_SKIP_RANK", -1)) {
+		printf("rank %d skips NCCL\n", rank);
+		return 0;
+	}
+	if (rank == env_int("PROBE_LATE_RANK", -1))
+		sleep((unsigned)env_int("PROBE_LATE_SECONDS", 0));
+	memset(&id, 0, sizeof(id));
+	r = ncclCommInitRank(&comm, world, id, rank);
+	printf("rank %d first ncclCommInitRank: %d (%s)\n", rank, (int)r,
+	       ncclGetErrorString(r));
+	r = ncclCommInitRank(&comm, world, id, rank);
+	printf("rank %d second ncclCommInitRank: %d (%s)\n", rank, (int)r,
+	       ncclGetErrorString(r));
+	fflush(stdout);
+	return 0;
+}
