@@ -1,6 +1,7 @@
 /* libFuzzer target: every line the barrier coordinator and its clients
  * read from the network or from PMIx peers (requests, replies, the
  * coordinator's address, versions, rank lists, hook values). */
+// FUZZ-SOURCES: pmix/rdzv_core.c spank/rdzv_proto.c spank/strutil.c spank/settings.c|
 #include "config.h"
 
 #include <stddef.h>

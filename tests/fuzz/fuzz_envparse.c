@@ -9,13 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exportenv.h"
 #include "failrep.h"
 #include "rankenv.h"
 #include "settings.h"
+#include "srunargs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define TOKEN "0123456789abcdef0123456789abcdef"
+
+static const char *fuzz_env(void *ctx, const char *name)
+{
+	return strcmp(name, "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC") ? NULL : "900";
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -63,6 +70,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	argv[argc] = NULL;
 	(void)te_is_node_launcher(argc, argv, &what);
+	(void)te_srun_asks_pty(argc, argv);
+	(void)te_export_from_args(argc, argv);
+	/* an --export specification, and a lookup through it */
+	{
+		char val[256];
+		const char *v = te_export_getenv(s, "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC",
+						 fuzz_env, NULL, val, sizeof(val));
+
+		if (v && strlen(v) > 65536)
+			abort();
+	}
 	free(s);
 	return 0;
 }

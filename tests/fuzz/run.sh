@@ -17,11 +17,11 @@ done
 [ -f "$build/config.h" ] || { echo "fuzz: no config.h: configure first" >&2; exit 2; }
 out=${TE_FUZZ_DIR:-$build/tests/fuzz-out}
 mkdir -p "$out"
-cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$build -I$src/spank -I$src/include -I$src/pmix"
+cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DTE_PKGLIBEXECDIR=\"/usr/libexec/trainenv\" -DTE_LIBDIR=\"/usr/lib\" -I$build -I$src/spank -I$src/include -I$src/pmix"
 hw="$(pkg-config --cflags --libs hwloc)"
 declare -A srcs=(
 	[policy]="spank/settings.c spank/strutil.c"
-	[envparse]="spank/settings.c spank/strutil.c spank/failrep.c spank/rankenv.c"
+	[envparse]="spank/settings.c spank/strutil.c spank/failrep.c spank/rankenv.c spank/srunargs.c spank/exportenv.c"
 	[cpulist]="spank/cpulist.c spank/bind.c"
 )
 declare -A extra=([cpulist]="$hw" [policy]="" [envparse]="-lpthread")
