@@ -350,11 +350,16 @@ start_node() { # NODE
 	start_slurmd "$node"
 }
 
+# TE_SLURMD_ENV="VAR=VALUE ..." is added to slurmd's environment only (and
+# so to every slurmstepd it starts), e.g. to preload a sanitizer runtime.
 start_slurmd() { # NODE
 	local node=$1 anchor
+	local -a extra=()
 	anchor=$(pid_of "anchor.$node") || fail_start "$node: its namespace anchor is gone"
+	# shellcheck disable=SC2206 # VAR=VALUE words, split on blanks
+	[ -n "${TE_SLURMD_ENV:-}" ] && extra=($TE_SLURMD_ENV)
 	setsid nsenter --target "$anchor" --net --mount --uts \
-		slurmd -D -N "$node" -f "$DIR/etc/slurm.conf" \
+		env "${extra[@]}" slurmd -D -N "$node" -f "$DIR/etc/slurm.conf" \
 		</dev/null >>"$DIR/log/slurmd.$node.out" 2>&1 9>&- &
 	record_pid "slurmd.$node" $!
 }

@@ -1,0 +1,118 @@
+#!/bin/bash
+# AddressSanitizer + UndefinedBehaviorSanitizer: a clean copy of the tree
+# (make distdir) is built with --enable-sanitizers; its unit tests and the
+# command-line tool must run without a report; then the sanitized plugin
+# runs inside real srun and slurmstepd on a cluster of its own whose slurmd
+# has the ASan runtime preloaded (so every slurmstepd has it), through
+# options, explain, the hang-up shield, binding, the PMIx rendezvous and
+# barrier, the first-failure report and a bad node policy; no report may
+# appear. A deliberately faulty plugin (asan_canary.c) is the positive
+# control: its overflow must be reported where the test looks.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+builddir=${TE_BUILDDIR:-$(cd "$here/../.." && pwd -P)}
+libasan=$(gcc -print-file-name=libasan.so)
+libasan=$(readlink -f "$libasan")
+
+plan 15
+
+# This test runs its own cluster (its slurmd needs the ASan runtime), not
+# the shared one: the exit handler tears it down.
+trap _te_exit EXIT
+trap '_te_signal INT 2' INT
+trap '_te_signal TERM 15' TERM
+
+work=$(mktemp -d /var/tmp/te-san.XXXXXX) || bail_out "no work dir"
+chmod 755 "$work"
+logs=$work/san-logs
+mkdir -p "$logs" && chmod 1777 "$logs"
+te_on_exit "'$TE_CLUSTER_SH' stop --dir '$work/cluster' >/dev/null 2>&1; rm -rf '$work'"
+san_env="ASAN_OPTIONS=detect_leaks=0:log_path=$logs/asan UBSAN_OPTIONS=print_stacktrace=1:log_path=$logs/ubsan"
+reports() { ls "$logs" 2>/dev/null; }
+
+# ---------------------------------------------------------------- build
+make -s -C "$builddir" distdir distdir="$work/src" >"$work/distdir.log" 2>&1 &&
+	mkdir -p "$work/b" && cd "$work/b" &&
+	"$work/src/configure" -q --enable-sanitizers --disable-integration-tests \
+		>"$work/configure.log" 2>&1 &&
+	make -s -j"$(nproc)" >"$work/make.log" 2>&1; rc=$?
+ok $rc "a clean copy of the tree builds with -fsanitize=address,undefined" || {
+	for f in "$work"/*.log; do diag "$f:"; diag "$(tail -n 20 "$f")"; done
+	bail_out "no sanitizer build"; }
+ldd .libs/trainenv.so | grep -q libasan
+ok $? "the plugin is instrumented (links libasan)"
+
+# ---------------------------------------------------------------- unit tests
+out=$(env ASAN_OPTIONS=detect_leaks=1 make -s check-unit 2>&1)
+rc=$?
+ok $rc "the unit tests pass under ASan+UBSan with leak detection ($(tail -1 <<<"$out"))" || diag "$(grep -E '^FAIL|not ok' <<<"$out" | head)"
+! grep -rqE 'AddressSanitizer|LeakSanitizer|runtime error' tests/logs/
+ok $? "no sanitizer report in the unit test logs"
+
+# ---------------------------------------------------------------- the tool
+tool_out=$( {
+	for t in "$work"/src/tests/data/topologies/*.xml; do
+		./trainenv bind --show --topology "$t" --gpus all --tasks 7 --mode cores >/dev/null
+		./trainenv bind --list-gpus --topology "$t" >/dev/null
+	done
+	TRAINENV_SETTINGS='sighup:1:%zz: x' ./trainenv env
+	TRAINENV_SETTINGS="$(head -c 300000 /dev/zero | tr '\0' 'a')" ./trainenv env
+	./trainenv barrier --timeout 1
+	./trainenv bind --gpus 'GPU-x,1' -- true
+	./trainenv bind --show --tasks 99999999999
+	./trainenv nonsense
+	./trainenv --help
+	./trainenv version
+} 2>&1 )
+! grep -qE 'AddressSanitizer|LeakSanitizer|runtime error' <<<"$tool_out"
+ok $? "the tool runs its commands and bad input without a sanitizer report" || diag "$(grep -E -A5 'Sanitizer|runtime error' <<<"$tool_out" | head -20)"
+
+# ---------------------------------------------------------------- slurmstepd
+TE_SLURMD_ENV="LD_PRELOAD=$libasan $san_env" "$TE_CLUSTER_SH" start --dir "$work/cluster" --nodes 3 >"$work/cluster.log" 2>&1
+ok $? "a cluster whose slurmd (and so every slurmstepd) runs with the ASan runtime" || {
+	diag "$(tail "$work/cluster.log")"; bail_out "no cluster"; }
+. "$work/cluster/env.sh"
+pid=$(cat "$work/cluster/run/slurmd.n1.pid" 2>/dev/null)
+grep -q libasan "/proc/$pid/maps" 2>/dev/null
+ok $? "slurmd of n1 has the ASan runtime loaded"
+cd "$work" || bail_out "no work dir"
+lstopo-no-graphics --of xml --whole-io - >here.xml 2>/dev/null &&
+	"$here/lib/add_gpus.py" here.xml gpus.xml 2
+"$TE_CLUSTER_SH" plugstack --dir "$work/cluster" \
+	"required $work/b/.libs/trainenv.so helper-dir=$work/b bind-topology=$work/gpus.xml nccl-heartbeat=900 nccl-heartbeat.max=3600" >/dev/null
+
+asan_srun() { LD_PRELOAD=$libasan env $san_env timeout -k 10 120 srun "$@"; }
+asan_srun -N3 -n6 --train-explain --train-nccl-heartbeat=1200 true >"$work/s1.out" 2>&1
+ok $? "srun (sanitized plugin, ASan srun): explain, options, shield, 6 tasks"
+CUDA_VISIBLE_DEVICES=0,1 asan_srun -N3 --ntasks-per-node=2 --train-bind=cores,verbose true >"$work/s2.out" 2>&1
+ok $? "binding with the test topology"
+asan_srun --mpi=pmix -N3 -n6 --train-barrier=30 --train-checkpoint-dir="$work" true >"$work/s3.out" 2>&1
+ok $? "the PMIx rendezvous, barrier and checkpoint check"
+asan_srun -N2 -n2 sh -c '[ "$SLURM_PROCID" = 1 ] && exit 3; exit 0' >"$work/s4.out" 2>&1
+grep -q 'first failure of this step' "$work/s4.out"
+ok $? "a failing rank: the first-failure report (sent from sanitized slurmstepd)"
+asan_srun -N1 --train-nccl-heartbeat=99999 true >"$work/s5.out" 2>&1
+grep -q 'above the site maximum' "$work/s5.out"
+ok $? "a refused option value"
+"$TE_CLUSTER_SH" plugstack --dir "$work/cluster" \
+	"required $work/b/.libs/trainenv.so conf=/tmp/te-san-policy.conf" >/dev/null
+printf 'sighup=ignore\n' >/tmp/te-san-policy.conf
+for n in n1 n2; do "$TE_CLUSTER_SH" exec --dir "$work/cluster" "$n" sh -c 'printf "nccl-heartbeat=junk\n" >/tmp/te-san-policy.conf'; done
+asan_srun -N2 true >"$work/s6.out" 2>&1
+grep -q 'te-san-policy.conf:1: nccl-heartbeat' "$work/s6.out"
+ok $? "a bad policy on the nodes: the tasks fail with the message"
+rm -f /tmp/te-san-policy.conf
+is "$(reports | tr '\n' ' ')" "" "no ASan or UBSan report from srun or any slurmstepd" || {
+	for f in "$logs"/*; do diag "$(head -30 "$f")"; done; }
+
+# ---------------------------------------------------------------- control
+cc -shared -fPIC -fsanitize=address -g -o "$work/canary.so" "$here/asan_canary.c" 2>"$work/cc.err"
+"$TE_CLUSTER_SH" plugstack --dir "$work/cluster" "required $work/canary.so" >/dev/null
+asan_srun -N1 -n1 true >"$work/s7.out" 2>&1
+found=$(grep -l 'heap-buffer-overflow' "$logs"/asan* 2>/dev/null | head -1)
+[ -n "$found" ] && grep -q 'asan_canary.c' "$found"
+ok $? "positive control: a heap overflow in a plugin inside slurmstepd is reported (${found:+$(basename "$found")})"
+rm -f "$found"
+
+done_testing
