@@ -8,7 +8,7 @@ set -euo pipefail
 
 packages=(
 	# build
-	build-essential autoconf automake libtool pkg-config clang
+	build-essential autoconf automake libtool pkg-config clang libclang-rt-14-dev
 	# Slurm, its authentication, and the headers the plugin is built against
 	slurmctld slurmd slurm-client munge libslurm-dev
 	# PMIx (the mpi/pmix plugin of Slurm and our client side), hwloc
