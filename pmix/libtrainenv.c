@@ -30,6 +30,10 @@
 static pthread_mutex_t lib_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct te_pmix sess;
 static int held;		/* trainenv_init() depth */
+/* Rank 0's coordinator address, found once per held session: looking at
+ * the interfaces and resolving the host name on every barrier would delay
+ * every rank, which waits for rank 0. */
+static char held_addr[TE_ADDR_MAX];
 static unsigned local_seq;	/* without a private directory */
 
 const char *trainenv_version(void)
@@ -163,6 +167,7 @@ void trainenv_finalize(void)
 		if (seq_fd >= 0)
 			close(seq_fd);
 		seq_fd = -1;
+		held_addr[0] = '\0';
 	}
 	pthread_mutex_unlock(&lib_mu);
 }
@@ -193,7 +198,9 @@ int trainenv_barrier(double timeout_s, char *err, size_t errlen)
 	o.timeout_s = timeout_s;
 	o.tmpdir = getenv("PMIX_SERVER_TMPDIR");
 	o.seq = next_seq(o.tmpdir, sess.me.rank);
-	if (sess.me.rank == 0) {
+	if (sess.me.rank == 0 && held && held_addr[0]) {
+		o.addr = held_addr;
+	} else if (sess.me.rank == 0) {
 		pattern = getenv("NCCL_SOCKET_IFNAME");
 		if (!pattern || !*pattern)
 			pattern = getenv("GLOO_SOCKET_IFNAME");
@@ -205,6 +212,8 @@ int trainenv_barrier(double timeout_s, char *err, size_t errlen)
 			goto close;
 		}
 		o.addr = addr;
+		if (held)
+			te_strlcpy(held_addr, addr, sizeof(held_addr));
 	}
 	b = te_barrier_prepare(&sess, &o, e, sizeof(e));
 	if (!b) {
