@@ -81,7 +81,10 @@ C
 mpicc -Wall -Werror -I"$srcdir/include" -o cmpi cmpi.c -L"$builddir/.libs" -ltrainenv \
 	-Wl,-rpath,"$builddir/.libs" 2>&1 | sed 's/^/# /'
 ok "${PIPESTATUS[0]}" "a C MPI program links libtrainenv (include/trainenv/trainenv.h)"
-out=$(te_srun -t 90 "${full[@]}" bash -c '"$TRAINENV_BIN" barrier --timeout 20 && ./cmpi && "$TRAINENV_BIN" barrier' 2>&1)
+# Not after the MPI program has ended: a fence started while Open MPI's
+# last fence (in MPI_Finalize) is still settling in Slurm's PMIx server can
+# be paired with it (docs/pmix.md: call the barrier before MPI_Finalize).
+out=$(te_srun -t 90 "${full[@]}" bash -c '"$TRAINENV_BIN" barrier --timeout 20 && ./cmpi' 2>&1)
 ok $? "C MPI with trainenv_barrier() and 'trainenv barrier' before and after MPI_Init" || diag "$out"
 is "$(printf '%s\n' "$out" | awk '$2 == 6 && $3 == 21' | wc -l)" 6 "the allreduce is right on all six ranks"
 
