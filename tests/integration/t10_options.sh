@@ -50,7 +50,7 @@ declare -A accepted=(
 	[socket-ifname]='yes or no'
 )
 # Admin-only keys (no option), explained after the options.
-admin_keys=(bind-topology topology-cache helper-dir test-hooks)
+admin_keys=(bind-topology topology-cache helper-dir lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
 plan 128
