@@ -482,7 +482,7 @@ int te_versions_parse(const char *s, struct te_versions *v)
 	int i;
 
 	memset(v, 0, sizeof(*v));
-	if (te_strnlen_cap(s, 256) > 256)
+	if (te_strnlen_cap(s, 256) > 256 || !*s || s[strlen(s) - 1] == ' ')
 		return -1;
 	for (i = 0; i < 4; i++) {
 		size_t nl = strlen(names[i]);
