@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -42,13 +43,19 @@ static void close_from(int lowfd)
 }
 
 static void child(const char *path, char *const argv[], char *const envp[],
-		  int out) __attribute__((noreturn));
+		  int out, pid_t parent) __attribute__((noreturn));
 static void child(const char *path, char *const argv[], char *const envp[],
-		  int out)
+		  int out, pid_t parent)
 {
 	sigset_t none;
 	int null;
 
+	/* Dies with the task: when Slurm kills a step whose task waits here,
+	 * the task may go first, and a helper left behind is no longer
+	 * Slurm's to find (seen: a helper of a killed step waiting for its
+	 * deadline). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(126);
 	setpgid(0, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -97,7 +104,7 @@ int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 	long long deadline = mono_ms() + timeout_ms;
 	struct stat st;
 	int pfd[2], rc = -1;
-	pid_t pid;
+	pid_t pid, self = getpid();
 
 	memset(o, 0, sizeof(*o));
 	if (cap < 2) {
@@ -128,7 +135,7 @@ int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 		return -1;
 	}
 	if (pid == 0)
-		child(path, argv, envp, pfd[1]);
+		child(path, argv, envp, pfd[1], self);
 	close(pfd[1]);
 	for (;;) {
 		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
