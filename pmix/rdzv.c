@@ -308,6 +308,10 @@ static void probe_versions(const struct opts *o, struct te_versions *v)
 					   buf, sizeof(buf))) &&
 	    te_version_word_valid(fake))
 		te_strlcpy(v->nccl, fake, sizeof(v->nccl));
+	if (o->hooks && (fake = hook_value("TRAINENV_TEST_FAKE_CUDART_VERSION",
+					   buf, sizeof(buf))) &&
+	    te_version_word_valid(fake))
+		te_strlcpy(v->cudart, fake, sizeof(v->cudart));
 }
 
 /* Without a barrier: this node against rank 0's node, reported by this

@@ -19,7 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 43
+plan 44
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
@@ -188,6 +188,15 @@ set_plugstack "required $plugin helper-dir=$helpers bind-topology=$topo"
 out=$(TRAINENV_TEST_PREFLIGHT_FAIL="n2:out of memory" LD_LIBRARY_PATH=$fake CUDA_VISIBLE_DEVICES=0,1 \
 	te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 --train-preflight=on sh -c "$report" 2>&1)
 is "$(count_lines "$out" '^ran [0-5] [0-9]+ gpu=')" 6 "without test-hooks=on the hook is ignored" || diag "$out"
+
+# ---------------------------------------------------------------- versions
+# The CUDA runtime's version is part of the cross-node version check
+# (n3's faked with the test hook).
+plug
+out=$(TRAINENV_TEST_FAKE_CUDART_VERSION=n3:12.2 te_srun -t 60 --mpi=pmix -N3 \
+	--ntasks-per-node=2 true 2>&1)
+is "$(count_lines "$out" '^trainenv: warning: version mismatch: CUDA runtime differs across nodes: ([0-9.]+|none) on n1, n2; 12.2 on n3$')" 1 \
+	"a CUDA runtime that differs on n3 is reported once, naming the nodes" || diag "$out"
 
 # ---------------------------------------------------------------- the program itself
 out=$("$preflight" --gpu 0000:81:00.0 2>/dev/null)
