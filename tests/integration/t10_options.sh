@@ -54,7 +54,7 @@ declare -A accepted=(
 admin_keys=(bind-topology topology-cache helper-dir lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 128
+plan 130
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
