@@ -454,6 +454,7 @@ struct conn {
 	size_t len;
 	int64_t since;
 	int registered;
+	char host[TE_HOST_MAX];	/* the node it spoke for ("" not yet) */
 	char buf[TE_COORD_LINE_MAX + 1];
 };
 
@@ -474,11 +475,21 @@ struct te_barrier {
 	int coord_due;		/* rank 0: start the coordinator when slow */
 	/* the local ranks this process stands for (their arrival files) */
 	uint32_t *followers;
-	unsigned char *follower_here;
+	unsigned char *follower_here;	/* 1 arrived, 2 failed */
 	size_t nfollowers, nfollowers_here;
 	int64_t next_follower_check;
 	int follower_wait;
 	struct te_coord_req node;	/* this node's facts (coordinated) */
+	char self_failed[TE_FAIL_TEXT_MAX + 1];	/* this rank failed: why */
+	/* rank 0, a rank failed before the barrier: every node is answered
+	 * "abort" with the report, and the wait ends once every node has
+	 * been told (or at the deadline) */
+	int aborting;
+	char abort_text[TE_COORD_TEXT_MAX + 1];
+	char (*hosts)[TE_HOST_MAX];	/* the job's nodes, once aborting */
+	unsigned char *host_told;
+	size_t nhosts, ntold;
+	int hosts_known;
 	int (*verdict)(void *, const struct te_coord_req *, size_t, char *,
 		       size_t);
 	void *verdict_ctx;
@@ -511,7 +522,7 @@ struct te_barrier {
 	int64_t gone_at;
 	char unreach[200];
 	char rank0_text[TE_COORD_TEXT_MAX + 1];	/* "fail"/"reject"/"state" */
-	int got_fail, got_state, got_reject;
+	int got_fail, got_state, got_reject, got_abort;
 };
 
 #define TAG_WAKE 0
@@ -640,6 +651,17 @@ static void add_node(struct te_barrier *b, const struct te_coord_req *q)
 	b->nodes[b->nnodes++] = *q;
 }
 
+/* why a rank failed, fit for the wire: printable ASCII, never empty */
+static void fail_text(char *dst, size_t size, const char *why)
+{
+	te_rdzv_clean_text(dst, size, why && *why ? why : "no reason given");
+	if (strlen(dst) > TE_FAIL_TEXT_MAX)
+		dst[TE_FAIL_TEXT_MAX] = '\0';
+}
+
+static void coord_rank_failed(struct te_barrier *b, uint32_t rank,
+			      const char *host, const char *why);
+
 static int coord_start(struct te_barrier *b, const char *addr, char *err,
 		       size_t errlen)
 {
@@ -663,7 +685,8 @@ static int coord_start(struct te_barrier *b, const char *addr, char *err,
 		b->free_slots[i] = b->maxconns - 1 - i;
 	}
 	b->nfree = b->maxconns;
-	mark_arrived(b, 0);
+	if (!b->self_failed[0])
+		mark_arrived(b, 0);
 	if (b->coordinated)
 		add_node(b, &b->node);
 	/* one descriptor per waiting rank */
@@ -702,6 +725,8 @@ static int coord_start(struct te_barrier *b, const char *addr, char *err,
 	if (te_pmix_put(p, b->key, text, err, errlen) < 0)
 		return -1;
 	write_coord_file(b, text);
+	if (b->self_failed[0])
+		coord_rank_failed(b, 0, p->host, b->self_failed);
 	return 0;
 }
 
@@ -735,6 +760,9 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 		b->node.kind = TE_CQ_NODE;
 		b->node.rank = p->me.rank;
 		te_strlcpy(b->node.host, p->host, sizeof(b->node.host));
+		if (o->failed)
+			fail_text(b->self_failed, sizeof(b->self_failed),
+				  o->failed);
 	}
 	te_snprintf(b->key, sizeof(b->key), COORD_KEY_FMT, o->seq);
 	if (o->tmpdir && te_private_dir_ok(o->tmpdir))
@@ -828,6 +856,8 @@ void te_barrier_free(struct te_barrier *b)
 	free(b->nodes);
 	free(b->followers);
 	free(b->follower_here);
+	free(b->hosts);
+	free(b->host_told);
 	free(b->out);
 	free(b);
 }
@@ -854,10 +884,46 @@ static void queue_arrived(struct te_barrier *b, uint32_t rank)
 	queue_line(b, &q);
 }
 
+static void queue_failed(struct te_barrier *b, uint32_t rank, const char *why)
+{
+	struct te_coord_req q = { .kind = TE_CQ_FAILED, .rank = rank };
+
+	te_strlcpy(q.host, b->p->host, sizeof(q.host));
+	fail_text(q.why, sizeof(q.why), why);
+	queue_line(b, &q);
+}
+
+/* A follower's failure file: its one line, cleaned. 0, or -1 when it is
+ * not there or not this user's regular file. */
+static int read_failed_file(const char *path, char *why, size_t len)
+{
+	char buf[TE_FAILED_TEXT_MAX + 2];
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid()) {
+		close(fd);
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fail_text(why, len, buf);
+	return 0;
+}
+
 static void client_flush(struct te_barrier *b);
 
 /* The local ranks this process stands for say they are here with a file
- * (the plugin writes it in task_init). */
+ * (the plugin writes it in task_init), or that they failed before the
+ * barrier with another file. */
 static void check_followers(struct te_barrier *b, int64_t now)
 {
 	size_t i;
@@ -869,8 +935,25 @@ static void check_followers(struct te_barrier *b, int64_t now)
 		char path[600];
 		struct stat st;
 
-		if (b->follower_here[i] ||
-		    te_snprintf(path, sizeof(path), TE_ARRIVED_FMT, b->tmpdir,
+		char why[TE_FAIL_TEXT_MAX + 1];
+
+		if (b->follower_here[i])
+			continue;
+		if (b->coordinated &&
+		    te_snprintf(path, sizeof(path), TE_FAILED_FMT, b->tmpdir,
+				b->followers[i]) == 0 &&
+		    read_failed_file(path, why, sizeof(why)) == 0) {
+			b->follower_here[i] = 2;
+			b->nfollowers_here++;
+			news = 1;
+			if (b->p->me.rank == 0)
+				coord_rank_failed(b, b->followers[i], b->p->host,
+						  why);
+			else if (b->cs == C_SENT || b->cs == C_CONNECTING)
+				queue_failed(b, b->followers[i], why);
+			continue;
+		}
+		if (te_snprintf(path, sizeof(path), TE_ARRIVED_FMT, b->tmpdir,
 				b->followers[i]) < 0 ||
 		    lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
 		    st.st_uid != geteuid())
@@ -927,6 +1010,88 @@ static void coord_summary(struct te_barrier *b, char *out, size_t len)
 	te_missing_summary(b->p->size, b->arrived, host_cb, b->p, out, len);
 }
 
+/* Rank 0, aborting: the job's nodes, to know when all have been told. */
+static void coord_hosts(struct te_barrier *b)
+{
+	struct te_pmix *p = b->p;
+	char host[TE_HOST_MAX];
+	uint32_t r;
+	size_t i;
+
+	b->hosts = calloc(p->size, sizeof(*b->hosts));
+	b->host_told = calloc(p->size, 1);
+	if (!b->hosts || !b->host_told)
+		return;		/* only the deadline ends the wait */
+	for (r = 0; r < p->size; r++) {
+		if (te_pmix_host_of(p, r, host, sizeof(host)) < 0)
+			return;
+		for (i = 0; i < b->nhosts; i++)
+			if (!strcmp(b->hosts[i], host))
+				break;
+		if (i == b->nhosts)
+			te_strlcpy(b->hosts[b->nhosts++], host, TE_HOST_MAX);
+	}
+	b->hosts_known = 1;
+}
+
+static void host_told(struct te_barrier *b, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < b->nhosts; i++)
+		if (!strcmp(b->hosts[i], host)) {
+			if (!b->host_told[i]) {
+				b->host_told[i] = 1;
+				b->ntold++;
+			}
+			return;
+		}
+}
+
+/* Rank 0, aborting: answers one registered connection and closes it; its
+ * helper writes the report for its node's tasks, so its node is told. */
+static void coord_abort_conn(struct te_barrier *b, size_t i)
+{
+	char line[TE_COORD_LINE_MAX];
+
+	if (te_coord_reply_format(line, sizeof(line), TE_CR_ABORT,
+				  b->abort_text) < 0)
+		return;
+	if (b->conns[i].host[0])
+		host_told(b, b->conns[i].host);
+	conn_send(b, i, line);
+	if (b->conns[i].fd >= 0) {
+		char junk[4096];
+
+		/* what the peer sent and nobody will read: closing over it
+		 * would reset the connection and could drop the answer */
+		while (read(b->conns[i].fd, junk, sizeof(junk)) > 0)
+			;
+		conn_close(b, i);
+	}
+}
+
+/* Rank 0: rank failed before the barrier. The first failure is the
+ * report; every node registered so far is answered at once, the others
+ * as soon as they register. */
+static void coord_rank_failed(struct te_barrier *b, uint32_t rank,
+			      const char *host, const char *why)
+{
+	size_t i;
+
+	if (b->aborting || !b->conns)
+		return;		/* the first failure is the one reported */
+	b->aborting = 1;
+	te_failed_report(rank, host, why, b->abort_text,
+			 sizeof(b->abort_text));
+	coord_hosts(b);
+	if (b->hosts_known)
+		host_told(b, b->p->host);	/* this node: rank 0's helper */
+	for (i = 0; i < b->maxconns; i++)
+		if (b->conns[i].fd >= 0 && b->conns[i].registered)
+			coord_abort_conn(b, i);
+}
+
 static void coord_accept(struct te_barrier *b)
 {
 	for (;;) {
@@ -944,6 +1109,7 @@ static void coord_accept(struct te_barrier *b)
 		b->conns[i].fd = fd;
 		b->conns[i].len = 0;
 		b->conns[i].registered = 0;
+		b->conns[i].host[0] = '\0';
 		b->conns[i].since = now_ms();
 		if (ep_add(b, fd, EPOLLIN, TAG_CONN + i) < 0)
 			conn_close(b, i);
@@ -981,10 +1147,14 @@ static void coord_read(struct te_barrier *b, size_t i)
 			return;
 		}
 		c->registered = 1;
+		if (q.kind != TE_CQ_STATUS && !c->host[0])
+			te_strlcpy(c->host, q.host, sizeof(c->host));
 		if (q.kind == TE_CQ_ARRIVED) {
 			mark_arrived(b, q.rank);
 		} else if (q.kind == TE_CQ_NODE) {
 			add_node(b, &q);
+		} else if (q.kind == TE_CQ_FAILED) {
+			coord_rank_failed(b, q.rank, q.host, q.why);
 		} else {
 			char text[TE_COORD_TEXT_MAX + 1], out[TE_COORD_LINE_MAX];
 
@@ -994,6 +1164,12 @@ static void coord_read(struct te_barrier *b, size_t i)
 				conn_send(b, i, out);
 			if (b->conns[i].fd < 0)
 				return;
+		}
+		if (b->conns[i].fd < 0)
+			return;		/* answered (abort) and closed */
+		if (b->aborting) {	/* answered at its first line */
+			coord_abort_conn(b, i);
+			return;
 		}
 	}
 	if (c->len >= TE_COORD_LINE_MAX)
@@ -1060,10 +1236,21 @@ static void client_connect(struct te_barrier *b, const char *text)
 	b->outlen = b->outoff = 0;
 	if (b->coordinated)
 		queue_line(b, &b->node);
-	queue_arrived(b, b->p->me.rank);
-	for (i = 0; i < b->nfollowers; i++)
-		if (b->follower_here[i])
+	if (b->self_failed[0])
+		queue_failed(b, b->p->me.rank, b->self_failed);
+	else
+		queue_arrived(b, b->p->me.rank);
+	for (i = 0; i < b->nfollowers; i++) {
+		char path[600], why[TE_FAIL_TEXT_MAX + 1];
+
+		if (b->follower_here[i] == 2 &&
+		    te_snprintf(path, sizeof(path), TE_FAILED_FMT, b->tmpdir,
+				b->followers[i]) == 0 &&
+		    read_failed_file(path, why, sizeof(why)) == 0)
+			queue_failed(b, b->followers[i], why);
+		else if (b->follower_here[i])
 			queue_arrived(b, b->followers[i]);
+	}
 	te_snprintf(port, sizeof(port), "%u", (unsigned)b->info.port);
 	if (getaddrinfo(b->info.addr, port, &hints, &ai) != 0) {
 		client_fail_connect(b, EINVAL);
@@ -1198,7 +1385,8 @@ static void client_io(struct te_barrier *b, uint32_t events)
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			close(b->cfd);
 			b->cfd = -1;
-			if (b->cs != C_DONE && !b->got_reject) {
+			if (b->cs != C_DONE && !b->got_reject &&
+			    !b->got_abort) {
 				b->cs = C_GONE;
 				b->gone_at = now_ms();
 			}
@@ -1229,6 +1417,8 @@ static void client_io(struct te_barrier *b, uint32_t events)
 				b->got_fail = 1;
 			else if (r.kind == TE_CR_REJECT)
 				b->got_reject = 1;
+			else if (r.kind == TE_CR_ABORT)
+				b->got_abort = 1;
 			else
 				b->got_state = 1;
 		}
@@ -1399,14 +1589,36 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 					    PMIx_Error_string(st));
 			break;
 		}
-		if (b->coordinated && p->me.rank == 0 &&
-		    b->narrived == p->size) {
+		if (b->aborting) {
+			/* every node told, or the deadline: the step fails */
+			if ((b->hosts_known && b->ntold >= b->nhosts) ||
+			    now >= b->deadline) {
+				size_t c;
+
+				coord_accept(b);
+				for (c = 0; c < b->maxconns; c++)
+					if (b->conns[c].fd >= 0 &&
+					    b->conns[c].registered)
+						coord_abort_conn(b, c);
+				r->aborted = 1;
+				te_strlcpy(r->msg, b->abort_text,
+					   sizeof(r->msg));
+				finished = 1;
+				break;
+			}
+		} else if (b->coordinated && p->me.rank == 0 &&
+			   b->narrived == p->size) {
 			coord_complete(b, r);
 			finished = 1;
 			break;
 		}
 		if (b->coordinated && b->cs == C_DONE) {
 			r->ok = 1;
+			break;
+		}
+		if (b->got_abort) {
+			r->aborted = 1;
+			te_strlcpy(r->msg, b->rank0_text, sizeof(r->msg));
 			break;
 		}
 		if (b->got_reject) {

@@ -74,6 +74,11 @@ struct te_barrier_opts {
 	size_t nfollowers;
 	/* coordinated: this node's facts for rank 0 (versions, checkpoint) */
 	struct te_coord_req node;
+	/* coordinated: this process's own rank failed before the barrier
+	 * (why, printable ASCII); NULL when it did not. Rank 0 is told (a
+	 * follower says so with a file tmpdir/trainenv-failed.RANK), answers
+	 * every node at once with the report, and the step fails. */
+	const char *failed;
 	/* coordinated, rank 0: once every rank is here, judges the nodes'
 	 * facts: 0 fine, 1 warn (text), 2 reject (text) */
 	int (*verdict)(void *ctx, const struct te_coord_req *nodes, size_t n,
@@ -84,6 +89,8 @@ struct te_barrier_opts {
 struct te_barrier_result {
 	int ok;			/* every rank arrived and nothing was rejected */
 	int rejected;		/* coordinated: a launch check failed */
+	int aborted;		/* coordinated: a rank failed before the
+				   barrier; msg is rank 0's report */
 	int reporter;		/* rank 0: prints msg/warn for the job */
 	char msg[TE_MSG_MAX];	/* why not ok, in one line */
 	char warn[TE_MSG_MAX];	/* rank 0: the verdict's warning */

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "barrier.h"
+#include "cudart_load.h"
 #include "netinfo.h"
 #include "rdzv_core.h"
 #include "rdzv_proto.h"
@@ -57,7 +58,12 @@ struct opts {
 	int ifname;
 	int hooks;
 	int lead;		/* stands for the node's other tasks */
+	/* this task failed before the barrier (--failed TEXT, or the test
+	 * hook): rank 0 is told and fails the step at once */
+	const char *failed;
 };
+
+static char failed_text[TE_FAIL_TEXT_MAX + 1];
 
 static struct te_rdzv_result res;
 
@@ -198,6 +204,9 @@ static int parse_args(int argc, char **argv, struct opts *o, char *err,
 				goto bad;
 		} else if (!strcmp(a, "--checkpoint-dir") && v && v[0] == '/') {
 			o->ckpt = v;
+		} else if (!strcmp(a, "--failed") && v && *v) {
+			te_rdzv_clean_text(failed_text, sizeof(failed_text), v);
+			o->failed = failed_text;
 		} else {
 			goto bad;
 		}
@@ -230,9 +239,10 @@ static const char *hook_value(const char *var, char *buf, size_t len)
 
 /* Test hooks, honoured only with --test-hooks (the site policy's
  * test-hooks=on): they simulate a node that starts late, a rank that
- * never reaches the barrier, a node with another NCCL. Returns -1 when
- * this rank must fail now. */
-static int hooks_before_init(const struct opts *o)
+ * fails before the barrier, a node with another NCCL. Returns -1 when
+ * this rank must fail now (no barrier: nobody to tell); with a barrier a
+ * failing rank goes on to tell rank 0 (o->failed). */
+static int hooks_before_init(struct opts *o)
 {
 	char buf[64];
 	const char *v;
@@ -247,10 +257,16 @@ static int hooks_before_init(const struct opts *o)
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
-	if ((v = getenv("TRAINENV_TEST_FAIL_RANK")) && getenv("PMIX_RANK") &&
-	    !strcmp(v, getenv("PMIX_RANK"))) {
-		fail(0, "test hook TRAINENV_TEST_FAIL_RANK: rank %s fails "
-		     "before the barrier", v);
+	if (!o->failed && (v = getenv("TRAINENV_TEST_FAIL_RANK")) &&
+	    getenv("PMIX_RANK") && !strcmp(v, getenv("PMIX_RANK"))) {
+		te_snprintf(failed_text, sizeof(failed_text), "test hook "
+			    "TRAINENV_TEST_FAIL_RANK: rank %.16s fails before "
+			    "the barrier", v);
+		if (o->barrier > 0 || o->ckpt) {
+			o->failed = failed_text;
+			return 0;
+		}
+		fail(0, "%s", failed_text);
 		return -1;
 	}
 	return 0;
@@ -268,6 +284,7 @@ static void probe_versions(const struct opts *o, struct te_versions *v)
 	te_strlcpy(v->trainenv, PACKAGE_VERSION, sizeof(v->trainenv));
 	te_strlcpy(v->nccl, "none", sizeof(v->nccl));
 	te_strlcpy(v->cuda, "none", sizeof(v->cuda));
+	te_cuda_version_text(te_cudart_version(), v->cudart, sizeof(v->cudart));
 	/* NCCL and the CUDA driver are loaded, never linked: nodes without
 	 * them keep working. Their version functions only read constants. */
 	if ((h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL))) {
@@ -291,6 +308,10 @@ static void probe_versions(const struct opts *o, struct te_versions *v)
 					   buf, sizeof(buf))) &&
 	    te_version_word_valid(fake))
 		te_strlcpy(v->nccl, fake, sizeof(v->nccl));
+	if (o->hooks && (fake = hook_value("TRAINENV_TEST_FAKE_CUDART_VERSION",
+					   buf, sizeof(buf))) &&
+	    te_version_word_valid(fake))
+		te_strlcpy(v->cudart, fake, sizeof(v->cudart));
 }
 
 /* Without a barrier: this node against rank 0's node, reported by this
@@ -308,16 +329,17 @@ static void check_versions_rank0(struct te_pmix *p, const struct opts *o,
 	    te_versions_parse(s, &v0) < 0)
 		return;
 	if (!strcmp(v0.trainenv, mine->trainenv) && !strcmp(v0.nccl, mine->nccl) &&
-	    !strcmp(v0.cuda, mine->cuda))
+	    !strcmp(v0.cuda, mine->cuda) && !strcmp(v0.cudart, mine->cudart))
 		return;
 	if (te_pmix_host_of(p, 0, host0, sizeof(host0)) < 0)
 		te_strlcpy(host0, "?", sizeof(host0));
 	te_snprintf(text, sizeof(text), "version mismatch: node %s has "
-		    "trainenv %s, NCCL %s, CUDA driver %s; rank 0's node %s has "
-		    "trainenv %s, NCCL %s, CUDA driver %s (without "
-		    "--train-barrier each node is only compared with rank 0's)",
-		    p->host, mine->trainenv, mine->nccl, mine->cuda, host0,
-		    v0.trainenv, v0.nccl, v0.cuda);
+		    "trainenv %s, NCCL %s, CUDA driver %s, CUDA runtime %s; "
+		    "rank 0's node %s has trainenv %s, NCCL %s, CUDA driver %s, "
+		    "CUDA runtime %s (without --train-barrier each node is only "
+		    "compared with rank 0's)", p->host, mine->trainenv,
+		    mine->nccl, mine->cuda, mine->cudart, host0, v0.trainenv,
+		    v0.nccl, v0.cuda, v0.cudart);
 	if (o->vcheck == 1)
 		fail(!local_leader, "%s", text);
 	else if (local_leader)
@@ -461,8 +483,8 @@ struct verdict_ctx {
 static int verdict(void *ctx, const struct te_coord_req *nodes, size_t n,
 		   char *text, size_t len)
 {
-	static const char *const what[3] = { "trainenv", "NCCL",
-					     "CUDA driver" };
+	static const char *const what[4] = { "trainenv", "NCCL",
+					     "CUDA driver", "CUDA runtime" };
 	const struct verdict_ctx *vc = ctx;
 	const struct opts *o = vc->o;
 	struct te_nodever *nv = calloc(n ? n : 1, sizeof(*nv));
@@ -503,12 +525,13 @@ static int verdict(void *ctx, const struct te_coord_req *nodes, size_t n,
 		}
 	}
 	if (o->vcheck != 2) {
-		for (c = 0; c < 3; c++) {
+		for (c = 0; c < 4; c++) {
 			for (i = 0; i < n; i++) {
 				nv[i].host = nodes[i].host;
 				nv[i].ver = c == 0 ? nodes[i].ver.trainenv :
 					    c == 1 ? nodes[i].ver.nccl :
-						     nodes[i].ver.cuda;
+					    c == 2 ? nodes[i].ver.cuda :
+						     nodes[i].ver.cudart;
 			}
 			if (te_version_summary(what[c], nv, n, part,
 					       sizeof(part)) > 1)
@@ -645,6 +668,7 @@ static void run(struct te_pmix *p, const struct opts *o)
 			.nfollowers = o->lead && p->nlocal > 0 ?
 					      (size_t)p->nlocal : 0,
 			.verdict = verdict,
+			.failed = o->failed,
 		};
 		struct verdict_ctx vc = { .o = o, .rank0_host = host0 };
 		int64_t t0 = 0;
@@ -692,6 +716,10 @@ static void run(struct te_pmix *p, const struct opts *o)
 			unlink(ckpt_file);
 		if (br.warn[0])
 			warn("%s", br.warn);
+		if (br.aborted) {	/* every task prints rank 0's report */
+			fail(0, "%s", br.msg);
+			return;
+		}
 		if (br.rejected) {
 			followers_quiet = 1;
 			if (br.reporter)
@@ -780,7 +808,7 @@ int main(int argc, char **argv)
 		fail(0, "trainenv-rdzv: %s", err);
 		return emit();
 	}
-	if (hooks_before_init(&o) < 0) {
+	if (hooks_before_init(&o) < 0) {	/* no barrier: nobody to tell */
 		te_snprintf(why, sizeof(why), "rank %s (node %s), this node's "
 			    "first task, failed before the barrier: %s",
 			    getenv("PMIX_RANK") ? getenv("PMIX_RANK") : "?",
@@ -812,6 +840,19 @@ int main(int argc, char **argv)
 	phase("run done");
 	te_pmix_close(&p);
 	phase("PMIx_Finalize done");
-	write_node_result(&o, NULL);
+	if (o.failed && !res.failed) {
+		/* rank 0 never answered: the node's tasks say who failed */
+		te_snprintf(why, sizeof(why), "rank %s (node %s) failed before "
+			    "the barrier: %s", getenv("PMIX_RANK") ?
+			    getenv("PMIX_RANK") : "?", p.host, o.failed);
+		write_node_result(&o, why);
+	} else {
+		write_node_result(&o, NULL);
+	}
+	if (o.failed) {	/* this task: its own failure */
+		res.failed = 1;
+		res.quiet = 0;
+		te_strlcpy(res.error, o.failed, sizeof(res.error));
+	}
 	return emit();
 }

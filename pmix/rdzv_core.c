@@ -87,7 +87,7 @@ static int line_len(const char *line, size_t *len)
 int te_coord_req_format(char *buf, size_t len, const char *token,
 			const struct te_coord_req *q)
 {
-	char v[128];
+	char v[192];
 
 	if (!te_token_valid(token))
 		return -1;
@@ -97,6 +97,13 @@ int te_coord_req_format(char *buf, size_t len, const char *token,
 			       te_snprintf(buf, len, "%s %s arrived %u %s\n",
 					   MAGIC, token, q->rank, q->host) :
 			       -1;
+	case TE_CQ_FAILED:
+		if (!te_host_valid(q->host) || !q->why[0] ||
+		    strlen(q->why) > TE_FAIL_TEXT_MAX ||
+		    !te_is_printable(q->why, TE_FAIL_TEXT_MAX))
+			return -1;
+		return te_snprintf(buf, len, "%s %s failed %u %s %s\n", MAGIC,
+				   token, q->rank, q->host, q->why);
 	case TE_CQ_NODE:
 		if (!te_host_valid(q->host) ||
 		    te_versions_format(v, sizeof(v), &q->ver) < 0 ||
@@ -136,6 +143,8 @@ int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 		q->kind = TE_CQ_STATUS;
 	else if (!strcmp(w, "node"))
 		q->kind = TE_CQ_NODE;
+	else if (!strcmp(w, "failed"))
+		q->kind = TE_CQ_FAILED;
 	else
 		return -1;
 	if (word(&p, w, sizeof(w)) < 0 || te_parse_u64(w, UINT32_MAX, &rank) < 0 ||
@@ -148,12 +157,19 @@ int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 		return -1;
 	if (q->kind == TE_CQ_ARRIVED)
 		return *p ? -1 : 0;
-	/* node: "trainenv=.. nccl=.. cuda=.. ckpt=TEXT" */
+	if (q->kind == TE_CQ_FAILED) {
+		if (!*p || strlen(p) > TE_FAIL_TEXT_MAX ||
+		    !te_is_printable(p, TE_FAIL_TEXT_MAX))
+			return -1;
+		te_strlcpy(q->why, p, sizeof(q->why));
+		return 0;
+	}
+	/* node: "trainenv=.. nccl=.. cuda=.. [cudart=..] ckpt=TEXT" */
 	ck = strstr(p, " ckpt=");
-	if (!ck || (size_t)(ck - p) >= 128)
+	if (!ck || (size_t)(ck - p) >= 192)
 		return -1;
 	{
-		char v[128];
+		char v[192];
 
 		memcpy(v, p, (size_t)(ck - p));
 		v[ck - p] = '\0';
@@ -192,7 +208,8 @@ int te_coord_reply_format(char *buf, size_t len, enum te_coord_reply_kind k,
 		te_strlcpy(t, "-", sizeof(t));
 	return te_snprintf(buf, len, "%s %s %s\n", MAGIC,
 			   k == TE_CR_FAIL ? "fail" :
-			   k == TE_CR_REJECT ? "reject" : "state", t);
+			   k == TE_CR_REJECT ? "reject" :
+			   k == TE_CR_ABORT ? "abort" : "state", t);
 }
 
 int te_coord_reply_parse(const char *line, struct te_coord_reply *r)
@@ -220,6 +237,8 @@ int te_coord_reply_parse(const char *line, struct te_coord_reply *r)
 		r->kind = TE_CR_REJECT;
 	else if (!strcmp(w, "state"))
 		r->kind = TE_CR_STATE;
+	else if (!strcmp(w, "abort"))
+		r->kind = TE_CR_ABORT;
 	else
 		return -1;
 	if (!*p || strlen(p) > TE_COORD_TEXT_MAX ||
@@ -265,6 +284,17 @@ int te_coord_info_parse(const char *s, struct te_coord_info *c)
 }
 
 /* ---------------------------------------------------------------- reports */
+
+void te_failed_report(uint32_t rank, const char *host, const char *why,
+		      char *out, size_t outlen)
+{
+	char w[TE_FAIL_TEXT_MAX + 1];
+
+	clean(w, sizeof(w), why);
+	te_snprintf(out, outlen, "rank %u (node %s) failed before the "
+		    "barrier: %s", rank, host && te_host_valid(host) ? host :
+		    "?", w[0] ? w : "no reason given");
+}
 
 void te_missing_summary(uint32_t total, const unsigned char *arrived,
 			te_host_fn host_fn, void *ctx, char *out,
@@ -436,26 +466,33 @@ int te_version_word_valid(const char *s)
 int te_versions_format(char *buf, size_t len, const struct te_versions *v)
 {
 	if (!te_version_word_valid(v->trainenv) ||
-	    !te_version_word_valid(v->nccl) || !te_version_word_valid(v->cuda))
+	    !te_version_word_valid(v->nccl) || !te_version_word_valid(v->cuda) ||
+	    !te_version_word_valid(v->cudart))
 		return -1;
-	return te_snprintf(buf, len, "trainenv=%s nccl=%s cuda=%s", v->trainenv,
-			   v->nccl, v->cuda);
+	return te_snprintf(buf, len, "trainenv=%s nccl=%s cuda=%s cudart=%s",
+			   v->trainenv, v->nccl, v->cuda, v->cudart);
 }
 
 int te_versions_parse(const char *s, struct te_versions *v)
 {
-	static const char *const names[3] = { "trainenv=", "nccl=", "cuda=" };
-	char *dst[3] = { v->trainenv, v->nccl, v->cuda };
+	static const char *const names[4] = { "trainenv=", "nccl=", "cuda=",
+					      "cudart=" };
+	char *dst[4] = { v->trainenv, v->nccl, v->cuda, v->cudart };
 	const char *p = s;
 	int i;
 
 	memset(v, 0, sizeof(*v));
-	if (te_strnlen_cap(s, 256) > 256)
+	if (te_strnlen_cap(s, 256) > 256 || !*s || s[strlen(s) - 1] == ' ')
 		return -1;
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		size_t nl = strlen(names[i]);
 		char w[64];
 
+		/* a node of an older trainenv does not say cudart= */
+		if (i == 3 && !*p) {
+			te_strlcpy(dst[i], "none", TE_VER_MAX);
+			break;
+		}
 		if (strncmp(p, names[i], nl))
 			return -1;
 		p += nl;

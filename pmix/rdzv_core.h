@@ -9,7 +9,12 @@
  *   client -> coordinator   "TEBAR1 TOKEN arrived RANK HOST"
  *                           "TEBAR1 TOKEN status RANK"
  *                           "TEBAR1 TOKEN node RANK HOST trainenv=V nccl=V
- *                            cuda=V ckpt=TEXT"   a node's facts (launch)
+ *                            cuda=V cudart=V ckpt=TEXT"   a node's facts
+ *                                                  (launch)
+ *                           "TEBAR1 TOKEN failed RANK HOST TEXT"   RANK
+ *                                                  failed before the
+ *                                                  barrier (launch): TEXT
+ *                                                  is why
  *   coordinator -> client   "TEBAR1 done"          every rank arrived
  *                           "TEBAR1 fail TEXT"     rank 0 gave up: TEXT is
  *                                                  the report
@@ -17,6 +22,10 @@
  *                                                  a launch check failed
  *                                                  (rank 0 reports it)
  *                           "TEBAR1 state TEXT"    answer to status
+ *                           "TEBAR1 abort TEXT"    a rank failed before
+ *                                                  the barrier: TEXT is the
+ *                                                  whole report, the step
+ *                                                  fails now
  * TOKEN is 32 hex characters chosen by rank 0 and published over PMIx, so
  * that only the job's own ranks are counted. */
 #ifndef TE_RDZV_CORE_H
@@ -38,10 +47,15 @@
 struct te_versions {
 	char trainenv[TE_VER_MAX];
 	char nccl[TE_VER_MAX];
-	char cuda[TE_VER_MAX];
+	char cuda[TE_VER_MAX];		/* the CUDA driver */
+	char cudart[TE_VER_MAX];	/* the CUDA runtime (libcudart) */
 };
 
-enum te_coord_req_kind { TE_CQ_ARRIVED, TE_CQ_STATUS, TE_CQ_NODE };
+enum te_coord_req_kind { TE_CQ_ARRIVED, TE_CQ_STATUS, TE_CQ_NODE,
+			 TE_CQ_FAILED };
+
+/* The reason a rank gives for failing before the barrier. */
+#define TE_FAIL_TEXT_MAX 600
 
 struct te_coord_req {
 	enum te_coord_req_kind kind;
@@ -49,6 +63,7 @@ struct te_coord_req {
 	char host[TE_HOST_MAX];		/* "" for status */
 	struct te_versions ver;		/* node */
 	char ckpt[TE_CKPT_TEXT_MAX + 1];	/* node: "-", "ok" or a reason */
+	char why[TE_FAIL_TEXT_MAX + 1];		/* failed: printable text */
 };
 
 /* 1 when s is a host name fit for reports: 1-63 of [A-Za-z0-9._-]. */
@@ -62,7 +77,7 @@ int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 		       struct te_coord_req *q);
 
 enum te_coord_reply_kind { TE_CR_DONE, TE_CR_FAIL, TE_CR_STATE,
-			   TE_CR_REJECT };
+			   TE_CR_REJECT, TE_CR_ABORT };
 
 struct te_coord_reply {
 	enum te_coord_reply_kind kind;
@@ -91,6 +106,11 @@ int te_token_valid(const char *s);
 
 /* Writes the host name of rank into host; returns 0, or -1 when unknown. */
 typedef int (*te_host_fn)(void *ctx, uint32_t rank, char *host, size_t len);
+
+/* The report every task of a step gets when rank failed before the
+ * barrier: "rank 3 (node n2) failed before the barrier: WHY". */
+void te_failed_report(uint32_t rank, const char *host, const char *why,
+		      char *out, size_t outlen);
 
 /* "4 of 6 ranks arrived; missing: ranks 2-3 (node n2), rank 5 (node n3)".
  * arrived[r] != 0 for the ranks that arrived; consecutive missing ranks on
@@ -127,7 +147,8 @@ int te_group_by_value(const struct te_nodever *v, size_t n, int hosts_first,
 /* ---------------------------------------------------------------- data */
 
 /* The versions each node publishes: "trainenv=0.1.0 nccl=2.28.9
- * cuda=12.4" ("none" when the library cannot be loaded). */
+ * cuda=12.4 cudart=13.0" ("none" when the library cannot be loaded).
+ * The parser also takes the older form without cudart= (then "none"). */
 int te_versions_format(char *buf, size_t len, const struct te_versions *v);
 int te_versions_parse(const char *s, struct te_versions *v);
 /* 1 when s is a version word: 1-31 of [A-Za-z0-9._+-]. */
@@ -135,7 +156,8 @@ int te_version_word_valid(const char *s);
 
 /* NCCL's ncclGetVersion() code as text: 22809 -> "2.28.9" (NCCL >= 2.9
  * uses major*10000 + minor*100 + patch, older major*1000 + minor*100 +
- * patch). CUDA's cuDriverGetVersion(): 12040 -> "12.4". */
+ * patch). CUDA's cuDriverGetVersion() and cudaRuntimeGetVersion():
+ * 12040 -> "12.4". */
 void te_nccl_version_text(int code, char *buf, size_t len);
 void te_cuda_version_text(int code, char *buf, size_t len);
 

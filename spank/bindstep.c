@@ -21,6 +21,10 @@
 
 static struct {
 	int active;		/* binding was asked for in this step */
+	int mapped;		/* the rank -> GPU mapping is wanted (binding
+				   or the pre-flight) */
+	int no_gpus;		/* map only, and the step has no GPU here:
+				   no topology was loaded */
 	int ready;		/* topology loaded and mapping computed */
 	char err[TE_ERR_MAX];	/* why not */
 	char note[2 * TE_BIND_NOTE_LEN];
@@ -141,14 +145,18 @@ void te_bindstep_init(const struct te_config *cfg, uint32_t local_tasks,
 		      const struct te_bind_gpu_env *genv)
 {
 	const struct te_value *topo_xml = &cfg->v[TE_S_BIND_TOPOLOGY];
+	int bind = cfg->v[TE_S_BIND].word > 0;
 	int rc;
 
 	memset(&bs, 0, sizeof(bs));
-	if (cfg->v[TE_S_BIND].word <= 0)
+	/* the pre-flight needs each rank's GPU even without binding */
+	if (!bind && cfg->v[TE_S_PREFLIGHT].word <= 0)
 		return;		/* none */
-	bs.active = 1;
-	bs.req.mode = cfg->v[TE_S_BIND].word == 1 ? TE_BIND_MODE_NUMA :
-						     TE_BIND_MODE_CORES;
+	bs.active = bind;
+	bs.mapped = 1;
+	bs.req.mode = !bind ? TE_BIND_MODE_NONE :
+		      cfg->v[TE_S_BIND].word == 1 ? TE_BIND_MODE_NUMA :
+						    TE_BIND_MODE_CORES;
 	bs.req.smt = cfg->v[TE_S_BIND_SMT].word == 1 ? TE_BIND_SMT_ONE :
 						       TE_BIND_SMT_ALL;
 	bs.req.ntasks = local_tasks ? local_tasks : 1;
@@ -157,6 +165,22 @@ void te_bindstep_init(const struct te_config *cfg, uint32_t local_tasks,
 			    "binding handles at most %d", local_tasks,
 			    TE_BIND_MAX_TASKS);
 		return;
+	}
+	if (!bind) {
+		unsigned idx[TE_BIND_MAX_GPUS];
+		char note[TE_BIND_NOTE_LEN];
+		size_t n = 0;
+
+		/* Map only, and no GPU in the step's list: nothing to map,
+		 * and the topology is not worth loading. */
+		if (te_bind_gpus_from_env(genv, 0, idx, TE_BIND_MAX_GPUS, &n,
+					  note, sizeof(note), bs.err,
+					  sizeof(bs.err)) == 0 && n == 0) {
+			gpu_env_key(genv, bs.gpu_list, sizeof(bs.gpu_list));
+			bs.no_gpus = 1;
+			return;
+		}
+		bs.err[0] = '\0';
 	}
 	if (topo_xml->set)
 		rc = te_bind_topology_load_local_xml(topo_xml->text, &bs.topo,
@@ -179,6 +203,55 @@ void te_bindstep_init(const struct te_config *cfg, uint32_t local_tasks,
 int te_bindstep_active(void)
 {
 	return bs.active;
+}
+
+int te_bindstep_gpu(uint32_t local_id, const struct te_bind_gpu_env *genv,
+		    char *busid, size_t len, char *err, size_t errlen)
+{
+	struct te_bind_result mine;
+	const struct te_bind_result *res = &bs.res;
+	char key[sizeof(bs.gpu_list)];
+	int rc = -1;
+
+	if (len)
+		busid[0] = '\0';
+	if (!bs.mapped) {
+		te_snprintf(err, errlen, "the rank -> GPU mapping was not "
+			    "computed for this step");
+		return -1;
+	}
+	gpu_env_key(genv, key, sizeof(key));
+	if (bs.no_gpus) {
+		if (!strcmp(key, bs.gpu_list))
+			return 0;
+		te_snprintf(err, errlen, "this task's GPU list (%s) differs "
+			    "from the step's, which has none", key);
+		return -1;
+	}
+	if (!bs.ready) {
+		te_snprintf(err, errlen, "%s", bs.err);
+		return -1;
+	}
+	memset(&mine, 0, sizeof(mine));
+	/* a task with its own GPU view (srun --gpu-bind) maps from it */
+	if (strcmp(key, bs.gpu_list) != 0) {
+		if (compute(genv, &mine, err, errlen) < 0)
+			goto out;
+		res = &mine;
+	}
+	if (local_id >= res->nranks) {
+		te_snprintf(err, errlen, "local rank %u outside the %u "
+			    "computed", local_id, res->nranks);
+		goto out;
+	}
+	rc = res->ranks[local_id].gpu >= 0 && res->ranks[local_id].busid[0];
+	if (rc && te_strlcpy(busid, res->ranks[local_id].busid, len) >= len) {
+		te_snprintf(err, errlen, "PCI bus id too long");
+		rc = -1;
+	}
+out:
+	te_bind_result_free(&mine);
+	return rc;
 }
 
 int te_bindstep_task(uint32_t local_id, uint32_t global_id,

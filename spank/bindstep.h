@@ -19,8 +19,16 @@ struct te_bindstep_out {
 void te_bindstep_init(const struct te_config *cfg, uint32_t local_tasks,
 		      const struct te_bind_gpu_env *step_env);
 
-/* 1 when binding was asked for in this step. */
+/* 1 when binding was asked for in this step. With --train-preflight and
+ * no binding, te_bindstep_init() still computes the mapping ("map only":
+ * mode none, and no topology at all when the step has no GPU here). */
 int te_bindstep_active(void);
+
+/* In the task: the rank's GPU for the pre-flight. 1 with its PCI bus id
+ * ("0000:3b:00.0") in busid; 0 when the rank has no GPU (the step has
+ * none on this node); -1 when it cannot be told (err says why). */
+int te_bindstep_gpu(uint32_t local_id, const struct te_bind_gpu_env *task_env,
+		    char *busid, size_t len, char *err, size_t errlen);
 
 /* In the task, before exec: binds it. Returns 0 (out->msg may hold a
  * warning), or -1 with the reason in out->msg. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "rdzv_client.h"
+#include "settings.h"
 #include "strutil.h"
 
 static long long mono_ms(void)
@@ -41,13 +43,19 @@ static void close_from(int lowfd)
 }
 
 static void child(const char *path, char *const argv[], char *const envp[],
-		  int out) __attribute__((noreturn));
+		  int out, pid_t parent) __attribute__((noreturn));
 static void child(const char *path, char *const argv[], char *const envp[],
-		  int out)
+		  int out, pid_t parent)
 {
 	sigset_t none;
 	int null;
 
+	/* Dies with the task: when Slurm kills a step whose task waits here,
+	 * the task may go first, and a helper left behind is no longer
+	 * Slurm's to find (seen: a helper of a killed step waiting for its
+	 * deadline). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(126);
 	setpgid(0, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -88,28 +96,28 @@ static int reap(pid_t pid, long long deadline, int *status, int *killed)
 	}
 }
 
-int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
-		  int timeout_ms, struct te_rdzv_result *r, char *err,
-		  size_t errlen)
+int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
+		     int timeout_ms, char *buf, size_t cap,
+		     struct te_spawn_out *o, char *err, size_t errlen)
 {
-	static char buf[TE_RDZV_OUT_MAX + 1];
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
 	long long deadline = mono_ms() + timeout_ms;
 	struct stat st;
-	size_t got = 0;
-	int pfd[2], status = 0, killed = 0, too_long = 0, rc = -1;
-	char perr[256];
-	pid_t pid;
+	int pfd[2], rc = -1;
+	pid_t pid, self = getpid();
 
-	memset(r, 0, sizeof(*r));
+	memset(o, 0, sizeof(*o));
+	if (cap < 2) {
+		te_snprintf(err, errlen, "no room for the output of %s", path);
+		return -1;
+	}
+	buf[0] = '\0';
 	if (stat(path, &st) < 0) {
-		te_snprintf(err, errlen, "the rendezvous helper %s: %s", path,
-			    strerror(errno));
+		te_snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		te_snprintf(err, errlen, "the rendezvous helper %s is not a "
-			    "regular file", path);
+		te_snprintf(err, errlen, "%s is not a regular file", path);
 		return -1;
 	}
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
@@ -127,7 +135,7 @@ int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 		return -1;
 	}
 	if (pid == 0)
-		child(path, argv, envp, pfd[1]);
+		child(path, argv, envp, pfd[1], self);
 	close(pfd[1]);
 	for (;;) {
 		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
@@ -138,52 +146,70 @@ int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 			break;
 		if (poll(&p, 1, left > 1000 ? 1000 : (int)left) <= 0)
 			continue;
-		n = read(pfd[0], buf + got, sizeof(buf) - 1 - got);
+		n = read(pfd[0], buf + o->got, cap - 1 - o->got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		got += (size_t)n;
-		if (got >= sizeof(buf) - 1) {
-			too_long = 1;
+		o->got += (size_t)n;
+		if (o->got >= cap - 1) {
+			o->too_long = 1;
 			break;
 		}
 	}
+	buf[o->got] = '\0';
 	close(pfd[0]);
-	if (too_long)
+	if (o->too_long)
 		deadline = mono_ms();	/* kill it now */
-	if (reap(pid, deadline, &status, &killed) < 0) {
-		te_snprintf(err, errlen, "the rendezvous helper (pid %ld) "
-			    "could not be reaped", (long)pid);
-		goto out;
-	}
-	if (killed) {
-		te_snprintf(err, errlen, "the rendezvous helper did not finish "
-			    "within %d s and was killed", timeout_ms / 1000);
-		goto out;
-	}
-	if (too_long) {
-		te_snprintf(err, errlen, "the rendezvous helper wrote more than "
-			    "%d bytes", TE_RDZV_OUT_MAX);
-		goto out;
-	}
-	if (te_rdzv_parse(buf, got, r, perr, sizeof(perr)) < 0) {
-		if (WIFSIGNALED(status))
-			te_snprintf(err, errlen, "the rendezvous helper was "
-				    "killed by signal %d", WTERMSIG(status));
-		else if (WEXITSTATUS(status))
-			te_snprintf(err, errlen, "the rendezvous helper exited "
-				    "with status %d (%s)", WEXITSTATUS(status),
-				    perr);
-		else
-			te_snprintf(err, errlen, "unreadable output from the "
-				    "rendezvous helper: %s", perr);
+	if (reap(pid, deadline, &o->status, &o->killed) < 0) {
+		te_snprintf(err, errlen, "%s (pid %ld) could not be reaped",
+			    path, (long)pid);
 		goto out;
 	}
 	rc = 0;
 out:
 	sigaction(SIGCHLD, &old_chld, NULL);
 	return rc;
+}
+
+int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
+		  int timeout_ms, struct te_rdzv_result *r, char *err,
+		  size_t errlen)
+{
+	static char buf[TE_RDZV_OUT_MAX + 1];
+	struct te_spawn_out o;
+	char perr[256], e[TE_ERR_MAX];
+
+	memset(r, 0, sizeof(*r));
+	if (te_spawn_capture(path, argv, envp, timeout_ms, buf, sizeof(buf),
+			     &o, e, sizeof(e)) < 0) {
+		te_snprintf(err, errlen, "the rendezvous helper %s", e);
+		return -1;
+	}
+	if (o.killed) {
+		te_snprintf(err, errlen, "the rendezvous helper did not finish "
+			    "within %d s and was killed", timeout_ms / 1000);
+		return -1;
+	}
+	if (o.too_long) {
+		te_snprintf(err, errlen, "the rendezvous helper wrote more than "
+			    "%d bytes", TE_RDZV_OUT_MAX);
+		return -1;
+	}
+	if (te_rdzv_parse(buf, o.got, r, perr, sizeof(perr)) < 0) {
+		if (WIFSIGNALED(o.status))
+			te_snprintf(err, errlen, "the rendezvous helper was "
+				    "killed by signal %d", WTERMSIG(o.status));
+		else if (WEXITSTATUS(o.status))
+			te_snprintf(err, errlen, "the rendezvous helper exited "
+				    "with status %d (%s)", WEXITSTATUS(o.status),
+				    perr);
+		else
+			te_snprintf(err, errlen, "unreadable output from the "
+				    "rendezvous helper: %s", perr);
+		return -1;
+	}
+	return 0;
 }
 
 int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
@@ -293,4 +319,32 @@ void te_rdzv_leave_error(const char *dir, const char *err)
 	n = write(fd, out, strlen(out));
 	if (close(fd) < 0 || n != (ssize_t)strlen(out) || rename(tmp, path) < 0)
 		unlink(tmp);
+}
+
+int te_rdzv_leave_failed(const char *dir, uint32_t rank, const char *why)
+{
+	char path[600], tmp[640], line[TE_FAILED_TEXT_MAX + 2];
+	size_t len;
+	ssize_t n;
+	int fd;
+
+	te_rdzv_clean_text(line, TE_FAILED_TEXT_MAX + 1, why && *why ? why :
+			   "no reason given");
+	len = strlen(line);
+	line[len++] = '\n';
+	line[len] = '\0';
+	if (te_snprintf(path, sizeof(path), TE_FAILED_FMT, dir, rank) < 0 ||
+	    te_snprintf(tmp, sizeof(tmp), "%s.tmp", path) < 0)
+		return -1;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return -1;
+	n = write(fd, line, len);
+	/* whole, then renamed: the node's helper never reads half of it */
+	if (close(fd) < 0 || n != (ssize_t)len || rename(tmp, path) < 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
 }

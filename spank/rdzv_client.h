@@ -12,6 +12,24 @@
 #include "rdzv_proto.h"
 
 #define TE_RDZV_HELPER "trainenv-rdzv"
+#define TE_PREFLIGHT_HELPER "trainenv-preflight"
+
+struct te_spawn_out {
+	size_t got;		/* bytes read into buf (terminated) */
+	int too_long;		/* it wrote more than buf holds: killed */
+	int killed;		/* past the deadline: killed */
+	int status;		/* waitpid() status */
+};
+
+/* Runs path with argv and envp, stdin from /dev/null, stdout into a pipe
+ * read into buf (at most cap - 1 bytes), stderr inherited, every other
+ * descriptor closed, in its own process group. Waits at most timeout_ms
+ * for its output and its exit; past that it is killed (SIGKILL to its
+ * group) and reaped. 0 with o filled, or -1 with a reason in err when it
+ * could not run or be reaped. */
+int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
+		     int timeout_ms, char *buf, size_t cap,
+		     struct te_spawn_out *o, char *err, size_t errlen);
 
 /* Runs path with argv and envp, stdin from /dev/null, stdout into a pipe,
  * stderr inherited, every other descriptor closed, in its own process
@@ -34,5 +52,11 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 /* The node's first task could not run its helper: leaves err as the
  * node's result, so that the node's other tasks fail at once. */
 void te_rdzv_leave_error(const char *dir, const char *err);
+
+/* A task that is not its node's first failed before the barrier: leaves
+ * why (cleaned, cut) in dir/trainenv-failed.RANK instead of its arrival
+ * file; the node's helper tells rank 0, which fails the step at once.
+ * 0, or -1 when the file cannot be written. */
+int te_rdzv_leave_failed(const char *dir, uint32_t rank, const char *why);
 
 #endif

@@ -71,6 +71,11 @@ int te_private_dir_ok(const char *dir);
  * the node's rendezvous result its first task leaves for the others. */
 #define TE_ARRIVED_FMT "%s/trainenv-arrived.%u"
 #define TE_NODE_RESULT "trainenv-node.out"
+/* A task that failed before the barrier leaves this instead of its
+ * arrival file: one line, why (printable ASCII, at most
+ * TE_FAILED_TEXT_MAX bytes); the node's helper tells rank 0. */
+#define TE_FAILED_FMT "%s/trainenv-failed.%u"
+#define TE_FAILED_TEXT_MAX 600
 
 /* Test hooks (honoured only with the site policy test-hooks=on): a value
  * per node, "HOST:VALUE,HOST:VALUE" (TRAINENV_TEST_DELAY=n3:20). The value

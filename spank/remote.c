@@ -21,6 +21,7 @@
 #include "bindstep.h"
 #include "failrep.h"
 #include "plugin.h"
+#include "preflight_proto.h"
 #include "rankenv.h"
 #include "rdzv_client.h"
 #include "strutil.h"
@@ -415,6 +416,139 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
 	spank_setenv(sp, TE_RANK_VARS_ENV, set_list, 1);
 }
 
+/* helper-dir/NAME: the helpers' path comes from the site policy or the
+ * build, never from anything the user sets. */
+static int helper_path(const char *name, char *path, size_t len)
+{
+	const struct te_value *d = &te_plug.cfg.v[TE_S_HELPER_DIR];
+
+	return te_snprintf(path, len, "%s/%s", d->set ? d->text :
+			   TE_PKGLIBEXECDIR, name);
+}
+
+/* What the program's run says when its output is not a result. */
+static void preflight_spawn_err(const struct te_spawn_out *o, const char *buf,
+				char *err, size_t errlen)
+{
+	static struct te_pf_result r;
+	char perr[256];
+
+	if (o->killed) {
+		te_snprintf(err, errlen, "no answer within %d s: the check was "
+			    "killed (the GPU or its driver hangs?)",
+			    TE_PF_TIMEOUT_S);
+		return;
+	}
+	if (o->too_long) {
+		te_snprintf(err, errlen, "the check wrote more than %d bytes",
+			    TE_PF_OUT_MAX);
+		return;
+	}
+	if (te_pf_parse(buf, o->got, &r, perr, sizeof(perr)) == 0) {
+		err[0] = '\0';
+		return;
+	}
+	if (WIFSIGNALED(o->status))
+		te_snprintf(err, errlen, "the check (%s) was killed by signal "
+			    "%d (%s)", TE_PREFLIGHT_HELPER, WTERMSIG(o->status),
+			    strsignal(WTERMSIG(o->status)));
+	else if (WEXITSTATUS(o->status))
+		te_snprintf(err, errlen, "the check (%s) exited with status %d "
+			    "(%s)", TE_PREFLIGHT_HELPER, WEXITSTATUS(o->status),
+			    perr);
+	else
+		te_snprintf(err, errlen, "unreadable output from the check "
+			    "(%s): %s", TE_PREFLIGHT_HELPER, perr);
+}
+
+/* --train-preflight: checks this rank's GPU before the rendezvous, as the
+ * job user, with trainenv-preflight (the CUDA runtime is only loaded in
+ * that program, never here). 0: the GPU works, or there is nothing to
+ * check on this node (said once for the step); -1: the task must fail,
+ * with line (the task's own error) and why (for the other ranks). */
+static int run_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
+			 char *line, size_t linelen, char *why, size_t whylen)
+{
+	static char obuf[TE_PF_OUT_MAX + 1];
+	static struct te_pf_result res;
+	const struct te_config *c = &te_plug.cfg;
+	struct te_pf_input in = {
+		.rank = global_id, .local_id = local_id, .node = step.node,
+		.verbose = c->v[TE_S_PREFLIGHT].word == 2,
+	};
+	struct te_pf_outcome out;
+	struct te_bind_gpu_env e;
+	struct te_spawn_out so;
+	char bufs[3][1024], busid[TE_BIND_BUSID_LEN], merr[TE_ERR_MAX];
+	char path[TE_VALUE_MAX + 32], serr[TE_ERR_MAX], hook[TE_PF_ERROR_MAX + 1];
+	char perr[8], *argv[8], **envp = NULL;
+	int n = 0;
+
+	if (c->v[TE_S_PREFLIGHT].word <= 0)
+		return 0;
+	gpu_env(sp, &e, bufs);
+	merr[0] = '\0';
+	in.has_gpu = te_bindstep_gpu(local_id, &e, busid, sizeof(busid), merr,
+				     sizeof(merr));
+	in.busid = busid;
+	in.map_err = merr;
+	if (!te_pf_need_run(&in, &out))
+		goto report;	/* no GPU here: the program is not run */
+	serr[0] = '\0';
+	if (helper_path(TE_PREFLIGHT_HELPER, path, sizeof(path)) < 0) {
+		te_snprintf(serr, sizeof(serr), "helper-dir is too long");
+	} else if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS ||
+		   !envp) {
+		te_snprintf(serr, sizeof(serr), "cannot read the task's "
+			    "environment for the check");
+	} else {
+		argv[n++] = (char *)TE_PREFLIGHT_HELPER;
+		argv[n++] = (char *)"--gpu";
+		argv[n++] = busid;
+		if (c->v[TE_S_TEST_HOOKS].word == 0 &&
+		    te_hook_value(remote_getenv(sp, "TRAINENV_TEST_PREFLIGHT_FAIL"),
+				  step.node, hook, sizeof(hook))) {
+			argv[n++] = (char *)"--test-fail";
+			argv[n++] = hook;
+		}
+		argv[n] = NULL;
+		if (te_spawn_capture(path, argv, envp, TE_PF_TIMEOUT_S * 1000,
+				     obuf, sizeof(obuf), &so, serr,
+				     sizeof(serr)) < 0) {
+			char m[TE_ERR_MAX];
+
+			te_snprintf(m, sizeof(m), "cannot run the check: %s",
+				    serr);
+			te_strlcpy(serr, m, sizeof(serr));
+		} else {
+			preflight_spawn_err(&so, obuf, serr, sizeof(serr));
+			if (!serr[0] &&
+			    te_pf_parse(obuf, so.got, &res, perr,
+					sizeof(perr)) < 0)
+				te_snprintf(serr, sizeof(serr), "unreadable "
+					    "output from the check");
+		}
+	}
+	in.spawn_err = serr[0] ? serr : NULL;
+	in.result = serr[0] ? NULL : &res;
+	te_pf_decide(&in, &out);
+report:
+	if (out.action == TE_PF_FAIL) {
+		te_strlcpy(line, out.line, linelen);
+		te_strlcpy(why, out.why, whylen);
+		return -1;
+	}
+	if (out.action == TE_PF_PASS)
+		spank_setenv(sp, TE_PF_ENV, out.env, 1);
+	if (out.line[0] && out.print) {
+		fprintf(stderr, TE_PREFIX "%s\n", out.line);
+		fflush(stderr);
+	}
+	if (out.line[0])
+		slurm_info(TE_PREFIX "%s", out.line);
+	return 0;
+}
+
 /* The step has a PMIx server for its tasks (srun --mpi=pmix). */
 static int step_has_pmix(spank_t sp)
 {
@@ -427,9 +561,16 @@ static int step_has_pmix(spank_t sp)
  * they are here and wait for its result (both through files in the step's
  * private PMIx directory). 1: rr holds the results; 0: no PMIx rendezvous
  * for this step (computed one); -1: the task must fail (remote_err says
- * why; *quiet: rank 0 reports it for the job). */
+ * why; *quiet: rank 0 reports it for the job).
+ *
+ * failed: this task already failed (the pre-flight), why: then it does
+ * not arrive. With a barrier, rank 0 hears of it (a follower leaves a
+ * failure file, the node's helper runs with --failed) and fails the whole
+ * step at once; without one the task fails alone, and the node's first
+ * task still runs the helper for the node's other tasks. */
 static int run_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
-			  struct te_rdzv_result *rr, int *quiet)
+			  struct te_rdzv_result *rr, int *quiet,
+			  const char *failed)
 {
 	const struct te_config *c = &te_plug.cfg;
 	const struct te_value *barrier = &c->v[TE_S_BARRIER];
@@ -437,10 +578,10 @@ static int run_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	const struct te_value *range = &c->v[TE_S_PORT_RANGE];
 	char path[TE_VALUE_MAX + 32], a_job[16], a_step[16], a_range[16];
 	char a_start[8], a_barrier[24], err[TE_ERR_MAX], tmpdir[TE_VALUE_MAX + 2];
-	char *argv[24], **envp = NULL;
+	char hook_why[96], *argv[26], **envp = NULL;
 	const char *s;
 	unsigned long secs;
-	int n = 0, timeout_ms, nodes_files;
+	int n = 0, timeout_ms, nodes_files, barrier_mode;
 
 	*quiet = 0;
 	if (c->v[TE_S_RDZV].word == 2)		/* computed */
@@ -454,6 +595,7 @@ static int run_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 		return -1;
 	}
 	secs = barrier->word < 0 ? (unsigned long)barrier->num : 0;
+	barrier_mode = secs > 0 || ckpt->set;
 	/* The helper keeps its own deadlines; this one only catches a helper
 	 * that is stuck (killing a PMIx client makes Slurm end the step). */
 	timeout_ms = (int)((secs ? secs : 300) + (ckpt->set ? 15 : 0) + 20) * 1000;
@@ -471,13 +613,26 @@ static int run_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 			    te_parse_u64(v, 600, &d) == 0)
 				sleep((unsigned)d);
 			te_snprintf(rank, sizeof(rank), "%u", global_id);
-			if ((v = remote_getenv(sp, "TRAINENV_TEST_FAIL_RANK")) &&
+			if (!failed &&
+			    (v = remote_getenv(sp, "TRAINENV_TEST_FAIL_RANK")) &&
 			    !strcmp(v, rank)) {
 				te_snprintf(remote_err, sizeof(remote_err),
 					    "test hook TRAINENV_TEST_FAIL_RANK: "
 					    "rank %s fails before the barrier", v);
-				return -1;
+				te_strlcpy(hook_why, remote_err,
+					   sizeof(hook_why));
+				failed = hook_why;
 			}
+		}
+		if (failed) {
+			/* rank 0 fails the step at once: no waiting for the
+			 * barrier's deadline */
+			if (barrier_mode &&
+			    te_rdzv_leave_failed(tmpdir, global_id, failed) < 0)
+				slurm_info(TE_PREFIX "rank %u: cannot leave its "
+					   "failure file in %s", global_id,
+					   tmpdir);
+			return -1;
 		}
 		if (te_rdzv_follow(tmpdir, global_id, timeout_ms, rr, err,
 				   sizeof(err)) < 0) {
@@ -487,10 +642,11 @@ static int run_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 		}
 		goto result;
 	}
-	if (te_snprintf(path, sizeof(path), "%s/%s",
-			c->v[TE_S_HELPER_DIR].set ? c->v[TE_S_HELPER_DIR].text :
-						    TE_PKGLIBEXECDIR,
-			TE_RDZV_HELPER) < 0) {
+	/* without a barrier nobody waits for this task: only the node's
+	 * other tasks need its helper */
+	if (failed && !barrier_mode && !nodes_files)
+		return -1;
+	if (helper_path(TE_RDZV_HELPER, path, sizeof(path)) < 0) {
 		te_snprintf(remote_err, sizeof(remote_err), "helper-dir is "
 			    "too long");
 		goto leader_failed;
@@ -528,6 +684,10 @@ static int run_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 		argv[n++] = (char *)"--test-hooks";
 	if (nodes_files)
 		argv[n++] = (char *)"--lead";
+	if (failed && barrier_mode) {
+		argv[n++] = (char *)"--failed";
+		argv[n++] = (char *)failed;
+	}
 	argv[n] = NULL;
 	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp) {
 		te_snprintf(remote_err, sizeof(remote_err), "cannot read the "
@@ -541,6 +701,8 @@ static int run_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 			    err);
 		goto leader_failed;
 	}
+	if (failed)
+		return -1;	/* the caller reports this task's own failure */
 result:
 	for (n = 0; n < rr->nwarn; n++)
 		fprintf(stderr, TE_PREFIX "warning: %s\n", rr->warn[n]);
@@ -618,13 +780,21 @@ int te_remote_task_init(spank_t sp)
 		static struct te_rdzv_result rr;
 		const struct te_value *ckpt =
 			&te_plug.cfg.v[TE_S_CHECKPOINT_DIR];
-		int have, quiet;
+		char pf_line[TE_PF_LINE_MAX], pf_why[TE_PF_LINE_MAX];
+		int have, quiet, pf;
 
-		/* Bound first: the rendezvous helper then starts on the
-		 * rank's CPUs too. */
+		/* Bound first: the rendezvous helper and the pre-flight
+		 * then start on the rank's CPUs too. */
 		if (bind_task(sp, local_id, global_id) < 0)
 			return -1;
-		have = run_rendezvous(sp, local_id, global_id, &rr, &quiet);
+		pf = run_preflight(sp, local_id, global_id, pf_line,
+				   sizeof(pf_line), pf_why, sizeof(pf_why));
+		have = run_rendezvous(sp, local_id, global_id, &rr, &quiet,
+				      pf < 0 ? pf_why : NULL);
+		if (pf < 0) {
+			te_strlcpy(remote_err, pf_line, sizeof(remote_err));
+			return task_fail(sp);
+		}
 		if (have < 0 && quiet) {
 			/* rank 0 prints the job-wide report: only the node's
 			 * log hears from the others */

@@ -31,6 +31,7 @@ static const char *const w_bindgpus[] = { "all", "own", NULL };
 static const char *const w_warnfail[] = { "warn", "fail", NULL };
 static const char *const w_rdzv[] = { "auto", "pmix", "computed", NULL };
 static const char *const w_vcheck[] = { "warn", "fail", "off", NULL };
+static const char *const w_preflight[] = { "off", "on", "verbose", NULL };
 
 static const char *const env_heartbeat[] = {
 	"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC", NULL
@@ -244,6 +245,15 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 		.help = "export NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME: the "
 			"interface that carries the route to MASTER_ADDR",
 	},
+	[TE_S_PREFLIGHT] = {
+		.name = "preflight", .type = TE_T_ENUM, .words = w_preflight,
+		.builtin = "off", .arginfo = "off|on|verbose",
+		.help = "before the barrier each rank checks its GPU with the "
+			"CUDA runtime (context, a small allocation and memset, "
+			"free memory); a failure names node, rank, GPU and CUDA "
+			"error and fails the step; verbose: print each rank's "
+			"result",
+	},
 	[TE_S_LIB_DIR] = {
 		.name = "lib-dir", .type = TE_T_PATH,
 		.builtin = TE_LIBDIR, .arginfo = "DIR",
@@ -254,8 +264,8 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 	[TE_S_HELPER_DIR] = {
 		.name = "helper-dir", .type = TE_T_PATH,
 		.builtin = TE_PKGLIBEXECDIR, .arginfo = "DIR",
-		.help = "directory of the rendezvous helper trainenv-rdzv "
-			"(site policy only)",
+		.help = "directory of the helpers trainenv-rdzv and "
+			"trainenv-preflight (site policy only)",
 		.flags = TE_F_NO_OPTION,
 	},
 	[TE_S_TEST_HOOKS] = {

@@ -49,6 +49,7 @@ enum te_setting_id {
 	TE_S_VERSION_CHECK,	/* warn|fail|off: NCCL/CUDA/trainenv across nodes */
 	TE_S_CHECKPOINT_DIR,	/* DIR checked to be one shared directory */
 	TE_S_SOCKET_IFNAME,	/* yes|no: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME */
+	TE_S_PREFLIGHT,		/* off|on|verbose: GPU check before the barrier */
 	/* admin-only keys (no user option) */
 	TE_S_BIND_TOPOLOGY,	/* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	/* admin: DIR|off, per-boot topology cache */

@@ -1,6 +1,7 @@
 /* libFuzzer target: every line the barrier coordinator and its clients
  * read from the network or from PMIx peers (requests, replies, the
- * coordinator's address, versions, rank lists, hook values). */
+ * coordinator's address, versions, rank lists, hook values, a rank's
+ * failure before the barrier and rank 0's abort report). */
 // FUZZ-SOURCES: pmix/rdzv_core.c spank/rdzv_proto.c spank/strutil.c spank/settings.c|
 #include "config.h"
 
@@ -31,7 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			       &q) == 0)
 		te_coord_req_format(out, sizeof(out),
 				    "0123456789abcdef0123456789abcdef", &q);
-	te_coord_reply_parse(line, &r);
+	if (te_coord_reply_parse(line, &r) == 0 && r.kind == TE_CR_ABORT)
+		te_coord_reply_format(out, sizeof(out), r.kind, r.text);
+	if (q.kind == TE_CQ_FAILED)
+		te_failed_report(q.rank, q.host, q.why, out, sizeof(out));
 	te_coord_info_parse(line, &ci);
 	te_versions_parse(line, &v);
 	te_rank_list_parse(line, 1000, ranks, 64);

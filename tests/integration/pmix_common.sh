@@ -34,10 +34,14 @@ node_addr() { cluster_exec "$1" getent ahostsv4 "$1" | awk 'NR == 1 { print $1 }
 count_lines() { printf '%s\n' "$1" | grep -cE -- "$2"; }
 
 # No process of the PMIx layer or of the test's programs is left in any
-# node (the step is over): prints what is left.
+# node (the step is over): prints what is left. Only the node's own
+# processes count (its network namespace): other clusters may run on the
+# same machine.
 leftovers() { # PATTERN
 	local n
 	for n in $(seq 1 "${TE_CLUSTER_NODES:-3}"); do
-		cluster_exec "n$n" pgrep -af -- "$1" 2>/dev/null | grep -v pgrep | sed "s/^/n$n: /"
+		# shellcheck disable=SC2016 # expanded in the node
+		cluster_exec "n$n" sh -c 'pgrep --ns $$ --nslist net -af -- "$1"' sh "$1" 2>/dev/null |
+			grep -v pgrep | sed "s/^/n$n: /"
 	done
 }

@@ -20,7 +20,7 @@ settings=(train sighup nccl-heartbeat nccl-monitoring nccl-async-errors
 	nccl-trace-buffer nccl-dump-dir deepspeed-timeout rdzv-timeout launcher
 	rank-env port-range ignore-signals failure-report bind bind-smt
 	bind-gpus bind-failure rdzv barrier version-check checkpoint-dir
-	socket-ifname)
+	socket-ifname preflight)
 declare -A accepted=(
 	[train]='on or off'
 	[sighup]='ignore or default'
@@ -48,12 +48,13 @@ declare -A accepted=(
 	[version-check]='warn, fail or off'
 	[checkpoint-dir]='an absolute path'
 	[socket-ifname]='yes or no'
+	[preflight]='off, on or verbose'
 )
 # Admin-only keys (no option), explained after the options.
 admin_keys=(bind-topology topology-cache helper-dir lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 128
+plan 130
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"

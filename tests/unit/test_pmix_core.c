@@ -174,6 +174,85 @@ static void test_coord(void)
 	is_int(te_coord_req_format(line, sizeof(line), "xyz", &q), -1,
 	       "format refuses a bad token");
 
+	/* a rank that failed before the barrier */
+	memset(&q, 0, sizeof(q));
+	q.kind = TE_CQ_FAILED;
+	q.rank = 3;
+	strcpy(q.host, "n2");
+	strcpy(q.why, "preflight: GPU 0000:3b:00.0: cudaMalloc: out of memory");
+	is_int(te_coord_req_format(line, sizeof(line), TOK, &q), 0,
+	       "failed line formats");
+	is_str(line, "TEBAR1 " TOK " failed 3 n2 preflight: GPU 0000:3b:00.0: "
+	       "cudaMalloc: out of memory\n", "failed wire form");
+	memset(&q, 0, sizeof(q));
+	is_int(te_coord_req_parse(line, TOK, 6, &q), 0, "failed line parses");
+	ok(q.kind == TE_CQ_FAILED && q.rank == 3 && !strcmp(q.host, "n2") &&
+	   !strcmp(q.why, "preflight: GPU 0000:3b:00.0: cudaMalloc: out of memory"),
+	   "failed: rank, host and reason read back");
+	is_int(te_coord_req_parse("TEBAR1 " TOK " failed 3 n2\n", TOK, 6, &q), -1,
+	       "failed without a reason refused");
+	is_int(te_coord_req_parse("TEBAR1 " TOK " failed 3 n2 a\tb\n", TOK, 6,
+				  &q), -1, "failed with a control character refused");
+	is_int(te_coord_req_parse("TEBAR1 " TOK " failed 6 n2 x\n", TOK, 6, &q), -1,
+	       "failed with rank >= size refused");
+	is_int(te_coord_req_parse("TEBAR1 " TOK2 " failed 3 n2 x\n", TOK, 6, &q), -1,
+	       "failed with another token refused");
+	{
+		char longwhy[TE_FAIL_TEXT_MAX + 40];
+
+		memset(longwhy, 'w', sizeof(longwhy) - 1);
+		longwhy[sizeof(longwhy) - 1] = '\0';
+		te_snprintf(line, sizeof(line), "TEBAR1 %s failed 3 n2 %s\n", TOK,
+			    longwhy);
+		is_int(te_coord_req_parse(line, TOK, 6, &q), -1,
+		       "failed with a reason over %d characters refused",
+		       TE_FAIL_TEXT_MAX);
+		memset(&q, 0, sizeof(q));
+		q.kind = TE_CQ_FAILED;
+		q.rank = 1;
+		strcpy(q.host, "n1");
+		memcpy(q.why, longwhy, TE_FAIL_TEXT_MAX);
+		q.why[TE_FAIL_TEXT_MAX] = '\0';
+		is_int(te_coord_req_format(line, sizeof(line), TOK, &q), 0,
+		       "the longest reason fits one line");
+		ok(strlen(line) <= TE_COORD_LINE_MAX, "  (%zu bytes)", strlen(line));
+	}
+	/* a node's facts carry the CUDA runtime's version */
+	memset(&q, 0, sizeof(q));
+	q.kind = TE_CQ_NODE;
+	q.rank = 2;
+	strcpy(q.host, "n2");
+	strcpy(q.ver.trainenv, "0.1.0");
+	strcpy(q.ver.nccl, "2.28.9");
+	strcpy(q.ver.cuda, "13.0");
+	strcpy(q.ver.cudart, "13.0");
+	strcpy(q.ckpt, "-");
+	is_int(te_coord_req_format(line, sizeof(line), TOK, &q), 0,
+	       "node line formats");
+	is_str(line, "TEBAR1 " TOK " node 2 n2 trainenv=0.1.0 nccl=2.28.9 "
+	       "cuda=13.0 cudart=13.0 ckpt=-\n", "node wire form");
+	memset(&q, 0, sizeof(q));
+	ok(te_coord_req_parse(line, TOK, 6, &q) == 0 &&
+	   !strcmp(q.ver.cudart, "13.0"), "node line parses with the runtime");
+	is_int(te_coord_req_parse("TEBAR1 " TOK " node 2 n2 trainenv=0.1.0 "
+				  "nccl=2.28.9 cuda=13.0 ckpt=-\n", TOK, 6, &q),
+	       0, "an older node's line (no cudart=) parses");
+	strcpy(q.ver.trainenv, "0123456789012345678901234567890");
+	strcpy(q.ver.nccl, q.ver.trainenv);
+	strcpy(q.ver.cuda, q.ver.trainenv);
+	strcpy(q.ver.cudart, q.ver.trainenv);
+	ok(te_coord_req_format(line, sizeof(line), TOK, &q) == 0 &&
+	   te_coord_req_parse(line, TOK, 6, &q) == 0,
+	   "four longest versions round-trip");
+	te_failed_report(3, "n2", "preflight: GPU 0000:3b:00.0: cudaMalloc: "
+			 "out of memory", line, sizeof(line));
+	is_str(line, "rank 3 (node n2) failed before the barrier: preflight: "
+	       "GPU 0000:3b:00.0: cudaMalloc: out of memory",
+	       "the report names rank, node and reason");
+	te_failed_report(0, "bad host!", "x\ny", line, sizeof(line));
+	is_str(line, "rank 0 (node ?) failed before the barrier: x?y",
+	       "the report cleans what a peer sent");
+
 	is_int(te_coord_reply_format(line, sizeof(line), TE_CR_FAIL,
 				     "5 of 6 ranks arrived\nX"), 0, "fail formats");
 	is_str(line, "TEBAR1 fail 5 of 6 ranks arrived?X\n",
@@ -186,6 +265,16 @@ static void test_coord(void)
 	is_int(te_coord_reply_parse("TEBAR1 done x\n", &rep), -1, "done + text refused");
 	is_int(te_coord_reply_parse("TEBAR1 state \n", &rep), -1, "empty state refused");
 	is_int(te_coord_reply_parse("TEBAR2 done\n", &rep), -1, "other magic refused");
+	is_int(te_coord_reply_format(line, sizeof(line), TE_CR_ABORT,
+				     "rank 3 (node n2) failed before the "
+				     "barrier: x"), 0, "abort formats");
+	is_str(line, "TEBAR1 abort rank 3 (node n2) failed before the barrier: x\n",
+	       "abort wire form");
+	is_int(te_coord_reply_parse(line, &rep), 0, "abort parses");
+	ok(rep.kind == TE_CR_ABORT && !strncmp(rep.text, "rank 3 (node n2)", 16),
+	   "abort report read back");
+	is_int(te_coord_reply_parse("TEBAR1 abort\n", &rep), -1,
+	       "abort without a report refused");
 
 	memset(&ci, 0, sizeof(ci));
 	strcpy(ci.addr, "10.0.0.1");
@@ -310,10 +399,23 @@ static void test_versions(void)
 	strcpy(ver.trainenv, "0.1.0");
 	strcpy(ver.nccl, "2.28.9");
 	strcpy(ver.cuda, "none");
+	is_int(te_versions_format(buf, sizeof(buf), &ver), -1,
+	       "versions format needs the runtime's version");
+	strcpy(ver.cudart, "13.0");
 	is_int(te_versions_format(buf, sizeof(buf), &ver), 0, "versions format");
-	is_str(buf, "trainenv=0.1.0 nccl=2.28.9 cuda=none", "versions wire form");
+	is_str(buf, "trainenv=0.1.0 nccl=2.28.9 cuda=none cudart=13.0",
+	       "versions wire form");
 	is_int(te_versions_parse(buf, &ver2), 0, "versions parse");
 	is_str(ver2.nccl, "2.28.9", "nccl read back");
+	is_str(ver2.cudart, "13.0", "CUDA runtime read back");
+	is_int(te_versions_parse("trainenv=0.1.0 nccl=2.28.9 cuda=12.4", &ver2), 0,
+	       "an older node's versions (no cudart=) parse");
+	is_str(ver2.cudart, "none", "  its runtime counts as none");
+	is_int(te_versions_parse("trainenv=0.1.0 nccl=2.28.9 cuda=12.4 cudart=",
+				 &ver2), -1, "an empty runtime version refused");
+	is_int(te_versions_parse("trainenv=0.1.0 nccl=2.28.9 cuda=12.4 "
+				 "cudart=13.0 ", &ver2), -1,
+	       "a trailing blank refused");
 	is_int(te_versions_parse("trainenv=0.1.0 nccl=2.28.9", &ver2), -1,
 	       "missing field refused");
 	is_int(te_versions_parse("trainenv=0.1.0 nccl=2 8 cuda=1", &ver2), -1,
@@ -432,7 +534,7 @@ static void test_fuzz(void)
 		"TEBAR1 " TOK " arrived 5 n2\n",
 		"TEBAR1 fail 5 of 6 ranks arrived\n",
 		"10.0.0.1 4242 " TOK,
-		"trainenv=0.1.0 nccl=2.28.9 cuda=none",
+		"trainenv=0.1.0 nccl=2.28.9 cuda=none cudart=13.0",
 	};
 	static struct te_rdzv_result r;
 	static char buf[2048];
