@@ -473,6 +473,7 @@ snapshot() {
 			echo "listen: $(ss -Hltn | awk "{ print \$4 }" | sort | tr "\n" " ")"' bash "$TE_CLUSTER_DIR" |
 			sed "s/^/$n /"
 	done
+	# shellcheck disable=SC2010 # plain names: the tests' own directories
 	echo "shared: $(ls -A "$TE_SHARED" | grep -vx "$(basename "$TE_WORK")" | tr '\n' ' ')"
 	echo "cache: $(ls -A "$cache" 2>/dev/null | tr '\n' ' ')"
 }
