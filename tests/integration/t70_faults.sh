@@ -32,7 +32,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 92
+plan 93
 
 cluster_up --nodes 3 || bail_out "no cluster"
 ok 0 "cluster is up"
@@ -356,6 +356,18 @@ on_nodes "rm -f '$pol' '$pol.d'; printf 'nccl-heartbeat=1300\n' >'$pol'; chmod 0
 set_plugstack "required $plugin conf=$pol"
 out=$(te_srun -t 40 -N3 $W printenv TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC 2>&1 | sort -u)
 is "$out" 1300 "nodes' policy mode 000 (slurmstepd reads it as root): applied, the next step runs"
+# srun runs as the user: a policy file the user cannot read stops it
+# before anything is allocated (a required plugin never runs without the
+# site's policy).
+chmod 600 "$pol"
+before=$(te_last_job_id)
+out=$(cd / && timeout 40 setpriv --reuid=nobody --regid=nogroup --clear-groups srun -N1 true 2>&1)
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(printf '%s\n' "$out" | grep -c 'trainenv:')" -eq 1 ] &&
+	printf '%s\n' "$out" | grep -q "^srun: error: trainenv: conf=$pol: cannot open the policy file: Permission denied$" &&
+	[ -z "$(te_jobs_after "$before")" ]
+ok $? "a policy file the user cannot read (0600): nobody's srun stops with one line, nothing allocated" || diag "$out"
+chmod 644 "$pol"
 nodes_clean "policy faults"
 pmix_plugstack
 
