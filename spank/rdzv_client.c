@@ -120,6 +120,14 @@ int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 		te_snprintf(err, errlen, "%s is not a regular file", path);
 		return -1;
 	}
+	/* Run from task_init, as the job user: this is the permission execve
+	 * will check. Said here in one line, rather than as an exit status
+	 * 127 after the child's own complaint. */
+	if (access(path, X_OK) < 0) {
+		te_snprintf(err, errlen, "%s is not executable: %s", path,
+			    strerror(errno));
+		return -1;
+	}
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		te_snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
