@@ -20,7 +20,7 @@
 #     TRAINENV_SETTINGS, a variable exported in the batch script, and
 #     srun run with the user's own slurm.conf (no trainenv, or trainenv
 #     with a policy of the user's own). Checked in what the task gets.
-# No pre-flight program exists in this tree (nothing to check for it).
+#   - The pre-flight program (--train-preflight) runs as the job's user.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
@@ -30,7 +30,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 38
+plan 40
 
 cluster_up --nodes 3 || bail_out "no cluster"
 ok 0 "cluster is up"
@@ -121,6 +121,34 @@ out=$(cat "$NB/who.out")
 is "$rc $(printf '%s\n' "$out" | grep -c "^ran $NB_UID$")" "0 6" "once n3 arrives the 6 tasks run as nobody" || diag "$out"
 is "$(ls -A "$ckpt")" "" "the checkpoint check leaves nothing behind"
 is "$(stat -c '%U %a' "$dump/$job" 2>/dev/null)" "nobody 700" "the NCCL dump directory $dump/$job is nobody's, mode 700"
+
+# The pre-flight program (--train-preflight): the plugin runs it from a
+# helper directory whose trainenv-preflight is a wrapper that writes down
+# its own uids, then runs the real one. GPUs in the step: this machine's
+# topology with fake NVIDIA GPUs (as t30, t61); no driver here, so the
+# check only says so and the tasks run.
+pfdir=$TE_WORK/pf
+mkdir -p "$pfdir"
+ln -sf "$helper" "$pfdir/trainenv-rdzv"
+cat >"$pfdir/trainenv-preflight" <<EOF
+#!/bin/sh
+echo "\$SLURMD_NODENAME \$(awk '/^Uid:/ { print \$2, \$3, \$4, \$5 }' /proc/self/status)" >>"$NB/preflight.uids"
+exec "$builddir/trainenv-preflight" "\$@"
+EOF
+chmod 755 "$pfdir/trainenv-preflight"
+if [ -x "$builddir/trainenv-preflight" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
+	"$here/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; then
+	set_plugstack "required $plugin helper-dir=$pfdir bind-topology=$TE_WORK/gpus.xml"
+	out=$(cd "$NB" && CUDA_VISIBLE_DEVICES=0,1 timeout 60 "${NOBODY[@]}" srun --mpi=pmix -N3 --ntasks-per-node=2 $W \
+		--train-preflight=on sh -c 'echo ran' 2>&1)
+	is "$(grep -c . "$NB/preflight.uids" 2>/dev/null)" 6 "nobody's step with GPUs: the pre-flight program ran once per rank" ||
+		diag "$out"
+	is "$(awk '{ print $2, $3, $4, $5 }' "$NB/preflight.uids" 2>/dev/null | sort -u)" "$NB_UID $NB_UID $NB_UID $NB_UID" \
+		"every pre-flight ran as nobody: real, effective, saved and file-system uid"
+	pmix_plugstack
+else
+	skip "no trainenv-preflight in the build, or no topology to add fake GPUs to" 2
+fi
 
 # ================================================================ user paths, root's directory
 R=$TE_WORK/rootonly
