@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -28,6 +29,10 @@
 #define STATUS_WAIT_MS 1000	/* a rank's own deadline: ask rank 0 */
 #define GONE_GRACE_MS 3000	/* rank 0 left: is our fence done anyway? */
 #define IDLE_CONN_MS 10000	/* a connection that says nothing */
+#define ALIVE_CHECK_MS 200	/* are the waiting followers still there? */
+#define HELPER_GONE_WHY "its node's rendezvous helper went away before " \
+	"every rank arrived"
+#define TASK_GONE_WHY "its task ended while waiting at the barrier"
 
 static int64_t now_ms(void)
 {
@@ -455,6 +460,9 @@ struct conn {
 	int64_t since;
 	int registered;
 	char host[TE_HOST_MAX];	/* the node it spoke for ("" not yet) */
+	uint32_t rank;		/* the rank of its first line */
+	int has_rank;
+	int leaving;		/* asked for the report: its deadline passed */
 	char buf[TE_COORD_LINE_MAX + 1];
 };
 
@@ -479,6 +487,8 @@ struct te_barrier {
 	size_t nfollowers, nfollowers_here;
 	int64_t next_follower_check;
 	int follower_wait;
+	int64_t next_alive_check;
+	int finishing;		/* rank 0 answers everyone: closes are ours */
 	struct te_coord_req node;	/* this node's facts (coordinated) */
 	char self_failed[TE_FAIL_TEXT_MAX + 1];	/* this rank failed: why */
 	/* rank 0, a rank failed before the barrier: every node is answered
@@ -974,6 +984,51 @@ static void check_followers(struct te_barrier *b, int64_t now)
 	b->next_follower_check = now + b->follower_wait;
 }
 
+/* A follower holds a lock on its arrival file for as long as it waits
+ * (spank/rdzv_client.c): a file nobody holds locked is a task that ended. */
+static int follower_alive(struct te_barrier *b, uint32_t rank)
+{
+	char path[600];
+	int fd, alive;
+
+	if (te_snprintf(path, sizeof(path), TE_ARRIVED_FMT, b->tmpdir,
+			rank) < 0)
+		return 1;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return errno != ENOENT;
+	alive = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);	/* drops the lock if we got it */
+	return alive;
+}
+
+/* Launch barrier: a follower that arrived and then ended (killed while
+ * waiting) failed before the barrier like any other: rank 0 is told, and
+ * the step fails now instead of releasing the others without it. */
+static void check_alive(struct te_barrier *b, int64_t now)
+{
+	size_t i;
+	int news = 0;
+
+	if (!b->coordinated || !b->nfollowers || now < b->next_alive_check)
+		return;
+	b->next_alive_check = now + ALIVE_CHECK_MS;
+	for (i = 0; i < b->nfollowers; i++) {
+		if (b->follower_here[i] != 1 ||
+		    follower_alive(b, b->followers[i]))
+			continue;
+		b->follower_here[i] = 2;
+		news = 1;
+		if (b->p->me.rank == 0)
+			coord_rank_failed(b, b->followers[i], b->p->host,
+					  TASK_GONE_WHY);
+		else if (b->cs == C_SENT || b->cs == C_CONNECTING)
+			queue_failed(b, b->followers[i], TASK_GONE_WHY);
+	}
+	if (news && b->cs == C_SENT)
+		client_flush(b);
+}
+
 /* ---------------------------------------------------------------- coordinator */
 
 static int host_cb(void *ctx, uint32_t rank, char *host, size_t len)
@@ -981,13 +1036,34 @@ static int host_cb(void *ctx, uint32_t rank, char *host, size_t len)
 	return te_pmix_host_of(ctx, rank, host, len);
 }
 
+static void host_told(struct te_barrier *b, const char *host);
+
 static void conn_close(struct te_barrier *b, size_t i)
 {
-	if (b->conns[i].fd < 0)
+	struct conn *c = &b->conns[i];
+	char host[TE_HOST_MAX];
+	int lost;
+
+	if (c->fd < 0)
 		return;
-	close(b->conns[i].fd);	/* also leaves the epoll set */
-	b->conns[i].fd = -1;
+	/* Launch barrier: a node's helper keeps its connection until rank 0
+	 * answers, or until its own deadline (it asks for the report
+	 * first). One that goes away before is dead (killed, or its task
+	 * was), and the ranks it stood for will never start: the step
+	 * fails now, as for a rank that failed before the barrier, instead
+	 * of releasing the others into a job without them. */
+	lost = b->coordinated && c->registered && c->has_rank &&
+	       !c->leaving && !b->finishing && !b->aborting;
+	te_strlcpy(host, c->host, sizeof(host));
+	close(c->fd);	/* also leaves the epoll set */
+	c->fd = -1;
 	b->free_slots[b->nfree++] = i;
+	if (lost) {
+		coord_rank_failed(b, c->rank, host, HELPER_GONE_WHY);
+		/* nobody there to tell: its tasks fail with their helper */
+		if (b->hosts_known && host[0])
+			host_told(b, host);
+	}
 }
 
 static void conn_send(struct te_barrier *b, size_t i, const char *line)
@@ -1110,6 +1186,8 @@ static void coord_accept(struct te_barrier *b)
 		b->conns[i].len = 0;
 		b->conns[i].registered = 0;
 		b->conns[i].host[0] = '\0';
+		b->conns[i].has_rank = 0;
+		b->conns[i].leaving = 0;
 		b->conns[i].since = now_ms();
 		if (ep_add(b, fd, EPOLLIN, TAG_CONN + i) < 0)
 			conn_close(b, i);
@@ -1149,6 +1227,10 @@ static void coord_read(struct te_barrier *b, size_t i)
 		c->registered = 1;
 		if (q.kind != TE_CQ_STATUS && !c->host[0])
 			te_strlcpy(c->host, q.host, sizeof(c->host));
+		if (q.kind != TE_CQ_STATUS && !c->has_rank) {
+			c->rank = q.rank;
+			c->has_rank = 1;
+		}
 		if (q.kind == TE_CQ_ARRIVED) {
 			mark_arrived(b, q.rank);
 		} else if (q.kind == TE_CQ_NODE) {
@@ -1158,6 +1240,7 @@ static void coord_read(struct te_barrier *b, size_t i)
 		} else {
 			char text[TE_COORD_TEXT_MAX + 1], out[TE_COORD_LINE_MAX];
 
+			c->leaving = 1;
 			coord_summary(b, text, sizeof(text));
 			if (te_coord_reply_format(out, sizeof(out), TE_CR_STATE,
 						  text) == 0)
@@ -1180,6 +1263,7 @@ static void coord_broadcast(struct te_barrier *b, const char *line)
 {
 	size_t i;
 
+	b->finishing = 1;
 	for (i = 0; i < b->maxconns; i++)
 		if (b->conns[i].fd >= 0) {
 			if (b->conns[i].registered)
@@ -1243,13 +1327,16 @@ static void client_connect(struct te_barrier *b, const char *text)
 	for (i = 0; i < b->nfollowers; i++) {
 		char path[600], why[TE_FAIL_TEXT_MAX + 1];
 
-		if (b->follower_here[i] == 2 &&
-		    te_snprintf(path, sizeof(path), TE_FAILED_FMT, b->tmpdir,
-				b->followers[i]) == 0 &&
-		    read_failed_file(path, why, sizeof(why)) == 0)
+		if (b->follower_here[i] == 2) {
+			/* its failure file, or it ended while waiting */
+			if (te_snprintf(path, sizeof(path), TE_FAILED_FMT,
+					b->tmpdir, b->followers[i]) < 0 ||
+			    read_failed_file(path, why, sizeof(why)) < 0)
+				te_strlcpy(why, TASK_GONE_WHY, sizeof(why));
 			queue_failed(b, b->followers[i], why);
-		else if (b->follower_here[i])
+		} else if (b->follower_here[i]) {
 			queue_arrived(b, b->followers[i]);
+		}
 	}
 	te_snprintf(port, sizeof(port), "%u", (unsigned)b->info.port);
 	if (getaddrinfo(b->info.addr, port, &hints, &ai) != 0) {
@@ -1569,6 +1656,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 
 		if (b->nfollowers)
 			check_followers(b, now);
+		check_alive(b, now);
 		/* the PMIx fence (later barriers), once this process and the
 		 * ranks it stands for are all here */
 		if (!b->coordinated && !b->fence_started &&
@@ -1677,6 +1765,9 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 		if (b->nfollowers_here < b->nfollowers &&
 		    wait > b->next_follower_check - now)
 			wait = b->next_follower_check - now;
+		if (b->coordinated && b->nfollowers &&
+		    wait > b->next_alive_check - now)
+			wait = b->next_alive_check - now;
 		if (wait > b->deadline - now)
 			wait = b->deadline - now;
 		if (b->cs == C_GONE && wait > b->gone_at + GONE_GRACE_MS - now)

@@ -2,11 +2,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bind.h"
 #include "cpulist.h"
@@ -137,10 +140,82 @@ int te_bind_topology_load_local_xml(const char *xml_path,
 	return topology_load(xml_path, 1, out, err, errlen);
 }
 
+/* An XML export of at most this size is read (a large machine's export
+ * with every I/O device is a few MB). */
+#define TE_TOPOLOGY_XML_MAX (64L * 1024 * 1024)
+
+/* Reads the XML file into a NUL-terminated buffer. The file is opened
+ * without blocking and must be a regular file: hwloc's own reader would
+ * wait forever on a FIFO, and slurmstepd (root, before the tasks start)
+ * with it. */
+static char *read_xml(const char *path, size_t *len, char *err, size_t errlen)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot read topology file %s: %s", path,
+			 strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "cannot read topology file %s: %s", path,
+			 strerror(errno));
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "cannot read topology file %s: %s", path,
+			 strerror(EISDIR));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "cannot read topology file %s: not a "
+			 "regular file", path);
+		goto out;
+	}
+	if (st.st_size > TE_TOPOLOGY_XML_MAX) {
+		snprintf(err, errlen, "cannot read topology file %s: %lld "
+			 "bytes, larger than %ld", path, (long long)st.st_size,
+			 TE_TOPOLOGY_XML_MAX);
+		goto out;
+	}
+	if (!(buf = malloc((size_t)st.st_size + 1))) {
+		snprintf(err, errlen, "cannot read topology file %s: out of "
+			 "memory", path);
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "cannot read topology file %s: "
+				 "%s", path, strerror(errno));
+			free(buf);
+			buf = NULL;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*len = got;
+out:
+	close(fd);
+	return buf;
+}
+
 static int topology_load(const char *xml_path, int this_system,
 			 hwloc_topology_t *out, char *err, size_t errlen)
 {
 	hwloc_topology_t topo;
+	char *xml = NULL;
+	size_t xml_len = 0;
 	unsigned long flags = HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED;
 
 	if (!out) {
@@ -189,7 +264,11 @@ static int topology_load(const char *xml_path, int this_system,
 				HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
 				unwanted[i]);
 	}
-	if (xml_path && hwloc_topology_set_xml(topo, xml_path)) {
+	if (xml_path && !(xml = read_xml(xml_path, &xml_len, err, errlen)))
+		goto fail;
+	/* the size hwloc wants counts the final NUL */
+	if (xml && (xml_len >= INT_MAX ||
+		    hwloc_topology_set_xmlbuffer(topo, xml, (int)xml_len + 1))) {
 		snprintf(err, errlen, "cannot read topology file %s: %s",
 			 xml_path, strerror(errno));
 		goto fail;
@@ -204,9 +283,11 @@ static int topology_load(const char *xml_path, int this_system,
 				 "topology with hwloc: %s", strerror(errno));
 		goto fail;
 	}
+	free(xml);
 	*out = topo;
 	return 0;
 fail:
+	free(xml);
 	hwloc_topology_destroy(topo);
 	return -1;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -120,6 +121,14 @@ int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 		te_snprintf(err, errlen, "%s is not a regular file", path);
 		return -1;
 	}
+	/* Run from task_init, as the job user: this is the permission execve
+	 * will check. Said here in one line, rather than as an exit status
+	 * 127 after the child's own complaint. */
+	if (access(path, X_OK) < 0) {
+		te_snprintf(err, errlen, "%s is not executable: %s", path,
+			    strerror(errno));
+		return -1;
+	}
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		te_snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
@@ -212,13 +221,64 @@ int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 	return 0;
 }
 
+/* Creates path already locked (shared): made under another name,
+ * locked, then renamed, so that nobody sees it unlocked. */
+static int locked_file(const char *path)
+{
+	char tmp[700];
+	int fd;
+
+	if (te_snprintf(tmp, sizeof(tmp), "%s.tmp", path) < 0) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_SH) < 0 || rename(tmp, path) < 0) {
+		int e = errno;
+
+		unlink(tmp);
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int te_rdzv_lead_lock(const char *dir)
+{
+	char path[600];
+
+	if (te_snprintf(path, sizeof(path), "%s/%s", dir, TE_LEAD_LOCK) < 0)
+		return -1;
+	return locked_file(path);
+}
+
+/* 1 when dir/NAME exists and nobody holds it locked any more. */
+static int lock_released(const char *dir, const char *name)
+{
+	char path[600];
+	int fd, released;
+
+	if (te_snprintf(path, sizeof(path), "%s/%s", dir, name) < 0)
+		return 0;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;	/* not made yet (or no lead lock at all) */
+	released = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	close(fd);
+	return released;
+}
+
 int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 		   struct te_rdzv_result *r, char *err, size_t errlen)
 {
 	static char buf[TE_RDZV_OUT_MAX + 1];
 	long long deadline = mono_ms() + timeout_ms;
 	char path[600], perr[256];
-	int fd, ino, wait = 1;
+	int fd, ino, lockfd = -1, wait = 1, lead_gone = 0;
 
 	memset(r, 0, sizeof(*r));
 	/* watch before arriving: the result cannot slip in between */
@@ -231,13 +291,15 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 		te_snprintf(err, errlen, "PMIX_SERVER_TMPDIR is too long");
 		goto fail;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
+	/* The arrival file is held locked for as long as this task waits:
+	 * the node's helper takes a file nobody holds for a task that ended
+	 * while waiting (killed), and tells rank 0 that its rank failed. */
+	lockfd = locked_file(path);
+	if (lockfd < 0) {
 		te_snprintf(err, errlen, "cannot write %s: %s", path,
 			    strerror(errno));
 		goto fail;
 	}
-	close(fd);
 	if (te_snprintf(path, sizeof(path), "%s/%s", dir, TE_NODE_RESULT) < 0)
 		goto fail;
 	for (;;) {
@@ -250,6 +312,7 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 		if (fd >= 0) {
 			if (ino >= 0)
 				close(ino);
+			close(lockfd);
 			if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 			    st.st_uid != geteuid()) {
 				close(fd);
@@ -268,6 +331,17 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 				return -1;
 			}
 			return 0;
+		}
+		if (lead_gone) {
+			te_snprintf(err, errlen, "this node's first task ended "
+				    "before its rendezvous finished");
+			goto fail;
+		}
+		/* the first task gone and no result: one more look at the
+		 * result (written before the lock goes), then fail */
+		if (lock_released(dir, TE_LEAD_LOCK)) {
+			lead_gone = 1;
+			continue;
 		}
 		left = deadline - mono_ms();
 		if (left <= 0) {
@@ -294,6 +368,8 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 fail:
 	if (ino >= 0)
 		close(ino);
+	if (lockfd >= 0)
+		close(lockfd);
 	return -1;
 }
 

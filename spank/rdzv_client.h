@@ -53,6 +53,14 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
  * node's result, so that the node's other tasks fail at once. */
 void te_rdzv_leave_error(const char *dir, const char *err);
 
+/* The node's first task, before it starts its helper: a file in dir held
+ * locked for as long as the task lives (the descriptor returned, -1 when
+ * it cannot be made). A follower that finds it no longer held, and no
+ * result, knows the node's first task ended (killed while waiting) and
+ * fails at once instead of waiting for its deadline. Close it once the
+ * node's result is there. */
+int te_rdzv_lead_lock(const char *dir);
+
 /* A task that is not its node's first failed before the barrier: leaves
  * why (cleaned, cut) in dir/trainenv-failed.RANK instead of its arrival
  * file; the node's helper tells rank 0, which fails the step at once.

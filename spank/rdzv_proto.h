@@ -71,6 +71,8 @@ int te_private_dir_ok(const char *dir);
  * the node's rendezvous result its first task leaves for the others. */
 #define TE_ARRIVED_FMT "%s/trainenv-arrived.%u"
 #define TE_NODE_RESULT "trainenv-node.out"
+/* held locked by the node's first task while it waits for its helper */
+#define TE_LEAD_LOCK "trainenv-lead.lock"
 /* A task that failed before the barrier leaves this instead of its
  * arrival file: one line, why (printable ASCII, at most
  * TE_FAILED_TEXT_MAX bytes); the node's helper tells rank 0. */

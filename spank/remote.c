@@ -581,7 +581,7 @@ static int run_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	char hook_why[96], *argv[26], **envp = NULL;
 	const char *s;
 	unsigned long secs;
-	int n = 0, timeout_ms, nodes_files, barrier_mode;
+	int n = 0, timeout_ms, nodes_files, barrier_mode, lead_lock = -1;
 
 	*quiet = 0;
 	if (c->v[TE_S_RDZV].word == 2)		/* computed */
@@ -694,6 +694,8 @@ static int run_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 			    "task's environment for the rendezvous");
 		goto leader_failed;
 	}
+	/* held while this task waits: its followers see it end */
+	lead_lock = nodes_files ? te_rdzv_lead_lock(tmpdir) : -1;
 	if (te_rdzv_spawn(path, argv, envp, timeout_ms, rr, err,
 			  sizeof(err)) < 0) {
 		te_snprintf(remote_err, sizeof(remote_err), "rendezvous: %s "
@@ -701,6 +703,8 @@ static int run_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 			    err);
 		goto leader_failed;
 	}
+	if (lead_lock >= 0)
+		close(lead_lock);	/* the node's result is there */
 	if (failed)
 		return -1;	/* the caller reports this task's own failure */
 result:
@@ -717,6 +721,8 @@ leader_failed:
 	/* the node's other tasks wait for this task's result */
 	if (nodes_files)
 		te_rdzv_leave_error(tmpdir, remote_err);
+	if (lead_lock >= 0)
+		close(lead_lock);
 	return -1;
 }
 

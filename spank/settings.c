@@ -1044,8 +1044,12 @@ static void add_warning(struct te_config *cfg, const char *msg)
 		te_strlcpy(cfg->warn[cfg->nwarn++], msg, TE_ERR_MAX);
 }
 
-/* 1 when val is what an enclosing trainenv wrote for setting id. */
-static int set_by_trainenv(const struct te_config *inherited, int id,
+/* 1 when val is what an enclosing trainenv wrote for setting id.
+ * TRAINENV_SETTINGS is in the user's hands: a value outside this site's
+ * bounds was never trainenv's, whatever it claims, and stays the user's
+ * (and is refused as such). */
+static int set_by_trainenv(const struct te_policy *pol,
+			   const struct te_config *inherited, int id,
 			   const char *val)
 {
 	const struct te_value *iv;
@@ -1057,7 +1061,8 @@ static int set_by_trainenv(const struct te_config *inherited, int id,
 	iv = &inherited->v[id];
 	if (!iv->set || iv->src == TE_SRC_ENV || iv->src == TE_SRC_UNSET)
 		return 0;
-	if (te_value_parse(id, iv->text, 0, &tmp, msg, sizeof(msg)) < 0)
+	if (te_value_parse(id, iv->text, 0, &tmp, msg, sizeof(msg)) < 0 ||
+	    check_bounds(pol, id, &tmp, msg, sizeof(msg)) < 0)
 		return 0;
 	return strcmp(te_value_env_text(id, &tmp), val) == 0;
 }
@@ -1116,7 +1121,7 @@ int te_resolve(const struct te_policy *pol, const char *const *user_opt,
 		for (e = 0; s->env && s->env[e] && getenv_fn; e++) {
 			const char *val = getenv_fn(ctx, s->env[e]);
 
-			if (!val || set_by_trainenv(inherited, i, val))
+			if (!val || set_by_trainenv(pol, inherited, i, val))
 				continue;
 			if (value_parse(i, val, 1, pol, v, msg, sizeof(msg)) < 0 ||
 			    check_bounds(pol, i, v, msg, sizeof(msg)) < 0) {

@@ -350,6 +350,26 @@ static void test_inherited(void)
 	te_resolve(&pol, opts, fake_getenv, NULL, &inh, &cfg, err, sizeof(err));
 	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_ENV,
 	       "a changed value is the user's");
+
+	/* TRAINENV_SETTINGS forged by the user, claiming an out-of-bounds
+	 * value as trainenv's own: the value is the user's and refused
+	 * (seen on the cluster: without this the task got 5000 with a site
+	 * maximum of 3600 and no site default). */
+	policy("nccl-heartbeat.max=3600");
+	is_int(te_config_decode(&inh, "nccl-heartbeat:2:5000:x", err,
+				sizeof(err)), 0, "a forged TRAINENV_SETTINGS decodes");
+	fake_env[0] = "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=5000";
+	is_int(te_resolve(&pol, opts, fake_getenv, NULL, &inh, &cfg, err,
+			  sizeof(err)), -1,
+	       "forged TRAINENV_SETTINGS: an out-of-bounds value is still refused");
+	like(err, "5000 is above the site maximum",
+	     "forged TRAINENV_SETTINGS: the error names the bound");
+	fake_env[0] = "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=3000";
+	te_config_decode(&inh, "nccl-heartbeat:2:3000:x", err, sizeof(err));
+	te_resolve(&pol, opts, fake_getenv, NULL, &inh, &cfg, err, sizeof(err));
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_UNSET,
+	       "an in-bounds value an enclosing trainenv set is still not the user's");
+	fake_env[0] = NULL;
 }
 
 static void test_encoding(void)
