@@ -176,90 +176,45 @@ bad:
 	return -1;
 }
 
+struct te_pf_parse_ctx {
+	struct te_pf_result *r;
+	int seen[K_COUNT];
+};
+
+static int te_pf_parse_line(char *line, void *ctx, char *err, size_t errlen)
+{
+	struct te_pf_parse_ctx *c = ctx;
+
+	return one_line(line, c->r, c->seen, err, errlen);
+}
+
 int te_pf_parse(const char *buf, size_t len, struct te_pf_result *r,
 		char *err, size_t errlen)
 {
-	char line[PF_LINE_MAX + 1];
-	int seen[K_COUNT] = { 0 };
-	size_t pos = 0;
-	int lineno = 0, ended = 0;
+	struct te_pf_parse_ctx c = { r, { 0 } };
 
 	memset(r, 0, sizeof(*r));
 	r->code = -1;
-	if (len > TE_PF_OUT_MAX) {
-		te_snprintf(err, errlen, "output longer than %d bytes",
-			    TE_PF_OUT_MAX);
+	if (te_framed_parse(buf, len, TE_PF_OUT_MAX, PF_LINE_MAX, TE_PF_HEADER,
+			    "the program", te_pf_parse_line, &c, err,
+			    errlen) < 0)
 		return -1;
-	}
-	if (!len) {
-		te_snprintf(err, errlen, "no output");
-		return -1;
-	}
-	if (memchr(buf, '\0', len)) {
-		te_snprintf(err, errlen, "NUL byte in the output");
-		return -1;
-	}
-	while (pos < len) {
-		const char *nl = memchr(buf + pos, '\n', len - pos);
-		size_t ll;
-
-		if (!nl) {
-			te_snprintf(err, errlen, "line %d is not terminated",
-				    lineno + 1);
-			return -1;
-		}
-		ll = (size_t)(nl - (buf + pos));
-		lineno++;
-		if (ll > PF_LINE_MAX) {
-			te_snprintf(err, errlen, "line %d is longer than %d "
-				    "characters", lineno, PF_LINE_MAX);
-			return -1;
-		}
-		memcpy(line, buf + pos, ll);
-		line[ll] = '\0';
-		pos += ll + 1;
-		if (ended) {
-			te_snprintf(err, errlen, "text after END");
-			return -1;
-		}
-		if (lineno == 1) {
-			if (strcmp(line, TE_PF_HEADER)) {
-				char q[64];
-
-				te_quote(q, sizeof(q), line);
-				te_snprintf(err, errlen, "bad header '%s'", q);
-				return -1;
-			}
-			continue;
-		}
-		if (!strcmp(line, "END")) {
-			ended = 1;
-			continue;
-		}
-		if (one_line(line, r, seen, err, errlen) < 0)
-			return -1;
-	}
-	if (!ended) {
-		te_snprintf(err, errlen, "the output ends without END (the "
-			    "program stopped half-way)");
-		return -1;
-	}
-	if (!seen[K_RESULT]) {
+	if (!c.seen[K_RESULT]) {
 		te_snprintf(err, errlen, "no RESULT");
 		return -1;
 	}
 	if (r->status == TE_PF_OK &&
-	    (!seen[K_FREE] || !seen[K_TOTAL] || !seen[K_GPU] ||
+	    (!c.seen[K_FREE] || !c.seen[K_TOTAL] || !c.seen[K_GPU] ||
 	     r->free > r->total)) {
 		te_snprintf(err, errlen, "RESULT=ok without GPU, FREE <= TOTAL");
 		return -1;
 	}
-	if (r->status != TE_PF_OK && (!seen[K_CALL] || !seen[K_ERROR])) {
+	if (r->status != TE_PF_OK && (!c.seen[K_CALL] || !c.seen[K_ERROR])) {
 		te_snprintf(err, errlen, "RESULT=%s without CALL and ERROR",
 			    status_words[r->status]);
 		return -1;
 	}
-	r->have_mem = seen[K_FREE] && seen[K_TOTAL];
+	r->have_mem = c.seen[K_FREE] && c.seen[K_TOTAL];
 	return 0;
 }
 

@@ -184,74 +184,27 @@ static int one_line(const char *line, struct te_rdzv_result *r, int seen[],
 	}
 }
 
+struct te_rdzv_parse_ctx {
+	struct te_rdzv_result *r;
+	int seen[K_COUNT];
+};
+
+static int te_rdzv_parse_line(char *line, void *ctx, char *err, size_t errlen)
+{
+	struct te_rdzv_parse_ctx *c = ctx;
+
+	return one_line(line, c->r, c->seen, err, errlen);
+}
+
 int te_rdzv_parse(const char *buf, size_t len, struct te_rdzv_result *r,
 		  char *err, size_t errlen)
 {
-	char line[TE_RDZV_LINE_MAX + 1];
-	int seen[K_COUNT] = { 0 };
-	size_t pos = 0;
-	int lineno = 0, ended = 0;
+	struct te_rdzv_parse_ctx c = { r, { 0 } };
 
 	memset(r, 0, sizeof(*r));
-	if (len > TE_RDZV_OUT_MAX) {
-		te_snprintf(err, errlen, "output longer than %d bytes",
-			    TE_RDZV_OUT_MAX);
-		return -1;
-	}
-	if (len == 0) {
-		te_snprintf(err, errlen, "no output");
-		return -1;
-	}
-	if (memchr(buf, '\0', len)) {
-		te_snprintf(err, errlen, "NUL byte in the output");
-		return -1;
-	}
-	while (pos < len) {
-		const char *nl = memchr(buf + pos, '\n', len - pos);
-		size_t ll;
-
-		if (!nl) {
-			te_snprintf(err, errlen, "line %d is not terminated",
-				    lineno + 1);
-			return -1;
-		}
-		ll = (size_t)(nl - (buf + pos));
-		lineno++;
-		if (ll > TE_RDZV_LINE_MAX) {
-			te_snprintf(err, errlen, "line %d is longer than %d "
-				    "characters", lineno, TE_RDZV_LINE_MAX);
-			return -1;
-		}
-		memcpy(line, buf + pos, ll);
-		line[ll] = '\0';
-		pos += ll + 1;
-		if (ended) {
-			te_snprintf(err, errlen, "text after END");
-			return -1;
-		}
-		if (lineno == 1) {
-			if (strcmp(line, TE_RDZV_HEADER)) {
-				char q[64];
-
-				te_quote(q, sizeof(q), line);
-				te_snprintf(err, errlen, "bad header '%s'", q);
-				return -1;
-			}
-			continue;
-		}
-		if (!strcmp(line, "END")) {
-			ended = 1;
-			continue;
-		}
-		if (one_line(line, r, seen, err, errlen) < 0)
-			return -1;
-	}
-	if (!ended) {
-		te_snprintf(err, errlen, "the output ends without END (the "
-			    "helper stopped half-way)");
-		return -1;
-	}
-	return 0;
+	return te_framed_parse(buf, len, TE_RDZV_OUT_MAX, TE_RDZV_LINE_MAX,
+			       TE_RDZV_HEADER, "the helper", te_rdzv_parse_line,
+			       &c, err, errlen);
 }
 
 int te_rdzv_format(const struct te_rdzv_result *r, char *buf, size_t len)

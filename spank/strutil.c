@@ -220,3 +220,75 @@ char *te_trim(char *s)
 	s[len] = '\0';
 	return s;
 }
+
+int te_framed_parse(const char *buf, size_t len, size_t max_len,
+		    size_t line_max, const char *header, const char *who,
+		    te_framed_line_fn line_fn, void *ctx, char *err,
+		    size_t errlen)
+{
+	char line[TE_FRAMED_LINE_MAX + 1];
+	size_t pos = 0;
+	int lineno = 0, ended = 0;
+
+	if (line_max > TE_FRAMED_LINE_MAX)
+		line_max = TE_FRAMED_LINE_MAX;
+	if (len > max_len) {
+		te_snprintf(err, errlen, "output longer than %zu bytes",
+			    max_len);
+		return -1;
+	}
+	if (len == 0) {
+		te_snprintf(err, errlen, "no output");
+		return -1;
+	}
+	if (memchr(buf, '\0', len)) {
+		te_snprintf(err, errlen, "NUL byte in the output");
+		return -1;
+	}
+	while (pos < len) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t ll;
+
+		if (!nl) {
+			te_snprintf(err, errlen, "line %d is not terminated",
+				    lineno + 1);
+			return -1;
+		}
+		ll = (size_t)(nl - (buf + pos));
+		lineno++;
+		if (ll > line_max) {
+			te_snprintf(err, errlen, "line %d is longer than %zu "
+				    "characters", lineno, line_max);
+			return -1;
+		}
+		memcpy(line, buf + pos, ll);
+		line[ll] = '\0';
+		pos += ll + 1;
+		if (ended) {
+			te_snprintf(err, errlen, "text after END");
+			return -1;
+		}
+		if (lineno == 1) {
+			if (strcmp(line, header)) {
+				char q[64];
+
+				te_quote(q, sizeof(q), line);
+				te_snprintf(err, errlen, "bad header '%s'", q);
+				return -1;
+			}
+			continue;
+		}
+		if (!strcmp(line, "END")) {
+			ended = 1;
+			continue;
+		}
+		if (line_fn(line, ctx, err, errlen) < 0)
+			return -1;
+	}
+	if (!ended) {
+		te_snprintf(err, errlen, "the output ends without END (%s "
+			    "stopped half-way)", who);
+		return -1;
+	}
+	return 0;
+}

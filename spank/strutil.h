@@ -45,4 +45,19 @@ int te_pct_decode(char *dst, size_t size, const char *src, size_t srclen);
 /* Removes leading and trailing blanks (space, tab, CR) in place; returns s. */
 char *te_trim(char *s);
 
+/* The framing that the plugin's helper programs print on their pipe: a
+ * header line, KEY=VALUE lines, a line "END"; every line ends with '\n'.
+ * Refuses more than max_len bytes, NUL bytes, lines over line_max characters
+ * (at most TE_FRAMED_LINE_MAX), a bad header, text after END and output
+ * without END (who names the writer: "the helper stopped half-way").
+ * Calls line_fn for each line between header and END; its -1 stops. Returns
+ * 0, or -1 with a message in err. */
+#define TE_FRAMED_LINE_MAX 2048
+typedef int (*te_framed_line_fn)(char *line, void *ctx, char *err,
+				 size_t errlen);
+int te_framed_parse(const char *buf, size_t len, size_t max_len,
+		    size_t line_max, const char *header, const char *who,
+		    te_framed_line_fn line_fn, void *ctx, char *err,
+		    size_t errlen);
+
 #endif
