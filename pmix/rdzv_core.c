@@ -12,17 +12,7 @@
 
 int te_host_valid(const char *s)
 {
-	size_t i;
-
-	for (i = 0; s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (i >= TE_HOST_MAX - 1)
-			return 0;
-		if (!isalnum(c) && c != '.' && c != '_' && c != '-')
-			return 0;
-	}
-	return i > 0;
+	return te_word_valid(s, TE_HOST_MAX, "._-");
 }
 
 int te_token_valid(const char *s)
@@ -70,9 +60,14 @@ static int word(const char **p, char *out, size_t outlen)
 
 /* Line content without the optional final '\n'; -1 if there is anything
  * after it or the line is too long. */
-static int line_len(const char *line, size_t *len)
+/* Copies one protocol line (at most TE_COORD_LINE_MAX characters, one
+ * newline at the end at most) into l and checks its first word, the magic;
+ * *p is left after it. */
+static int open_line(const char *line, char l[TE_COORD_LINE_MAX + 1],
+		     const char **p)
 {
 	size_t n = te_strnlen_cap(line, TE_COORD_LINE_MAX);
+	char w[sizeof(MAGIC)];
 
 	if (n > TE_COORD_LINE_MAX)
 		return -1;
@@ -80,8 +75,10 @@ static int line_len(const char *line, size_t *len)
 		n--;
 	if (memchr(line, '\n', n))
 		return -1;
-	*len = n;
-	return 0;
+	memcpy(l, line, n);
+	l[n] = '\0';
+	*p = l;
+	return word(p, w, sizeof(w)) < 0 || strcmp(w, MAGIC) ? -1 : 0;
 }
 
 int te_coord_req_format(char *buf, size_t len, const char *token,
@@ -124,14 +121,9 @@ int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 	char l[TE_COORD_LINE_MAX + 1], w[40];
 	const char *p = l, *ck;
 	uint64_t rank;
-	size_t n;
 
 	memset(q, 0, sizeof(*q));
-	if (line_len(line, &n) < 0)
-		return -1;
-	memcpy(l, line, n);
-	l[n] = '\0';
-	if (word(&p, w, sizeof(w)) < 0 || strcmp(w, MAGIC))
+	if (open_line(line, l, &p) < 0)
 		return -1;
 	if (word(&p, w, sizeof(w)) < 0 || !token_equal(w, token))
 		return -1;
@@ -216,14 +208,9 @@ int te_coord_reply_parse(const char *line, struct te_coord_reply *r)
 {
 	char l[TE_COORD_LINE_MAX + 1], w[16];
 	const char *p = l;
-	size_t n;
 
 	memset(r, 0, sizeof(*r));
-	if (line_len(line, &n) < 0)
-		return -1;
-	memcpy(l, line, n);
-	l[n] = '\0';
-	if (word(&p, w, sizeof(w)) < 0 || strcmp(w, MAGIC))
+	if (open_line(line, l, &p) < 0)
 		return -1;
 	if (word(&p, w, sizeof(w)) < 0)
 		return -1;
@@ -450,17 +437,7 @@ int te_version_summary(const char *what, const struct te_nodever *v, size_t n,
 
 int te_version_word_valid(const char *s)
 {
-	size_t i;
-
-	for (i = 0; s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (i >= TE_VER_MAX - 1)
-			return 0;
-		if (!isalnum(c) && c != '.' && c != '_' && c != '+' && c != '-')
-			return 0;
-	}
-	return i > 0;
+	return te_word_valid(s, TE_VER_MAX, "._+-");
 }
 
 int te_versions_format(char *buf, size_t len, const struct te_versions *v)

@@ -27,13 +27,7 @@
 
 static int node_ok(const char *s)
 {
-	size_t i;
-
-	for (i = 0; s[i]; i++)
-		if (i >= 63 || !(isalnum((unsigned char)s[i]) || s[i] == '-' ||
-				 s[i] == '_' || s[i] == '.'))
-			return 0;
-	return i > 0;
+	return te_word_valid(s, 64, "-_.");
 }
 
 int te_failrep_format(char *buf, size_t len, const char *token,

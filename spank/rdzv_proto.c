@@ -60,17 +60,7 @@ const char *te_hook_value(const char *spec, const char *node, char *buf,
 
 int te_ifname_valid(const char *s)
 {
-	size_t i;
-
-	for (i = 0; s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (i >= TE_RDZV_IFNAME_MAX - 1)
-			return 0;
-		if (!isalnum(c) && c != '_' && c != '.' && c != '-' && c != '@')
-			return 0;
-	}
-	return i > 0;
+	return te_word_valid(s, TE_RDZV_IFNAME_MAX, "_.-@");
 }
 
 static int addr_valid(const char *s)

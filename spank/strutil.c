@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <ctype.h>
 #include <string.h>
 
 #include "strutil.h"
@@ -203,6 +204,21 @@ int te_pct_decode(char *dst, size_t size, const char *src, size_t srclen)
 		return -1;
 	dst[o] = '\0';
 	return 0;
+}
+
+int te_word_valid(const char *s, size_t max, const char *extra)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (i + 1 >= max)
+			return 0;
+		if (!isalnum(c) && !strchr(extra, c))
+			return 0;
+	}
+	return i > 0;
 }
 
 char *te_trim(char *s)

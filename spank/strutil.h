@@ -45,6 +45,10 @@ int te_pct_decode(char *dst, size_t size, const char *src, size_t srclen);
 /* Removes leading and trailing blanks (space, tab, CR) in place; returns s. */
 char *te_trim(char *s);
 
+/* 1 if s is a word of 1 to max-1 characters, each an ASCII letter or digit
+ * or one of the characters in extra; else 0. */
+int te_word_valid(const char *s, size_t max, const char *extra);
+
 /* The framing that the plugin's helper programs print on their pipe: a
  * header line, KEY=VALUE lines, a line "END"; every line ends with '\n'.
  * Refuses more than max_len bytes, NUL bytes, lines over line_max characters
