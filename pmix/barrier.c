@@ -571,29 +571,14 @@ static const char *rank0_host(struct te_barrier *b)
 static void write_coord_file(struct te_barrier *b, const char *text)
 {
 	char tmp[640];
-	int fd;
-	ssize_t n;
 
 	if (!b->tmpdir[0] ||
 	    te_snprintf(b->coord_file, sizeof(b->coord_file), COORD_FILE_FMT,
 			b->tmpdir, b->seq) < 0 ||
 	    te_snprintf(tmp, sizeof(tmp), "%s.tmp%ld", b->coord_file,
-			(long)getpid()) < 0) {
+			(long)getpid()) < 0 ||
+	    te_replace_file(b->coord_file, tmp, text) < 0)
 		b->coord_file[0] = '\0';
-		return;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0) {
-		b->coord_file[0] = '\0';
-		return;
-	}
-	n = write(fd, text, strlen(text));
-	close(fd);
-	if (n != (ssize_t)strlen(text) || rename(tmp, b->coord_file) < 0) {
-		unlink(tmp);
-		b->coord_file[0] = '\0';
-	}
 }
 
 static int read_coord_file(struct te_barrier *b, char *out, size_t len)

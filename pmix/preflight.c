@@ -66,22 +66,11 @@ static unsigned elapsed_ms(void)
 static int emit(int fd)
 {
 	static char out[TE_PF_OUT_MAX];
-	size_t off = 0, len;
 
 	res.ms = elapsed_ms();
 	if (te_pf_format(&res, out, sizeof(out)) < 0)
 		return 1;
-	len = strlen(out);
-	while (off < len) {
-		ssize_t n = write(fd, out + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return 1;
-		off += (size_t)n;
-	}
-	return 0;
+	return te_write_all(fd, out, strlen(out)) < 0;
 }
 
 static void set_error(const char *call, int code, const char *text)

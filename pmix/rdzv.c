@@ -113,21 +113,10 @@ static void fail(int quiet, const char *fmt, ...)
 static int emit(void)
 {
 	static char out[TE_RDZV_OUT_MAX];
-	size_t off = 0, len;
 
 	if (te_rdzv_format(&res, out, sizeof(out)) < 0)
 		return 1;
-	len = strlen(out);
-	while (off < len) {
-		ssize_t n = write(STDOUT_FILENO, out + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return 1;
-		off += (size_t)n;
-	}
-	return 0;
+	return te_write_all(STDOUT_FILENO, out, strlen(out)) < 0;
 }
 
 /* ---------------------------------------------------------------- args */
@@ -765,11 +754,7 @@ finish:
 static void write_node_result(const struct opts *o, const char *why)
 {
 	static struct te_rdzv_result f;
-	static char out[TE_RDZV_OUT_MAX];
 	const char *dir = getenv("PMIX_SERVER_TMPDIR");
-	char path[600], tmp[640];
-	ssize_t n;
-	int fd;
 
 	if (!o->lead || !te_private_dir_ok(dir))
 		return;
@@ -782,17 +767,7 @@ static void write_node_result(const struct opts *o, const char *why)
 		f.quiet = 0;
 		te_snprintf(f.error, sizeof(f.error), "%s", why);
 	}
-	if (te_rdzv_format(&f, out, sizeof(out)) < 0 ||
-	    te_snprintf(path, sizeof(path), "%s/%s", dir, TE_NODE_RESULT) < 0 ||
-	    te_snprintf(tmp, sizeof(tmp), "%s.tmp", path) < 0)
-		return;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0)
-		return;
-	n = write(fd, out, strlen(out));
-	if (close(fd) < 0 || n != (ssize_t)strlen(out) || rename(tmp, path) < 0)
-		unlink(tmp);
+	te_rdzv_write_node_result(dir, &f);
 }
 
 int main(int argc, char **argv)

@@ -376,33 +376,17 @@ fail:
 void te_rdzv_leave_error(const char *dir, const char *err)
 {
 	static struct te_rdzv_result r;
-	static char out[TE_RDZV_OUT_MAX];
-	char path[600], tmp[640];
-	ssize_t n;
-	int fd;
 
 	memset(&r, 0, sizeof(r));
 	r.failed = 1;
 	te_rdzv_clean_text(r.error, sizeof(r.error), err);
-	if (te_rdzv_format(&r, out, sizeof(out)) < 0 ||
-	    te_snprintf(path, sizeof(path), "%s/%s", dir, TE_NODE_RESULT) < 0 ||
-	    te_snprintf(tmp, sizeof(tmp), "%s.tmp", path) < 0)
-		return;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0)
-		return;
-	n = write(fd, out, strlen(out));
-	if (close(fd) < 0 || n != (ssize_t)strlen(out) || rename(tmp, path) < 0)
-		unlink(tmp);
+	te_rdzv_write_node_result(dir, &r);
 }
 
 int te_rdzv_leave_failed(const char *dir, uint32_t rank, const char *why)
 {
 	char path[600], tmp[640], line[TE_FAILED_TEXT_MAX + 2];
 	size_t len;
-	ssize_t n;
-	int fd;
 
 	te_rdzv_clean_text(line, TE_FAILED_TEXT_MAX + 1, why && *why ? why :
 			   "no reason given");
@@ -412,15 +396,6 @@ int te_rdzv_leave_failed(const char *dir, uint32_t rank, const char *why)
 	if (te_snprintf(path, sizeof(path), TE_FAILED_FMT, dir, rank) < 0 ||
 	    te_snprintf(tmp, sizeof(tmp), "%s.tmp", path) < 0)
 		return -1;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0)
-		return -1;
-	n = write(fd, line, len);
 	/* whole, then renamed: the node's helper never reads half of it */
-	if (close(fd) < 0 || n != (ssize_t)len || rename(tmp, path) < 0) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return te_replace_file(path, tmp, line);
 }

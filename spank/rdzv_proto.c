@@ -231,3 +231,15 @@ int te_rdzv_format(const struct te_rdzv_result *r, char *buf, size_t len)
 	rc |= te_appendf(buf, len, "END\n");
 	return rc ? -1 : 0;
 }
+
+int te_rdzv_write_node_result(const char *dir, const struct te_rdzv_result *r)
+{
+	static char out[TE_RDZV_OUT_MAX];
+	char path[600], tmp[640];
+
+	if (te_rdzv_format(r, out, sizeof(out)) < 0 ||
+	    te_snprintf(path, sizeof(path), "%s/%s", dir, TE_NODE_RESULT) < 0 ||
+	    te_snprintf(tmp, sizeof(tmp), "%s.tmp", path) < 0)
+		return -1;
+	return te_replace_file(path, tmp, out);
+}

@@ -79,6 +79,10 @@ int te_private_dir_ok(const char *dir);
 #define TE_FAILED_FMT "%s/trainenv-failed.%u"
 #define TE_FAILED_TEXT_MAX 600
 
+/* Leaves r as the node's result in dir (TE_NODE_RESULT, replaced whole).
+ * Returns 0 or -1. */
+int te_rdzv_write_node_result(const char *dir, const struct te_rdzv_result *r);
+
 /* Test hooks (honoured only with the site policy test-hooks=on): a value
  * per node, "HOST:VALUE,HOST:VALUE" (TRAINENV_TEST_DELAY=n3:20). The value
  * for node, copied into buf, or NULL. */

@@ -1,8 +1,11 @@
 #include "config.h"
 
-#include <stdio.h>
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "strutil.h"
 
@@ -219,6 +222,44 @@ int te_word_valid(const char *s, size_t max, const char *extra)
 			return 0;
 	}
 	return i > 0;
+}
+
+int te_write_all(int fd, const char *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = write(fd, buf + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+int te_replace_file(const char *path, const char *tmp, const char *text)
+{
+	int fd, rc, e;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return -1;
+	rc = te_write_all(fd, text, strlen(text));
+	if (close(fd) < 0)
+		rc = -1;
+	if (rc == 0 && rename(tmp, path) == 0)
+		return 0;
+	e = errno;
+	unlink(tmp);
+	errno = e;
+	return -1;
 }
 
 char *te_trim(char *s)

@@ -49,6 +49,15 @@ char *te_trim(char *s);
  * or one of the characters in extra; else 0. */
 int te_word_valid(const char *s, size_t max, const char *extra);
 
+/* Writes all len bytes to fd (retrying short writes and EINTR); 0 or -1. */
+int te_write_all(int fd, const char *buf, size_t len);
+
+/* Replaces path with text as a whole: writes tmp (created 0600, never
+ * through a symbolic link), then renames it to path; on any failure tmp is
+ * removed and path left as it was. Readers never see half of the text.
+ * Returns 0 or -1 (errno set). */
+int te_replace_file(const char *path, const char *tmp, const char *text);
+
 /* The framing that the plugin's helper programs print on their pipe: a
  * header line, KEY=VALUE lines, a line "END"; every line ends with '\n'.
  * Refuses more than max_len bytes, NUL bytes, lines over line_max characters
