@@ -15,6 +15,8 @@ packages=(
 	libpmix-dev libpmix-bin libhwloc-dev hwloc-nox
 	# the cluster harness: namespaces, veth/bridge, process tools, timeouts
 	iproute2 util-linux procps coreutils tmux
+	# t90 tells libasan's own fork deadlock in slurmstepd by its stack
+	gdb
 	# real clients run in the integration tests
 	python3 python3-torch python3-mpi4py libopenmpi-dev openmpi-bin
 )
