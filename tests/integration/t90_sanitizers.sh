@@ -28,7 +28,7 @@ chmod 755 "$work"
 logs=$work/san-logs
 mkdir -p "$logs" && chmod 1777 "$logs"
 te_on_exit "'$TE_CLUSTER_SH' stop --dir '$work/cluster' >/dev/null 2>&1; rm -rf '$work'"
-san_env="ASAN_OPTIONS=detect_leaks=0:log_path=$logs/asan UBSAN_OPTIONS=print_stacktrace=1:log_path=$logs/ubsan"
+san_env="ASAN_OPTIONS=detect_leaks=0:allocator_release_to_os_interval_ms=-1:log_path=$logs/asan UBSAN_OPTIONS=print_stacktrace=1:log_path=$logs/ubsan"
 reports() { ls "$logs" 2>/dev/null; }
 
 # ---------------------------------------------------------------- build
@@ -89,7 +89,9 @@ lstopo-no-graphics --of xml --whole-io - >here.xml 2>/dev/null &&
 # runtime takes its locks in an atfork handler; Debian 12 ships none that
 # does. Such a hang is no trainenv code and no sanitizer report: it is
 # recognised by the stuck child's stack (gdb), said, and the step is run
-# once more; any other hang fails the check as it should.
+# again (3 tries); any other hang fails the check as it should.
+# allocator_release_to_os_interval_ms=-1 (in san_env) makes it rarer: the
+# allocator no longer returns memory to the system while holding its locks.
 exec 3>&1	# the TAP stream, for diag from inside redirected commands
 asan_fork_hang() {
 	local p pp bt
@@ -105,14 +107,16 @@ asan_fork_hang() {
 	done
 	return 1
 }
-asan_srun() {
+asan_srun() {	# stdout and stderr of the last try, together, on stdout
 	local try rc bt
-	for try in 1 2; do
-		LD_PRELOAD=$libasan env $san_env timeout -k 10 120 srun "$@"
+	for try in 1 2 3; do
+		LD_PRELOAD=$libasan env $san_env timeout -k 10 120 srun "$@" >"$work/try.out" 2>&1
 		rc=$?
-		[ $rc -eq 124 ] || [ $rc -eq 137 ] || return $rc
-		bt=$(asan_fork_hang) || return $rc
-		diag "srun $* hung in libasan's fork deadlock (not trainenv's; see the comment above); killing the stuck tasks and running it again. Stack:" "$bt" >&3
+		if [ $rc -ne 124 ] && [ $rc -ne 137 ] || ! bt=$(asan_fork_hang); then
+			cat "$work/try.out"
+			return $rc
+		fi
+		diag "try $try: srun $* hung in libasan's fork deadlock (not trainenv's; see the comment above); killing the stuck tasks and running it again. Stack:" "$bt" >&3
 		scancel --user=root 2>/dev/null
 		for p in $(pgrep -x slurmstepd); do
 			[ "$(cat "/proc/$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null)/comm" 2>/dev/null)" = slurmstepd ] &&
@@ -123,6 +127,7 @@ asan_srun() {
 			sleep 1
 		done
 	done
+	cat "$work/try.out"
 	return $rc
 }
 asan_srun -N3 -n6 --train-explain --train-nccl-heartbeat=1200 true >"$work/s1.out" 2>&1
