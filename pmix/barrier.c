@@ -49,8 +49,13 @@ static int64_t now_ms(void)
  * only written while its operation still owns it. */
 
 static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
+/* A waiter with nothing but the fence to watch sleeps on this instead of
+ * the pipe and epoll: the fast path of a later barrier costs what a
+ * blocking PMIx_Fence costs. */
+static pthread_cond_t cb_cv = PTHREAD_COND_INITIALIZER;
 static struct {
 	uintptr_t fence_gen, get_gen, next_gen;
+	int cv_waiting;
 	int wake_fd;
 	int fence_done, get_done;
 	pmix_status_t fence_st, get_st;
@@ -61,7 +66,9 @@ static void wake_locked(void)
 {
 	char c = 1;
 
-	if (cb.wake_fd >= 0 && write(cb.wake_fd, &c, 1) < 0) {
+	if (cb.cv_waiting)
+		pthread_cond_signal(&cb_cv);
+	else if (cb.wake_fd >= 0 && write(cb.wake_fd, &c, 1) < 0) {
 		/* the pipe is full: the waiter is awake anyway */
 	}
 }
@@ -725,6 +732,8 @@ static int coord_start(struct te_barrier *b, const char *addr, char *err,
 	return 0;
 }
 
+static int fence_ring = -1;
+
 struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 				      const struct te_barrier_opts *o,
 				      char *err, size_t errlen)
@@ -760,7 +769,7 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 				  o->failed);
 	}
 	te_snprintf(b->key, sizeof(b->key), COORD_KEY_FMT, o->seq);
-	if (o->tmpdir && te_private_dir_ok(o->tmpdir))
+	if (o->tmpdir && (o->tmpdir_ok || te_private_dir_ok(o->tmpdir)))
 		te_strlcpy(b->tmpdir, o->tmpdir, sizeof(b->tmpdir));
 	if (o->nfollowers && b->tmpdir[0]) {
 		b->followers = calloc(o->nfollowers, sizeof(*b->followers));
@@ -790,8 +799,11 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 	 * a fence without data is a job-wide barrier (and 4x faster than one
 	 * with data); otherwise every rank puts a value and the fence
 	 * collects it, which Slurm runs as a ring. */
-	s = getenv("SLURM_PMIX_FENCE");
-	b->collect = !(s && !strcmp(s, "ring"));
+	if (fence_ring < 0) {	/* the step's setting: looked at once */
+		s = getenv("SLURM_PMIX_FENCE");
+		fence_ring = s && !strcmp(s, "ring");
+	}
+	b->collect = !fence_ring;
 	if (!o->coordinated && b->collect) {
 		char key[32];
 
@@ -1522,6 +1534,28 @@ static void client_ask_status(struct te_barrier *b)
 
 /* ---------------------------------------------------------------- wait */
 
+/* Sleeps until the fence's callback or ms milliseconds (the caller's
+ * loop looks again either way). */
+static void fence_sleep(int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&cb_mu);
+	if (!cb.fence_done) {
+		cb.cv_waiting = 1;
+		pthread_cond_clockwait(&cb_cv, &cb_mu, CLOCK_MONOTONIC, &ts);
+		cb.cv_waiting = 0;
+	}
+	pthread_mutex_unlock(&cb_mu);
+}
+
 static int fence_state(pmix_status_t *st)
 {
 	int done;
@@ -1761,6 +1795,14 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 			wait = 1;
 		if (wait > 1000)
 			wait = 1000;
+		/* nothing but the fence to wait for (a later barrier before
+		 * it is slow): no descriptor to watch */
+		if (b->fence_started && !b->coordinated && b->lfd < 0 &&
+		    b->cfd < 0 && !b->nfollowers && !b->aborting &&
+		    !b->get_pending) {
+			fence_sleep((int)wait);
+			continue;
+		}
 		n = epoll_wait(b->epfd, ev, 64, (int)wait);
 		for (i = 0; i < n; i++) {
 			uint64_t tag = ev[i].data.u64;
@@ -1768,8 +1810,11 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 			if (tag == TAG_WAKE) {
 				char buf[64];
 
-				while (read(b->wake[0], buf, sizeof(buf)) > 0)
-					;
+				/* one read: what is left wakes the next
+				 * epoll_wait (level-triggered) */
+				if (read(b->wake[0], buf, sizeof(buf)) < 0) {
+					/* EAGAIN: a wake already drained */
+				}
 			} else if (tag == TAG_LISTEN) {
 				coord_accept(b);
 			} else if (tag == TAG_CLIENT) {

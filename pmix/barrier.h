@@ -62,6 +62,7 @@ struct te_barrier_opts {
 	double timeout_s;	/* the deadline, from the call */
 	unsigned seq;		/* 0: the launch barrier; 1, 2, ...: later */
 	const char *tmpdir;	/* node-local, private to the job (may be NULL) */
+	int tmpdir_ok;		/* the caller found tmpdir te_private_dir_ok */
 	const char *addr;	/* rank 0: the address the others reach it on */
 	/* 0: a PMIx fence decides (later barriers: every rank is a PMIx
 	 * client); 1: rank 0's coordinator decides, when every rank has

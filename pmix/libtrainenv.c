@@ -35,6 +35,11 @@ static int held;		/* trainenv_init() depth */
  * every rank, which waits for rank 0. */
 static char held_addr[TE_ADDR_MAX];
 static unsigned local_seq;	/* without a private directory */
+/* Held session: what every barrier would look up again, found once
+ * (the environment checks passed; the private directory checked). */
+static int held_env_ok;
+static char held_tmpdir[512];
+static int held_tmpdir_ok;
 
 const char *trainenv_version(void)
 {
@@ -168,6 +173,8 @@ void trainenv_finalize(void)
 			close(seq_fd);
 		seq_fd = -1;
 		held_addr[0] = '\0';
+		held_env_ok = held_tmpdir_ok = 0;
+		held_tmpdir[0] = '\0';
 	}
 	pthread_mutex_unlock(&lib_mu);
 }
@@ -184,19 +191,36 @@ int trainenv_barrier(double timeout_s, char *err, size_t errlen)
 	if (!errlen)
 		return -1;
 	err[0] = '\0';
-	if (have_pmix_env(err, errlen) < 0 || torchrun_worker_ok(err, errlen) < 0)
-		return -1;
 	if (!(timeout_s > 0))
 		timeout_s = default_timeout();
 	if (timeout_s > 7 * 86400)
 		timeout_s = 7 * 86400;
 	pthread_mutex_lock(&lib_mu);
+	if (!(held && held_env_ok)) {
+		if (have_pmix_env(err, errlen) < 0 ||
+		    torchrun_worker_ok(err, errlen) < 0)
+			goto out;
+		if (held)
+			held_env_ok = 1;
+	}
 	if (open_locked(e, sizeof(e)) < 0) {
 		te_snprintf(err, errlen, "barrier: %s", e);
 		goto out;
 	}
 	o.timeout_s = timeout_s;
-	o.tmpdir = getenv("PMIX_SERVER_TMPDIR");
+	if (held && held_tmpdir_ok) {
+		o.tmpdir = held_tmpdir;
+		o.tmpdir_ok = 1;
+	} else {
+		o.tmpdir = getenv("PMIX_SERVER_TMPDIR");
+		if (held && o.tmpdir && te_private_dir_ok(o.tmpdir) &&
+		    te_strlcpy(held_tmpdir, o.tmpdir, sizeof(held_tmpdir)) <
+			    sizeof(held_tmpdir)) {
+			held_tmpdir_ok = 1;
+			o.tmpdir = held_tmpdir;
+			o.tmpdir_ok = 1;
+		}
+	}
 	o.seq = next_seq(o.tmpdir, sess.me.rank);
 	if (sess.me.rank == 0 && held && held_addr[0]) {
 		o.addr = held_addr;
