@@ -56,6 +56,7 @@ static pthread_cond_t cb_cv = PTHREAD_COND_INITIALIZER;
 static struct {
 	uintptr_t fence_gen, get_gen, next_gen;
 	int cv_waiting;
+	int pipe_dirty;		/* something written since the last drain */
 	int wake_fd;
 	int fence_done, get_done;
 	pmix_status_t fence_st, get_st;
@@ -66,9 +67,14 @@ static void wake_locked(void)
 {
 	char c = 1;
 
-	if (cb.cv_waiting)
+	if (cb.cv_waiting) {
 		pthread_cond_signal(&cb_cv);
-	else if (cb.wake_fd >= 0 && write(cb.wake_fd, &c, 1) < 0) {
+		return;
+	}
+	if (cb.wake_fd < 0)
+		return;
+	cb.pipe_dirty = 1;
+	if (write(cb.wake_fd, &c, 1) < 0) {
 		/* the pipe is full: the waiter is awake anyway */
 	}
 }
@@ -1651,8 +1657,12 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 		b->epfd = loop_ep;
 		b->wake[0] = loop_wake[0];
 		b->wake[1] = loop_wake[1];
-		while (read(b->wake[0], buf, sizeof(buf)) > 0)
-			;	/* left from an abandoned operation */
+		pthread_mutex_lock(&cb_mu);
+		if (cb.pipe_dirty)	/* left from an abandoned operation */
+			while (read(b->wake[0], buf, sizeof(buf)) > 0)
+				;
+		cb.pipe_dirty = 0;
+		pthread_mutex_unlock(&cb_mu);
 	}
 	if (b->epfd < 0 ||
 	    (b->lfd >= 0 && ep_add(b, b->lfd, EPOLLIN, TAG_LISTEN) < 0)) {

@@ -116,7 +116,9 @@ static unsigned next_seq(const char *dir, uint32_t rank)
 		if (fd < 0)
 			return ++local_seq;
 	}
-	if (flock(fd, LOCK_EX) < 0) {
+	/* A held session's process is the rank's only one in a barrier:
+	 * no other process of the rank counts at the same time. */
+	if (!held && flock(fd, LOCK_EX) < 0) {
 		if (fd != seq_fd)
 			close(fd);
 		return ++local_seq;
@@ -134,7 +136,8 @@ static unsigned next_seq(const char *dir, uint32_t rank)
 	te_snprintf(buf, sizeof(buf), "%010llu\n", (unsigned long long)n);
 	if (pwrite(fd, buf, strlen(buf), 0) != (ssize_t)strlen(buf))
 		n = ++local_seq;
-	flock(fd, LOCK_UN);
+	if (!held)
+		flock(fd, LOCK_UN);
 	if (held && seq_fd < 0)
 		seq_fd = fd;
 	else if (fd != seq_fd)
