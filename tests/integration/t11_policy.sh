@@ -290,14 +290,6 @@ on_nodes() { # SHELL-CMD: run on every node (in its namespaces), as root
 	local n
 	for n in "${nodes[@]}"; do cluster_exec "$n" sh -c "$1" || return 1; done
 }
-log_sizes() { local n; for n in "${nodes[@]}"; do stat -c %s "$TE_CLUSTER_DIR/log/slurmd.$n.log"; done; }
-new_log() { # SIZES...: what the slurmd logs got since
-	local n i=0 sizes=("$@")
-	for n in "${nodes[@]}"; do
-		tail -c +"$(( sizes[i] + 1 ))" "$TE_CLUSTER_DIR/log/slurmd.$n.log" | sed "s/^/$n: /"
-		i=$((i + 1))
-	done
-}
 
 remote_bad() { # WHAT REGEX (the nodes' file is prepared by the caller)
 	local what=$1 re=$2 out rc sizes log i
@@ -313,7 +305,7 @@ remote_bad() { # WHAT REGEX (the nodes' file is prepared by the caller)
 	# slurmstepd logs "done with job" when it ends its normal way: wait
 	# for it on each node (up to 10 s).
 	for ((i = 0; i < 100; i++)); do
-		log=$(new_log "${sizes[@]}")
+		log=$(new_logs "${sizes[@]}")
 		[ "$(printf '%s\n' "$log" | grep -E '^n[123]: .*\] done with job' | cut -d: -f1 | sort -u | wc -l)" -eq 3 ] && break
 		sleep 0.1
 	done

@@ -118,14 +118,6 @@ nodes_clean() { # WHAT
 	is "$(printf '%s\n' "$states" | awk '$2 != "idle" || $3 != "none"' | wc -l)" 0 \
 		"$1: every node is idle, none drained, no reason set" || diag "$states"
 }
-log_sizes() { local n; for n in "${nodes[@]}"; do stat -c %s "$TE_CLUSTER_DIR/log/slurmd.$n.log"; done; }
-new_logs() { # SIZES...: what the slurmd logs got since
-	local n i=0 sizes=("$@")
-	for n in "${nodes[@]}"; do
-		tail -c +"$(( sizes[i] + 1 ))" "$TE_CLUSTER_DIR/log/slurmd.$n.log" | sed "s/^/$n: /"
-		i=$((i + 1))
-	done
-}
 crash_re='segfault|segmentation|core dump|dumped core|fatal|abort|assert|drain'
 
 restart_slurmd_n3() {

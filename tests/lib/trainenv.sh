@@ -124,3 +124,14 @@ tmux_type() { # SESSION TEXT
 tmux_screen() { # SESSION
 	te_tmux capture-pane -p -t "$1" 2>/dev/null | grep -v '^$'
 }
+
+# The sizes of the slurmd logs of the nodes in "${nodes[@]}", one a line;
+# then new_logs SIZES... prints what each log got since, "NODE: " first.
+log_sizes() { local n; for n in "${nodes[@]}"; do stat -c %s "$TE_CLUSTER_DIR/log/slurmd.$n.log"; done; }
+new_logs() {
+	local n i=0 sizes=("$@")
+	for n in "${nodes[@]}"; do
+		tail -c +"$(( sizes[i] + 1 ))" "$TE_CLUSTER_DIR/log/slurmd.$n.log" | sed "s/^/$n: /"
+		i=$((i + 1))
+	done
+}
