@@ -1197,11 +1197,31 @@ static void coord_accept(struct te_barrier *b)
 	}
 }
 
+/* Takes the first whole line (newline included) out of a connection's
+ * buffer buf[0..*len) into line. 0: no whole line yet; 1: taken; -1:
+ * taken, but it holds a NUL byte (no protocol line does). */
+static int take_line(char *buf, size_t *len, char line[TE_COORD_LINE_MAX + 1])
+{
+	char *nl = memchr(buf, '\n', *len);
+	size_t ll;
+
+	if (!nl)
+		return 0;
+	ll = (size_t)(nl - buf) + 1;
+	memcpy(line, buf, ll);
+	line[ll] = '\0';
+	memmove(buf, buf + ll, *len - ll);
+	*len -= ll;
+	buf[*len] = '\0';
+	return memchr(line, '\0', ll - 1) ? -1 : 1;
+}
+
 static void coord_read(struct te_barrier *b, size_t i)
 {
 	struct conn *c = &b->conns[i];
+	char line[TE_COORD_LINE_MAX + 1];
 	ssize_t n;
-	char *nl;
+	int got;
 
 	n = read(c->fd, c->buf + c->len, TE_COORD_LINE_MAX - c->len);
 	if (n <= 0) {
@@ -1212,17 +1232,10 @@ static void coord_read(struct te_barrier *b, size_t i)
 	}
 	c->len += (size_t)n;
 	c->buf[c->len] = '\0';
-	while ((nl = memchr(c->buf, '\n', c->len))) {
+	while ((got = take_line(c->buf, &c->len, line))) {
 		struct te_coord_req q;
-		size_t ll = (size_t)(nl - c->buf) + 1;
-		char line[TE_COORD_LINE_MAX + 1];
 
-		memcpy(line, c->buf, ll);
-		line[ll] = '\0';
-		memmove(c->buf, c->buf + ll, c->len - ll);
-		c->len -= ll;
-		c->buf[c->len] = '\0';
-		if (memchr(line, '\0', ll - 1) ||
+		if (got < 0 ||
 		    te_coord_req_parse(line, b->info.token, b->p->size, &q) < 0) {
 			conn_close(b, i);
 			return;
@@ -1470,7 +1483,8 @@ static void client_io(struct te_barrier *b, uint32_t events)
 	if (b->cfd >= 0 && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
 		ssize_t n = read(b->cfd, b->cbuf + b->clen,
 				 TE_COORD_LINE_MAX - b->clen);
-		char *nl;
+		char line[TE_COORD_LINE_MAX + 1];
+		int got;
 
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			close(b->cfd);
@@ -1486,17 +1500,10 @@ static void client_io(struct te_barrier *b, uint32_t events)
 			return;
 		b->clen += (size_t)n;
 		b->cbuf[b->clen] = '\0';
-		while ((nl = memchr(b->cbuf, '\n', b->clen))) {
+		while ((got = take_line(b->cbuf, &b->clen, line))) {
 			struct te_coord_reply r;
-			size_t ll = (size_t)(nl - b->cbuf) + 1;
-			char line[TE_COORD_LINE_MAX + 1];
 
-			memcpy(line, b->cbuf, ll);
-			line[ll] = '\0';
-			memmove(b->cbuf, b->cbuf + ll, b->clen - ll);
-			b->clen -= ll;
-			if (memchr(line, '\0', ll - 1) ||
-			    te_coord_reply_parse(line, &r) < 0)
+			if (got < 0 || te_coord_reply_parse(line, &r) < 0)
 				continue;	/* not from our coordinator */
 			if (r.kind == TE_CR_DONE) {
 				b->cs = C_DONE;
