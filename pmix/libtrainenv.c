@@ -36,10 +36,9 @@ static int held;		/* trainenv_init() depth */
 static char held_addr[TE_ADDR_MAX];
 static unsigned local_seq;	/* without a private directory */
 /* Held session: what every barrier would look up again, found once
- * (the environment checks passed; the private directory checked). */
+ * (the environment checks passed; the private directory, once checked). */
 static int held_env_ok;
 static char held_tmpdir[512];
-static int held_tmpdir_ok;
 
 const char *trainenv_version(void)
 {
@@ -176,7 +175,7 @@ void trainenv_finalize(void)
 			close(seq_fd);
 		seq_fd = -1;
 		held_addr[0] = '\0';
-		held_env_ok = held_tmpdir_ok = 0;
+		held_env_ok = 0;
 		held_tmpdir[0] = '\0';
 	}
 	pthread_mutex_unlock(&lib_mu);
@@ -211,18 +210,17 @@ int trainenv_barrier(double timeout_s, char *err, size_t errlen)
 		goto out;
 	}
 	o.timeout_s = timeout_s;
-	if (held && held_tmpdir_ok) {
+	if (!(held && held_tmpdir[0])) {
+		o.tmpdir = getenv("PMIX_SERVER_TMPDIR");
+		/* kept only whole (a cut path would name another directory) */
+		if (held && o.tmpdir && te_private_dir_ok(o.tmpdir) &&
+		    te_strlcpy(held_tmpdir, o.tmpdir, sizeof(held_tmpdir)) >=
+			    sizeof(held_tmpdir))
+			held_tmpdir[0] = '\0';
+	}
+	if (held && held_tmpdir[0]) {
 		o.tmpdir = held_tmpdir;
 		o.tmpdir_ok = 1;
-	} else {
-		o.tmpdir = getenv("PMIX_SERVER_TMPDIR");
-		if (held && o.tmpdir && te_private_dir_ok(o.tmpdir) &&
-		    te_strlcpy(held_tmpdir, o.tmpdir, sizeof(held_tmpdir)) <
-			    sizeof(held_tmpdir)) {
-			held_tmpdir_ok = 1;
-			o.tmpdir = held_tmpdir;
-			o.tmpdir_ok = 1;
-		}
 	}
 	o.seq = next_seq(o.tmpdir, sess.me.rank);
 	if (sess.me.rank == 0 && held && held_addr[0]) {
