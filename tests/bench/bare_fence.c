@@ -10,20 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
+#include "bench_stats.h"
 
 int main(int argc, char **argv)
 {
@@ -32,7 +19,7 @@ int main(int argc, char **argv)
 	pmix_proc_t me;
 	pmix_info_t info;
 	bool t = true;
-	double *dt, sum = 0;
+	double *dt;
 
 	if (iters < 1 || !(dt = calloc((size_t)iters, sizeof(*dt))))
 		return 2;
@@ -61,11 +48,7 @@ int main(int argc, char **argv)
 		if (i >= 0)
 			dt[i] = now_us() - t0;
 	}
-	for (i = 0; i < iters; i++)
-		sum += dt[i];
-	qsort(dt, (size_t)iters, sizeof(*dt), cmp);
-	if (me.rank == 0)
-		printf("%.1f %.1f\n", dt[iters / 2], sum / iters);
+	print_stats(dt, iters, me.rank == 0);
 	PMIx_Finalize(NULL, 0);
 	return 0;
 }

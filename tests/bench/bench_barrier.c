@@ -6,29 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "bench_stats.h"
 #include <trainenv/trainenv.h>
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
 	int iters = argc > 1 ? atoi(argv[1]) : 100, held = argc > 2 &&
 		    !strcmp(argv[2], "held"), i;
 	char err[TRAINENV_ERR_MAX];
-	double *dt, sum = 0;
+	double *dt;
 	const char *rank = getenv("PMIX_RANK");
 
 	if (iters < 1 || !(dt = calloc((size_t)iters, sizeof(*dt))))
@@ -51,10 +38,6 @@ int main(int argc, char **argv)
 	}
 	if (held)
 		trainenv_finalize();
-	for (i = 0; i < iters; i++)
-		sum += dt[i];
-	qsort(dt, (size_t)iters, sizeof(*dt), cmp);
-	if (rank && !strcmp(rank, "0"))
-		printf("%.1f %.1f\n", dt[iters / 2], sum / iters);
+	print_stats(dt, iters, rank && !strcmp(rank, "0"));
 	return 0;
 }
