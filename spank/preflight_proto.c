@@ -63,13 +63,7 @@ int te_pf_busid_valid(const char *s)
 
 static int call_valid(const char *s)
 {
-	size_t i;
-
-	for (i = 0; s[i]; i++)
-		if (i >= TE_PF_CALL_MAX - 1 ||
-		    !(isalnum((unsigned char)s[i]) || s[i] == '_'))
-			return 0;
-	return i > 0;
+	return te_word_valid(s, TE_PF_CALL_MAX, "_");
 }
 
 /* A signed decimal >= -1 that fits an int ("-1" only as itself). */

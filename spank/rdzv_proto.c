@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
