@@ -155,11 +155,7 @@ static void gather_step(spank_t sp)
 		step.argc = 0;
 	step.batch = step.step_id == SLURM_BATCH_SCRIPT ||
 		     step.step_id == SLURM_EXTERN_CONT;
-	if ((s = remote_getenv(sp, "SLURMD_NODENAME")) &&
-	    te_strlcpy(step.node, s, sizeof(step.node)) >= sizeof(step.node))
-		step.node[0] = '\0';
-	if (!step.node[0] && gethostname(step.node, sizeof(step.node)) < 0)
-		te_strlcpy(step.node, "unknown", sizeof(step.node));
+	te_node_name(step.node, sizeof(step.node));
 	if (!step.batch)
 		find_master(sp);
 

@@ -224,6 +224,31 @@ int te_word_valid(const char *s, size_t max, const char *extra)
 	return i > 0;
 }
 
+void te_node_name_from(const char *host, char *out, size_t len)
+{
+	size_t n = host ? strcspn(host, ".") : 0;
+
+	if (len == 0)
+		return;
+	if (n > 0 && n < len && n < 256) {
+		memcpy(out, host, n);
+		out[n] = '\0';
+		if (te_word_valid(out, len, "-_"))
+			return;
+	}
+	te_strlcpy(out, "unknown", len);
+}
+
+void te_node_name(char *out, size_t len)
+{
+	char host[256];
+
+	if (gethostname(host, sizeof(host)) < 0)
+		host[0] = '\0';
+	host[sizeof(host) - 1] = '\0';
+	te_node_name_from(host, out, len);
+}
+
 int te_write_all(int fd, const char *buf, size_t len)
 {
 	size_t off = 0;

@@ -49,6 +49,15 @@ char *te_trim(char *s);
  * or one of the characters in extra; else 0. */
 int te_word_valid(const char *s, size_t max, const char *extra);
 
+/* The name a report gives this node: host's short name (up to its first
+ * '.') when that is a word of letters, digits, '-' and '_' that fits out,
+ * else "unknown". te_node_name() does it for this host (gethostname): never
+ * the job's SLURMD_NODENAME, which for a step of a batch job is still the
+ * batch host's until slurmstepd sets the task's, and which a user may set
+ * to anything. */
+void te_node_name_from(const char *host, char *out, size_t len);
+void te_node_name(char *out, size_t len);
+
 /* Writes all len bytes to fd (retrying short writes and EINTR); 0 or -1. */
 int te_write_all(int fd, const char *buf, size_t len);
 

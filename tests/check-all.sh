@@ -1,12 +1,13 @@
 #!/bin/bash
-# make check's driver: starts ONE local Slurm cluster for all integration
-# tests, runs the unit tests and the integration tests through
+# make check's driver: stages the build where every node and user can read
+# it (tests/lib/stage.sh), starts ONE local Slurm cluster for all
+# integration tests, runs the unit tests and the integration tests through
 # tests/run-tests.sh (which ends with "N passed, N failed"), and always tears
 # the cluster down.
 # Usage: check-all.sh UNIT_TEST... -- INTEGRATION_TEST...
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-builddir=${TE_BUILDDIR:-$(pwd)}
+here=$(cd "$(dirname "$0")" && pwd -P)
+builddir=$(cd "${TE_BUILDDIR:-$(pwd)}" && pwd -P)
 unit=() integ=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do unit+=("$1"); shift; done
 [ "${1:-}" = "--" ] && shift
@@ -22,15 +23,24 @@ if [ -n "${TE_TESTS:-}" ]; then
 fi
 
 export TE_BUILDDIR=$builddir
-export TE_SRCDIR=${TE_SRCDIR:-$(cd "$here/.." && pwd)}
+export TE_SRCDIR=${TE_SRCDIR:-$(cd "$here/.." && pwd -P)}
 if [ ${#integ[@]} -gt 0 ]; then
-	# The cluster's state lives in the build tree, not /tmp: every node
-	# gets a private /tmp of its own.
-	export TE_CLUSTER_DIR=$builddir/tests/cluster-run
+	# Not in the checkout nor under /tmp: every node has a private /tmp,
+	# user nobody cannot read a mode-700 home, and the cluster hides the
+	# checkout and the build tree from its nodes. One directory per build
+	# tree, so that two checkouts can run their suites side by side.
+	dir=/var/tmp/trainenv-check-$(printf '%s' "$builddir" | sha256sum | cut -c1-8)
+	export TE_CLUSTER_DIR=$dir/cluster
 	"$here/cluster/cluster.sh" stop --dir "$TE_CLUSTER_DIR" >/dev/null 2>&1
+	rm -rf "$dir/stage"
+	install -d -m 0755 "$dir"
 	trap '"$here/cluster/cluster.sh" stop --dir "$TE_CLUSTER_DIR" >/dev/null 2>&1' EXIT
 	trap 'exit 130' INT TERM
-	if ! "$here/cluster/cluster.sh" start --dir "$TE_CLUSTER_DIR" --nodes 3; then
+	if ! "$here/lib/stage.sh" "$TE_SRCDIR" "$builddir" "$dir/stage"; then
+		echo "could not stage the build in $dir/stage: every integration test will fail" >&2
+	fi
+	export TE_STAGE=$dir/stage TE_REAL_BUILDDIR=$builddir TE_REAL_SRCDIR=$TE_SRCDIR
+	if ! "$here/cluster/cluster.sh" start --dir "$TE_CLUSTER_DIR" --nodes 3 --hide "$builddir"; then
 		echo "the local Slurm cluster did not start: every integration test will fail" >&2
 	fi
 fi

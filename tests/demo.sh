@@ -31,13 +31,15 @@ mkdir -p _build
 	fi
 	make -j"$(nproc)" >/dev/null
 )
-plugin=$top/_build/.libs/trainenv.so
-[ -f "$plugin" ] || fail "the build did not produce $plugin"
-echo "plugin: $plugin"
+[ -f _build/.libs/trainenv.so ] || fail "the build did not produce _build/.libs/trainenv.so"
 
 section "A local Slurm cluster: 3 nodes, trainenv in plugstack.conf"
-# Not under /tmp: every node has a private /tmp.
+# Not under /tmp (every node has a private /tmp) nor in the checkout (user
+# nobody cannot read a mode-700 home, and the nodes do not see it): the
+# plugin, its helpers and the example are staged into the cluster's own
+# directory, as an admin installs them on every node.
 dir=$(mktemp -d /var/tmp/trainenv-demo.XXXXXX)
+chmod 755 "$dir"
 ok=0
 cleanup() {
 	section "Tear down"
@@ -50,7 +52,10 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
-tests/cluster/cluster.sh start --dir "$dir" --nodes 3
+tests/lib/stage.sh "$top" "$top/_build" "$dir/stage"
+plugin=$dir/stage/build/.libs/trainenv.so
+echo "plugin: $plugin (staged from $top/_build)"
+tests/cluster/cluster.sh start --dir "$dir" --nodes 3 --hide "$top"
 # shellcheck disable=SC1091
 . "$dir/env.sh"
 # The site policy: a root-owned file nobody else may write.
@@ -65,7 +70,7 @@ echo "srun --help now lists $(srun --help | grep -c '\[trainenv\]') trainenv opt
 section "The training job: srun -N3 --ntasks-per-node=2 --train-explain python3 ddp_gloo.py"
 work=$dir/shared/demo
 mkdir -p "$work"
-cp etc/examples/ddp_gloo.py "$work/"
+cp "$dir/stage/src/etc/examples/ddp_gloo.py" "$work/"
 cd "$work"
 # Rank 0 also prints a few of the variables trainenv gave it, then every
 # rank runs the unchanged example.

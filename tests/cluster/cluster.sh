@@ -14,6 +14,7 @@
 # Usage:
 #   cluster.sh start [--nodes N] [--dir DIR] [--id HEX4] [--plugstack FILE]
 #                    [--cpus N] [--timeout SECS] [--keep-on-failure]
+#                    [--hide PATH]...
 #   cluster.sh stop [--dir DIR]
 #   cluster.sh status [--dir DIR]
 #   cluster.sh env [--dir DIR]                 print export lines for clients
@@ -23,6 +24,12 @@
 #   cluster.sh logs [--dir DIR]                list the log files
 # DIR defaults to $TE_CLUSTER_DIR, else to /var/tmp/trainenv-cluster-<hash of
 # this checkout's path>.
+#
+# The nodes never see this checkout: each node mounts an empty tmpfs over
+# its path (and over every --hide PATH, e.g. a build tree elsewhere), so a
+# plugin, helper or script that a node would read from the checkout fails
+# in the tests as it would on a real cluster (private /tmp, mode-700 homes).
+# What nodes read is staged under DIR or /var/tmp (tests/lib/stage.sh).
 set -uo pipefail
 
 self=$(readlink -f "${BASH_SOURCE[0]}")
@@ -373,6 +380,13 @@ node_anchor() { # DIR NODE
 	mount --bind "$dir/nodes/$node/spool" "$dir/spool"
 	mount -t tmpfs -o mode=1777,size=25% "shm-$node" /dev/shm
 	mount --bind "$dir/etc/hosts" /etc/hosts
+	# The checkout (and the paths of --hide): gone for the node. A path the
+	# node does not see anyway (under its own /tmp) needs nothing.
+	local hidden
+	while IFS= read -r hidden; do
+		[ -d "$hidden" ] || continue
+		mount -t tmpfs -o mode=0555,size=4k "hidden-$node" "$hidden"
+	done <"$dir/hide"
 	touch "$dir/run/$node.ready"
 	set +e
 	# Sleeps until stop kills it; the mounts vanish with the namespace.
@@ -437,7 +451,8 @@ wait_all_idle() { # SECS
 
 # ------------------------------------------------------------ commands
 cmd_start() {
-	local nodes=3 id="" plugstack="" timeout_s=60 t0 i real
+	local nodes=3 id="" plugstack="" timeout_s=60 t0 i real p
+	local -a hide=("$repo_root")
 	CPUS=8
 	KEEP_ON_FAILURE=0
 	while [ $# -gt 0 ]; do
@@ -448,6 +463,7 @@ cmd_start() {
 		--cpus) CPUS=${2:?--cpus needs a number}; shift 2 ;;
 		--timeout) timeout_s=${2:?--timeout needs seconds}; shift 2 ;;
 		--keep-on-failure) KEEP_ON_FAILURE=1; shift ;;
+		--hide) hide+=("${2:?--hide needs a directory}"); shift 2 ;;
 		*) die "start: unknown argument '$1' (see the header of $self)" ;;
 		esac
 	done
@@ -474,6 +490,14 @@ cmd_start() {
 	# to 107 bytes.
 	[ ${#real} -le 60 ] || die "DIR path is too long for Unix sockets (${#real} > 60 chars): $real"
 	DIR=$real
+	for ((i = 0; i < ${#hide[@]}; i++)); do
+		p=$(cd "${hide[i]}" 2>/dev/null && pwd -P) || die "--hide: no directory '${hide[i]}'"
+		[ "$p" != / ] || die "--hide: not /"
+		case $DIR/ in
+		"$p"/*) die "DIR must not be inside $p: the nodes do not see it (use a directory under /var/tmp)" ;;
+		esac
+		hide[i]=$p
+	done
 	# Clients and jobs of any user read slurm.conf and reach the munge socket.
 	chmod 755 "$DIR"
 
@@ -514,6 +538,7 @@ cmd_start() {
 	install -d -m 1777 "$DIR/shared"
 	: >"$DIR/pids"
 	: >"$DIR/created"
+	printf '%s\n' "${hide[@]}" >"$DIR/hide"
 	write_instance
 	trap 'fail_start "interrupted"' INT TERM HUP
 

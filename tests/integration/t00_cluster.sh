@@ -9,7 +9,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
 
-plan 30
+plan 34
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster, nothing else can run"
@@ -42,6 +42,25 @@ te_srun -t 60 -w n2 -N1 test ! -e "$probe"
 ok $? "n2 does not see n1's /tmp file (private /tmp per node)"
 [ ! -e "$probe" ]
 ok $? "the root namespace does not see n1's /tmp file either"
+
+# Nothing a node reads may come from the checkout (private /tmp, mode-700
+# homes on real clusters): the harness hides it from the nodes, and the
+# plugin, helpers and scripts the tests use are a staged copy that every
+# user can read (tests/lib/stage.sh).
+checkout=${TE_REAL_SRCDIR:-$(cd "$here/../.." && pwd -P)}
+cluster_exec n1 test ! -e "$checkout/tests/integration/t00_cluster.sh"
+ok $? "node n1 does not see the checkout ($checkout)"
+out=$(te_srun -t 60 -N3 sh -c "test -e '$checkout/configure.ac' && echo sees-checkout; hostname" 2>&1 | sort | tr '\n' ' ')
+is "$out" "n1 n2 n3 " "no task on any node sees the checkout"
+if [ -n "${TE_STAGE:-}" ]; then
+	case $TE_STAGE/ in "$checkout"/* | /tmp/*) false ;; esac
+	ok $? "the build is staged outside the checkout and /tmp ($TE_STAGE)"
+	out=$(timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		srun -N3 sh -c "test -r '$TE_BUILDDIR/.libs/trainenv.so' && test -x '$TE_BUILDDIR/trainenv' && test -r '$TE_SRCDIR/etc/examples/ddp_gloo.py' && echo readable" 2>&1 | tr '\n' ' ')
+	is "$out" "readable readable readable " "user nobody reads the staged plugin, tool and examples on every node"
+else
+	skip "nothing is built, so nothing was staged (build first to check the staged copy)" 2
+fi
 
 # Shared storage: the same path on every node.
 te_srun -t 60 -w n1 -N1 sh -c "echo shared-from-n1 > $TE_WORK/shared-probe"

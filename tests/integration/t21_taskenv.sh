@@ -16,7 +16,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 86
+plan 89
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -259,6 +259,24 @@ like "$out" 'srun: error: n2: task 1: Exited with exit code 3' "--train-failure-
 is "$(printf '%s\n' "$out" | grep -cE "$report_re")" 0 "--train-failure-report=off: no trainenv report"
 out=$(te_srun -t 60 -N3 --ntasks-per-node=2 sh -c '[ $SLURM_PROCID != 5 ] || exit 4' 2>&1)
 like "$out" '^trainenv: rank 5 \(node n3, local rank 1\) exited with code 4 at .*: the first failure of this step$' "the report names the local rank of a second task on a node"
+# The node a report names is the node's own: under sbatch the job's
+# SLURMD_NODENAME is still the batch host's (n1) when slurmstepd prepares
+# the step, and a user may set it to anything.
+cat >fail_rank2.sbatch <<'EOF'
+#!/bin/sh
+srun -N3 --ntasks-per-node=1 sh -c '[ $SLURM_PROCID != 2 ] || exit 6'
+EOF
+te_sbatch_wait -t 90 -N3 -o "$TE_WORK/fail_rank2.out" fail_rank2.sbatch >/dev/null 2>&1
+out=$(cat fail_rank2.out 2>&1)
+like "$out" '^trainenv: rank 2 \(node n3, local rank 0\) exited with code 6 at .*: the first failure of this step$' "sbatch + srun: the report names rank 2's node n3, not the batch host" || diag "$out"
+nodes=(n1 n2)
+sizes=$(log_sizes)
+out=$(SLURMD_NODENAME=$'evil\033[2Jnode' te_srun -t 60 -N2 sh -c '[ $SLURM_PROCID = 0 ] || exit 5' 2>&1)
+like "$out" '^trainenv: rank 1 \(node n2, local rank 0\) exited with code 5 at .*: the first failure of this step$' "a SLURMD_NODENAME set by the user does not rename the node in the report"
+# shellcheck disable=SC2086 # one size a word
+logs=$(new_logs $sizes)
+! printf '%s\n' "$logs" | grep -q "evil" && ! printf '%s' "$logs" | grep -q $'\033'
+ok $? "nor reaches the slurmd log (no control characters there)" || diag "$logs"
 
 # ---------------------------------------------------------------- a normal user
 use_trainenv nccl-heartbeat=900

@@ -27,7 +27,7 @@ ok 0 "cluster is up, plugin $TE_PLUGIN"
 	bail_out "Debian's python3-torch with gloo is needed (tests/deps.sh installs it)"
 use_trainenv nccl-heartbeat=600
 examples=$TE_SRCDIR/etc/examples
-py=$here/py
+py=$TE_SRCDIR/tests/integration/py
 cp "$examples/ddp_gloo.py" "$examples/train.sbatch" "$examples/torchrun.sbatch" "$TE_WORK/"
 n1_addr=$TE_CLUSTER_NET.11
 good='all_reduce sum 15 \(expected 15\), weights equal on all ranks after a DDP step: True'

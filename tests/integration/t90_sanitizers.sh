@@ -11,7 +11,7 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
-builddir=${TE_BUILDDIR:-$(cd "$here/../.." && pwd -P)}
+builddir=${TE_REAL_BUILDDIR:-${TE_BUILDDIR:-$(cd "$here/../.." && pwd -P)}}
 libasan=$(gcc -print-file-name=libasan.so)
 libasan=$(readlink -f "$libasan")
 

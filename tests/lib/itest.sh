@@ -38,7 +38,43 @@ _te_n=0
 _te_failed=0
 _te_planned=
 _te_own_cluster=
+_te_own_stage=
 _te_exit_cmds=()
+
+# ------------------------------------------------------------------ staging
+# Nodes have a private /tmp and user nobody cannot read a mode-700 home, so
+# nothing a node or a job reads may come from the checkout (the cluster
+# hides it from its nodes to prove that). At source time, unless the caller
+# (tests/check-all.sh, tests/demo.sh) already staged one (TE_STAGE), the
+# source and build trees are copied to a world-readable directory under
+# /var/tmp (tests/lib/stage.sh), removed at exit, and TE_SRCDIR and
+# TE_BUILDDIR point there. TE_REAL_SRCDIR and TE_REAL_BUILDDIR keep the
+# originals, for tests that build (make distdir, the fuzz targets).
+_te_stage() {
+	local src build d
+	src=${TE_SRCDIR:-$(cd "$_te_lib_dir/../.." && pwd -P)}
+	export TE_REAL_SRCDIR=${TE_REAL_SRCDIR:-$src}
+	if [ -n "${TE_STAGE:-}" ] && [ -d "$TE_STAGE/build" ]; then
+		export TE_REAL_BUILDDIR=${TE_REAL_BUILDDIR:-${TE_BUILDDIR:-}}
+		export TE_SRCDIR=$TE_STAGE/src TE_BUILDDIR=$TE_STAGE/build
+		return 0
+	fi
+	build=${TE_BUILDDIR:-}
+	if [ -z "$build" ]; then
+		for d in "$PWD" "$src" "$src/_build"; do
+			if [ -f "$d/.libs/trainenv.so" ]; then build=$d; break; fi
+		done
+	fi
+	# Nothing built: tests that need the build say so (te_build_init).
+	[ -n "$build" ] && [ -f "$build/.libs/trainenv.so" ] || return 0
+	export TE_REAL_BUILDDIR=$build
+	TE_STAGE=$(mktemp -d /var/tmp/te-stage.XXXXXX) || return 1
+	_te_own_stage=$TE_STAGE
+	trap _te_exit EXIT
+	"$_te_lib_dir/stage.sh" "$src" "$build" "$TE_STAGE" >&2 || return 1
+	export TE_STAGE TE_SRCDIR=$TE_STAGE/src TE_BUILDDIR=$TE_STAGE/build
+}
+_te_stage || echo "# could not stage the build under /var/tmp"
 
 # ------------------------------------------------------------------ TAP
 plan() {
@@ -150,6 +186,7 @@ _te_exit() {
 	elif [ -n "${TE_WORK:-}" ] && [ "$rc" -eq 0 ] && [ "$_te_failed" -eq 0 ]; then
 		rm -rf "$TE_WORK"
 	fi
+	[ -n "$_te_own_stage" ] && rm -rf "$_te_own_stage"
 	exit "$rc"
 }
 
@@ -186,7 +223,8 @@ cluster_up() { # [--nodes N]
 		# Not under /tmp: every node has a private /tmp.
 		dir=$(mktemp -d /var/tmp/te-itest.XXXXXX) || return 1
 		_te_own_cluster=$dir
-		out=$("$TE_CLUSTER_SH" start --dir "$dir" --nodes "$nodes" 2>&1)
+		out=$("$TE_CLUSTER_SH" start --dir "$dir" --nodes "$nodes" \
+			${TE_REAL_BUILDDIR:+--hide "$TE_REAL_BUILDDIR"} 2>&1)
 		local rc=$?
 		diag "$out"
 		[ $rc -eq 0 ] || return $rc

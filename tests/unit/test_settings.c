@@ -435,6 +435,30 @@ static void test_strutil(void)
 	ok(strlen(q) < sizeof(q) && strstr(q, "..."), "quote cuts long text");
 }
 
+static void test_node_name(void)
+{
+	char n[64], small[4];
+
+	te_node_name_from("n3", n, sizeof(n));
+	is_str(n, "n3", "node name: a plain host name");
+	te_node_name_from("gpu-001.cluster.example", n, sizeof(n));
+	is_str(n, "gpu-001", "node name: the short name of a full one");
+	te_node_name_from("evil\x1b[2Jhost", n, sizeof(n));
+	is_str(n, "unknown", "node name: control characters refused");
+	te_node_name_from("a b", n, sizeof(n));
+	is_str(n, "unknown", "node name: a blank refused");
+	te_node_name_from("", n, sizeof(n));
+	is_str(n, "unknown", "node name: empty");
+	te_node_name_from(".x", n, sizeof(n));
+	is_str(n, "unknown", "node name: nothing before the first dot");
+	te_node_name_from(NULL, n, sizeof(n));
+	is_str(n, "unknown", "node name: none");
+	te_node_name_from("toolongname", small, sizeof(small));
+	is_str(small, "unk", "node name: too long for the buffer, cut marker");
+	te_node_name(n, sizeof(n));
+	ok(n[0] && !strchr(n, '.'), "node name of this host: '%s'", n);
+}
+
 int main(void)
 {
 	test_values();
@@ -444,5 +468,6 @@ int main(void)
 	test_inherited();
 	test_encoding();
 	test_strutil();
+	test_node_name();
 	return tap_done();
 }
