@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "barrier.h"
+#include "coord_conns.h"
 #include "netinfo.h"
 #include "rdzv_proto.h"
 #include "strutil.h"
@@ -27,8 +28,9 @@
 #define COORD_KEY_FMT "te.coord.%u"
 #define COORD_FILE_FMT "%s/trainenv-coord.%u"
 #define STATUS_WAIT_MS 1000	/* a rank's own deadline: ask rank 0 */
-#define GONE_GRACE_MS 3000	/* rank 0 left: is our fence done anyway? */
-#define IDLE_CONN_MS 10000	/* a connection that says nothing */
+/* rank 0 left: is our fence done anyway? Also how long a helper goes on
+ * trying while every try is refused (nobody listens any more) */
+#define GONE_GRACE_MS 3000
 #define ALIVE_CHECK_MS 200	/* are the waiting followers still there? */
 #define HELPER_GONE_WHY "its node's rendezvous helper went away before " \
 	"every rank arrived"
@@ -465,18 +467,7 @@ enum cstate {
 	C_DONE,		/* rank 0 passed the barrier */
 	C_GONE,		/* rank 0's coordinator went away */
 	C_UNREACH,	/* found but cannot connect */
-};
-
-struct conn {
-	int fd;			/* -1: free slot */
-	size_t len;
-	int64_t since;
-	int registered;
-	char host[TE_HOST_MAX];	/* the node it spoke for ("" not yet) */
-	uint32_t rank;		/* the rank of its first line */
-	int has_rank;
-	int leaving;		/* asked for the report: its deadline passed */
-	char buf[TE_COORD_LINE_MAX + 1];
+	C_RETRY,	/* refused or cut before an answer: tries again */
 };
 
 struct te_barrier {
@@ -524,10 +515,8 @@ struct te_barrier {
 	uint32_t narrived;
 	struct te_coord_req *nodes;	/* node facts received */
 	size_t nnodes, nodes_cap;
-	struct conn *conns;
-	size_t nconns, maxconns;
-	size_t *free_slots;
-	size_t nfree;
+	struct te_coord_conns cc;	/* the helpers and the strangers */
+	unsigned test_cut, test_cut_done;	/* test hook: to cut, cut */
 	struct rlimit old_nofile;
 	int nofile_raised;
 	/* other ranks */
@@ -543,6 +532,9 @@ struct te_barrier {
 	char *out;		/* lines queued for the coordinator */
 	size_t outlen, outoff, outcap;
 	int64_t gone_at;
+	int refusing;		/* every try since refused_since refused */
+	int64_t refused_since, next_retry;
+	int retry_ms;
 	char unreach[200];
 	char rank0_text[TE_COORD_TEXT_MAX + 1];	/* "fail"/"reject"/"state" */
 	int got_fail, got_state, got_reject, got_abort;
@@ -677,28 +669,21 @@ static int coord_start(struct te_barrier *b, const char *addr, char *err,
 	socklen_t sl;
 	struct te_pmix *p = b->p;
 	char text[256];
-	size_t i;
 	int one = 1, v6 = strchr(addr, ':') != NULL;
 
 	b->arrived = calloc(p->size, 1);
-	b->maxconns = (size_t)p->size + 16;
-	b->conns = calloc(b->maxconns, sizeof(*b->conns));
-	b->free_slots = calloc(b->maxconns, sizeof(*b->free_slots));
-	if (!b->arrived || !b->conns || !b->free_slots) {
+	/* one slot per waiting rank at most, and the strangers' pool */
+	if (!b->arrived ||
+	    te_cc_init(&b->cc, (size_t)p->size + 16, TE_COORD_POOL_MAX) < 0) {
 		te_snprintf(err, errlen, "out of memory for %u ranks", p->size);
 		return -1;
 	}
-	for (i = 0; i < b->maxconns; i++) {
-		b->conns[i].fd = -1;
-		b->free_slots[i] = b->maxconns - 1 - i;
-	}
-	b->nfree = b->maxconns;
 	if (!b->self_failed[0])
 		mark_arrived(b, 0);
 	if (b->coordinated)
 		add_node(b, &b->node);
-	/* one descriptor per waiting rank */
-	raise_nofile(b, (rlim_t)b->maxconns + 64);
+	/* one descriptor per connection */
+	raise_nofile(b, (rlim_t)b->cc.cap + 64);
 
 	b->lfd = socket(v6 ? AF_INET6 : AF_INET,
 			SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -765,6 +750,7 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 	b->lazy_ms = o->coordinated ? 0 : te_barrier_lazy_ms(o->timeout_s);
 	b->verdict = o->verdict;
 	b->verdict_ctx = o->verdict_ctx;
+	b->test_cut = o->test_cut;
 	if (o->coordinated) {
 		b->node = o->node;
 		b->node.kind = TE_CQ_NODE;
@@ -846,14 +832,10 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 
 void te_barrier_free(struct te_barrier *b)
 {
-	size_t i;
-
 	if (!b)
 		return;
 	cb_detach();
-	for (i = 0; b->conns && i < b->maxconns; i++)
-		if (b->conns[i].fd >= 0)
-			close(b->conns[i].fd);
+	te_cc_free(&b->cc);
 	if (b->lfd >= 0)
 		close(b->lfd);
 	if (b->cfd >= 0)
@@ -864,8 +846,6 @@ void te_barrier_free(struct te_barrier *b)
 	if (b->nofile_raised)
 		setrlimit(RLIMIT_NOFILE, &b->old_nofile);
 	free(b->arrived);
-	free(b->conns);
-	free(b->free_slots);
 	free(b->nodes);
 	free(b->followers);
 	free(b->follower_here);
@@ -1043,7 +1023,7 @@ static void host_told(struct te_barrier *b, const char *host);
 
 static void conn_close(struct te_barrier *b, size_t i)
 {
-	struct conn *c = &b->conns[i];
+	struct te_coord_conn *c = &b->cc.c[i];
 	char host[TE_HOST_MAX];
 	int lost;
 
@@ -1058,9 +1038,7 @@ static void conn_close(struct te_barrier *b, size_t i)
 	lost = b->coordinated && c->registered && c->has_rank &&
 	       !c->leaving && !b->finishing && !b->aborting;
 	te_strlcpy(host, c->host, sizeof(host));
-	close(c->fd);	/* also leaves the epoll set */
-	c->fd = -1;
-	b->free_slots[b->nfree++] = i;
+	te_cc_release(&b->cc, i);	/* also leaves the epoll set */
 	if (lost) {
 		coord_rank_failed(b, c->rank, host, HELPER_GONE_WHY);
 		/* nobody there to tell: its tasks fail with their helper */
@@ -1075,7 +1053,7 @@ static void conn_send(struct te_barrier *b, size_t i, const char *line)
 
 	/* Small lines into an idle socket: one send does it. A peer that
 	 * cannot take them is not waiting for them. */
-	if (send(b->conns[i].fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	if (send(b->cc.c[i].fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT) !=
 	    (ssize_t)len)
 		conn_close(b, i);
 }
@@ -1136,15 +1114,15 @@ static void coord_abort_conn(struct te_barrier *b, size_t i)
 	if (te_coord_reply_format(line, sizeof(line), TE_CR_ABORT,
 				  b->abort_text) < 0)
 		return;
-	if (b->conns[i].host[0])
-		host_told(b, b->conns[i].host);
+	if (b->cc.c[i].host[0])
+		host_told(b, b->cc.c[i].host);
 	conn_send(b, i, line);
-	if (b->conns[i].fd >= 0) {
+	if (b->cc.c[i].fd >= 0) {
 		char junk[4096];
 
 		/* what the peer sent and nobody will read: closing over it
 		 * would reset the connection and could drop the answer */
-		while (read(b->conns[i].fd, junk, sizeof(junk)) > 0)
+		while (read(b->cc.c[i].fd, junk, sizeof(junk)) > 0)
 			;
 		conn_close(b, i);
 	}
@@ -1158,7 +1136,7 @@ static void coord_rank_failed(struct te_barrier *b, uint32_t rank,
 {
 	size_t i;
 
-	if (b->aborting || !b->conns)
+	if (b->aborting || !b->cc.c)
 		return;		/* the first failure is the one reported */
 	b->aborting = 1;
 	te_failed_report(rank, host, why, b->abort_text,
@@ -1166,35 +1144,29 @@ static void coord_rank_failed(struct te_barrier *b, uint32_t rank,
 	coord_hosts(b);
 	if (b->hosts_known)
 		host_told(b, b->p->host);	/* this node: rank 0's helper */
-	for (i = 0; i < b->maxconns; i++)
-		if (b->conns[i].fd >= 0 && b->conns[i].registered)
+	for (i = 0; i < b->cc.cap; i++)
+		if (b->cc.c[i].fd >= 0 && b->cc.c[i].registered)
 			coord_abort_conn(b, i);
 }
 
+static void coord_new_conn(void *ctx, size_t i)
+{
+	struct te_barrier *b = ctx;
+
+	if (b->test_cut) {	/* as if strangers pushed it out */
+		b->test_cut--;
+		b->test_cut_done++;
+		conn_close(b, i);
+	} else if (ep_add(b, b->cc.c[i].fd, EPOLLIN, TAG_CONN + i) < 0) {
+		conn_close(b, i);
+	}
+}
+
+/* A burst at most (coord_conns.h): what is left keeps the listener
+ * readable for the next turn. */
 static void coord_accept(struct te_barrier *b)
 {
-	for (;;) {
-		int fd = accept4(b->lfd, NULL, NULL,
-				 SOCK_CLOEXEC | SOCK_NONBLOCK);
-		size_t i;
-
-		if (fd < 0)
-			return;	/* EAGAIN, or out of descriptors: retry later */
-		if (!b->nfree) {
-			close(fd);
-			continue;
-		}
-		i = b->free_slots[--b->nfree];
-		b->conns[i].fd = fd;
-		b->conns[i].len = 0;
-		b->conns[i].registered = 0;
-		b->conns[i].host[0] = '\0';
-		b->conns[i].has_rank = 0;
-		b->conns[i].leaving = 0;
-		b->conns[i].since = now_ms();
-		if (ep_add(b, fd, EPOLLIN, TAG_CONN + i) < 0)
-			conn_close(b, i);
-	}
+	te_cc_accept_burst(&b->cc, b->lfd, b->epfd, now_ms(), coord_new_conn, b);
 }
 
 /* Takes the first whole line (newline included) out of a connection's
@@ -1218,7 +1190,7 @@ static int take_line(char *buf, size_t *len, char line[TE_COORD_LINE_MAX + 1])
 
 static void coord_read(struct te_barrier *b, size_t i)
 {
-	struct conn *c = &b->conns[i];
+	struct te_coord_conn *c = &b->cc.c[i];
 	char line[TE_COORD_LINE_MAX + 1];
 	ssize_t n;
 	int got;
@@ -1232,6 +1204,10 @@ static void coord_read(struct te_barrier *b, size_t i)
 	}
 	c->len += (size_t)n;
 	c->buf[c->len] = '\0';
+	if (!c->registered && !te_coord_prefix_ok(c->buf, c->len)) {
+		conn_close(b, i);	/* a stranger's garbage: at once */
+		return;
+	}
 	while ((got = take_line(c->buf, &c->len, line))) {
 		struct te_coord_req q;
 
@@ -1240,7 +1216,7 @@ static void coord_read(struct te_barrier *b, size_t i)
 			conn_close(b, i);
 			return;
 		}
-		c->registered = 1;
+		te_cc_registered(&b->cc, i);
 		if (q.kind != TE_CQ_STATUS && !c->host[0])
 			te_strlcpy(c->host, q.host, sizeof(c->host));
 		if (q.kind != TE_CQ_STATUS && !c->has_rank) {
@@ -1261,10 +1237,10 @@ static void coord_read(struct te_barrier *b, size_t i)
 			if (te_coord_reply_format(out, sizeof(out), TE_CR_STATE,
 						  text) == 0)
 				conn_send(b, i, out);
-			if (b->conns[i].fd < 0)
+			if (c->fd < 0)
 				return;
 		}
-		if (b->conns[i].fd < 0)
+		if (c->fd < 0)
 			return;		/* answered (abort) and closed */
 		if (b->aborting) {	/* answered at its first line */
 			coord_abort_conn(b, i);
@@ -1280,45 +1256,77 @@ static void coord_broadcast(struct te_barrier *b, const char *line)
 	size_t i;
 
 	b->finishing = 1;
-	for (i = 0; i < b->maxconns; i++)
-		if (b->conns[i].fd >= 0) {
-			if (b->conns[i].registered)
+	for (i = 0; i < b->cc.cap; i++)
+		if (b->cc.c[i].fd >= 0) {
+			if (b->cc.c[i].registered)
 				conn_send(b, i, line);
 			conn_close(b, i);
 		}
 }
 
-static void coord_reap_idle(struct te_barrier *b, int64_t now)
-{
-	size_t i;
-
-	for (i = 0; i < b->maxconns; i++)
-		if (b->conns[i].fd >= 0 && !b->conns[i].registered &&
-		    now - b->conns[i].since > IDLE_CONN_MS)
-			conn_close(b, i);
-}
-
 /* ---------------------------------------------------------------- client */
 
-static void client_fail_connect(struct te_barrier *b, int e)
+/* The connection could not be made (e), or was cut before rank 0 answered
+ * (e, or 0: closed). A stranger may have pushed it out of the
+ * coordinator's pool, or the coordinator may be out of descriptors: try
+ * again, with the whole registration, until this rank's deadline. Only
+ * refusals for GONE_GRACE_MS in a row mean that nobody listens any more
+ * (rank 0 has left the barrier). A registered helper's connection is never
+ * cut by rank 0 while it waits; where the network cut it, rank 0 counts
+ * its ranks as gone and answers the new connection "abort". */
+static void client_cut(struct te_barrier *b, int e)
 {
+	int64_t now = now_ms();
+	int refused = e == ECONNREFUSED;
+
 	if (b->cfd >= 0) {
 		close(b->cfd);
 		b->cfd = -1;
 	}
-	if (e == ECONNREFUSED) {
-		/* nobody listens: rank 0 has left the barrier */
-		b->cs = C_GONE;
-		b->gone_at = now_ms();
+	if (b->cs == C_DONE || b->got_reject || b->got_abort || b->got_fail ||
+	    b->got_state)
+		return;		/* answered: nothing more to hear */
+	if (!refused)
+		b->refusing = 0;
+	else if (!b->refusing) {
+		b->refusing = 1;
+		b->refused_since = now;
+	}
+	if (te_coord_after_cut(refused, b->refused_since, now,
+			       GONE_GRACE_MS) == TE_CUT_GONE) {
+		b->cs = C_GONE;		/* the loop fails at once */
+		b->gone_at = b->refused_since;
 		return;
 	}
-	b->cs = C_UNREACH;
-	te_snprintf(b->unreach, sizeof(b->unreach), "its coordinator at %s "
-		    "port %u cannot be reached: %s", b->info.addr,
-		    (unsigned)b->info.port, strerror(e));
+	if (e)
+		te_snprintf(b->unreach, sizeof(b->unreach), "its coordinator "
+			    "at %s port %u cannot be reached: %s", b->info.addr,
+			    (unsigned)b->info.port, strerror(e));
+	else
+		te_snprintf(b->unreach, sizeof(b->unreach), "its coordinator "
+			    "at %s port %u closed every connection before "
+			    "answering", b->info.addr, (unsigned)b->info.port);
+	b->retry_ms = te_coord_retry_ms(b->retry_ms);
+	b->next_retry = now + b->retry_ms;
+	b->cs = C_RETRY;
 }
 
+static void client_dial(struct te_barrier *b);
+
 static void client_connect(struct te_barrier *b, const char *text)
+{
+	if (te_coord_info_parse(text, &b->info) < 0) {
+		b->cs = C_UNREACH;
+		te_snprintf(b->unreach, sizeof(b->unreach), "it published an "
+			    "unreadable coordinator address");
+		return;
+	}
+	client_dial(b);
+}
+
+/* Connects to the coordinator in b->info, with the whole registration
+ * queued (a new connection starts from nothing). */
+static void client_dial(struct te_barrier *b)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
@@ -1326,14 +1334,9 @@ static void client_connect(struct te_barrier *b, const char *text)
 	char port[8];
 	size_t i;
 
-	if (te_coord_info_parse(text, &b->info) < 0) {
-		b->cs = C_UNREACH;
-		te_snprintf(b->unreach, sizeof(b->unreach), "it published an "
-			    "unreadable coordinator address");
-		return;
-	}
 	/* what rank 0 must hear: this node's facts, then who is here */
 	b->outlen = b->outoff = 0;
+	b->clen = 0;
 	if (b->coordinated)
 		queue_line(b, &b->node);
 	if (b->self_failed[0])
@@ -1356,7 +1359,7 @@ static void client_connect(struct te_barrier *b, const char *text)
 	}
 	te_snprintf(port, sizeof(port), "%u", (unsigned)b->info.port);
 	if (getaddrinfo(b->info.addr, port, &hints, &ai) != 0) {
-		client_fail_connect(b, EINVAL);
+		client_cut(b, EINVAL);
 		return;
 	}
 	b->cfd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
@@ -1365,7 +1368,7 @@ static void client_connect(struct te_barrier *b, const char *text)
 		int e = errno;
 
 		freeaddrinfo(ai);
-		client_fail_connect(b, e);
+		client_cut(b, e);
 		return;
 	}
 	if (connect(b->cfd, ai->ai_addr, ai->ai_addrlen) < 0 &&
@@ -1373,12 +1376,12 @@ static void client_connect(struct te_barrier *b, const char *text)
 		int e = errno;
 
 		freeaddrinfo(ai);
-		client_fail_connect(b, e);
+		client_cut(b, e);
 		return;
 	}
 	freeaddrinfo(ai);
 	if (ep_add(b, b->cfd, EPOLLOUT | EPOLLIN, TAG_CLIENT) < 0) {
-		client_fail_connect(b, errno);
+		client_cut(b, errno);
 		return;
 	}
 	b->cs = C_CONNECTING;
@@ -1449,7 +1452,7 @@ static void client_flush(struct te_barrier *b)
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			break;
-		client_fail_connect(b, n < 0 ? errno : EPIPE);
+		client_cut(b, n < 0 ? errno : EPIPE);
 		return;
 	}
 	if (b->cfd >= 0) {
@@ -1473,10 +1476,11 @@ static void client_io(struct te_barrier *b, uint32_t events)
 		if (getsockopt(b->cfd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
 			e = errno;
 		if (e) {
-			client_fail_connect(b, e);
+			client_cut(b, e);
 			return;
 		}
 		b->cs = C_SENT;
+		b->refusing = 0;
 	}
 	if (b->cs == C_SENT || b->cs == C_DONE)
 		client_flush(b);
@@ -1487,13 +1491,7 @@ static void client_io(struct te_barrier *b, uint32_t events)
 		int got;
 
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-			close(b->cfd);
-			b->cfd = -1;
-			if (b->cs != C_DONE && !b->got_reject &&
-			    !b->got_abort) {
-				b->cs = C_GONE;
-				b->gone_at = now_ms();
-			}
+			client_cut(b, n == 0 ? 0 : errno);
 			return;
 		}
 		if (n < 0)
@@ -1603,11 +1601,16 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 		te_snprintf(msg, len, "%s: rank 0 (node %s) did not arrive",
 			    head, rank0_host(b));
 		return;
+	case C_RETRY:
+		if (b->refusing)	/* nobody listens any more */
+			goto gone;
+		/* fall through */
 	case C_UNREACH:
 		te_snprintf(msg, len, "%s: rank 0 (node %s) arrived, but %s",
 			    head, rank0_host(b), b->unreach);
 		return;
 	case C_GONE:
+gone:
 		te_snprintf(msg, len, "%s: rank 0 (node %s) stopped waiting "
 			    "(its deadline passed or it failed) before every "
 			    "rank arrived", head, rank0_host(b));
@@ -1720,9 +1723,9 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 				size_t c;
 
 				coord_accept(b);
-				for (c = 0; c < b->maxconns; c++)
-					if (b->conns[c].fd >= 0 &&
-					    b->conns[c].registered)
+				for (c = 0; c < b->cc.cap; c++)
+					if (b->cc.c[c].fd >= 0 &&
+					    b->cc.c[c].registered)
 						coord_abort_conn(b, c);
 				r->aborted = 1;
 				te_strlcpy(r->msg, b->abort_text,
@@ -1791,12 +1794,21 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 				if (b->cs == C_LOOKUP)
 					client_lookup(b, now);
 			}
+			if (b->cs == C_RETRY && now >= b->next_retry)
+				client_dial(b);
 			if (b->cs == C_IDLE)
 				wait = b->start + b->lazy_ms - now;
 			else if (b->cs == C_LOOKUP && !b->get_pending)
 				wait = b->next_lookup - now;
-		} else {
-			coord_reap_idle(b, now);
+			else if (b->cs == C_RETRY)
+				wait = b->next_retry - now;
+		} else if (b->lfd >= 0) {
+			/* strangers' deadlines, the listener's pause */
+			int64_t due = te_cc_tick(&b->cc, b->lfd, b->epfd,
+						 TAG_LISTEN, now);
+
+			if (wait > due - now)
+				wait = due - now;
 		}
 		if (b->nfollowers_here < b->nfollowers &&
 		    wait > b->next_follower_check - now)
@@ -1837,8 +1849,8 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 			} else if (tag == TAG_CLIENT) {
 				if (b->cfd >= 0)
 					client_io(b, ev[i].events);
-			} else if (tag - TAG_CONN < b->maxconns &&
-				   b->conns[tag - TAG_CONN].fd >= 0) {
+			} else if (tag - TAG_CONN < b->cc.cap &&
+				   b->cc.c[tag - TAG_CONN].fd >= 0) {
 				coord_read(b, (size_t)(tag - TAG_CONN));
 			}
 		}
@@ -1858,6 +1870,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 		coord_broadcast(b, line);
 	}
 	r->reporter = p->me.rank == 0;
+	r->test_cut = b->test_cut_done;
 	te_barrier_free(b);
 	return r->ok ? 0 : -1;
 }

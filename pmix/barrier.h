@@ -85,6 +85,10 @@ struct te_barrier_opts {
 	int (*verdict)(void *ctx, const struct te_coord_req *nodes, size_t n,
 		       char *text, size_t len);
 	void *verdict_ctx;
+	/* test hook, rank 0: its coordinator cuts the first test_cut
+	 * connections it accepts, as a flood of strangers could (the
+	 * helpers must try again) */
+	unsigned test_cut;
 };
 
 struct te_barrier_result {
@@ -95,6 +99,7 @@ struct te_barrier_result {
 	int reporter;		/* rank 0: prints msg/warn for the job */
 	char msg[TE_MSG_MAX];	/* why not ok, in one line */
 	char warn[TE_MSG_MAX];	/* rank 0: the verdict's warning */
+	unsigned test_cut;	/* rank 0: connections the test hook cut */
 };
 
 struct te_barrier;

@@ -261,6 +261,21 @@ static int hooks_before_init(struct opts *o)
 	return 0;
 }
 
+/* TRAINENV_TEST_COORD_CUT=HOST:N: rank 0's coordinator, on HOST, cuts the
+ * first N connections it accepts (the helpers' first tries). */
+static unsigned hook_coord_cut(const struct opts *o)
+{
+	char buf[16];
+	const char *v;
+	uint64_t n;
+
+	if (!o->hooks ||
+	    !(v = hook_value("TRAINENV_TEST_COORD_CUT", buf, sizeof(buf))) ||
+	    te_parse_u64(v, 1000, &n) < 0)
+		return 0;
+	return (unsigned)n;
+}
+
 /* ---------------------------------------------------------------- versions */
 
 static void probe_versions(const struct opts *o, struct te_versions *v)
@@ -658,6 +673,7 @@ static void run(struct te_pmix *p, const struct opts *o)
 					      (size_t)p->nlocal : 0,
 			.verdict = verdict,
 			.failed = o->failed,
+			.test_cut = p->me.rank == 0 ? hook_coord_cut(o) : 0,
 		};
 		struct verdict_ctx vc = { .o = o, .rank0_host = host0 };
 		int64_t t0 = 0;
@@ -705,6 +721,10 @@ static void run(struct te_pmix *p, const struct opts *o)
 			unlink(ckpt_file);
 		if (br.warn[0])
 			warn("%s", br.warn);
+		if (br.test_cut)
+			warn("test hook TRAINENV_TEST_COORD_CUT: rank 0's "
+			     "coordinator cut %u connections before they "
+			     "registered", br.test_cut);
 		if (br.aborted) {	/* every task prints rank 0's report */
 			fail(0, "%s", br.msg);
 			return;

@@ -270,6 +270,59 @@ int te_coord_info_parse(const char *s, struct te_coord_info *c)
 	return *p ? -1 : 0;
 }
 
+/* ---------------------------------------------------------------- strangers */
+
+enum te_coord_admit te_coord_admit(size_t nfree, size_t npool,
+				   size_t pool_max)
+{
+	if (npool >= pool_max)
+		return TE_ADMIT_EVICT;
+	if (nfree)
+		return TE_ADMIT;
+	return npool ? TE_ADMIT_EVICT : TE_ADMIT_REFUSE;
+}
+
+int te_coord_prefix_ok(const char *buf, size_t len)
+{
+	static const char head[] = MAGIC " ";
+	const size_t tok = sizeof(head) - 1, sp = tok + TE_TOKEN_LEN;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (i < tok) {
+			if (c != (unsigned char)head[i])
+				return 0;
+		} else if (i < sp) {
+			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+				return 0;
+		} else if (i == sp) {
+			if (c != ' ')
+				return 0;
+		} else if (c == '\n') {
+			return 1;	/* the parser judges the whole line */
+		} else if (c < 0x20 || c >= 0x7f) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+enum te_coord_cut te_coord_after_cut(int refused, int64_t refused_since,
+				     int64_t now, int grace_ms)
+{
+	return refused && now - refused_since >= grace_ms ? TE_CUT_GONE :
+							     TE_CUT_RETRY;
+}
+
+int te_coord_retry_ms(int prev_ms)
+{
+	if (prev_ms <= 0)
+		return 10;
+	return prev_ms >= 125 ? 250 : prev_ms * 2;
+}
+
 /* ---------------------------------------------------------------- reports */
 
 void te_failed_report(uint32_t rank, const char *host, const char *why,

@@ -102,6 +102,45 @@ int te_coord_info_parse(const char *s, struct te_coord_info *c);
 /* 1 when s is exactly TE_TOKEN_LEN lower-case hex digits. */
 int te_token_valid(const char *s);
 
+/* ---------------------------------------------------------------- strangers
+ * Anyone on the network can connect to the coordinator. A connection that
+ * has not yet sent a line with the token lives in a pool of at most
+ * TE_COORD_POOL_MAX, apart from the helpers' slots, for at most
+ * TE_COORD_UNAUTH_MS; when a new connection finds the pool full, the
+ * oldest one in it is dropped, so that a helper always gets in and a
+ * registered helper is never pushed out. */
+#define TE_COORD_POOL_MAX 64
+#define TE_COORD_UNAUTH_MS 1000
+
+enum te_coord_admit { TE_ADMIT, TE_ADMIT_EVICT, TE_ADMIT_REFUSE };
+
+/* A new connection, with nfree free slots in all and npool connections in
+ * the pool: take it (TE_ADMIT), drop the pool's oldest first
+ * (TE_ADMIT_EVICT), or close it (TE_ADMIT_REFUSE: every slot holds a
+ * registered connection). */
+enum te_coord_admit te_coord_admit(size_t nfree, size_t npool,
+				   size_t pool_max);
+
+/* 1 when buf[0..len), what an unauthenticated connection sent so far,
+ * can still begin a request line: "TEBAR1 ", 32 lower-case hex digits, a
+ * space, then printable ASCII up to the newline. Only the token's shape
+ * is looked at, never its value: dropping a connection at the first
+ * wrong digit would tell a stranger the token digit by digit. */
+int te_coord_prefix_ok(const char *buf, size_t len);
+
+/* A helper's connection to the coordinator failed or was cut before any
+ * answer: it tries again (TE_CUT_RETRY), unless every try has been
+ * refused for grace_ms (nobody listens: rank 0 has left, TE_CUT_GONE).
+ * refused: this try was refused; refused_since: when the current run of
+ * refusals began. */
+enum te_coord_cut { TE_CUT_RETRY, TE_CUT_GONE };
+enum te_coord_cut te_coord_after_cut(int refused, int64_t refused_since,
+				     int64_t now, int grace_ms);
+
+/* The pause before the next try: 10 ms after prev_ms 0, doubling up to
+ * 250 ms. */
+int te_coord_retry_ms(int prev_ms);
+
 /* ---------------------------------------------------------------- reports */
 
 /* Writes the host name of rank into host; returns 0, or -1 when unknown. */

@@ -1,7 +1,8 @@
 /* libFuzzer target: every line the barrier coordinator and its clients
  * read from the network or from PMIx peers (requests, replies, the
  * coordinator's address, versions, rank lists, hook values, a rank's
- * failure before the barrier and rank 0's abort report). */
+ * failure before the barrier and rank 0's abort report), and the
+ * coordinator's early garbage check of a stranger's bytes. */
 // FUZZ-SOURCES: pmix/rdzv_core.c spank/rdzv_proto.c spank/strutil.c spank/settings.c|
 #include "config.h"
 
@@ -29,9 +30,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(line, data, size);
 	line[size] = '\0';
 	if (te_coord_req_parse(line, "0123456789abcdef0123456789abcdef", 1000,
-			       &q) == 0)
+			       &q) == 0) {
 		te_coord_req_format(out, sizeof(out),
 				    "0123456789abcdef0123456789abcdef", &q);
+		/* a line the coordinator takes is never dropped as garbage
+		 * before it is whole */
+		if (!te_coord_prefix_ok(line, strlen(line)))
+			__builtin_trap();
+	}
+	te_coord_prefix_ok((const char *)data, size);
 	if (te_coord_reply_parse(line, &r) == 0 && r.kind == TE_CR_ABORT)
 		te_coord_reply_format(out, sizeof(out), r.kind, r.text);
 	if (q.kind == TE_CQ_FAILED)

@@ -1,8 +1,9 @@
 /* Unit tests of the pure part of the PMIx layer: the helper's pipe
- * protocol, the coordinator's wire lines, the missing-rank and version
- * reports, MASTER_PORT choice, the NCCL_SOCKET_IFNAME syntax, the
- * published data. Ends with a random-input run of every parser (a small
- * fuzz; the sanitizer build makes it count). No Slurm, no PMIx. */
+ * protocol, the coordinator's wire lines and its rules for strangers, the
+ * missing-rank and version reports, MASTER_PORT choice, the
+ * NCCL_SOCKET_IFNAME syntax, the published data. Ends with a random-input
+ * run of every parser (a small fuzz; the sanitizer build makes it
+ * count). No Slurm, no PMIx. */
 #include "config.h"
 
 #include <stdio.h>
@@ -294,6 +295,66 @@ static void test_coord(void)
 	       "long token refused");
 }
 
+/* The coordinator against strangers: who gets a slot, what is garbage,
+ * when a helper stops trying. */
+static void test_strangers(void)
+{
+	struct te_coord_req q = { .kind = TE_CQ_NODE, .rank = 2 };
+	char line[TE_COORD_LINE_MAX + 8];
+	size_t i, n;
+	int ms, all = 1;
+
+	is_int(te_coord_admit(5, 0, 64), TE_ADMIT, "a free slot, pool empty: taken");
+	is_int(te_coord_admit(5, 63, 64), TE_ADMIT, "pool one short of full: taken");
+	is_int(te_coord_admit(5, 64, 64), TE_ADMIT_EVICT,
+	       "pool full: the oldest stranger goes, the newcomer is taken");
+	is_int(te_coord_admit(0, 3, 64), TE_ADMIT_EVICT,
+	       "no free slot but strangers in the pool: the oldest goes");
+	is_int(te_coord_admit(0, 0, 64), TE_ADMIT_REFUSE,
+	       "every slot a registered helper: the newcomer is refused, no helper pushed out");
+
+	/* every prefix of every line a helper sends is fine */
+	strcpy(q.host, "n2");
+	strcpy(q.ver.trainenv, "0.1.0");
+	strcpy(q.ver.nccl, "2.28.9");
+	strcpy(q.ver.cuda, "none");
+	strcpy(q.ver.cudart, "13.0");
+	strcpy(q.ckpt, "ok");
+	is_int(te_coord_req_format(line, sizeof(line), TOK, &q), 0, "node line formats");
+	n = strlen(line);
+	strcpy(line + n, "TEBAR1 " TOK " arrived 3 n2\n");	/* two lines */
+	for (i = 0; i <= strlen(line); i++)
+		all &= te_coord_prefix_ok(line, i);
+	ok(all, "every prefix of a helper's lines can begin a request");
+	ok(te_coord_prefix_ok("TEBAR1 " TOK2 " x", 7 + 32 + 2),
+	   "a wrong token of the right shape is left to the parser (no digit-by-digit oracle)");
+	ok(!te_coord_prefix_ok("GET / HTTP/1.1\r\n", 5), "HTTP: garbage at its first byte");
+	ok(!te_coord_prefix_ok("TEBAR2", 6), "another magic: garbage");
+	ok(!te_coord_prefix_ok("TEBAR1 0123X", 12), "a non-hex token digit: garbage");
+	ok(!te_coord_prefix_ok("TEBAR1 " TOK "x", 7 + 32 + 1),
+	   "no space after 32 digits: garbage");
+	ok(!te_coord_prefix_ok("TEBAR1 0123\n", 12), "a line ending inside the token: garbage");
+	ok(!te_coord_prefix_ok("TEBAR1 " TOK " st\001", 7 + 32 + 4),
+	   "a control byte in the first line: garbage");
+	ok(!te_coord_prefix_ok("TEBAR1 " TOK " st\0tus", 7 + 32 + 6),
+	   "a NUL byte: garbage");
+	ok(te_coord_prefix_ok("", 0), "nothing yet: not judged");
+
+	is_int(te_coord_after_cut(0, 0, 100000, 3000), TE_CUT_RETRY,
+	       "cut (reset, closed) before an answer: try again");
+	is_int(te_coord_after_cut(1, 1000, 1000, 3000), TE_CUT_RETRY,
+	       "a first refusal: try again");
+	is_int(te_coord_after_cut(1, 1000, 3999, 3000), TE_CUT_RETRY,
+	       "refused for less than the grace: try again");
+	is_int(te_coord_after_cut(1, 1000, 4000, 3000), TE_CUT_GONE,
+	       "refused for the whole grace: rank 0 has left");
+	is_int(te_coord_retry_ms(0), 10, "the first pause is 10 ms");
+	for (ms = 0, i = 0; i < 40; i++)
+		ms = te_coord_retry_ms(ms);
+	is_int(ms, 250, "the pause grows to 250 ms and stays there");
+	is_int(te_coord_retry_ms(20), 40, "and doubles on the way");
+}
+
 /* hosts for the summary: ranks 0-3 on n1, 4-7 on n2, 8-9 on n3 */
 static int calls;
 static int fake_host(void *ctx, uint32_t rank, char *host, size_t len)
@@ -577,6 +638,10 @@ static void test_fuzz(void)
 				if (q.rank >= 100 || (q.kind == TE_CQ_ARRIVED &&
 						      !te_host_valid(q.host)))
 					bad++;
+				/* what the coordinator takes is never
+				 * dropped early as garbage */
+				if (!te_coord_prefix_ok(buf, len))
+					bad++;
 			}
 			break;
 		case 2:
@@ -609,6 +674,7 @@ int main(void)
 {
 	test_proto();
 	test_coord();
+	test_strangers();
 	test_missing();
 	test_versions();
 	test_ports();
