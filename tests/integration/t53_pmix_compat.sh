@@ -152,7 +152,8 @@ is "$?" 2 "trainenv barrier --timeout 0 is a usage error"
 # ---------------------------------------------------------------- install
 inst=$TE_WORK/inst
 # a make of its own, not the one running make check
-mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s -C "$builddir" "$@"; }
+# the real build tree: the staged copy (TE_BUILDDIR) has no source beside it
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s -C "${TE_REAL_BUILDDIR:-$builddir}" "$@"; }
 mk install DESTDIR="$inst" >"$TE_WORK/install.log" 2>&1
 ok $? "make install DESTDIR=... works" || diag "$(tail -20 "$TE_WORK/install.log")"
 init=$(find "$inst" -path '*/trainenv/__init__.py' | head -1)

@@ -553,9 +553,14 @@ is "$fails" 0 "20 back-to-back PMIx steps with the barrier and --train-bind=numa
 	diag "$(cat "$TE_WORK"/b2b.*.out | sort | uniq -c | head)"
 is "$(printf '%s\n' "${srun_fds[@]}" | sort -u | wc -l)" 1 "srun's descriptors mid-step are the same in every step (${srun_fds[0]}): nothing grows" ||
 	diag "${srun_fds[*]}"
-sleep 1
-left=$(for n in "${nodes[@]}"; do node_procs "$n" '[t]rainenv|[s]lurmstepd' | sed "s/^/$n: /"; done)
-is "$left" "" "after 20 steps: no trainenv, trainenv-rdzv or slurmstepd process on any node"
+# slurmstepd ends a moment after srun has its exit codes (epilog, the
+# accounting message): wait for it, up to 10 s, polling
+for _ in $(seq 50); do
+	left=$(for n in "${nodes[@]}"; do node_procs "$n" '[t]rainenv|[s]lurmstepd' | sed "s/^/$n: /"; done)
+	[ -z "$left" ] && break
+	sleep 0.2
+done
+is "$left" "" "after 20 steps: no trainenv, trainenv-rdzv or slurmstepd process on any node (within 10 s)"
 snap1=$(snapshot)
 is "$snap1" "$snap0" "after 20 steps: the nodes' /tmp, spool, listening sockets, the shared directory and the topology cache are as before" ||
 	diag "before:" "$snap0" "after:" "$snap1"
