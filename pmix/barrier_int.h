@@ -1,0 +1,190 @@
+/* The barrier's private header (pmix/barrier*.c): the state of one
+ * barrier and what its parts call of each other. barrier.c: prepare, the
+ * wait loop, the result; barrier_session.c: the PMIx session, its
+ * callbacks and the loop's descriptors; barrier_coord.c: rank 0's
+ * coordinator; barrier_client.c: the other ranks' side of it;
+ * barrier_followers.c: the node's ranks this helper stands for. */
+#ifndef TE_BARRIER_INT_H
+#define TE_BARRIER_INT_H
+
+#include <stdint.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "barrier.h"
+#include "coord_conns.h"
+
+#define COORD_KEY_FMT "te.coord.%u"
+#define COORD_FILE_FMT "%s/trainenv-coord.%u"
+#define STATUS_WAIT_MS 1000	/* a rank's own deadline: ask rank 0 */
+/* rank 0 left: is our fence done anyway? Also how long a helper goes on
+ * trying while every try is refused (nobody listens any more) */
+#define GONE_GRACE_MS 3000
+#define ALIVE_CHECK_MS 200	/* are the waiting followers still there? */
+#define HELPER_GONE_WHY "its node's rendezvous helper went away before " \
+	"every rank arrived"
+#define TASK_GONE_WHY "its task ended while waiting at the barrier"
+
+static inline int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+enum cstate {
+	C_IDLE,		/* not registered (yet) */
+	C_LOOKUP,	/* looking for rank 0's coordinator */
+	C_CONNECTING,
+	C_SENT,		/* registered, waiting */
+	C_DONE,		/* rank 0 passed the barrier */
+	C_GONE,		/* rank 0's coordinator went away */
+	C_UNREACH,	/* found but cannot connect */
+	C_RETRY,	/* refused or cut before an answer: tries again */
+};
+
+struct te_barrier {
+	struct te_pmix *p;
+	double timeout_s;
+	int coordinated;
+	unsigned seq;
+	char tmpdir[512];
+	char key[32];
+	int64_t start, deadline;
+	int lazy_ms;
+	int epfd, wake[2];
+	int fence_started;
+	int collect;		/* the fence carries data (see prepare) */
+	int dirty;		/* something put: commit before the fence */
+	char coord_addr[64];	/* rank 0: where a lazy coordinator listens */
+	int coord_due;		/* rank 0: start the coordinator when slow */
+	/* the local ranks this process stands for (their arrival files) */
+	uint32_t *followers;
+	unsigned char *follower_here;	/* 1 arrived, 2 failed */
+	size_t nfollowers, nfollowers_here;
+	int64_t next_follower_check;
+	int follower_wait;
+	int64_t next_alive_check;
+	int finishing;		/* rank 0 answers everyone: closes are ours */
+	struct te_coord_req node;	/* this node's facts (coordinated) */
+	char self_failed[TE_FAIL_TEXT_MAX + 1];	/* this rank failed: why */
+	/* rank 0, a rank failed before the barrier: every node is answered
+	 * "abort" with the report, and the wait ends once every node has
+	 * been told (or at the deadline) */
+	int aborting;
+	char abort_text[TE_COORD_TEXT_MAX + 1];
+	char (*hosts)[TE_HOST_MAX];	/* the job's nodes, once aborting */
+	unsigned char *host_told;
+	size_t nhosts, ntold;
+	int hosts_known;
+	int (*verdict)(void *, const struct te_coord_req *, size_t, char *,
+		       size_t);
+	void *verdict_ctx;
+	/* rank 0 */
+	int lfd;
+	struct te_coord_info info;
+	char coord_file[600];
+	unsigned char *arrived;
+	uint32_t narrived;
+	struct te_coord_req *nodes;	/* node facts received */
+	size_t nnodes, nodes_cap;
+	struct te_coord_conns cc;	/* the helpers and the strangers */
+	unsigned test_cut, test_cut_done;	/* test hook: to cut, cut */
+	struct rlimit old_nofile;
+	int nofile_raised;
+	/* other ranks */
+	enum cstate cs;
+	char rank0_host[TE_HOST_MAX];
+	int rank0_local;
+	int64_t next_lookup;
+	int backoff;
+	int get_pending;
+	int cfd;
+	char cbuf[TE_COORD_LINE_MAX + 1];
+	size_t clen;
+	char *out;		/* lines queued for the coordinator */
+	size_t outlen, outoff, outcap;
+	int64_t gone_at;
+	int refusing;		/* every try since refused_since refused */
+	int64_t refused_since, next_retry;
+	int retry_ms;
+	char unreach[200];
+	char rank0_text[TE_COORD_TEXT_MAX + 1];	/* "fail"/"reject"/"state" */
+	int got_fail, got_state, got_reject, got_abort;
+};
+
+#define TAG_WAKE 0
+#define TAG_LISTEN 1
+#define TAG_CLIENT 2
+#define TAG_CONN 3	/* + slot index */
+
+/* ---------------------------------------------------------------- session */
+void cb_attach(int wake_fd);
+/* Forgets pending operations and the pipe: nothing is written to the fd
+ * once this returns. */
+void cb_detach(void);
+int start_fence(int collect, char *err, size_t errlen);
+int start_get(struct te_pmix *p, uint32_t rank, const char *key, int refresh);
+/* 1 when the PMIx_Get_nb of start_get has answered: its status, and its
+ * value in text[0..len) */
+int get_take(pmix_status_t *st, char *text, size_t len);
+/* Sleeps until the fence's callback or ms milliseconds. */
+void fence_sleep(int ms);
+/* 1 when the fence is done, its status in *st */
+int fence_state(pmix_status_t *st);
+/* The session's epoll set and wake pipe (made once, drained of what an
+ * abandoned operation left): 0, or -1 with errno. */
+int loop_attach(int *epfd, int wake[2]);
+
+/* ---------------------------------------------------------------- barrier.c */
+int ep_add(struct te_barrier *b, int fd, uint32_t events, uint64_t tag);
+/* why a rank failed, fit for the wire: printable ASCII, never empty */
+void fail_text(char *dst, size_t size, const char *why);
+/* Takes the first whole line (newline included) out of a connection's
+ * buffer buf[0..*len) into line. 0: no whole line yet; 1: taken; -1:
+ * taken, but it holds a NUL byte (no protocol line does). */
+int take_line(char *buf, size_t *len, char line[TE_COORD_LINE_MAX + 1]);
+
+/* ---------------------------------------------------------------- coordinator */
+int coord_start(struct te_barrier *b, const char *addr, char *err,
+		size_t errlen);
+void mark_arrived(struct te_barrier *b, uint32_t rank);
+/* Rank 0: rank failed before the barrier. The first failure is the
+ * report; every node registered so far is answered at once, the others
+ * as soon as they register. */
+void coord_rank_failed(struct te_barrier *b, uint32_t rank, const char *host,
+		       const char *why);
+void coord_summary(struct te_barrier *b, char *out, size_t len);
+/* Rank 0, aborting: answers one registered connection and closes it. */
+void coord_abort_conn(struct te_barrier *b, size_t i);
+/* A burst of accepts at most (coord_conns.h). */
+void coord_accept(struct te_barrier *b);
+void coord_read(struct te_barrier *b, size_t i);
+/* Sends line to every registered connection and closes them all. */
+void coord_broadcast(struct te_barrier *b, const char *line);
+/* Rank 0, coordinated: every rank is here; the launch checks decide. */
+void coord_complete(struct te_barrier *b, struct te_barrier_result *r);
+
+/* ---------------------------------------------------------------- client */
+const char *rank0_host(struct te_barrier *b);
+void queue_arrived(struct te_barrier *b, uint32_t rank);
+void queue_failed(struct te_barrier *b, uint32_t rank, const char *why);
+void client_flush(struct te_barrier *b);
+/* Connects to the coordinator in b->info, with the whole registration
+ * queued (a new connection starts from nothing). */
+void client_dial(struct te_barrier *b);
+void client_lookup(struct te_barrier *b, int64_t now);
+void client_get_done(struct te_barrier *b, int64_t now);
+void client_io(struct te_barrier *b, uint32_t events);
+/* At this rank's own deadline: ask rank 0 for the current report. */
+void client_ask_status(struct te_barrier *b);
+
+/* ---------------------------------------------------------------- followers */
+/* A follower's failure file: its one line, cleaned. 0, or -1 when it is
+ * not there or not this user's regular file. */
+int read_failed_file(const char *path, char *why, size_t len);
+void check_followers(struct te_barrier *b, int64_t now);
+void check_alive(struct te_barrier *b, int64_t now);
+
+#endif
