@@ -16,8 +16,22 @@
  * When srun's stdout/stderr is a terminal, pipe or socket, the shield also
  * relays it: srun writes into a pipe the shield holds open, so a terminal
  * that is gone (EIO) or a pipe reader that died (srun would get SIGPIPE and
- * kill the step) only makes the shield drop that output. Regular files are
- * left alone: writing to them cannot fail that way.
+ * kill the step) only makes the shield drop that output. Regular files and
+ * other devices are left alone: writing to them cannot fail that way. The
+ * relay never blocks: it writes through a non-blocking descriptor of its
+ * own and holds at most RELAY_CAP bytes per stream; when that is full it
+ * stops reading from srun, so a stalled reader (srun | less) holds srun back
+ * as it would without the shield while signals still get through.
+ *
+ * Job control: srun ignores SIGTTIN, so when its job is in the background
+ * its read of the terminal fails (EIO) and srun ends its stdin there: what
+ * the user types goes to the shell. Out of the terminal's session, the
+ * terminal is no longer srun's controlling terminal and that read would
+ * succeed, taking the user's input. So when srun reads a terminal, the
+ * shield (still in the session, SIGTTIN blocked: the same EIO) reads it for
+ * srun and relays it through a pipe, ending srun's stdin where srun would.
+ * And the shield stops with the very signal that stopped the job (SIGTSTP
+ * for Ctrl-Z), so the shell reports what it reports without the shield.
  *
  * Interactive sessions (--pty) are not shielded: a shell should end with its
  * terminal. */
@@ -25,20 +39,34 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "hangup.h"
+#include "relaybuf.h"
 #include "srunargs.h"
 #include "strutil.h"
+
+/* Per relayed stream: enough to absorb bursts, small enough that a stalled
+ * reader holds srun back soon. */
+#define RELAY_CAP (256 * 1024)
+/* A destination that could not be reopened non-blocking is written only
+ * after poll says it has room, at most this much at a time (a pipe with
+ * room takes PIPE_BUF bytes without blocking). */
+#define GUARDED_CHUNK PIPE_BUF
+/* How long the shield keeps reading srun's pipes after srun is gone: a
+ * process srun left behind may hold them open. */
+#define LEFTOVER_MS 2000
 
 static const int forwarded[] = {
 	SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH, SIGCONT,
@@ -50,71 +78,209 @@ static int needs_relay(int fd)
 
 	if (fstat(fd, &st) < 0)
 		return 0;
-	return S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) ||
+	return (S_ISCHR(st.st_mode) && isatty(fd)) || S_ISFIFO(st.st_mode) ||
 	       S_ISSOCK(st.st_mode);
 }
+
+/* srun's own command line (/proc/self/cmdline) into argv; returns argc. */
+static int srun_cmdline(char *buf, size_t len, char **argv, int max)
+{
+	ssize_t n;
+	size_t i = 0;
+	int argc = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	argv[0] = NULL;
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	while (i < (size_t)n && argc < max - 1) {
+		argv[argc++] = buf + i;
+		i += strlen(buf + i) + 1;
+	}
+	argv[argc] = NULL;
+	return argc;
+}
+
+static char cmdline_buf[65536];
+static char *cmdline_argv[1024];
 
 /* srun's /proc/self/cmdline holds its own options: --pty asks for an
  * interactive session that should die with its terminal. Only srun's
  * options count, not the command's ("srun prog --pty"). */
 int te_hangup_is_pty(void)
 {
-	static char buf[65536];
-	char *argv[1024];
-	ssize_t n;
-	size_t i = 0;
-	int argc = 0;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	int argc = srun_cmdline(cmdline_buf, sizeof(cmdline_buf), cmdline_argv,
+				1024);
 
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	while (i < (size_t)n && argc < 1023) {
-		argv[argc++] = buf + i;
-		i += strlen(buf + i) + 1;
-	}
-	argv[argc] = NULL;
-	return te_srun_asks_pty(argc, argv);
+	return te_srun_asks_pty(argc, cmdline_argv);
+}
+
+/* srun will read its stdin, and that is a terminal: a non-blocking
+ * descriptor of our own to read it for srun, or -1 (then srun reads it
+ * itself, as without the shield). */
+static int terminal_for_srun(void)
+{
+	int argc;
+
+	if (!isatty(STDIN_FILENO))
+		return -1;
+	argc = srun_cmdline(cmdline_buf, sizeof(cmdline_buf), cmdline_argv,
+			    1024);
+	if (!te_srun_reads_stdin(argc, cmdline_argv))
+		return -1;
+	return open("/proc/self/fd/0", O_RDONLY | O_NONBLOCK | O_NOCTTY |
+						O_CLOEXEC);
+}
+
+/* Stops this process by SIG's default action, as the kernel stops a job,
+ * so that the shell reports the job as it would report srun ("Stopped",
+ * "Stopped (tty input)"). SIG and SIGCONT must be blocked on entry. Returns
+ * 1 once stopped and continued (SIGCONT is then pending), 0 when the kernel
+ * discarded SIG (an orphaned process group) and nothing stopped. */
+static int stop_with(int sig)
+{
+	struct sigaction dfl, old;
+	sigset_t one, pending;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(sig, &dfl, &old);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	kill(getpid(), sig);	/* pending: a stop signal flushes any SIGCONT */
+	sigprocmask(SIG_UNBLOCK, &one, NULL);	/* delivered: stopped here */
+	sigprocmask(SIG_BLOCK, &one, NULL);
+	sigaction(sig, &old, NULL);
+	return sigpending(&pending) == 0 && sigismember(&pending, SIGCONT);
 }
 
 struct relay {
-	int in;		/* pipe from srun, -1 when done */
-	int out;	/* where it goes */
+	int input;	/* the terminal to srun's stdin (else srun's output) */
+	int in;		/* where it comes from, -1 when done */
+	int out;	/* the destination, as srun had it */
+	int wfd;	/* our own non-blocking descriptor for out, or -1 */
+	int sock;	/* out is a socket: send() with MSG_DONTWAIT */
 	int dead;	/* the destination failed: drop from now on */
+	int full;	/* the last write would have blocked: wait for POLLOUT */
+	struct te_relaybuf buf;
 };
 
-static void relay_some(struct relay *r)
+/* A non-blocking descriptor of our own for fd: O_NONBLOCK on fd itself
+ * would change the terminal or pipe for the shell and everything else that
+ * shares it. Sockets take MSG_DONTWAIT per call instead. */
+static void relay_open(struct relay *r, int in, int out, char *mem)
 {
-	char buf[65536];
-	ssize_t n = read(r->in, buf, sizeof(buf));
+	char path[64];
+	struct stat st;
 
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+	r->input = 0;
+	r->in = in;
+	r->out = out;
+	r->wfd = -1;
+	r->sock = fstat(out, &st) == 0 && S_ISSOCK(st.st_mode);
+	r->dead = 0;
+	r->full = 0;
+	te_relaybuf_init(&r->buf, mem, RELAY_CAP);
+	if (r->sock)
 		return;
-	if (n <= 0) {
-		close(r->in);
-		r->in = -1;
-		return;
-	}
-	for (ssize_t off = 0; off < n && !r->dead;) {
-		ssize_t w = write(r->out, buf + off, (size_t)(n - off));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", out);
+	r->wfd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (r->wfd < 0 && (errno == ENXIO || errno == EIO))
+		r->dead = 1;	/* no reader left, or the terminal hung up */
+}
 
+/* Writes what it can without blocking. */
+static void relay_flush(struct relay *r, int may_write)
+{
+	size_t n;
+	const char *data = te_relaybuf_data(&r->buf, &n);
+	int guarded = !r->sock && r->wfd < 0;
+
+	while (n > 0 && !r->dead) {
+		ssize_t w;
+
+		if (guarded) {
+			if (!may_write)
+				return;
+			may_write = 0;	/* one chunk per poll */
+			if (n > GUARDED_CHUNK)
+				n = GUARDED_CHUNK;
+		}
+		if (r->sock)
+			w = send(r->out, data, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		else
+			w = write(guarded ? r->out : r->wfd, data, n);
 		if (w < 0 && errno == EINTR)
 			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			r->full = 1;
+			return;
+		}
 		if (w <= 0) {
 			/* EIO: the terminal hung up; EPIPE: the reader is
 			 * gone. Either way srun must not notice. */
 			r->dead = 1;
 			break;
 		}
-		off += w;
+		r->full = 0;
+		te_relaybuf_taken(&r->buf, (size_t)w);
+		data = te_relaybuf_data(&r->buf, &n);
+	}
+	if (r->dead)
+		te_relaybuf_taken(&r->buf, r->buf.len);
+}
+
+/* Reads from srun while there is room. */
+static void relay_fill(struct relay *r)
+{
+	size_t room;
+	char *p = te_relaybuf_space(&r->buf, &room);
+	ssize_t n;
+
+	if (room == 0)
+		return;
+	n = read(r->in, p, room);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		/* EOF; EIO: srun's pipe... or, for the terminal, the job
+		 * is in the background, where srun's own read fails too
+		 * and srun ends its stdin. */
+		close(r->in);
+		r->in = -1;
+		return;
+	}
+	if (r->dead)
+		return;		/* read and dropped: srun must not block */
+	te_relaybuf_added(&r->buf, (size_t)n);
+}
+
+/* srun's stdin: once the terminal is done with (EOF, background) and what
+ * was read has gone to srun, srun gets its EOF; once srun no longer reads
+ * (EPIPE) or is gone, the terminal is left to the shell. */
+static void input_settle(struct relay *r, int srun_gone)
+{
+	if (!r->input)
+		return;
+	if (r->in >= 0 && (r->dead || srun_gone)) {
+		close(r->in);
+		r->in = -1;
+	}
+	if (r->in < 0 && r->wfd >= 0 && (r->buf.len == 0 || r->dead ||
+					  srun_gone)) {
+		close(r->wfd);
+		r->wfd = -1;
+		r->dead = 1;
+		te_relaybuf_taken(&r->buf, r->buf.len);
 	}
 }
 
-static void exit_like(int status)
+static void __attribute__((noreturn)) exit_like(int status)
 {
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
@@ -138,77 +304,165 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void __attribute__((noreturn))
-shield_loop(pid_t child, int sfd, struct relay *r, int nr)
+struct shield {
+	pid_t child;
+	int sfd;
+	struct relay *r;
+	int nr;
+	int stop_sig;		/* stop with this once srun has stopped */
+	int srun_stopped;
+	int done, status;
+	int64_t deadline;
+};
+
+/* srun is stopped: the shield stops too, so the shell sees the job stopped
+ * (Ctrl-Z); it goes on when the shell continues the job. */
+static void follow_stop(struct shield *s)
 {
-	int status = 0, done = 0;
-	int64_t deadline = 0;
+	int sig = s->stop_sig ? s->stop_sig : SIGSTOP;
 
-	for (;;) {
-		struct pollfd p[3];
-		int np = 0, open_pipes = 0, i, timeout = -1;
+	s->stop_sig = 0;
+	if (!stop_with(sig) && sig != SIGSTOP)
+		stop_with(SIGSTOP);	/* orphaned group: SIGSTOP still stops */
+}
 
-		p[np].fd = sfd;
-		p[np++].events = POLLIN;
-		for (i = 0; i < nr; i++) {
-			if (r[i].in < 0)
-				continue;
-			p[np].fd = r[i].in;
-			p[np++].events = POLLIN;
-			open_pipes++;
+static void on_signal(struct shield *s, int sig)
+{
+	int st;
+	pid_t w;
+
+	switch (sig) {
+	case SIGCHLD:
+		while ((w = waitpid(s->child, &st, WNOHANG | WUNTRACED)) > 0) {
+			if (WIFSTOPPED(st)) {
+				s->srun_stopped = 1;
+				follow_stop(s);
+			} else if (!s->done) {
+				s->status = st;
+				s->done = 1;
+				s->deadline = now_ms() + LEFTOVER_MS;
+			}
 		}
-		if (done) {
-			/* srun is gone: its output may still be in the
-			 * pipes, but a process it left behind could hold
-			 * them open; do not wait for that forever. */
-			int64_t left = deadline - now_ms();
+		return;
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+		if (s->done)
+			return;
+		/* srun leads an orphaned process group, where the kernel
+		 * drops SIGTSTP: only SIGSTOP stops it. */
+		s->stop_sig = sig;
+		if (s->srun_stopped)
+			follow_stop(s);
+		else
+			kill(s->child, SIGSTOP);
+		return;
+	case SIGCONT:
+		if (!s->done) {
+			s->srun_stopped = 0;
+			kill(s->child, SIGCONT);
+		}
+		return;
+	default:
+		if (!s->done) {
+			kill(s->child, sig);
+			return;
+		}
+		/* srun is gone and only its output is left to write: a user
+		 * who interrupts that gets the shell back now. */
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGQUIT)
+			exit_like(s->status);
+	}
+}
 
-			if (!open_pipes || left <= 0)
-				exit_like(status);
-			timeout = (int)left;
+static void __attribute__((noreturn)) shield_loop(struct shield *s)
+{
+	for (;;) {
+		struct pollfd p[1 + 3 * 2];
+		int who[1 + 3 * 2];	/* relay index, or -1 */
+		int np = 0, i, timeout = -1, busy = 0, reading = 0;
+
+		if (s->done && now_ms() >= s->deadline)
+			/* A process srun left behind may hold its pipes
+			 * open: stop reading them. */
+			for (i = 0; i < s->nr; i++)
+				if (s->r[i].in >= 0) {
+					close(s->r[i].in);
+					s->r[i].in = -1;
+				}
+		p[np].fd = s->sfd;
+		p[np].events = POLLIN;
+		who[np++] = -1;
+		for (i = 0; i < s->nr; i++) {
+			struct relay *r = &s->r[i];
+
+			input_settle(r, s->done);
+			if (r->input)
+				continue;	/* polled below, never busy */
+			if (r->in >= 0 && r->buf.len < r->buf.cap) {
+				p[np].fd = r->in;
+				p[np].events = POLLIN;
+				who[np++] = i;
+			}
+			if (r->buf.len > 0 && !r->dead &&
+			    (r->full || (!r->sock && r->wfd < 0))) {
+				p[np].fd = r->sock || r->wfd < 0 ? r->out :
+								   r->wfd;
+				p[np].events = POLLOUT;
+				who[np++] = i;
+			}
+			reading |= r->in >= 0;
+			busy |= r->in >= 0 || (r->buf.len > 0 && !r->dead);
+		}
+		for (i = 0; i < s->nr; i++) {
+			struct relay *r = &s->r[i];
+
+			if (!r->input)
+				continue;
+			if (r->in >= 0 && r->buf.len < r->buf.cap) {
+				p[np].fd = r->in;
+				p[np].events = POLLIN;
+				who[np++] = i;
+			}
+			if (r->buf.len > 0 && r->full && !r->dead) {
+				p[np].fd = r->wfd;
+				p[np].events = POLLOUT;
+				who[np++] = i;
+			}
+		}
+		if (s->done) {
+			/* srun is gone: what it wrote is still to go out.
+			 * The pipes are read until LEFTOVER_MS after srun's
+			 * end; the writing waits for the reader as srun's
+			 * own would, but a signal ends it (on_signal). */
+			if (!busy)
+				exit_like(s->status);
+			if (reading)
+				timeout = (int)(s->deadline - now_ms());
+			if (timeout < 0 && reading)
+				timeout = 0;
 		}
 		if (poll(p, (nfds_t)np, timeout) < 0 && errno != EINTR)
-			exit_like(done ? status : (1 << 8));
-		for (i = 1; i < np; i++) {
-			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			for (int k = 0; k < nr; k++)
-				if (r[k].in == p[i].fd)
-					relay_some(&r[k]);
-		}
+			exit_like(s->done ? s->status : (1 << 8));
+		/* Signals first: they must get through whatever the I/O. */
 		if (p[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
-			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				int sig = (int)si.ssi_signo;
+			while (read(s->sfd, &si, sizeof(si)) == sizeof(si))
+				on_signal(s, (int)si.ssi_signo);
+		}
+		for (i = 1; i < np; i++) {
+			struct relay *r = &s->r[who[i]];
 
-				if (sig == SIGCHLD) {
-					int st;
-					pid_t w;
-
-					while ((w = waitpid(child, &st,
-							    WNOHANG | WUNTRACED)) > 0) {
-						if (WIFSTOPPED(st)) {
-							/* Ctrl-Z stopped srun:
-							 * stop with it so the
-							 * shell sees the job
-							 * stopped. */
-							raise(SIGSTOP);
-						} else if (!done) {
-							status = st;
-							done = 1;
-							deadline = now_ms() + 2000;
-						}
-					}
-				} else if (sig == SIGTSTP || sig == SIGTTIN ||
-					   sig == SIGTTOU) {
-					/* srun leads an orphaned process
-					 * group, where the kernel drops
-					 * SIGTSTP: only SIGSTOP stops it. */
-					kill(child, SIGSTOP);
-				} else if (!done) {
-					kill(child, sig);
-				}
+			if (!p[i].revents)
+				continue;
+			if (p[i].events & POLLIN) {
+				if (r->in == p[i].fd)
+					relay_fill(r);
+				relay_flush(r, 0);
+			} else {
+				r->full = 0;
+				relay_flush(r, 1);
 			}
 		}
 	}
@@ -216,15 +470,19 @@ shield_loop(pid_t child, int sfd, struct relay *r, int nr)
 
 int te_hangup_shield(char *err, size_t errlen)
 {
-	int relay_fd[2] = { STDOUT_FILENO, STDERR_FILENO };
-	int pipes[2][2] = { { -1, -1 }, { -1, -1 } };
-	struct relay r[2];
+	static char mem[3][RELAY_CAP];
+	/* srun's stdout and stderr, then its stdin */
+	int relay_fd[3] = { STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO };
+	int pipes[3][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
+	struct relay r[3];
+	struct shield s;
 	sigset_t set, old;
-	int nr = 0, sfd, i;
+	int i, sfd = -1, tty = terminal_for_srun();
 	pid_t pid;
 
-	for (i = 0; i < 2; i++) {
-		if (!needs_relay(relay_fd[i]))
+	memset(&s, 0, sizeof(s));
+	for (i = 0; i < 3; i++) {
+		if (i == 2 ? tty < 0 : !needs_relay(relay_fd[i]))
 			continue;
 		if (pipe2(pipes[i], O_CLOEXEC) < 0) {
 			te_snprintf(err, errlen, "pipe: %s", strerror(errno));
@@ -240,11 +498,23 @@ int te_hangup_shield(char *err, size_t errlen)
 	sigaddset(&set, SIGTSTP);
 	sigaddset(&set, SIGTTIN);
 	sigaddset(&set, SIGTTOU);
-	sigaddset(&set, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &set, &old) < 0) {
 		te_snprintf(err, errlen, "sigprocmask: %s", strerror(errno));
 		goto fail;
 	}
+	/* Without signalfd the shield could forward nothing nor relay: then
+	 * no shield at all. */
+	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		te_snprintf(err, errlen, "signalfd: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		goto fail;
+	}
+	/* SIGHUP is blocked across the fork too (a hang-up now must not
+	 * reach srun before it has left the session), but never read: the
+	 * shield ignores it. */
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 	pid = fork();
 	if (pid < 0) {
 		te_snprintf(err, errlen, "fork: %s", strerror(errno));
@@ -254,10 +524,15 @@ int te_hangup_shield(char *err, size_t errlen)
 	if (pid == 0) {
 		/* The child goes on as srun, out of the terminal's session. */
 		setsid();
-		for (i = 0; i < 2; i++) {
-			if (pipes[i][1] < 0)
+		close(sfd);
+		if (tty >= 0)
+			close(tty);
+		for (i = 0; i < 3; i++) {
+			int end = i == 2 ? 0 : 1;	/* srun's end */
+
+			if (pipes[i][0] < 0)
 				continue;
-			dup2(pipes[i][1], relay_fd[i]);	/* clears CLOEXEC */
+			dup2(pipes[i][end], relay_fd[i]); /* clears CLOEXEC */
 			close(pipes[i][0]);
 			close(pipes[i][1]);
 		}
@@ -268,32 +543,36 @@ int te_hangup_shield(char *err, size_t errlen)
 	/* The shield. Never returns into srun. */
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	sigdelset(&set, SIGHUP);
-	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		/* Without signalfd the shield cannot forward anything: let it
-		 * simply wait, srun keeps running unprotected from Ctrl-C
-		 * forwarding but protected from hang-up. */
-		int st;
-
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-		exit_like(st);
-	}
+	s.child = pid;
+	s.sfd = sfd;
+	s.r = r;
 	for (i = 0; i < 2; i++) {
 		if (pipes[i][0] < 0)
 			continue;
 		close(pipes[i][1]);
 		fcntl(pipes[i][0], F_SETFL, O_NONBLOCK);
-		r[nr].in = pipes[i][0];
-		r[nr].out = relay_fd[i];
-		r[nr].dead = 0;
-		nr++;
+		relay_open(&r[s.nr++], pipes[i][0], relay_fd[i], mem[i]);
 	}
-	shield_loop(pid, sfd, r, nr);
+	if (tty >= 0) {
+		/* the pipe is ours alone: O_NONBLOCK on it is harmless */
+		close(pipes[2][0]);
+		fcntl(pipes[2][1], F_SETFL, O_NONBLOCK);
+		memset(&r[s.nr], 0, sizeof(r[s.nr]));
+		r[s.nr].input = 1;
+		r[s.nr].in = tty;
+		r[s.nr].out = pipes[2][1];
+		r[s.nr].wfd = pipes[2][1];
+		te_relaybuf_init(&r[s.nr].buf, mem[2], RELAY_CAP);
+		s.nr++;
+	}
+	shield_loop(&s);
 
 fail:
-	for (i = 0; i < 2; i++) {
+	if (sfd >= 0)
+		close(sfd);
+	if (tty >= 0)
+		close(tty);
+	for (i = 0; i < 3; i++) {
 		if (pipes[i][0] >= 0)
 			close(pipes[i][0]);
 		if (pipes[i][1] >= 0)

@@ -29,7 +29,8 @@ int te_local_post_opt(spank_t sp)
 		return 0;
 	if (te_submit_resolve() < 0)
 		return -1;
-	if (!te_submit_train_on() || te_plug.cfg.v[TE_S_SIGHUP].word != 0)
+	/* shield (0) and ignore (1) shield srun; default (2) is Slurm's */
+	if (!te_submit_train_on() || te_plug.cfg.v[TE_S_SIGHUP].word == 2)
 		return 0;
 	if (te_hangup_is_pty())
 		return 0;	/* an interactive shell ends with its terminal */

@@ -761,8 +761,10 @@ int te_remote_task_init(spank_t sp)
 	spank_get_item(sp, S_TASK_GLOBAL_ID, &global_id);
 
 	/* slurmstepd resets signal dispositions after task_init_privileged,
-	 * so this is the place; SIG_IGN survives execve. */
-	if (te_plug.cfg.v[TE_S_SIGHUP].word == 0 &&
+	 * so this is the place; SIG_IGN survives execve. Only sighup=ignore
+	 * (1) touches SIGHUP: the built-in shield leaves the tasks' signals
+	 * as Slurm sets them. */
+	if (te_plug.cfg.v[TE_S_SIGHUP].word == 1 &&
 	    signal(SIGHUP, SIG_IGN) == SIG_ERR) {
 		te_snprintf(remote_err, sizeof(remote_err),
 			    "cannot ignore SIGHUP: %s", strerror(errno));

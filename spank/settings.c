@@ -15,7 +15,7 @@
 static const char *const w_onoff[] = { "on", "off", NULL };
 static const char *const w_yesno[] = { "yes", "no", NULL };
 static const char *const env_bool[] = { "1", "0", NULL };
-static const char *const w_sighup[] = { "ignore", "default", NULL };
+static const char *const w_sighup[] = { "shield", "ignore", "default", NULL };
 static const char *const w_async[] = {
 	"off", "tear-down", "cleanup-only", "skip-cleanup", NULL
 };
@@ -61,10 +61,11 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 	},
 	[TE_S_SIGHUP] = {
 		.name = "sighup", .type = TE_T_ENUM, .words = w_sighup,
-		.builtin = "ignore", .arginfo = "ignore|default",
-		.help = "ignore: the step survives the hang-up of the "
-			"submitting terminal and tasks ignore SIGHUP; "
-			"default: Slurm's behaviour",
+		.builtin = "shield", .arginfo = "shield|ignore|default",
+		.help = "shield: the step survives the hang-up of the "
+			"submitting terminal, the tasks' signals are left as "
+			"Slurm sets them; ignore: shield, and tasks start "
+			"with SIGHUP ignored; default: Slurm's behaviour",
 	},
 	[TE_S_NCCL_HEARTBEAT] = {
 		.name = "nccl-heartbeat", .type = TE_T_UINT,

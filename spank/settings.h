@@ -24,7 +24,7 @@
 
 enum te_setting_id {
 	TE_S_TRAIN,		/* on|off: the whole plugin */
-	TE_S_SIGHUP,		/* ignore|default */
+	TE_S_SIGHUP,		/* shield|ignore|default */
 	TE_S_NCCL_HEARTBEAT,	/* TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC */
 	TE_S_NCCL_MONITORING,	/* TORCH_NCCL_ENABLE_MONITORING */
 	TE_S_NCCL_ASYNC_ERRORS,	/* TORCH_NCCL_ASYNC_ERROR_HANDLING (+ legacy) */

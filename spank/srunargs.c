@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "srunargs.h"
 
@@ -50,37 +51,81 @@ static int long_takes_value(const char *name, size_t len)
 	return 0;
 }
 
-int te_srun_asks_pty(int argc, char *const *argv)
+/* Walks srun's own options (up to "--" or the command) and looks for the
+ * long option NAME (exact) or the short option LETTER (0: none). Returns 1
+ * when it is there, with *value its value (NULL for a flag or a missing
+ * value); the last one wins, as in srun. */
+static int own_option(int argc, char *const *argv, const char *name,
+		      char letter, const char **value)
 {
-	int i;
+	size_t nlen = strlen(name);
+	int i, found = 0;
 
+	*value = NULL;
 	for (i = 1; i < argc && argv[i]; i++) {
 		const char *a = argv[i];
 
 		if (!strcmp(a, "--"))
-			return 0;
+			break;
 		if (!strncmp(a, "--", 2)) {
 			const char *eq = strchr(a, '=');
 			size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+			int takes = !eq && long_takes_value(a + 2, len);
 
-			if (len == 3 && !strncmp(a + 2, "pty", 3))
-				return 1;
-			if (!eq && long_takes_value(a + 2, len))
+			if (len == nlen && !strncmp(a + 2, name, len)) {
+				found = 1;
+				*value = eq ? eq + 1 : takes ? argv[i + 1] : NULL;
+			}
+			if (takes)
 				i++;
 			continue;
 		}
 		if (a[0] == '-' && a[1]) {
 			const char *c;
 
-			for (c = a + 1; *c; c++)
-				if (strchr(short_with_value, *c)) {
+			for (c = a + 1; *c; c++) {
+				int takes = strchr(short_with_value, *c) != NULL;
+
+				if (letter && *c == letter) {
+					found = 1;
+					*value = !takes ? NULL :
+						 c[1] ? c + 1 : argv[i + 1];
+				}
+				if (takes) {
 					if (!c[1])
 						i++;	/* value is the next word */
 					break;
 				}
+			}
 			continue;
 		}
-		return 0;	/* the command starts here */
+		break;	/* the command starts here */
 	}
-	return 0;
+	return found;
+}
+
+int te_srun_asks_pty(int argc, char *const *argv)
+{
+	const char *v;
+
+	return own_option(argc, argv, "pty", 0, &v);
+}
+
+/* Slurm 22.05 (src/srun/libsrun/fname.c, launch.c): srun reads its own
+ * stdin for --input all (any word starting "all", case aside, or "-"), for
+ * a task number, and by default; "none", a file name or a per-task pattern
+ * is opened by srun or the nodes instead. */
+int te_srun_reads_stdin(int argc, char *const *argv)
+{
+	const char *v;
+	size_t i;
+
+	if (!own_option(argc, argv, "input", 'i', &v) || !v)
+		return 1;
+	if (!strncasecmp(v, "all", 3) || v[0] == '-')
+		return 1;
+	for (i = 0; v[i]; i++)
+		if (v[i] < '0' || v[i] > '9')
+			return 0;
+	return 1;	/* a task number */
 }

@@ -23,7 +23,7 @@ settings=(train sighup nccl-heartbeat nccl-monitoring nccl-async-errors
 	socket-ifname preflight)
 declare -A accepted=(
 	[train]='on or off'
-	[sighup]='ignore or default'
+	[sighup]='shield, ignore or default'
 	[nccl-heartbeat]='60 to 3600 seconds \(site bounds\)'
 	[nccl-monitoring]='on or off'
 	[nccl-async-errors]='off, tear-down, cleanup-only or skip-cleanup'
@@ -198,12 +198,12 @@ like "$out" 'trainenv: nccl-heartbeat += 1234 +\(option: --train-nccl-heartbeat\
 # ---------------------------------------------------------------- --train=off
 # shellcheck disable=SC2016 # expanded by the task's shell
 probe='printf "%s\n" "SigIgn=$(grep SigIgn /proc/self/status | cut -f2)"; env | grep -E "^(TORCH_NCCL|NCCL_|RANK|WORLD_SIZE|LOCAL_RANK|MASTER_|PET_|DEEPSPEED)" | sort'
-on=$(te_srun -t 60 -N2 sh -c "$probe" 2>&1)
+on=$(te_srun -t 60 -N2 --train-sighup=ignore sh -c "$probe" 2>&1)
 like "$on" 'TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=900' "trainenv on: the task gets the site's heartbeat"
 like "$on" '^RANK=1$' "trainenv on: the task gets RANK"
 mask=$(printf '%s\n' "$on" | sed -n 's/^SigIgn=//p' | head -n 1)
 sig_ignored "$mask" 1
-ok $? "trainenv on: the task ignores SIGHUP (SigIgn $mask)"
+ok $? "trainenv on, --train-sighup=ignore: the task ignores SIGHUP (SigIgn $mask)"
 
 off=$(te_srun -t 60 -N2 --train=off --train-explain sh -c "$probe" 2>&1)
 rc=$?
@@ -224,7 +224,7 @@ is "$(printf '%s\n' "$out" | grep -cE '^(TORCH_NCCL|RANK=)')" 0 "site default tr
 out=$(te_srun -t 60 -N1 --train=on sh -c "$probe" 2>&1)
 like "$out" 'TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=900' "site default train=off, user --train=on: trainenv works"
 
-use_trainenv nccl-heartbeat=900 enforce=train
+use_trainenv nccl-heartbeat=900 sighup=ignore enforce=train
 out=$(te_srun -t 60 -N2 --train=off sh -c "$probe" 2>&1)
 rc=$?
 ok $rc "enforce=train: srun --train=off still runs"
@@ -233,7 +233,7 @@ like "$out" 'TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=900' "enforce=train: the tasks sti
 like "$out" '^RANK=1$' "enforce=train: the tasks still get RANK"
 mask=$(printf '%s\n' "$out" | sed -n 's/^SigIgn=//p' | head -n 1)
 sig_ignored "$mask" 1
-ok $? "enforce=train: the tasks still ignore SIGHUP"
+ok $? "enforce=train: the tasks still ignore SIGHUP (admin default sighup=ignore)"
 
 # ---------------------------------------------------------------- README
 # README.md's options table is generated from srun --train=help (no site

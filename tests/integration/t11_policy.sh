@@ -48,7 +48,7 @@ probe=("$TE_WORK/probe.sh")
 use_trainenv
 out=$(te_srun -t 60 -N1 "${probe[@]}" 2>&1)
 port=$(printf '%s\n' "$out" | sed -n 's/.*port=\([0-9]*\).*/\1/p')
-like "$out" '^hb=unset port=[0-9]+ hup=yes \|' "built-in: no heartbeat variable (left alone), SIGHUP ignored (built-in sighup=ignore)" || diag "$out"
+like "$out" '^hb=unset port=[0-9]+ hup=no \|' "built-in: no heartbeat variable (left alone), SIGHUP not ignored (built-in sighup=shield)" || diag "$out"
 [ -n "$port" ] && [ "$port" -ge 20000 ] && [ "$port" -le 29999 ]
 ok $? "built-in: MASTER_PORT $port is in the built-in port range 20000-29999"
 like "$out" 'sighup:built-in nccl-heartbeat:not set port-range:built-in' "built-in: trainenv env names the sources"
@@ -245,7 +245,7 @@ bad_conf "bad bound on line 3" "$conf:3: nccl-heartbeat.max: invalid bound 'abc'
 printf 'nccl-heartbeat=900\nbogus-key=1\n' >"$conf"
 bad_conf "unknown key on line 2" "$conf:2: unknown key 'bogus-key'; accepted: train, sighup"
 printf '\n\nsighup = sometimes # comment\n' >"$conf"
-bad_conf "bad value on line 3" "$conf:3: sighup: invalid value 'sometimes'; accepted: ignore or default"
+bad_conf "bad value on line 3" "$conf:3: sighup: invalid value 'sometimes'; accepted: shield, ignore or default"
 printf 'conf=/etc/other.conf\n' >"$conf"
 bad_conf "conf= inside a file" "$conf:1: conf= is only accepted in plugstack.conf"
 printf 'nccl-heartbeat=900\nsighup=ignore\001\n' >"$conf"

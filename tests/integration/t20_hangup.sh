@@ -1,8 +1,10 @@
 #!/bin/bash
 # Issue 3.1 on the real cluster, with a real terminal: a step whose srun
 # runs in a tmux session keeps running to its end when the session is
-# killed (--train-sighup=ignore, the built-in), and is killed as before with
-# --train-sighup=default; the same for `nohup srun ... &` and kill -HUP.
+# killed (--train-sighup=shield, the built-in, whose tasks keep Slurm's
+# signal dispositions; and =ignore, whose tasks also ignore SIGHUP), and is
+# killed as before with --train-sighup=default; the same for
+# `nohup srun ... &` and kill -HUP.
 # Ctrl-C (once: status, twice: abort), Ctrl-Z/fg and scancel behave as Slurm
 # documents; `srun | cat` survives the terminal; --pty and --train=off are
 # not shielded.
@@ -13,7 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 75
+plan 77
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -30,6 +32,7 @@ cat >"$task" <<EOF
 name=\$1
 n=\$(( \$2 * 20 ))
 [ "\$SLURM_PROCID" = 0 ] && echo "\$SLURM_JOB_ID" >"$TE_WORK/\$name.job"
+grep SigIgn /proc/self/status | cut -f2 >"$TE_WORK/\$name.sigign.\$SLURM_PROCID"
 : >"$TE_WORK/\$name.start.\$SLURM_PROCID"
 i=0
 while [ \$i -lt \$n ]; do
@@ -104,7 +107,9 @@ rc_of() { # NAME: the "rc=N" line the typed command wrote (30 s)
 # ---------------------------------------------------------------- tmux killed
 in_tmux kill-ignore "srun -N2 $task kill-ignore 3; echo rc=\$? >kill-ignore.rc"
 started kill-ignore
-ok $? "tmux: srun started the step (built-in sighup=ignore)"
+ok $? "tmux: srun started the step (built-in sighup=shield)"
+! sig_ignored "$(std_sigign <"$TE_WORK/kill-ignore.sigign.0")" 1
+ok $? "built-in sighup=shield: the task does not ignore SIGHUP (Slurm's dispositions)"
 screen_shows kill-ignore "$ticks" 15
 ok $? "tmux: the tasks' output reaches the terminal"
 te_tmux kill-session -t kill-ignore
@@ -150,7 +155,7 @@ started hup-ignore
 ok $? "nohup srun &: the step started"
 kill -HUP "$pid"
 reap
-is "$rc" 0 "nohup srun & + kill -HUP (sighup=ignore): srun exits 0"
+is "$rc" 0 "nohup srun & + kill -HUP (built-in sighup=shield): srun exits 0"
 finished hup-ignore
 ok $? "nohup srun & + kill -HUP: both ranks wrote their result"
 
@@ -182,6 +187,8 @@ reap
 is "$rc" 0 "kill -HUP with the site enforcing sighup=ignore: srun exits 0 despite --train-sighup=default"
 finished hup-enforced
 ok $? "enforce=sighup: both ranks wrote their result"
+sig_ignored "$(std_sigign <"$TE_WORK/hup-enforced.sigign.0")" 1
+ok $? "sighup=ignore: the tasks start with SIGHUP ignored"
 use_trainenv
 
 # ---------------------------------------------------------------- Ctrl-C
@@ -202,7 +209,7 @@ ctrl_c() { # NAME COUNT SRUN_ARGS...
 	done
 }
 
-for mode in ignore default; do
+for mode in shield default; do
 	ctrl_c "int1-$mode" 1 "--train-sighup=$mode"
 	ok $? "Ctrl-C once ($mode): the step started, its output flows, Ctrl-C sent"
 	rc=$(rc_of "int1-$mode")
@@ -248,7 +255,7 @@ te_tmux kill-session -t stop
 # ---------------------------------------------------------------- scancel
 # scancel ends a shielded srun as it ends an unshielded one.
 declare -A cancel_rc=()
-for mode in ignore default; do
+for mode in shield default; do
 	name=cancel-$mode
 	in_tmux "$name" "srun -N2 --train-sighup=$mode $task $name 20 2>$name.err; echo rc=\$? >$name.rc"
 	started "$name"
@@ -264,7 +271,7 @@ for mode in ignore default; do
 	ok $? "scancel ($mode): no result, no task left"
 	te_tmux kill-session -t "$name"
 done
-is "${cancel_rc[ignore]}" "${cancel_rc[default]}" "scancel: the shielded srun exits with the unshielded one's status"
+is "${cancel_rc[shield]}" "${cancel_rc[default]}" "scancel: the shielded srun exits with the unshielded one's status"
 
 # ---------------------------------------------------------------- | cat
 in_tmux pipe "srun -N2 $task pipe 3 | cat"

@@ -16,7 +16,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 89
+plan 90
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -39,10 +39,11 @@ mask_of() { # SIGNUM...: the mask with those bits
 }
 
 # ---------------------------------------------------------------- signals
-is "$(sigign -N3)" "$(bit 1) " "built-in sighup=ignore: every task starts with SIGHUP ignored, nothing else"
+is "$(sigign -N3)" "0000000000000000 " "built-in sighup=shield: the tasks' dispositions are Slurm's, nothing ignored"
+is "$(sigign -N3 --train-sighup=ignore)" "$(bit 1) " "--train-sighup=ignore: every task starts with SIGHUP ignored, nothing else"
 is "$(sigign -N3 --train-sighup=default)" "0000000000000000 " "--train-sighup=default: no task ignores SIGHUP"
-is "$(sigign -N2 --train-ignore-signals=PIPE,TTOU)" "$(mask_of 1 13 22) " "--train-ignore-signals=PIPE,TTOU: HUP, PIPE and TTOU ignored, nothing else"
-all=$(mask_of 1 13 21 22 25 28 23)
+is "$(sigign -N2 --train-ignore-signals=PIPE,TTOU)" "$(mask_of 13 22) " "--train-ignore-signals=PIPE,TTOU: PIPE and TTOU ignored, nothing else"
+all=$(mask_of 13 21 22 25 28 23)
 is "$(sigign -N1 --train-ignore-signals=PIPE,TTIN,TTOU,XFSZ,WINCH,URG)" "$all " "every signal ignore-signals accepts (PIPE TTIN TTOU XFSZ WINCH URG) is ignored"
 sig_ignored "$all" 10 || sig_ignored "$all" 12
 ok $((! $?)) "SIGUSR1 and SIGUSR2 are never among them"

@@ -164,7 +164,7 @@ static void test_lists(void)
 	ok(!te_name_in_list(NULL, "RANK"), "no list");
 }
 
-static int pty(const char *cmd)
+static int srun_args(const char *cmd, int (*fn)(int, char *const *))
 {
 	char buf[256], *argv[32], *save = NULL, *t;
 	int argc = 0;
@@ -174,7 +174,40 @@ static int pty(const char *cmd)
 	     t = strtok_r(NULL, " ", &save))
 		argv[argc++] = t;
 	argv[argc] = NULL;
-	return te_srun_asks_pty(argc, argv);
+	return fn(argc, argv);
+}
+
+static int pty(const char *cmd)
+{
+	return srun_args(cmd, te_srun_asks_pty);
+}
+
+static int reads(const char *cmd)
+{
+	return srun_args(cmd, te_srun_reads_stdin);
+}
+
+/* Whether srun reads the terminal itself: the shield stops a background
+ * srun only when it would (Slurm's fname.c rules). */
+static void test_reads_stdin(void)
+{
+	ok(reads("srun cat"), "no --input: srun reads stdin");
+	ok(reads("srun -N2 --input=all cat"), "--input=all");
+	ok(reads("srun --input ALL cat"), "--input ALL (case aside)");
+	ok(reads("srun -i 0 cat"), "-i 0: a task number");
+	ok(reads("srun -i3 cat"), "-i3 attached");
+	ok(reads("srun --input=- cat"), "--input=-");
+	ok(!reads("srun --input=none cat"), "--input=none");
+	ok(!reads("srun -i none cat"), "-i none");
+	ok(!reads("srun -vi none cat"), "-vi none (flags cluster)");
+	ok(!reads("srun -inone cat"), "-inone");
+	ok(!reads("srun --input=in.txt cat"), "--input=FILE: srun opens it");
+	ok(!reads("srun --input in%t cat"), "per-task pattern");
+	ok(reads("srun -i none --input all cat"), "the last one wins");
+	ok(reads("srun cat --input=none"), "the command's --input is not srun's");
+	ok(reads("srun -J -i cat"), "-i as the value of -J");
+	ok(reads("srun -- -i none"), "after --");
+	ok(!reads("srun -n 2 --input none cat"), "after -n VALUE");
 }
 
 static void test_pty(void)
@@ -196,6 +229,7 @@ static void test_pty(void)
 int main(void)
 {
 	test_pty();
+	test_reads_stdin();
 	test_launcher();
 	test_port();
 	test_env();

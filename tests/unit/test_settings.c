@@ -63,11 +63,15 @@ static void test_values(void)
 	struct te_value v;
 	char longv[TE_VALUE_MAX + 10];
 
+	ok(te_value_parse(TE_S_SIGHUP, "shield", 0, &v, err, sizeof(err)) == 0 &&
+	   v.word == 0, "sighup=shield parses (word 0)");
 	ok(te_value_parse(TE_S_SIGHUP, "ignore", 0, &v, err, sizeof(err)) == 0 &&
-	   v.word == 0, "sighup=ignore parses");
+	   v.word == 1, "sighup=ignore parses (word 1)");
+	ok(te_value_parse(TE_S_SIGHUP, "default", 0, &v, err, sizeof(err)) == 0 &&
+	   v.word == 2, "sighup=default parses (word 2)");
 	ok(te_value_parse(TE_S_SIGHUP, "IGNORE", 0, &v, err, sizeof(err)) < 0,
 	   "enum words are case-sensitive");
-	like(err, "accepted: ignore or default", "enum error lists the words");
+	like(err, "accepted: shield, ignore or default", "enum error lists the words");
 	ok(te_value_parse(TE_S_TRAIN, "yes", 0, &v, err, sizeof(err)) == 0 &&
 	   !strcmp(v.text, "on"), "bool 'yes' canonicalises to on");
 	ok(te_value_parse(TE_S_TRAIN, "0", 0, &v, err, sizeof(err)) == 0 &&
@@ -126,7 +130,7 @@ static void test_policy_args(void)
 	is_int(policy("sighup"), -1, "item without = refused");
 	like(err, "not key=value", "says key=value");
 	is_int(policy("sighup=hangup"), -1, "bad admin value refused");
-	like(err, "sighup: invalid value 'hangup'; accepted: ignore or default",
+	like(err, "sighup: invalid value 'hangup'; accepted: shield, ignore or default",
 	     "bad admin value error is precise");
 	is_int(policy("sighup.max=3"), -1, "bounds on an enum refused");
 	like(err, "only numeric settings have bounds", "says why");
@@ -143,7 +147,7 @@ static void test_policy_args(void)
 	       "enforce of a knob without value or built-in refused");
 	like(err, "add nccl-heartbeat=VALUE", "tells how to fix");
 	is_int(policy("enforce=sighup"), 0, "enforce of a built-in is accepted");
-	is_str(pol.def[TE_S_SIGHUP].text, "ignore", "enforced built-in value");
+	is_str(pol.def[TE_S_SIGHUP].text, "shield", "enforced built-in value");
 	is_int(policy("enforce=sighup,nope"), -1, "unknown name in enforce refused");
 	like(err, "enforce=: unknown setting 'nope'", "names the bad entry");
 	is_int(policy("enforce="), -1, "empty enforce refused");
@@ -269,7 +273,8 @@ static void test_precedence(void)
 	       "no built-in heartbeat: left alone");
 	ok(!cfg.v[TE_S_NCCL_HEARTBEAT].set, "unset value");
 	is_int(cfg.v[TE_S_SIGHUP].src, TE_SRC_BUILTIN, "sighup from built-in");
-	is_str(cfg.v[TE_S_SIGHUP].text, "ignore", "built-in sighup is ignore");
+	is_str(cfg.v[TE_S_SIGHUP].text, "shield", "built-in sighup is shield");
+	is_int(cfg.v[TE_S_SIGHUP].word, 0, "built-in sighup: word 0 (shield)");
 	is_str(cfg.v[TE_S_TRAIN].text, "on", "built-in train is on");
 
 	/* Bounds: refused, not clamped, for options and environment. */
@@ -316,6 +321,17 @@ static void test_precedence(void)
 	reset_inputs();
 	resolve();
 	is_str(cfg.v[TE_S_SIGHUP].text, "default", "admin default for sighup");
+	policy("sighup=ignore");
+	resolve();
+	is_str(cfg.v[TE_S_SIGHUP].text, "ignore", "admin default sighup=ignore (the old built-in)");
+	is_int(cfg.v[TE_S_SIGHUP].src, TE_SRC_ADMIN, "from the admin");
+	policy("sighup=ignore enforce=sighup");
+	opts[TE_S_SIGHUP] = "shield";
+	resolve();
+	is_str(cfg.v[TE_S_SIGHUP].text, "ignore", "enforced sighup=ignore beats --train-sighup=shield");
+	policy("sighup=default");
+	reset_inputs();
+	resolve();
 	opts[TE_S_SIGHUP] = "ignore";
 	opts[TE_S_TRAIN] = "off";
 	resolve();
@@ -327,7 +343,7 @@ static void test_precedence(void)
 	is_int(cfg.nwarn, 1, "and warns the user");
 	opts[TE_S_SIGHUP] = "sometimes";
 	is_int(resolve(), -1, "bad enum option refused");
-	like(err, "--train-sighup: invalid value 'sometimes'; accepted: ignore or default",
+	like(err, "--train-sighup: invalid value 'sometimes'; accepted: shield, ignore or default",
 	     "names option and accepted values");
 }
 
