@@ -420,7 +420,7 @@ static void ckpt_node_check(struct te_pmix *p, const struct opts *o,
 			    const char *info, char *out, size_t len)
 {
 	char name[128], token[TE_TOKEN_LEN + 2], probe[TE_RDZV_PATH_MAX + 128];
-	char path[TE_RDZV_PATH_MAX + 160], buf[64];
+	char path[TE_RDZV_PATH_MAX + 160], buf[64], probe_id[TE_TOKEN_LEN + 1];
 	int fd, tries;
 
 	if (!strncmp(info, "error ", 6)) {
@@ -434,9 +434,15 @@ static void ckpt_node_check(struct te_pmix *p, const struct opts *o,
 			    "unreadable");
 		return;
 	}
-	/* writable from here */
-	te_snprintf(probe, sizeof(probe), "%s/.trainenv-probe-%lu.%lu-%s-%ld",
-		    o->ckpt, o->job, o->step, p->host, (long)getpid());
+	/* Writable from here. The name is random: DIR is shared with other
+	 * users, who could make a predictable name first (the step would
+	 * then fail) or put a link there. */
+	if (te_random_token(probe_id, sizeof(probe_id)) < 0) {
+		te_snprintf(out, len, "cannot make a random file name");
+		return;
+	}
+	te_snprintf(probe, sizeof(probe), "%s/.trainenv-probe-%lu.%lu-%s",
+		    o->ckpt, o->job, o->step, probe_id);
 	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		  0600);
 	if (fd < 0) {

@@ -124,20 +124,31 @@ static const char *set_str(hwloc_const_bitmap_t set, char *buf, size_t len)
 
 /* ------------------------------------------------------------------ topology */
 
-static int topology_load(const char *xml_path, int this_system,
+static int topology_load(const char *xml_path, int xml_fd, int this_system,
 			 hwloc_topology_t *out, char *err, size_t errlen);
 
 int te_bind_topology_load(const char *xml_path, hwloc_topology_t *out,
 			  char *err, size_t errlen)
 {
-	return topology_load(xml_path, 0, out, err, errlen);
+	return topology_load(xml_path, -1, 0, out, err, errlen);
 }
 
 int te_bind_topology_load_local_xml(const char *xml_path,
 				    hwloc_topology_t *out, char *err,
 				    size_t errlen)
 {
-	return topology_load(xml_path, 1, out, err, errlen);
+	return topology_load(xml_path, -1, 1, out, err, errlen);
+}
+
+int te_bind_topology_load_local_fd(int fd, const char *name,
+				   hwloc_topology_t *out, char *err,
+				   size_t errlen)
+{
+	if (fd < 0) {
+		snprintf(err, errlen, "internal error: no topology descriptor");
+		return -1;
+	}
+	return topology_load(name, fd, 1, out, err, errlen);
 }
 
 /* An XML export of at most this size is read (a large machine's export
@@ -148,14 +159,16 @@ int te_bind_topology_load_local_xml(const char *xml_path,
  * without blocking and must be a regular file: hwloc's own reader would
  * wait forever on a FIFO, and slurmstepd (root, before the tasks start)
  * with it. */
-static char *read_xml(const char *path, size_t *len, char *err, size_t errlen)
+static char *read_xml(const char *path, int given_fd, size_t *len,
+		      char *err, size_t errlen)
 {
 	struct stat st;
 	char *buf = NULL;
 	size_t got = 0;
-	int fd;
+	int fd = given_fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot read topology file %s: %s", path,
 			 strerror(errno));
@@ -206,11 +219,12 @@ static char *read_xml(const char *path, size_t *len, char *err, size_t errlen)
 	buf[got] = '\0';
 	*len = got;
 out:
-	close(fd);
+	if (fd != given_fd)
+		close(fd);
 	return buf;
 }
 
-static int topology_load(const char *xml_path, int this_system,
+static int topology_load(const char *xml_path, int xml_fd, int this_system,
 			 hwloc_topology_t *out, char *err, size_t errlen)
 {
 	hwloc_topology_t topo;
@@ -264,7 +278,8 @@ static int topology_load(const char *xml_path, int this_system,
 				HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
 				unwanted[i]);
 	}
-	if (xml_path && !(xml = read_xml(xml_path, &xml_len, err, errlen)))
+	if (xml_path &&
+	    !(xml = read_xml(xml_path, xml_fd, &xml_len, err, errlen)))
 		goto fail;
 	/* the size hwloc wants counts the final NUL */
 	if (xml && (xml_len >= INT_MAX ||

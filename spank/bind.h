@@ -211,6 +211,13 @@ int te_bind_topology_load_local_xml(const char *xml_path,
 				    hwloc_topology_t *out, char *err,
 				    size_t errlen);
 
+/* The same from a descriptor the caller opened and checked (the topology
+ * cache: the file that was checked is the file that is read); name is for
+ * messages. The descriptor stays open. */
+int te_bind_topology_load_local_fd(int fd, const char *name,
+				   hwloc_topology_t *out, char *err,
+				   size_t errlen);
+
 struct te_bind_gpu {
 	char busid[TE_BIND_BUSID_LEN];	/* "0000:34:00.0" */
 	unsigned vendor_id, device_id, class_id;

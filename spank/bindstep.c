@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -99,25 +100,80 @@ static int boot_id(char *buf, size_t len)
 	return buf[0] ? 0 : -1;
 }
 
+/* Exports topo into DIR (dfd, trusted) as name: written under a random
+ * name, then renamed, so that a reader never sees half a file. */
+static void save_cached(int dfd, const char *name, hwloc_topology_t topo)
+{
+	unsigned char rnd[8];
+	char tmp[64], *xml = NULL;
+	int fd, xml_len = 0, ok;
+	size_t i, done = 0;
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return;
+	te_snprintf(tmp, sizeof(tmp), ".topology-");
+	for (i = 0; i < sizeof(rnd); i++)
+		te_appendf(tmp, sizeof(tmp), "%02x", rnd[i]);
+	if (hwloc_topology_export_xmlbuffer(topo, &xml, &xml_len, 0) < 0)
+		return;
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto out;
+	/* the length hwloc gives counts the final NUL */
+	while (xml_len > 0 && done < (size_t)xml_len - 1) {
+		ssize_t n = write(fd, xml + done, (size_t)xml_len - 1 - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	ok = xml_len > 0 && done == (size_t)xml_len - 1 &&
+	     fchmod(fd, 0644) == 0;
+	if (close(fd) < 0 || !ok || renameat(dfd, tmp, dfd, name) < 0)
+		unlinkat(dfd, tmp, 0);
+out:
+	hwloc_free_xmlbuffer(topo, xml);
+}
+
 /* Discovery reads every PCI device's config space (about 2 ms each on a
  * virtual machine, a few ms for a whole node on bare metal): once per boot
  * is enough. The first step after a boot exports what it discovered to
  * DIR/topology-BOOTID.xml; later steps read that (a fraction of a ms) and
  * then apply their own cgroup's restrictions. Only root writes or trusts
- * the cache; anything odd about it means plain discovery. */
+ * the cache; anything odd about it means plain discovery. The directory
+ * and the file are opened without following links and checked through
+ * their descriptors, and the file is read from the descriptor that was
+ * checked: nothing can be swapped in between. */
 static int load_cached(const char *dir, hwloc_topology_t *topo, char *err,
 		       size_t errlen)
 {
-	char id[64], path[TE_VALUE_MAX + 96], tmp[TE_VALUE_MAX + 112];
+	char id[64], name[96], path[TE_VALUE_MAX + 96];
 	struct stat st;
-	int fd;
+	int dfd, fd;
 
 	if (geteuid() != 0 || boot_id(id, sizeof(id)) < 0 ||
-	    te_snprintf(path, sizeof(path), "%s/topology-%s.xml", dir, id) < 0)
+	    te_snprintf(name, sizeof(name), "topology-%s.xml", id) < 0 ||
+	    te_snprintf(path, sizeof(path), "%s/%s", dir, name) < 0)
 		return te_bind_topology_load(NULL, topo, err, errlen);
-	if (lstat(path, &st) == 0 && trusted(&st, 0) &&
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return te_bind_topology_load(NULL, topo, err, errlen);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return te_bind_topology_load(NULL, topo, err, errlen);
+	if (fstat(dfd, &st) < 0 || !trusted(&st, 1)) {
+		close(dfd);
+		return te_bind_topology_load(NULL, topo, err, errlen);
+	}
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		    O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) == 0 && trusted(&st, 0) &&
 	    st.st_size < 64 * 1024 * 1024 &&
-	    te_bind_topology_load_local_xml(path, topo, err, errlen) == 0) {
+	    te_bind_topology_load_local_fd(fd, path, topo, err, errlen) == 0) {
+		close(fd);
+		close(dfd);
 		/* The XML carries the exporting step's allowed CPUs: use
 		 * this process's own restrictions instead. */
 		if (hwloc_topology_allow(*topo, NULL, NULL,
@@ -125,19 +181,16 @@ static int load_cached(const char *dir, hwloc_topology_t *topo, char *err,
 			return 0;
 		hwloc_topology_destroy(*topo);
 		*topo = NULL;
+		return te_bind_topology_load(NULL, topo, err, errlen);
 	}
-	if (te_bind_topology_load(NULL, topo, err, errlen) < 0)
+	if (fd >= 0)
+		close(fd);
+	if (te_bind_topology_load(NULL, topo, err, errlen) < 0) {
+		close(dfd);
 		return -1;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return 0;
-	if (lstat(dir, &st) < 0 || !trusted(&st, 1) ||
-	    te_snprintf(tmp, sizeof(tmp), "%s/.topology-XXXXXX", dir) < 0 ||
-	    (fd = mkstemp(tmp)) < 0)
-		return 0;
-	close(fd);
-	if (hwloc_topology_export_xml(*topo, tmp, 0) < 0 ||
-	    chmod(tmp, 0644) < 0 || rename(tmp, path) < 0)
-		unlink(tmp);
+	}
+	save_cached(dfd, name, *topo);
+	close(dfd);
 	return 0;
 }
 

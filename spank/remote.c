@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "bindstep.h"
+#include "dumpdir.h"
 #include "failrep.h"
 #include "plugin.h"
 #include "preflight_proto.h"
@@ -722,23 +724,73 @@ leader_failed:
 	return -1;
 }
 
+/* DIR/JOBID for the flight recorder dumps. task_init runs as the job user:
+ * the directory is made with the user's rights, never root's. In a shared
+ * DIR another user may have made DIR/JOBID first (job ids are predictable)
+ * or put a link there: it is opened without following a link, relative to
+ * DIR, and used only when te_dump_dir_verdict() says it is the user's own;
+ * otherwise the task runs without TORCH_NCCL_DEBUG_INFO_TEMP_FILE, warned. */
 static void export_dump_dir(spank_t sp, uint32_t local_id)
 {
 	const struct te_value *d = &te_plug.cfg.v[TE_S_NCCL_DUMP_DIR];
-	char dir[TE_VALUE_MAX + 32], file[TE_VALUE_MAX + 64];
+	char dir[TE_VALUE_MAX + 32], file[TE_VALUE_MAX + 64], name[16];
+	char why[160];
+	struct stat pst, st;
+	uid_t uid;
+	int pfd, dfd = -1;
 
 	if (!d->set)
 		return;
-	/* task_init runs as the job user: the directory is created with the
-	 * user's rights, never root's. */
-	if (te_snprintf(dir, sizeof(dir), "%s/%u", d->text, step.job_id) < 0 ||
+	if (te_snprintf(name, sizeof(name), "%u", step.job_id) < 0 ||
+	    te_snprintf(dir, sizeof(dir), "%s/%s", d->text, name) < 0 ||
 	    te_snprintf(file, sizeof(file), "%s/nccl_trace_rank_", dir) < 0)
 		return;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		task_warn(local_id, "nccl-dump-dir: cannot create %s: %s", dir,
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
+		uid = geteuid();
+	/* O_PATH: DIR need not be readable, only searchable (as mkdir) */
+	pfd = open(d->text, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0) {
+		task_warn(local_id, "--train-nccl-dump-dir: cannot open %s: %s; "
+			  "no flight recorder dumps there", d->text,
 			  strerror(errno));
+		return;
+	}
+	if (mkdirat(pfd, name, 0700) < 0 && errno != EEXIST) {
+		task_warn(local_id, "--train-nccl-dump-dir: cannot create %s: "
+			  "%s", dir, strerror(errno));
+		goto out;
+	}
+	dfd = openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		int e = errno;
+
+		/* what is there, for the message only */
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    fstat(pfd, &pst) == 0 &&
+		    te_dump_dir_verdict(&pst, &st, uid, why, sizeof(why)) < 0)
+			task_warn(local_id, "--train-nccl-dump-dir: %s %s; no "
+				  "flight recorder dumps there", dir, why);
+		else
+			task_warn(local_id, "--train-nccl-dump-dir: cannot "
+				  "open %s: %s", dir, strerror(e));
+		goto out;
+	}
+	if (fstat(pfd, &pst) < 0 || fstat(dfd, &st) < 0) {
+		task_warn(local_id, "--train-nccl-dump-dir: %s: %s", dir,
+			  strerror(errno));
+		goto out;
+	}
+	if (te_dump_dir_verdict(&pst, &st, uid, why, sizeof(why)) < 0) {
+		task_warn(local_id, "--train-nccl-dump-dir: %s %s; no flight "
+			  "recorder dumps there", dir, why);
+		goto out;
+	}
 	spank_setenv(sp, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", file,
 		     d->src == TE_SRC_ENFORCED);
+out:
+	if (dfd >= 0)
+		close(dfd);
+	close(pfd);
 }
 
 int te_remote_task_init(spank_t sp)

@@ -696,7 +696,7 @@ static void known_keys(char *buf, size_t len)
 }
 
 static int enforce_list(struct te_policy *p, const char *list,
-			const char *where, char *err, size_t errlen)
+			const char *where, int echo, char *err, size_t errlen)
 {
 	char buf[TE_POLICY_LINE_MAX];
 	char *save = NULL, *tok;
@@ -717,8 +717,14 @@ static int enforce_list(struct te_policy *p, const char *list,
 		if (id < 0) {
 			char q[64], keys[512];
 
-			te_quote(q, sizeof(q), tok);
 			known_keys(keys, sizeof(keys));
+			if (!echo) {
+				te_snprintf(err, errlen, "%s: enforce=: unknown "
+					    "setting name; accepted: %s", where,
+					    keys);
+				return -1;
+			}
+			te_quote(q, sizeof(q), tok);
 			te_snprintf(err, errlen, "%s: enforce=: unknown setting "
 				    "'%s'; accepted: %s", where, q, keys);
 			return -1;
@@ -738,15 +744,27 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 	const char *val;
 	size_t klen;
 	int id;
+	/* A policy file's text is never repeated in a message: the file may
+	 * be one users cannot read (messages reach the job's output). Only
+	 * names of known settings and validated values are shown. */
+	int echo = allow_conf;
 
 	te_quote(q, sizeof(q), item);
 	if (!eq || eq == item) {
-		te_snprintf(err, errlen, "%s: '%s' is not key=value", where, q);
+		if (!echo)
+			te_snprintf(err, errlen, "%s: not key=value", where);
+		else
+			te_snprintf(err, errlen, "%s: '%s' is not key=value",
+				    where, q);
 		return -1;
 	}
 	klen = (size_t)(eq - item);
 	if (klen >= sizeof(key)) {
-		te_snprintf(err, errlen, "%s: key too long in '%s'", where, q);
+		if (!echo)
+			te_snprintf(err, errlen, "%s: key too long", where);
+		else
+			te_snprintf(err, errlen, "%s: key too long in '%s'",
+				    where, q);
 		return -1;
 	}
 	memcpy(key, item, klen);
@@ -757,7 +775,7 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 		val++;
 
 	if (strcmp(key, "enforce") == 0)
-		return enforce_list(p, val, where, err, errlen);
+		return enforce_list(p, val, where, echo, err, errlen);
 	if (strcmp(key, "conf") == 0) {
 		if (!allow_conf) {
 			te_snprintf(err, errlen, "%s: conf= is only accepted "
@@ -782,8 +800,13 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 		if (id < 0) {
 			char keys[512], qk[96];
 
-			te_quote(qk, sizeof(qk), key);
 			known_keys(keys, sizeof(keys));
+			if (!echo) {
+				te_snprintf(err, errlen, "%s: unknown key; "
+					    "accepted: %s", where, keys);
+				return -1;
+			}
+			te_quote(qk, sizeof(qk), key);
 			te_snprintf(err, errlen, "%s: unknown key '%s%s'; "
 				    "accepted: %s", where, qk,
 				    is_min ? ".min" : is_max ? ".max" : "",
@@ -801,13 +824,16 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 			}
 			if (te_parse_u64(val, te_settings[id].hi, &n) < 0 ||
 			    n < te_settings[id].lo) {
-				char qv[96];
+				char qv[96] = "", quoted[90];
 
-				te_quote(qv, sizeof(qv), val);
+				if (echo) {
+					te_quote(quoted, sizeof(quoted), val);
+					te_snprintf(qv, sizeof(qv), " '%s'",
+						    quoted);
+				}
 				te_snprintf(err, errlen, "%s: %s.%s: invalid "
-					    "bound '%s'; accepted: %llu to %llu",
-					    where, key, is_min ? "min" : "max",
-					    qv,
+					    "bound%s; accepted: %llu to %llu",
+					    where, key, is_min ? "min" : "max", qv,
 					    (unsigned long long)te_settings[id].lo,
 					    (unsigned long long)te_settings[id].hi);
 				return -1;
@@ -827,6 +853,12 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 		}
 	}
 	if (te_value_parse(id, val, 0, &p->def[id], msg, sizeof(msg)) < 0) {
+		if (!echo) {
+			te_setting_accepted(id, NULL, msg, sizeof(msg));
+			te_snprintf(err, errlen, "%s: %s: invalid value; "
+				    "accepted: %s", where, key, msg);
+			return -1;
+		}
 		te_snprintf(err, errlen, "%s: %s: %s", where, key, msg);
 		return -1;
 	}
@@ -899,11 +931,8 @@ int te_policy_buffer(struct te_policy *p, const char *buf, size_t len,
 		if (!*l)
 			continue;
 		if (!te_is_printable(l, TE_POLICY_LINE_MAX)) {
-			char q[96];
-
-			te_quote(q, sizeof(q), l);
 			te_snprintf(err, errlen, "%s: control or non-ASCII "
-				    "characters in '%s'", where, q);
+				    "characters", where);
 			return -1;
 		}
 		if (te_policy_item(p, l, where, 0, err, errlen) < 0)
@@ -926,7 +955,15 @@ int te_policy_file(struct te_policy *p, const char *path, char *err,
 			    "absolute path", q);
 		return -1;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/* Not through a link: whoever may change the link would choose
+	 * what root reads as the site policy. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+		  O_NOFOLLOW);
+	if (fd < 0 && errno == ELOOP) {
+		te_snprintf(err, errlen, "conf=%s: is a symbolic link; the "
+			    "policy file must be named by its own path", q);
+		return -1;
+	}
 	if (fd < 0) {
 		te_snprintf(err, errlen, "conf=%s: cannot open the policy "
 			    "file: %s", q, strerror(errno));

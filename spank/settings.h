@@ -154,7 +154,10 @@ void te_policy_init(struct te_policy *p);
 
 /* One "key=value" item from plugstack.conf or a policy file. where names the
  * place for messages ("plugstack.conf argument 3", "/etc/x.conf:12"). conf=
- * is accepted only when allow_conf (plugstack.conf; files do not nest). */
+ * is accepted only when allow_conf (plugstack.conf; files do not nest).
+ * Without allow_conf the item comes from a policy file, which users may be
+ * unable to read: a message names the place, a known setting's name and
+ * what is wrong, never the item's text. */
 int te_policy_item(struct te_policy *p, const char *item, const char *where,
 		   int allow_conf, char *err, size_t errlen);
 
@@ -163,8 +166,9 @@ int te_policy_args(struct te_policy *p, int ac, char **av, char *err,
 		   size_t errlen);
 
 /* A policy file: one key=value per line, '#' comments, blank lines. The file
- * must be a regular file owned by root and not writable by group or others
- * (it decides what users may do), at most TE_POLICY_FILE_MAX bytes. */
+ * must be a regular file (not a symbolic link) owned by root and not
+ * writable by group or others (it decides what users may do), at most
+ * TE_POLICY_FILE_MAX bytes; it is checked and read through one descriptor. */
 int te_policy_file(struct te_policy *p, const char *path, char *err,
 		   size_t errlen);
 

@@ -16,7 +16,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 113
+plan 131
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -230,8 +230,8 @@ is "$(te_jobs_after "$before")" "" "no bad site policy allocated a job"
 
 # ---------------------------------------------------------------- bad conf=FILE
 conf=$TE_WORK/site.conf
-bad_conf() { # WHAT REGEX: CONF (the file) is prepared by the caller
-	local what=$1 re=$2 out rc n
+bad_conf() { # WHAT REGEX: CONF (the file) is prepared by the caller; sets out
+	local what=$1 re=$2 rc n
 	use_trainenv "conf=$conf"
 	out=$(timeout 60 srun -N1 true 2>&1)
 	rc=$?
@@ -241,15 +241,41 @@ bad_conf() { # WHAT REGEX: CONF (the file) is prepared by the caller
 	ok $? "conf=FILE $what: srun fails (exit $rc) with one trainenv line" || diag "$out"
 }
 printf 'nccl-heartbeat=900\n# a comment\nnccl-heartbeat.max=abc\n' >"$conf"
-bad_conf "bad bound on line 3" "$conf:3: nccl-heartbeat.max: invalid bound 'abc'; accepted: 1 to 2678400"
+bad_conf "bad bound on line 3" "$conf:3: nccl-heartbeat.max: invalid bound; accepted: 1 to 2678400$"
 printf 'nccl-heartbeat=900\nbogus-key=1\n' >"$conf"
-bad_conf "unknown key on line 2" "$conf:2: unknown key 'bogus-key'; accepted: train, sighup"
+bad_conf "unknown key on line 2" "$conf:2: unknown key; accepted: train, sighup"
 printf '\n\nsighup = sometimes # comment\n' >"$conf"
-bad_conf "bad value on line 3" "$conf:3: sighup: invalid value 'sometimes'; accepted: shield, ignore or default"
+bad_conf "bad value on line 3" "$conf:3: sighup: invalid value; accepted: shield, ignore or default$"
+# The file's text is never repeated: the policy file may be one the user
+# cannot read (a conf= path others can replace, a link to a root-only
+# file). Root-only here; srun runs as root and reads it.
+secret=te-secret-$$
+printf 'nccl-heartbeat=900\nroot:%s:19000:0:99999:7:::\n' "$secret" >"$conf"
+chmod 600 "$conf"
+bad_conf "a root-only file that is not a policy" "$conf:2: not key=value$"
+seen=$out
+printf '%s=1\nsighup=%s\n' "$secret" "$secret" >"$conf"
+bad_conf "a root-only file with an unknown key" "$conf:1: unknown key; accepted: "
+seen+=$'\n'$out
+[ "$(printf '%s\n' "$seen" | grep -c -- "$secret")" -eq 0 ]
+ok $? "conf=FILE errors never show the file's text ($secret appears nowhere in srun's output)" || diag "$seen"
+printf 'nccl-heartbeat.max=%s\n' "$secret" >"$TE_WORK/root-only.conf"
+chmod 600 "$TE_WORK/root-only.conf"
+rm -f "$conf"
+ln -s "$TE_WORK/root-only.conf" "$conf"
+bad_conf "a symbolic link to a root-only file" "conf=$conf: is a symbolic link; the policy file must be named by its own path$"
+[ "$(printf '%s\n' "$out" | grep -c -- "$secret")" -eq 0 ]
+ok $? "conf=<link>: the linked file's text ($secret) appears nowhere in srun's output" || diag "$out"
+rm -f "$conf"
+chmod 644 "$TE_WORK/root-only.conf"
+ln -s "$TE_WORK/root-only.conf" "$conf"
+printf 'nccl-heartbeat=1000\n' >"$TE_WORK/root-only.conf"
+bad_conf "a symbolic link to a good policy file" "conf=$conf: is a symbolic link"
+rm -f "$conf"
 printf 'conf=/etc/other.conf\n' >"$conf"
 bad_conf "conf= inside a file" "$conf:1: conf= is only accepted in plugstack.conf"
 printf 'nccl-heartbeat=900\nsighup=ignore\001\n' >"$conf"
-bad_conf "a control character on line 2" "$conf:2: control or non-ASCII characters in"
+bad_conf "a control character on line 2" "$conf:2: control or non-ASCII characters$"
 printf 'nccl-heartbeat=900\n\000\001\002junk\n' >"$conf"
 bad_conf "binary junk" "$conf:2: NUL byte: not a text file"
 { printf 'sighup='; head -c 5000 /dev/zero | tr '\0' x; echo; } >"$conf"
@@ -283,7 +309,7 @@ pol=/tmp/te-policy.$$.conf
 printf 'nccl-heartbeat=900\n' >"$pol"
 te_on_exit "rm -f '$pol'"
 nodes=(n1 n2 n3)
-te_on_exit "for n in ${nodes[*]}; do cluster_exec \$n rm -f '$pol'; done"
+te_on_exit "for n in ${nodes[*]}; do cluster_exec \$n rm -f '$pol' '$pol.secret'; done"
 use_trainenv "conf=$pol"
 
 on_nodes() { # SHELL-CMD: run on every node (in its namespaces), as root
@@ -291,8 +317,8 @@ on_nodes() { # SHELL-CMD: run on every node (in its namespaces), as root
 	for n in "${nodes[@]}"; do cluster_exec "$n" sh -c "$1" || return 1; done
 }
 
-remote_bad() { # WHAT REGEX (the nodes' file is prepared by the caller)
-	local what=$1 re=$2 out rc sizes log i
+remote_bad() { # WHAT REGEX (the nodes' file is prepared by the caller); sets out, log
+	local what=$1 re=$2 rc sizes i
 	mapfile -t sizes < <(log_sizes)
 	out=$(te_srun -t 60 -N3 sh -c 'echo ran' 2>&1)
 	rc=$?
@@ -319,7 +345,16 @@ remote_bad() { # WHAT REGEX (the nodes' file is prepared by the caller)
 }
 
 on_nodes "printf 'nccl-heartbeat=900\nnccl-heartbeat.max=abc\n' >'$pol'"
-remote_bad "with a bad line" "$pol:2: nccl-heartbeat.max: invalid bound 'abc'"
+remote_bad "with a bad line" "$pol:2: nccl-heartbeat.max: invalid bound; accepted"
+# A link to a root-only file on the nodes: slurmstepd (root) could read it.
+on_nodes "printf 'nccl-heartbeat.max=$secret\n' >'$pol.secret'; chmod 600 '$pol.secret'; rm -f '$pol'; ln -s '$pol.secret' '$pol'"
+remote_bad "a symbolic link to a root-only file" "conf=$pol: is a symbolic link"
+[ "$(printf '%s\n%s\n' "$out" "$log" | grep -c -- "$secret")" -eq 0 ]
+ok $? "nodes' policy a link to a root-only file: its text ($secret) is neither in srun's output nor in any slurmd log" || diag "$out"
+on_nodes "rm -f '$pol' '$pol.secret'; printf 'nccl-heartbeat=900\nroot:$secret:19000:0:::\n' >'$pol'; chmod 600 '$pol'"
+remote_bad "a root-only file that is not a policy" "$pol:2: not key=value"
+[ "$(printf '%s\n%s\n' "$out" "$log" | grep -c -- "$secret")" -eq 0 ]
+ok $? "nodes' policy not a policy: its text ($secret) is neither in srun's output nor in any slurmd log" || diag "$out"
 on_nodes "rm -f '$pol'"
 remote_bad "missing" "conf=$pol: cannot open the policy file: No such file or directory"
 on_nodes "printf 'nccl-heartbeat=900\n' >'$pol'; chmod 666 '$pol'"

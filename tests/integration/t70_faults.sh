@@ -32,7 +32,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 105
+plan 107
 
 cluster_up --nodes 3 || bail_out "no cluster"
 ok 0 "cluster is up"
@@ -363,9 +363,15 @@ policy_case() { # WHAT REGEX
 on_nodes "rm -f '$pol'; mkfifo '$pol'"
 policy_case "a FIFO" "conf=$pol: not a regular file"
 on_nodes "rm -f '$pol'; ln -s /proc/sys/vm/drop_caches '$pol'"
+policy_case "a symbolic link (to drop_caches)" "conf=$pol: is a symbolic link"
+# the special files themselves at the policy's path (bind mounts in each
+# node's own mount namespace: a link is refused before it is opened)
+on_nodes "rm -f '$pol'; : >'$pol'; mount --bind /proc/sys/vm/drop_caches '$pol'"
 policy_case "unreadable for root (drop_caches, mode 0200)" "conf=$pol: cannot open the policy file: Permission denied"
-on_nodes "rm -f '$pol'; ln -s /proc/self/mem '$pol'"
-policy_case "failing on read (/proc/self/mem)" "conf=$pol: read: Input/output error"
+# a process of the node's own (root may read its memory), address 0
+on_nodes "umount '$pol'; sleep 300 </dev/null >/dev/null 2>&1 & echo \$! >'$pol.pid'; mount --bind /proc/\$!/mem '$pol'"
+policy_case "failing on read (a process's /proc/PID/mem)" "conf=$pol: read: Input/output error"
+on_nodes "umount '$pol'; kill \$(cat '$pol.pid'); rm -f '$pol.pid'"
 # a path through a file: srun's side has a directory there, the nodes a file
 mkdir -p "$pol.d" && printf 'nccl-heartbeat=900\n' >"$pol.d/site.conf"
 on_nodes "rm -f '$pol'; rm -rf '$pol.d'; : >'$pol.d'"

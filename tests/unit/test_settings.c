@@ -135,6 +135,9 @@ static void test_policy_args(void)
 	is_int(policy("sighup.max=3"), -1, "bounds on an enum refused");
 	like(err, "only numeric settings have bounds", "says why");
 	is_int(policy("nccl-heartbeat.min=abc"), -1, "non-numeric bound refused");
+	like(err, "plugstack.conf argument 1: nccl-heartbeat.min: invalid bound "
+	     "'abc'; accepted: 1 to 2678400",
+	     "plugstack.conf arguments are quoted (the file is readable)");
 	is_int(policy("nccl-heartbeat.min=600 nccl-heartbeat.max=300"), -1,
 	       "min > max refused");
 	like(err, "plugstack.conf argument 1: nccl-heartbeat.min=600 is greater "
@@ -195,7 +198,42 @@ static void test_policy_file(void)
 
 	write_file(path, "sighup=ignore\nwhat=ever\n", 24, 0644);
 	is_int(policy(arg), -1, "unknown key in file refused");
-	like(err, "p.conf:2: unknown key 'what'", "error names file and line");
+	like(err, "p.conf:2: unknown key; accepted: train, sighup",
+	     "error names file and line, and the accepted keys");
+	ok(!strstr(err, "what") && !strstr(err, "ever"),
+	   "... and never the file's text (%s)", err);
+
+	/* The file's text never shows in a message: the file may be one the
+	 * job's user cannot read. */
+	write_file(path, "nccl-heartbeat.max=s3cr3t\n", 26, 0644);
+	is_int(policy(arg), -1, "bad bound in file refused");
+	like(err, "p.conf:1: nccl-heartbeat.max: invalid bound; accepted: 1 to "
+	     "2678400", "names file:line, the setting and what is wrong");
+	ok(!strstr(err, "s3cr3t"), "... without the value (%s)", err);
+	write_file(path, "sighup=s3cr3t\n", 14, 0644);
+	is_int(policy(arg), -1, "bad value in file refused");
+	is_str(strstr(err, "p.conf:1:"), "p.conf:1: sighup: invalid value; "
+	       "accepted: shield, ignore or default",
+	       "bad value: file:line, setting, accepted values");
+	write_file(path, "root:s3cr3t:19000:0:99999:7:::\n", 31, 0644);
+	is_int(policy(arg), -1, "a line that is not key=value refused");
+	like(err, "p.conf:1: not key=value", "says so");
+	ok(!strstr(err, "s3cr3t") && !strstr(err, "root"),
+	   "... without the line (%s)", err);
+	write_file(path, "s3cr3t-key=1\n", 13, 0644);
+	is_int(policy(arg), -1, "an unknown key refused");
+	ok(!strstr(err, "s3cr3t"), "... without the key (%s)", err);
+	write_file(path, "enforce=sighup,s3cr3t\n", 22, 0644);
+	is_int(policy(arg), -1, "an unknown name in enforce= refused");
+	like(err, "p.conf:1: enforce=: unknown setting name", "says so");
+	ok(!strstr(err, "s3cr3t"), "... without the name (%s)", err);
+	write_file(path, "ignore-signals=s3cr3t\n", 22, 0644);
+	is_int(policy(arg), -1, "a bad signal list refused");
+	ok(!strstr(err, "s3cr3t"), "... without the list (%s)", err);
+	write_file(path, "sighup=s3cr3t\x01\n", 15, 0644);
+	is_int(policy(arg), -1, "a control character refused");
+	is_str(strstr(err, "p.conf:1:"), "p.conf:1: control or non-ASCII "
+	       "characters", "... without the line");
 
 	write_file(path, "conf=/etc/other\n", 16, 0644);
 	is_int(policy(arg), -1, "conf= inside a policy file refused");
@@ -228,6 +266,20 @@ static void test_policy_file(void)
 
 	is_int(policy("conf=/tmp"), -1, "directory as policy file refused");
 	like(err, "not a regular file", "says not a regular file");
+
+	/* A symbolic link is refused, whatever it points to. */
+	{
+		char link_path[300], link_arg[320];
+
+		write_file(path, "sighup=ignore\n", 14, 0644);
+		te_snprintf(link_path, sizeof(link_path), "%s/link.conf", dir);
+		te_snprintf(link_arg, sizeof(link_arg), "conf=%s", link_path);
+		ok(symlink(path, link_path) == 0, "a link to a good policy file");
+		is_int(policy(link_arg), -1, "conf= naming a symbolic link refused");
+		like(err, "link.conf: is a symbolic link", "says it is a link");
+		is_int(policy(arg), 0, "the file itself, by its own path, is read");
+		unlink(link_path);
+	}
 
 	unlink(path);
 	rmdir(dir);

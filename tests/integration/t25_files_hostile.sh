@@ -1,0 +1,175 @@
+#!/bin/bash
+# Files in places other users can write to (issue 11, findings 4 and 5),
+# attacked by user nobody on the real cluster; the jobs are root's.
+#   - --train-nccl-dump-dir=DIR: nobody makes DIR/JOBID first for the next
+#     job ids (its own directory, or a link into one of its own): the job
+#     does not use it (no TORCH_NCCL_DEBUG_INFO_TEMP_FILE, so nothing is
+#     dumped there) and each node's first task says why. Also refused: the
+#     job user's own DIR/JOBID writable by others, a DIR others may write
+#     to without the sticky bit. A fresh DIR/JOBID in a sticky DIR works.
+#   - --train-checkpoint-dir=DIR (shared, sticky): nobody makes the names
+#     the nodes' write probes had (job, step, node, pid: for the next
+#     thousands of pids): the check still passes, the names being random.
+#   - topology-cache=DIR: a cache in a directory that is not root's own is
+#     not read (a root-owned export there with fake GPUs stays unused), nor
+#     a cache file that is a link to one.
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
+# shellcheck source-path=SCRIPTDIR source=pmix_common.sh
+. "$here/pmix_common.sh"
+
+plan 27
+
+cluster_up --nodes 3 || bail_out "no cluster"
+ok 0 "cluster is up"
+pmix_require_build
+pmix_plugstack
+NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+NB_UID=$(id -u nobody)
+W="-w n[1-3]"
+
+# Directories nobody makes for the next N job ids: DIR/ID, as nobody.
+# Prints the first id.
+next_ids() { # DIR N MKDIR-ARGS...
+	local dir=$1 n=$2 last i
+	shift 2
+	last=$(te_last_job_id)
+	for ((i = 1; i <= n; i++)); do "$@" "$dir/$((last + i))"; done
+	echo $((last + 1))
+}
+# A task that dumps as torch would: into TORCH_NCCL_DEBUG_INFO_TEMP_FILE
+# (rank appended) when it is set.
+dump_task='f=${TORCH_NCCL_DEBUG_INFO_TEMP_FILE:-}
+echo "job $SLURM_JOB_ID ${f:-unset}"
+[ -z "$f" ] || echo "rank $SLURM_PROCID dump" >"$f$SLURM_PROCID" 2>/dev/null
+true'
+
+# ================================================================ dump dir
+dumps=$TE_WORK/dumps
+mkdir -m 1777 "$dumps"
+loot=$TE_WORK/loot
+mkdir -m 777 "$loot" && chown nobody:nogroup "$loot"
+
+# nobody's own directories, mode 777, for the next 20 job ids
+first=$(next_ids "$dumps" 20 "${NOBODY[@]}" mkdir -m 777)
+out=$(te_srun -t 60 -N2 $W --train-nccl-dump-dir="$dumps" sh -c "$dump_task" 2>&1)
+job=$(printf '%s\n' "$out" | awk '$1 == "job" { print $2; exit }')
+[ -n "$job" ] && [ "$job" -ge "$first" ] && [ "$job" -lt $((first + 20)) ] &&
+	[ "$(stat -c %u "$dumps/$job")" = "$NB_UID" ]
+ok $? "the attack is set: $dumps/${job:-?} was made by nobody before root's job ${job:-?} started" || diag "$out"
+is "$(printf '%s\n' "$out" | grep -c '^job [0-9]* unset$')" 2 \
+	"a DIR/JOBID another user made first is not used: no task gets TORCH_NCCL_DEBUG_INFO_TEMP_FILE" || diag "$out"
+is "$(printf '%s\n' "$out" | grep -c "^trainenv: warning: --train-nccl-dump-dir: $dumps/$job belongs to uid $NB_UID, not to the job's user (uid 0): someone else made it; no flight recorder dumps there$")" 2 \
+	"... and each node's first task says whose it is" || diag "$out"
+is "$(ls -A "$dumps/$job" 2>&1)" "" "... and nothing was dumped into nobody's directory"
+rm -rf "${dumps:?}"/*
+
+# links to nobody's own directory, for the next 20 job ids
+first=$(next_ids "$dumps" 20 "${NOBODY[@]}" ln -s "$loot")
+out=$(te_srun -t 60 -N2 $W --train-nccl-dump-dir="$dumps" sh -c "$dump_task" 2>&1)
+job=$(printf '%s\n' "$out" | awk '$1 == "job" { print $2; exit }')
+[ -n "$job" ] && [ -L "$dumps/$job" ]
+ok $? "the attack is set: $dumps/${job:-?} was nobody's link to $loot before the job started" || diag "$out"
+is "$(printf '%s\n' "$out" | grep -c '^job [0-9]* unset$')" 2 \
+	"a DIR/JOBID that is a symbolic link is not used" || diag "$out"
+is "$(printf '%s\n' "$out" | grep -c "^trainenv: warning: --train-nccl-dump-dir: $dumps/$job is a symbolic link; no flight recorder dumps there$")" 2 \
+	"... and each node's first task says it is a link" || diag "$out"
+is "$(ls -A "$loot" 2>&1)" "" "... and nothing was dumped through it"
+rm -rf "${dumps:?}"/*
+
+# the job user's own DIR/JOBID, but writable by everyone
+first=$(next_ids "$dumps" 20 mkdir -m 777)
+out=$(te_srun -t 60 -N1 $W --train-nccl-dump-dir="$dumps" sh -c "$dump_task" 2>&1)
+job=$(printf '%s\n' "$out" | awk '$1 == "job" { print $2; exit }')
+is "$(printf '%s\n' "$out" | grep -c '^job [0-9]* unset$')" 1 \
+	"the job user's own DIR/JOBID writable by others (mode 777) is not used" || diag "$out"
+like "$out" "^trainenv: warning: --train-nccl-dump-dir: $dumps/$job is writable by group or others \\(mode 0777\\); no flight recorder dumps there$" \
+	"... saying so, with the mode"
+rm -rf "${dumps:?}"/*
+
+# a DIR everyone may write to, without the sticky bit
+open=$TE_WORK/open-dumps
+mkdir -m 777 "$open"
+out=$(te_srun -t 60 -N1 $W --train-nccl-dump-dir="$open" sh -c "$dump_task" 2>&1)
+job=$(printf '%s\n' "$out" | awk '$1 == "job" { print $2; exit }')
+is "$(printf '%s\n' "$out" | grep -c '^job [0-9]* unset$')" 1 \
+	"a DIR others may write to without the sticky bit is not used (they could swap DIR/JOBID)" || diag "$out"
+like "$out" "^trainenv: warning: --train-nccl-dump-dir: $open/$job is in a directory others may write to without the sticky bit \\(mode 0777\\)" \
+	"... saying so"
+
+# control: nothing there before the job
+out=$(te_srun -t 60 -N2 $W --train-nccl-dump-dir="$dumps" sh -c "$dump_task" 2>&1)
+job=$(printf '%s\n' "$out" | awk '$1 == "job" { print $2; exit }')
+is "$(printf '%s\n' "$out" | grep -c "^job $job $dumps/$job/nccl_trace_rank_$")" 2 \
+	"control: a fresh DIR/JOBID in a sticky DIR is used by every task" || diag "$out"
+is "$(stat -c '%U %a' "$dumps/$job" 2>&1) $(ls "$dumps/$job" 2>&1 | tr '\n' ' ')" \
+	"root 700 nccl_trace_rank_0 nccl_trace_rank_1 " "... the job user's own (mode 700), and the dumps are there"
+is "$(printf '%s\n' "$out" | grep -c 'trainenv: warning')" 0 "... without a warning"
+
+# ================================================================ checkpoint probe
+# Each node's helper checks DIR is writable from there with a probe file.
+# nobody makes every name it can guess for the next job (step 0, nodes
+# n1-n3, the next 4000 pids) in the shared directory first.
+ckpt=$TE_WORK/ckpt
+mkdir -m 1777 "$ckpt"
+next=$(( $(te_last_job_id) + 1 ))
+pid=$(cat /proc/sys/kernel/ns_last_pid)
+"${NOBODY[@]}" "$PY" - "$ckpt" "$next" "$pid" <<'EOF'
+import os, sys
+d, job, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for h in ("n1", "n2", "n3"):
+    for p in range(pid + 1, pid + 4001):
+        os.close(os.open(f"{d}/.trainenv-probe-{job}.0-{h}-{p}", os.O_CREAT | os.O_WRONLY, 0o644))
+EOF
+guessed=$(find "$ckpt" -mindepth 1 | wc -l)
+is "$guessed" 12000 "nobody made 12000 guessed probe names for job $next in the checkpoint directory"
+out=$(te_srun -t 60 --mpi=pmix -N3 $W --train-checkpoint-dir="$ckpt" sh -c 'echo "ran $SLURM_JOB_ID"' 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -c "^ran $next$")" -eq 3 ]
+ok $? "the checkpoint check still passes: the probe names cannot be guessed (srun exit $rc)" || diag "$(printf '%s\n' "$out" | head -n 20)"
+like "$out" "^ran $next$" "... and the job was the one guessed ($next)"
+is "$(find "$ckpt" -mindepth 1 | wc -l) $(find "$ckpt" -mindepth 1 ! -user nobody | wc -l)" "$guessed 0" \
+	"... nobody's files are left as they were, and the check leaves nothing of its own"
+find "$ckpt" -mindepth 1 -delete
+
+# ================================================================ topology cache
+# A cache holding this machine's topology with fake GPUs shows in the
+# binding (GPU 0's bus id in TRAINENV_BIND); plain discovery finds no GPU
+# here (the rank runs unbound, TRAINENV_BIND unset).
+lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
+	"$here/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2
+ok $? "this machine's topology exported, fake GPUs added"
+boot=$(cat /proc/sys/kernel/random/boot_id)
+bind_of() { # CACHE-DIR: TRAINENV_BIND of one task on n1
+	pmix_plugstack "topology-cache=$1"
+	CUDA_VISIBLE_DEVICES=0 te_srun -t 60 -N1 -n1 -w n1 --train-bind=numa \
+		sh -c 'echo "bind ${TRAINENV_BIND:-unset}"' 2>&1
+}
+trusted=$TE_WORK/tcache
+mkdir -m 755 "$trusted"
+install -m 644 "$TE_WORK/gpus.xml" "$trusted/topology-$boot.xml"
+like "$(bind_of "$trusted")" "^bind gpu=0000:[0-9a-f:.]+ numa=" "control: a root-owned cache in a root-owned directory is read (the fake GPU 0 is bound)"
+theirs=$TE_WORK/tcache-nobody
+mkdir -m 755 "$theirs" && chown nobody:nogroup "$theirs"
+install -m 644 "$TE_WORK/gpus.xml" "$theirs/topology-$boot.xml"
+out=$(bind_of "$theirs")
+like "$out" "^bind unset$" "a root-owned cache file in nobody's directory is not read (discovery: no GPU, the rank runs unbound)"
+is "$(stat -c '%U %a' "$theirs/topology-$boot.xml") $(cmp -s "$TE_WORK/gpus.xml" "$theirs/topology-$boot.xml" && echo same)" \
+	"root 644 same" "... nor replaced"
+linked=$TE_WORK/tcache-link
+mkdir -m 755 "$linked"
+ln -s "$trusted/topology-$boot.xml" "$linked/topology-$boot.xml"
+out=$(bind_of "$linked")
+like "$out" "^bind unset$" "a cache file that is a link to a root-owned export is not read"
+[ -f "$linked/topology-$boot.xml" ] && [ ! -L "$linked/topology-$boot.xml" ] &&
+	grep -q '<topology' "$linked/topology-$boot.xml" && ! grep -q 'NVIDIA' "$linked/topology-$boot.xml"
+ok $? "... and it is replaced by this node's own export (a regular file)"
+pmix_plugstack
+
+is "$(sinfo -h -o '%T' | sort -u | paste -sd, -)" "idle" "no node drained"
+
+done_testing
