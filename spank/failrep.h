@@ -1,12 +1,18 @@
 /* First-failure report: slurmstepd tells srun which task failed, where, how
  * and when; srun prints one line per failed task and marks the first.
  *
- * srun (local_user_init) listens on an ephemeral TCP port and puts the port
- * and a random token into the job environment (TRAINENV_REPORT). When a task
- * exits non-zero or by a signal, slurmstepd (task_exit) connects to srun's
- * address as slurmd saw it (SLURM_SRUN_COMM_HOST) with a short deadline and
- * sends one line. Reports without the token are dropped. A report that cannot
- * be delivered is only logged on the node: it never delays the step. */
+ * srun (local_user_init) listens on a TCP port (inside SrunPortRange when
+ * the site sets one) and puts the port and a random token into the job
+ * environment (TRAINENV_REPORT). Its listener serves many connections at
+ * once, each for a short while: other users' idle or garbage connections
+ * are dropped or pushed out, and never delay srun's exit by more than the
+ * grace its finish is given. When a task exits non-zero or by a signal,
+ * slurmstepd (task_exit) only hands the line to the step's one sender
+ * process (started at the first failure, as the job's user), which connects
+ * to srun's address as slurmd saw it (SLURM_SRUN_COMM_HOST) without ever
+ * blocking slurmstepd, within one budget for the whole step. Reports without
+ * the token are dropped. A report that cannot be delivered is only logged on
+ * the node: it never delays the step. */
 #ifndef TE_FAILREP_H
 #define TE_FAILREP_H
 
@@ -40,15 +46,49 @@ void te_failrep_describe(const struct te_failrep *r, int first, char *buf,
 int te_failrep_env_parse(const char *env, uint16_t *port, char *token,
 			 size_t toklen);
 
-/* srun side. */
-int te_failrep_listen(char *envval, size_t envlen, char *err, size_t errlen);
+/* The state of one connection to srun's listener, and the pure decisions
+ * about it (unit-tested): what its bytes say, when it has lived too long,
+ * which slot a new connection takes. */
+struct te_failrep_conn {
+	int fd;				/* -1: free slot */
+	int authed;			/* a report with the token came */
+	int64_t since;			/* accepted at (monotonic ms) */
+	size_t got;
+	char buf[TE_FAILREP_LINE_MAX + 1];
+};
+#define TE_FAILREP_CONN_MS 1000		/* a stranger's connection, at most */
+#define TE_FAILREP_AUTHED_MS 5000	/* a sender's, at most */
+typedef void (*te_failrep_report_fn)(const struct te_failrep *r, void *ctx);
+/* After c->got grew: calls fn for each complete report line and keeps the
+ * rest. Returns 0, or -1 when the connection must go: a line that is not a
+ * report with the token, a NUL byte, or a line longer than the maximum. */
+int te_failrep_conn_take(struct te_failrep_conn *c, const char *token,
+			 te_failrep_report_fn fn, void *ctx);
+int te_failrep_conn_expired(const struct te_failrep_conn *c, int64_t now);
+/* The slot for a new connection: a free one, else the oldest that has not
+ * shown the token (the caller closes it first); -1 when every slot holds a
+ * sender that has (then the new one waits in the backlog). */
+int te_failrep_conn_slot(const struct te_failrep_conn *t, int n);
+
+/* srun side (failrep_listen.c). lo..hi: the ports to bind (SrunPortRange),
+ * 0..0 for any. finish waits at most grace_ms for reports still on their
+ * way, whatever other users do, then prints what is held. */
+int te_failrep_listen(uint16_t lo, uint16_t hi, char *envval, size_t envlen,
+		      char *err, size_t errlen);
 void te_failrep_finish(int grace_ms);
 
-/* slurmstepd side: sends one report to host:port, waiting at most
- * timeout_ms, from a child process running as uid/gid (the job's user:
- * the port comes from the job's environment). */
-int te_failrep_send(const char *host, uint16_t port, const char *token,
-		    const struct te_failrep *r, int timeout_ms, uid_t uid,
-		    gid_t gid, char *err, size_t errlen);
+/* slurmstepd side (failrep_send.c): one sender per step. add never waits
+ * on the network: the first call starts the step's sender process (as
+ * uid/gid: the port comes from the job's environment) and every call hands
+ * it one line without blocking. The sender spends at most
+ * TE_FAILREP_BUDGET_MS on the network in all. finish closes its input and
+ * waits at most wait_ms for it; returns how many reports were not
+ * delivered (0: all were), with why in err. */
+#define TE_FAILREP_BUDGET_MS 2000
+#define TE_FAILREP_FINISH_MS 1500	/* finish waits for the sender */
+int te_failrep_sender_add(const char *host, uint16_t port, const char *token,
+			  const struct te_failrep *r, uid_t uid, gid_t gid,
+			  char *err, size_t errlen);
+int te_failrep_sender_finish(int wait_ms, char *err, size_t errlen);
 
 #endif

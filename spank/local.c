@@ -14,6 +14,7 @@
 #include "failrep.h"
 #include "hangup.h"
 #include "plugin.h"
+#include "portrange.h"
 #include "rankenv.h"
 #include "strutil.h"
 #include "submit.h"
@@ -187,9 +188,51 @@ static int pmix_notice(void)
 	return 0;
 }
 
+/* SrunPortRange from the slurm.conf srun read (SLURM_CONF or the default):
+ * 0..0 when the site sets none, or when its value cannot be used (said
+ * once: the report then listens on any port, as before). Include lines
+ * are not followed. */
+#define TE_SLURM_CONF_DEFAULT "/etc/slurm/slurm.conf"
+static void srun_port_range(uint16_t *lo, uint16_t *hi)
+{
+	const char *path = getenv("SLURM_CONF");
+	char val[64], err[TE_ERR_MAX], *text;
+	size_t got = 0;
+	ssize_t n;
+	int fd, found;
+
+	*lo = *hi = 0;
+	if (!path || !path[0])
+		path = TE_SLURM_CONF_DEFAULT;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+		return;		/* configless: srun's own ports are as free */
+	text = malloc(TE_SLURMCONF_MAX + 1);
+	while (text && got <= TE_SLURMCONF_MAX &&
+	       ((n = read(fd, text + got, TE_SLURMCONF_MAX + 1 - got)) > 0 ||
+		(n < 0 && errno == EINTR)))
+		got += n > 0 ? (size_t)n : 0;
+	close(fd);
+	if (!text || got > TE_SLURMCONF_MAX) {
+		free(text);
+		return;
+	}
+	found = te_slurmconf_value(text, got, "SrunPortRange", val, sizeof(val));
+	free(text);
+	if (found == 0)
+		return;
+	if (found < 0)
+		te_snprintf(err, sizeof(err), "SrunPortRange: value too long");
+	if (found < 0 || te_port_range_parse(val, lo, hi, err, sizeof(err)) < 0) {
+		fprintf(stderr, TE_PREFIX "warning: %s (in %s): the first-failure "
+			"report listens on any free port\n", err, path);
+		*lo = *hi = 0;
+	}
+}
+
 int te_local_user_init(spank_t sp)
 {
 	char env[64], err[TE_ERR_MAX];
+	uint16_t lo, hi;
 
 	if (user_init_done++ || !te_plug.resolved)
 		return 0;
@@ -216,7 +259,8 @@ int te_local_user_init(spank_t sp)
 	if (!te_submit_train_on() ||
 	    te_plug.cfg.v[TE_S_FAILURE_REPORT].word != 0)
 		return 0;
-	if (te_failrep_listen(env, sizeof(env), err, sizeof(err)) < 0) {
+	srun_port_range(&lo, &hi);
+	if (te_failrep_listen(lo, hi, env, sizeof(env), err, sizeof(err)) < 0) {
 		fprintf(stderr, TE_PREFIX "warning: no first-failure report "
 			"for this step: %s\n", err);
 		return 0;

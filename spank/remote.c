@@ -875,11 +875,28 @@ int te_remote_task_init(spank_t sp)
 	return 0;
 }
 
+/* Once per step: what the sender could not deliver goes to the node's log. */
+static void report_sender_finish(void)
+{
+	char err[TE_ERR_MAX];
+	int lost = te_failrep_sender_finish(TE_FAILREP_FINISH_MS, err,
+					    sizeof(err));
+
+	if (lost > 0)
+		slurm_info(TE_PREFIX "%d failure report%s of step %u.%u not "
+			   "delivered to srun: %s", lost, lost == 1 ? "" : "s",
+			   step.job_id, step.step_id, err);
+}
+
+/* Never waits on the network: the line goes to the step's sender. Only the
+ * node's last task to exit lets the sender finish (bounded, once per step):
+ * Slurm kills the step's processes right after it. */
 int te_remote_task_exit(spank_t sp)
 {
+	static uint32_t exited, refused;
 	struct te_failrep r = { 0 };
 	struct timespec ts;
-	int status = 0;
+	int status = 0, last;
 	uid_t uid;
 	gid_t gid;
 	char err[TE_ERR_MAX];
@@ -888,9 +905,10 @@ int te_remote_task_exit(spank_t sp)
 	    te_plug.cfg.v[TE_S_TRAIN].word != 0 ||
 	    te_plug.cfg.v[TE_S_FAILURE_REPORT].word != 0)
 		return 0;
+	last = step.local_tasks && ++exited >= step.local_tasks;
 	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS ||
 	    status == 0)
-		return 0;
+		goto out;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	r.sec = ts.tv_sec;
 	r.usec = (uint32_t)(ts.tv_nsec / 1000);
@@ -904,23 +922,31 @@ int te_remote_task_exit(spank_t sp)
 	} else {
 		r.value = WEXITSTATUS(status);
 	}
-	/* slurmstepd waits for this: keep the deadline short. */
 	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
 		slurm_info(TE_PREFIX "rank %u failed; cannot tell srun: no job "
 			   "uid", r.rank);
-		return 0;
+		goto out;
 	}
-	if (te_failrep_send(step.report_host, step.report_port,
-			    step.report_token, &r, 1000, uid, gid, err,
-			    sizeof(err)) < 0)
+	/* one line for the first report that cannot go; the step's summary
+	 * (report_sender_finish) counts them all */
+	if (te_failrep_sender_add(step.report_host, step.report_port,
+				  step.report_token, &r, uid, gid, err,
+				  sizeof(err)) < 0 && !refused++)
 		slurm_info(TE_PREFIX "rank %u %s %d; could not tell srun: %s",
 			   r.rank, r.signaled ? "killed by signal" :
 			   "exited with code", r.value, err);
+out:
+	if (last)
+		report_sender_finish();
 	return 0;
 }
 
 int te_remote_exit(spank_t sp)
 {
+	(void)sp;
+	/* when the node's last task was never reaped here */
+	if (step.report)
+		report_sender_finish();
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* libFuzzer target: the strings trainenv reads from the job environment,
  * from peers and from its own encodings: TRAINENV_SETTINGS, the failure
  * report line and TRAINENV_REPORT, host lists, device lists, the launcher
- * detection over an argv. Beyond "no crash": outputs stay bounded and
+ * detection over an argv, slurm.conf's SrunPortRange. Beyond "no crash": outputs stay bounded and
  * terminated, parsed reports format back to the same line. */
 #include "config.h"
 
@@ -11,6 +11,7 @@
 
 #include "exportenv.h"
 #include "failrep.h"
+#include "portrange.h"
 #include "rankenv.h"
 #include "settings.h"
 #include "srunargs.h"
@@ -79,6 +80,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						 fuzz_env, NULL, val, sizeof(val));
 
 		if (v && strlen(v) > 65536)
+			abort();
+	}
+	/* slurm.conf text and an SrunPortRange value */
+	{
+		char val[64];
+		uint16_t lo, hi;
+
+		if (te_slurmconf_value(s, size, "SrunPortRange", val,
+				       sizeof(val)) == 1 &&
+		    strlen(val) >= sizeof(val))
+			abort();
+		if (te_port_range_parse(s, &lo, &hi, err, sizeof(err)) == 0 &&
+		    (lo == 0 || lo > hi))
 			abort();
 	}
 	free(s);

@@ -21,7 +21,7 @@ cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefin
 hw="$(pkg-config --cflags --libs hwloc)"
 declare -A srcs=(
 	[policy]="spank/settings.c spank/strutil.c"
-	[envparse]="spank/settings.c spank/strutil.c spank/failrep.c spank/rankenv.c spank/srunargs.c spank/exportenv.c"
+	[envparse]="spank/settings.c spank/strutil.c spank/failrep.c spank/portrange.c spank/rankenv.c spank/srunargs.c spank/exportenv.c"
 	[cpulist]="spank/cpulist.c spank/bind.c"
 )
 declare -A extra=([cpulist]="$hw" [policy]="" [envparse]="-lpthread")

@@ -1,0 +1,396 @@
+/* First-failure report, srun's side: the listener thread that takes the
+ * reports, holds the first ones briefly to sort them, and prints them.
+ * Any user of the submit host can connect to the port: the listener serves
+ * up to FR_CONNS connections at once, each for a short while (a stranger's
+ * at most TE_FAILREP_CONN_MS), pushes out the oldest stranger when the
+ * table is full, and its finish is bounded in time whatever they do. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "failrep.h"
+#include "strutil.h"
+
+#define MAX_HELD 4096
+#define HOLD_MS 300
+#define FR_CONNS 128		/* connections served at once */
+#define ACCEPT_BATCH 64		/* accepted per round, then the reads */
+#define ACCEPT_PAUSE_MS 100	/* after EMFILE and the like: no spin */
+#define QUIET_MS 50		/* finish: nothing more is on its way */
+
+static struct {
+	int lfd, wake[2];
+	pthread_t thread;
+	int running;
+	char token[TE_FAILREP_TOKEN_LEN + 1];
+	struct te_failrep_conn conn[FR_CONNS];
+	struct te_failrep held[MAX_HELD];
+	int nheld, printed, dropped, first_done;
+	int64_t first_at;
+	int grace_ms;		/* set by finish before it wakes the thread */
+} fr = { .lfd = -1, .wake = { -1, -1 } };
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void print_line(const char *s)
+{
+	char line[TE_FAILREP_LINE_MAX + 32];
+
+	te_snprintf(line, sizeof(line), "trainenv: %s\n", s);
+	/* one write per line: srun writes to the same stderr */
+	if (write(STDERR_FILENO, line, strlen(line)) < 0)
+		return;
+}
+
+static void print_report(const struct te_failrep *r, int first)
+{
+	char line[TE_FAILREP_LINE_MAX];
+
+	if (fr.printed >= TE_FAILREP_PRINT_MAX) {
+		fr.dropped++;
+		return;
+	}
+	te_failrep_describe(r, first, line, sizeof(line));
+	print_line(line);
+	fr.printed++;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct te_failrep *x = a, *y = b;
+
+	if (x->sec != y->sec)
+		return x->sec < y->sec ? -1 : 1;
+	if (x->usec != y->usec)
+		return x->usec < y->usec ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* The first reports are held briefly and sorted by their nodes' clocks, so
+ * that "first" means first to fail, not first to arrive. */
+static void flush_held(void)
+{
+	int i;
+
+	if (!fr.nheld)
+		return;
+	qsort(fr.held, (size_t)fr.nheld, sizeof(fr.held[0]), by_time);
+	for (i = 0; i < fr.nheld; i++)
+		print_report(&fr.held[i], !fr.first_done && i == 0);
+	fr.first_done = 1;
+	fr.nheld = 0;
+}
+
+static void on_report(const struct te_failrep *r, void *ctx)
+{
+	(void)ctx;
+	if (fr.first_done) {
+		print_report(r, 0);
+		return;
+	}
+	if (!fr.nheld)
+		fr.first_at = mono_ms();
+	if (fr.nheld < MAX_HELD)
+		fr.held[fr.nheld++] = *r;
+	else
+		fr.dropped++;
+}
+
+static void conn_close(struct te_failrep_conn *c)
+{
+	close(c->fd);
+	c->fd = -1;
+	c->authed = 0;
+	c->got = 0;
+}
+
+/* Reads what is there; closes on end, error or garbage. 1 if data came. */
+static int conn_read(struct te_failrep_conn *c)
+{
+	ssize_t n = read(c->fd, c->buf + c->got, TE_FAILREP_LINE_MAX - c->got);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {
+		conn_close(c);
+		return n == 0;
+	}
+	c->got += (size_t)n;
+	if (te_failrep_conn_take(c, fr.token, on_report, NULL) < 0)
+		conn_close(c);
+	return 1;
+}
+
+/* Accepts up to a batch. Returns 1 if any came, -1 when accepting must
+ * pause (out of descriptors or memory). */
+static int accept_some(void)
+{
+	int i, any = 0;
+
+	for (i = 0; i < ACCEPT_BATCH; i++) {
+		int slot = te_failrep_conn_slot(fr.conn, FR_CONNS), fd;
+
+		if (slot < 0)
+			return any;	/* every slot is a sender: backlog */
+		fd = accept4(fr.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return any;
+			return -1;	/* EMFILE, ENFILE, ENOBUFS, ENOMEM */
+		}
+		if (fr.conn[slot].fd >= 0)
+			conn_close(&fr.conn[slot]);	/* the oldest stranger */
+		fr.conn[slot].fd = fd;
+		fr.conn[slot].since = mono_ms();
+		any = 1;
+	}
+	return any;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static void *listener(void *arg)
+{
+	struct pollfd p[2 + FR_CONNS];
+	int idx[2 + FR_CONNS];
+	int64_t pause_until = 0, drain_until = 0, last_activity = mono_ms();
+	int draining = 0, i;
+	sigset_t all;
+
+	(void)arg;
+	/* srun's signal thread must receive every signal, not us */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (;;) {
+		int64_t now = mono_ms(), wake_at = now + 60000;
+		int np = 0, open = 0, full, rc, any = 0;
+
+		if (fr.nheld && !fr.first_done) {
+			if (now >= fr.first_at + HOLD_MS) {
+				flush_held();
+				continue;
+			}
+			wake_at = min64(wake_at, fr.first_at + HOLD_MS);
+		}
+		for (i = 0; i < FR_CONNS; i++) {
+			struct te_failrep_conn *c = &fr.conn[i];
+
+			if (c->fd < 0)
+				continue;
+			if (te_failrep_conn_expired(c, now)) {
+				conn_close(c);
+				continue;
+			}
+			open++;
+			wake_at = min64(wake_at, c->since + (c->authed ?
+					TE_FAILREP_AUTHED_MS : TE_FAILREP_CONN_MS));
+			p[np] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+			idx[np++] = i;
+		}
+		if (draining) {
+			/* bounded whatever others do; early once all is quiet */
+			if (now >= drain_until ||
+			    (!open && now - last_activity >= QUIET_MS))
+				break;
+			wake_at = min64(wake_at, min64(drain_until,
+						       last_activity + QUIET_MS));
+		}
+		full = te_failrep_conn_slot(fr.conn, FR_CONNS) < 0;
+		if (now >= pause_until && !full) {
+			p[np] = (struct pollfd){ .fd = fr.lfd, .events = POLLIN };
+			idx[np++] = -1;
+		} else if (now < pause_until) {
+			wake_at = min64(wake_at, pause_until);
+		}
+		if (!draining) {
+			p[np] = (struct pollfd){ .fd = fr.wake[0], .events = POLLIN };
+			idx[np++] = -2;
+		}
+		rc = poll(p, (nfds_t)np, (int)(wake_at > now ? wake_at - now : 0));
+		if (rc < 0 && errno != EINTR)
+			break;
+		if (rc <= 0)
+			continue;
+		/* reads first: a sender shows its token before strangers
+		 * accepted in this round could push it out */
+		for (i = 0; i < np; i++)
+			if (idx[i] >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				any |= conn_read(&fr.conn[idx[i]]);
+		for (i = 0; i < np; i++) {
+			if (idx[i] == -1 && (p[i].revents & POLLIN)) {
+				int a = accept_some();
+
+				if (a < 0)
+					pause_until = mono_ms() + ACCEPT_PAUSE_MS;
+				any |= a > 0;
+			}
+			if (idx[i] == -2 && (p[i].revents & (POLLIN | POLLHUP))) {
+				draining = 1;
+				drain_until = mono_ms() + __atomic_load_n(
+					&fr.grace_ms, __ATOMIC_ACQUIRE);
+				any = 1;
+			}
+		}
+		if (any)
+			last_activity = mono_ms();
+	}
+	for (i = 0; i < FR_CONNS; i++)
+		if (fr.conn[i].fd >= 0)
+			conn_close(&fr.conn[i]);
+	return NULL;
+}
+
+/* Binds fd to a port in lo..hi (0..0: any), starting at a random one so
+ * that two sruns on the host do not race for the same. */
+static int bind_in_range(int fd, int family, uint16_t lo, uint16_t hi)
+{
+	uint32_t span = lo ? (uint32_t)hi - lo + 1 : 1, start = 0, k;
+
+	if (getrandom(&start, sizeof(start), 0) != (ssize_t)sizeof(start))
+		start = (uint32_t)getpid();
+	for (k = 0; k < span; k++) {
+		uint16_t port = lo ? (uint16_t)(lo + (start + k) % span) : 0;
+		struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
+					   .sin6_port = htons(port) };
+		struct sockaddr_in a4 = { .sin_family = AF_INET,
+					  .sin_port = htons(port) };
+		int rc = family == AF_INET6 ?
+			bind(fd, (struct sockaddr *)&a6, sizeof(a6)) :
+			bind(fd, (struct sockaddr *)&a4, sizeof(a4));
+
+		if (rc == 0)
+			return 0;
+		if (errno != EADDRINUSE && errno != EACCES)
+			return -1;
+	}
+	errno = EADDRINUSE;
+	return -1;
+}
+
+static int open_listener(int family, uint16_t lo, uint16_t hi)
+{
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int zero = 0;
+
+	if (fd < 0)
+		return -1;
+	/* Dual-stack when possible: SLURM_SRUN_COMM_HOST may be either. */
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind_in_range(fd, family, lo, hi) < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int te_failrep_listen(uint16_t lo, uint16_t hi, char *envval, size_t envlen,
+		      char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t alen = sizeof(ss);
+	unsigned char rnd[TE_FAILREP_TOKEN_LEN / 2];
+	uint16_t port;
+	int i;
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		te_snprintf(err, errlen, "getrandom: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < (int)sizeof(rnd); i++)
+		te_snprintf(fr.token + 2 * i, 3, "%02x", rnd[i]);
+	for (i = 0; i < FR_CONNS; i++)
+		fr.conn[i].fd = -1;
+	fr.lfd = open_listener(AF_INET6, lo, hi);
+	if (fr.lfd < 0)
+		fr.lfd = open_listener(AF_INET, lo, hi);
+	if (fr.lfd < 0) {
+		if (lo)
+			te_snprintf(err, errlen, "no free port in SrunPortRange "
+				    "%u-%u: %s", lo, hi, strerror(errno));
+		else
+			te_snprintf(err, errlen, "socket: %s", strerror(errno));
+		goto fail;
+	}
+	if (listen(fr.lfd, 512) < 0) {
+		te_snprintf(err, errlen, "listen: %s", strerror(errno));
+		goto fail;
+	}
+	if (getsockname(fr.lfd, (struct sockaddr *)&ss, &alen) < 0) {
+		te_snprintf(err, errlen, "getsockname: %s", strerror(errno));
+		goto fail;
+	}
+	port = ntohs(ss.ss_family == AF_INET6 ?
+			     ((struct sockaddr_in6 *)&ss)->sin6_port :
+			     ((struct sockaddr_in *)&ss)->sin_port);
+	if (pipe2(fr.wake, O_CLOEXEC) < 0) {
+		te_snprintf(err, errlen, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	if (pthread_create(&fr.thread, NULL, listener, NULL) != 0) {
+		te_snprintf(err, errlen, "cannot start the report thread");
+		goto fail;
+	}
+	fr.running = 1;
+	te_snprintf(envval, envlen, "%u:%s", port, fr.token);
+	return 0;
+fail:
+	if (fr.lfd >= 0)
+		close(fr.lfd);
+	fr.lfd = -1;
+	for (i = 0; i < 2; i++)
+		if (fr.wake[i] >= 0)
+			close(fr.wake[i]);
+	fr.wake[0] = fr.wake[1] = -1;
+	return -1;
+}
+
+void te_failrep_finish(int grace_ms)
+{
+	if (!fr.running)
+		return;
+	/* Reports sent just before the step ended may still be on their
+	 * way: the thread serves them for at most grace_ms more, then ends,
+	 * however many connections strangers hold. */
+	__atomic_store_n(&fr.grace_ms, grace_ms, __ATOMIC_RELEASE);
+	close(fr.wake[1]);
+	fr.wake[1] = -1;
+	pthread_join(fr.thread, NULL);
+	fr.running = 0;
+	flush_held();
+	if (fr.dropped) {
+		char line[128];
+
+		te_snprintf(line, sizeof(line), "... and %d more failed tasks",
+			    fr.dropped);
+		print_line(line);
+	}
+	close(fr.lfd);
+	close(fr.wake[0]);
+	fr.lfd = fr.wake[0] = -1;
+}

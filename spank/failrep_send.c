@@ -1,0 +1,356 @@
+/* First-failure report, slurmstepd's side: one sender process per step.
+ * task_exit runs in slurmstepd's thread that reaps the tasks: it must never
+ * wait on the network per task (one wait per failed task, after scancel,
+ * kept killed tasks unreaped past UnkillableStepTimeout and drained the
+ * node). So task_exit only hands the line over a socketpair, without
+ * blocking, to the step's sender: a child forked at the first failure (as
+ * the hang-up shield and the rendezvous client already fork), running as
+ * the job's user, that connects without blocking and gives the network at
+ * most TE_FAILREP_BUDGET_MS in all. A failure is reported while the other
+ * tasks still run. Slurm kills every process of the step once the last task
+ * is reaped: the last task_exit lets the sender finish first (finish, at
+ * most wait_ms, once per step). Its last message says what it delivered. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "failrep.h"
+#include "strutil.h"
+
+#define ATTEMPT_MS 1000		/* one connection to srun, at most */
+#define LINGER_MS 20		/* gathers the lines of one burst */
+#define PENDING_MAX (64 * 1024)
+
+/* What the sender's last message says. */
+enum { S_OK, S_CONNECT, S_TIMEOUT, S_USER, S_BUDGET, S_SPACE, S_KILLED };
+static const char *const status_text[] = {
+	[S_OK] = "delivered",
+	[S_CONNECT] = "cannot connect to srun",
+	[S_TIMEOUT] = "srun did not answer in time",
+	[S_USER] = "cannot switch to the job's user",
+	[S_BUDGET] = "the step's time for reports is spent",
+	[S_SPACE] = "too many reports at once",
+	[S_KILLED] = "the sender was stopped before it finished",
+};
+
+static struct {
+	int started, finished;
+	pid_t pid;
+	int fd;			/* slurmstepd's end of the socketpair */
+	unsigned handed, refused;
+	char where[INET6_ADDRSTRLEN + 16];
+} snd = { .fd = -1 };
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------ the sender child */
+
+/* Only async-signal-safe calls from here on (slurmstepd has threads). */
+static int send_batch(const struct sockaddr_storage *sa, socklen_t salen,
+		      const char *buf, size_t len, int64_t deadline)
+{
+	size_t off = 0;
+	int fd, rc = S_OK;
+
+	fd = socket(sa->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return S_CONNECT;
+	if (connect(fd, (const struct sockaddr *)sa, salen) < 0 &&
+	    errno != EINPROGRESS) {
+		close(fd);
+		return S_CONNECT;
+	}
+	while (off < len) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		int64_t left = deadline - mono_ms();
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+			rc = S_TIMEOUT;
+			break;
+		}
+		if (p.revents & (POLLERR | POLLHUP)) {
+			rc = S_CONNECT;
+			break;
+		}
+		n = send(fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0) {
+			rc = S_CONNECT;
+			break;
+		}
+		off += (size_t)n;
+	}
+	close(fd);
+	return rc;
+}
+
+static void __attribute__((noreturn))
+sender_main(int fd, const struct sockaddr_storage *sa, socklen_t salen,
+	    uid_t uid, gid_t gid)
+{
+	static char pending[PENDING_MAX];
+	char msg[TE_FAILREP_LINE_MAX + 1], last[64];
+	size_t len = 0;
+	unsigned sent = 0, lost = 0;
+	int64_t spent = 0;
+	int status = S_OK, eof = 0;
+
+	/* Nothing of slurmstepd's stays open here: a descriptor held by this
+	 * process must not keep anything of the step alive. */
+	if (fd > 3) {
+		dup2(fd, 3);
+		fd = 3;
+	} else if (fd < 3) {
+		int moved = fcntl(fd, F_DUPFD, 3);
+
+		if (moved < 0)
+			_exit(1);
+		fd = moved;
+	}
+	close_range(0, (unsigned)fd - 1, 0);
+	close_range((unsigned)fd + 1, ~0U, 0);
+	/* A step's kill (scancel) reaches this process too: it ends within
+	 * its budget anyway, and what it holds is the report of the kill. */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	if (geteuid() == 0 && uid != 0 && uid != (uid_t)-1 &&
+	    (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+	     setresuid(uid, uid, uid) < 0))
+		status = S_USER;
+	while (status == S_OK && !eof) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int64_t start, linger_end = 0;
+
+		/* Waits for slurmstepd, never for the network. */
+		for (;;) {
+			int64_t left = linger_end ? linger_end - mono_ms() : -1;
+			ssize_t n;
+
+			if (linger_end && left <= 0)
+				break;
+			if (poll(&p, 1, (int)left) < 0 && errno != EINTR) {
+				eof = 1;
+				break;
+			}
+			n = recv(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT);
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				continue;
+			if (n <= 0) {
+				eof = 1;
+				break;
+			}
+			if (len + (size_t)n > sizeof(pending))
+				lost++;
+			else {
+				memcpy(pending + len, msg, (size_t)n);
+				len += (size_t)n;
+			}
+			if (!linger_end)
+				linger_end = mono_ms() + LINGER_MS;
+		}
+		if (!len)
+			continue;
+		start = mono_ms();
+		status = send_batch(sa, salen, pending, len,
+				    start + (TE_FAILREP_BUDGET_MS - spent <
+						     ATTEMPT_MS ?
+					     TE_FAILREP_BUDGET_MS - spent :
+					     ATTEMPT_MS));
+		spent += mono_ms() - start;
+		for (size_t i = 0; i < len; i++)
+			if (pending[i] == '\n')
+				*(status == S_OK ? &sent : &lost) += 1;
+		len = 0;
+		if (status == S_OK && !eof && spent >= TE_FAILREP_BUDGET_MS)
+			status = S_BUDGET;
+	}
+	if (status == S_OK && lost)
+		status = S_SPACE;
+	/* The lines still in the socketpair are lost too: count them. */
+	while (status != S_OK) {
+		ssize_t n = recv(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT);
+
+		if (n <= 0)
+			break;
+		lost++;
+	}
+	/* "STATUS SENT LOST": no stdio here, digits by hand */
+	{
+		char *q = last;
+		unsigned v[3] = { (unsigned)status, sent, lost };
+
+		for (int k = 0; k < 3; k++) {
+			char d[12];
+			int nd = 0;
+
+			do {
+				d[nd++] = (char)('0' + v[k] % 10);
+				v[k] /= 10;
+			} while (v[k] && nd < 11);
+			while (nd)
+				*q++ = d[--nd];
+			*q++ = k < 2 ? ' ' : '\0';
+		}
+		send(fd, last, (size_t)(q - last), MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	_exit(status == S_OK ? 0 : 1);
+}
+
+/* ------------------------------------------------------ slurmstepd */
+
+static int start_sender(const char *host, uint16_t port, uid_t uid,
+			gid_t gid, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
+	struct addrinfo *ai = NULL;
+	struct sockaddr_storage sa;
+	socklen_t salen;
+	char sport[8];
+	int sv[2], e;
+
+	snd.started = 1;
+	te_snprintf(snd.where, sizeof(snd.where), "%s:%u", host, port);
+	te_snprintf(sport, sizeof(sport), "%u", port);
+	if ((e = getaddrinfo(host, sport, &hints, &ai)) != 0) {
+		te_snprintf(err, errlen, "srun address '%.64s': %s", host,
+			    gai_strerror(e));
+		return -1;
+	}
+	if (ai->ai_addrlen > sizeof(sa)) {
+		freeaddrinfo(ai);
+		te_snprintf(err, errlen, "srun address too long");
+		return -1;
+	}
+	memcpy(&sa, ai->ai_addr, ai->ai_addrlen);
+	salen = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	/* SEQPACKET: a line is handed over whole or not at all. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		te_snprintf(err, errlen, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	snd.pid = fork();
+	if (snd.pid < 0) {
+		te_snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (snd.pid == 0)
+		sender_main(sv[1], &sa, salen, uid, gid);
+	close(sv[1]);
+	snd.fd = sv[0];
+	return 0;
+}
+
+int te_failrep_sender_add(const char *host, uint16_t port, const char *token,
+			  const struct te_failrep *r, uid_t uid, gid_t gid,
+			  char *err, size_t errlen)
+{
+	char line[TE_FAILREP_LINE_MAX];
+
+	if (te_failrep_format(line, sizeof(line), token, r) < 0) {
+		te_snprintf(err, errlen, "cannot format the report");
+		return -1;
+	}
+	if (!snd.started && start_sender(host, port, uid, gid, err, errlen) < 0)
+		return -1;
+	if (snd.fd < 0) {
+		snd.refused++;
+		te_snprintf(err, errlen, "no sender for this step");
+		return -1;
+	}
+	if (send(snd.fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* gone (it gave up: its status says why) or full */
+		snd.refused++;
+		te_snprintf(err, errlen, "the step's report sender %s",
+			    errno == EAGAIN ? "is busy" : "has given up");
+		return -1;
+	}
+	snd.handed++;
+	return 0;
+}
+
+/* 1 when the sender is gone (reaped here or by slurmstepd's own wait). */
+static int sender_gone(void)
+{
+	int st;
+	pid_t w = waitpid(snd.pid, &st, WNOHANG);
+
+	return w == snd.pid || (w < 0 && errno == ECHILD);
+}
+
+int te_failrep_sender_finish(int wait_ms, char *err, size_t errlen)
+{
+	int64_t deadline = mono_ms() + wait_ms;
+	char msg[64];
+	unsigned status = S_TIMEOUT, sent = 0, lost = snd.handed;
+	ssize_t n = -1;
+
+	err[0] = '\0';
+	if (!snd.started || snd.finished)
+		return 0;
+	snd.finished = 1;
+	if (snd.fd < 0) {
+		te_snprintf(err, errlen, "the report sender could not start");
+		return (int)snd.refused;
+	}
+	shutdown(snd.fd, SHUT_WR);	/* the sender sends what it has */
+	for (;;) {
+		struct pollfd p = { .fd = snd.fd, .events = POLLIN };
+		int64_t left = deadline - mono_ms();
+
+		n = recv(snd.fd, msg, sizeof(msg) - 1, MSG_DONTWAIT);
+		if (n > 0 || n == 0 || (errno != EAGAIN && errno != EINTR))
+			break;
+		if (left <= 0 || poll(&p, 1, (int)left) < 0)
+			break;
+	}
+	if (n > 0) {
+		msg[n] = '\0';
+		if (sscanf(msg, "%u %u %u", &status, &sent, &lost) != 3 ||
+		    status > S_KILLED)
+			status = S_TIMEOUT;
+	} else if (n == 0) {
+		status = S_KILLED;	/* it ended without a word */
+	}
+	close(snd.fd);
+	snd.fd = -1;
+	/* Kill only our own child, never a pid that was reaped and reused:
+	 * waitpid tells which (nothing else reaps once the tasks are done). */
+	while (!sender_gone()) {
+		if (mono_ms() >= deadline) {
+			kill(snd.pid, SIGKILL);
+			waitpid(snd.pid, NULL, 0);
+			break;
+		}
+		usleep(2000);
+	}
+	if (status == S_OK)
+		return 0;
+	lost += snd.refused;
+	te_snprintf(err, errlen, "%s at %s (%u delivered)",
+		    status_text[status], snd.where, sent);
+	return lost ? (int)lost : 1;
+}

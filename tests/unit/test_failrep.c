@@ -1,0 +1,186 @@
+/* The failure report's pure parts: SrunPortRange values and their lookup in
+ * slurm.conf text, and the decisions srun's listener takes about the
+ * connections any user may open to its port (issue 11). */
+#include "config.h"
+
+#include <string.h>
+
+#include "failrep.h"
+#include "portrange.h"
+#include "tap.h"
+
+#define TOKEN "0123456789abcdef0123456789abcdef"
+
+static int range(const char *s, unsigned *lo, unsigned *hi, char *err)
+{
+	uint16_t l = 0, h = 0;
+	int rc = te_port_range_parse(s, &l, &h, err, 160);
+
+	*lo = l;
+	*hi = h;
+	return rc;
+}
+
+static void test_port_range(void)
+{
+	static const char *const bad[] = {
+		"", "-", "60001", "60001-", "-60001", "0-10", "10-0",
+		"20-10", "1-65536", "99999-100000", "a-b", "1 0-20",
+		"10--20", "+10-20", "10-20x", "10-2 0", "0x10-0x20",
+		"10,20", "1000000000000000000000-2", NULL,
+	};
+	char err[160];
+	unsigned lo, hi;
+	int i;
+
+	is_int(range("60001-63000", &lo, &hi, err), 0, "60001-63000 parses");
+	ok(lo == 60001 && hi == 63000, "to 60001..63000");
+	is_int(range("  20100-20199 \r\n", &lo, &hi, err), 0,
+	       "blanks and a line end around it are allowed");
+	ok(lo == 20100 && hi == 20199, "to 20100..20199");
+	is_int(range("1-65535", &lo, &hi, err), 0, "the widest range");
+	is_int(range("7-7", &lo, &hi, err), 0, "one port");
+	for (i = 0; bad[i]; i++) {
+		err[0] = '\0';
+		is_int(range(bad[i], &lo, &hi, err), -1, "refused: '%s'", bad[i]);
+		ok(strstr(err, "SrunPortRange") != NULL, "  and said why: %s",
+		   err);
+	}
+	is_int(range(NULL, &lo, &hi, err), -1, "no value: refused");
+	range("abc\033[2J-1", &lo, &hi, err);
+	ok(!strchr(err, '\033'), "a control character is not echoed: %s", err);
+}
+
+static int conf(const char *text, char *out, size_t outlen)
+{
+	return te_slurmconf_value(text, strlen(text), "SrunPortRange", out,
+				  outlen);
+}
+
+static void test_slurmconf(void)
+{
+	char v[64];
+
+	is_int(conf("ClusterName=x\nSrunPortRange=60001-63000\n", v, sizeof(v)),
+	       1, "found");
+	is_str(v, "60001-63000", "its value");
+	is_int(conf("srunportrange=1-2 # comment\n", v, sizeof(v)), 1,
+	       "the key is case-insensitive, a comment ends the value");
+	is_str(v, "1-2", "its value without the comment");
+	is_int(conf("SrunPortRange=1-2\n  SrunPortRange=3-4", v, sizeof(v)), 1,
+	       "a later line wins, no final newline needed");
+	is_str(v, "3-4", "the later value");
+	is_int(conf("#SrunPortRange=1-2\nSrunPortRangeX=3-4\nX=SrunPortRange=5\n",
+		    v, sizeof(v)), 0, "comments and other keys are not it");
+	is_int(conf("SrunPortRange=1-2\r\n", v, sizeof(v)), 1, "CRLF lines");
+	is_str(v, "1-2", "without the CR");
+	is_int(conf("SrunPortRange=\n", v, sizeof(v)), 1, "an empty value is found");
+	is_str(v, "", "(and then refused by the parser)");
+	is_int(conf("SrunPortRange=123456789", v, 4), -1, "a value too long");
+	is_int(te_slurmconf_value("SrunPortRange=1-2", 5, "SrunPortRange", v,
+				  sizeof(v)), 0, "the length bounds the text");
+	is_int(conf("", v, sizeof(v)), 0, "empty text");
+}
+
+static int reports;
+static struct te_failrep last;
+
+static void count(const struct te_failrep *r, void *ctx)
+{
+	(void)ctx;
+	reports++;
+	last = *r;
+}
+
+static int feed(struct te_failrep_conn *c, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > TE_FAILREP_LINE_MAX - c->got)
+		n = TE_FAILREP_LINE_MAX - c->got;
+	memcpy(c->buf + c->got, s, n);
+	c->got += n;
+	return te_failrep_conn_take(c, TOKEN, count, NULL);
+}
+
+static void test_conn_take(void)
+{
+	struct te_failrep_conn c = { .fd = 5 };
+	struct te_failrep r = { .rank = 3, .local_rank = 1, .node = "n2",
+				.value = 7, .sec = 1700000000, .usec = 5 };
+	char line[TE_FAILREP_LINE_MAX], two[2 * TE_FAILREP_LINE_MAX];
+	char big[TE_FAILREP_LINE_MAX + 8];
+	size_t half;
+
+	te_failrep_format(line, sizeof(line), TOKEN, &r);
+	half = strlen(line) / 2;
+	memcpy(two, line, half);
+	two[half] = '\0';
+	is_int(feed(&c, two), 0, "half a report: wait for the rest");
+	is_int(reports, 0, "  nothing yet");
+	ok(!c.authed, "  not yet a sender");
+	is_int(feed(&c, line + half), 0, "the rest");
+	is_int(reports, 1, "  one report");
+	ok(c.authed && last.rank == 3 && last.value == 7, "  a sender, rank 3 code 7");
+	is_int((int)c.got, 0, "  nothing left over");
+	snprintf(two, sizeof(two), "%s%s", line, line);
+	is_int(feed(&c, two), 0, "two reports in one read");
+	is_int(reports, 3, "  both taken");
+
+	memset(&c, 0, sizeof(c));
+	is_int(feed(&c, "GET / HTTP/1.0\n"), -1, "garbage: the connection goes");
+	memset(&c, 0, sizeof(c));
+	te_failrep_format(line, sizeof(line), "ffffffffffffffffffffffffffffffff",
+			  &r);
+	is_int(feed(&c, line), -1, "a report with another token goes");
+	ok(!c.authed, "  and never counted as a sender");
+	memset(&c, 0, sizeof(c));
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	is_int(feed(&c, big), -1, "a line with no end goes");
+	memset(&c, 0, sizeof(c));
+	memcpy(c.buf, "TRAINENV\0", 9);
+	c.got = 9;
+	is_int(te_failrep_conn_take(&c, TOKEN, count, NULL), -1, "a NUL byte goes");
+	is_int(reports, 3, "no report from any of them");
+}
+
+static void test_conn_policy(void)
+{
+	struct te_failrep_conn t[4];
+	int i;
+
+	for (i = 0; i < 4; i++)
+		t[i] = (struct te_failrep_conn){ .fd = -1 };
+	is_int(te_failrep_conn_slot(t, 4), 0, "an empty table: the first slot");
+	for (i = 0; i < 4; i++)
+		t[i] = (struct te_failrep_conn){ .fd = 10 + i, .since = 100 - i };
+	is_int(te_failrep_conn_slot(t, 4), 3, "full of strangers: the oldest goes");
+	t[3].authed = 1;
+	is_int(te_failrep_conn_slot(t, 4), 2, "never a sender: the oldest stranger");
+	t[1].fd = -1;
+	is_int(te_failrep_conn_slot(t, 4), 1, "a free slot first");
+	for (i = 0; i < 4; i++)
+		t[i] = (struct te_failrep_conn){ .fd = 10 + i, .authed = 1 };
+	is_int(te_failrep_conn_slot(t, 4), -1, "all senders: none pushed out");
+
+	t[0] = (struct te_failrep_conn){ .fd = 1, .since = 1000 };
+	ok(!te_failrep_conn_expired(&t[0], 1000 + TE_FAILREP_CONN_MS - 1),
+	   "a stranger just inside its time");
+	ok(te_failrep_conn_expired(&t[0], 1000 + TE_FAILREP_CONN_MS),
+	   "a stranger at its deadline: dropped");
+	t[0].authed = 1;
+	ok(!te_failrep_conn_expired(&t[0], 1000 + TE_FAILREP_CONN_MS),
+	   "a sender gets longer");
+	ok(te_failrep_conn_expired(&t[0], 1000 + TE_FAILREP_AUTHED_MS),
+	   "but not for ever");
+}
+
+int main(void)
+{
+	test_port_range();
+	test_slurmconf();
+	test_conn_take();
+	test_conn_policy();
+	return tap_done();
+}
