@@ -560,9 +560,11 @@ is "$fails" 0 "20 back-to-back PMIx steps with the barrier and --train-bind=numa
 is "$(printf '%s\n' "${srun_fds[@]}" | sort -u | wc -l)" 1 "srun's descriptors mid-step are the same in every step (${srun_fds[0]}): nothing grows" ||
 	diag "${srun_fds[*]}"
 # slurmstepd ends a moment after srun has its exit codes (epilog, the
-# accounting message): wait for it, up to 10 s, polling
+# accounting message): wait for it, up to 10 s, polling. The program's
+# name is matched, not its arguments: the cluster's own path may hold
+# "trainenv" (slurmd -f /var/tmp/trainenv-check-*/...)
 for _ in $(seq 50); do
-	left=$(for n in "${nodes[@]}"; do node_procs "$n" '[t]rainenv|[s]lurmstepd' | sed "s/^/$n: /"; done)
+	left=$(for n in "${nodes[@]}"; do node_procs "$n" '^([^ ]*/)?[t]rainenv[^/ ]*( |$)|^[s]lurmstepd' | sed "s/^/$n: /"; done)
 	[ -z "$left" ] && break
 	sleep 0.2
 done
