@@ -2,7 +2,7 @@
  * training program starts (--train-preflight). The plugin's task_init runs
  * it as the job user, with the task's environment, for the rank's GPU
  * (the binding's rank -> GPU mapping), and reads its result from the pipe
- * on stdout (spank/preflight_proto.h); it kills it after
+ * on stdout (core/preflight_proto.h); it kills it after
  * TE_PF_TIMEOUT_S seconds.
  *
  *   trainenv-preflight --gpu BUSID [--test-fail TEXT]

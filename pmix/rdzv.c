@@ -1,7 +1,7 @@
 /* trainenv-rdzv: the launch rendezvous helper. The plugin's task_init runs
  * it (as the job user, with the task's environment, which holds PMIX_*)
  * just before the task's exec, and reads its results from the pipe on
- * stdout (spank/rdzv_proto.h). It is a plain PMIx client, so that no PMIx
+ * stdout (core/rdzv_proto.h). It is a plain PMIx client, so that no PMIx
  * client call ever runs inside slurmstepd or the task before exec
  * (DESIGN.md section 4).
  *

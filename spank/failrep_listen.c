@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "failrep.h"
+#include "failrep_net.h"
 #include "strutil.h"
 
 #define MAX_HELD 4096

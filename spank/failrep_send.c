@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "failrep.h"
+#include "failrep_net.h"
 #include "strutil.h"
 
 #define ATTEMPT_MS 1000		/* one connection to srun, at most */

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "exportenv.h"
-#include "failrep.h"
+#include "failrep_net.h"
 #include "hangup.h"
 #include "plugin.h"
 #include "portrange.h"

@@ -21,7 +21,7 @@
 
 #include "bindstep.h"
 #include "dumpdir.h"
-#include "failrep.h"
+#include "failrep_net.h"
 #include "plugin.h"
 #include "preflight_proto.h"
 #include "rankenv.h"

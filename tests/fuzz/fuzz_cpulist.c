@@ -4,7 +4,7 @@
  * Not built by make (needs clang); by hand, from the source tree, with
  * BUILD a configured build directory (for config.h):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -IBUILD -Ispank \
- *       tests/fuzz/fuzz_cpulist.c spank/cpulist.c spank/bind.c \
+ *       tests/fuzz/fuzz_cpulist.c core/cpulist.c core/bind.c \
  *       $(pkg-config --cflags --libs hwloc) -o fuzz_cpulist
  *   ./fuzz_cpulist -max_total_time=60 -max_len=256
  * (7.5 million inputs in 90 s found nothing on the first run.)

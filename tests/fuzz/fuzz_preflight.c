@@ -1,7 +1,7 @@
 /* libFuzzer target: what trainenv-preflight writes on its pipe, as the
  * plugin reads it in the task (te_pf_parse), and the decisions and
  * messages made from an accepted result. */
-// FUZZ-SOURCES: spank/preflight_proto.c spank/strutil.c|
+// FUZZ-SOURCES: core/preflight_proto.c core/strutil.c|
 #include "config.h"
 
 #include <stddef.h>

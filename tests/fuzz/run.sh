@@ -17,12 +17,12 @@ done
 [ -f "$build/config.h" ] || { echo "fuzz: no config.h: configure first" >&2; exit 2; }
 out=${TE_FUZZ_DIR:-$build/tests/fuzz-out}
 mkdir -p "$out"
-cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DTE_PKGLIBEXECDIR=\"/usr/libexec/trainenv\" -DTE_LIBDIR=\"/usr/lib\" -I$build -I$src/spank -I$src/include -I$src/pmix"
+cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DTE_PKGLIBEXECDIR=\"/usr/libexec/trainenv\" -DTE_LIBDIR=\"/usr/lib\" -I$build -I$src/core -I$src/spank -I$src/include -I$src/pmix"
 hw="$(pkg-config --cflags --libs hwloc)"
 declare -A srcs=(
-	[policy]="spank/settings.c spank/strutil.c"
-	[envparse]="spank/settings.c spank/strutil.c spank/failrep.c spank/portrange.c spank/rankenv.c spank/srunargs.c spank/exportenv.c"
-	[cpulist]="spank/cpulist.c spank/bind.c"
+	[policy]="core/settings.c core/strutil.c"
+	[envparse]="core/settings.c core/strutil.c core/failrep.c core/portrange.c core/rankenv.c core/srunargs.c core/exportenv.c"
+	[cpulist]="core/cpulist.c core/bind.c"
 )
 declare -A extra=([cpulist]="$hw" [policy]="" [envparse]="-lpthread")
 # Targets added by other parts of the tree declare themselves in a

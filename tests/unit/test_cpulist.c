@@ -1,4 +1,4 @@
-/* Unit tests of the "0-3,8" list parser and formatter (spank/cpulist.c). */
+/* Unit tests of the "0-3,8" list parser and formatter (core/cpulist.c). */
 #include "config.h"
 
 #include <limits.h>

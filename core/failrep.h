@@ -1,5 +1,10 @@
-/* First-failure report: slurmstepd tells srun which task failed, where, how
- * and when; srun prints one line per failed task and marks the first.
+/* First-failure report, the pure part: the wire line, its parser, the line
+ * srun prints, and the decisions about srun's listener's connections. The
+ * network halves are spank/failrep_listen.c and spank/failrep_send.c
+ * (failrep_net.h).
+ *
+ * slurmstepd tells srun which task failed, where, how and when; srun prints
+ * one line per failed task and marks the first.
  *
  * srun (local_user_init) listens on a TCP port (inside SrunPortRange when
  * the site sets one) and puts the port and a random token into the job
@@ -18,7 +23,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #define TE_FAILREP_ENV "TRAINENV_REPORT"
 #define TE_FAILREP_TOKEN_LEN 32		/* hex characters */
@@ -69,26 +73,5 @@ int te_failrep_conn_expired(const struct te_failrep_conn *c, int64_t now);
  * shown the token (the caller closes it first); -1 when every slot holds a
  * sender that has (then the new one waits in the backlog). */
 int te_failrep_conn_slot(const struct te_failrep_conn *t, int n);
-
-/* srun side (failrep_listen.c). lo..hi: the ports to bind (SrunPortRange),
- * 0..0 for any. finish waits at most grace_ms for reports still on their
- * way, whatever other users do, then prints what is held. */
-int te_failrep_listen(uint16_t lo, uint16_t hi, char *envval, size_t envlen,
-		      char *err, size_t errlen);
-void te_failrep_finish(int grace_ms);
-
-/* slurmstepd side (failrep_send.c): one sender per step. add never waits
- * on the network: the first call starts the step's sender process (as
- * uid/gid: the port comes from the job's environment) and every call hands
- * it one line without blocking. The sender spends at most
- * TE_FAILREP_BUDGET_MS on the network in all. finish closes its input and
- * waits at most wait_ms for it; returns how many reports were not
- * delivered (0: all were), with why in err. */
-#define TE_FAILREP_BUDGET_MS 2000
-#define TE_FAILREP_FINISH_MS 1500	/* finish waits for the sender */
-int te_failrep_sender_add(const char *host, uint16_t port, const char *token,
-			  const struct te_failrep *r, uid_t uid, gid_t gid,
-			  char *err, size_t errlen);
-int te_failrep_sender_finish(int wait_ms, char *err, size_t errlen);
 
 #endif

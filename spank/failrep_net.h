@@ -1,0 +1,34 @@
+/* First-failure report, the network halves: srun's listener
+ * (failrep_listen.c) and slurmstepd's one sender per step (failrep_send.c).
+ * The line and the decisions about connections are core/failrep.h. */
+#ifndef TE_FAILREP_NET_H
+#define TE_FAILREP_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "failrep.h"
+
+/* srun side (failrep_listen.c). lo..hi: the ports to bind (SrunPortRange),
+ * 0..0 for any. finish waits at most grace_ms for reports still on their
+ * way, whatever other users do, then prints what is held. */
+int te_failrep_listen(uint16_t lo, uint16_t hi, char *envval, size_t envlen,
+		      char *err, size_t errlen);
+void te_failrep_finish(int grace_ms);
+
+/* slurmstepd side (failrep_send.c): one sender per step. add never waits
+ * on the network: the first call starts the step's sender process (as
+ * uid/gid: the port comes from the job's environment) and every call hands
+ * it one line without blocking. The sender spends at most
+ * TE_FAILREP_BUDGET_MS on the network in all. finish closes its input and
+ * waits at most wait_ms for it; returns how many reports were not
+ * delivered (0: all were), with why in err. */
+#define TE_FAILREP_BUDGET_MS 2000
+#define TE_FAILREP_FINISH_MS 1500	/* finish waits for the sender */
+int te_failrep_sender_add(const char *host, uint16_t port, const char *token,
+			  const struct te_failrep *r, uid_t uid, gid_t gid,
+			  char *err, size_t errlen);
+int te_failrep_sender_finish(int wait_ms, char *err, size_t errlen);
+
+#endif

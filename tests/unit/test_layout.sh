@@ -1,0 +1,91 @@
+#!/bin/bash
+# The tree's layout rules, checked on the sources and on the built objects
+# (TAP): core/ is pure (no Slurm, PMIx or CUDA header, only core headers),
+# spank/ and pmix/ never include each other's headers, no generated file is
+# in git, and the plugin that runs as root in slurmstepd carries none of the
+# barrier coordinator's network code.
+# Environment: TE_SRCDIR (default: this file's checkout), TE_BUILDDIR
+# (default: the current directory; the nm checks skip, saying why, when
+# nothing is built there).
+set -u
+src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
+build=${TE_BUILDDIR:-$PWD}
+n=0 failed=0
+
+check() { # RC NAME [DETAIL]
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+		[ -n "${3:-}" ] && printf '%s\n' "$3" | sed 's/^/#   /'
+	fi
+}
+
+# The quoted includes of the C files in DIR: "FILE HEADER" lines.
+quoted_includes() {
+	grep -Ho '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*"' "$src/$1"/*.[ch] |
+		sed -E 's|^'"$src"'/||; s|:[[:space:]]*#[[:space:]]*include[[:space:]]*"| |; s|"$||'
+}
+
+# Headers a side may use: its own, the core's, the public one, config.h.
+foreign() { # SIDE: the includes of SIDE's files found in no allowed place
+	local side=$1 f h
+	quoted_includes "$side" | while read -r f h; do
+		[ "$h" = config.h ] && continue
+		[ -e "$src/$side/$h" ] || [ -e "$src/core/$h" ] ||
+			[ -e "$src/include/$h" ] && continue
+		echo "$f includes \"$h\""
+	done
+}
+
+out=$(foreign spank)
+check "$([ -z "$out" ] && echo 0 || echo 1)" "spank/ includes only its own, core/ and include/ headers" "$out"
+out=$(foreign pmix)
+check "$([ -z "$out" ] && echo 0 || echo 1)" "pmix/ includes only its own, core/ and include/ headers" "$out"
+
+out=$(quoted_includes core | while read -r f h; do
+	[ "$h" = config.h ] || [ -e "$src/core/$h" ] || echo "$f includes \"$h\""
+done)
+check "$([ -z "$out" ] && echo 0 || echo 1)" "core/ includes only core/ headers" "$out"
+out=$(grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*<\(slurm/\|pmix\|cuda\|nccl\|dlfcn\.h\)' "$src"/core/*.[ch])
+check "$([ -z "$out" ] && echo 0 || echo 1)" "core/ includes no Slurm, PMIx, CUDA or NCCL header and loads nothing (dlfcn.h)" "$out"
+
+# The check itself can fail: a spank file that includes a PMIx-side header
+# is found (a scratch copy of the rule, on a made-up file).
+tmp=$(mktemp -d)
+mkdir -p "$tmp/spank" "$tmp/pmix" "$tmp/core" "$tmp/include"
+printf '#include "barrier.h"\n' >"$tmp/spank/bad.c"
+: >"$tmp/pmix/barrier.h"
+out=$(src=$tmp foreign spank)
+rm -rf "$tmp"
+check "$([ "$out" = 'spank/bad.c includes "barrier.h"' ] && echo 0 || echo 1)" \
+	"the rule finds a spank/ file that includes a pmix/ header" "got: $out"
+
+if [ -d "$src/.git" ] || [ -f "$src/.git" ]; then
+	out=$(git -C "$src" ls-files -- configure 'configure~' Makefile.in config.h.in aclocal.m4 \
+		'build-aux/*' 'autom4te.cache/*' '*.o' '*.lo' '*.so')
+	check "$([ -z "$out" ] && echo 0 || echo 1)" "no generated file is in git" "$out"
+else
+	echo "ok $((n + 1)) # SKIP not a git checkout (a release tarball): nothing to ask git"
+	n=$((n + 1))
+fi
+
+plugin=$build/.libs/trainenv.so
+if [ -f "$plugin" ] && command -v nm >/dev/null; then
+	syms=$(nm "$plugin" 2>/dev/null | awk '{ print $NF }')
+	out=$(printf '%s\n' "$syms" | grep -E '^(te_barrier_|te_cc_|coord_|client_dial|te_pmix_)' | head)
+	check "$([ -n "$syms" ] && [ -z "$out" ] && echo 0 || echo 1)" \
+		"trainenv.so (root, in slurmstepd) holds no barrier, coordinator or PMIx session code" "$out"
+	out=$(printf '%s\n' "$syms" | grep -c '^te_\(strlcpy\|bind_compute\)$')
+	check "$([ "$out" = 2 ] && echo 0 || echo 1)" \
+		"the nm check can fail: trainenv.so's own functions are listed (te_strlcpy, te_bind_compute)"
+else
+	echo "ok $((n + 1)) # SKIP no $plugin built (or no nm): the object checks need a build"
+	echo "ok $((n + 2)) # SKIP no $plugin built (or no nm): the object checks need a build"
+	n=$((n + 2))
+fi
+
+echo "1..$n"
+[ "$failed" = 0 ]
