@@ -3,7 +3,7 @@
  * rendezvous helper (trainenv-rdzv, the launch barrier) and by libtrainenv
  * (the application barrier, also behind `trainenv barrier` and the Python
  * module). Never linked into the SPANK plugin: PMIx client calls must not
- * run in slurmstepd or in a task before exec (DESIGN.md section 4).
+ * run in slurmstepd or in a task before exec (docs/design.md section 3).
  *
  * The barrier is a PMIx fence (with or without data collection) that this
  * side waits for with its own deadline; Slurm's server may wait longer.

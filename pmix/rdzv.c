@@ -3,7 +3,7 @@
  * just before the task's exec, and reads its results from the pipe on
  * stdout (core/rdzv_proto.h). It is a plain PMIx client, so that no PMIx
  * client call ever runs inside slurmstepd or the task before exec
- * (DESIGN.md section 4).
+ * (docs/design.md section 3).
  *
  * One helper per node (--lead: the node's first task) stands for the
  * node's other tasks, which only leave an arrival file in the step's

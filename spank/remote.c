@@ -865,7 +865,7 @@ int te_remote_task_init(spank_t sp)
 		else if (!have && ckpt->set)	/* not verified: srun said so */
 			spank_setenv(sp, TE_CHECKPOINT_ENV, ckpt->text, 1);
 		/* A later PMIx client of this rank (MPI_Init, the barrier
-		 * tool) needs the hash store: DESIGN.md section 4. */
+		 * tool) needs the hash store: docs/design.md section 3. */
 		if (have)
 			spank_setenv(sp, "PMIX_MCA_gds", "hash", 0);
 		if (te_plug.cfg.v[TE_S_BARRIER].word == 1 && step_has_pmix(sp) &&

@@ -72,6 +72,27 @@ else
 	n=$((n + 1))
 fi
 
+# Every path the docs, the man page and the code's comments cite is in the
+# tree (a file moved or renamed leaves no stale reference). Generated files
+# and placeholders are named here.
+cited() {
+	(cd "$src" && grep -ohE '(^|[^A-Za-z0-9_./-])(spank|pmix|core|docs|tests|etc|include|python)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.(c|h|md|sh|py|8|example|map|in|xml)\b' \
+		README.md docs/*.md etc/trainenv.8 core/*.[ch] spank/*.[ch] pmix/*.[ch] \
+		tests/*.sh tests/*/*.sh tests/*/*.c tests/cluster/README.md Makefile.am 2>/dev/null |
+		sed -E 's/^[^a-z]//' | sort -u)
+}
+out=$(cited | while read -r p; do
+	case $p in
+	python/trainenv/_paths.py | spank/bad.c | tests/integration/tNN.sh) continue ;;
+	esac
+	[ -e "$src/$p" ] || echo "cited but not in the tree: $p"
+done)
+check "$([ -z "$out" ] && echo 0 || echo 1)" "every file the docs and comments cite is in the tree" "$out"
+out=$(cd "$src" && grep -rln --exclude-dir=.git --exclude-dir='_build*' --exclude=test_layout.sh '\bDESIGN\.md' . 2>/dev/null)
+check "$([ -z "$out" ] && echo 0 || echo 1)" "nothing cites DESIGN.md, which is not in the tree (docs/design.md is)" "$out"
+out=$(cited | wc -l)
+check "$([ "$out" -gt 20 ] && echo 0 || echo 1)" "the citation check reads the citations ($out paths)"
+
 plugin=$build/.libs/trainenv.so
 if [ -f "$plugin" ] && command -v nm >/dev/null; then
 	syms=$(nm "$plugin" 2>/dev/null | awk '{ print $NF }')
