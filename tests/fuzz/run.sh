@@ -22,7 +22,7 @@ hw="$(pkg-config --cflags --libs hwloc)"
 declare -A srcs=(
 	[policy]="core/settings.c core/strutil.c"
 	[envparse]="core/settings.c core/strutil.c core/failrep.c core/portrange.c core/rankenv.c core/srunargs.c core/exportenv.c"
-	[cpulist]="core/cpulist.c core/bind.c"
+	[cpulist]="core/cpulist.c core/bind.c core/bind_machine.c"
 )
 declare -A extra=([cpulist]="$hw" [policy]="" [envparse]="-lpthread")
 # Targets added by other parts of the tree declare themselves in a
