@@ -107,6 +107,20 @@ else
 	echo "ok $((n + 2)) # SKIP no $plugin built (or no nm): the object checks need a build"
 	n=$((n + 2))
 fi
+lib=$(ls "$build"/.libs/libtrainenv.so.[0-9]*.[0-9]* 2>/dev/null | head -1)
+if [ -n "$lib" ] && command -v nm >/dev/null; then
+	syms=$(nm "$lib" 2>/dev/null | awk '{ print $NF }')
+	out=$(printf '%s\n' "$syms" | grep -E '^te_(policy_|resolve$|failrep_|check_user_value$)' | head)
+	check "$([ -z "$out" ] && echo 0 || echo 1)" \
+		"libtrainenv.so (in the user's program) holds no policy parser and no failure-report code" "$out"
+	out=$(printf '%s\n' "$syms" | grep -c '^te_\(config_decode\|barrier_wait\)$')
+	check "$([ "$out" = 2 ] && echo 0 || echo 1)" \
+		"the nm check can fail: libtrainenv.so's own functions are listed (te_config_decode, te_barrier_wait)"
+else
+	echo "ok $((n + 1)) # SKIP no libtrainenv.so built (or no nm): the object checks need a build"
+	echo "ok $((n + 2)) # SKIP no libtrainenv.so built (or no nm): the object checks need a build"
+	n=$((n + 2))
+fi
 
 echo "1..$n"
 [ "$failed" = 0 ]
