@@ -1331,3 +1331,14 @@ int te_config_decode(struct te_config *cfg, const char *s, char *err,
 	}
 	return 0;
 }
+
+int te_inherited_config(te_getenv_fn getenv_fn, void *ctx,
+			struct te_config *out)
+{
+	const char *s = getenv_fn(ctx, TE_SETTINGS_ENV);
+	char err[TE_ERR_MAX];
+
+	if (!s || te_config_decode(out, s, err, sizeof(err)) < 0)
+		return -1;
+	return 0;
+}

@@ -226,4 +226,9 @@ int te_config_decode(struct te_config *cfg, const char *s, char *err,
 
 #define TE_SETTINGS_ENV "TRAINENV_SETTINGS"
 
+/* Reads an inherited TRAINENV_SETTINGS (if any) through getenv_fn: 0, or
+ * -1 when there is none or it cannot be read. */
+int te_inherited_config(te_getenv_fn getenv_fn, void *ctx,
+			struct te_config *out);
+
 #endif

@@ -19,6 +19,9 @@ static char opt_names[TE_NOPTS][64];
 static char opt_usage[TE_NOPTS][512];
 static struct spank_option opts[TE_NOPTS];
 
+/* The plugin's state, shared by its files (plugin.h). */
+struct te_plugin te_plug;
+
 static int opt_cb(int val, const char *optarg, int remote);
 
 void te_print_help(void)

@@ -1,16 +1,13 @@
 /* The SPANK entry points. Each callback only looks at the context and calls
- * into the file for that context; nothing else lives here. */
+ * into the file for that context; nothing else lives here, and nothing
+ * calls back into this file (the shared state, te_plug, is options.c's). */
 #include "config.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "plugin.h"
-#include "strutil.h"
 
 SPANK_PLUGIN(trainenv, 1);
-
-struct te_plugin te_plug;
 
 static int context_wanted(spank_context_t c)
 {
@@ -97,27 +94,4 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	}
 	te_options_free();
 	return rc;
-}
-
-void te_explain_print(const struct te_config *cfg)
-{
-	char line[TE_VALUE_MAX + 2 * TE_ORIGIN_MAX];
-	int i;
-
-	for (i = 0; i < TE_S_COUNT; i++) {
-		te_explain_line(cfg, i, line, sizeof(line));
-		fprintf(stderr, TE_PREFIX "%s\n", line);
-	}
-	fflush(stderr);
-}
-
-int te_inherited_config(te_getenv_fn getenv_fn, void *ctx,
-			struct te_config *out)
-{
-	const char *s = getenv_fn(ctx, TE_SETTINGS_ENV);
-	char err[TE_ERR_MAX];
-
-	if (!s || te_config_decode(out, s, err, sizeof(err)) < 0)
-		return -1;
-	return 0;
 }

@@ -21,7 +21,7 @@ struct te_plugin {
 	int resolved;
 };
 
-extern struct te_plugin te_plug;
+extern struct te_plugin te_plug;	/* defined in options.c */
 
 /* options.c */
 int te_options_register(spank_t sp);
@@ -38,12 +38,5 @@ int te_remote_user_init(spank_t sp);
 int te_remote_task_init(spank_t sp);
 int te_remote_task_exit(spank_t sp);
 int te_remote_exit(spank_t sp);
-
-/* Prints every effective setting, one line each, to stderr. */
-void te_explain_print(const struct te_config *cfg);
-
-/* Reads the inherited TRAINENV_SETTINGS (if any) through getenv_fn. */
-int te_inherited_config(te_getenv_fn getenv_fn, void *ctx,
-			struct te_config *out);
 
 #endif

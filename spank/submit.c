@@ -60,6 +60,19 @@ int te_submit_train_on(void)
 	return te_plug.resolved && te_plug.cfg.v[TE_S_TRAIN].word == 0;
 }
 
+/* Prints every effective setting, one line each, to stderr. */
+static void explain_print(const struct te_config *cfg)
+{
+	char line[TE_VALUE_MAX + 2 * TE_ORIGIN_MAX];
+	int i;
+
+	for (i = 0; i < TE_S_COUNT; i++) {
+		te_explain_line(cfg, i, line, sizeof(line));
+		fprintf(stderr, TE_PREFIX "%s\n", line);
+	}
+	fflush(stderr);
+}
+
 void te_submit_explain(const char *what)
 {
 	if (!te_plug.explain)
@@ -67,7 +80,7 @@ void te_submit_explain(const char *what)
 	fprintf(stderr, TE_PREFIX "effective settings for this %s "
 		"(precedence: enforced > option > environment > admin default "
 		"> built-in):\n", what);
-	te_explain_print(&te_plug.cfg);
+	explain_print(&te_plug.cfg);
 	if (!te_submit_train_on())
 		fprintf(stderr, TE_PREFIX "trainenv is off for this %s: no "
 			"other setting is applied\n", what);
