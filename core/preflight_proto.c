@@ -24,20 +24,6 @@ static const char *const status_words[] = { "ok", "fail", "unavailable" };
 #define CUDA_ERR_SYSTEM_DRIVER_MISMATCH 803
 #define CUDA_ERR_COMPAT_NOT_SUPPORTED 804
 
-static void clean(char *dst, size_t size, const char *s, size_t max)
-{
-	size_t i, n = 0;
-
-	if (!size)
-		return;
-	for (i = 0; s && s[i] && n + 1 < size && n < max; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		dst[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-	}
-	dst[n] = '\0';
-}
-
 static int hexn(const char *s, size_t n)
 {
 	size_t i;
@@ -239,7 +225,7 @@ int te_pf_format(const struct te_pf_result *r, char *buf, size_t len)
 		rc |= te_appendf(buf, len, "CALL=%s\nCODE=%d\n", r->call,
 				 r->code >= -1 ? r->code : -1);
 	}
-	clean(t, sizeof(t), r->error, TE_PF_ERROR_MAX);
+	te_clean_text(t, sizeof(t), r->error, TE_PF_ERROR_MAX);
 	if (t[0])
 		rc |= te_appendf(buf, len, "ERROR=%s\n", t);
 	rc |= te_appendf(buf, len, "MS=%u\nEND\n", r->ms);
@@ -288,7 +274,7 @@ int te_pf_need_run(const struct te_pf_input *in, struct te_pf_outcome *out)
 		return 1;
 	if (in->has_gpu < 0) {
 		/* this node's problem, said once per node */
-		clean(e, sizeof(e), in->map_err ? in->map_err : "unknown",
+		te_clean_text(e, sizeof(e), in->map_err ? in->map_err : "unknown",
 		      TE_PF_ERROR_MAX);
 		te_snprintf(out->line, sizeof(out->line), "warning: preflight: "
 			    "nothing checked for rank %u (node %s): its GPU "
@@ -316,10 +302,10 @@ void te_pf_decide(const struct te_pf_input *in, struct te_pf_outcome *out)
 	char rt[16], dv[16], fr[32], to[32];
 
 	memset(out, 0, sizeof(*out));
-	clean(busid, sizeof(busid), te_pf_busid_valid(in->busid) ? in->busid :
+	te_clean_text(busid, sizeof(busid), te_pf_busid_valid(in->busid) ? in->busid :
 	      "?", sizeof(busid) - 1);
 	if (in->spawn_err || !r) {
-		clean(e, sizeof(e), in->spawn_err ? in->spawn_err :
+		te_clean_text(e, sizeof(e), in->spawn_err ? in->spawn_err :
 		      "no result", TE_PF_ERROR_MAX);
 		out->action = TE_PF_FAIL;
 		out->print = 1;
@@ -332,7 +318,7 @@ void te_pf_decide(const struct te_pf_input *in, struct te_pf_outcome *out)
 	}
 	te_pf_version_text(r->runtime, rt, sizeof(rt));
 	te_pf_version_text(r->driver, dv, sizeof(dv));
-	clean(e, sizeof(e), r->error, TE_PF_ERROR_MAX);
+	te_clean_text(e, sizeof(e), r->error, TE_PF_ERROR_MAX);
 	switch (r->status) {
 	case TE_PF_OK:
 		out->action = TE_PF_PASS;

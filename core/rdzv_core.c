@@ -27,20 +27,6 @@ int te_token_valid(const char *s)
 	return i == TE_TOKEN_LEN;
 }
 
-/* Constant time: the token keeps other users on rank 0's node from
- * counting themselves as ranks. */
-static int token_equal(const char *a, const char *b)
-{
-	unsigned char d = 0;
-	size_t i;
-
-	if (!te_token_valid(a) || !te_token_valid(b))
-		return 0;
-	for (i = 0; i < TE_TOKEN_LEN; i++)
-		d |= (unsigned char)(a[i] ^ b[i]);
-	return d == 0;
-}
-
 /* Next space-separated word of at most outlen-1 bytes; -1 if none or too
  * long. Only single spaces separate words: the format is ours. */
 static int word(const char **p, char *out, size_t outlen)
@@ -125,7 +111,7 @@ int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 	memset(q, 0, sizeof(*q));
 	if (open_line(line, l, &p) < 0)
 		return -1;
-	if (word(&p, w, sizeof(w)) < 0 || !token_equal(w, token))
+	if (word(&p, w, sizeof(w)) < 0 || !te_token_equal(w, token, TE_TOKEN_LEN))
 		return -1;
 	if (word(&p, w, sizeof(w)) < 0)
 		return -1;
@@ -176,18 +162,6 @@ int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 	return 0;
 }
 
-static void clean(char *dst, size_t size, const char *s)
-{
-	size_t i, n = 0;
-
-	for (i = 0; s && s[i] && n + 1 < size; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		dst[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-	}
-	dst[n] = '\0';
-}
-
 int te_coord_reply_format(char *buf, size_t len, enum te_coord_reply_kind k,
 			  const char *text)
 {
@@ -195,7 +169,7 @@ int te_coord_reply_format(char *buf, size_t len, enum te_coord_reply_kind k,
 
 	if (k == TE_CR_DONE)
 		return te_snprintf(buf, len, "%s done\n", MAGIC);
-	clean(t, sizeof(t), text);
+	te_clean_text(t, sizeof(t), text, (size_t)-1);
 	if (!t[0])
 		te_strlcpy(t, "-", sizeof(t));
 	return te_snprintf(buf, len, "%s %s %s\n", MAGIC,
@@ -330,7 +304,7 @@ void te_failed_report(uint32_t rank, const char *host, const char *why,
 {
 	char w[TE_FAIL_TEXT_MAX + 1];
 
-	clean(w, sizeof(w), why);
+	te_clean_text(w, sizeof(w), why, (size_t)-1);
 	te_snprintf(out, outlen, "rank %u (node %s) failed before the "
 		    "barrier: %s", rank, host && te_host_valid(host) ? host :
 		    "?", w[0] ? w : "no reason given");

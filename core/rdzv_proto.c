@@ -10,17 +10,7 @@
 
 void te_rdzv_clean_text(char *dst, size_t size, const char *text)
 {
-	size_t i, n = 0;
-
-	if (!size)
-		return;
-	for (i = 0; text && text[i] && n + 1 < size && n < TE_RDZV_TEXT_MAX;
-	     i++) {
-		unsigned char c = (unsigned char)text[i];
-
-		dst[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-	}
-	dst[n] = '\0';
+	te_clean_text(dst, size, text, TE_RDZV_TEXT_MAX);
 }
 
 int te_private_dir_ok(const char *dir)

@@ -46,6 +46,42 @@ int te_snprintf(char *dst, size_t size, const char *fmt, ...)
 	return rc;
 }
 
+int te_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	te_vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void te_clean_text(char *dst, size_t size, const char *s, size_t max)
+{
+	size_t i, n = 0;
+
+	if (!size)
+		return;
+	for (i = 0; s && s[i] && n + 1 < size && n < max; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		dst[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	dst[n] = '\0';
+}
+
+int te_token_equal(const char *a, const char *b, size_t len)
+{
+	unsigned char d = 0;
+	size_t i;
+
+	if (!a || !b || strnlen(a, len + 1) != len || strnlen(b, len + 1) != len)
+		return 0;
+	for (i = 0; i < len; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
 int te_appendf(char *dst, size_t size, const char *fmt, ...)
 {
 	size_t len = strnlen(dst, size);

@@ -17,6 +17,20 @@ size_t te_strlcpy(char *dst, const char *src, size_t size);
 __attribute__((format(printf, 3, 4)))
 int te_snprintf(char *dst, size_t size, const char *fmt, ...);
 
+/* Writes the message into err (as te_snprintf does) and returns -1, so that
+ * an error path is one statement: return te_err(err, errlen, "...", ...); */
+__attribute__((format(printf, 3, 4)))
+int te_err(char *err, size_t errlen, const char *fmt, ...);
+
+/* Copies at most max bytes of s (NULL reads as "") into dst: printable
+ * ASCII is kept, every other byte becomes '?'; always terminated. The one
+ * cleaner for text that crosses a trust boundary into a message. */
+void te_clean_text(char *dst, size_t size, const char *s, size_t max);
+
+/* 1 when a and b are both exactly len bytes long and equal, else 0; the
+ * time taken does not depend on where they differ (tokens). */
+int te_token_equal(const char *a, const char *b, size_t len);
+
 /* Appends to a terminated buffer; same return convention as te_snprintf. */
 __attribute__((format(printf, 3, 4)))
 int te_appendf(char *dst, size_t size, const char *fmt, ...);

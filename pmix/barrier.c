@@ -60,7 +60,7 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 	b->timeout_s = o->timeout_s;
 	b->coordinated = o->coordinated;
 	b->seq = o->seq;
-	b->start = now_ms();
+	b->start = te_now_ms();
 	b->deadline = b->start + (int64_t)(o->timeout_s * 1000.0);
 	/* launch: register at once (the coordinator decides); later
 	 * barriers: only when the fence is slow */
@@ -257,7 +257,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 	}
 	while (!finished) {
 		struct epoll_event ev[64];
-		int64_t now = now_ms(), wait = 1000;
+		int64_t now = te_now_ms(), wait = 1000;
 		pmix_status_t st;
 		int n, i;
 

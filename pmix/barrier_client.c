@@ -89,7 +89,7 @@ void queue_failed(struct te_barrier *b, uint32_t rank, const char *why)
  * its ranks as gone and answers the new connection "abort". */
 static void client_cut(struct te_barrier *b, int e)
 {
-	int64_t now = now_ms();
+	int64_t now = te_now_ms();
 	int refused = e == ECONNREFUSED;
 
 	if (b->cfd >= 0) {
@@ -334,7 +334,7 @@ void client_ask_status(struct te_barrier *b)
 {
 	struct te_coord_req q = { .kind = TE_CQ_STATUS, .rank = b->p->me.rank };
 	char line[TE_COORD_LINE_MAX];
-	int64_t until = now_ms() + STATUS_WAIT_MS;
+	int64_t until = te_now_ms() + STATUS_WAIT_MS;
 
 	if (b->cfd < 0 || b->cs != C_SENT ||
 	    te_coord_req_format(line, sizeof(line), b->info.token, &q) < 0 ||
@@ -342,7 +342,7 @@ void client_ask_status(struct te_barrier *b)
 		return;
 	while (!b->got_state && !b->got_fail && b->cfd >= 0) {
 		struct pollfd pf = { .fd = b->cfd, .events = POLLIN };
-		int64_t left = until - now_ms();
+		int64_t left = until - te_now_ms();
 
 		if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
 			break;

@@ -294,7 +294,7 @@ static void coord_new_conn(void *ctx, size_t i)
  * readable for the next turn. */
 void coord_accept(struct te_barrier *b)
 {
-	te_cc_accept_burst(&b->cc, b->lfd, b->epfd, now_ms(), coord_new_conn, b);
+	te_cc_accept_burst(&b->cc, b->lfd, b->epfd, te_now_ms(), coord_new_conn, b);
 }
 
 void coord_read(struct te_barrier *b, size_t i)

@@ -9,10 +9,10 @@
 
 #include <stdint.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "barrier.h"
 #include "coord_conns.h"
+#include "sysutil.h"
 
 #define COORD_KEY_FMT "te.coord.%u"
 #define COORD_FILE_FMT "%s/trainenv-coord.%u"
@@ -24,14 +24,6 @@
 #define HELPER_GONE_WHY "its node's rendezvous helper went away before " \
 	"every rank arrived"
 #define TASK_GONE_WHY "its task ended while waiting at the barrier"
-
-static inline int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 enum cstate {
 	C_IDLE,		/* not registered (yet) */

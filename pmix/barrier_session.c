@@ -292,7 +292,7 @@ int te_pmix_get(struct te_pmix *p, uint32_t rank, const char *key,
 static int wait_pipe(int fd, int64_t deadline)
 {
 	struct pollfd pf = { .fd = fd, .events = POLLIN };
-	int64_t left = deadline - now_ms();
+	int64_t left = deadline - te_now_ms();
 	char buf[64];
 
 	if (left <= 0)
@@ -308,7 +308,7 @@ int te_pmix_get_wait(struct te_pmix *p, uint32_t rank, const char *key,
 		     int timeout_ms, char *out, size_t len, int *timed_out,
 		     char *err, size_t errlen)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = te_now_ms() + timeout_ms;
 	int wake[2], rc = -1;
 
 	*timed_out = 0;
@@ -357,7 +357,7 @@ out:
 int te_local_quiesce(const struct te_pmix *p, const char *tmpdir,
 		     unsigned gen, int timeout_ms)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = te_now_ms() + timeout_ms;
 	char path[600];
 	int i, fd, wait = 1;
 
@@ -383,7 +383,7 @@ int te_local_quiesce(const struct te_pmix *p, const char *tmpdir,
 			i++;
 			continue;
 		}
-		if (now_ms() >= deadline)
+		if (te_now_ms() >= deadline)
 			return -1;
 		usleep((useconds_t)wait * 1000);
 		if (wait < 16)

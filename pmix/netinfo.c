@@ -8,13 +8,13 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "netinfo.h"
 #include "rdzv_core.h"
 #include "strutil.h"
+#include "sysutil.h"
 
 static int usable(const struct ifaddrs *a)
 {
@@ -242,13 +242,5 @@ int te_port_is_free(uint16_t port)
 
 int te_random_token(char *buf, size_t len)
 {
-	unsigned char rnd[TE_TOKEN_LEN / 2];
-	size_t i;
-
-	if (len < TE_TOKEN_LEN + 1 ||
-	    getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		return -1;
-	for (i = 0; i < sizeof(rnd); i++)
-		snprintf(buf + 2 * i, 3, "%02x", rnd[i]);
-	return 0;
+	return te_random_hex(buf, len, TE_TOKEN_LEN);
 }

@@ -31,6 +31,7 @@
 #include "cudart_load.h"
 #include "preflight_proto.h"
 #include "strutil.h"
+#include "sysutil.h"
 
 #define BUF_BYTES (1u << 20)
 #define CUDA_ERR_MEMORY_ALLOCATION 2
@@ -52,15 +53,11 @@ struct cudart {
 };
 
 static struct te_pf_result res;
-static struct timespec t0;
+static int64_t t0;
 
 static unsigned elapsed_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned)((ts.tv_sec - t0.tv_sec) * 1000 +
-			  (ts.tv_nsec - t0.tv_nsec) / 1000000);
+	return (unsigned)(te_now_ms() - t0);
 }
 
 static int emit(int fd)
@@ -186,7 +183,7 @@ int main(int argc, char **argv)
 	void *h;
 	int i, out;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = te_now_ms();
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--gpu") && i + 1 < argc)
 			busid = argv[++i];

@@ -1,0 +1,115 @@
+/* Unit tests of the shared helpers, one job each: the error path
+ * (te_err), the text cleaner, the constant-time token compare
+ * (core/strutil.c), the monotonic clock and random tokens (core/sysutil.c). */
+#include "config.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "strutil.h"
+#include "sysutil.h"
+#include "tap.h"
+
+static int fails_with(char *err, size_t len, int code)
+{
+	return te_err(err, len, "bad value '%s' for %s (code %d)", "x",
+		      "--train-y", code);
+}
+
+static void test_err(void)
+{
+	char err[64], tiny[8];
+
+	is_int(fails_with(err, sizeof(err), 3), -1, "te_err returns -1");
+	is_str(err, "bad value 'x' for --train-y (code 3)",
+	       "and writes the message");
+	is_int(fails_with(tiny, sizeof(tiny), 3), -1,
+	       "a message too long for the buffer: still -1");
+	is_str(tiny, "bad val", "cut and terminated");
+	is_int(te_err(NULL, 0, "nothing"), -1, "no buffer at all: still -1");
+}
+
+static void test_clean(void)
+{
+	char out[16];
+
+	te_clean_text(out, sizeof(out), "ok\tbell\a\x1b[31m", 100);
+	is_str(out, "ok?bell??[31m", "control bytes become '?'");
+	te_clean_text(out, sizeof(out), "h\xc3\xa9llo", 100);
+	is_str(out, "h??llo", "bytes past ASCII become '?'");
+	te_clean_text(out, sizeof(out), "abcdefghijklmnopqrstuvwxyz", 100);
+	is_str(out, "abcdefghijklmno", "cut to the buffer, terminated");
+	te_clean_text(out, sizeof(out), "abcdef", 3);
+	is_str(out, "abc", "cut to max");
+	te_clean_text(out, sizeof(out), NULL, 100);
+	is_str(out, "", "NULL reads as empty");
+	out[0] = 'x';
+	te_clean_text(out, 0, "abc", 100);
+	is_int(out[0], 'x', "a zero-size buffer is not written");
+}
+
+static void test_token(void)
+{
+	const char *a = "0123456789abcdef0123456789abcdef";
+
+	ok(te_token_equal(a, "0123456789abcdef0123456789abcdef", 32),
+	   "equal tokens");
+	ok(!te_token_equal(a, "0123456789abcdef0123456789abcdeF", 32),
+	   "the last byte differs");
+	ok(!te_token_equal(a, "1123456789abcdef0123456789abcdef", 32),
+	   "the first byte differs");
+	ok(!te_token_equal(a, "0123456789abcdef0123456789abcde", 32),
+	   "one byte short");
+	ok(!te_token_equal(a, "0123456789abcdef0123456789abcdef0", 32),
+	   "one byte long");
+	ok(!te_token_equal("", "", 32), "empty tokens are not equal tokens");
+	ok(!te_token_equal(NULL, a, 32), "NULL is no token");
+}
+
+static void test_clock(void)
+{
+	int64_t t0 = te_now_ms(), t1;
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+	t1 = te_now_ms();
+	ok(t1 - t0 >= 19 && t1 - t0 < 5000,
+	   "te_now_ms advances with time (%lld ms over a 20 ms sleep)",
+	   (long long)(t1 - t0));
+	ok(t0 > 0, "and counts from boot, not 0");
+}
+
+static int all_hex(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+			return 0;
+	return 1;
+}
+
+static void test_random(void)
+{
+	char a[33], b[33], small[32];
+
+	is_int(te_random_hex(a, sizeof(a), 32), 0, "32 random hex digits");
+	is_int((int)strlen(a), 32, "exactly 32");
+	ok(all_hex(a), "lower-case hex only (%s)", a);
+	te_random_hex(b, sizeof(b), 32);
+	ok(strcmp(a, b) != 0, "two tokens differ");
+	is_int(te_random_hex(small, sizeof(small), 32), -1,
+	       "no room for the terminator: refused");
+	is_str(small, "", "and the buffer is empty");
+	is_int(te_random_hex(a, sizeof(a), 7), -1, "an odd count is refused");
+	is_int(te_random_hex(a, sizeof(a), 0), -1, "so is 0");
+}
+
+int main(void)
+{
+	test_err();
+	test_clean();
+	test_token();
+	test_clock();
+	test_random();
+	return tap_done();
+}
