@@ -77,8 +77,7 @@ static int one_line(char *line, struct te_pf_result *r, int seen[K_COUNT],
 
 	if (!eq) {
 		te_quote(q, sizeof(q), line);
-		te_snprintf(err, errlen, "not KEY=VALUE: '%s'", q);
-		return -1;
+		return te_err(err, errlen, "not KEY=VALUE: '%s'", q);
 	}
 	*eq = '\0';
 	v = eq + 1;
@@ -87,17 +86,12 @@ static int one_line(char *line, struct te_pf_result *r, int seen[K_COUNT],
 			break;
 	if (k == K_COUNT) {
 		te_quote(q, sizeof(q), line);
-		te_snprintf(err, errlen, "unknown key '%s'", q);
-		return -1;
+		return te_err(err, errlen, "unknown key '%s'", q);
 	}
-	if (seen[k]++) {
-		te_snprintf(err, errlen, "%s given twice", key_names[k]);
-		return -1;
-	}
-	if (!te_is_printable(v, PF_LINE_MAX)) {
-		te_snprintf(err, errlen, "%s: not printable text", key_names[k]);
-		return -1;
-	}
+	if (seen[k]++)
+		return te_err(err, errlen, "%s given twice", key_names[k]);
+	if (!te_is_printable(v, PF_LINE_MAX))
+		return te_err(err, errlen, "%s: not printable text", key_names[k]);
 	switch (k) {
 	case K_RESULT:
 		for (i = 0; i < 3; i++)
@@ -152,8 +146,7 @@ static int one_line(char *line, struct te_pf_result *r, int seen[K_COUNT],
 	}
 bad:
 	te_quote(q, sizeof(q), v);
-	te_snprintf(err, errlen, "bad %s '%s'", key_names[k], q);
-	return -1;
+	return te_err(err, errlen, "bad %s '%s'", key_names[k], q);
 }
 
 struct te_pf_parse_ctx {
@@ -179,21 +172,16 @@ int te_pf_parse(const char *buf, size_t len, struct te_pf_result *r,
 			    "the program", te_pf_parse_line, &c, err,
 			    errlen) < 0)
 		return -1;
-	if (!c.seen[K_RESULT]) {
-		te_snprintf(err, errlen, "no RESULT");
-		return -1;
-	}
+	if (!c.seen[K_RESULT])
+		return te_err(err, errlen, "no RESULT");
 	if (r->status == TE_PF_OK &&
 	    (!c.seen[K_FREE] || !c.seen[K_TOTAL] || !c.seen[K_GPU] ||
 	     r->free > r->total)) {
-		te_snprintf(err, errlen, "RESULT=ok without GPU, FREE <= TOTAL");
-		return -1;
+		return te_err(err, errlen, "RESULT=ok without GPU, FREE <= TOTAL");
 	}
-	if (r->status != TE_PF_OK && (!c.seen[K_CALL] || !c.seen[K_ERROR])) {
-		te_snprintf(err, errlen, "RESULT=%s without CALL and ERROR",
-			    status_words[r->status]);
-		return -1;
-	}
+	if (r->status != TE_PF_OK && (!c.seen[K_CALL] || !c.seen[K_ERROR]))
+		return te_err(err, errlen, "RESULT=%s without CALL and ERROR",
+			      status_words[r->status]);
 	r->have_mem = c.seen[K_FREE] && c.seen[K_TOTAL];
 	return 0;
 }

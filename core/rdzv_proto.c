@@ -80,52 +80,38 @@ static int one_line(const char *line, struct te_rdzv_result *r, int seen[],
 	uint64_t port;
 
 	te_quote(q, sizeof(q), line);
-	if (!eq || (klen = (size_t)(eq - line)) == 0 || klen >= sizeof(key)) {
-		te_snprintf(err, errlen, "not KEY=VALUE: '%s'", q);
-		return -1;
-	}
+	if (!eq || (klen = (size_t)(eq - line)) == 0 || klen >= sizeof(key))
+		return te_err(err, errlen, "not KEY=VALUE: '%s'", q);
 	memcpy(key, line, klen);
 	key[klen] = '\0';
 	val = eq + 1;
 	for (k = 0; k < K_COUNT; k++)
 		if (!strcmp(key, keys[k]))
 			break;
-	if (k == K_COUNT) {
-		te_snprintf(err, errlen, "unknown key in '%s'", q);
-		return -1;
-	}
-	if (k != K_WARN && seen[k]++) {
-		te_snprintf(err, errlen, "%s given twice", keys[k]);
-		return -1;
-	}
-	if (!te_is_printable(val, TE_RDZV_LINE_MAX)) {
-		te_snprintf(err, errlen, "%s: control or non-ASCII characters",
-			    keys[k]);
-		return -1;
-	}
+	if (k == K_COUNT)
+		return te_err(err, errlen, "unknown key in '%s'", q);
+	if (k != K_WARN && seen[k]++)
+		return te_err(err, errlen, "%s given twice", keys[k]);
+	if (!te_is_printable(val, TE_RDZV_LINE_MAX))
+		return te_err(err, errlen, "%s: control or non-ASCII characters",
+			      keys[k]);
 	switch (k) {
 	case K_ADDR:
-		if (!addr_valid(val)) {
-			te_snprintf(err, errlen, "MASTER_ADDR: not an IP "
-				    "address: '%s'", q);
-			return -1;
-		}
+		if (!addr_valid(val))
+			return te_err(err, errlen, "MASTER_ADDR: not an IP "
+				      "address: '%s'", q);
 		te_strlcpy(r->master_addr, val, sizeof(r->master_addr));
 		return 0;
 	case K_PORT:
-		if (te_parse_u64(val, 65535, &port) < 0 || port == 0) {
-			te_snprintf(err, errlen, "MASTER_PORT: not a port "
-				    "number: '%s'", q);
-			return -1;
-		}
+		if (te_parse_u64(val, 65535, &port) < 0 || port == 0)
+			return te_err(err, errlen, "MASTER_PORT: not a port "
+				      "number: '%s'", q);
 		r->master_port = (uint16_t)port;
 		return 0;
 	case K_IFNAME:
-		if (!te_ifname_valid(val)) {
-			te_snprintf(err, errlen, "IFNAME: not an interface "
-				    "name: '%s'", q);
-			return -1;
-		}
+		if (!te_ifname_valid(val))
+			return te_err(err, errlen, "IFNAME: not an interface "
+				      "name: '%s'", q);
 		te_strlcpy(r->ifname, val, sizeof(r->ifname));
 		return 0;
 	case K_CKPT:
@@ -134,25 +120,20 @@ static int one_line(const char *line, struct te_rdzv_result *r, int seen[],
 			       sizeof(r->checkpoint_dir)) >=
 			    sizeof(r->checkpoint_dir)) {
 			r->checkpoint_dir[0] = '\0';
-			te_snprintf(err, errlen, "CHECKPOINT_DIR: not an "
-				    "absolute path: '%s'", q);
-			return -1;
+			return te_err(err, errlen, "CHECKPOINT_DIR: not an "
+				      "absolute path: '%s'", q);
 		}
 		return 0;
 	case K_WARN:
-		if (r->nwarn >= TE_RDZV_WARN_MAX) {
-			te_snprintf(err, errlen, "more than %d WARN lines",
-				    TE_RDZV_WARN_MAX);
-			return -1;
-		}
+		if (r->nwarn >= TE_RDZV_WARN_MAX)
+			return te_err(err, errlen, "more than %d WARN lines",
+				      TE_RDZV_WARN_MAX);
 		te_rdzv_clean_text(r->warn[r->nwarn++], sizeof(r->warn[0]), val);
 		return 0;
 	default:	/* ERROR, FAIL_QUIET */
-		if (r->failed) {
-			te_snprintf(err, errlen, "ERROR and FAIL_QUIET both "
-				    "given");
-			return -1;
-		}
+		if (r->failed)
+			return te_err(err, errlen, "ERROR and FAIL_QUIET both "
+				      "given");
 		r->failed = 1;
 		r->quiet = k == K_QUIET;
 		te_rdzv_clean_text(r->error, sizeof(r->error), val);

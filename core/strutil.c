@@ -350,49 +350,36 @@ int te_framed_parse(const char *buf, size_t len, size_t max_len,
 
 	if (line_max > TE_FRAMED_LINE_MAX)
 		line_max = TE_FRAMED_LINE_MAX;
-	if (len > max_len) {
-		te_snprintf(err, errlen, "output longer than %zu bytes",
-			    max_len);
-		return -1;
-	}
-	if (len == 0) {
-		te_snprintf(err, errlen, "no output");
-		return -1;
-	}
-	if (memchr(buf, '\0', len)) {
-		te_snprintf(err, errlen, "NUL byte in the output");
-		return -1;
-	}
+	if (len > max_len)
+		return te_err(err, errlen, "output longer than %zu bytes",
+			      max_len);
+	if (len == 0)
+		return te_err(err, errlen, "no output");
+	if (memchr(buf, '\0', len))
+		return te_err(err, errlen, "NUL byte in the output");
 	while (pos < len) {
 		const char *nl = memchr(buf + pos, '\n', len - pos);
 		size_t ll;
 
-		if (!nl) {
-			te_snprintf(err, errlen, "line %d is not terminated",
-				    lineno + 1);
-			return -1;
-		}
+		if (!nl)
+			return te_err(err, errlen, "line %d is not terminated",
+				      lineno + 1);
 		ll = (size_t)(nl - (buf + pos));
 		lineno++;
-		if (ll > line_max) {
-			te_snprintf(err, errlen, "line %d is longer than %zu "
-				    "characters", lineno, line_max);
-			return -1;
-		}
+		if (ll > line_max)
+			return te_err(err, errlen, "line %d is longer than %zu "
+				      "characters", lineno, line_max);
 		memcpy(line, buf + pos, ll);
 		line[ll] = '\0';
 		pos += ll + 1;
-		if (ended) {
-			te_snprintf(err, errlen, "text after END");
-			return -1;
-		}
+		if (ended)
+			return te_err(err, errlen, "text after END");
 		if (lineno == 1) {
 			if (strcmp(line, header)) {
 				char q[64];
 
 				te_quote(q, sizeof(q), line);
-				te_snprintf(err, errlen, "bad header '%s'", q);
-				return -1;
+				return te_err(err, errlen, "bad header '%s'", q);
 			}
 			continue;
 		}
@@ -403,10 +390,8 @@ int te_framed_parse(const char *buf, size_t len, size_t max_len,
 		if (line_fn(line, ctx, err, errlen) < 0)
 			return -1;
 	}
-	if (!ended) {
-		te_snprintf(err, errlen, "the output ends without END (%s "
-			    "stopped half-way)", who);
-		return -1;
-	}
+	if (!ended)
+		return te_err(err, errlen, "the output ends without END (%s "
+			      "stopped half-way)", who);
 	return 0;
 }

@@ -92,8 +92,7 @@ int coord_start(struct te_barrier *b, const char *addr, char *err,
 	/* one slot per waiting rank at most, and the strangers' pool */
 	if (!b->arrived ||
 	    te_cc_init(&b->cc, (size_t)p->size + 16, TE_COORD_POOL_MAX) < 0) {
-		te_snprintf(err, errlen, "out of memory for %u ranks", p->size);
-		return -1;
+		return te_err(err, errlen, "out of memory for %u ranks", p->size);
 	}
 	if (!b->self_failed[0])
 		mark_arrived(b, 0);
@@ -104,11 +103,9 @@ int coord_start(struct te_barrier *b, const char *addr, char *err,
 
 	b->lfd = socket(v6 ? AF_INET6 : AF_INET,
 			SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (b->lfd < 0) {
-		te_snprintf(err, errlen, "coordinator socket: %s",
-			    strerror(errno));
-		return -1;
-	}
+	if (b->lfd < 0)
+		return te_err(err, errlen, "coordinator socket: %s",
+			      strerror(errno));
 	setsockopt(b->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (v6) {
 		((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
@@ -120,17 +117,15 @@ int coord_start(struct te_barrier *b, const char *addr, char *err,
 	if (bind(b->lfd, (struct sockaddr *)&ss, sl) < 0 ||
 	    listen(b->lfd, 4096) < 0 ||
 	    getsockname(b->lfd, (struct sockaddr *)&ss, &sl) < 0) {
-		te_snprintf(err, errlen, "coordinator listen: %s",
-			    strerror(errno));
-		return -1;
+		return te_err(err, errlen, "coordinator listen: %s",
+			      strerror(errno));
 	}
 	te_strlcpy(b->info.addr, addr, sizeof(b->info.addr));
 	b->info.port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
 				  ((struct sockaddr_in *)&ss)->sin_port);
 	if (te_random_token(b->info.token, sizeof(b->info.token)) < 0 ||
 	    te_coord_info_format(text, sizeof(text), &b->info) < 0) {
-		te_snprintf(err, errlen, "cannot make the coordinator token");
-		return -1;
+		return te_err(err, errlen, "cannot make the coordinator token");
 	}
 	if (te_pmix_put(p, b->key, text, err, errlen) < 0)
 		return -1;

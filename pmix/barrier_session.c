@@ -131,11 +131,9 @@ int start_fence(int collect, char *err, size_t errlen)
 		pthread_mutex_unlock(&cb_mu);
 		return 0;
 	}
-	if (rc != PMIX_SUCCESS) {
-		te_snprintf(err, errlen, "PMIx_Fence_nb: %s",
-			    PMIx_Error_string(rc));
-		return -1;
-	}
+	if (rc != PMIX_SUCCESS)
+		return te_err(err, errlen, "PMIx_Fence_nb: %s",
+			      PMIx_Error_string(rc));
 	return 0;
 }
 
@@ -170,10 +168,8 @@ int te_pmix_open(struct te_pmix *p, char *err, size_t errlen)
 
 	memset(p, 0, sizeof(*p));
 	rc = PMIx_Init(&p->me, NULL, 0);
-	if (rc != PMIX_SUCCESS) {
-		te_snprintf(err, errlen, "PMIx_Init: %s", PMIx_Error_string(rc));
-		return -1;
-	}
+	if (rc != PMIX_SUCCESS)
+		return te_err(err, errlen, "PMIx_Init: %s", PMIx_Error_string(rc));
 	p->open = 1;
 	PMIX_LOAD_PROCID(&wild, p->me.nspace, PMIX_RANK_WILDCARD);
 	rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val);
@@ -244,11 +240,9 @@ int te_pmix_put(struct te_pmix *p, const char *key, const char *val,
 	v.type = PMIX_STRING;
 	v.data.string = (char *)val;
 	rc = PMIx_Put(PMIX_GLOBAL, key, &v);
-	if (rc != PMIX_SUCCESS) {
-		te_snprintf(err, errlen, "PMIx_Put(%s): %s", key,
-			    PMIx_Error_string(rc));
-		return -1;
-	}
+	if (rc != PMIX_SUCCESS)
+		return te_err(err, errlen, "PMIx_Put(%s): %s", key,
+			      PMIx_Error_string(rc));
 	return 0;
 }
 
@@ -256,11 +250,9 @@ int te_pmix_commit(struct te_pmix *p, char *err, size_t errlen)
 {
 	pmix_status_t rc = PMIx_Commit();
 
-	if (rc != PMIX_SUCCESS) {
-		te_snprintf(err, errlen, "PMIx_Commit: %s",
-			    PMIx_Error_string(rc));
-		return -1;
-	}
+	if (rc != PMIX_SUCCESS)
+		return te_err(err, errlen, "PMIx_Commit: %s",
+			      PMIx_Error_string(rc));
 	return 0;
 }
 
@@ -312,10 +304,8 @@ int te_pmix_get_wait(struct te_pmix *p, uint32_t rank, const char *key,
 	int wake[2], rc = -1;
 
 	*timed_out = 0;
-	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0) {
-		te_snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return -1;
-	}
+	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0)
+		return te_err(err, errlen, "pipe: %s", strerror(errno));
 	cb_attach(wake[1]);
 	if (start_get(p, rank, key, 0) < 0) {
 		te_snprintf(err, errlen, "PMIx_Get_nb failed");

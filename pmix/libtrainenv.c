@@ -49,10 +49,9 @@ static int have_pmix_env(char *err, size_t errlen)
 {
 	if (getenv("PMIX_RANK") && getenv("PMIX_NAMESPACE"))
 		return 0;
-	te_snprintf(err, errlen, "no PMIx server for this process: run the "
-		    "step with srun --mpi=pmix (or MpiDefault=pmix in "
-		    "slurm.conf)");
-	return -1;
+	return te_err(err, errlen, "no PMIx server for this process: run the "
+		      "step with srun --mpi=pmix (or MpiDefault=pmix in "
+		      "slurm.conf)");
 }
 
 /* torchrun's workers inherit the torchrun task's PMIx rank: one of them
@@ -63,12 +62,11 @@ static int torchrun_worker_ok(char *err, size_t errlen)
 
 	if (!getenv("TORCHELASTIC_RUN_ID") || !lr || !strcmp(lr, "0"))
 		return 0;
-	te_snprintf(err, errlen, "torchrun worker with LOCAL_RANK=%.8s: the "
-		    "workers of one torchrun share its PMIx rank, so only "
-		    "LOCAL_RANK 0 may join the PMIx barrier (the others wait "
-		    "for it with torch.distributed), or run 'trainenv "
-		    "barrier' before torchrun", lr);
-	return -1;
+	return te_err(err, errlen, "torchrun worker with LOCAL_RANK=%.8s: the "
+		      "workers of one torchrun share its PMIx rank, so only "
+		      "LOCAL_RANK 0 may join the PMIx barrier (the others wait "
+		      "for it with torch.distributed), or run 'trainenv "
+		      "barrier' before torchrun", lr);
 }
 
 static double default_timeout(void)

@@ -94,10 +94,8 @@ int te_node_address(const char *pattern, char *addr, size_t addrlen,
 	struct ifaddrs *ifs = NULL, *a;
 	int rc = -1, fam, pass;
 
-	if (getifaddrs(&ifs) < 0) {
-		te_snprintf(err, errlen, "getifaddrs: %s", strerror(errno));
-		return -1;
-	}
+	if (getifaddrs(&ifs) < 0)
+		return te_err(err, errlen, "getifaddrs: %s", strerror(errno));
 	if (pattern && *pattern) {
 		for (fam = 0; fam < 2 && rc < 0; fam++)
 			for (a = ifs; a && rc < 0; a = a->ifa_next) {
@@ -171,14 +169,11 @@ int te_route_ifname(const char *dest, char *ifname, size_t iflen, char *err,
 		((struct sockaddr_in6 *)&ss)->sin6_port = htons(9);
 		sl = sizeof(struct sockaddr_in6);
 	} else {
-		te_snprintf(err, errlen, "'%.64s' is not an IP address", dest);
-		return -1;
+		return te_err(err, errlen, "'%.64s' is not an IP address", dest);
 	}
 	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		te_snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return te_err(err, errlen, "socket: %s", strerror(errno));
 	/* connect() on a UDP socket only picks the route */
 	if (connect(fd, (struct sockaddr *)&ss, sl) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&local, &ll) < 0) {
@@ -188,10 +183,8 @@ int te_route_ifname(const char *dest, char *ifname, size_t iflen, char *err,
 		return -1;
 	}
 	close(fd);
-	if (getifaddrs(&ifs) < 0) {
-		te_snprintf(err, errlen, "getifaddrs: %s", strerror(errno));
-		return -1;
-	}
+	if (getifaddrs(&ifs) < 0)
+		return te_err(err, errlen, "getifaddrs: %s", strerror(errno));
 	for (a = ifs; a && rc < 0; a = a->ifa_next)
 		if (a->ifa_addr && same_addr(a->ifa_addr, (struct sockaddr *)&local)) {
 			base_ifname(a->ifa_name, ifname, iflen);
