@@ -49,13 +49,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "hangup.h"
 #include "relaybuf.h"
 #include "srunargs.h"
 #include "strutil.h"
+#include "sysutil.h"
 
 /* Per relayed stream: enough to absorb bursts, small enough that a stalled
  * reader holds srun back soon. */
@@ -296,14 +296,6 @@ static void __attribute__((noreturn)) exit_like(int status)
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct shield {
 	pid_t child;
 	int sfd;
@@ -340,7 +332,7 @@ static void on_signal(struct shield *s, int sig)
 			} else if (!s->done) {
 				s->status = st;
 				s->done = 1;
-				s->deadline = now_ms() + LEFTOVER_MS;
+				s->deadline = te_now_ms() + LEFTOVER_MS;
 			}
 		}
 		return;
@@ -382,7 +374,7 @@ static void __attribute__((noreturn)) shield_loop(struct shield *s)
 		int who[1 + 3 * 2];	/* relay index, or -1 */
 		int np = 0, i, timeout = -1, busy = 0, reading = 0;
 
-		if (s->done && now_ms() >= s->deadline)
+		if (s->done && te_now_ms() >= s->deadline)
 			/* A process srun left behind may hold its pipes
 			 * open: stop reading them. */
 			for (i = 0; i < s->nr; i++)
@@ -438,7 +430,7 @@ static void __attribute__((noreturn)) shield_loop(struct shield *s)
 			if (!busy)
 				exit_like(s->status);
 			if (reading)
-				timeout = (int)(s->deadline - now_ms());
+				timeout = (int)(s->deadline - te_now_ms());
 			if (timeout < 0 && reading)
 				timeout = 0;
 		}

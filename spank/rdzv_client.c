@@ -13,20 +13,12 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rdzv_client.h"
 #include "settings.h"
 #include "strutil.h"
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "sysutil.h"
 
 static void close_from(int lowfd)
 {
@@ -75,7 +67,7 @@ static void child(const char *path, char *const argv[], char *const envp[],
 }
 
 /* Waits for pid until deadline; then kills its group and reaps it. */
-static int reap(pid_t pid, long long deadline, int *status, int *killed)
+static int reap(pid_t pid, int64_t deadline, int *status, int *killed)
 {
 	*killed = 0;
 	for (;;) {
@@ -85,12 +77,12 @@ static int reap(pid_t pid, long long deadline, int *status, int *killed)
 			return 0;
 		if (w < 0 && errno != EINTR)
 			return -1;
-		if (mono_ms() >= deadline && !*killed) {
+		if (te_now_ms() >= deadline && !*killed) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			*killed = 1;
-			deadline = mono_ms() + 5000;	/* to be reaped */
-		} else if (mono_ms() >= deadline) {
+			deadline = te_now_ms() + 5000;	/* to be reaped */
+		} else if (te_now_ms() >= deadline) {
 			return -1;
 		}
 		poll(NULL, 0, 10);
@@ -102,37 +94,27 @@ int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 		     struct te_spawn_out *o, char *err, size_t errlen)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
-	long long deadline = mono_ms() + timeout_ms;
+	int64_t deadline = te_now_ms() + timeout_ms;
 	struct stat st;
 	int pfd[2], rc = -1;
 	pid_t pid, self = getpid();
 
 	memset(o, 0, sizeof(*o));
-	if (cap < 2) {
-		te_snprintf(err, errlen, "no room for the output of %s", path);
-		return -1;
-	}
+	if (cap < 2)
+		return te_err(err, errlen, "no room for the output of %s", path);
 	buf[0] = '\0';
-	if (stat(path, &st) < 0) {
-		te_snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		te_snprintf(err, errlen, "%s is not a regular file", path);
-		return -1;
-	}
+	if (stat(path, &st) < 0)
+		return te_err(err, errlen, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return te_err(err, errlen, "%s is not a regular file", path);
 	/* Run from task_init, as the job user: this is the permission execve
 	 * will check. Said here in one line, rather than as an exit status
 	 * 127 after the child's own complaint. */
-	if (access(path, X_OK) < 0) {
-		te_snprintf(err, errlen, "%s is not executable: %s", path,
-			    strerror(errno));
-		return -1;
-	}
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		te_snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return -1;
-	}
+	if (access(path, X_OK) < 0)
+		return te_err(err, errlen, "%s is not executable: %s", path,
+			      strerror(errno));
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return te_err(err, errlen, "pipe: %s", strerror(errno));
 	/* waitpid needs SIGCHLD not ignored */
 	sigaction(SIGCHLD, &dfl, &old_chld);
 	pid = fork();
@@ -148,7 +130,7 @@ int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 	close(pfd[1]);
 	for (;;) {
 		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-		long long left = deadline - mono_ms();
+		int64_t left = deadline - te_now_ms();
 		ssize_t n;
 
 		if (left <= 0)
@@ -169,7 +151,7 @@ int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 	buf[o->got] = '\0';
 	close(pfd[0]);
 	if (o->too_long)
-		deadline = mono_ms();	/* kill it now */
+		deadline = te_now_ms();	/* kill it now */
 	if (reap(pid, deadline, &o->status, &o->killed) < 0) {
 		te_snprintf(err, errlen, "%s (pid %ld) could not be reaped",
 			    path, (long)pid);
@@ -192,19 +174,14 @@ int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 	memset(r, 0, sizeof(*r));
 	if (te_spawn_capture(path, argv, envp, timeout_ms, buf, sizeof(buf),
 			     &o, e, sizeof(e)) < 0) {
-		te_snprintf(err, errlen, "the rendezvous helper %s", e);
-		return -1;
+		return te_err(err, errlen, "the rendezvous helper %s", e);
 	}
-	if (o.killed) {
-		te_snprintf(err, errlen, "the rendezvous helper did not finish "
-			    "within %d s and was killed", timeout_ms / 1000);
-		return -1;
-	}
-	if (o.too_long) {
-		te_snprintf(err, errlen, "the rendezvous helper wrote more than "
-			    "%d bytes", TE_RDZV_OUT_MAX);
-		return -1;
-	}
+	if (o.killed)
+		return te_err(err, errlen, "the rendezvous helper did not finish "
+			      "within %d s and was killed", timeout_ms / 1000);
+	if (o.too_long)
+		return te_err(err, errlen, "the rendezvous helper wrote more than "
+			      "%d bytes", TE_RDZV_OUT_MAX);
 	if (te_rdzv_parse(buf, o.got, r, perr, sizeof(perr)) < 0) {
 		if (WIFSIGNALED(o.status))
 			te_snprintf(err, errlen, "the rendezvous helper was "
@@ -276,7 +253,7 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 		   struct te_rdzv_result *r, char *err, size_t errlen)
 {
 	static char buf[TE_RDZV_OUT_MAX + 1];
-	long long deadline = mono_ms() + timeout_ms;
+	int64_t deadline = te_now_ms() + timeout_ms;
 	char path[600], perr[256];
 	int fd, ino, lockfd = -1, wait = 1, lead_gone = 0;
 
@@ -306,7 +283,7 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 		struct stat st;
 		ssize_t n;
 		size_t got = 0;
-		long long left;
+		int64_t left;
 
 		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 		if (fd >= 0) {
@@ -316,20 +293,17 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 			if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 			    st.st_uid != geteuid()) {
 				close(fd);
-				te_snprintf(err, errlen, "%s is not this "
-					    "user's file", path);
-				return -1;
+				return te_err(err, errlen, "%s is not this "
+					      "user's file", path);
 			}
 			while (got < sizeof(buf) - 1 &&
 			       (n = read(fd, buf + got,
 					 sizeof(buf) - 1 - got)) > 0)
 				got += (size_t)n;
 			close(fd);
-			if (te_rdzv_parse(buf, got, r, perr, sizeof(perr)) < 0) {
-				te_snprintf(err, errlen, "unreadable rendezvous "
-					    "result of this node: %s", perr);
-				return -1;
-			}
+			if (te_rdzv_parse(buf, got, r, perr, sizeof(perr)) < 0)
+				return te_err(err, errlen, "unreadable rendezvous "
+					      "result of this node: %s", perr);
 			return 0;
 		}
 		if (lead_gone) {
@@ -343,7 +317,7 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 			lead_gone = 1;
 			continue;
 		}
-		left = deadline - mono_ms();
+		left = deadline - te_now_ms();
 		if (left <= 0) {
 			te_snprintf(err, errlen, "the rendezvous of this node "
 				    "(run by its first task) did not finish "
