@@ -1,3 +1,4 @@
+/* The tasks' environment as srun's --export decides (see exportenv.h). */
 #include "config.h"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+/* The GPU pre-flight's pipe protocol and decisions (preflight_proto.h). */
 #include "config.h"
 
 #include <ctype.h>

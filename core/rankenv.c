@@ -1,3 +1,4 @@
+/* The rank environment of a task, from what Slurm knows (rankenv.h). */
 #include "config.h"
 
 #include <ctype.h>

@@ -1,3 +1,5 @@
+/* The pure part of the PMIx layer: coordinator lines, reports, port and
+ * interface choices (see rdzv_core.h). */
 #include "config.h"
 
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* The helper-to-plugin pipe protocol of the rendezvous (rdzv_proto.h). */
 #include "config.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* What srun was asked for on its own command line (srunargs.c). */
 #ifndef TE_SRUNARGS_H
 #define TE_SRUNARGS_H
 

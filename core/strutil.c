@@ -1,3 +1,4 @@
+/* Small, strict string helpers shared by every side (strutil.h). */
 #include "config.h"
 
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* Loading the CUDA runtime with dlopen (see cudart_load.h). */
 #include "config.h"
 
 #include <dlfcn.h>

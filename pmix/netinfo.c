@@ -1,3 +1,4 @@
+/* The node's network facts: its address, routes, free ports (netinfo.h). */
 #include "config.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* The trainenv tool's subcommands (pmix/tool*.c). */
 #ifndef TE_TOOL_H
 #define TE_TOOL_H
 

@@ -1,3 +1,4 @@
+/* `trainenv bind`: the binding preview and wrapper (tool_bind.c). */
 #ifndef TE_TOOL_BIND_H
 #define TE_TOOL_BIND_H
 

@@ -1,3 +1,4 @@
+/* The srun-side hang-up shield (hangup.c). */
 #ifndef TE_HANGUP_H
 #define TE_HANGUP_H
 

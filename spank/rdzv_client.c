@@ -1,3 +1,5 @@
+/* The plugin's side of the launch rendezvous: runs trainenv-rdzv from
+ * task_init and reads its result, with a deadline (rdzv_client.h). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* What srun, sbatch and salloc share: settings resolved at submission
+ * (submit.c). */
 #ifndef TE_SUBMIT_H
 #define TE_SUBMIT_H
 
