@@ -53,20 +53,6 @@ static int field_u64(const char **p, uint64_t max, uint64_t *v)
 	return next_field(p, f, sizeof(f)) < 0 ? -1 : te_parse_u64(f, max, v);
 }
 
-/* Constant time: the token is the only thing that keeps other users of the
- * submit host from injecting reports into this srun. */
-static int token_equal(const char *a, const char *b)
-{
-	unsigned char d = 0;
-	size_t i;
-
-	if (strlen(a) != TE_FAILREP_TOKEN_LEN || strlen(b) != TE_FAILREP_TOKEN_LEN)
-		return 0;
-	for (i = 0; i < TE_FAILREP_TOKEN_LEN; i++)
-		d |= (unsigned char)(a[i] ^ b[i]);
-	return d == 0;
-}
-
 int te_failrep_parse(const char *line, const char *token,
 		     struct te_failrep *r)
 {
@@ -79,7 +65,10 @@ int te_failrep_parse(const char *line, const char *token,
 		return -1;
 	if (next_field(&p, f, sizeof(f)) < 0 || strcmp(f, WIRE_MAGIC))
 		return -1;
-	if (next_field(&p, f, sizeof(f)) < 0 || !token_equal(f, token))
+	/* constant time: the token is the only thing that keeps other users
+	 * of the submit host from injecting reports into srun */
+	if (next_field(&p, f, sizeof(f)) < 0 ||
+	    !te_token_equal(f, token, TE_FAILREP_TOKEN_LEN))
 		return -1;
 	if (field_u64(&p, UINT32_MAX, &v) < 0)
 		return -1;

@@ -1,17 +1,39 @@
 /* Small OS helpers shared by every side, one per job: the monotonic clock
- * every deadline is measured on, and random hex tokens. */
+ * every deadline is measured on, random bytes and hex tokens, and the one
+ * reader of small files. */
 #ifndef TE_SYSUTIL_H
 #define TE_SYSUTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Milliseconds on CLOCK_MONOTONIC (deadlines never follow the wall clock). */
 int64_t te_now_ms(void);
+
+/* n (1..256) bytes from the kernel's generator (getrandom); 0 or -1. */
+int te_random_bytes(void *buf, size_t n);
 
 /* ndigits (even, > 0) random lower-case hex digits from the kernel's
  * generator (getrandom), terminated, into buf of size > ndigits. 0, or -1
  * (buf too small, ndigits odd or 0, no randomness): then buf is "". */
 int te_random_hex(char *buf, size_t size, size_t ndigits);
+
+/* Reads fd from its offset to its end into buf, at most size - 1 bytes,
+ * NUL-terminated (EINTR retried). Returns the bytes read (the text may hold
+ * NUL bytes, as /proc/self/cmdline does), or -1 with errno set; with
+ * TE_READ_WHOLE a file longer than size - 1 bytes is -1 with EFBIG, else
+ * the rest is not read. */
+#define TE_READ_WHOLE 1u	/* the whole file or nothing */
+#define TE_READ_NOFOLLOW 2u	/* path's last part must not be a link */
+#define TE_READ_MINE 4u		/* owned by this process's effective uid */
+ssize_t te_read_fd(int fd, char *buf, size_t size, unsigned flags);
+
+/* Opens path and reads it as te_read_fd does. Never waits on a FIFO or a
+ * device: path must be a regular file (EINVAL otherwise). -1 with errno:
+ * ELOOP (a link, TE_READ_NOFOLLOW), EPERM (another uid's, TE_READ_MINE),
+ * EFBIG (TE_READ_WHOLE), or open's and read's own. */
+ssize_t te_read_small(const char *path, char *buf, size_t size,
+		      unsigned flags);
 
 #endif

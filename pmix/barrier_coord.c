@@ -123,7 +123,8 @@ int coord_start(struct te_barrier *b, const char *addr, char *err,
 	te_strlcpy(b->info.addr, addr, sizeof(b->info.addr));
 	b->info.port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
 				  ((struct sockaddr_in *)&ss)->sin_port);
-	if (te_random_token(b->info.token, sizeof(b->info.token)) < 0 ||
+	if (te_random_hex(b->info.token, sizeof(b->info.token),
+			  TE_TOKEN_LEN) < 0 ||
 	    te_coord_info_format(text, sizeof(text), &b->info) < 0) {
 		return te_err(err, errlen, "cannot make the coordinator token");
 	}

@@ -15,7 +15,6 @@
 #include "netinfo.h"
 #include "rdzv_core.h"
 #include "strutil.h"
-#include "sysutil.h"
 
 static int usable(const struct ifaddrs *a)
 {
@@ -232,9 +231,4 @@ static int try_bind(int family, uint16_t port)
 int te_port_is_free(uint16_t port)
 {
 	return port && try_bind(AF_INET, port) && try_bind(AF_INET6, port);
-}
-
-int te_random_token(char *buf, size_t len)
-{
-	return te_random_hex(buf, len, TE_TOKEN_LEN);
 }

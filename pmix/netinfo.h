@@ -33,7 +33,5 @@ int te_route_ifname(const char *dest, char *ifname, size_t iflen, char *err,
  * address (SO_REUSEADDR, as PyTorch's TCPStore binds). */
 int te_port_is_free(uint16_t port);
 
-/* Random lower-case hex token of TE_TOKEN_LEN characters; 0 or -1. */
-int te_random_token(char *buf, size_t len);
 
 #endif

@@ -44,6 +44,7 @@
 #include "rdzv_core.h"
 #include "rdzv_proto.h"
 #include "strutil.h"
+#include "sysutil.h"
 
 #define CKPT_FENCE_MS 60000
 #define CKPT_RETRY_MS 3000	/* NFS may cache "no such file" briefly */
@@ -69,18 +70,14 @@ static struct te_rdzv_result res;
 
 /* TRAINENV_RDZV_PROFILE=1: phase times on stderr (a debugging aid) */
 static int profile;
-static struct timespec t_start;
+static int64_t t_start;
 static void phase(const char *what)
 {
-	struct timespec ts;
-
 	if (!profile)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	fprintf(stderr, "trainenv-rdzv %s: %s at %.1f ms\n",
+	fprintf(stderr, "trainenv-rdzv %s: %s at %lld ms\n",
 		getenv("PMIX_RANK") ? getenv("PMIX_RANK") : "?", what,
-		(ts.tv_sec - t_start.tv_sec) * 1e3 +
-			(ts.tv_nsec - t_start.tv_nsec) / 1e6);
+		(long long)(te_now_ms() - t_start));
 }
 
 __attribute__((format(printf, 1, 2)))
@@ -361,7 +358,7 @@ static void ckpt_write(struct te_pmix *p, const struct opts *o)
 	char token[TE_TOKEN_LEN + 1], name[96], val[TE_RDZV_TEXT_MAX], err[256];
 	int fd;
 
-	if (te_random_token(token, sizeof(token)) < 0) {
+	if (te_random_hex(token, sizeof(token), TE_TOKEN_LEN) < 0) {
 		te_snprintf(val, sizeof(val), "error cannot make a token");
 		goto put;
 	}
@@ -437,7 +434,7 @@ static void ckpt_node_check(struct te_pmix *p, const struct opts *o,
 	/* Writable from here. The name is random: DIR is shared with other
 	 * users, who could make a predictable name first (the step would
 	 * then fail) or put a link there. */
-	if (te_random_token(probe_id, sizeof(probe_id)) < 0) {
+	if (te_random_hex(probe_id, sizeof(probe_id), TE_TOKEN_LEN) < 0) {
 		te_snprintf(out, len, "cannot make a random file name");
 		return;
 	}
@@ -682,11 +679,7 @@ static void run(struct te_pmix *p, const struct opts *o)
 			.test_cut = p->me.rank == 0 ? hook_coord_cut(o) : 0,
 		};
 		struct verdict_ctx vc = { .o = o, .rank0_host = host0 };
-		int64_t t0 = 0;
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t0 = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+		int64_t t0 = te_now_ms();
 		bo.verdict_ctx = &vc;
 		bo.node.ver = ver;
 		te_strlcpy(bo.node.ckpt, "-", sizeof(bo.node.ckpt));
@@ -710,9 +703,7 @@ static void run(struct te_pmix *p, const struct opts *o)
 					   sizeof(info));
 			ckpt_node_check(p, o, info, bo.node.ckpt,
 					sizeof(bo.node.ckpt));
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			left = timeout - ((int64_t)ts.tv_sec * 1000 +
-					  ts.tv_nsec / 1000000 - t0) / 1000.0;
+			left = timeout - (te_now_ms() - t0) / 1000.0;
 			bo.timeout_s = left > 1 ? left : 1;
 		}
 		b = te_barrier_prepare(p, &bo, err, sizeof(err));
@@ -803,7 +794,7 @@ int main(int argc, char **argv)
 	char err[TE_RDZV_TEXT_MAX], why[TE_RDZV_TEXT_MAX + 128];
 
 	signal(SIGPIPE, SIG_IGN);
-	clock_gettime(CLOCK_MONOTONIC, &t_start);
+	t_start = te_now_ms();
 	profile = getenv("TRAINENV_RDZV_PROFILE") != NULL;
 	if (parse_args(argc, argv, &o, err, sizeof(err)) < 0) {
 		fail(0, "trainenv-rdzv: %s", err);

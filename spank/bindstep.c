@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include "bindstep.h"
 #include "plugin.h"
 #include "strutil.h"
+#include "sysutil.h"
 
 static struct {
 	int active;		/* binding was asked for in this step */
@@ -104,16 +104,13 @@ static int boot_id(char *buf, size_t len)
  * name, then renamed, so that a reader never sees half a file. */
 static void save_cached(int dfd, const char *name, hwloc_topology_t topo)
 {
-	unsigned char rnd[8];
-	char tmp[64], *xml = NULL;
+	char tmp[64], rnd[17], *xml = NULL;
 	int fd, xml_len = 0, ok;
-	size_t i, done = 0;
+	size_t done = 0;
 
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+	if (te_random_hex(rnd, sizeof(rnd), 16) < 0)
 		return;
-	te_snprintf(tmp, sizeof(tmp), ".topology-");
-	for (i = 0; i < sizeof(rnd); i++)
-		te_appendf(tmp, sizeof(tmp), "%02x", rnd[i]);
+	te_snprintf(tmp, sizeof(tmp), ".topology-%s", rnd);
 	if (hwloc_topology_export_xmlbuffer(topo, &xml, &xml_len, 0) < 0)
 		return;
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |

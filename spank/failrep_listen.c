@@ -14,13 +14,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "failrep_net.h"
 #include "strutil.h"
+#include "sysutil.h"
 
 #define MAX_HELD 4096
 #define HOLD_MS 300
@@ -40,14 +40,6 @@ static struct {
 	int64_t first_at;
 	int grace_ms;		/* set by finish before it wakes the thread */
 } fr = { .lfd = -1, .wake = { -1, -1 } };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void print_line(const char *s)
 {
@@ -106,7 +98,7 @@ static void on_report(const struct te_failrep *r, void *ctx)
 		return;
 	}
 	if (!fr.nheld)
-		fr.first_at = mono_ms();
+		fr.first_at = te_now_ms();
 	if (fr.nheld < MAX_HELD)
 		fr.held[fr.nheld++] = *r;
 	else
@@ -160,7 +152,7 @@ static int accept_some(void)
 		if (fr.conn[slot].fd >= 0)
 			conn_close(&fr.conn[slot]);	/* the oldest stranger */
 		fr.conn[slot].fd = fd;
-		fr.conn[slot].since = mono_ms();
+		fr.conn[slot].since = te_now_ms();
 		any = 1;
 	}
 	return any;
@@ -175,7 +167,7 @@ static void *listener(void *arg)
 {
 	struct pollfd p[2 + FR_CONNS];
 	int idx[2 + FR_CONNS];
-	int64_t pause_until = 0, drain_until = 0, last_activity = mono_ms();
+	int64_t pause_until = 0, drain_until = 0, last_activity = te_now_ms();
 	int draining = 0, i;
 	sigset_t all;
 
@@ -184,7 +176,7 @@ static void *listener(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (;;) {
-		int64_t now = mono_ms(), wake_at = now + 60000;
+		int64_t now = te_now_ms(), wake_at = now + 60000;
 		int np = 0, open = 0, full, rc, any = 0;
 
 		if (fr.nheld && !fr.first_done) {
@@ -243,18 +235,18 @@ static void *listener(void *arg)
 				int a = accept_some();
 
 				if (a < 0)
-					pause_until = mono_ms() + ACCEPT_PAUSE_MS;
+					pause_until = te_now_ms() + ACCEPT_PAUSE_MS;
 				any |= a > 0;
 			}
 			if (idx[i] == -2 && (p[i].revents & (POLLIN | POLLHUP))) {
 				draining = 1;
-				drain_until = mono_ms() + __atomic_load_n(
+				drain_until = te_now_ms() + __atomic_load_n(
 					&fr.grace_ms, __ATOMIC_ACQUIRE);
 				any = 1;
 			}
 		}
 		if (any)
-			last_activity = mono_ms();
+			last_activity = te_now_ms();
 	}
 	for (i = 0; i < FR_CONNS; i++)
 		if (fr.conn[i].fd >= 0)
@@ -268,7 +260,7 @@ static int bind_in_range(int fd, int family, uint16_t lo, uint16_t hi)
 {
 	uint32_t span = lo ? (uint32_t)hi - lo + 1 : 1, start = 0, k;
 
-	if (getrandom(&start, sizeof(start), 0) != (ssize_t)sizeof(start))
+	if (te_random_bytes(&start, sizeof(start)) < 0)
 		start = (uint32_t)getpid();
 	for (k = 0; k < span; k++) {
 		uint16_t port = lo ? (uint16_t)(lo + (start + k) % span) : 0;
@@ -314,16 +306,11 @@ int te_failrep_listen(uint16_t lo, uint16_t hi, char *envval, size_t envlen,
 {
 	struct sockaddr_storage ss;
 	socklen_t alen = sizeof(ss);
-	unsigned char rnd[TE_FAILREP_TOKEN_LEN / 2];
 	uint16_t port;
 	int i;
 
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		te_snprintf(err, errlen, "getrandom: %s", strerror(errno));
-		return -1;
-	}
-	for (i = 0; i < (int)sizeof(rnd); i++)
-		te_snprintf(fr.token + 2 * i, 3, "%02x", rnd[i]);
+	if (te_random_hex(fr.token, sizeof(fr.token), TE_FAILREP_TOKEN_LEN) < 0)
+		return te_err(err, errlen, "getrandom: %s", strerror(errno));
 	for (i = 0; i < FR_CONNS; i++)
 		fr.conn[i].fd = -1;
 	fr.lfd = open_listener(AF_INET6, lo, hi);

@@ -27,6 +27,7 @@
 
 #include "failrep_net.h"
 #include "strutil.h"
+#include "sysutil.h"
 
 #define ATTEMPT_MS 1000		/* one connection to srun, at most */
 #define LINGER_MS 20		/* gathers the lines of one burst */
@@ -52,14 +53,6 @@ static struct {
 	char where[INET6_ADDRSTRLEN + 16];
 } snd = { .fd = -1 };
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ------------------------------------------------------ the sender child */
 
 /* Only async-signal-safe calls from here on (slurmstepd has threads). */
@@ -79,7 +72,7 @@ static int send_batch(const struct sockaddr_storage *sa, socklen_t salen,
 	}
 	while (off < len) {
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
-		int64_t left = deadline - mono_ms();
+		int64_t left = deadline - te_now_ms();
 		ssize_t n;
 
 		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
@@ -143,7 +136,7 @@ sender_main(int fd, const struct sockaddr_storage *sa, socklen_t salen,
 
 		/* Waits for slurmstepd, never for the network. */
 		for (;;) {
-			int64_t left = linger_end ? linger_end - mono_ms() : -1;
+			int64_t left = linger_end ? linger_end - te_now_ms() : -1;
 			ssize_t n;
 
 			if (linger_end && left <= 0)
@@ -166,17 +159,17 @@ sender_main(int fd, const struct sockaddr_storage *sa, socklen_t salen,
 				len += (size_t)n;
 			}
 			if (!linger_end)
-				linger_end = mono_ms() + LINGER_MS;
+				linger_end = te_now_ms() + LINGER_MS;
 		}
 		if (!len)
 			continue;
-		start = mono_ms();
+		start = te_now_ms();
 		status = send_batch(sa, salen, pending, len,
 				    start + (TE_FAILREP_BUDGET_MS - spent <
 						     ATTEMPT_MS ?
 					     TE_FAILREP_BUDGET_MS - spent :
 					     ATTEMPT_MS));
-		spent += mono_ms() - start;
+		spent += te_now_ms() - start;
 		for (size_t i = 0; i < len; i++)
 			if (pending[i] == '\n')
 				*(status == S_OK ? &sent : &lost) += 1;
@@ -303,7 +296,7 @@ static int sender_gone(void)
 
 int te_failrep_sender_finish(int wait_ms, char *err, size_t errlen)
 {
-	int64_t deadline = mono_ms() + wait_ms;
+	int64_t deadline = te_now_ms() + wait_ms;
 	char msg[64];
 	unsigned status = S_TIMEOUT, sent = 0, lost = snd.handed;
 	ssize_t n = -1;
@@ -319,7 +312,7 @@ int te_failrep_sender_finish(int wait_ms, char *err, size_t errlen)
 	shutdown(snd.fd, SHUT_WR);	/* the sender sends what it has */
 	for (;;) {
 		struct pollfd p = { .fd = snd.fd, .events = POLLIN };
-		int64_t left = deadline - mono_ms();
+		int64_t left = deadline - te_now_ms();
 
 		n = recv(snd.fd, msg, sizeof(msg) - 1, MSG_DONTWAIT);
 		if (n > 0 || n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -340,7 +333,7 @@ int te_failrep_sender_finish(int wait_ms, char *err, size_t errlen)
 	/* Kill only our own child, never a pid that was reaped and reused:
 	 * waitpid tells which (nothing else reaps once the tasks are done). */
 	while (!sender_gone()) {
-		if (mono_ms() >= deadline) {
+		if (te_now_ms() >= deadline) {
 			kill(snd.pid, SIGKILL);
 			waitpid(snd.pid, NULL, 0);
 			break;

@@ -1,11 +1,18 @@
 /* Unit tests of the shared helpers, one job each: the error path
  * (te_err), the text cleaner, the constant-time token compare
- * (core/strutil.c), the monotonic clock and random tokens (core/sysutil.c). */
+ * (core/strutil.c), the monotonic clock, random tokens and the small-file
+ * reader (core/sysutil.c). */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "strutil.h"
 #include "sysutil.h"
@@ -104,6 +111,99 @@ static void test_random(void)
 	is_int(te_random_hex(a, sizeof(a), 0), -1, "so is 0");
 }
 
+static void write_file(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fwrite(text, 1, len, f);
+		fclose(f);
+	}
+}
+
+static void test_read_small(void)
+{
+	char dir[] = "/tmp/te-test-read-XXXXXX", path[128], link[128];
+	char fifo[128], buf[8], big[64];
+	int fd;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/f", dir);
+	snprintf(link, sizeof(link), "%s/l", dir);
+	snprintf(fifo, sizeof(fifo), "%s/p", dir);
+	write_file(path, "abc\0def", 7);
+	is_int((int)te_read_small(path, big, sizeof(big), 0), 7,
+	       "a file with a NUL byte: all 7 bytes read");
+	ok(memcmp(big, "abc\0def", 8) == 0, "and terminated after them");
+	write_file(path, "0123456789", 10);
+	is_int((int)te_read_small(path, buf, sizeof(buf), 0), 7,
+	       "longer than the buffer: the first 7 bytes");
+	is_str(buf, "0123456", "cut and terminated");
+	errno = 0;
+	is_int((int)te_read_small(path, buf, sizeof(buf), TE_READ_WHOLE), -1,
+	       "TE_READ_WHOLE: longer than the buffer is refused");
+	is_int(errno, EFBIG, "with EFBIG");
+	is_str(buf, "", "and the buffer is empty");
+	write_file(path, "0123456", 7);
+	is_int((int)te_read_small(path, buf, sizeof(buf), TE_READ_WHOLE), 7,
+	       "TE_READ_WHOLE: exactly as long as the room is read");
+	write_file(path, "", 0);
+	is_int((int)te_read_small(path, buf, sizeof(buf), 0), 0,
+	       "an empty file: 0 bytes");
+	write_file(path, "x", 1);
+	if (symlink(path, link) == 0) {
+		is_int((int)te_read_small(link, buf, sizeof(buf), 0), 1,
+		       "a link is followed without TE_READ_NOFOLLOW");
+		errno = 0;
+		is_int((int)te_read_small(link, buf, sizeof(buf),
+					  TE_READ_NOFOLLOW), -1,
+		       "and refused with it");
+		is_int(errno, ELOOP, "with ELOOP");
+	} else {
+		ok(0, "symlink: %s", strerror(errno));
+	}
+	if (mkfifo(fifo, 0600) == 0) {
+		errno = 0;
+		is_int((int)te_read_small(fifo, buf, sizeof(buf), 0), -1,
+		       "a FIFO nobody writes: refused at once, no wait");
+		is_int(errno, EINVAL, "with EINVAL (not a regular file)");
+	} else {
+		ok(0, "mkfifo: %s", strerror(errno));
+	}
+	is_int((int)te_read_small(dir, buf, sizeof(buf), 0), -1,
+	       "a directory is refused");
+	errno = 0;
+	is_int((int)te_read_small("/nonexistent/te", buf, sizeof(buf), 0), -1,
+	       "a missing file: -1");
+	is_int(errno, ENOENT, "with ENOENT");
+	is_int((int)te_read_small(path, buf, sizeof(buf), TE_READ_MINE), 1,
+	       "TE_READ_MINE: this process's own file is read");
+	if (geteuid() == 0 && chown(path, 65534, 65534) == 0) {
+		errno = 0;
+		is_int((int)te_read_small(path, buf, sizeof(buf),
+					  TE_READ_MINE), -1,
+		       "TE_READ_MINE: another uid's file is refused");
+		is_int(errno, EPERM, "with EPERM");
+	} else {
+		tap_skip("another uid's file: needs root to chown");
+	}
+	is_int((int)te_read_small(NULL, buf, sizeof(buf), 0), -1,
+	       "no path: -1");
+	is_int((int)te_read_small(path, buf, 0, 0), -1, "no room: -1");
+	fd = open("/proc/self/cmdline", O_RDONLY);
+	ok(fd >= 0 && te_read_fd(fd, big, sizeof(big), 0) > 0,
+	   "te_read_fd reads /proc/self/cmdline (its size says 0)");
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	unlink(link);
+	unlink(fifo);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_err();
@@ -111,5 +211,6 @@ int main(void)
 	test_token();
 	test_clock();
 	test_random();
+	test_read_small();
 	return tap_done();
 }
