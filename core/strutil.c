@@ -118,6 +118,14 @@ int te_parse_u64(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+char *te_value_slot(void)
+{
+	static char ring[TE_VALUE_SLOTS][TE_VALUE_SLOT_SIZE];
+	static unsigned next;
+
+	return ring[next++ % TE_VALUE_SLOTS];
+}
+
 size_t te_strnlen_cap(const char *s, size_t max)
 {
 	return strnlen(s, max + 1);

@@ -39,6 +39,16 @@ int te_appendf(char *dst, size_t size, const char *fmt, ...);
  * most 19 digits, value <= max. Returns 0 or -1. */
 int te_parse_u64(const char *s, uint64_t max, uint64_t *out);
 
+/* The buffers of getenv-style callbacks that copy a value (spank_getenv,
+ * an --export list): each call returns the next of TE_VALUE_SLOTS buffers
+ * of TE_VALUE_SLOT_SIZE bytes, so that a caller may hold that many values
+ * at once. One ring for the process (the plugin's callbacks run in one
+ * thread). The size is the longest value (TE_VALUE_MAX) plus one byte to
+ * see that a value is longer, plus the terminator. */
+#define TE_VALUE_SLOTS 4
+#define TE_VALUE_SLOT_SIZE (1024 + 2)
+char *te_value_slot(void);
+
 /* Length of s, but at most max+1: lets callers refuse over-long input without
  * walking an attacker-sized string. */
 size_t te_strnlen_cap(const char *s, size_t max);

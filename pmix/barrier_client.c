@@ -29,21 +29,11 @@ const char *rank0_host(struct te_barrier *b)
 static int read_coord_file(struct te_barrier *b, char *out, size_t len)
 {
 	char path[600];
-	ssize_t n;
-	int fd;
 
 	if (!b->tmpdir[0] ||
 	    te_snprintf(path, sizeof(path), COORD_FILE_FMT, b->tmpdir, b->seq) < 0)
 		return -1;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -1;
-	n = read(fd, out, len - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	out[n] = '\0';
-	return 0;
+	return te_read_small(path, out, len, TE_READ_NOFOLLOW) > 0 ? 0 : -1;
 }
 
 /* ---------------------------------------------------------------- followers */

@@ -20,22 +20,10 @@
 int read_failed_file(const char *path, char *why, size_t len)
 {
 	char buf[TE_FAILED_TEXT_MAX + 2];
-	struct stat st;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 
-	if (fd < 0)
+	if (te_read_small(path, buf, sizeof(buf),
+			  TE_READ_NOFOLLOW | TE_READ_MINE) < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_uid != geteuid()) {
-		close(fd);
-		return -1;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		n = 0;
-	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	fail_text(why, len, buf);
 	return 0;

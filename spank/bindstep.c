@@ -80,17 +80,10 @@ static int trusted(const struct stat *st, int dir)
 
 static int boot_id(char *buf, size_t len)
 {
-	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 	size_t i;
 
-	if (fd < 0)
+	if (te_read_small("/proc/sys/kernel/random/boot_id", buf, len, 0) <= 0)
 		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	for (i = 0; buf[i]; i++)
 		if (buf[i] == '\n')
 			buf[i] = '\0';

@@ -85,19 +85,13 @@ static int needs_relay(int fd)
 /* srun's own command line (/proc/self/cmdline) into argv; returns argc. */
 static int srun_cmdline(char *buf, size_t len, char **argv, int max)
 {
-	ssize_t n;
+	ssize_t n = te_read_small("/proc/self/cmdline", buf, len, 0);
 	size_t i = 0;
 	int argc = 0;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 
 	argv[0] = NULL;
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, len - 1);
-	close(fd);
 	if (n <= 0)
 		return 0;
-	buf[n] = '\0';
 	while (i < (size_t)n && argc < max - 1) {
 		argv[argc++] = buf + i;
 		i += strlen(buf + i) + 1;

@@ -40,11 +40,11 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	switch (spank_context()) {
 	case S_CTX_LOCAL:
-		return te_local_post_opt(sp);
+		return te_srun_post_opt(sp);
 	case S_CTX_ALLOCATOR:
 		return te_alloc_post_opt(sp);
 	case S_CTX_REMOTE:
-		return te_remote_post_opt(sp);
+		return te_stepd_post_opt(sp);
 	default:
 		return 0;
 	}
@@ -53,28 +53,28 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
 {
 	if (spank_context() == S_CTX_LOCAL)
-		return te_local_user_init(sp);
+		return te_srun_user_init(sp);
 	return 0;
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
 	if (spank_context() == S_CTX_REMOTE)
-		return te_remote_user_init(sp);
+		return te_stepd_user_init(sp);
 	return 0;
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	if (spank_context() == S_CTX_REMOTE)
-		return te_remote_task_init(sp);
+		return te_stepd_task_init(sp);
 	return 0;
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	if (spank_context() == S_CTX_REMOTE)
-		return te_remote_task_exit(sp);
+		return te_stepd_task_exit(sp);
 	return 0;
 }
 
@@ -84,10 +84,10 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 
 	switch (spank_context()) {
 	case S_CTX_LOCAL:
-		rc = te_local_exit(sp);
+		rc = te_srun_exit(sp);
 		break;
 	case S_CTX_REMOTE:
-		rc = te_remote_exit(sp);
+		rc = te_stepd_exit(sp);
 		break;
 	default:
 		break;

@@ -1,6 +1,6 @@
 /* State shared by the plugin's files. plugin.c owns SPANK_PLUGIN() and every
- * slurm_spank_* callback and only dispatches on the context: local.c is srun,
- * alloc.c is sbatch/salloc, remote.c is slurmstepd. */
+ * slurm_spank_* callback and only dispatches on the context: srun.c is srun,
+ * alloc.c is sbatch/salloc, slurmstepd.c is slurmstepd. */
 #ifndef TE_PLUGIN_H
 #define TE_PLUGIN_H
 
@@ -29,14 +29,14 @@ void te_options_free(void);
 void te_print_help(void);
 
 /* Per context: 0 or -1 as SPANK wants. */
-int te_local_post_opt(spank_t sp);
-int te_local_user_init(spank_t sp);
-int te_local_exit(spank_t sp);
+int te_srun_post_opt(spank_t sp);
+int te_srun_user_init(spank_t sp);
+int te_srun_exit(spank_t sp);
 int te_alloc_post_opt(spank_t sp);
-int te_remote_post_opt(spank_t sp);
-int te_remote_user_init(spank_t sp);
-int te_remote_task_init(spank_t sp);
-int te_remote_task_exit(spank_t sp);
-int te_remote_exit(spank_t sp);
+int te_stepd_post_opt(spank_t sp);
+int te_stepd_user_init(spank_t sp);
+int te_stepd_task_init(spank_t sp);
+int te_stepd_task_exit(spank_t sp);
+int te_stepd_exit(spank_t sp);
 
 #endif

@@ -257,7 +257,7 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 	static char buf[TE_RDZV_OUT_MAX + 1];
 	int64_t deadline = te_now_ms() + timeout_ms;
 	char path[600], perr[256];
-	int fd, ino, lockfd = -1, wait = 1, lead_gone = 0;
+	int ino, lockfd = -1, wait = 1, lead_gone = 0;
 
 	memset(r, 0, sizeof(*r));
 	/* watch before arriving: the result cannot slip in between */
@@ -282,28 +282,21 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 	if (te_snprintf(path, sizeof(path), "%s/%s", dir, TE_NODE_RESULT) < 0)
 		goto fail;
 	for (;;) {
-		struct stat st;
-		ssize_t n;
-		size_t got = 0;
+		ssize_t got;
 		int64_t left;
 
-		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		if (fd >= 0) {
+		got = te_read_small(path, buf, sizeof(buf),
+				    TE_READ_NOFOLLOW | TE_READ_MINE);
+		/* not there yet (or a link: never this user's result) */
+		if (got >= 0 || errno == EINVAL || errno == EPERM) {
 			if (ino >= 0)
 				close(ino);
 			close(lockfd);
-			if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-			    st.st_uid != geteuid()) {
-				close(fd);
+			if (got < 0)
 				return te_err(err, errlen, "%s is not this "
 					      "user's file", path);
-			}
-			while (got < sizeof(buf) - 1 &&
-			       (n = read(fd, buf + got,
-					 sizeof(buf) - 1 - got)) > 0)
-				got += (size_t)n;
-			close(fd);
-			if (te_rdzv_parse(buf, got, r, perr, sizeof(perr)) < 0)
+			if (te_rdzv_parse(buf, (size_t)got, r, perr,
+					  sizeof(perr)) < 0)
 				return te_err(err, errlen, "unreadable rendezvous "
 					      "result of this node: %s", perr);
 			return 0;

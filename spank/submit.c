@@ -8,6 +8,7 @@
 
 #include "exportenv.h"
 #include "plugin.h"
+#include "strutil.h"
 #include "submit.h"
 
 static const char *own_getenv(void *ctx, const char *name)
@@ -18,13 +19,10 @@ static const char *own_getenv(void *ctx, const char *name)
 /* ctx: srun's --export list, or NULL for the whole environment. */
 static const char *submit_getenv(void *ctx, const char *name)
 {
-	static char ring[4][TE_VALUE_MAX + 2];
-	static unsigned next;
-
 	if (!ctx)
 		return getenv(name);
-	return te_export_getenv(ctx, name, own_getenv, NULL,
-				ring[next++ % 4], sizeof(ring[0]));
+	return te_export_getenv(ctx, name, own_getenv, NULL, te_value_slot(),
+				TE_VALUE_SLOT_SIZE);
 }
 
 int te_submit_resolve_export(const char *export_spec, int again)

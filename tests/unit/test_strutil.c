@@ -204,6 +204,26 @@ static void test_read_small(void)
 	rmdir(dir);
 }
 
+static void test_value_slot(void)
+{
+	char *s[TE_VALUE_SLOTS + 1];
+	int i, j, distinct = 1;
+
+	for (i = 0; i <= TE_VALUE_SLOTS; i++)
+		s[i] = te_value_slot();
+	for (i = 0; i < TE_VALUE_SLOTS; i++)
+		for (j = i + 1; j < TE_VALUE_SLOTS; j++)
+			distinct &= s[i] != s[j];
+	ok(distinct, "%d value slots in a row are %d distinct buffers",
+	   TE_VALUE_SLOTS, TE_VALUE_SLOTS);
+	ok(s[TE_VALUE_SLOTS] == s[0], "the next call reuses the first");
+	s[0][TE_VALUE_SLOT_SIZE - 1] = 'a';
+	s[2][0] = 'b';
+	memset(s[1], 'v', TE_VALUE_SLOT_SIZE);
+	ok(s[0][TE_VALUE_SLOT_SIZE - 1] == 'a' && s[2][0] == 'b',
+	   "a slot holds TE_VALUE_SLOT_SIZE bytes without touching the others");
+}
+
 int main(void)
 {
 	test_err();
@@ -212,5 +232,6 @@ int main(void)
 	test_clock();
 	test_random();
 	test_read_small();
+	test_value_slot();
 	return tap_done();
 }

@@ -1,6 +1,6 @@
-/* srun: refuse bad values before anything is allocated, shield the step from
- * the terminal's hang-up, explain the settings, and print the first-failure
- * report. */
+/* The srun side of trainenv.so: refuse bad values before anything is
+ * allocated, shield the step from the terminal's hang-up, explain the
+ * settings, and print the first-failure report. */
 #include "config.h"
 
 #include <errno.h>
@@ -17,11 +17,12 @@
 #include "portrange.h"
 #include "rankenv.h"
 #include "strutil.h"
+#include "sysutil.h"
 #include "submit.h"
 
 static int post_opt_done, user_init_done;
 
-int te_local_post_opt(spank_t sp)
+int te_srun_post_opt(spank_t sp)
 {
 	char err[TE_ERR_MAX];
 
@@ -70,42 +71,35 @@ static void explain_launcher(spank_t sp)
 
 /* srun's own arguments: its command line (/proc/self/cmdline) without
  * argv[0] and without the command, whose length S_JOB_ARGV gives. Only
- * known from local_user_init on. Returns the count, or -1 when the command
+ * known from user_init on. Returns the count, or -1 when the command
  * line does not end with the command (then nothing is known). */
 #define CMDLINE_MAX (1024 * 1024)
 static int srun_own_args(spank_t sp, char **buf, char ***args)
 {
 	char **argv = NULL, *b, **a;
-	int argc = 0, n = 0, i, fd;
-	size_t got = 0;
-	ssize_t r;
+	int argc = 0, n = 0, i;
+	ssize_t got;
 
 	*buf = NULL;
 	*args = NULL;
 	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
 	    argc < 1)
 		return -1;
-	if ((fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	b = malloc(CMDLINE_MAX + 1);
-	while (b && got < CMDLINE_MAX &&
-	       ((r = read(fd, b + got, CMDLINE_MAX - got)) > 0 ||
-		(r < 0 && errno == EINTR)))
-		got += r > 0 ? (size_t)r : 0;
-	close(fd);
-	if (!b || got == 0 || got >= CMDLINE_MAX) {
+	b = malloc(CMDLINE_MAX);
+	got = b ? te_read_small("/proc/self/cmdline", b, CMDLINE_MAX,
+				TE_READ_WHOLE) : -1;
+	if (got <= 0) {
 		free(b);
 		return -1;
 	}
-	b[got] = '\0';
-	for (size_t k = 0; k < got; k++)
+	for (size_t k = 0; k < (size_t)got; k++)
 		n += b[k] == '\0';
 	a = calloc((size_t)n + 1, sizeof(*a));
 	if (!a) {
 		free(b);
 		return -1;
 	}
-	for (size_t k = 0, j = 0; k < got && j < (size_t)n; j++) {
+	for (size_t k = 0, j = 0; k < (size_t)got && j < (size_t)n; j++) {
 		a[j] = b + k;
 		k += strlen(b + k) + 1;
 	}
@@ -197,26 +191,22 @@ static void srun_port_range(uint16_t *lo, uint16_t *hi)
 {
 	const char *path = getenv("SLURM_CONF");
 	char val[64], err[TE_ERR_MAX], *text;
-	size_t got = 0;
-	ssize_t n;
-	int fd, found;
+	ssize_t got;
+	int found;
 
 	*lo = *hi = 0;
 	if (!path || !path[0])
 		path = TE_SLURM_CONF_DEFAULT;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
-		return;		/* configless: srun's own ports are as free */
+	/* missing (configless): srun's own ports are as free */
 	text = malloc(TE_SLURMCONF_MAX + 1);
-	while (text && got <= TE_SLURMCONF_MAX &&
-	       ((n = read(fd, text + got, TE_SLURMCONF_MAX + 1 - got)) > 0 ||
-		(n < 0 && errno == EINTR)))
-		got += n > 0 ? (size_t)n : 0;
-	close(fd);
-	if (!text || got > TE_SLURMCONF_MAX) {
+	got = text ? te_read_small(path, text, TE_SLURMCONF_MAX + 1,
+				   TE_READ_WHOLE) : -1;
+	if (got < 0) {
 		free(text);
 		return;
 	}
-	found = te_slurmconf_value(text, got, "SrunPortRange", val, sizeof(val));
+	found = te_slurmconf_value(text, (size_t)got, "SrunPortRange", val,
+				   sizeof(val));
 	free(text);
 	if (found == 0)
 		return;
@@ -229,7 +219,7 @@ static void srun_port_range(uint16_t *lo, uint16_t *hi)
 	}
 }
 
-int te_local_user_init(spank_t sp)
+int te_srun_user_init(spank_t sp)
 {
 	char env[64], err[TE_ERR_MAX];
 	uint16_t lo, hi;
@@ -271,7 +261,7 @@ int te_local_user_init(spank_t sp)
 	return 0;
 }
 
-int te_local_exit(spank_t sp)
+int te_srun_exit(spank_t sp)
 {
 	te_failrep_finish(500);
 	return 0;

@@ -1,0 +1,610 @@
+/* The slurmstepd side of trainenv.so: resolve the settings once per step from the node's policy, the
+ * options srun passed and the job environment, then prepare every task just
+ * before exec. Nothing here may fail the step in a way that drains the node:
+ * errors are remembered and fail the tasks, with the reason on the tasks'
+ * stderr (which reaches srun) and in the slurmd log. The features it runs
+ * per task have their own files: binding (bindstep.c), the GPU pre-flight
+ * (stepd_preflight.c), the launch rendezvous (stepd_rdzv.c, rdzv_client.c),
+ * the failure report's sender (failrep_send.c). */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <slurm/slurm.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bindstep.h"
+#include "dumpdir.h"
+#include "failrep_net.h"
+#include "plugin.h"
+#include "preflight_proto.h"
+#include "rankenv.h"
+#include "rdzv_client.h"
+#include "slurmstepd.h"
+#include "strutil.h"
+
+#define TE_CHECKPOINT_ENV "TRAINENV_CHECKPOINT_DIR"
+
+char te_stepd_err[TE_STEPD_ERR_MAX];
+
+static int task_fail(spank_t sp);
+
+struct te_step te_step;
+
+_Static_assert(TE_VALUE_SLOT_SIZE == TE_VALUE_MAX + 2,
+	       "a value slot holds the longest value and one byte more");
+
+/* spank_getenv copies into the caller's buffer (a value slot). A value too
+ * long for it is reported as an over-long marker so that the parser
+ * refuses it with a clear error. */
+const char *te_stepd_getenv(void *ctx, const char *name)
+{
+	char *buf = te_value_slot();
+	spank_err_t rc;
+
+	rc = spank_getenv((spank_t)ctx, name, buf, TE_VALUE_SLOT_SIZE);
+	if (rc == ESPANK_SUCCESS)
+		return buf;
+	if (rc == ESPANK_NOSPACE) {
+		memset(buf, 'x', TE_VALUE_SLOT_SIZE - 1);
+		buf[TE_VALUE_SLOT_SIZE - 1] = '\0';
+		return buf;
+	}
+	return NULL;
+}
+
+static void remote_resolve(spank_t sp)
+{
+	struct te_config inherited;
+	char err[TE_ERR_MAX];
+	int have_inh;
+
+	if (te_plug.resolved || te_stepd_err[0])
+		return;
+	if (!te_plug.policy_ok) {
+		te_strlcpy(te_stepd_err, te_plug.policy_err, sizeof(te_stepd_err));
+		return;
+	}
+	have_inh = te_inherited_config(te_stepd_getenv, sp, &inherited) == 0;
+	if (te_resolve(&te_plug.pol, (const char *const *)te_plug.opt,
+		       te_stepd_getenv, sp, have_inh ? &inherited : NULL,
+		       &te_plug.cfg, err, sizeof(err)) < 0) {
+		te_strlcpy(te_stepd_err, err, sizeof(te_stepd_err));
+		slurm_error(TE_PREFIX "%s", err);
+		return;
+	}
+	te_plug.resolved = 1;
+}
+
+/* The address of rank 0's node as this node resolves it: an IP address, so
+ * that every rank connects to the same place whatever its resolver does. */
+static void find_master(spank_t sp)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai = NULL, *p;
+	const char *list = te_stepd_getenv(sp, "SLURM_STEP_NODELIST");
+	char host[256];
+	int e;
+
+	if (!list)
+		list = te_stepd_getenv(sp, "SLURM_JOB_NODELIST");
+	if (!list || te_hostlist_first(list, host, sizeof(host)) < 0) {
+		te_snprintf(te_step.master_note, sizeof(te_step.master_note),
+			    "cannot read the step's node list");
+		return;
+	}
+	if ((e = getaddrinfo(host, NULL, &hints, &ai)) != 0) {
+		te_snprintf(te_step.master_note, sizeof(te_step.master_note),
+			    "cannot resolve %s: %s", host, gai_strerror(e));
+		return;
+	}
+	/* IPv4 first: it is what most training stacks expect. */
+	for (int fam = 0; fam < 2 && !te_step.master_addr[0]; fam++)
+		for (p = ai; p; p = p->ai_next) {
+			const void *a;
+
+			if (fam == 0 && p->ai_family == AF_INET)
+				a = &((struct sockaddr_in *)p->ai_addr)->sin_addr;
+			else if (fam == 1 && p->ai_family == AF_INET6)
+				a = &((struct sockaddr_in6 *)p->ai_addr)->sin6_addr;
+			else
+				continue;
+			if (inet_ntop(p->ai_family, a, te_step.master_addr,
+				      sizeof(te_step.master_addr)))
+				break;
+			te_step.master_addr[0] = '\0';
+		}
+	freeaddrinfo(ai);
+	if (!te_step.master_addr[0])
+		te_snprintf(te_step.master_note, sizeof(te_step.master_note),
+			    "%s has no IP address", host);
+}
+
+static void gather_step(spank_t sp)
+{
+	const char *s;
+
+	if (te_step.have)
+		return;
+	te_step.have = 1;
+	spank_get_item(sp, S_JOB_ID, &te_step.job_id);
+	spank_get_item(sp, S_JOB_STEPID, &te_step.step_id);
+	spank_get_item(sp, S_JOB_NNODES, &te_step.nnodes);
+	spank_get_item(sp, S_JOB_NODEID, &te_step.node_id);
+	spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &te_step.ntasks);
+	spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &te_step.local_tasks);
+	if (spank_get_item(sp, S_JOB_ARGV, &te_step.argc, &te_step.argv) !=
+	    ESPANK_SUCCESS)
+		te_step.argc = 0;
+	te_step.batch = te_step.step_id == SLURM_BATCH_SCRIPT ||
+		     te_step.step_id == SLURM_EXTERN_CONT;
+	te_node_name(te_step.node, sizeof(te_step.node));
+	if (!te_step.batch)
+		find_master(sp);
+
+	if ((s = te_stepd_getenv(sp, TE_FAILREP_ENV)) &&
+	    te_failrep_env_parse(s, &te_step.report_port, te_step.report_token,
+				 sizeof(te_step.report_token)) == 0 &&
+	    (s = te_stepd_getenv(sp, "SLURM_SRUN_COMM_HOST")) &&
+	    te_strlcpy(te_step.report_host, s, sizeof(te_step.report_host)) <
+		    sizeof(te_step.report_host))
+		te_step.report = 1;
+}
+
+void te_stepd_gpu_env(spank_t sp, struct te_bind_gpu_env *e, char bufs[3][1024])
+{
+	static const char *const names[3] = {
+		"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS"
+	};
+	const char **dst[3] = { &e->cuda_visible_devices, &e->slurm_step_gpus,
+				&e->slurm_job_gpus };
+	int i;
+
+	memset(e, 0, sizeof(*e));
+	for (i = 0; i < 3; i++) {
+		spank_err_t rc = spank_getenv(sp, names[i], bufs[i], 1024);
+
+		/* An over-long list is junk: let the parser refuse it. */
+		if (rc == ESPANK_NOSPACE)
+			te_strlcpy(bufs[i], "too-long", 1024);
+		*dst[i] = (rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE) ?
+				  bufs[i] : NULL;
+	}
+	e->in_slurm = 1;
+}
+
+/* Once per step, before the tasks are forked. Called from init_post_opt,
+ * where slurmstepd is still root (the topology cache is root's), and again
+ * from user_init in case the first call could not run. Never fails: an
+ * error here could drain the node. */
+static void step_setup(spank_t sp)
+{
+	static int done;
+	struct te_bind_gpu_env e;
+	char bufs[3][1024];
+
+	if (done)
+		return;
+	remote_resolve(sp);
+	gather_step(sp);
+	done = 1;
+	if (te_plug.resolved && te_plug.cfg.v[TE_S_TRAIN].word == 0 &&
+	    !te_step.batch) {
+		te_stepd_gpu_env(sp, &e, bufs);
+		te_bindstep_init(&te_plug.cfg, te_step.local_tasks, &e);
+	}
+}
+
+int te_stepd_post_opt(spank_t sp)
+{
+	step_setup(sp);
+	return 0;
+}
+
+int te_stepd_user_init(spank_t sp)
+{
+	step_setup(sp);
+	return 0;
+}
+
+/* Binds the task per policy; -1 fails it (bind-failure=fail). */
+static int bind_task(spank_t sp, uint32_t local_id, uint32_t global_id)
+{
+	const struct te_value *b = &te_plug.cfg.v[TE_S_BIND];
+	struct te_bindstep_out out;
+	struct te_bind_gpu_env e;
+	char bufs[3][1024];
+	int rc;
+
+	if (!te_bindstep_active())
+		return 0;
+	te_stepd_gpu_env(sp, &e, bufs);
+	rc = te_bindstep_task(local_id, global_id, &e,
+			      te_plug.cfg.v[TE_S_BIND_GPUS].word == 1,
+			      (b->num & 1) != 0, &out);
+	if (out.verbose[0])
+		fprintf(stderr, TE_PREFIX "%s\n", out.verbose);
+	if (rc < 0 && te_plug.cfg.v[TE_S_BIND_FAILURE].word == 1) {
+		te_strlcpy(te_stepd_err, out.msg, sizeof(te_stepd_err));
+		return task_fail(sp);
+	}
+	if (rc < 0 || out.warn_only) {
+		fprintf(stderr, TE_PREFIX "warning: %s%s\n", out.msg,
+			rc < 0 ? "; running unbound (bind-failure=warn)" : "");
+		slurm_info(TE_PREFIX "%s", out.msg);
+	}
+	fflush(stderr);
+	if (rc == 0) {
+		spank_setenv(sp, "TRAINENV_BIND", out.summary, 1);
+		spank_setenv(sp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
+		if (out.visible[0])
+			spank_setenv(sp, "CUDA_VISIBLE_DEVICES", out.visible, 1);
+	}
+	return 0;
+}
+
+/* Writes the knob into every name it has (current and legacy). A value that
+ * came from the environment stays as the user set it; only missing aliases
+ * are filled in. */
+static int export_knob(spank_t sp, int id)
+{
+	const struct te_setting *s = &te_settings[id];
+	const struct te_value *v = &te_plug.cfg.v[id];
+	const char *text;
+	int e;
+
+	if (!s->env || !v->set)
+		return 0;
+	text = te_value_env_text(id, v);
+	for (e = 0; s->env[e]; e++) {
+		int overwrite = v->src != TE_SRC_ENV;
+		spank_err_t rc = spank_setenv(sp, s->env[e], text, overwrite);
+
+		if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS) {
+			te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+				    "cannot set %s: %s", s->env[e],
+				    spank_strerror(rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int task_fail(spank_t sp)
+{
+	/* slurm_info() goes to the slurmd log only (slurm_error() from a task
+	 * would also reach the task's stderr: the user would read it twice);
+	 * the task's stderr is what the user sees in srun's output. */
+	slurm_info(TE_PREFIX "error: %s", te_stepd_err);
+	fprintf(stderr, TE_PREFIX "error: %s\n", te_stepd_err);
+	fflush(stderr);
+	return -1;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void task_warn(uint32_t local_id, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (local_id != 0)	/* once per node is enough */
+		return;
+	fprintf(stderr, TE_PREFIX "warning: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	fflush(stderr);
+}
+
+/* Sets name unless the user set it; a value an enclosing trainenv step set
+ * (listed in TRAINENV_RANK_VARS) is not the user's. */
+static void set_rank_var(spank_t sp, const char *inherited_list,
+			 const char *name, const char *value, char *set_list,
+			 size_t set_len)
+{
+	int overwrite = te_name_in_list(inherited_list, name);
+
+	if (spank_setenv(sp, name, value, overwrite) == ESPANK_SUCCESS)
+		te_appendf(set_list, set_len, "%s%s", set_list[0] ? "," : "",
+			   name);
+}
+
+/* rr: the PMIx rendezvous' results, or NULL for the computed one. */
+static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
+			    const struct te_rdzv_result *rr)
+{
+	struct te_step_facts f = {
+		.job_id = te_step.job_id, .step_id = te_step.step_id,
+		.nnodes = te_step.nnodes, .node_id = te_step.node_id,
+		.ntasks = te_step.ntasks, .local_tasks = te_step.local_tasks,
+		.local_id = local_id, .global_id = global_id,
+		.master_addr = te_step.master_addr[0] ? te_step.master_addr : NULL,
+	};
+	const struct te_value *range = &te_plug.cfg.v[TE_S_PORT_RANGE];
+	const struct te_value *rdzv = &te_plug.cfg.v[TE_S_RDZV_TIMEOUT];
+	const char *inh_list = te_stepd_getenv(sp, TE_RANK_VARS_ENV);
+	char inh[TE_VALUE_MAX + 2], set_list[512] = "", why[160], launch[200];
+	struct te_envlist e;
+	enum te_launch mode;
+	int gpus, i;
+
+	te_strlcpy(inh, inh_list ? inh_list : "", sizeof(inh));
+	gpus = te_devlist_count(te_stepd_getenv(sp, "CUDA_VISIBLE_DEVICES"));
+	f.gpus = gpus > 0 ? (uint32_t)gpus : 0;
+	f.master_port = te_master_port(te_step.job_id, te_step.step_id,
+				       (uint16_t)range->num,
+				       (uint16_t)range->num2);
+	if (rr && rr->master_addr[0] && rr->master_port) {
+		f.master_addr = rr->master_addr;
+		f.master_port = rr->master_port;
+	}
+	f.rdzv_timeout = rdzv->set ? rdzv->num : 0;
+	mode = te_launcher_decide(te_plug.cfg.v[TE_S_LAUNCHER].word, te_step.argc,
+				  te_step.argv, te_step.ntasks, te_step.nnodes, f.gpus,
+				  why, sizeof(why));
+	te_snprintf(launch, sizeof(launch), "%s (%s)",
+		    mode == TE_LAUNCH_TASK ? "task" : "torchrun", why);
+	spank_setenv(sp, TE_LAUNCHER_ENV, launch, 1);
+	if (rr && rr->ifname[0]) {
+		set_rank_var(sp, inh, "NCCL_SOCKET_IFNAME", rr->ifname,
+			     set_list, sizeof(set_list));
+		set_rank_var(sp, inh, "GLOO_SOCKET_IFNAME", rr->ifname,
+			     set_list, sizeof(set_list));
+	}
+	if (te_plug.cfg.v[TE_S_RANK_ENV].word == 0) {	/* else rank-env=no */
+		if (!f.master_addr)
+			task_warn(local_id, "MASTER_ADDR not set: %s",
+				  te_step.master_note);
+		if (te_rank_env(&f, mode, &e) == 0)
+			for (i = 0; i < e.n; i++)
+				set_rank_var(sp, inh, e.name[i], e.value[i],
+					     set_list, sizeof(set_list));
+	}
+	spank_setenv(sp, TE_RANK_VARS_ENV, set_list, 1);
+}
+
+/* helper-dir/NAME: the helpers' path comes from the site policy or the
+ * build, never from anything the user sets. */
+int te_stepd_helper_path(const char *name, char *path, size_t len)
+{
+	const struct te_value *d = &te_plug.cfg.v[TE_S_HELPER_DIR];
+
+	return te_snprintf(path, len, "%s/%s", d->set ? d->text :
+			   TE_PKGLIBEXECDIR, name);
+}
+
+/* DIR/JOBID for the flight recorder dumps. task_init runs as the job user:
+ * the directory is made with the user's rights, never root's. In a shared
+ * DIR another user may have made DIR/JOBID first (job ids are predictable)
+ * or put a link there: it is opened without following a link, relative to
+ * DIR, and used only when te_dump_dir_verdict() says it is the user's own;
+ * otherwise the task runs without TORCH_NCCL_DEBUG_INFO_TEMP_FILE, warned. */
+static void export_dump_dir(spank_t sp, uint32_t local_id)
+{
+	const struct te_value *d = &te_plug.cfg.v[TE_S_NCCL_DUMP_DIR];
+	char dir[TE_VALUE_MAX + 32], file[TE_VALUE_MAX + 64], name[16];
+	char why[160];
+	struct stat pst, st;
+	uid_t uid;
+	int pfd, dfd = -1;
+
+	if (!d->set)
+		return;
+	if (te_snprintf(name, sizeof(name), "%u", te_step.job_id) < 0 ||
+	    te_snprintf(dir, sizeof(dir), "%s/%s", d->text, name) < 0 ||
+	    te_snprintf(file, sizeof(file), "%s/nccl_trace_rank_", dir) < 0)
+		return;
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
+		uid = geteuid();
+	/* O_PATH: DIR need not be readable, only searchable (as mkdir) */
+	pfd = open(d->text, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0) {
+		task_warn(local_id, "--train-nccl-dump-dir: cannot open %s: %s; "
+			  "no flight recorder dumps there", d->text,
+			  strerror(errno));
+		return;
+	}
+	if (mkdirat(pfd, name, 0700) < 0 && errno != EEXIST) {
+		task_warn(local_id, "--train-nccl-dump-dir: cannot create %s: "
+			  "%s", dir, strerror(errno));
+		goto out;
+	}
+	dfd = openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		int e = errno;
+
+		/* what is there, for the message only */
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    fstat(pfd, &pst) == 0 &&
+		    te_dump_dir_verdict(&pst, &st, uid, why, sizeof(why)) < 0)
+			task_warn(local_id, "--train-nccl-dump-dir: %s %s; no "
+				  "flight recorder dumps there", dir, why);
+		else
+			task_warn(local_id, "--train-nccl-dump-dir: cannot "
+				  "open %s: %s", dir, strerror(e));
+		goto out;
+	}
+	if (fstat(pfd, &pst) < 0 || fstat(dfd, &st) < 0) {
+		task_warn(local_id, "--train-nccl-dump-dir: %s: %s", dir,
+			  strerror(errno));
+		goto out;
+	}
+	if (te_dump_dir_verdict(&pst, &st, uid, why, sizeof(why)) < 0) {
+		task_warn(local_id, "--train-nccl-dump-dir: %s %s; no flight "
+			  "recorder dumps there", dir, why);
+		goto out;
+	}
+	spank_setenv(sp, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", file,
+		     d->src == TE_SRC_ENFORCED);
+out:
+	if (dfd >= 0)
+		close(dfd);
+	close(pfd);
+}
+
+int te_stepd_task_init(spank_t sp)
+{
+	static char enc[TE_S_COUNT * (3 * TE_VALUE_MAX + 3 * TE_ORIGIN_MAX + 80)];
+	uint32_t local_id = 0, global_id = 0;
+	uint64_t mask;
+	int i;
+
+	remote_resolve(sp);
+	gather_step(sp);
+	if (te_stepd_err[0])
+		return task_fail(sp);
+
+	if (te_config_encode(&te_plug.cfg, enc, sizeof(enc)) == 0)
+		spank_setenv(sp, TE_SETTINGS_ENV, enc, 1);
+	if (te_plug.cfg.v[TE_S_TRAIN].word != 0)
+		return 0;	/* --train=off */
+	spank_get_item(sp, S_TASK_ID, &local_id);
+	spank_get_item(sp, S_TASK_GLOBAL_ID, &global_id);
+
+	/* slurmstepd resets signal dispositions after task_init_privileged,
+	 * so this is the place; SIG_IGN survives execve. Only sighup=ignore
+	 * (1) touches SIGHUP: the built-in shield leaves the tasks' signals
+	 * as Slurm sets them. */
+	if (te_plug.cfg.v[TE_S_SIGHUP].word == 1 &&
+	    signal(SIGHUP, SIG_IGN) == SIG_ERR) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+			    "cannot ignore SIGHUP: %s", strerror(errno));
+		return task_fail(sp);
+	}
+	mask = te_plug.cfg.v[TE_S_IGNORE_SIGNALS].word < 0 ?
+		       te_plug.cfg.v[TE_S_IGNORE_SIGNALS].num : 0;
+	for (i = 1; i < 64; i++)
+		if ((mask & (1ULL << i)) && i != SIGUSR1 && i != SIGUSR2)
+			signal(i, SIG_IGN);
+
+	for (i = 0; i < TE_S_COUNT; i++)
+		if (export_knob(sp, i) < 0)
+			return task_fail(sp);
+	export_dump_dir(sp, local_id);
+	if (!te_step.batch) {
+		static struct te_rdzv_result rr;
+		const struct te_value *ckpt =
+			&te_plug.cfg.v[TE_S_CHECKPOINT_DIR];
+		char pf_line[TE_PF_LINE_MAX], pf_why[TE_PF_LINE_MAX];
+		int have, quiet, pf;
+
+		/* Bound first: the rendezvous helper and the pre-flight
+		 * then start on the rank's CPUs too. */
+		if (bind_task(sp, local_id, global_id) < 0)
+			return -1;
+		pf = te_stepd_preflight(sp, local_id, global_id, pf_line,
+				   sizeof(pf_line), pf_why, sizeof(pf_why));
+		have = te_stepd_rendezvous(sp, local_id, global_id, &rr, &quiet,
+				      pf < 0 ? pf_why : NULL);
+		if (pf < 0) {
+			te_strlcpy(te_stepd_err, pf_line, sizeof(te_stepd_err));
+			return task_fail(sp);
+		}
+		if (have < 0 && quiet) {
+			/* rank 0 prints the job-wide report: only the node's
+			 * log hears from the others */
+			slurm_info(TE_PREFIX "%s", te_stepd_err);
+			return -1;
+		}
+		if (have < 0)
+			return task_fail(sp);
+		export_rank_env(sp, local_id, global_id, have ? &rr : NULL);
+		if (have && rr.checkpoint_dir[0])
+			spank_setenv(sp, TE_CHECKPOINT_ENV, rr.checkpoint_dir, 1);
+		else if (!have && ckpt->set)	/* not verified: srun said so */
+			spank_setenv(sp, TE_CHECKPOINT_ENV, ckpt->text, 1);
+		/* A later PMIx client of this rank (MPI_Init, the barrier
+		 * tool) needs the hash store: docs/design.md section 3. */
+		if (have)
+			spank_setenv(sp, "PMIX_MCA_gds", "hash", 0);
+		if (te_plug.cfg.v[TE_S_BARRIER].word == 1 && te_stepd_has_pmix(sp) &&
+		    te_stepd_preload_nccl_barrier(sp) < 0)
+			return task_fail(sp);
+	}
+	return 0;
+}
+
+/* Once per step: what the sender could not deliver goes to the node's log. */
+static void report_sender_finish(void)
+{
+	char err[TE_ERR_MAX];
+	int lost = te_failrep_sender_finish(TE_FAILREP_FINISH_MS, err,
+					    sizeof(err));
+
+	if (lost > 0)
+		slurm_info(TE_PREFIX "%d failure report%s of step %u.%u not "
+			   "delivered to srun: %s", lost, lost == 1 ? "" : "s",
+			   te_step.job_id, te_step.step_id, err);
+}
+
+/* Never waits on the network: the line goes to the step's sender. Only the
+ * node's last task to exit lets the sender finish (bounded, once per step):
+ * Slurm kills the step's processes right after it. */
+int te_stepd_task_exit(spank_t sp)
+{
+	static uint32_t exited, refused;
+	struct te_failrep r = { 0 };
+	struct timespec ts;
+	int status = 0, last;
+	uid_t uid;
+	gid_t gid;
+	char err[TE_ERR_MAX];
+
+	if (!te_step.report || !te_plug.resolved ||
+	    te_plug.cfg.v[TE_S_TRAIN].word != 0 ||
+	    te_plug.cfg.v[TE_S_FAILURE_REPORT].word != 0)
+		return 0;
+	last = te_step.local_tasks && ++exited >= te_step.local_tasks;
+	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS ||
+	    status == 0)
+		goto out;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r.sec = ts.tv_sec;
+	r.usec = (uint32_t)(ts.tv_nsec / 1000);
+	spank_get_item(sp, S_TASK_GLOBAL_ID, &r.rank);
+	spank_get_item(sp, S_TASK_ID, &r.local_rank);
+	te_strlcpy(r.node, te_step.node, sizeof(r.node));
+	if (WIFSIGNALED(status)) {
+		r.signaled = 1;
+		r.value = WTERMSIG(status);
+		r.core = WCOREDUMP(status) ? 1 : 0;
+	} else {
+		r.value = WEXITSTATUS(status);
+	}
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+		slurm_info(TE_PREFIX "rank %u failed; cannot tell srun: no job "
+			   "uid", r.rank);
+		goto out;
+	}
+	/* one line for the first report that cannot go; the step's summary
+	 * (report_sender_finish) counts them all */
+	if (te_failrep_sender_add(te_step.report_host, te_step.report_port,
+				  te_step.report_token, &r, uid, gid, err,
+				  sizeof(err)) < 0 && !refused++)
+		slurm_info(TE_PREFIX "rank %u %s %d; could not tell srun: %s",
+			   r.rank, r.signaled ? "killed by signal" :
+			   "exited with code", r.value, err);
+out:
+	if (last)
+		report_sender_finish();
+	return 0;
+}
+
+int te_stepd_exit(spank_t sp)
+{
+	(void)sp;
+	/* when the node's last task was never reaped here */
+	if (te_step.report)
+		report_sender_finish();
+	return 0;
+}

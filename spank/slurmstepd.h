@@ -1,0 +1,61 @@
+/* The slurmstepd side's shared state (private to slurmstepd.c and the
+ * per-task features it calls): the step's facts, the task's failure text,
+ * and the small helpers every feature uses. */
+#ifndef TE_SLURMSTEPD_H
+#define TE_SLURMSTEPD_H
+
+#include <netinet/in.h>
+#include <stdint.h>
+
+#include "bind.h"
+#include "failrep.h"
+#include "plugin.h"
+#include "rdzv_proto.h"
+
+/* Facts about the step, gathered once in user_init. */
+struct te_step {
+	int have;
+	int batch;			/* batch script or extern step */
+	uint32_t job_id, step_id, nnodes, node_id, ntasks, local_tasks;
+	int argc;
+	char **argv;
+	char master_addr[INET6_ADDRSTRLEN + 1];
+	char master_note[TE_ERR_MAX];	/* why there is no address */
+	char node[64];
+	/* first-failure report */
+	int report;
+	uint16_t report_port;
+	char report_host[INET6_ADDRSTRLEN + 1];
+	char report_token[TE_FAILREP_TOKEN_LEN + 1];
+};
+extern struct te_step te_step;
+
+/* Why the task fails (its stderr and the slurmd log). */
+#define TE_STEPD_ERR_MAX (TE_RDZV_TEXT_MAX + 64)
+extern char te_stepd_err[TE_STEPD_ERR_MAX];
+
+/* The job's environment through spank_getenv, from a ring of buffers so
+ * that a caller may hold a few values at once (a te_getenv_fn). */
+const char *te_stepd_getenv(void *ctx, const char *name);
+/* The GPU lists Slurm gave the step (bufs hold the texts). */
+void te_stepd_gpu_env(spank_t sp, struct te_bind_gpu_env *e,
+		      char bufs[3][1024]);
+/* helper-dir/NAME: from the site policy or the build, never the user. */
+int te_stepd_helper_path(const char *name, char *path, size_t len);
+
+/* stepd_preflight.c: --train-preflight for one task. 0, or -1 (the task
+ * fails: line is its own error, why the others'). */
+int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
+		       char *line, size_t linelen, char *why, size_t whylen);
+
+/* stepd_rdzv.c: the launch rendezvous for one task (1: rr holds the
+ * result; 0: none for this step; -1: the task fails, te_stepd_err says
+ * why), whether the step has a PMIx server, and the first-collective
+ * barrier's preload. */
+int te_stepd_has_pmix(spank_t sp);
+int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
+			struct te_rdzv_result *rr, int *quiet,
+			const char *failed);
+int te_stepd_preload_nccl_barrier(spank_t sp);
+
+#endif

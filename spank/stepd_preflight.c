@@ -1,0 +1,139 @@
+/* slurmstepd, per task: --train-preflight runs trainenv-preflight on the
+ * task's GPU as the job user before the rendezvous and reads its verdict
+ * (the CUDA runtime is only ever loaded in that program). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "bindstep.h"
+#include "preflight_proto.h"
+#include "rdzv_client.h"
+#include "slurmstepd.h"
+#include "strutil.h"
+
+/* What the program's run says when its output is not a result. */
+static void preflight_spawn_err(const struct te_spawn_out *o, const char *buf,
+				char *err, size_t errlen)
+{
+	static struct te_pf_result r;
+	char perr[256];
+
+	if (o->killed) {
+		te_snprintf(err, errlen, "no answer within %d s: the check was "
+			    "killed (the GPU or its driver hangs?)",
+			    TE_PF_TIMEOUT_S);
+		return;
+	}
+	if (o->too_long) {
+		te_snprintf(err, errlen, "the check wrote more than %d bytes",
+			    TE_PF_OUT_MAX);
+		return;
+	}
+	if (te_pf_parse(buf, o->got, &r, perr, sizeof(perr)) == 0) {
+		err[0] = '\0';
+		return;
+	}
+	if (WIFSIGNALED(o->status))
+		te_snprintf(err, errlen, "the check (%s) was killed by signal "
+			    "%d (%s)", TE_PREFLIGHT_HELPER, WTERMSIG(o->status),
+			    strsignal(WTERMSIG(o->status)));
+	else if (WEXITSTATUS(o->status))
+		te_snprintf(err, errlen, "the check (%s) exited with status %d "
+			    "(%s)", TE_PREFLIGHT_HELPER, WEXITSTATUS(o->status),
+			    perr);
+	else
+		te_snprintf(err, errlen, "unreadable output from the check "
+			    "(%s): %s", TE_PREFLIGHT_HELPER, perr);
+}
+
+/* --train-preflight: checks this rank's GPU before the rendezvous, as the
+ * job user, with trainenv-preflight (the CUDA runtime is only loaded in
+ * that program, never here). 0: the GPU works, or there is nothing to
+ * check on this node (said once for the step); -1: the task must fail,
+ * with line (the task's own error) and why (for the other ranks). */
+int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
+			 char *line, size_t linelen, char *why, size_t whylen)
+{
+	static char obuf[TE_PF_OUT_MAX + 1];
+	static struct te_pf_result res;
+	const struct te_config *c = &te_plug.cfg;
+	struct te_pf_input in = {
+		.rank = global_id, .local_id = local_id, .node = te_step.node,
+		.verbose = c->v[TE_S_PREFLIGHT].word == 2,
+	};
+	struct te_pf_outcome out;
+	struct te_bind_gpu_env e;
+	struct te_spawn_out so;
+	char bufs[3][1024], busid[TE_BIND_BUSID_LEN], merr[TE_ERR_MAX];
+	char path[TE_VALUE_MAX + 32], serr[TE_ERR_MAX], hook[TE_PF_ERROR_MAX + 1];
+	char perr[8], *argv[8], **envp = NULL;
+	int n = 0;
+
+	if (c->v[TE_S_PREFLIGHT].word <= 0)
+		return 0;
+	te_stepd_gpu_env(sp, &e, bufs);
+	merr[0] = '\0';
+	in.has_gpu = te_bindstep_gpu(local_id, &e, busid, sizeof(busid), merr,
+				     sizeof(merr));
+	in.busid = busid;
+	in.map_err = merr;
+	if (!te_pf_need_run(&in, &out))
+		goto report;	/* no GPU here: the program is not run */
+	serr[0] = '\0';
+	if (te_stepd_helper_path(TE_PREFLIGHT_HELPER, path, sizeof(path)) < 0) {
+		te_snprintf(serr, sizeof(serr), "helper-dir is too long");
+	} else if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS ||
+		   !envp) {
+		te_snprintf(serr, sizeof(serr), "cannot read the task's "
+			    "environment for the check");
+	} else {
+		argv[n++] = (char *)TE_PREFLIGHT_HELPER;
+		argv[n++] = (char *)"--gpu";
+		argv[n++] = busid;
+		if (c->v[TE_S_TEST_HOOKS].word == 0 &&
+		    te_hook_value(te_stepd_getenv(sp, "TRAINENV_TEST_PREFLIGHT_FAIL"),
+				  te_step.node, hook, sizeof(hook))) {
+			argv[n++] = (char *)"--test-fail";
+			argv[n++] = hook;
+		}
+		argv[n] = NULL;
+		if (te_spawn_capture(path, argv, envp, TE_PF_TIMEOUT_S * 1000,
+				     obuf, sizeof(obuf), &so, serr,
+				     sizeof(serr)) < 0) {
+			char m[TE_ERR_MAX];
+
+			te_snprintf(m, sizeof(m), "cannot run the check: %s",
+				    serr);
+			te_strlcpy(serr, m, sizeof(serr));
+		} else {
+			preflight_spawn_err(&so, obuf, serr, sizeof(serr));
+			if (!serr[0] &&
+			    te_pf_parse(obuf, so.got, &res, perr,
+					sizeof(perr)) < 0)
+				te_snprintf(serr, sizeof(serr), "unreadable "
+					    "output from the check");
+		}
+	}
+	in.spawn_err = serr[0] ? serr : NULL;
+	in.result = serr[0] ? NULL : &res;
+	te_pf_decide(&in, &out);
+report:
+	if (out.action == TE_PF_FAIL) {
+		te_strlcpy(line, out.line, linelen);
+		te_strlcpy(why, out.why, whylen);
+		return -1;
+	}
+	if (out.action == TE_PF_PASS)
+		spank_setenv(sp, TE_PF_ENV, out.env, 1);
+	if (out.line[0] && out.print) {
+		fprintf(stderr, TE_PREFIX "%s\n", out.line);
+		fflush(stderr);
+	}
+	if (out.line[0])
+		slurm_info(TE_PREFIX "%s", out.line);
+	return 0;
+}

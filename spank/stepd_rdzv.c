@@ -1,0 +1,223 @@
+/* slurmstepd, per task: the launch rendezvous (the node's first task runs
+ * trainenv-rdzv for the node, the others follow through files: see
+ * rdzv_client.c) and the first-collective barrier's preload. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rankenv.h"
+#include "rdzv_client.h"
+#include "slurmstepd.h"
+#include "strutil.h"
+
+/* The step has a PMIx server for its tasks (srun --mpi=pmix). */
+int te_stepd_has_pmix(spank_t sp)
+{
+	return te_stepd_getenv(sp, "PMIX_RANK") &&
+	       te_stepd_getenv(sp, "PMIX_NAMESPACE");
+}
+
+/* --train-barrier=first-collective: the job-wide barrier runs in each
+ * process right before its first NCCL communicator, from trainenv-nccl.so
+ * in LD_PRELOAD (before the user's own preloads). Its deadline is the
+ * site's numeric barrier value, else 300 s. */
+int te_stepd_preload_nccl_barrier(spank_t sp)
+{
+	const struct te_value *site = &te_plug.pol.def[TE_S_BARRIER];
+	const struct te_value *dir = &te_plug.cfg.v[TE_S_LIB_DIR];
+	const char *old = te_stepd_getenv(sp, "LD_PRELOAD");
+	char lib[TE_VALUE_MAX + 32], val[2 * TE_VALUE_MAX + 40], secs[24];
+
+	if (te_snprintf(lib, sizeof(lib), "%s/trainenv-nccl.so",
+			dir->set ? dir->text : TE_LIBDIR) < 0 ||
+	    te_snprintf(val, sizeof(val), "%s%s%s", lib, old && *old ? ":" : "",
+			old ? old : "") < 0) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "LD_PRELOAD too "
+			    "long for the first-collective barrier");
+		return -1;
+	}
+	if (access(lib, R_OK) < 0) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "barrier="
+			    "first-collective: %s: %s", lib, strerror(errno));
+		return -1;
+	}
+	te_snprintf(secs, sizeof(secs), "%llu",
+		    site->set && site->word < 0 ?
+			    (unsigned long long)site->num : 300ULL);
+	spank_setenv(sp, "TRAINENV_BARRIER_TIMEOUT", secs, 1);
+	spank_setenv(sp, "LD_PRELOAD", val, 1);
+	return 0;
+}
+
+/* The launch rendezvous for this task. The node's first task runs
+ * trainenv-rdzv, which stands for the node's other tasks; they only say
+ * they are here and wait for its result (both through files in the step's
+ * private PMIx directory). 1: rr holds the results; 0: no PMIx rendezvous
+ * for this step (computed one); -1: the task must fail (te_stepd_err says
+ * why; *quiet: rank 0 reports it for the job).
+ *
+ * failed: this task already failed (the pre-flight), why: then it does
+ * not arrive. With a barrier, rank 0 hears of it (a follower leaves a
+ * failure file, the node's helper runs with --failed) and fails the whole
+ * step at once; without one the task fails alone, and the node's first
+ * task still runs the helper for the node's other tasks. */
+int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
+			  struct te_rdzv_result *rr, int *quiet,
+			  const char *failed)
+{
+	const struct te_config *c = &te_plug.cfg;
+	const struct te_value *barrier = &c->v[TE_S_BARRIER];
+	const struct te_value *ckpt = &c->v[TE_S_CHECKPOINT_DIR];
+	const struct te_value *range = &c->v[TE_S_PORT_RANGE];
+	char path[TE_VALUE_MAX + 32], a_job[16], a_step[16], a_range[16];
+	char a_start[8], a_barrier[24], err[TE_ERR_MAX], tmpdir[TE_VALUE_MAX + 2];
+	char hook_why[96], *argv[26], **envp = NULL;
+	const char *s;
+	unsigned long secs;
+	int n = 0, timeout_ms, nodes_files, barrier_mode, lead_lock = -1;
+
+	*quiet = 0;
+	if (c->v[TE_S_RDZV].word == 2)		/* computed */
+		return 0;
+	if (!te_stepd_has_pmix(sp)) {
+		if (c->v[TE_S_RDZV].word != 1)
+			return 0;	/* auto: srun said it once */
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "rdzv=pmix, but "
+			    "this step has no PMIx server: run it with srun "
+			    "--mpi=pmix (or MpiDefault=pmix)");
+		return -1;
+	}
+	secs = barrier->word < 0 ? (unsigned long)barrier->num : 0;
+	barrier_mode = secs > 0 || ckpt->set;
+	/* The helper keeps its own deadlines; this one only catches a helper
+	 * that is stuck (killing a PMIx client makes Slurm end the step). */
+	timeout_ms = (int)((secs ? secs : 300) + (ckpt->set ? 15 : 0) + 20) * 1000;
+	s = te_stepd_getenv(sp, "PMIX_SERVER_TMPDIR");
+	nodes_files = s && te_strlcpy(tmpdir, s, sizeof(tmpdir)) < sizeof(tmpdir) &&
+		      te_step.local_tasks > 1 && te_private_dir_ok(tmpdir);
+	if (nodes_files && local_id != 0) {
+		if (c->v[TE_S_TEST_HOOKS].word == 0) {
+			char buf[32], rank[16];
+			const char *v;
+			uint64_t d;
+
+			if ((v = te_hook_value(te_stepd_getenv(sp, "TRAINENV_TEST_DELAY"),
+					       te_step.node, buf, sizeof(buf))) &&
+			    te_parse_u64(v, 600, &d) == 0)
+				sleep((unsigned)d);
+			te_snprintf(rank, sizeof(rank), "%u", global_id);
+			if (!failed &&
+			    (v = te_stepd_getenv(sp, "TRAINENV_TEST_FAIL_RANK")) &&
+			    !strcmp(v, rank)) {
+				te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+					    "test hook TRAINENV_TEST_FAIL_RANK: "
+					    "rank %s fails before the barrier", v);
+				te_strlcpy(hook_why, te_stepd_err,
+					   sizeof(hook_why));
+				failed = hook_why;
+			}
+		}
+		if (failed) {
+			/* rank 0 fails the step at once: no waiting for the
+			 * barrier's deadline */
+			if (barrier_mode &&
+			    te_rdzv_leave_failed(tmpdir, global_id, failed) < 0)
+				slurm_info(TE_PREFIX "rank %u: cannot leave its "
+					   "failure file in %s", global_id,
+					   tmpdir);
+			return -1;
+		}
+		if (te_rdzv_follow(tmpdir, global_id, timeout_ms, rr, err,
+				   sizeof(err)) < 0) {
+			te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+				    "rendezvous: %s", err);
+			return -1;
+		}
+		goto result;
+	}
+	/* without a barrier nobody waits for this task: only the node's
+	 * other tasks need its helper */
+	if (failed && !barrier_mode && !nodes_files)
+		return -1;
+	if (te_stepd_helper_path(TE_RDZV_HELPER, path, sizeof(path)) < 0) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "helper-dir is "
+			    "too long");
+		goto leader_failed;
+	}
+	te_snprintf(a_job, sizeof(a_job), "%u", te_step.job_id);
+	te_snprintf(a_step, sizeof(a_step), "%u", te_step.step_id);
+	te_snprintf(a_range, sizeof(a_range), "%u-%u", (unsigned)range->num,
+		    (unsigned)range->num2);
+	te_snprintf(a_start, sizeof(a_start), "%u",
+		    te_master_port(te_step.job_id, te_step.step_id,
+				   (uint16_t)range->num, (uint16_t)range->num2));
+	te_snprintf(a_barrier, sizeof(a_barrier), "%lu", secs);
+	argv[n++] = (char *)TE_RDZV_HELPER;
+	argv[n++] = (char *)"--job";
+	argv[n++] = a_job;
+	argv[n++] = (char *)"--step";
+	argv[n++] = a_step;
+	argv[n++] = (char *)"--port-range";
+	argv[n++] = a_range;
+	argv[n++] = (char *)"--port-start";
+	argv[n++] = a_start;
+	argv[n++] = (char *)"--barrier";
+	argv[n++] = a_barrier;
+	argv[n++] = (char *)"--version-check";
+	argv[n++] = (char *)te_settings[TE_S_VERSION_CHECK]
+			    .words[c->v[TE_S_VERSION_CHECK].word >= 0 ?
+					   c->v[TE_S_VERSION_CHECK].word : 0];
+	if (ckpt->set) {
+		argv[n++] = (char *)"--checkpoint-dir";
+		argv[n++] = (char *)ckpt->text;
+	}
+	if (c->v[TE_S_SOCKET_IFNAME].word == 0)
+		argv[n++] = (char *)"--ifname";
+	if (c->v[TE_S_TEST_HOOKS].word == 0)
+		argv[n++] = (char *)"--test-hooks";
+	if (nodes_files)
+		argv[n++] = (char *)"--lead";
+	if (failed && barrier_mode) {
+		argv[n++] = (char *)"--failed";
+		argv[n++] = (char *)failed;
+	}
+	argv[n] = NULL;
+	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot read the "
+			    "task's environment for the rendezvous");
+		goto leader_failed;
+	}
+	/* held while this task waits: its followers see it end */
+	lead_lock = nodes_files ? te_rdzv_lead_lock(tmpdir) : -1;
+	if (te_rdzv_spawn(path, argv, envp, timeout_ms, rr, err,
+			  sizeof(err)) < 0) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "rendezvous: %s "
+			    "(--train-rdzv=computed skips the PMIx rendezvous)",
+			    err);
+		goto leader_failed;
+	}
+	if (lead_lock >= 0)
+		close(lead_lock);	/* the node's result is there */
+	if (failed)
+		return -1;	/* the caller reports this task's own failure */
+result:
+	for (n = 0; n < rr->nwarn; n++)
+		fprintf(stderr, TE_PREFIX "warning: %s\n", rr->warn[n]);
+	fflush(stderr);
+	if (rr->failed) {
+		te_strlcpy(te_stepd_err, rr->error, sizeof(te_stepd_err));
+		*quiet = rr->quiet;
+		return -1;
+	}
+	return 1;
+leader_failed:
+	/* the node's other tasks wait for this task's result */
+	if (nodes_files)
+		te_rdzv_leave_error(tmpdir, te_stepd_err);
+	if (lead_lock >= 0)
+		close(lead_lock);
+	return -1;
+}
