@@ -65,7 +65,7 @@ check "$([ "$out" = 'spank/bad.c includes "barrier.h"' ] && echo 0 || echo 1)" \
 
 if [ -d "$src/.git" ] || [ -f "$src/.git" ]; then
 	out=$(git -C "$src" ls-files -- configure 'configure~' Makefile.in config.h.in aclocal.m4 \
-		'build-aux/*' 'autom4te.cache/*' '*.o' '*.lo' '*.so')
+		'build-aux/*' 'autom4te.cache/*' '*.o' '*.lo' '*.so' '*.orig' '*.rej' '*~')
 	check "$([ -z "$out" ] && echo 0 || echo 1)" "no generated file is in git" "$out"
 else
 	echo "ok $((n + 1)) # SKIP not a git checkout (a release tarball): nothing to ask git"
