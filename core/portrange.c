@@ -29,10 +29,8 @@ int te_port_range_parse(const char *text, uint16_t *lo, uint16_t *hi,
 	const char *s = text, *dash, *end;
 	char shown[48];
 
-	if (!s) {
-		te_snprintf(err, errlen, "no value");
-		return -1;
-	}
+	if (!s)
+		return te_err(err, errlen, "no value");
 	while (*s == ' ' || *s == '\t')
 		s++;
 	end = s + te_strnlen_cap(s, 64);
@@ -43,15 +41,12 @@ int te_port_range_parse(const char *text, uint16_t *lo, uint16_t *hi,
 	if (!dash || port_value(s, (size_t)(dash - s), lo) < 0 ||
 	    port_value(dash + 1, (size_t)(end - dash - 1), hi) < 0) {
 		te_quote(shown, sizeof(shown), text);
-		te_snprintf(err, errlen, "SrunPortRange=%s: expected LO-HI, "
-			    "two ports from 1 to 65535", shown);
-		return -1;
+		return te_err(err, errlen, "SrunPortRange=%s: expected LO-HI, "
+			      "two ports from 1 to 65535", shown);
 	}
-	if (*lo > *hi) {
-		te_snprintf(err, errlen, "SrunPortRange %u-%u: the first port "
-			    "is above the last", *lo, *hi);
-		return -1;
-	}
+	if (*lo > *hi)
+		return te_err(err, errlen, "SrunPortRange %u-%u: the first port "
+			      "is above the last", *lo, *hi);
 	return 0;
 }
 

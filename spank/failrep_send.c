@@ -225,24 +225,19 @@ static int start_sender(const char *host, uint16_t port, uid_t uid,
 	snd.started = 1;
 	te_snprintf(snd.where, sizeof(snd.where), "%s:%u", host, port);
 	te_snprintf(sport, sizeof(sport), "%u", port);
-	if ((e = getaddrinfo(host, sport, &hints, &ai)) != 0) {
-		te_snprintf(err, errlen, "srun address '%.64s': %s", host,
-			    gai_strerror(e));
-		return -1;
-	}
+	if ((e = getaddrinfo(host, sport, &hints, &ai)) != 0)
+		return te_err(err, errlen, "srun address '%.64s': %s", host,
+			      gai_strerror(e));
 	if (ai->ai_addrlen > sizeof(sa)) {
 		freeaddrinfo(ai);
-		te_snprintf(err, errlen, "srun address too long");
-		return -1;
+		return te_err(err, errlen, "srun address too long");
 	}
 	memcpy(&sa, ai->ai_addr, ai->ai_addrlen);
 	salen = ai->ai_addrlen;
 	freeaddrinfo(ai);
 	/* SEQPACKET: a line is handed over whole or not at all. */
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		te_snprintf(err, errlen, "socketpair: %s", strerror(errno));
-		return -1;
-	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return te_err(err, errlen, "socketpair: %s", strerror(errno));
 	snd.pid = fork();
 	if (snd.pid < 0) {
 		te_snprintf(err, errlen, "fork: %s", strerror(errno));
@@ -263,23 +258,19 @@ int te_failrep_sender_add(const char *host, uint16_t port, const char *token,
 {
 	char line[TE_FAILREP_LINE_MAX];
 
-	if (te_failrep_format(line, sizeof(line), token, r) < 0) {
-		te_snprintf(err, errlen, "cannot format the report");
-		return -1;
-	}
+	if (te_failrep_format(line, sizeof(line), token, r) < 0)
+		return te_err(err, errlen, "cannot format the report");
 	if (!snd.started && start_sender(host, port, uid, gid, err, errlen) < 0)
 		return -1;
 	if (snd.fd < 0) {
 		snd.refused++;
-		te_snprintf(err, errlen, "no sender for this step");
-		return -1;
+		return te_err(err, errlen, "no sender for this step");
 	}
 	if (send(snd.fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		/* gone (it gave up: its status says why) or full */
 		snd.refused++;
-		te_snprintf(err, errlen, "the step's report sender %s",
-			    errno == EAGAIN ? "is busy" : "has given up");
-		return -1;
+		return te_err(err, errlen, "the step's report sender %s",
+			      errno == EAGAIN ? "is busy" : "has given up");
 	}
 	snd.handed++;
 	return 0;

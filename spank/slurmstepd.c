@@ -269,12 +269,10 @@ static int export_knob(spank_t sp, int id)
 		int overwrite = v->src != TE_SRC_ENV;
 		spank_err_t rc = spank_setenv(sp, s->env[e], text, overwrite);
 
-		if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS) {
-			te_snprintf(te_stepd_err, sizeof(te_stepd_err),
-				    "cannot set %s: %s", s->env[e],
-				    spank_strerror(rc));
-			return -1;
-		}
+		if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS)
+			return te_err(te_stepd_err, sizeof(te_stepd_err),
+				      "cannot set %s: %s", s->env[e],
+				      spank_strerror(rc));
 	}
 	return 0;
 }

@@ -35,15 +35,12 @@ int te_stepd_preload_nccl_barrier(spank_t sp)
 			dir->set ? dir->text : TE_LIBDIR) < 0 ||
 	    te_snprintf(val, sizeof(val), "%s%s%s", lib, old && *old ? ":" : "",
 			old ? old : "") < 0) {
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "LD_PRELOAD too "
-			    "long for the first-collective barrier");
-		return -1;
+		return te_err(te_stepd_err, sizeof(te_stepd_err), "LD_PRELOAD too "
+			      "long for the first-collective barrier");
 	}
-	if (access(lib, R_OK) < 0) {
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "barrier="
-			    "first-collective: %s: %s", lib, strerror(errno));
-		return -1;
-	}
+	if (access(lib, R_OK) < 0)
+		return te_err(te_stepd_err, sizeof(te_stepd_err), "barrier="
+			      "first-collective: %s: %s", lib, strerror(errno));
 	te_snprintf(secs, sizeof(secs), "%llu",
 		    site->set && site->word < 0 ?
 			    (unsigned long long)site->num : 300ULL);
@@ -85,10 +82,9 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	if (!te_stepd_has_pmix(sp)) {
 		if (c->v[TE_S_RDZV].word != 1)
 			return 0;	/* auto: srun said it once */
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "rdzv=pmix, but "
-			    "this step has no PMIx server: run it with srun "
-			    "--mpi=pmix (or MpiDefault=pmix)");
-		return -1;
+		return te_err(te_stepd_err, sizeof(te_stepd_err), "rdzv=pmix, but "
+			      "this step has no PMIx server: run it with srun "
+			      "--mpi=pmix (or MpiDefault=pmix)");
 	}
 	secs = barrier->word < 0 ? (unsigned long)barrier->num : 0;
 	barrier_mode = secs > 0 || ckpt->set;
@@ -132,9 +128,8 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 		}
 		if (te_rdzv_follow(tmpdir, global_id, timeout_ms, rr, err,
 				   sizeof(err)) < 0) {
-			te_snprintf(te_stepd_err, sizeof(te_stepd_err),
-				    "rendezvous: %s", err);
-			return -1;
+			return te_err(te_stepd_err, sizeof(te_stepd_err),
+				      "rendezvous: %s", err);
 		}
 		goto result;
 	}
