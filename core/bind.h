@@ -1,5 +1,4 @@
-/*
- * bind.h - GPU/NUMA binding core of trainenv (no Slurm in here)
+/* bind.h - GPU/NUMA binding core of trainenv (no Slurm in here)
  * ===========================================================================
  * This comment is the reference text of the binding part of trainenv(8).
  *

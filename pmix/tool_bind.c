@@ -1,5 +1,4 @@
-/*
- * trainenv bind: preview the GPU/NUMA mapping of a node, or bind the calling
+/* trainenv bind: preview the GPU/NUMA mapping of a node, or bind the calling
  * process for its LOCAL_RANK and run a command (a torchrun worker wrapper:
  * `torchrun --no-python ... trainenv bind -- python3 train.py`).
  * Policy and environment rules: core/bind.h.

@@ -1,3 +1,5 @@
+/* Binding in slurmstepd: the step's topology and GPU map made once per
+ * step (cached per boot), then each task bound before its exec (bind.h). */
 #ifndef TE_BINDSTEP_H
 #define TE_BINDSTEP_H
 

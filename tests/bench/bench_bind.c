@@ -1,5 +1,4 @@
-/*
- * bench_bind: how long the binding steps take (not a test). Prints the
+/* bench_bind: how long the binding steps take (not a test). Prints the
  * median over many runs, in microseconds, of
  *   - loading a topology from XML (the DGX-2 export) and from this machine,
  *   - computing the mapping of 16 ranks on the DGX-2 (numa and cores),

@@ -1,5 +1,4 @@
-/*
- * libFuzzer target for the list parser and the GPU environment rules, the
+/* libFuzzer target for the list parser and the GPU environment rules, the
  * code that reads strings from a job's environment and command line.
  * Not built by make (needs clang); by hand, from the source tree, with
  * BUILD a configured build directory (for config.h):

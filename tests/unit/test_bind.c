@@ -1,5 +1,4 @@
-/*
- * Unit tests of the mapping core (core/bind.c) on the stored topologies.
+/* Unit tests of the mapping core (core/bind.c) on the stored topologies.
  *
  * Facts per topology (GPU bus ids in PCI order, their NUMA node and CPUs)
  * were read from the XML files with

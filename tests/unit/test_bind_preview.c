@@ -1,5 +1,4 @@
-/*
- * `trainenv bind` end to end: runs te_tool_bind() in a child process, as the
+/* `trainenv bind` end to end: runs te_tool_bind() in a child process, as the
  * command does, and compares its output with the .expected files in
  * tests/data/bind (like the .test files of hwloc's XML tests). Each expected file names its
  * topology and arguments in "## topology:" and "## args:" lines and explains

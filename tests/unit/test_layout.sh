@@ -2,7 +2,8 @@
 # The tree's layout rules, checked on the sources and on the built objects
 # (TAP): core/ is pure (no Slurm, PMIx or CUDA header, only core headers),
 # spank/ and pmix/ never include each other's headers, no generated file is
-# in git, and the plugin that runs as root in slurmstepd carries none of the
+# in git, every C file says what it is in its first line and none is over
+# about 700 lines, and the plugin that runs as root in slurmstepd carries none of the
 # barrier coordinator's network code.
 # Environment: TE_SRCDIR (default: this file's checkout), TE_BUILDDIR
 # (default: the current directory; the nm checks skip, saying why, when
@@ -92,6 +93,21 @@ out=$(cd "$src" && grep -rln --exclude-dir=.git --exclude-dir='_build*' --exclud
 check "$([ -z "$out" ] && echo 0 || echo 1)" "nothing cites DESIGN.md, which is not in the tree (docs/design.md is)" "$out"
 out=$(cited | wc -l)
 check "$([ "$out" -gt 20 ] && echo 0 || echo 1)" "the citation check reads the citations ($out paths)"
+
+# Every C file opens with a comment saying what it is (its first line), and
+# none of the source folders' C files is over about 700 lines.
+c_files() {
+	(cd "$src" && ls core/*.[ch] spank/*.[ch] pmix/*.[ch] include/*.h \
+		tests/unit/*.[ch] tests/fuzz/*.c tests/bench/*.c 2>/dev/null)
+}
+out=$(c_files | while read -r f; do
+	head -1 "$src/$f" | grep -q '^/\* [^ ]' || echo "$f: $(head -1 "$src/$f" | cut -c1-60)"
+done)
+check "$([ -z "$out" ] && echo 0 || echo 1)" "every C file opens with a line saying what it is" "$out"
+count=$(c_files | wc -l)
+check "$([ "$count" -gt 80 ] && echo 0 || echo 1)" "the opening-line check reads the C files ($count)"
+out=$(cd "$src" && wc -l core/*.c spank/*.c pmix/*.c | awk '$2 != "total" && $1 > 750 { print $2 ": " $1 " lines" }')
+check "$([ -z "$out" ] && echo 0 || echo 1)" "no C file in core/, spank/ or pmix/ is over 750 lines" "$out"
 
 plugin=$build/.libs/trainenv.so
 if [ -f "$plugin" ] && command -v nm >/dev/null; then
