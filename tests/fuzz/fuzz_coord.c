@@ -3,7 +3,7 @@
  * coordinator's address, versions, rank lists, hook values, a rank's
  * failure before the barrier and rank 0's abort report), and the
  * coordinator's early garbage check of a stranger's bytes. */
-// FUZZ-SOURCES: core/rdzv_core.c core/rdzv_proto.c core/strutil.c core/settings.c|
+// FUZZ-SOURCES: core/rdzv_core.c core/rdzv_proto.c core/strutil.c core/settings.c core/value.c core/policy.c core/resolve.c|
 #include "config.h"
 
 #include <stddef.h>

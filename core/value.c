@@ -1,0 +1,320 @@
+/* trainenv settings: one value text checked against its knob (type, hard
+ * limits, site bounds) and turned into its canonical form. */
+#include "config.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "settings.h"
+#include "settings_int.h"
+#include "strutil.h"
+
+static int word_index(const char *const *w, const char *text)
+{
+	int i;
+
+	for (i = 0; w && w[i]; i++)
+		if (strcmp(w[i], text) == 0)
+			return i;
+	return -1;
+}
+
+static int bool_parse(const char *text)
+{
+	static const char *const yes[] = { "on", "yes", "true", "1", NULL };
+	static const char *const no[] = { "off", "no", "false", "0", NULL };
+	int i;
+
+	for (i = 0; yes[i]; i++)
+		if (strcasecmp(text, yes[i]) == 0)
+			return 1;
+	for (i = 0; no[i]; i++)
+		if (strcasecmp(text, no[i]) == 0)
+			return 0;
+	return -1;
+}
+
+static void set_word(const struct te_setting *s, struct te_value *v, int w)
+{
+	v->set = 1;
+	v->word = w;
+	v->num = 0;
+	te_strlcpy(v->text, s->words[w], sizeof(v->text));
+}
+
+/* "word,mod,mod": each modifier at most once; canonical order is the
+ * table's. */
+static int enum_mods_parse(const struct te_setting *s, const char *text,
+			   struct te_value *v)
+{
+	char buf[128], *save = NULL, *tok;
+	uint64_t mask = 0;
+	int w, i;
+
+	if (te_strlcpy(buf, text, sizeof(buf)) >= sizeof(buf))
+		return -1;
+	tok = strtok_r(buf, ",", &save);
+	if (!tok || (w = word_index(s->words, tok)) < 0 || text[0] == ',')
+		return -1;
+	while ((tok = strtok_r(NULL, ",", &save))) {
+		int m = word_index(s->mods, tok);
+
+		if (m < 0 || (mask & (1ULL << m)))
+			return -1;
+		mask |= 1ULL << m;
+	}
+	if (strstr(text, ",,") || text[strlen(text) - 1] == ',')
+		return -1;
+	set_word(s, v, w);
+	v->num = mask;
+	for (i = 0; s->mods[i]; i++)
+		if (mask & (1ULL << i))
+			te_appendf(v->text, sizeof(v->text), ",%s", s->mods[i]);
+	return 0;
+}
+
+static int range_parse(const struct te_setting *s, const char *text,
+		       struct te_value *v)
+{
+	char lo[24], hi[24];
+	const char *dash = strchr(text, '-');
+	uint64_t a, b;
+	size_t l;
+
+	if (!dash || (l = (size_t)(dash - text)) >= sizeof(lo) ||
+	    strlen(dash + 1) >= sizeof(hi))
+		return -1;
+	memcpy(lo, text, l);
+	lo[l] = '\0';
+	te_strlcpy(hi, dash + 1, sizeof(hi));
+	if (te_parse_u64(lo, s->hi, &a) < 0 || te_parse_u64(hi, s->hi, &b) < 0 ||
+	    a < s->lo || a > b)
+		return -1;
+	v->set = 1;
+	v->num = a;
+	v->num2 = b;
+	te_snprintf(v->text, sizeof(v->text), "%llu-%llu",
+		    (unsigned long long)a, (unsigned long long)b);
+	return 0;
+}
+
+/* Signals a task may be told to start with ignored. SIGUSR1/SIGUSR2 are
+ * refused on purpose: PyTorch Lightning and submitit install their requeue
+ * and checkpoint handlers only when the signal is not already ignored. */
+static const struct {
+	const char *name;
+	int num;
+} ignorable[] = {
+	{ "PIPE", SIGPIPE }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+	{ "XFSZ", SIGXFSZ }, { "WINCH", SIGWINCH }, { "URG", SIGURG },
+};
+
+static int siglist_parse(const char *text, struct te_value *v, char *err,
+			 size_t errlen)
+{
+	char buf[256], *save = NULL, *tok, q[64];
+	uint64_t mask = 0;
+
+	if (te_strlcpy(buf, text, sizeof(buf)) >= sizeof(buf)) {
+		te_snprintf(err, errlen, "signal list too long");
+		return -1;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		const char *n = tok;
+		size_t i;
+		int found = 0;
+
+		if (strncasecmp(n, "SIG", 3) == 0)
+			n += 3;
+		for (i = 0; i < sizeof(ignorable) / sizeof(ignorable[0]); i++)
+			if (strcasecmp(n, ignorable[i].name) == 0) {
+				mask |= 1ULL << ignorable[i].num;
+				found = 1;
+			}
+		if (found)
+			continue;
+		te_quote(q, sizeof(q), tok);
+		if (!strcasecmp(n, "USR1") || !strcasecmp(n, "USR2"))
+			te_snprintf(err, errlen, "'%s' may not be ignored: "
+				    "PyTorch Lightning and submitit skip their "
+				    "requeue and checkpoint handlers when "
+				    "SIGUSR1/SIGUSR2 start ignored", q);
+		else if (!strcasecmp(n, "HUP"))
+			te_snprintf(err, errlen, "'%s': use sighup=ignore", q);
+		else
+			te_snprintf(err, errlen, "'%s' is not a signal tasks "
+				    "may ignore; accepted: none, or a "
+				    "comma-separated list of PIPE, TTIN, TTOU, "
+				    "XFSZ, WINCH, URG", q);
+		return -1;
+	}
+	if (!mask) {
+		te_snprintf(err, errlen, "empty signal list; accepted: none, "
+			    "or a comma-separated list of PIPE, TTIN, TTOU, "
+			    "XFSZ, WINCH, URG");
+		return -1;
+	}
+	v->set = 1;
+	v->word = -1;
+	v->num = mask;
+	v->text[0] = '\0';
+	for (size_t i = 0; i < sizeof(ignorable) / sizeof(ignorable[0]); i++)
+		if (mask & (1ULL << ignorable[i].num))
+			te_appendf(v->text, sizeof(v->text), "%s%s",
+				   v->text[0] ? "," : "", ignorable[i].name);
+	return 0;
+}
+
+/* pol (may be NULL) only shapes the "accepted:" text of an error, so that a
+ * user is told the site's bounds, not the hard limits. */
+int te_value_parse_pol(int id, const char *text, int from_env,
+		       const struct te_policy *pol, struct te_value *v,
+		       char *err, size_t errlen)
+{
+	const struct te_setting *s = &te_settings[id];
+	char acc[256];
+	size_t len;
+	uint64_t n;
+	int w;
+
+	memset(v, 0, sizeof(*v));
+	v->word = -1;
+	te_setting_accepted(id, pol, acc, sizeof(acc));
+	if (!text) {
+		te_snprintf(err, errlen, "a value is required; accepted: %s",
+			    acc);
+		return -1;
+	}
+	len = te_strnlen_cap(text, TE_VALUE_MAX - 1);
+	if (len == 0) {
+		te_snprintf(err, errlen, "empty value; accepted: %s", acc);
+		return -1;
+	}
+	if (len > TE_VALUE_MAX - 1) {
+		te_snprintf(err, errlen, "value longer than %d characters; "
+			    "accepted: %s", TE_VALUE_MAX - 1, acc);
+		return -1;
+	}
+	if (!te_is_printable(text, TE_VALUE_MAX)) {
+		te_snprintf(err, errlen, "value contains control or non-ASCII "
+			    "characters; accepted: %s", acc);
+		return -1;
+	}
+
+	if (from_env && s->env_words && (w = word_index(s->env_words, text)) >= 0) {
+		set_word(s, v, w);
+		return 0;
+	}
+	switch (s->type) {
+	case TE_T_ENUM:
+		if ((w = word_index(s->words, text)) >= 0) {
+			set_word(s, v, w);
+			return 0;
+		}
+		if (s->mods && enum_mods_parse(s, text, v) == 0)
+			return 0;
+		break;
+	case TE_T_BOOL:
+		if ((w = bool_parse(text)) >= 0) {
+			set_word(s, v, w ? 0 : 1);
+			return 0;
+		}
+		break;
+	case TE_T_UINT:
+		if ((w = word_index(s->words, text)) >= 0) {
+			set_word(s, v, w);
+			return 0;
+		}
+		if (te_parse_u64(text, UINT64_MAX, &n) == 0 && n >= s->lo &&
+		    n <= s->hi) {
+			v->set = 1;
+			v->num = n;
+			te_snprintf(v->text, sizeof(v->text), "%llu",
+				    (unsigned long long)n);
+			return 0;
+		}
+		break;
+	case TE_T_PATH:
+		if ((w = word_index(s->words, text)) >= 0) {
+			set_word(s, v, w);
+			return 0;
+		}
+		if (text[0] == '/') {
+			v->set = 1;
+			te_strlcpy(v->text, text, sizeof(v->text));
+			return 0;
+		}
+		break;
+	case TE_T_RANGE:
+		if (range_parse(s, text, v) == 0)
+			return 0;
+		break;
+	case TE_T_SIGLIST:
+		if ((w = word_index(s->words, text)) >= 0) {
+			set_word(s, v, w);
+			return 0;
+		}
+		return siglist_parse(text, v, err, errlen);
+	}
+	{
+		char q[96];
+
+		te_quote(q, sizeof(q), text);
+		te_snprintf(err, errlen, "invalid value '%s'; accepted: %s", q,
+			    acc);
+	}
+	return -1;
+}
+
+int te_value_parse(int id, const char *text, int from_env, struct te_value *v,
+		   char *err, size_t errlen)
+{
+	return te_value_parse_pol(id, text, from_env, NULL, v, err, errlen);
+}
+
+const char *te_value_env_text(int id, const struct te_value *v)
+{
+	const struct te_setting *s = &te_settings[id];
+
+	if (v->word >= 0 && s->env_words)
+		return s->env_words[v->word];
+	return v->text;
+}
+
+/* Bounds apply to numbers only: a special word ("off") is not a number. */
+int te_value_check_bounds(const struct te_policy *pol, int id,
+			const struct te_value *v, char *err, size_t errlen)
+{
+	char acc[256];
+
+	if (!pol || te_settings[id].type != TE_T_UINT || v->word >= 0)
+		return 0;
+	if ((pol->has_min[id] && v->num < pol->min[id]) ||
+	    (pol->has_max[id] && v->num > pol->max[id])) {
+		te_setting_accepted(id, pol, acc, sizeof(acc));
+		te_snprintf(err, errlen, "%s is %s the site %s; accepted: %s",
+			    v->text,
+			    pol->has_min[id] && v->num < pol->min[id] ?
+				    "below" : "above",
+			    pol->has_min[id] && v->num < pol->min[id] ?
+				    "minimum" : "maximum",
+			    acc);
+		return -1;
+	}
+	return 0;
+}
+
+int te_check_user_value(const struct te_policy *pol, int id, const char *text,
+			char *err, size_t errlen)
+{
+	struct te_value v;
+
+	if (te_value_parse_pol(id, text, 0, pol, &v, err, errlen) < 0)
+		return -1;
+	return te_value_check_bounds(pol, id, &v, err, errlen);
+}
+
+/* ---------------------------------------------------------------- policy */
