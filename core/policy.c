@@ -19,7 +19,7 @@ void te_policy_init(struct te_policy *p)
 
 	memset(p, 0, sizeof(*p));
 	for (i = 0; i < TE_S_COUNT; i++)
-		p->def[i].word = -1;
+		p->def[i].word = TE_W_VALUE;
 }
 
 static void known_keys(char *buf, size_t len)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rankenv.h"
+#include "settings.h"
 #include "strutil.h"
 
 static const char *base_name(const char *p)
@@ -88,11 +89,11 @@ enum te_launch te_launcher_decide(int setting_word, int argc,
 {
 	const char *what = NULL;
 
-	if (setting_word == 1) {
+	if (setting_word == TE_W_LAUNCHER_TASK) {
 		te_strlcpy(why, "launcher=task", whylen);
 		return TE_LAUNCH_TASK;
 	}
-	if (setting_word == 2) {
+	if (setting_word == TE_W_LAUNCHER_TORCHRUN) {
 		te_strlcpy(why, "launcher=torchrun", whylen);
 		return TE_LAUNCH_TORCHRUN;
 	}

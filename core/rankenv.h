@@ -48,8 +48,9 @@ struct te_envlist {
  * torch.distributed.run|launch, accelerate launch. *what names it. */
 int te_is_node_launcher(int argc, char *const *argv, const char **what);
 
-/* Picks the launch style. setting_word is the launcher setting (0 auto,
- * 1 task, 2 torchrun). why gets a short reason for --train-explain. */
+/* Picks the launch style. setting_word is the launcher setting's word
+ * (enum te_w_launcher in settings.h). why gets a short reason for
+ * --train-explain. */
 enum te_launch te_launcher_decide(int setting_word, int argc,
 				  char *const *argv, uint32_t ntasks,
 				  uint32_t nnodes, uint32_t gpus, char *why,

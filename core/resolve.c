@@ -54,7 +54,7 @@ int te_resolve(const struct te_policy *pol, const char *const *user_opt,
 		int e;
 
 		te_option_name(i, optname, sizeof(optname));
-		v->word = -1;
+		v->word = TE_W_VALUE;
 
 		if (pol->enforced[i]) {
 			*v = pol->def[i];
@@ -123,7 +123,7 @@ int te_resolve(const struct te_policy *pol, const char *const *user_opt,
 			continue;
 		}
 		memset(v, 0, sizeof(*v));
-		v->word = -1;
+		v->word = TE_W_VALUE;
 		v->src = TE_SRC_UNSET;
 	}
 	return 0;
@@ -215,7 +215,7 @@ int te_config_decode(struct te_config *cfg, const char *s, char *err,
 {
 	memset(cfg, 0, sizeof(*cfg));
 	for (int i = 0; i < TE_S_COUNT; i++)
-		cfg->v[i].word = -1;
+		cfg->v[i].word = TE_W_VALUE;
 	if (te_strnlen_cap(s, 256 * 1024) > 256 * 1024) {
 		te_snprintf(err, errlen, "%s is too long", TE_SETTINGS_ENV);
 		return -1;

@@ -7,26 +7,67 @@
 #include "settings.h"
 #include "strutil.h"
 
-static const char *const w_onoff[] = { "on", "off", NULL };
-static const char *const w_yesno[] = { "yes", "no", NULL };
-static const char *const env_bool[] = { "1", "0", NULL };
-static const char *const w_sighup[] = { "shield", "ignore", "default", NULL };
-static const char *const w_async[] = {
-	"off", "tear-down", "cleanup-only", "skip-cleanup", NULL
+/* Each word at its name (core/settings.h): code compares cfg.v[X].word with
+ * these names, never with positions. */
+static const char *const w_onoff[] = {
+	[TE_W_ON] = "on", [TE_W_OFF] = "off", NULL
 };
-static const char *const env_async[] = { "0", "1", "2", "3", NULL };
-static const char *const w_launcher[] = { "auto", "task", "torchrun", NULL };
-static const char *const w_none[] = { "none", NULL };
-static const char *const w_off[] = { "off", NULL };
-static const char *const w_barrier[] = { "off", "first-collective", NULL };
-static const char *const w_bind[] = { "none", "numa", "cores", NULL };
-static const char *const m_bind[] = { "verbose", NULL };
-static const char *const w_smt[] = { "all", "one", NULL };
-static const char *const w_bindgpus[] = { "all", "own", NULL };
-static const char *const w_warnfail[] = { "warn", "fail", NULL };
-static const char *const w_rdzv[] = { "auto", "pmix", "computed", NULL };
-static const char *const w_vcheck[] = { "warn", "fail", "off", NULL };
-static const char *const w_preflight[] = { "off", "on", "verbose", NULL };
+static const char *const w_yesno[] = {
+	[TE_W_YES] = "yes", [TE_W_NO] = "no", NULL
+};
+static const char *const env_bool[] = {
+	[TE_W_TRUE] = "1", [TE_W_FALSE] = "0", NULL
+};
+static const char *const w_sighup[] = {
+	[TE_W_SIGHUP_SHIELD] = "shield", [TE_W_SIGHUP_IGNORE] = "ignore",
+	[TE_W_SIGHUP_DEFAULT] = "default", NULL
+};
+static const char *const w_async[] = {
+	[TE_W_ASYNC_OFF] = "off", [TE_W_ASYNC_TEAR_DOWN] = "tear-down",
+	[TE_W_ASYNC_CLEANUP_ONLY] = "cleanup-only",
+	[TE_W_ASYNC_SKIP_CLEANUP] = "skip-cleanup", NULL
+};
+static const char *const env_async[] = {
+	[TE_W_ASYNC_OFF] = "0", [TE_W_ASYNC_TEAR_DOWN] = "1",
+	[TE_W_ASYNC_CLEANUP_ONLY] = "2", [TE_W_ASYNC_SKIP_CLEANUP] = "3", NULL
+};
+static const char *const w_launcher[] = {
+	[TE_W_LAUNCHER_AUTO] = "auto", [TE_W_LAUNCHER_TASK] = "task",
+	[TE_W_LAUNCHER_TORCHRUN] = "torchrun", NULL
+};
+static const char *const w_none[] = { [TE_W_SIGLIST_NONE] = "none", NULL };
+static const char *const w_off[] = { [TE_W_PATH_OFF] = "off", NULL };
+static const char *const w_barrier[] = {
+	[TE_W_BARRIER_OFF] = "off",
+	[TE_W_BARRIER_FIRST_COLLECTIVE] = "first-collective", NULL
+};
+static const char *const w_bind[] = {
+	[TE_W_BIND_NONE] = "none", [TE_W_BIND_NUMA] = "numa",
+	[TE_W_BIND_CORES] = "cores", NULL
+};
+static const char *const m_bind[] = { [TE_M_BIND_VERBOSE] = "verbose", NULL };
+static const char *const w_smt[] = {
+	[TE_W_BIND_SMT_ALL] = "all", [TE_W_BIND_SMT_ONE] = "one", NULL
+};
+static const char *const w_bindgpus[] = {
+	[TE_W_BIND_GPUS_ALL] = "all", [TE_W_BIND_GPUS_OWN] = "own", NULL
+};
+static const char *const w_warnfail[] = {
+	[TE_W_BIND_FAILURE_WARN] = "warn", [TE_W_BIND_FAILURE_FAIL] = "fail",
+	NULL
+};
+static const char *const w_rdzv[] = {
+	[TE_W_RDZV_AUTO] = "auto", [TE_W_RDZV_PMIX] = "pmix",
+	[TE_W_RDZV_COMPUTED] = "computed", NULL
+};
+static const char *const w_vcheck[] = {
+	[TE_W_VCHECK_WARN] = "warn", [TE_W_VCHECK_FAIL] = "fail",
+	[TE_W_VCHECK_OFF] = "off", NULL
+};
+static const char *const w_preflight[] = {
+	[TE_W_PREFLIGHT_OFF] = "off", [TE_W_PREFLIGHT_ON] = "on",
+	[TE_W_PREFLIGHT_VERBOSE] = "verbose", NULL
+};
 
 static const char *const env_heartbeat[] = {
 	"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC", NULL

@@ -59,6 +59,42 @@ enum te_setting_id {
 	TE_S_COUNT
 };
 
+/* Named words: cfg.v[X].word holds one of these for the setting X named in
+ * the comment, or TE_W_VALUE when the value is a number, a path or a list.
+ * core/settings.c spells each word at its name (designated initializers),
+ * and tests/unit/test_settings.c checks every name against its text. */
+#define TE_W_VALUE (-1)
+enum te_w_bool { TE_W_TRUE, TE_W_FALSE };	/* every TE_T_BOOL */
+enum te_w_onoff { TE_W_ON = TE_W_TRUE, TE_W_OFF = TE_W_FALSE };
+enum te_w_yesno { TE_W_YES = TE_W_TRUE, TE_W_NO = TE_W_FALSE };
+enum te_w_sighup {				/* TE_S_SIGHUP */
+	TE_W_SIGHUP_SHIELD, TE_W_SIGHUP_IGNORE, TE_W_SIGHUP_DEFAULT
+};
+enum te_w_async {				/* TE_S_NCCL_ASYNC_ERRORS */
+	TE_W_ASYNC_OFF, TE_W_ASYNC_TEAR_DOWN, TE_W_ASYNC_CLEANUP_ONLY,
+	TE_W_ASYNC_SKIP_CLEANUP
+};
+enum te_w_launcher {				/* TE_S_LAUNCHER */
+	TE_W_LAUNCHER_AUTO, TE_W_LAUNCHER_TASK, TE_W_LAUNCHER_TORCHRUN
+};
+enum te_w_siglist { TE_W_SIGLIST_NONE };	/* TE_S_IGNORE_SIGNALS */
+enum te_w_path { TE_W_PATH_OFF };		/* TE_S_TOPOLOGY_CACHE */
+enum te_w_barrier {				/* TE_S_BARRIER */
+	TE_W_BARRIER_OFF, TE_W_BARRIER_FIRST_COLLECTIVE
+};
+enum te_w_bind { TE_W_BIND_NONE, TE_W_BIND_NUMA, TE_W_BIND_CORES };
+enum te_m_bind { TE_M_BIND_VERBOSE };		/* bit in TE_S_BIND's num */
+enum te_w_bind_smt { TE_W_BIND_SMT_ALL, TE_W_BIND_SMT_ONE };
+enum te_w_bind_gpus { TE_W_BIND_GPUS_ALL, TE_W_BIND_GPUS_OWN };
+enum te_w_bind_failure { TE_W_BIND_FAILURE_WARN, TE_W_BIND_FAILURE_FAIL };
+enum te_w_rdzv { TE_W_RDZV_AUTO, TE_W_RDZV_PMIX, TE_W_RDZV_COMPUTED };
+enum te_w_version_check {			/* TE_S_VERSION_CHECK */
+	TE_W_VCHECK_WARN, TE_W_VCHECK_FAIL, TE_W_VCHECK_OFF
+};
+enum te_w_preflight {				/* TE_S_PREFLIGHT */
+	TE_W_PREFLIGHT_OFF, TE_W_PREFLIGHT_ON, TE_W_PREFLIGHT_VERBOSE
+};
+
 enum te_type {
 	TE_T_ENUM,	/* one of words[] */
 	TE_T_BOOL,	/* words[0] (true) or words[1] (false); on/off/yes/no/1/0 accepted */

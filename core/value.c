@@ -158,7 +158,7 @@ static int siglist_parse(const char *text, struct te_value *v, char *err,
 		return -1;
 	}
 	v->set = 1;
-	v->word = -1;
+	v->word = TE_W_VALUE;
 	v->num = mask;
 	v->text[0] = '\0';
 	for (size_t i = 0; i < sizeof(ignorable) / sizeof(ignorable[0]); i++)
@@ -181,7 +181,7 @@ int te_value_parse_pol(int id, const char *text, int from_env,
 	int w;
 
 	memset(v, 0, sizeof(*v));
-	v->word = -1;
+	v->word = TE_W_VALUE;
 	te_setting_accepted(id, pol, acc, sizeof(acc));
 	if (!text) {
 		te_snprintf(err, errlen, "a value is required; accepted: %s",
@@ -219,7 +219,7 @@ int te_value_parse_pol(int id, const char *text, int from_env,
 		break;
 	case TE_T_BOOL:
 		if ((w = bool_parse(text)) >= 0) {
-			set_word(s, v, w ? 0 : 1);
+			set_word(s, v, w ? TE_W_TRUE : TE_W_FALSE);
 			return 0;
 		}
 		break;
@@ -279,7 +279,7 @@ const char *te_value_env_text(int id, const struct te_value *v)
 {
 	const struct te_setting *s = &te_settings[id];
 
-	if (v->word >= 0 && s->env_words)
+	if (v->word != TE_W_VALUE && s->env_words)
 		return s->env_words[v->word];
 	return v->text;
 }
@@ -290,7 +290,7 @@ int te_value_check_bounds(const struct te_policy *pol, int id,
 {
 	char acc[256];
 
-	if (!pol || te_settings[id].type != TE_T_UINT || v->word >= 0)
+	if (!pol || te_settings[id].type != TE_T_UINT || v->word != TE_W_VALUE)
 		return 0;
 	if ((pol->has_min[id] && v->num < pol->min[id]) ||
 	    (pol->has_max[id] && v->num > pol->max[id])) {

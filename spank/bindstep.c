@@ -188,19 +188,21 @@ void te_bindstep_init(const struct te_config *cfg, uint32_t local_tasks,
 		      const struct te_bind_gpu_env *genv)
 {
 	const struct te_value *topo_xml = &cfg->v[TE_S_BIND_TOPOLOGY];
-	int bind = cfg->v[TE_S_BIND].word > 0;
+	int bind = cfg->v[TE_S_BIND].word == TE_W_BIND_NUMA ||
+		   cfg->v[TE_S_BIND].word == TE_W_BIND_CORES;
 	int rc;
 
 	memset(&bs, 0, sizeof(bs));
 	/* the pre-flight needs each rank's GPU even without binding */
-	if (!bind && cfg->v[TE_S_PREFLIGHT].word <= 0)
+	if (!bind && cfg->v[TE_S_PREFLIGHT].word != TE_W_PREFLIGHT_ON &&
+	    cfg->v[TE_S_PREFLIGHT].word != TE_W_PREFLIGHT_VERBOSE)
 		return;		/* none */
 	bs.active = bind;
 	bs.mapped = 1;
 	bs.req.mode = !bind ? TE_BIND_MODE_NONE :
-		      cfg->v[TE_S_BIND].word == 1 ? TE_BIND_MODE_NUMA :
+		      cfg->v[TE_S_BIND].word == TE_W_BIND_NUMA ? TE_BIND_MODE_NUMA :
 						    TE_BIND_MODE_CORES;
-	bs.req.smt = cfg->v[TE_S_BIND_SMT].word == 1 ? TE_BIND_SMT_ONE :
+	bs.req.smt = cfg->v[TE_S_BIND_SMT].word == TE_W_BIND_SMT_ONE ? TE_BIND_SMT_ONE :
 						       TE_BIND_SMT_ALL;
 	bs.req.ntasks = local_tasks ? local_tasks : 1;
 	if (local_tasks > TE_BIND_MAX_TASKS) {
@@ -229,7 +231,7 @@ void te_bindstep_init(const struct te_config *cfg, uint32_t local_tasks,
 		rc = te_bind_topology_load_local_xml(topo_xml->text, &bs.topo,
 						     bs.err, sizeof(bs.err));
 	else if (cfg->v[TE_S_TOPOLOGY_CACHE].set &&
-		 cfg->v[TE_S_TOPOLOGY_CACHE].word < 0)
+		 cfg->v[TE_S_TOPOLOGY_CACHE].word == TE_W_VALUE)
 		rc = load_cached(cfg->v[TE_S_TOPOLOGY_CACHE].text, &bs.topo,
 				 bs.err, sizeof(bs.err));
 	else

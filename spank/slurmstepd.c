@@ -197,7 +197,7 @@ static void step_setup(spank_t sp)
 	remote_resolve(sp);
 	gather_step(sp);
 	done = 1;
-	if (te_plug.resolved && te_plug.cfg.v[TE_S_TRAIN].word == 0 &&
+	if (te_plug.resolved && te_plug.cfg.v[TE_S_TRAIN].word == TE_W_ON &&
 	    !te_step.batch) {
 		te_stepd_gpu_env(sp, &e, bufs);
 		te_bindstep_init(&te_plug.cfg, te_step.local_tasks, &e);
@@ -229,11 +229,13 @@ static int bind_task(spank_t sp, uint32_t local_id, uint32_t global_id)
 		return 0;
 	te_stepd_gpu_env(sp, &e, bufs);
 	rc = te_bindstep_task(local_id, global_id, &e,
-			      te_plug.cfg.v[TE_S_BIND_GPUS].word == 1,
-			      (b->num & 1) != 0, &out);
+			      te_plug.cfg.v[TE_S_BIND_GPUS].word ==
+				      TE_W_BIND_GPUS_OWN,
+			      (b->num & (1u << TE_M_BIND_VERBOSE)) != 0, &out);
 	if (out.verbose[0])
 		fprintf(stderr, TE_PREFIX "%s\n", out.verbose);
-	if (rc < 0 && te_plug.cfg.v[TE_S_BIND_FAILURE].word == 1) {
+	if (rc < 0 && te_plug.cfg.v[TE_S_BIND_FAILURE].word ==
+			   TE_W_BIND_FAILURE_FAIL) {
 		te_strlcpy(te_stepd_err, out.msg, sizeof(te_stepd_err));
 		return task_fail(sp);
 	}
@@ -358,7 +360,7 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
 		set_rank_var(sp, inh, "GLOO_SOCKET_IFNAME", rr->ifname,
 			     set_list, sizeof(set_list));
 	}
-	if (te_plug.cfg.v[TE_S_RANK_ENV].word == 0) {	/* else rank-env=no */
+	if (te_plug.cfg.v[TE_S_RANK_ENV].word == TE_W_YES) {	/* else rank-env=no */
 		if (!f.master_addr)
 			task_warn(local_id, "MASTER_ADDR not set: %s",
 				  te_step.master_note);
@@ -463,7 +465,7 @@ int te_stepd_task_init(spank_t sp)
 
 	if (te_config_encode(&te_plug.cfg, enc, sizeof(enc)) == 0)
 		spank_setenv(sp, TE_SETTINGS_ENV, enc, 1);
-	if (te_plug.cfg.v[TE_S_TRAIN].word != 0)
+	if (te_plug.cfg.v[TE_S_TRAIN].word != TE_W_ON)
 		return 0;	/* --train=off */
 	spank_get_item(sp, S_TASK_ID, &local_id);
 	spank_get_item(sp, S_TASK_GLOBAL_ID, &global_id);
@@ -472,13 +474,13 @@ int te_stepd_task_init(spank_t sp)
 	 * so this is the place; SIG_IGN survives execve. Only sighup=ignore
 	 * (1) touches SIGHUP: the built-in shield leaves the tasks' signals
 	 * as Slurm sets them. */
-	if (te_plug.cfg.v[TE_S_SIGHUP].word == 1 &&
+	if (te_plug.cfg.v[TE_S_SIGHUP].word == TE_W_SIGHUP_IGNORE &&
 	    signal(SIGHUP, SIG_IGN) == SIG_ERR) {
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err),
 			    "cannot ignore SIGHUP: %s", strerror(errno));
 		return task_fail(sp);
 	}
-	mask = te_plug.cfg.v[TE_S_IGNORE_SIGNALS].word < 0 ?
+	mask = te_plug.cfg.v[TE_S_IGNORE_SIGNALS].word == TE_W_VALUE ?
 		       te_plug.cfg.v[TE_S_IGNORE_SIGNALS].num : 0;
 	for (i = 1; i < 64; i++)
 		if ((mask & (1ULL << i)) && i != SIGUSR1 && i != SIGUSR2)
@@ -524,7 +526,7 @@ int te_stepd_task_init(spank_t sp)
 		 * tool) needs the hash store: docs/design.md section 3. */
 		if (have)
 			spank_setenv(sp, "PMIX_MCA_gds", "hash", 0);
-		if (te_plug.cfg.v[TE_S_BARRIER].word == 1 && te_stepd_has_pmix(sp) &&
+		if (te_plug.cfg.v[TE_S_BARRIER].word == TE_W_BARRIER_FIRST_COLLECTIVE && te_stepd_has_pmix(sp) &&
 		    te_stepd_preload_nccl_barrier(sp) < 0)
 			return task_fail(sp);
 	}
@@ -558,8 +560,8 @@ int te_stepd_task_exit(spank_t sp)
 	char err[TE_ERR_MAX];
 
 	if (!te_step.report || !te_plug.resolved ||
-	    te_plug.cfg.v[TE_S_TRAIN].word != 0 ||
-	    te_plug.cfg.v[TE_S_FAILURE_REPORT].word != 0)
+	    te_plug.cfg.v[TE_S_TRAIN].word != TE_W_ON ||
+	    te_plug.cfg.v[TE_S_FAILURE_REPORT].word != TE_W_ON)
 		return 0;
 	last = te_step.local_tasks && ++exited >= te_step.local_tasks;
 	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS ||

@@ -32,7 +32,7 @@ int te_srun_post_opt(spank_t sp)
 	if (te_submit_resolve() < 0)
 		return -1;
 	/* shield (0) and ignore (1) shield srun; default (2) is Slurm's */
-	if (!te_submit_train_on() || te_plug.cfg.v[TE_S_SIGHUP].word == 2)
+	if (!te_submit_train_on() || te_plug.cfg.v[TE_S_SIGHUP].word == TE_W_SIGHUP_DEFAULT)
 		return 0;
 	if (te_hangup_is_pty())
 		return 0;	/* an interactive shell ends with its terminal */
@@ -61,11 +61,11 @@ static void explain_launcher(spank_t sp)
 		"nodes; rank environment %s\n",
 		mode == TE_LAUNCH_TASK ? "task" : "torchrun", why,
 		mode == TE_LAUNCH_TASK && ntasks == nnodes &&
-				te_plug.cfg.v[TE_S_LAUNCHER].word == 0 ?
+				te_plug.cfg.v[TE_S_LAUNCHER].word == TE_W_LAUNCHER_AUTO ?
 			"; torchrun on nodes where the task has several GPUs" :
 			"",
 		ntasks, nnodes,
-		te_plug.cfg.v[TE_S_RANK_ENV].word == 0 ? "exported" :
+		te_plug.cfg.v[TE_S_RANK_ENV].word == TE_W_YES ? "exported" :
 							 "not exported");
 }
 
@@ -152,9 +152,9 @@ static int pmix_notice(void)
 
 	if (mpi && !strncmp(mpi, "pmix", 4))
 		return 0;
-	if (c->v[TE_S_RDZV].word == 2)	/* computed: nothing expected */
+	if (c->v[TE_S_RDZV].word == TE_W_RDZV_COMPUTED) /* nothing expected */
 		return 0;
-	if (c->v[TE_S_RDZV].word == 1) {
+	if (c->v[TE_S_RDZV].word == TE_W_RDZV_PMIX) {
 		fprintf(stderr, TE_PREFIX "error: --train-rdzv=pmix needs PMIx, "
 			"but this step's MPI type is '%s': run srun --mpi=pmix "
 			"(or set MpiDefault=pmix in slurm.conf)\n",
@@ -162,10 +162,10 @@ static int pmix_notice(void)
 		return -1;
 	}
 	/* the built-in barrier applies under PMIx only: no need to say */
-	if (b->set && b->word != 0 && b->src != TE_SRC_BUILTIN)
+	if (b->set && b->word != TE_W_BARRIER_OFF && b->src != TE_SRC_BUILTIN)
 		te_appendf(what, sizeof(what), "--train-barrier=%s cannot run",
 			   b->text);
-	if (c->v[TE_S_VERSION_CHECK].word == 1)
+	if (c->v[TE_S_VERSION_CHECK].word == TE_W_VCHECK_FAIL)
 		te_appendf(what, sizeof(what), "%s--train-version-check=fail "
 			   "cannot run", what[0] ? "; " : "");
 	if (ck->set)
@@ -242,12 +242,12 @@ int te_srun_user_init(spank_t sp)
 	 * and fences of later PMIx clients of a rank now and then failed
 	 * with UNPACK-PAST-END. The ring algorithm for every fence is a
 	 * real job-wide barrier. The user's (or site's) own value wins. */
-	if (te_submit_train_on() && te_plug.cfg.v[TE_S_RDZV].word != 2 &&
+	if (te_submit_train_on() && te_plug.cfg.v[TE_S_RDZV].word != TE_W_RDZV_COMPUTED &&
 	    !getenv("SLURM_PMIX_FENCE") &&
 	    spank_setenv(sp, "SLURM_PMIX_FENCE", "ring", 0) != ESPANK_SUCCESS)
 		setenv("SLURM_PMIX_FENCE", "ring", 0);
 	if (!te_submit_train_on() ||
-	    te_plug.cfg.v[TE_S_FAILURE_REPORT].word != 0)
+	    te_plug.cfg.v[TE_S_FAILURE_REPORT].word != TE_W_ON)
 		return 0;
 	srun_port_range(&lo, &hi);
 	if (te_failrep_listen(lo, hi, env, sizeof(env), err, sizeof(err)) < 0) {

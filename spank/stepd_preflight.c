@@ -63,7 +63,7 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 	const struct te_config *c = &te_plug.cfg;
 	struct te_pf_input in = {
 		.rank = global_id, .local_id = local_id, .node = te_step.node,
-		.verbose = c->v[TE_S_PREFLIGHT].word == 2,
+		.verbose = c->v[TE_S_PREFLIGHT].word == TE_W_PREFLIGHT_VERBOSE,
 	};
 	struct te_pf_outcome out;
 	struct te_bind_gpu_env e;
@@ -73,7 +73,8 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 	char perr[8], *argv[8], **envp = NULL;
 	int n = 0;
 
-	if (c->v[TE_S_PREFLIGHT].word <= 0)
+	if (c->v[TE_S_PREFLIGHT].word != TE_W_PREFLIGHT_ON &&
+	    c->v[TE_S_PREFLIGHT].word != TE_W_PREFLIGHT_VERBOSE)
 		return 0;
 	te_stepd_gpu_env(sp, &e, bufs);
 	merr[0] = '\0';
@@ -94,7 +95,7 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 		argv[n++] = (char *)TE_PREFLIGHT_HELPER;
 		argv[n++] = (char *)"--gpu";
 		argv[n++] = busid;
-		if (c->v[TE_S_TEST_HOOKS].word == 0 &&
+		if (c->v[TE_S_TEST_HOOKS].word == TE_W_ON &&
 		    te_hook_value(te_stepd_getenv(sp, "TRAINENV_TEST_PREFLIGHT_FAIL"),
 				  te_step.node, hook, sizeof(hook))) {
 			argv[n++] = (char *)"--test-fail";

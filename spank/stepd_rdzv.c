@@ -42,7 +42,7 @@ int te_stepd_preload_nccl_barrier(spank_t sp)
 		return te_err(te_stepd_err, sizeof(te_stepd_err), "barrier="
 			      "first-collective: %s: %s", lib, strerror(errno));
 	te_snprintf(secs, sizeof(secs), "%llu",
-		    site->set && site->word < 0 ?
+		    site->set && site->word == TE_W_VALUE ?
 			    (unsigned long long)site->num : 300ULL);
 	spank_setenv(sp, "TRAINENV_BARRIER_TIMEOUT", secs, 1);
 	spank_setenv(sp, "LD_PRELOAD", val, 1);
@@ -77,16 +77,16 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	int n = 0, timeout_ms, nodes_files, barrier_mode, lead_lock = -1;
 
 	*quiet = 0;
-	if (c->v[TE_S_RDZV].word == 2)		/* computed */
+	if (c->v[TE_S_RDZV].word == TE_W_RDZV_COMPUTED)		/* computed */
 		return 0;
 	if (!te_stepd_has_pmix(sp)) {
-		if (c->v[TE_S_RDZV].word != 1)
+		if (c->v[TE_S_RDZV].word != TE_W_RDZV_PMIX)
 			return 0;	/* auto: srun said it once */
 		return te_err(te_stepd_err, sizeof(te_stepd_err), "rdzv=pmix, but "
 			      "this step has no PMIx server: run it with srun "
 			      "--mpi=pmix (or MpiDefault=pmix)");
 	}
-	secs = barrier->word < 0 ? (unsigned long)barrier->num : 0;
+	secs = barrier->word == TE_W_VALUE ? (unsigned long)barrier->num : 0;
 	barrier_mode = secs > 0 || ckpt->set;
 	/* The helper keeps its own deadlines; this one only catches a helper
 	 * that is stuck (killing a PMIx client makes Slurm end the step). */
@@ -95,7 +95,7 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	nodes_files = s && te_strlcpy(tmpdir, s, sizeof(tmpdir)) < sizeof(tmpdir) &&
 		      te_step.local_tasks > 1 && te_private_dir_ok(tmpdir);
 	if (nodes_files && local_id != 0) {
-		if (c->v[TE_S_TEST_HOOKS].word == 0) {
+		if (c->v[TE_S_TEST_HOOKS].word == TE_W_ON) {
 			char buf[32], rank[16];
 			const char *v;
 			uint64_t d;
@@ -163,15 +163,16 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	argv[n++] = a_barrier;
 	argv[n++] = (char *)"--version-check";
 	argv[n++] = (char *)te_settings[TE_S_VERSION_CHECK]
-			    .words[c->v[TE_S_VERSION_CHECK].word >= 0 ?
-					   c->v[TE_S_VERSION_CHECK].word : 0];
+			    .words[c->v[TE_S_VERSION_CHECK].word != TE_W_VALUE ?
+					   c->v[TE_S_VERSION_CHECK].word :
+					   TE_W_VCHECK_WARN];
 	if (ckpt->set) {
 		argv[n++] = (char *)"--checkpoint-dir";
 		argv[n++] = (char *)ckpt->text;
 	}
-	if (c->v[TE_S_SOCKET_IFNAME].word == 0)
+	if (c->v[TE_S_SOCKET_IFNAME].word == TE_W_YES)
 		argv[n++] = (char *)"--ifname";
-	if (c->v[TE_S_TEST_HOOKS].word == 0)
+	if (c->v[TE_S_TEST_HOOKS].word == TE_W_ON)
 		argv[n++] = (char *)"--test-hooks";
 	if (nodes_files)
 		argv[n++] = (char *)"--lead";

@@ -55,7 +55,7 @@ int te_submit_resolve(void)
 
 int te_submit_train_on(void)
 {
-	return te_plug.resolved && te_plug.cfg.v[TE_S_TRAIN].word == 0;
+	return te_plug.resolved && te_plug.cfg.v[TE_S_TRAIN].word == TE_W_ON;
 }
 
 /* Prints every effective setting, one line each, to stderr. */

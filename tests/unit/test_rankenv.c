@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rankenv.h"
+#include "settings.h"
 #include "srunargs.h"
 #include "tap.h"
 
@@ -52,19 +53,19 @@ static void test_launcher(void)
 	ok(!launcher("pythonista -m torch.distributed.run"), "not a python");
 	ok(!te_is_node_launcher(0, NULL, NULL), "empty argv");
 
-	is_int(te_launcher_decide(0, 3, tr, 3, 3, 0, why, sizeof(why)), TE_LAUNCH_TORCHRUN,
+	is_int(te_launcher_decide(TE_W_LAUNCHER_AUTO, 3, tr, 3, 3, 0, why, sizeof(why)), TE_LAUNCH_TORCHRUN,
 	       "auto picks torchrun for torchrun");
 	like(why, "the command is torchrun", "and says why");
-	is_int(te_launcher_decide(0, 2, py, 3, 3, 8, why, sizeof(why)), TE_LAUNCH_TORCHRUN,
+	is_int(te_launcher_decide(TE_W_LAUNCHER_AUTO, 2, py, 3, 3, 8, why, sizeof(why)), TE_LAUNCH_TORCHRUN,
 	       "auto picks torchrun for one task per node with 8 GPUs");
 	like(why, "one task per node with 8 GPUs", "and says why");
-	is_int(te_launcher_decide(0, 2, py, 6, 3, 2, why, sizeof(why)), TE_LAUNCH_TASK,
+	is_int(te_launcher_decide(TE_W_LAUNCHER_AUTO, 2, py, 6, 3, 2, why, sizeof(why)), TE_LAUNCH_TASK,
 	       "auto picks task for several tasks per node");
-	is_int(te_launcher_decide(0, 2, py, 3, 3, 1, why, sizeof(why)), TE_LAUNCH_TASK,
+	is_int(te_launcher_decide(TE_W_LAUNCHER_AUTO, 2, py, 3, 3, 1, why, sizeof(why)), TE_LAUNCH_TASK,
 	       "one task per node with one GPU is task mode");
-	is_int(te_launcher_decide(1, 3, tr, 3, 3, 8, why, sizeof(why)), TE_LAUNCH_TASK,
+	is_int(te_launcher_decide(TE_W_LAUNCHER_TASK, 3, tr, 3, 3, 8, why, sizeof(why)), TE_LAUNCH_TASK,
 	       "launcher=task wins over detection");
-	is_int(te_launcher_decide(2, 2, py, 6, 3, 0, why, sizeof(why)), TE_LAUNCH_TORCHRUN,
+	is_int(te_launcher_decide(TE_W_LAUNCHER_TORCHRUN, 2, py, 6, 3, 0, why, sizeof(why)), TE_LAUNCH_TORCHRUN,
 	       "launcher=torchrun is obeyed");
 }
 

@@ -527,9 +527,124 @@ static void test_node_name(void)
 	ok(n[0] && !strchr(n, '.'), "node name of this host: '%s'", n);
 }
 
+/* Every named word (settings.h) spells the word at that position, and
+ * every word of every setting has a name: code that compares
+ * cfg.v[X].word with a name reads what it says. */
+static void test_word_names(void)
+{
+	static const struct {
+		int id, word;
+		const char *text;
+	} names[] = {
+		{ TE_S_TRAIN, TE_W_ON, "on" }, { TE_S_TRAIN, TE_W_OFF, "off" },
+		{ TE_S_SIGHUP, TE_W_SIGHUP_SHIELD, "shield" },
+		{ TE_S_SIGHUP, TE_W_SIGHUP_IGNORE, "ignore" },
+		{ TE_S_SIGHUP, TE_W_SIGHUP_DEFAULT, "default" },
+		{ TE_S_NCCL_MONITORING, TE_W_ON, "on" },
+		{ TE_S_NCCL_MONITORING, TE_W_OFF, "off" },
+		{ TE_S_NCCL_ASYNC_ERRORS, TE_W_ASYNC_OFF, "off" },
+		{ TE_S_NCCL_ASYNC_ERRORS, TE_W_ASYNC_TEAR_DOWN, "tear-down" },
+		{ TE_S_NCCL_ASYNC_ERRORS, TE_W_ASYNC_CLEANUP_ONLY, "cleanup-only" },
+		{ TE_S_NCCL_ASYNC_ERRORS, TE_W_ASYNC_SKIP_CLEANUP, "skip-cleanup" },
+		{ TE_S_NCCL_BLOCKING_WAIT, TE_W_ON, "on" },
+		{ TE_S_NCCL_BLOCKING_WAIT, TE_W_OFF, "off" },
+		{ TE_S_NCCL_DESYNC_DEBUG, TE_W_ON, "on" },
+		{ TE_S_NCCL_DESYNC_DEBUG, TE_W_OFF, "off" },
+		{ TE_S_NCCL_DUMP, TE_W_ON, "on" }, { TE_S_NCCL_DUMP, TE_W_OFF, "off" },
+		{ TE_S_LAUNCHER, TE_W_LAUNCHER_AUTO, "auto" },
+		{ TE_S_LAUNCHER, TE_W_LAUNCHER_TASK, "task" },
+		{ TE_S_LAUNCHER, TE_W_LAUNCHER_TORCHRUN, "torchrun" },
+		{ TE_S_RANK_ENV, TE_W_YES, "yes" }, { TE_S_RANK_ENV, TE_W_NO, "no" },
+		{ TE_S_IGNORE_SIGNALS, TE_W_SIGLIST_NONE, "none" },
+		{ TE_S_FAILURE_REPORT, TE_W_ON, "on" },
+		{ TE_S_FAILURE_REPORT, TE_W_OFF, "off" },
+		{ TE_S_BIND, TE_W_BIND_NONE, "none" },
+		{ TE_S_BIND, TE_W_BIND_NUMA, "numa" },
+		{ TE_S_BIND, TE_W_BIND_CORES, "cores" },
+		{ TE_S_BIND_SMT, TE_W_BIND_SMT_ALL, "all" },
+		{ TE_S_BIND_SMT, TE_W_BIND_SMT_ONE, "one" },
+		{ TE_S_BIND_GPUS, TE_W_BIND_GPUS_ALL, "all" },
+		{ TE_S_BIND_GPUS, TE_W_BIND_GPUS_OWN, "own" },
+		{ TE_S_BIND_FAILURE, TE_W_BIND_FAILURE_WARN, "warn" },
+		{ TE_S_BIND_FAILURE, TE_W_BIND_FAILURE_FAIL, "fail" },
+		{ TE_S_RDZV, TE_W_RDZV_AUTO, "auto" },
+		{ TE_S_RDZV, TE_W_RDZV_PMIX, "pmix" },
+		{ TE_S_RDZV, TE_W_RDZV_COMPUTED, "computed" },
+		{ TE_S_BARRIER, TE_W_BARRIER_OFF, "off" },
+		{ TE_S_BARRIER, TE_W_BARRIER_FIRST_COLLECTIVE, "first-collective" },
+		{ TE_S_VERSION_CHECK, TE_W_VCHECK_WARN, "warn" },
+		{ TE_S_VERSION_CHECK, TE_W_VCHECK_FAIL, "fail" },
+		{ TE_S_VERSION_CHECK, TE_W_VCHECK_OFF, "off" },
+		{ TE_S_SOCKET_IFNAME, TE_W_YES, "yes" },
+		{ TE_S_SOCKET_IFNAME, TE_W_NO, "no" },
+		{ TE_S_PREFLIGHT, TE_W_PREFLIGHT_OFF, "off" },
+		{ TE_S_PREFLIGHT, TE_W_PREFLIGHT_ON, "on" },
+		{ TE_S_PREFLIGHT, TE_W_PREFLIGHT_VERBOSE, "verbose" },
+		{ TE_S_TOPOLOGY_CACHE, TE_W_PATH_OFF, "off" },
+		{ TE_S_TEST_HOOKS, TE_W_ON, "on" },
+		{ TE_S_TEST_HOOKS, TE_W_OFF, "off" },
+	};
+	const size_t nn = sizeof(names) / sizeof(names[0]);
+	struct te_value v;
+	size_t i, k;
+	int id, w, bad = 0, unnamed = 0;
+
+	for (i = 0; i < nn; i++) {
+		const struct te_setting *s = &te_settings[names[i].id];
+
+		if (!s->words || !s->words[names[i].word] ||
+		    strcmp(s->words[names[i].word], names[i].text) ||
+		    te_value_parse(names[i].id, names[i].text, 0, &v, err,
+				   sizeof(err)) < 0 || v.word != names[i].word) {
+			printf("# %s: name %d is not '%s'\n", s->name, names[i].word,
+			     names[i].text);
+			bad++;
+		}
+	}
+	is_int(bad, 0, "every named word (%zu) is its setting's word at "
+	       "that name and parses to it", nn);
+	for (id = 0; id < TE_S_COUNT; id++)
+		for (w = 0; te_settings[id].words && te_settings[id].words[w];
+		     w++) {
+			for (k = 0; k < nn; k++)
+				if (names[k].id == id && names[k].word == w)
+					break;
+			if (k == nn) {
+				printf("# %s: word '%s' has no name\n",
+				     te_settings[id].name,
+				     te_settings[id].words[w]);
+				unnamed++;
+			}
+		}
+	is_int(unnamed, 0, "every word of every setting has a name");
+	ok(te_value_parse(TE_S_TRAIN, "true", 0, &v, err, sizeof(err)) == 0 &&
+	   v.word == TE_W_TRUE && te_value_parse(TE_S_RANK_ENV, "0", 0, &v,
+	   err, sizeof(err)) == 0 && v.word == TE_W_FALSE,
+	   "a boolean's true is TE_W_TRUE, its false TE_W_FALSE");
+	ok(te_value_parse(TE_S_NCCL_DUMP, "on", 0, &v, err, sizeof(err)) == 0 &&
+	   !strcmp(te_value_env_text(TE_S_NCCL_DUMP, &v), "1"),
+	   "a boolean's true is written as 1 in the job environment");
+	ok(te_value_parse(TE_S_NCCL_ASYNC_ERRORS, "cleanup-only", 0, &v, err,
+			  sizeof(err)) == 0 &&
+	   !strcmp(te_value_env_text(TE_S_NCCL_ASYNC_ERRORS, &v), "2"),
+	   "async errors: cleanup-only is written as 2");
+	ok(te_value_parse(TE_S_BIND, "numa,verbose", 0, &v, err,
+			  sizeof(err)) == 0 && v.word == TE_W_BIND_NUMA &&
+	   (v.num & (1u << TE_M_BIND_VERBOSE)) &&
+	   !strcmp(te_settings[TE_S_BIND].mods[TE_M_BIND_VERBOSE], "verbose"),
+	   "bind=numa,verbose: TE_W_BIND_NUMA with the TE_M_BIND_VERBOSE bit");
+	ok(te_value_parse(TE_S_BARRIER, "120", 0, &v, err, sizeof(err)) == 0 &&
+	   v.word == TE_W_VALUE && v.num == 120,
+	   "barrier=120: a number is TE_W_VALUE, not a word");
+	ok(te_value_parse(TE_S_TOPOLOGY_CACHE, "/var/cache/x", 0, &v, err,
+			  sizeof(err)) == 0 && v.word == TE_W_VALUE,
+	   "topology-cache=DIR: a path is TE_W_VALUE");
+}
+
 int main(void)
 {
 	test_values();
+	test_word_names();
 	test_policy_args();
 	test_policy_file();
 	test_precedence();
