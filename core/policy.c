@@ -38,15 +38,11 @@ static int enforce_list(struct te_policy *p, const char *list,
 	char buf[TE_POLICY_LINE_MAX];
 	char *save = NULL, *tok;
 
-	if (te_strlcpy(buf, list, sizeof(buf)) >= sizeof(buf)) {
-		te_snprintf(err, errlen, "%s: enforce= list too long", where);
-		return -1;
-	}
-	if (!buf[0]) {
-		te_snprintf(err, errlen, "%s: enforce= needs a list of "
-			    "setting names", where);
-		return -1;
-	}
+	if (te_strlcpy(buf, list, sizeof(buf)) >= sizeof(buf))
+		return te_err(err, errlen, "%s: enforce= list too long", where);
+	if (!buf[0])
+		return te_err(err, errlen, "%s: enforce= needs a list of "
+			      "setting names", where);
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		int id = te_setting_find(te_trim(tok));
@@ -55,16 +51,13 @@ static int enforce_list(struct te_policy *p, const char *list,
 			char q[64], keys[512];
 
 			known_keys(keys, sizeof(keys));
-			if (!echo) {
-				te_snprintf(err, errlen, "%s: enforce=: unknown "
-					    "setting name; accepted: %s", where,
-					    keys);
-				return -1;
-			}
+			if (!echo)
+				return te_err(err, errlen, "%s: enforce=: unknown "
+					      "setting name; accepted: %s", where,
+					      keys);
 			te_quote(q, sizeof(q), tok);
-			te_snprintf(err, errlen, "%s: enforce=: unknown setting "
-				    "'%s'; accepted: %s", where, q, keys);
-			return -1;
+			return te_err(err, errlen, "%s: enforce=: unknown setting "
+				      "'%s'; accepted: %s", where, q, keys);
 		}
 		p->enforced[id] = 1;
 		te_strlcpy(p->enforce_where[id], where,
@@ -114,12 +107,10 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 	if (strcmp(key, "enforce") == 0)
 		return enforce_list(p, val, where, echo, err, errlen);
 	if (strcmp(key, "conf") == 0) {
-		if (!allow_conf) {
-			te_snprintf(err, errlen, "%s: conf= is only accepted "
-				    "in plugstack.conf (policy files do not "
-				    "nest)", where);
-			return -1;
-		}
+		if (!allow_conf)
+			return te_err(err, errlen, "%s: conf= is only accepted "
+				      "in plugstack.conf (policy files do not "
+				      "nest)", where);
 		return te_policy_file(p, val, err, errlen);
 	}
 
@@ -138,27 +129,22 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 			char keys[512], qk[96];
 
 			known_keys(keys, sizeof(keys));
-			if (!echo) {
-				te_snprintf(err, errlen, "%s: unknown key; "
-					    "accepted: %s", where, keys);
-				return -1;
-			}
+			if (!echo)
+				return te_err(err, errlen, "%s: unknown key; "
+					      "accepted: %s", where, keys);
 			te_quote(qk, sizeof(qk), key);
-			te_snprintf(err, errlen, "%s: unknown key '%s%s'; "
-				    "accepted: %s", where, qk,
-				    is_min ? ".min" : is_max ? ".max" : "",
-				    keys);
-			return -1;
+			return te_err(err, errlen, "%s: unknown key '%s%s'; "
+				      "accepted: %s", where, qk,
+				      is_min ? ".min" : is_max ? ".max" : "",
+				      keys);
 		}
 		if (is_min || is_max) {
 			uint64_t n;
 
-			if (te_settings[id].type != TE_T_UINT) {
-				te_snprintf(err, errlen, "%s: %s.%s: only "
-					    "numeric settings have bounds",
-					    where, key, is_min ? "min" : "max");
-				return -1;
-			}
+			if (te_settings[id].type != TE_T_UINT)
+				return te_err(err, errlen, "%s: %s.%s: only "
+					      "numeric settings have bounds",
+					      where, key, is_min ? "min" : "max");
 			if (te_parse_u64(val, te_settings[id].hi, &n) < 0 ||
 			    n < te_settings[id].lo) {
 				char qv[96] = "", quoted[90];
@@ -168,12 +154,11 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 					te_snprintf(qv, sizeof(qv), " '%s'",
 						    quoted);
 				}
-				te_snprintf(err, errlen, "%s: %s.%s: invalid "
-					    "bound%s; accepted: %llu to %llu",
-					    where, key, is_min ? "min" : "max", qv,
-					    (unsigned long long)te_settings[id].lo,
-					    (unsigned long long)te_settings[id].hi);
-				return -1;
+				return te_err(err, errlen, "%s: %s.%s: invalid "
+					      "bound%s; accepted: %llu to %llu",
+					      where, key, is_min ? "min" : "max", qv,
+					      (unsigned long long)te_settings[id].lo,
+					      (unsigned long long)te_settings[id].hi);
 			}
 			if (is_min) {
 				p->has_min[id] = 1;
@@ -192,12 +177,10 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 	if (te_value_parse(id, val, 0, &p->def[id], msg, sizeof(msg)) < 0) {
 		if (!echo) {
 			te_setting_accepted(id, NULL, msg, sizeof(msg));
-			te_snprintf(err, errlen, "%s: %s: invalid value; "
-				    "accepted: %s", where, key, msg);
-			return -1;
+			return te_err(err, errlen, "%s: %s: invalid value; "
+				      "accepted: %s", where, key, msg);
 		}
-		te_snprintf(err, errlen, "%s: %s: %s", where, key, msg);
-		return -1;
+		return te_err(err, errlen, "%s: %s: %s", where, key, msg);
 	}
 	p->def[id].src = TE_SRC_ADMIN;
 	te_strlcpy(p->def[id].origin, where, sizeof(p->def[id].origin));
@@ -218,9 +201,8 @@ int te_policy_args(struct te_policy *p, int ac, char **av, char *err,
 			    i + 1);
 		if (te_strnlen_cap(av[i], TE_POLICY_LINE_MAX) >
 		    TE_POLICY_LINE_MAX) {
-			te_snprintf(err, errlen, "%s: longer than %d "
-				    "characters", where, TE_POLICY_LINE_MAX);
-			return -1;
+			return te_err(err, errlen, "%s: longer than %d "
+				      "characters", where, TE_POLICY_LINE_MAX);
 		}
 		if (te_policy_item(p, av[i], where, 1, err, errlen) < 0)
 			return -1;
@@ -244,19 +226,15 @@ int te_policy_buffer(struct te_policy *p, const char *buf, size_t len,
 		ll = end - pos;
 		lineno++;
 		te_snprintf(where, sizeof(where), "%.*s:%u", 120, name, lineno);
-		if (ll > TE_POLICY_LINE_MAX) {
-			te_snprintf(err, errlen, "%s: line longer than %d "
-				    "characters", where, TE_POLICY_LINE_MAX);
-			return -1;
-		}
+		if (ll > TE_POLICY_LINE_MAX)
+			return te_err(err, errlen, "%s: line longer than %d "
+				      "characters", where, TE_POLICY_LINE_MAX);
 		memcpy(line, buf + pos, ll);
 		line[ll] = '\0';
 		pos = end + 1;
-		if (memchr(buf + (pos - ll - 1), '\0', ll)) {
-			te_snprintf(err, errlen, "%s: NUL byte: not a text "
-				    "file", where);
-			return -1;
-		}
+		if (memchr(buf + (pos - ll - 1), '\0', ll))
+			return te_err(err, errlen, "%s: NUL byte: not a text "
+				      "file", where);
 		/* '#' starts a comment at the start of a line or after a
 		 * blank, so values may still contain '#'. */
 		for (hash = line; (hash = strchr(hash, '#')); hash++)
@@ -267,11 +245,9 @@ int te_policy_buffer(struct te_policy *p, const char *buf, size_t len,
 		l = te_trim(line);
 		if (!*l)
 			continue;
-		if (!te_is_printable(l, TE_POLICY_LINE_MAX)) {
-			te_snprintf(err, errlen, "%s: control or non-ASCII "
-				    "characters", where);
-			return -1;
-		}
+		if (!te_is_printable(l, TE_POLICY_LINE_MAX))
+			return te_err(err, errlen, "%s: control or non-ASCII "
+				      "characters", where);
 		if (te_policy_item(p, l, where, 0, err, errlen) < 0)
 			return -1;
 	}
@@ -287,25 +263,19 @@ int te_policy_file(struct te_policy *p, const char *path, char *err,
 	int fd, rc = -1;
 
 	te_quote(q, sizeof(q), path);
-	if (path[0] != '/') {
-		te_snprintf(err, errlen, "conf=%s: the policy file must be an "
-			    "absolute path", q);
-		return -1;
-	}
+	if (path[0] != '/')
+		return te_err(err, errlen, "conf=%s: the policy file must be an "
+			      "absolute path", q);
 	/* Not through a link: whoever may change the link would choose
 	 * what root reads as the site policy. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
 		  O_NOFOLLOW);
-	if (fd < 0 && errno == ELOOP) {
-		te_snprintf(err, errlen, "conf=%s: is a symbolic link; the "
-			    "policy file must be named by its own path", q);
-		return -1;
-	}
-	if (fd < 0) {
-		te_snprintf(err, errlen, "conf=%s: cannot open the policy "
-			    "file: %s", q, strerror(errno));
-		return -1;
-	}
+	if (fd < 0 && errno == ELOOP)
+		return te_err(err, errlen, "conf=%s: is a symbolic link; the "
+			      "policy file must be named by its own path", q);
+	if (fd < 0)
+		return te_err(err, errlen, "conf=%s: cannot open the policy "
+			      "file: %s", q, strerror(errno));
 	if (fstat(fd, &st) < 0) {
 		te_snprintf(err, errlen, "conf=%s: %s", q, strerror(errno));
 		goto out;
@@ -373,36 +343,31 @@ int te_policy_finish(struct te_policy *p, char *err, size_t errlen)
 		const char *name = te_settings[i].name;
 		char msg[TE_ERR_MAX];
 
-		if (p->has_min[i] && p->has_max[i] && p->min[i] > p->max[i]) {
-			te_snprintf(err, errlen, "%s: %s.min=%llu is greater "
-				    "than %s.max=%llu (%s)", p->min_where[i],
-				    name, (unsigned long long)p->min[i], name,
-				    (unsigned long long)p->max[i],
-				    p->max_where[i]);
-			return -1;
-		}
+		if (p->has_min[i] && p->has_max[i] && p->min[i] > p->max[i])
+			return te_err(err, errlen, "%s: %s.min=%llu is greater "
+				      "than %s.max=%llu (%s)", p->min_where[i],
+				      name, (unsigned long long)p->min[i], name,
+				      (unsigned long long)p->max[i],
+				      p->max_where[i]);
 		if (p->def[i].set &&
 		    te_value_check_bounds(p, i, &p->def[i], msg, sizeof(msg)) < 0) {
-			te_snprintf(err, errlen, "%s: %s=%s: the site default "
-				    "is outside the site bounds (%s)",
-				    p->def[i].origin, name, p->def[i].text, msg);
-			return -1;
+			return te_err(err, errlen, "%s: %s=%s: the site default "
+				      "is outside the site bounds (%s)",
+				      p->def[i].origin, name, p->def[i].text, msg);
 		}
 		if (p->enforced[i] && !p->def[i].set &&
 		    !te_settings[i].builtin) {
-			te_snprintf(err, errlen, "%s: enforce=%s needs a value: "
-				    "add %s=VALUE", p->enforce_where[i], name,
-				    name);
-			return -1;
+			return te_err(err, errlen, "%s: enforce=%s needs a value: "
+				      "add %s=VALUE", p->enforce_where[i], name,
+				      name);
 		}
 		if (p->enforced[i] && !p->def[i].set) {
 			struct te_value *v = &p->def[i];
 
 			if (te_value_parse(i, te_settings[i].builtin, 0, v, msg,
 					   sizeof(msg)) < 0) {
-				te_snprintf(err, errlen, "%s: built-in %s: %s",
-					    p->enforce_where[i], name, msg);
-				return -1;
+				return te_err(err, errlen, "%s: built-in %s: %s",
+					      p->enforce_where[i], name, msg);
 			}
 			v->src = TE_SRC_BUILTIN;
 			te_strlcpy(v->origin, "built-in", sizeof(v->origin));

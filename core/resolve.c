@@ -80,9 +80,8 @@ int te_resolve(const struct te_policy *pol, const char *const *user_opt,
 		if (opt) {
 			if (te_value_parse_pol(i, opt, 0, pol, v, msg, sizeof(msg)) < 0 ||
 			    te_value_check_bounds(pol, i, v, msg, sizeof(msg)) < 0) {
-				te_snprintf(err, errlen, "--%s: %s", optname,
-					    msg);
-				return -1;
+				return te_err(err, errlen, "--%s: %s", optname,
+					      msg);
 			}
 			v->src = TE_SRC_OPTION;
 			te_snprintf(v->origin, sizeof(v->origin), "--%s",
@@ -96,10 +95,9 @@ int te_resolve(const struct te_policy *pol, const char *const *user_opt,
 				continue;
 			if (te_value_parse_pol(i, val, 1, pol, v, msg, sizeof(msg)) < 0 ||
 			    te_value_check_bounds(pol, i, v, msg, sizeof(msg)) < 0) {
-				te_snprintf(err, errlen, "%s in the job "
-					    "environment (setting %s): %s",
-					    s->env[e], s->name, msg);
-				return -1;
+				return te_err(err, errlen, "%s in the job "
+					      "environment (setting %s): %s",
+					      s->env[e], s->name, msg);
 			}
 			v->src = TE_SRC_ENV;
 			te_strlcpy(v->origin, s->env[e], sizeof(v->origin));
@@ -114,9 +112,8 @@ int te_resolve(const struct te_policy *pol, const char *const *user_opt,
 		if (s->builtin) {
 			if (te_value_parse(i, s->builtin, 0, v, msg,
 					   sizeof(msg)) < 0) {
-				te_snprintf(err, errlen, "built-in %s: %s",
-					    s->name, msg);
-				return -1;
+				return te_err(err, errlen, "built-in %s: %s",
+					      s->name, msg);
 			}
 			v->src = TE_SRC_BUILTIN;
 			te_strlcpy(v->origin, "built-in", sizeof(v->origin));
@@ -216,10 +213,8 @@ int te_config_decode(struct te_config *cfg, const char *s, char *err,
 	memset(cfg, 0, sizeof(*cfg));
 	for (int i = 0; i < TE_S_COUNT; i++)
 		cfg->v[i].word = TE_W_VALUE;
-	if (te_strnlen_cap(s, 256 * 1024) > 256 * 1024) {
-		te_snprintf(err, errlen, "%s is too long", TE_SETTINGS_ENV);
-		return -1;
-	}
+	if (te_strnlen_cap(s, 256 * 1024) > 256 * 1024)
+		return te_err(err, errlen, "%s is too long", TE_SETTINGS_ENV);
 	while (*s) {
 		const char *end = strchr(s, ' '), *f[4];
 		size_t flen[4];
@@ -232,19 +227,16 @@ int te_config_decode(struct te_config *cfg, const char *s, char *err,
 		if (split4(s, end, f, flen) < 0 || flen[0] == 0 ||
 		    flen[0] >= sizeof(name) || flen[1] == 0 ||
 		    flen[1] >= sizeof(num)) {
-			te_snprintf(err, errlen, "%s: malformed item",
-				    TE_SETTINGS_ENV);
-			return -1;
+			return te_err(err, errlen, "%s: malformed item",
+				      TE_SETTINGS_ENV);
 		}
 		memcpy(name, f[0], flen[0]);
 		name[flen[0]] = '\0';
 		memcpy(num, f[1], flen[1]);
 		num[flen[1]] = '\0';
-		if (te_parse_u64(num, TE_SRC_ENFORCED, &src) < 0) {
-			te_snprintf(err, errlen, "%s: bad source in item '%s'",
-				    TE_SETTINGS_ENV, name);
-			return -1;
-		}
+		if (te_parse_u64(num, TE_SRC_ENFORCED, &src) < 0)
+			return te_err(err, errlen, "%s: bad source in item '%s'",
+				      TE_SETTINGS_ENV, name);
 		id = te_setting_find(name);
 		if (id >= 0) {	/* unknown names: from a newer trainenv */
 			struct te_value *v = &cfg->v[id];
@@ -253,9 +245,8 @@ int te_config_decode(struct te_config *cfg, const char *s, char *err,
 					  flen[2]) < 0 ||
 			    te_pct_decode(v->origin, sizeof(v->origin), f[3],
 					  flen[3]) < 0) {
-				te_snprintf(err, errlen, "%s: bad encoding in "
-					    "item '%s'", TE_SETTINGS_ENV, name);
-				return -1;
+				return te_err(err, errlen, "%s: bad encoding in "
+					      "item '%s'", TE_SETTINGS_ENV, name);
 			}
 			v->src = (enum te_source)src;
 			v->set = v->src != TE_SRC_UNSET;

@@ -117,10 +117,8 @@ static int siglist_parse(const char *text, struct te_value *v, char *err,
 	char buf[256], *save = NULL, *tok, q[64];
 	uint64_t mask = 0;
 
-	if (te_strlcpy(buf, text, sizeof(buf)) >= sizeof(buf)) {
-		te_snprintf(err, errlen, "signal list too long");
-		return -1;
-	}
+	if (te_strlcpy(buf, text, sizeof(buf)) >= sizeof(buf))
+		return te_err(err, errlen, "signal list too long");
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		const char *n = tok;
@@ -151,12 +149,10 @@ static int siglist_parse(const char *text, struct te_value *v, char *err,
 				    "XFSZ, WINCH, URG", q);
 		return -1;
 	}
-	if (!mask) {
-		te_snprintf(err, errlen, "empty signal list; accepted: none, "
-			    "or a comma-separated list of PIPE, TTIN, TTOU, "
-			    "XFSZ, WINCH, URG");
-		return -1;
-	}
+	if (!mask)
+		return te_err(err, errlen, "empty signal list; accepted: none, "
+			      "or a comma-separated list of PIPE, TTIN, TTOU, "
+			      "XFSZ, WINCH, URG");
 	v->set = 1;
 	v->word = TE_W_VALUE;
 	v->num = mask;
@@ -183,26 +179,18 @@ int te_value_parse_pol(int id, const char *text, int from_env,
 	memset(v, 0, sizeof(*v));
 	v->word = TE_W_VALUE;
 	te_setting_accepted(id, pol, acc, sizeof(acc));
-	if (!text) {
-		te_snprintf(err, errlen, "a value is required; accepted: %s",
-			    acc);
-		return -1;
-	}
+	if (!text)
+		return te_err(err, errlen, "a value is required; accepted: %s",
+			      acc);
 	len = te_strnlen_cap(text, TE_VALUE_MAX - 1);
-	if (len == 0) {
-		te_snprintf(err, errlen, "empty value; accepted: %s", acc);
-		return -1;
-	}
-	if (len > TE_VALUE_MAX - 1) {
-		te_snprintf(err, errlen, "value longer than %d characters; "
-			    "accepted: %s", TE_VALUE_MAX - 1, acc);
-		return -1;
-	}
-	if (!te_is_printable(text, TE_VALUE_MAX)) {
-		te_snprintf(err, errlen, "value contains control or non-ASCII "
-			    "characters; accepted: %s", acc);
-		return -1;
-	}
+	if (len == 0)
+		return te_err(err, errlen, "empty value; accepted: %s", acc);
+	if (len > TE_VALUE_MAX - 1)
+		return te_err(err, errlen, "value longer than %d characters; "
+			      "accepted: %s", TE_VALUE_MAX - 1, acc);
+	if (!te_is_printable(text, TE_VALUE_MAX))
+		return te_err(err, errlen, "value contains control or non-ASCII "
+			      "characters; accepted: %s", acc);
 
 	if (from_env && s->env_words && (w = word_index(s->env_words, text)) >= 0) {
 		set_word(s, v, w);
@@ -295,14 +283,13 @@ int te_value_check_bounds(const struct te_policy *pol, int id,
 	if ((pol->has_min[id] && v->num < pol->min[id]) ||
 	    (pol->has_max[id] && v->num > pol->max[id])) {
 		te_setting_accepted(id, pol, acc, sizeof(acc));
-		te_snprintf(err, errlen, "%s is %s the site %s; accepted: %s",
-			    v->text,
-			    pol->has_min[id] && v->num < pol->min[id] ?
-				    "below" : "above",
-			    pol->has_min[id] && v->num < pol->min[id] ?
-				    "minimum" : "maximum",
-			    acc);
-		return -1;
+		return te_err(err, errlen, "%s is %s the site %s; accepted: %s",
+			      v->text,
+			      pol->has_min[id] && v->num < pol->min[id] ?
+				      "below" : "above",
+			      pol->has_min[id] && v->num < pol->min[id] ?
+				      "minimum" : "maximum",
+			      acc);
 	}
 	return 0;
 }

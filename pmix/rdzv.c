@@ -17,8 +17,9 @@
  *  - barrier mode (--barrier S, or --checkpoint-dir): every helper
  *    registers its node's facts and ranks with rank 0's coordinator
  *    (pmix/barrier.c); when every rank is there rank 0 judges the facts
- *    (versions, checkpoint directory), reports once, and releases all; at
- *    the deadline every waiting task fails naming the missing ranks;
+ *    (versions, checkpoint directory: core/launch_verdict.c), reports
+ *    once, and releases all; at the deadline every waiting task fails
+ *    naming the missing ranks;
  *  - no barrier: each node takes rank 0's data as soon as it is there
  *    (direct modex, at most --wait S) and compares its versions with rank
  *    0's.
@@ -40,31 +41,15 @@
 
 #include "barrier.h"
 #include "cudart_load.h"
+#include "launch_verdict.h"
 #include "netinfo.h"
+#include "rdzv_args.h"
 #include "rdzv_core.h"
 #include "rdzv_proto.h"
 #include "strutil.h"
 #include "sysutil.h"
 
-#define CKPT_FENCE_MS 60000
 #define CKPT_RETRY_MS 3000	/* NFS may cache "no such file" briefly */
-
-struct opts {
-	unsigned long job, step;
-	uint16_t port_lo, port_hi, port_start;
-	unsigned barrier;	/* seconds, 0: off */
-	unsigned wait;		/* seconds for rank 0's data without barrier */
-	int vcheck;		/* 0 warn, 1 fail, 2 off */
-	const char *ckpt;
-	int ifname;
-	int hooks;
-	int lead;		/* stands for the node's other tasks */
-	/* this task failed before the barrier (--failed TEXT, or the test
-	 * hook): rank 0 is told and fails the step at once */
-	const char *failed;
-};
-
-static char failed_text[TE_FAIL_TEXT_MAX + 1];
 
 static struct te_rdzv_result res;
 
@@ -116,93 +101,6 @@ static int emit(void)
 	return te_write_all(STDOUT_FILENO, out, strlen(out)) < 0;
 }
 
-/* ---------------------------------------------------------------- args */
-
-static int num_arg(const char *s, uint64_t max, uint64_t *v)
-{
-	return s ? te_parse_u64(s, max, v) : -1;
-}
-
-static int parse_args(int argc, char **argv, struct opts *o, char *err,
-		      size_t errlen)
-{
-	int i;
-
-	memset(o, 0, sizeof(*o));
-	o->wait = 300;
-	o->port_lo = 20000;
-	o->port_hi = 29999;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		uint64_t n;
-
-		if (!strcmp(a, "--ifname")) {
-			o->ifname = 1;
-			continue;
-		}
-		if (!strcmp(a, "--test-hooks")) {
-			o->hooks = 1;
-			continue;
-		}
-		if (!strcmp(a, "--lead")) {
-			o->lead = 1;
-			continue;
-		}
-		i++;
-		if (!strcmp(a, "--job") && num_arg(v, UINT32_MAX, &n) == 0) {
-			o->job = (unsigned long)n;
-		} else if (!strcmp(a, "--step") &&
-			   num_arg(v, UINT32_MAX, &n) == 0) {
-			o->step = (unsigned long)n;
-		} else if (!strcmp(a, "--port-start") &&
-			   num_arg(v, 65535, &n) == 0) {
-			o->port_start = (uint16_t)n;
-		} else if (!strcmp(a, "--port-range") && v) {
-			char lo[8], hi[8];
-			const char *d = strchr(v, '-');
-			uint64_t l, h;
-
-			if (!d || (size_t)(d - v) >= sizeof(lo) ||
-			    strlen(d + 1) >= sizeof(hi))
-				goto bad;
-			memcpy(lo, v, (size_t)(d - v));
-			lo[d - v] = '\0';
-			te_strlcpy(hi, d + 1, sizeof(hi));
-			if (te_parse_u64(lo, 65535, &l) < 0 ||
-			    te_parse_u64(hi, 65535, &h) < 0 || !l || l > h)
-				goto bad;
-			o->port_lo = (uint16_t)l;
-			o->port_hi = (uint16_t)h;
-		} else if (!strcmp(a, "--barrier") &&
-			   num_arg(v, 7 * 86400, &n) == 0) {
-			o->barrier = (unsigned)n;
-		} else if (!strcmp(a, "--wait") &&
-			   num_arg(v, 7 * 86400, &n) == 0 && n > 0) {
-			o->wait = (unsigned)n;
-		} else if (!strcmp(a, "--version-check") && v) {
-			if (!strcmp(v, "warn"))
-				o->vcheck = 0;
-			else if (!strcmp(v, "fail"))
-				o->vcheck = 1;
-			else if (!strcmp(v, "off"))
-				o->vcheck = 2;
-			else
-				goto bad;
-		} else if (!strcmp(a, "--checkpoint-dir") && v && v[0] == '/') {
-			o->ckpt = v;
-		} else if (!strcmp(a, "--failed") && v && *v) {
-			te_rdzv_clean_text(failed_text, sizeof(failed_text), v);
-			o->failed = failed_text;
-		} else {
-			goto bad;
-		}
-	}
-	return 0;
-bad:
-	te_snprintf(err, errlen, "bad argument '%.40s'", argv[i - 1]);
-	return -1;
-}
-
 /* ---------------------------------------------------------------- hooks */
 
 static const char *node_name(void)
@@ -228,7 +126,7 @@ static const char *hook_value(const char *var, char *buf, size_t len)
  * fails before the barrier, a node with another NCCL. Returns -1 when
  * this rank must fail now (no barrier: nobody to tell); with a barrier a
  * failing rank goes on to tell rank 0 (o->failed). */
-static int hooks_before_init(struct opts *o)
+static int hooks_before_init(struct te_rdzv_opts *o)
 {
 	char buf[64];
 	const char *v;
@@ -245,14 +143,14 @@ static int hooks_before_init(struct opts *o)
 	}
 	if (!o->failed && (v = getenv("TRAINENV_TEST_FAIL_RANK")) &&
 	    getenv("PMIX_RANK") && !strcmp(v, getenv("PMIX_RANK"))) {
-		te_snprintf(failed_text, sizeof(failed_text), "test hook "
+		te_snprintf(o->failed_text, sizeof(o->failed_text), "test hook "
 			    "TRAINENV_TEST_FAIL_RANK: rank %.16s fails before "
 			    "the barrier", v);
 		if (o->barrier > 0 || o->ckpt) {
-			o->failed = failed_text;
+			o->failed = o->failed_text;
 			return 0;
 		}
-		fail(0, "%s", failed_text);
+		fail(0, "%s", o->failed_text);
 		return -1;
 	}
 	return 0;
@@ -260,7 +158,7 @@ static int hooks_before_init(struct opts *o)
 
 /* TRAINENV_TEST_COORD_CUT=HOST:N: rank 0's coordinator, on HOST, cuts the
  * first N connections it accepts (the helpers' first tries). */
-static unsigned hook_coord_cut(const struct opts *o)
+static unsigned hook_coord_cut(const struct te_rdzv_opts *o)
 {
 	char buf[16];
 	const char *v;
@@ -275,7 +173,8 @@ static unsigned hook_coord_cut(const struct opts *o)
 
 /* ---------------------------------------------------------------- versions */
 
-static void probe_versions(const struct opts *o, struct te_versions *v)
+static void probe_versions(const struct te_rdzv_opts *o,
+			   struct te_versions *v)
 {
 	char buf[TE_VER_MAX];
 	const char *fake;
@@ -317,33 +216,28 @@ static void probe_versions(const struct opts *o, struct te_versions *v)
 
 /* Without a barrier: this node against rank 0's node, reported by this
  * node's first task. */
-static void check_versions_rank0(struct te_pmix *p, const struct opts *o,
-				 int local_leader, const struct te_versions *mine)
+static void check_versions_rank0(struct te_pmix *p,
+				 const struct te_rdzv_opts *o, int local_leader,
+				 const struct te_versions *mine)
 {
 	struct te_versions v0;
 	char s[256], host0[TE_HOST_MAX], text[TE_RDZV_TEXT_MAX];
-	int timed_out;
+	int timed_out, rc;
 
 	if (p->me.rank == 0 ||
 	    te_pmix_get_wait(p, 0, "te.ver", 10000, s, sizeof(s), &timed_out,
 			     text, sizeof(text)) < 0 ||
 	    te_versions_parse(s, &v0) < 0)
 		return;
-	if (!strcmp(v0.trainenv, mine->trainenv) && !strcmp(v0.nccl, mine->nccl) &&
-	    !strcmp(v0.cuda, mine->cuda) && !strcmp(v0.cudart, mine->cudart))
+	if (te_versions_equal(&v0, mine))
 		return;
 	if (te_pmix_host_of(p, 0, host0, sizeof(host0)) < 0)
 		te_strlcpy(host0, "?", sizeof(host0));
-	te_snprintf(text, sizeof(text), "version mismatch: node %s has "
-		    "trainenv %s, NCCL %s, CUDA driver %s, CUDA runtime %s; "
-		    "rank 0's node %s has trainenv %s, NCCL %s, CUDA driver %s, "
-		    "CUDA runtime %s (without --train-barrier each node is only "
-		    "compared with rank 0's)", p->host, mine->trainenv,
-		    mine->nccl, mine->cuda, mine->cudart, host0, v0.trainenv,
-		    v0.nccl, v0.cuda, v0.cudart);
-	if (o->vcheck == 1)
+	rc = te_rank0_versions_verdict(o->vcheck, p->host, mine, host0, &v0,
+				       text, sizeof(text));
+	if (rc == TE_VERDICT_REJECT)
 		fail(!local_leader, "%s", text);
-	else if (local_leader)
+	else if (rc == TE_VERDICT_WARN && local_leader)
 		warn("%s", text);
 }
 
@@ -353,7 +247,7 @@ static char ckpt_file[TE_RDZV_PATH_MAX + 96];
 
 /* Rank 0, before the fence: a file with a random token in DIR. Puts
  * "NAME TOKEN", or "error REASON". */
-static void ckpt_write(struct te_pmix *p, const struct opts *o)
+static void ckpt_write(struct te_pmix *p, const struct te_rdzv_opts *o)
 {
 	char token[TE_TOKEN_LEN + 1], name[96], val[TE_RDZV_TEXT_MAX], err[256];
 	int fd;
@@ -362,8 +256,7 @@ static void ckpt_write(struct te_pmix *p, const struct opts *o)
 		te_snprintf(val, sizeof(val), "error cannot make a token");
 		goto put;
 	}
-	te_snprintf(name, sizeof(name), ".trainenv-ckpt-%lu.%lu-%.16s", o->job,
-		    o->step, token);
+	te_ckpt_probe_name(o->job, o->step, token, name, sizeof(name));
 	if (te_snprintf(ckpt_file, sizeof(ckpt_file), "%s/%s", o->ckpt, name) < 0) {
 		te_snprintf(val, sizeof(val), "error the path is too long");
 		ckpt_file[0] = '\0';
@@ -396,41 +289,18 @@ put:
 		fail(0, "checkpoint check: %s", err);
 }
 
-static int read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
-
 /* One helper per node, with what rank 0 put under te.ckpt: "ok", or what
  * is wrong ("rank0 REASON" when rank 0 could not write its file). */
-static void ckpt_node_check(struct te_pmix *p, const struct opts *o,
+static void ckpt_node_check(struct te_pmix *p, const struct te_rdzv_opts *o,
 			    const char *info, char *out, size_t len)
 {
-	char name[128], token[TE_TOKEN_LEN + 2], probe[TE_RDZV_PATH_MAX + 128];
-	char path[TE_RDZV_PATH_MAX + 160], buf[64], probe_id[TE_TOKEN_LEN + 1];
+	char probe[TE_RDZV_PATH_MAX + 128], path[TE_RDZV_PATH_MAX + 160];
+	char buf[64], probe_id[TE_TOKEN_LEN + 1];
+	struct te_ckpt_probe rank0;
 	int fd, tries;
 
-	if (!strncmp(info, "error ", 6)) {
-		te_snprintf(out, len, "rank0 %s", info + 6);
+	if (te_ckpt_probe_parse(info, &rank0, out, len) < 0)
 		return;
-	}
-	if (sscanf(info, "%127s %33s", name, token) != 2 ||
-	    strncmp(name, ".trainenv-ckpt-", 15) || strchr(name, '/') ||
-	    !te_token_valid(token)) {
-		te_snprintf(out, len, "rank 0's checkpoint file name is "
-			    "unreadable");
-		return;
-	}
 	/* Writable from here. The name is random: DIR is shared with other
 	 * users, who could make a predictable name first (the step would
 	 * then fail) or put a link there. */
@@ -455,19 +325,12 @@ static void ckpt_node_check(struct te_pmix *p, const struct opts *o,
 	close(fd);
 	unlink(probe);
 	/* the same directory as rank 0's: its file, with its token */
-	te_snprintf(path, sizeof(path), "%s/%s", o->ckpt, name);
+	te_snprintf(path, sizeof(path), "%s/%s", o->ckpt, rank0.name);
 	for (tries = 0;; tries++) {
-		if (read_small(path, buf, sizeof(buf)) == 0) {
-			size_t l = strlen(buf);
-
-			if (l && buf[l - 1] == '\n')
-				buf[--l] = '\0';
-			if (!strcmp(buf, token)) {
-				te_strlcpy(out, "ok", len);
-				return;
-			}
-			te_snprintf(out, len, "rank 0's probe file has other "
-				    "content there (another directory?)");
+		if (te_read_small(path, buf, sizeof(buf),
+				  TE_READ_NOFOLLOW) >= 0) {
+			te_strlcpy(out, te_ckpt_probe_content(buf, rank0.token),
+				   len);
 			return;
 		}
 		if (tries * 500 >= CKPT_RETRY_MS)
@@ -478,89 +341,11 @@ static void ckpt_node_check(struct te_pmix *p, const struct opts *o,
 		    "directory with the same path: node-local storage?)");
 }
 
-/* ---------------------------------------------------------------- verdict */
-
-struct verdict_ctx {
-	const struct opts *o;
-	const char *rank0_host;
-};
-
-/* Rank 0, once every rank is there: the nodes' facts, judged once for the
- * job. 0 fine, 1 warn, 2 reject; text says why. */
+/* The barrier's verdict callback (rank 0, once every rank is there). */
 static int verdict(void *ctx, const struct te_coord_req *nodes, size_t n,
 		   char *text, size_t len)
 {
-	static const char *const what[4] = { "trainenv", "NCCL",
-					     "CUDA driver", "CUDA runtime" };
-	const struct verdict_ctx *vc = ctx;
-	const struct opts *o = vc->o;
-	struct te_nodever *nv = calloc(n ? n : 1, sizeof(*nv));
-	char part[TE_COORD_TEXT_MAX + 1], vers[TE_COORD_TEXT_MAX + 1] = "";
-	size_t i, nbad = 0;
-	int c, rc = 0;
-
-	text[0] = '\0';
-	if (!nv) {
-		te_snprintf(text, len, "launch checks: out of memory");
-		return 1;
-	}
-	if (o->ckpt) {
-		const char *rank0_err = NULL;
-
-		for (i = 0; i < n; i++) {
-			if (!strncmp(nodes[i].ckpt, "rank0 ", 6))
-				rank0_err = nodes[i].ckpt + 6;
-			if (strcmp(nodes[i].ckpt, "ok") &&
-			    strncmp(nodes[i].ckpt, "rank0 ", 6)) {
-				nv[nbad].host = nodes[i].host;
-				nv[nbad].ver = nodes[i].ckpt;
-				nbad++;
-			}
-		}
-		if (rank0_err) {
-			te_snprintf(text, len, "checkpoint dir %s: rank 0 (node "
-				    "%s) cannot write there: %s", o->ckpt,
-				    vc->rank0_host, rank0_err);
-			rc = 2;
-		} else if (nbad) {
-			te_group_by_value(nv, nbad, 1, part, sizeof(part));
-			te_snprintf(text, len, "checkpoint dir %s is not one "
-				    "shared directory writable from every node "
-				    "(rank 0 is on %s): %s", o->ckpt,
-				    vc->rank0_host, part);
-			rc = 2;
-		}
-	}
-	if (o->vcheck != 2) {
-		for (c = 0; c < 4; c++) {
-			for (i = 0; i < n; i++) {
-				nv[i].host = nodes[i].host;
-				nv[i].ver = c == 0 ? nodes[i].ver.trainenv :
-					    c == 1 ? nodes[i].ver.nccl :
-					    c == 2 ? nodes[i].ver.cuda :
-						     nodes[i].ver.cudart;
-			}
-			if (te_version_summary(what[c], nv, n, part,
-					       sizeof(part)) > 1)
-				te_appendf(vers, sizeof(vers), "%s%s",
-					   vers[0] ? "; " : "", part);
-		}
-		if (vers[0] && !rc) {
-			if (o->vcheck == 1) {
-				te_snprintf(text, len, "version mismatch "
-					    "(version-check=fail): %s", vers);
-				rc = 2;
-			} else {
-				te_snprintf(text, len, "version mismatch: %s",
-					    vers);
-				rc = 1;
-			}
-		} else if (vers[0] && o->vcheck == 1) {
-			te_appendf(text, len, "; version mismatch: %s", vers);
-		}
-	}
-	free(nv);
-	return rc;
+	return te_launch_verdict(ctx, nodes, n, text, len);
 }
 
 /* ---------------------------------------------------------------- main */
@@ -587,7 +372,7 @@ static int followers_quiet;
 
 /* The versions are probed (NCCL and CUDA loaded) while PMIx_Init runs. */
 static struct te_versions probed;
-static const struct opts *probe_opts;
+static const struct te_rdzv_opts *probe_opts;
 
 static void *probe_thread(void *arg)
 {
@@ -595,7 +380,7 @@ static void *probe_thread(void *arg)
 	return NULL;
 }
 
-static void run(struct te_pmix *p, const struct opts *o)
+static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
 {
 	struct te_versions ver;
 	struct te_barrier *b;
@@ -661,7 +446,7 @@ static void run(struct te_pmix *p, const struct opts *o)
 		} else {
 			parse_master(text);
 		}
-		if (o->vcheck != 2)
+		if (o->vcheck != TE_W_VCHECK_OFF)
 			check_versions_rank0(p, o, 1, &ver);
 		goto finish;
 	}
@@ -678,9 +463,11 @@ static void run(struct te_pmix *p, const struct opts *o)
 			.failed = o->failed,
 			.test_cut = p->me.rank == 0 ? hook_coord_cut(o) : 0,
 		};
-		struct verdict_ctx vc = { .o = o, .rank0_host = host0 };
+		struct te_launch_checks lc = { .vcheck = o->vcheck,
+					       .ckpt = o->ckpt,
+					       .rank0_host = host0 };
 		int64_t t0 = te_now_ms();
-		bo.verdict_ctx = &vc;
+		bo.verdict_ctx = &lc;
 		bo.node.ver = ver;
 		te_strlcpy(bo.node.ckpt, "-", sizeof(bo.node.ckpt));
 		if (o->ckpt) {
@@ -768,7 +555,7 @@ finish:
  * reported for the job by rank 0 made quiet. Written whole, then renamed
  * into place, after PMIx_Finalize: their programs may start PMIx clients
  * as soon as they read it. */
-static void write_node_result(const struct opts *o, const char *why)
+static void write_node_result(const struct te_rdzv_opts *o, const char *why)
 {
 	static struct te_rdzv_result f;
 	const char *dir = getenv("PMIX_SERVER_TMPDIR");
@@ -790,13 +577,13 @@ static void write_node_result(const struct opts *o, const char *why)
 int main(int argc, char **argv)
 {
 	struct te_pmix p;
-	struct opts o;
+	struct te_rdzv_opts o;
 	char err[TE_RDZV_TEXT_MAX], why[TE_RDZV_TEXT_MAX + 128];
 
 	signal(SIGPIPE, SIG_IGN);
 	t_start = te_now_ms();
 	profile = getenv("TRAINENV_RDZV_PROFILE") != NULL;
-	if (parse_args(argc, argv, &o, err, sizeof(err)) < 0) {
+	if (te_rdzv_args_parse(argc, argv, &o, err, sizeof(err)) < 0) {
 		fail(0, "trainenv-rdzv: %s", err);
 		return emit();
 	}

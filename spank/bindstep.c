@@ -260,23 +260,18 @@ int te_bindstep_gpu(uint32_t local_id, const struct te_bind_gpu_env *genv,
 
 	if (len)
 		busid[0] = '\0';
-	if (!bs.mapped) {
-		te_snprintf(err, errlen, "the rank -> GPU mapping was not "
-			    "computed for this step");
-		return -1;
-	}
+	if (!bs.mapped)
+		return te_err(err, errlen, "the rank -> GPU mapping was not "
+			      "computed for this step");
 	gpu_env_key(genv, key, sizeof(key));
 	if (bs.no_gpus) {
 		if (!strcmp(key, bs.gpu_list))
 			return 0;
-		te_snprintf(err, errlen, "this task's GPU list (%s) differs "
-			    "from the step's, which has none", key);
-		return -1;
+		return te_err(err, errlen, "this task's GPU list (%s) differs "
+			      "from the step's, which has none", key);
 	}
-	if (!bs.ready) {
-		te_snprintf(err, errlen, "%s", bs.err);
-		return -1;
-	}
+	if (!bs.ready)
+		return te_err(err, errlen, "%s", bs.err);
 	memset(&mine, 0, sizeof(mine));
 	/* a task with its own GPU view (srun --gpu-bind) maps from it */
 	if (strcmp(key, bs.gpu_list) != 0) {
@@ -311,11 +306,9 @@ int te_bindstep_task(uint32_t local_id, uint32_t global_id,
 	memset(out, 0, sizeof(*out));
 	if (!bs.active)
 		return 0;
-	if (!bs.ready) {
-		te_snprintf(out->msg, sizeof(out->msg), "cannot bind rank %u: "
-			    "%s", global_id, bs.err);
-		return -1;
-	}
+	if (!bs.ready)
+		return te_err(out->msg, sizeof(out->msg), "cannot bind rank %u: "
+			      "%s", global_id, bs.err);
 	memset(&mine, 0, sizeof(mine));
 	/* A task whose GPU view differs from the step's (srun --gpu-bind)
 	 * maps from its own view; the topology is not loaded again. */

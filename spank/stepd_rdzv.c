@@ -10,6 +10,7 @@
 
 #include "rankenv.h"
 #include "rdzv_client.h"
+#include "rdzv_plan.h"
 #include "slurmstepd.h"
 #include "strutil.h"
 
@@ -66,129 +67,92 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 			  const char *failed)
 {
 	const struct te_config *c = &te_plug.cfg;
-	const struct te_value *barrier = &c->v[TE_S_BARRIER];
-	const struct te_value *ckpt = &c->v[TE_S_CHECKPOINT_DIR];
-	const struct te_value *range = &c->v[TE_S_PORT_RANGE];
-	char path[TE_VALUE_MAX + 32], a_job[16], a_step[16], a_range[16];
-	char a_start[8], a_barrier[24], err[TE_ERR_MAX], tmpdir[TE_VALUE_MAX + 2];
-	char hook_why[96], *argv[26], **envp = NULL;
+	struct te_rdzv_facts facts = { .local_id = local_id };
+	struct te_rdzv_plan plan;
+	struct te_rdzv_argv args;
+	char path[TE_VALUE_MAX + 32], err[TE_ERR_MAX], tmpdir[TE_VALUE_MAX + 2];
+	char hook_why[96], **envp = NULL;
 	const char *s;
-	unsigned long secs;
-	int n = 0, timeout_ms, nodes_files, barrier_mode, lead_lock = -1;
+	int n, lead_lock = -1;
 
 	*quiet = 0;
-	if (c->v[TE_S_RDZV].word == TE_W_RDZV_COMPUTED)		/* computed */
+	facts.has_pmix = te_stepd_has_pmix(sp);
+	switch (te_rdzv_wanted(c, facts.has_pmix)) {
+	case TE_RDZV_SKIP:
 		return 0;
-	if (!te_stepd_has_pmix(sp)) {
-		if (c->v[TE_S_RDZV].word != TE_W_RDZV_PMIX)
-			return 0;	/* auto: srun said it once */
+	case TE_RDZV_NO_PMIX:
 		return te_err(te_stepd_err, sizeof(te_stepd_err), "rdzv=pmix, but "
 			      "this step has no PMIx server: run it with srun "
 			      "--mpi=pmix (or MpiDefault=pmix)");
+	default:
+		break;
 	}
-	secs = barrier->word == TE_W_VALUE ? (unsigned long)barrier->num : 0;
-	barrier_mode = secs > 0 || ckpt->set;
-	/* The helper keeps its own deadlines; this one only catches a helper
-	 * that is stuck (killing a PMIx client makes Slurm end the step). */
-	timeout_ms = (int)((secs ? secs : 300) + (ckpt->set ? 15 : 0) + 20) * 1000;
 	s = te_stepd_getenv(sp, "PMIX_SERVER_TMPDIR");
-	nodes_files = s && te_strlcpy(tmpdir, s, sizeof(tmpdir)) < sizeof(tmpdir) &&
-		      te_step.local_tasks > 1 && te_private_dir_ok(tmpdir);
-	if (nodes_files && local_id != 0) {
-		if (c->v[TE_S_TEST_HOOKS].word == TE_W_ON) {
-			char buf[32], rank[16];
-			const char *v;
-			uint64_t d;
+	facts.nodes_files = s &&
+			    te_strlcpy(tmpdir, s, sizeof(tmpdir)) < sizeof(tmpdir) &&
+			    te_step.local_tasks > 1 && te_private_dir_ok(tmpdir);
+	if (facts.nodes_files && local_id != 0 &&
+	    c->v[TE_S_TEST_HOOKS].word == TE_W_ON) {
+		char buf[32], rank[16];
+		const char *v;
+		uint64_t d;
 
-			if ((v = te_hook_value(te_stepd_getenv(sp, "TRAINENV_TEST_DELAY"),
-					       te_step.node, buf, sizeof(buf))) &&
-			    te_parse_u64(v, 600, &d) == 0)
-				sleep((unsigned)d);
-			te_snprintf(rank, sizeof(rank), "%u", global_id);
-			if (!failed &&
-			    (v = te_stepd_getenv(sp, "TRAINENV_TEST_FAIL_RANK")) &&
-			    !strcmp(v, rank)) {
-				te_snprintf(te_stepd_err, sizeof(te_stepd_err),
-					    "test hook TRAINENV_TEST_FAIL_RANK: "
-					    "rank %s fails before the barrier", v);
-				te_strlcpy(hook_why, te_stepd_err,
-					   sizeof(hook_why));
-				failed = hook_why;
-			}
+		if ((v = te_hook_value(te_stepd_getenv(sp, "TRAINENV_TEST_DELAY"),
+				       te_step.node, buf, sizeof(buf))) &&
+		    te_parse_u64(v, 600, &d) == 0)
+			sleep((unsigned)d);
+		te_snprintf(rank, sizeof(rank), "%u", global_id);
+		if (!failed &&
+		    (v = te_stepd_getenv(sp, "TRAINENV_TEST_FAIL_RANK")) &&
+		    !strcmp(v, rank)) {
+			te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+				    "test hook TRAINENV_TEST_FAIL_RANK: "
+				    "rank %s fails before the barrier", v);
+			te_strlcpy(hook_why, te_stepd_err, sizeof(hook_why));
+			failed = hook_why;
 		}
-		if (failed) {
-			/* rank 0 fails the step at once: no waiting for the
-			 * barrier's deadline */
-			if (barrier_mode &&
-			    te_rdzv_leave_failed(tmpdir, global_id, failed) < 0)
-				slurm_info(TE_PREFIX "rank %u: cannot leave its "
-					   "failure file in %s", global_id,
-					   tmpdir);
-			return -1;
-		}
-		if (te_rdzv_follow(tmpdir, global_id, timeout_ms, rr, err,
+	}
+	facts.failed = failed != NULL;
+	te_rdzv_plan_make(c, &facts, &plan);
+	switch (plan.role) {
+	case TE_RDZV_SKIP:
+	case TE_RDZV_NO_PMIX:
+		return -1;	/* te_rdzv_wanted() said so above */
+	case TE_RDZV_FOLLOW_FAILED:
+		/* rank 0 fails the step at once: no waiting for the
+		 * barrier's deadline */
+		if (plan.barrier_mode &&
+		    te_rdzv_leave_failed(tmpdir, global_id, failed) < 0)
+			slurm_info(TE_PREFIX "rank %u: cannot leave its "
+				   "failure file in %s", global_id, tmpdir);
+		return -1;
+	case TE_RDZV_FAIL_ALONE:
+		return -1;
+	case TE_RDZV_FOLLOW:
+		if (te_rdzv_follow(tmpdir, global_id, plan.timeout_ms, rr, err,
 				   sizeof(err)) < 0) {
 			return te_err(te_stepd_err, sizeof(te_stepd_err),
 				      "rendezvous: %s", err);
 		}
 		goto result;
+	case TE_RDZV_RUN_HELPER:
+		break;
 	}
-	/* without a barrier nobody waits for this task: only the node's
-	 * other tasks need its helper */
-	if (failed && !barrier_mode && !nodes_files)
-		return -1;
 	if (te_stepd_helper_path(TE_RDZV_HELPER, path, sizeof(path)) < 0) {
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "helper-dir is "
 			    "too long");
 		goto leader_failed;
 	}
-	te_snprintf(a_job, sizeof(a_job), "%u", te_step.job_id);
-	te_snprintf(a_step, sizeof(a_step), "%u", te_step.step_id);
-	te_snprintf(a_range, sizeof(a_range), "%u-%u", (unsigned)range->num,
-		    (unsigned)range->num2);
-	te_snprintf(a_start, sizeof(a_start), "%u",
-		    te_master_port(te_step.job_id, te_step.step_id,
-				   (uint16_t)range->num, (uint16_t)range->num2));
-	te_snprintf(a_barrier, sizeof(a_barrier), "%lu", secs);
-	argv[n++] = (char *)TE_RDZV_HELPER;
-	argv[n++] = (char *)"--job";
-	argv[n++] = a_job;
-	argv[n++] = (char *)"--step";
-	argv[n++] = a_step;
-	argv[n++] = (char *)"--port-range";
-	argv[n++] = a_range;
-	argv[n++] = (char *)"--port-start";
-	argv[n++] = a_start;
-	argv[n++] = (char *)"--barrier";
-	argv[n++] = a_barrier;
-	argv[n++] = (char *)"--version-check";
-	argv[n++] = (char *)te_settings[TE_S_VERSION_CHECK]
-			    .words[c->v[TE_S_VERSION_CHECK].word != TE_W_VALUE ?
-					   c->v[TE_S_VERSION_CHECK].word :
-					   TE_W_VCHECK_WARN];
-	if (ckpt->set) {
-		argv[n++] = (char *)"--checkpoint-dir";
-		argv[n++] = (char *)ckpt->text;
-	}
-	if (c->v[TE_S_SOCKET_IFNAME].word == TE_W_YES)
-		argv[n++] = (char *)"--ifname";
-	if (c->v[TE_S_TEST_HOOKS].word == TE_W_ON)
-		argv[n++] = (char *)"--test-hooks";
-	if (nodes_files)
-		argv[n++] = (char *)"--lead";
-	if (failed && barrier_mode) {
-		argv[n++] = (char *)"--failed";
-		argv[n++] = (char *)failed;
-	}
-	argv[n] = NULL;
+	te_rdzv_helper_argv(c, &plan, TE_RDZV_HELPER, te_step.job_id,
+			    te_step.step_id, failed, &args);
 	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp) {
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot read the "
 			    "task's environment for the rendezvous");
 		goto leader_failed;
 	}
 	/* held while this task waits: its followers see it end */
-	lead_lock = nodes_files ? te_rdzv_lead_lock(tmpdir) : -1;
-	if (te_rdzv_spawn(path, argv, envp, timeout_ms, rr, err,
+	lead_lock = plan.lead ? te_rdzv_lead_lock(tmpdir) : -1;
+	if (te_rdzv_spawn(path, args.argv, envp, plan.timeout_ms, rr, err,
 			  sizeof(err)) < 0) {
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "rendezvous: %s "
 			    "(--train-rdzv=computed skips the PMIx rendezvous)",
@@ -211,7 +175,7 @@ result:
 	return 1;
 leader_failed:
 	/* the node's other tasks wait for this task's result */
-	if (nodes_files)
+	if (plan.lead)
 		te_rdzv_leave_error(tmpdir, te_stepd_err);
 	if (lead_lock >= 0)
 		close(lead_lock);

@@ -1,0 +1,100 @@
+/* trainenv launch rendezvous planning: a task's role at launch and the
+ * helper's command line (see rdzv_plan.h); spank/stepd_rdzv.c carries them
+ * out. */
+#include "config.h"
+
+#include <string.h>
+
+#include "rankenv.h"
+#include "rdzv_plan.h"
+#include "strutil.h"
+
+enum te_rdzv_role te_rdzv_wanted(const struct te_config *cfg, int has_pmix)
+{
+	if (cfg->v[TE_S_RDZV].word == TE_W_RDZV_COMPUTED)
+		return TE_RDZV_SKIP;
+	if (!has_pmix)
+		return cfg->v[TE_S_RDZV].word == TE_W_RDZV_PMIX ?
+			       TE_RDZV_NO_PMIX : TE_RDZV_SKIP;
+	return TE_RDZV_RUN_HELPER;
+}
+
+void te_rdzv_plan_make(const struct te_config *cfg,
+		       const struct te_rdzv_facts *f, struct te_rdzv_plan *p)
+{
+	const struct te_value *barrier = &cfg->v[TE_S_BARRIER];
+	int ckpt = cfg->v[TE_S_CHECKPOINT_DIR].set;
+	unsigned long secs;
+
+	memset(p, 0, sizeof(*p));
+	secs = barrier->word == TE_W_VALUE ? (unsigned long)barrier->num : 0;
+	p->barrier_secs = secs;
+	p->barrier_mode = secs > 0 || ckpt;
+	/* The helper keeps its own deadlines; this one only catches a helper
+	 * that is stuck (killing a PMIx client makes Slurm end the step). */
+	p->timeout_ms = (int)((secs ? secs : 300) + (ckpt ? 15 : 0) + 20) * 1000;
+	p->role = te_rdzv_wanted(cfg, f->has_pmix);
+	if (p->role != TE_RDZV_RUN_HELPER)
+		return;
+	if (f->nodes_files && f->local_id != 0) {
+		p->role = f->failed ? TE_RDZV_FOLLOW_FAILED : TE_RDZV_FOLLOW;
+	} else if (f->failed && !p->barrier_mode && !f->nodes_files) {
+		/* without a barrier nobody waits for this task: only the
+		 * node's other tasks need its helper */
+		p->role = TE_RDZV_FAIL_ALONE;
+	} else {
+		p->lead = f->nodes_files;
+		p->pass_failed = f->failed && p->barrier_mode;
+	}
+}
+
+void te_rdzv_helper_argv(const struct te_config *cfg,
+			 const struct te_rdzv_plan *p, const char *helper_name,
+			 uint32_t job_id, uint32_t step_id, const char *failed,
+			 struct te_rdzv_argv *out)
+{
+	const struct te_value *range = &cfg->v[TE_S_PORT_RANGE];
+	const struct te_value *ckpt = &cfg->v[TE_S_CHECKPOINT_DIR];
+	int vcheck = cfg->v[TE_S_VERSION_CHECK].word;
+	char **argv = out->argv;
+	int n = 0;
+
+	te_snprintf(out->job, sizeof(out->job), "%u", job_id);
+	te_snprintf(out->step, sizeof(out->step), "%u", step_id);
+	te_snprintf(out->range, sizeof(out->range), "%u-%u",
+		    (unsigned)range->num, (unsigned)range->num2);
+	te_snprintf(out->start, sizeof(out->start), "%u",
+		    te_master_port(job_id, step_id, (uint16_t)range->num,
+				   (uint16_t)range->num2));
+	te_snprintf(out->barrier, sizeof(out->barrier), "%lu", p->barrier_secs);
+	argv[n++] = (char *)helper_name;
+	argv[n++] = (char *)"--job";
+	argv[n++] = out->job;
+	argv[n++] = (char *)"--step";
+	argv[n++] = out->step;
+	argv[n++] = (char *)"--port-range";
+	argv[n++] = out->range;
+	argv[n++] = (char *)"--port-start";
+	argv[n++] = out->start;
+	argv[n++] = (char *)"--barrier";
+	argv[n++] = out->barrier;
+	argv[n++] = (char *)"--version-check";
+	argv[n++] = (char *)te_settings[TE_S_VERSION_CHECK]
+			    .words[vcheck != TE_W_VALUE ? vcheck :
+							  TE_W_VCHECK_WARN];
+	if (ckpt->set) {
+		argv[n++] = (char *)"--checkpoint-dir";
+		argv[n++] = (char *)ckpt->text;
+	}
+	if (cfg->v[TE_S_SOCKET_IFNAME].word == TE_W_YES)
+		argv[n++] = (char *)"--ifname";
+	if (cfg->v[TE_S_TEST_HOOKS].word == TE_W_ON)
+		argv[n++] = (char *)"--test-hooks";
+	if (p->lead)
+		argv[n++] = (char *)"--lead";
+	if (p->pass_failed && failed) {
+		argv[n++] = (char *)"--failed";
+		argv[n++] = (char *)failed;
+	}
+	argv[n] = NULL;
+}

@@ -1,0 +1,237 @@
+/* Unit tests of the launch rendezvous planning (core/rdzv_plan.c): each
+ * task's role, the barrier seconds and deadline, and the helper's command
+ * line, from real resolved settings. No Slurm involved. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "rankenv.h"
+#include "rdzv_args.h"
+#include "rdzv_plan.h"
+#include "settings.h"
+#include "strutil.h"
+#include "tap.h"
+
+static struct te_config cfg;
+
+static const char *no_env(void *ctx, const char *name)
+{
+	(void)ctx;
+	(void)name;
+	return NULL;
+}
+
+/* Settings as a user's options "name=value ..." give them. */
+static int settings(const char *opts)
+{
+	static char buf[1024];
+	const char *user[TE_S_COUNT] = { 0 };
+	struct te_policy pol;
+	char err[TE_ERR_MAX], *tok, *save = NULL;
+
+	te_policy_init(&pol);
+	if (te_policy_finish(&pol, err, sizeof(err)) < 0)
+		return -1;
+	te_strlcpy(buf, opts, sizeof(buf));
+	for (tok = strtok_r(buf, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(tok, '=');
+		int id;
+
+		*eq = '\0';
+		id = te_setting_find(tok);
+		if (id < 0)
+			return -1;
+		user[id] = eq + 1;
+	}
+	if (te_resolve(&pol, user, no_env, NULL, NULL, &cfg, err,
+		       sizeof(err)) < 0) {
+		printf("# %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static struct te_rdzv_plan plan(int has_pmix, int nodes_files,
+				uint32_t local_id, int failed)
+{
+	struct te_rdzv_facts f = {
+		.has_pmix = has_pmix, .nodes_files = nodes_files,
+		.local_id = local_id, .failed = failed,
+	};
+	struct te_rdzv_plan p;
+
+	te_rdzv_plan_make(&cfg, &f, &p);
+	return p;
+}
+
+static const char *joined(const struct te_rdzv_argv *a)
+{
+	static char buf[2048];
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; a->argv[i]; i++)
+		te_appendf(buf, sizeof(buf), "%s%s", i ? " " : "", a->argv[i]);
+	return buf;
+}
+
+static void test_roles(void)
+{
+	struct te_rdzv_plan p;
+
+	is_int(settings("rdzv=computed"), 0, "settings: rdzv=computed");
+	is_int(te_rdzv_wanted(&cfg, 1), TE_RDZV_SKIP,
+	       "computed: no rendezvous even with PMIx");
+	is_int(plan(1, 1, 0, 1).role, TE_RDZV_SKIP,
+	       "computed: a failed first task has no rendezvous either");
+	is_int(settings("rdzv=pmix"), 0, "settings: rdzv=pmix");
+	is_int(te_rdzv_wanted(&cfg, 0), TE_RDZV_NO_PMIX,
+	       "rdzv=pmix without a PMIx server: the task fails");
+	is_int(plan(0, 0, 0, 0).role, TE_RDZV_NO_PMIX, "same through the plan");
+	is_int(settings(""), 0, "settings: built-in");
+	is_int(te_rdzv_wanted(&cfg, 0), TE_RDZV_SKIP,
+	       "auto without PMIx: skipped (srun said it once)");
+	is_int(te_rdzv_wanted(&cfg, 1), TE_RDZV_RUN_HELPER, "auto with PMIx: on");
+
+	p = plan(1, 1, 0, 0);
+	ok(p.role == TE_RDZV_RUN_HELPER && p.lead && !p.pass_failed,
+	   "node files, first task: runs the helper for the node (--lead)");
+	p = plan(1, 1, 3, 0);
+	is_int(p.role, TE_RDZV_FOLLOW, "node files, another task: follows");
+	p = plan(1, 1, 3, 1);
+	is_int(p.role, TE_RDZV_FOLLOW_FAILED,
+	       "node files, another task that failed: leaves a failure file");
+	p = plan(1, 0, 3, 0);
+	ok(p.role == TE_RDZV_RUN_HELPER && !p.lead,
+	   "no node files: every task runs its own helper");
+	p = plan(1, 1, 0, 1);
+	ok(p.role == TE_RDZV_RUN_HELPER && p.lead && p.pass_failed,
+	   "barrier, first task failed: still the node's helper, with --failed");
+
+	is_int(settings("barrier=off"), 0, "settings: barrier=off");
+	p = plan(1, 0, 0, 1);
+	is_int(p.role, TE_RDZV_FAIL_ALONE,
+	       "no barrier, no node files, failed: fails alone, no helper");
+	p = plan(1, 1, 0, 1);
+	ok(p.role == TE_RDZV_RUN_HELPER && p.lead && !p.pass_failed,
+	   "no barrier, failed first task: helper for the others, no --failed");
+	is_int(settings("barrier=off checkpoint-dir=/ckpt"), 0,
+	       "settings: barrier=off checkpoint-dir=/ckpt");
+	p = plan(1, 0, 0, 1);
+	ok(p.role == TE_RDZV_RUN_HELPER && p.barrier_mode && p.pass_failed,
+	   "a checkpoint check is barrier mode: a failed task is passed on");
+}
+
+static void test_deadlines(void)
+{
+	struct te_rdzv_plan p;
+
+	settings("");
+	p = plan(1, 0, 0, 0);
+	ok(p.barrier_secs == 300 && p.barrier_mode && p.timeout_ms == 320000,
+	   "built-in barrier 300 s: deadline 320 s (got %lu s, %d ms)",
+	   p.barrier_secs, p.timeout_ms);
+	settings("barrier=60 checkpoint-dir=/ckpt");
+	p = plan(1, 0, 0, 0);
+	is_int(p.timeout_ms, 95000, "barrier 60 s + checkpoint: 60+15+20 s");
+	settings("barrier=off");
+	p = plan(1, 0, 0, 0);
+	ok(p.barrier_secs == 0 && !p.barrier_mode && p.timeout_ms == 320000,
+	   "no barrier: rank 0's data within 300+20 s");
+	settings("barrier=first-collective");
+	p = plan(1, 0, 0, 0);
+	ok(p.barrier_secs == 0 && !p.barrier_mode,
+	   "first-collective: no launch barrier");
+	settings("barrier=604800");
+	p = plan(1, 0, 0, 0);
+	is_int(p.timeout_ms, 604820000, "the longest barrier fits the deadline");
+}
+
+static void test_argv(void)
+{
+	struct te_rdzv_plan p;
+	struct te_rdzv_argv a;
+	char want[512];
+
+	settings("port-range=30000-30099 socket-ifname=yes");
+	p = plan(1, 1, 0, 0);
+	te_rdzv_helper_argv(&cfg, &p, "trainenv-rdzv", 77, 3, NULL, &a);
+	te_snprintf(want, sizeof(want), "trainenv-rdzv --job 77 --step 3 "
+		    "--port-range 30000-30099 --port-start %u --barrier 300 "
+		    "--version-check warn --ifname --lead",
+		    te_master_port(77, 3, 30000, 30099));
+	is_str(joined(&a), want, "the node's helper: job, step, ports, barrier, "
+	       "version check, interface names, --lead");
+	ok(te_master_port(77, 3, 30000, 30099) >= 30000 &&
+	   te_master_port(77, 3, 30000, 30099) <= 30099,
+	   "the start port is in the range");
+
+	settings("version-check=fail checkpoint-dir=/shared/ck socket-ifname=no "
+		 "barrier=45");
+	p = plan(1, 0, 0, 1);
+	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, "pre-flight: no GPU", &a);
+	like(joined(&a), "--barrier 45 --version-check fail --checkpoint-dir "
+	     "/shared/ck --failed pre-flight: no GPU",
+	     "a failed task under a barrier: --checkpoint-dir, --failed WHY");
+	ok(!strstr(joined(&a), "--ifname") && !strstr(joined(&a), "--lead") &&
+	   !strstr(joined(&a), "--test-hooks"),
+	   "no --ifname (socket-ifname=no), no --lead, no --test-hooks");
+	settings("checkpoint-dir=/c socket-ifname=yes");
+	p = plan(1, 1, 0, 1);
+	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, "why", &a);
+	{
+		int n = 0;
+
+		while (a.argv[n])
+			n++;
+		ok(n == 19 && n + 2 < TE_RDZV_ARGV_MAX,
+		   "every flag at once: 19 words, room for --test-hooks and "
+		   "the end (got %d)", n);
+	}
+
+	settings("barrier=off");
+	p = plan(1, 1, 0, 1);
+	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, "why", &a);
+	ok(!strstr(joined(&a), "--failed") && strstr(joined(&a), "--barrier 0"),
+	   "no barrier: --barrier 0 and no --failed (nobody waits for it)");
+}
+
+/* What the plugin writes, the helper reads back the same. */
+static void test_round_trip(void)
+{
+	struct te_rdzv_plan p;
+	struct te_rdzv_argv a;
+	struct te_rdzv_opts o;
+	char err[TE_ERR_MAX];
+	int argc = 0;
+
+	settings("port-range=40000-40999 version-check=off barrier=90 "
+		 "checkpoint-dir=/shared/ck socket-ifname=yes");
+	p = plan(1, 1, 0, 1);
+	te_rdzv_helper_argv(&cfg, &p, "trainenv-rdzv", 4242, 7,
+			    "pre-flight: GPU 0 failed", &a);
+	while (a.argv[argc])
+		argc++;
+	is_int(te_rdzv_args_parse(argc, a.argv, &o, err, sizeof(err)), 0,
+	       "the helper parses the plugin's command line");
+	ok(o.job == 4242 && o.step == 7 && o.port_lo == 40000 &&
+	   o.port_hi == 40999 && o.port_start == te_master_port(4242, 7, 40000,
+								40999),
+	   "job, step and ports read back");
+	ok(o.barrier == 90 && o.vcheck == TE_W_VCHECK_OFF && o.ckpt &&
+	   !strcmp(o.ckpt, "/shared/ck") && o.ifname && o.lead && !o.hooks,
+	   "barrier, version check, checkpoint, --ifname, --lead read back");
+	ok(o.failed && !strcmp(o.failed, "pre-flight: GPU 0 failed"),
+	   "the failure text reads back");
+}
+
+int main(void)
+{
+	test_roles();
+	test_deadlines();
+	test_argv();
+	test_round_trip();
+	return tap_done();
+}
