@@ -109,34 +109,32 @@ check "$([ "$count" -gt 80 ] && echo 0 || echo 1)" "the opening-line check reads
 out=$(cd "$src" && wc -l core/*.c spank/*.c pmix/*.c | awk '$2 != "total" && $1 > 750 { print $2 ": " $1 " lines" }')
 check "$([ -z "$out" ] && echo 0 || echo 1)" "no C file in core/, spank/ or pmix/ is over 750 lines" "$out"
 
-plugin=$build/.libs/trainenv.so
-if [ -f "$plugin" ] && command -v nm >/dev/null; then
-	syms=$(nm "$plugin" 2>/dev/null | awk '{ print $NF }')
-	out=$(printf '%s\n' "$syms" | grep -E '^(te_barrier_|te_cc_|coord_|client_dial|te_pmix_)' | head)
-	check "$([ -n "$syms" ] && [ -z "$out" ] && echo 0 || echo 1)" \
-		"trainenv.so (root, in slurmstepd) holds no barrier, coordinator or PMIx session code" "$out"
-	out=$(printf '%s\n' "$syms" | grep -c '^te_\(strlcpy\|bind_compute\)$')
-	check "$([ "$out" = 2 ] && echo 0 || echo 1)" \
-		"the nm check can fail: trainenv.so's own functions are listed (te_strlcpy, te_bind_compute)"
-else
-	echo "ok $((n + 1)) # SKIP no $plugin built (or no nm): the object checks need a build"
-	echo "ok $((n + 2)) # SKIP no $plugin built (or no nm): the object checks need a build"
-	n=$((n + 2))
-fi
-lib=$(ls "$build"/.libs/libtrainenv.so.[0-9]*.[0-9]* 2>/dev/null | head -1)
-if [ -n "$lib" ] && command -v nm >/dev/null; then
-	syms=$(nm "$lib" 2>/dev/null | awk '{ print $NF }')
-	out=$(printf '%s\n' "$syms" | grep -E '^te_(policy_|resolve$|failrep_|check_user_value$)' | head)
-	check "$([ -z "$out" ] && echo 0 || echo 1)" \
-		"libtrainenv.so (in the user's program) holds no policy parser and no failure-report code" "$out"
-	out=$(printf '%s\n' "$syms" | grep -c '^te_\(config_decode\|barrier_wait\)$')
-	check "$([ "$out" = 2 ] && echo 0 || echo 1)" \
-		"the nm check can fail: libtrainenv.so's own functions are listed (te_config_decode, te_barrier_wait)"
-else
-	echo "ok $((n + 1)) # SKIP no libtrainenv.so built (or no nm): the object checks need a build"
-	echo "ok $((n + 2)) # SKIP no libtrainenv.so built (or no nm): the object checks need a build"
-	n=$((n + 2))
-fi
+# nm_checks NAME OBJECT FORBIDDEN_ERE WHAT OWN_A OWN_B: OBJECT defines no
+# symbol matching FORBIDDEN_ERE; a second check shows the first can fail
+# (OBJECT's own OWN_A and OWN_B are listed).
+nm_checks() {
+	local syms out
+	if [ -f "$2" ] && command -v nm >/dev/null; then
+		syms=$(nm "$2" 2>/dev/null | awk '{ print $NF }')
+		out=$(printf '%s\n' "$syms" | grep -E "$3" | head)
+		check "$([ -n "$syms" ] && [ -z "$out" ] && echo 0 || echo 1)" "$1 $4" "$out"
+		out=$(printf '%s\n' "$syms" | grep -c -x -e "$5" -e "$6")
+		check "$([ "$out" = 2 ] && echo 0 || echo 1)" \
+			"the nm check can fail: $1's own functions are listed ($5, $6)"
+	else
+		echo "ok $((n + 1)) # SKIP no $1 built (or no nm): the object checks need a build"
+		echo "ok $((n + 2)) # SKIP no $1 built (or no nm): the object checks need a build"
+		n=$((n + 2))
+	fi
+}
+nm_checks trainenv.so "$build/.libs/trainenv.so" \
+	'^(te_barrier_|te_cc_|coord_|client_dial|te_pmix_)' \
+	"(root, in slurmstepd) holds no barrier, coordinator or PMIx session code" \
+	te_strlcpy te_bind_compute
+nm_checks libtrainenv.so "$(ls "$build"/.libs/libtrainenv.so.[0-9]*.[0-9]* 2>/dev/null | head -1)" \
+	'^te_(policy_|resolve$|failrep_|check_user_value$)' \
+	"(in the user's program) holds no policy parser and no failure-report code" \
+	te_config_decode te_barrier_wait
 
 echo "1..$n"
 [ "$failed" = 0 ]
