@@ -1,0 +1,47 @@
+/* libFuzzer target: the rendezvous helper's command line (core/rdzv_args.c),
+ * which any user can give trainenv-rdzv by hand: the input is split at
+ * newlines into at most 40 words, and whatever parses reads back in range. */
+// FUZZ-SOURCES: core/rdzv_args.c core/launch_verdict.c core/rdzv_core.c core/rdzv_proto.c core/strutil.c core/settings.c core/value.c core/policy.c core/resolve.c|
+#include "config.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "rdzv_args.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char buf[4096];
+	char *argv[42], *p, err[256];
+	struct te_rdzv_opts o;
+	int argc = 0;
+
+	if (size >= sizeof(buf))
+		size = sizeof(buf) - 1;
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	argv[argc++] = (char *)"trainenv-rdzv";
+	for (p = buf; argc < 41; ) {
+		char *nl = strchr(p, '\n');
+
+		argv[argc++] = p;
+		if (!nl)
+			break;
+		*nl = '\0';
+		p = nl + 1;
+	}
+	argv[argc] = NULL;
+	if (te_rdzv_args_parse(argc, argv, &o, err, sizeof(err)) == 0) {
+		if (o.port_lo > o.port_hi || o.vcheck < TE_W_VCHECK_WARN ||
+		    o.vcheck > TE_W_VCHECK_OFF ||
+		    (o.failed && strlen(o.failed) > TE_FAIL_TEXT_MAX) ||
+		    (o.ckpt && o.ckpt[0] != '/'))
+			__builtin_trap();
+	} else if (!memchr(err, '\0', sizeof(err))) {
+		__builtin_trap();
+	}
+	return 0;
+}
