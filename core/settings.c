@@ -64,6 +64,13 @@ static const char *const w_vcheck[] = {
 	[TE_W_VCHECK_WARN] = "warn", [TE_W_VCHECK_FAIL] = "fail",
 	[TE_W_VCHECK_OFF] = "off", NULL
 };
+static const char *const w_exit_grace[] = {
+	[TE_W_EXIT_GRACE_OFF] = "off", NULL
+};
+static const char *const w_exit_action[] = {
+	[TE_W_EXIT_ACTION_REPORT] = "report", [TE_W_EXIT_ACTION_TERM] = "term",
+	[TE_W_EXIT_ACTION_KILL] = "kill", NULL
+};
 static const char *const w_preflight[] = {
 	[TE_W_PREFLIGHT_OFF] = "off", [TE_W_PREFLIGHT_ON] = "on",
 	[TE_W_PREFLIGHT_VERBOSE] = "verbose", NULL
@@ -290,6 +297,23 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 			"free memory); a failure names node, rank, GPU and CUDA "
 			"error and fails the step; verbose: print each rank's "
 			"result",
+	},
+	[TE_S_EXIT_GRACE] = {
+		.name = "exit-grace", .type = TE_T_UINT, .words = w_exit_grace,
+		.lo = 1, .hi = 7 * 86400, .unit = "seconds",
+		.builtin = "off", .arginfo = "SECONDS|off",
+		.help = "once a task of the step has ended, the others have "
+			"SECONDS to end; then srun names every rank still "
+			"running, its node, state and stack (Python frames "
+			"when it runs Python), and ends the step per "
+			"exit-action",
+	},
+	[TE_S_EXIT_ACTION] = {
+		.name = "exit-action", .type = TE_T_ENUM, .words = w_exit_action,
+		.builtin = "term", .arginfo = "report|term|kill",
+		.help = "past the exit grace: report only; term: then end the "
+			"step (SIGTERM, SIGKILL after Slurm's KillWait); kill: "
+			"then SIGKILL at once",
 	},
 	[TE_S_LIB_DIR] = {
 		.name = "lib-dir", .type = TE_T_PATH,

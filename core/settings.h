@@ -50,6 +50,8 @@ enum te_setting_id {
 	TE_S_CHECKPOINT_DIR,	/* DIR checked to be one shared directory */
 	TE_S_SOCKET_IFNAME,	/* yes|no: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME */
 	TE_S_PREFLIGHT,		/* off|on|verbose: GPU check before the barrier */
+	TE_S_EXIT_GRACE,	/* SECONDS|off: the others' time after a first exit */
+	TE_S_EXIT_ACTION,	/* report|term|kill: past the exit grace */
 	/* admin-only keys (no user option) */
 	TE_S_BIND_TOPOLOGY,	/* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	/* admin: DIR|off, per-boot topology cache */
@@ -90,6 +92,10 @@ enum te_w_bind_failure { TE_W_BIND_FAILURE_WARN, TE_W_BIND_FAILURE_FAIL };
 enum te_w_rdzv { TE_W_RDZV_AUTO, TE_W_RDZV_PMIX, TE_W_RDZV_COMPUTED };
 enum te_w_version_check {			/* TE_S_VERSION_CHECK */
 	TE_W_VCHECK_WARN, TE_W_VCHECK_FAIL, TE_W_VCHECK_OFF
+};
+enum te_w_exit_grace { TE_W_EXIT_GRACE_OFF };	/* TE_S_EXIT_GRACE */
+enum te_w_exit_action {				/* TE_S_EXIT_ACTION */
+	TE_W_EXIT_ACTION_REPORT, TE_W_EXIT_ACTION_TERM, TE_W_EXIT_ACTION_KILL
 };
 enum te_w_preflight {				/* TE_S_PREFLIGHT */
 	TE_W_PREFLIGHT_OFF, TE_W_PREFLIGHT_ON, TE_W_PREFLIGHT_VERBOSE
