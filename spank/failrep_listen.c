@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exitwatch.h"
 #include "failrep_net.h"
 #include "strutil.h"
 #include "sysutil.h"
@@ -39,6 +40,7 @@ static struct {
 	int nheld, printed, dropped, first_done;
 	int64_t first_at;
 	int grace_ms;		/* set by finish before it wakes the thread */
+	int print_failures;	/* failure-report=on (else only exits count) */
 } fr = { .lfd = -1, .wake = { -1, -1 } };
 
 static void print_line(const char *s)
@@ -93,6 +95,11 @@ static void flush_held(void)
 static void on_report(const struct te_failrep *r, void *ctx)
 {
 	(void)ctx;
+	/* the exit watchdog counts every exit; a task that exited 0 is only
+	 * sent for it (its node's first exit) and is no failure */
+	te_exitwatch_task_exit(r, te_now_ms());
+	if (!fr.print_failures || (!r->signaled && r->value == 0))
+		return;
 	if (fr.first_done) {
 		print_report(r, 0);
 		return;
@@ -201,6 +208,13 @@ static void *listener(void *arg)
 			p[np] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
 			idx[np++] = i;
 		}
+		if (!draining && te_exitwatch_due()) {
+			if (now >= te_exitwatch_due()) {
+				te_exitwatch_fire(now);
+				continue;
+			}
+			wake_at = min64(wake_at, te_exitwatch_due());
+		}
 		if (draining) {
 			/* bounded whatever others do; early once all is quiet */
 			if (now >= drain_until ||
@@ -301,8 +315,8 @@ static int open_listener(int family, uint16_t lo, uint16_t hi)
 	return fd;
 }
 
-int te_failrep_listen(uint16_t lo, uint16_t hi, char *envval, size_t envlen,
-		      char *err, size_t errlen)
+int te_failrep_listen(uint16_t lo, uint16_t hi, int print_failures,
+		      char *envval, size_t envlen, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t alen = sizeof(ss);
@@ -313,6 +327,7 @@ int te_failrep_listen(uint16_t lo, uint16_t hi, char *envval, size_t envlen,
 		return te_err(err, errlen, "getrandom: %s", strerror(errno));
 	for (i = 0; i < FR_CONNS; i++)
 		fr.conn[i].fd = -1;
+	fr.print_failures = print_failures;
 	fr.lfd = open_listener(AF_INET6, lo, hi);
 	if (fr.lfd < 0)
 		fr.lfd = open_listener(AF_INET, lo, hi);
@@ -369,6 +384,7 @@ void te_failrep_finish(int grace_ms)
 	fr.wake[1] = -1;
 	pthread_join(fr.thread, NULL);
 	fr.running = 0;
+	te_exitwatch_disarm();
 	flush_held();
 	if (fr.dropped) {
 		char line[128];

@@ -11,10 +11,12 @@
 #include "failrep.h"
 
 /* srun side (failrep_listen.c). lo..hi: the ports to bind (SrunPortRange),
- * 0..0 for any. finish waits at most grace_ms for reports still on their
- * way, whatever other users do, then prints what is held. */
-int te_failrep_listen(uint16_t lo, uint16_t hi, char *envval, size_t envlen,
-		      char *err, size_t errlen);
+ * 0..0 for any. print_failures: print the failed tasks (failure-report=on;
+ * else the reports only feed the exit watchdog, exitwatch.h). finish waits
+ * at most grace_ms for reports still on their way, whatever other users
+ * do, then prints what is held. */
+int te_failrep_listen(uint16_t lo, uint16_t hi, int print_failures,
+		      char *envval, size_t envlen, char *err, size_t errlen);
 void te_failrep_finish(int grace_ms);
 
 /* slurmstepd side (failrep_send.c): one sender per step. add never waits

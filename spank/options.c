@@ -119,6 +119,17 @@ static int opt_cb(int val, const char *optarg, int remote)
 	return 0;
 }
 
+/* helper-dir/NAME: the helpers' path comes from the site policy or the
+ * build (the package's libexec directory), never from anything the user
+ * sets. 0, or -1 when it does not fit. */
+int te_helper_path(const char *name, char *path, size_t len)
+{
+	const struct te_value *d = &te_plug.cfg.v[TE_S_HELPER_DIR];
+
+	return te_snprintf(path, len, "%s/%s", d->set ? d->text :
+			   TE_PKGLIBEXECDIR, name);
+}
+
 void te_options_free(void)
 {
 	int i;

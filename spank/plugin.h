@@ -27,6 +27,7 @@ extern struct te_plugin te_plug;	/* defined in options.c */
 int te_options_register(spank_t sp);
 void te_options_free(void);
 void te_print_help(void);
+int te_helper_path(const char *name, char *path, size_t len);
 
 /* Per context: 0 or -1 as SPANK wants. */
 int te_srun_post_opt(spank_t sp);

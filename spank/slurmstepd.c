@@ -372,16 +372,6 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
 	spank_setenv(sp, TE_RANK_VARS_ENV, set_list, 1);
 }
 
-/* helper-dir/NAME: the helpers' path comes from the site policy or the
- * build, never from anything the user sets. */
-int te_stepd_helper_path(const char *name, char *path, size_t len)
-{
-	const struct te_value *d = &te_plug.cfg.v[TE_S_HELPER_DIR];
-
-	return te_snprintf(path, len, "%s/%s", d->set ? d->text :
-			   TE_PKGLIBEXECDIR, name);
-}
-
 /* DIR/JOBID for the flight recorder dumps. task_init runs as the job user:
  * the directory is made with the user's rights, never root's. In a shared
  * DIR another user may have made DIR/JOBID first (job ids are predictable)
@@ -548,25 +538,31 @@ static void report_sender_finish(void)
 
 /* Never waits on the network: the line goes to the step's sender. Only the
  * node's last task to exit lets the sender finish (bounded, once per step):
- * Slurm kills the step's processes right after it. */
+ * Slurm kills the step's processes right after it. A failed task is
+ * reported (failure-report); with exit-grace the node's first exit is too,
+ * whatever its status, for srun's exit watchdog. */
 int te_stepd_task_exit(spank_t sp)
 {
-	static uint32_t exited, refused;
+	static uint32_t exited, refused, sent;
 	struct te_failrep r = { 0 };
 	struct timespec ts;
-	int status = 0, last;
+	int status = 0, last, failrep, watch;
 	uid_t uid;
 	gid_t gid;
 	char err[TE_ERR_MAX];
 
+	failrep = te_plug.cfg.v[TE_S_FAILURE_REPORT].word == TE_W_ON;
+	watch = te_plug.cfg.v[TE_S_EXIT_GRACE].set &&
+		te_plug.cfg.v[TE_S_EXIT_GRACE].word == TE_W_VALUE;
 	if (!te_step.report || !te_plug.resolved ||
-	    te_plug.cfg.v[TE_S_TRAIN].word != TE_W_ON ||
-	    te_plug.cfg.v[TE_S_FAILURE_REPORT].word != TE_W_ON)
+	    te_plug.cfg.v[TE_S_TRAIN].word != TE_W_ON || (!failrep && !watch))
 		return 0;
 	last = te_step.local_tasks && ++exited >= te_step.local_tasks;
-	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS ||
-	    status == 0)
+	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS)
 		goto out;
+	if (!(status != 0 && failrep) && !(watch && !sent))
+		goto out;
+	sent++;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	r.sec = ts.tv_sec;
 	r.usec = (uint32_t)(ts.tv_nsec / 1000);

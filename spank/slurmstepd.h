@@ -40,8 +40,6 @@ const char *te_stepd_getenv(void *ctx, const char *name);
 /* The GPU lists Slurm gave the step (bufs hold the texts). */
 void te_stepd_gpu_env(spank_t sp, struct te_bind_gpu_env *e,
 		      char bufs[3][1024]);
-/* helper-dir/NAME: from the site policy or the build, never the user. */
-int te_stepd_helper_path(const char *name, char *path, size_t len);
 
 /* stepd_preflight.c: --train-preflight for one task. 0, or -1 (the task
  * fails: line is its own error, why the others'). */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "exportenv.h"
+#include "exitwatch.h"
 #include "failrep_net.h"
 #include "hangup.h"
 #include "plugin.h"
@@ -219,10 +220,34 @@ static void srun_port_range(uint16_t *lo, uint16_t *hi)
 	}
 }
 
+/* --train-exit-grace=SECONDS: 1 when srun's exit watchdog is armed. */
+static int exit_watch_arm(spank_t sp)
+{
+	const struct te_value *g = &te_plug.cfg.v[TE_S_EXIT_GRACE];
+	const struct te_value *a = &te_plug.cfg.v[TE_S_EXIT_ACTION];
+	char helper[TE_VALUE_MAX + 32];
+	uint32_t job = 0, step = 0;
+
+	if (!g->set || g->word != TE_W_VALUE)
+		return 0;		/* off */
+	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+	    te_helper_path(TE_STACKS_HELPER, helper, sizeof(helper)) < 0 ||
+	    te_exitwatch_arm(job, step, (unsigned)g->num,
+			     a->set ? a->text : "term", helper) < 0) {
+		fprintf(stderr, TE_PREFIX "warning: no exit watchdog "
+			"(--train-exit-grace) for this step: the step's ids "
+			"are unknown\n");
+		return 0;
+	}
+	return 1;
+}
+
 int te_srun_user_init(spank_t sp)
 {
 	char env[64], err[TE_ERR_MAX];
 	uint16_t lo, hi;
+	int failrep, watch;
 
 	if (user_init_done++ || !te_plug.resolved)
 		return 0;
@@ -246,13 +271,18 @@ int te_srun_user_init(spank_t sp)
 	    !getenv("SLURM_PMIX_FENCE") &&
 	    spank_setenv(sp, "SLURM_PMIX_FENCE", "ring", 0) != ESPANK_SUCCESS)
 		setenv("SLURM_PMIX_FENCE", "ring", 0);
-	if (!te_submit_train_on() ||
-	    te_plug.cfg.v[TE_S_FAILURE_REPORT].word != TE_W_ON)
+	if (!te_submit_train_on())
+		return 0;
+	failrep = te_plug.cfg.v[TE_S_FAILURE_REPORT].word == TE_W_ON;
+	watch = exit_watch_arm(sp);
+	if (!failrep && !watch)
 		return 0;
 	srun_port_range(&lo, &hi);
-	if (te_failrep_listen(lo, hi, env, sizeof(env), err, sizeof(err)) < 0) {
-		fprintf(stderr, TE_PREFIX "warning: no first-failure report "
-			"for this step: %s\n", err);
+	if (te_failrep_listen(lo, hi, failrep, env, sizeof(env), err,
+			      sizeof(err)) < 0) {
+		fprintf(stderr, TE_PREFIX "warning: no %s for this step: %s\n",
+			failrep ? "first-failure report" :
+			"exit watchdog (--train-exit-grace)", err);
 		return 0;
 	}
 	/* srun copies its environment into the job's after this callback */

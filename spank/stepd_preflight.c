@@ -85,7 +85,7 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 	if (!te_pf_need_run(&in, &out))
 		goto report;	/* no GPU here: the program is not run */
 	serr[0] = '\0';
-	if (te_stepd_helper_path(TE_PREFLIGHT_HELPER, path, sizeof(path)) < 0) {
+	if (te_helper_path(TE_PREFLIGHT_HELPER, path, sizeof(path)) < 0) {
 		te_snprintf(serr, sizeof(serr), "helper-dir is too long");
 	} else if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS ||
 		   !envp) {

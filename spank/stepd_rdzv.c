@@ -138,7 +138,7 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	case TE_RDZV_RUN_HELPER:
 		break;
 	}
-	if (te_stepd_helper_path(TE_RDZV_HELPER, path, sizeof(path)) < 0) {
+	if (te_helper_path(TE_RDZV_HELPER, path, sizeof(path)) < 0) {
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "helper-dir is "
 			    "too long");
 		goto leader_failed;

@@ -1,0 +1,31 @@
+/* srun's exit watchdog (--train-exit-grace): once a task of the step has
+ * ended, the others have the grace to end; past it srun starts the step's
+ * hang report (trainenv-stacks), which names every rank still running
+ * with its stack and ends the step per --train-exit-action. The task
+ * exits come over the failure report's channel (failrep_listen.c). */
+#ifndef TE_EXITWATCH_H
+#define TE_EXITWATCH_H
+
+#include <stdint.h>
+
+#include "failrep.h"
+
+#define TE_STACKS_HELPER "trainenv-stacks"
+
+/* Arms the watchdog for step job.step before the listener starts: grace in
+ * seconds, action the exit-action word, helper the reporter's path. 0, or
+ * -1 when a value does not fit. */
+int te_exitwatch_arm(uint32_t job, uint32_t step, unsigned grace_s,
+		     const char *action, const char *helper);
+
+/* The listener thread's side: a task's exit (any status); the monotonic
+ * time (ms) the report is due, or 0 when none is; start the report. */
+void te_exitwatch_task_exit(const struct te_failrep *r, int64_t now_ms);
+int64_t te_exitwatch_due(void);
+void te_exitwatch_fire(int64_t now_ms);
+
+/* srun's end: no report after this; a report already started goes on by
+ * itself (it ends the step), srun does not wait for it. */
+void te_exitwatch_disarm(void);
+
+#endif
