@@ -1,0 +1,51 @@
+/* trainenv's view of a step's processes on one node, from /proc: the pure
+ * part (parse a stat line and an environment block, pick the process that
+ * stands for each rank) for the hang report's node-side collector. */
+#ifndef TE_PROCTAB_H
+#define TE_PROCTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TE_PROC_MAX 4096	/* processes of one step on one node */
+
+struct te_proc {
+	int pid, ppid;
+	char state;		/* R S D T Z ... from /proc/PID/stat */
+	char comm[32];
+	uint64_t cpu_ticks;	/* utime + stime */
+	int is_python;		/* its program is a python interpreter */
+	long job, step;		/* SLURM_JOB_ID, SLURM_STEP_ID; -1 unknown */
+	long procid;		/* SLURM_PROCID, -1 unknown */
+	long rank;		/* RANK (torchrun workers), -1 unknown */
+	int elastic;		/* TORCHELASTIC_RUN_ID is set: a worker */
+};
+
+/* The content of /proc/PID/stat into p (pid, comm, state, ppid, cpu);
+ * 0, or -1 when it is not such a line. */
+int te_proc_stat_parse(const char *line, struct te_proc *p);
+
+/* The NUL-separated environment block env[0..len) into p's job, step,
+ * procid, rank and elastic (absent or malformed values stay -1 / 0). */
+void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p);
+
+/* 1 when a program's path names a Python interpreter ("python3.11",
+ * ".../python3", "python"). */
+int te_proc_is_python(const char *exe);
+
+/* What stands for one rank in the report. */
+struct te_rank_proc {
+	long rank;		/* the job-wide rank */
+	int idx;		/* into the table */
+};
+
+/* From the n processes of the node (any user's step mixed in), the ones of
+ * job.step that stand for ranks: under a torchrun task its workers (each
+ * with its RANK, not their own children); else for each task (a process
+ * of the step whose parent is not) the shallowest Python process of its
+ * tree (the task itself first), or the task when none runs Python. Up to
+ * max, ordered by rank; returns how many. */
+size_t te_proc_pick_ranks(const struct te_proc *t, size_t n, long job,
+			  long step, struct te_rank_proc *out, size_t max);
+
+#endif
