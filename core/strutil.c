@@ -63,7 +63,7 @@ void te_clean_text(char *dst, size_t size, const char *s, size_t max)
 
 	if (!size)
 		return;
-	for (i = 0; s && s[i] && n + 1 < size && n < max; i++) {
+	for (i = 0; s && n < max && s[i] && n + 1 < size; i++) {
 		unsigned char c = (unsigned char)s[i];
 
 		dst[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
