@@ -15,8 +15,9 @@ packages=(
 	libpmix-dev libpmix-bin libhwloc-dev hwloc-nox
 	# the cluster harness: namespaces, veth/bridge, process tools, timeouts
 	iproute2 util-linux procps coreutils tmux
-	# t90 tells libasan's own fork deadlock in slurmstepd by its stack
-	gdb
+	# t90 tells libasan's own fork deadlock in slurmstepd by its stack;
+	# the hang report's stacks: gdb, and py-bt from Python's debug package
+	gdb python3.11-dbg
 	# real clients run in the integration tests
 	python3 python3-torch python3-mpi4py libopenmpi-dev openmpi-bin
 )

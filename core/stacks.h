@@ -1,0 +1,178 @@
+/* The hang report's stacks, the pure part: a bounded model of one process's
+ * stack, the parser of gdb's batch output, signatures and grouping, the
+ * text and JSON reports, and the line format between the node-side
+ * collector and the login-side merger.
+ *
+ * Everything here reads hostile bytes (gdb's output about user processes,
+ * lines from other nodes over a pipe) and is bounded: at most
+ * TE_STACK_THREADS threads per process, TE_STACK_FRAMES frames per thread
+ * and TE_STACK_FRAMES_ALL per process, names cut at TE_STACK_NAME_MAX
+ * bytes (cut names end in "..." and their frame is marked), all of a
+ * process's text in one arena of TE_STACK_TEXT bytes (about 14 KiB per
+ * process, so that a merger can hold 10000 ranks).
+ *
+ * Frames are kept as gdb prints them: most recent call first (the frame a
+ * rank is waiting in is the first line of its stack; when a deep stack is
+ * cut, the outermost frames go). A process with Python frames in any
+ * thread keeps only those threads' Python frames (the others are counted
+ * in threads_nopy); a process without any keeps native frames. */
+#ifndef TE_STACKS_H
+#define TE_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TE_STACK_THREADS 16
+#define TE_STACK_FRAMES 64		/* per thread */
+#define TE_STACK_FRAMES_ALL 256		/* per process */
+#define TE_STACK_NAME_MAX 120		/* function, file, library */
+#define TE_STACK_TEXT 8192
+#define TE_STACK_NODE_MAX 64
+#define TE_STACK_WCHAN_MAX 64
+#define TE_STACK_NOTE_MAX 128
+
+enum te_frame_kind { TE_FRAME_PY = 1, TE_FRAME_NATIVE = 2 };
+#define TE_FRAME_CUT 1u			/* a name of the frame was cut */
+
+/* Strings are offsets into the process's text (0 is ""): the struct stays
+ * plain (memcpy-able) and small; te_frame_str() reads them. */
+struct te_frame {
+	uint8_t kind;
+	uint8_t flags;
+	uint16_t func, file, lib;	/* lib: native only, its base name */
+	uint32_t line;			/* 0: unknown */
+	uint64_t addr;			/* native pc, 0 inlined; never compared */
+};
+
+struct te_thread_stack {
+	uint16_t first, count;		/* frames[first .. first + count) */
+	uint8_t cut;			/* frames past the bounds were dropped */
+	int lwp;			/* never compared */
+};
+
+struct te_proc_stack {
+	int rank;			/* -1 unknown */
+	int pid;
+	char node[TE_STACK_NODE_MAX];
+	char state;			/* R S D T Z ... ('?' unknown) */
+	char wchan[TE_STACK_WCHAN_MAX];
+	int64_t cpu_ms;			/* CPU used since the reference, -1 unknown */
+	int64_t since_ms;		/* since the first exit, -1 unknown */
+	char note[TE_STACK_NOTE_MAX];	/* what is missing, "" when nothing */
+	uint16_t nthreads;
+	uint16_t threads_nopy;		/* threads left out: no Python frame */
+	uint16_t threads_cut;		/* threads left out: past the bound */
+	uint16_t nframes, text_used;
+	struct te_thread_stack threads[TE_STACK_THREADS];
+	struct te_frame frames[TE_STACK_FRAMES_ALL];
+	char text[TE_STACK_TEXT];
+};
+
+/* ---------------------------------------------------------------- model */
+
+/* An empty stack: rank and times unknown, state '?', no threads. */
+void te_stack_init(struct te_proc_stack *ps);
+const char *te_frame_str(const struct te_proc_stack *ps, uint16_t off);
+/* "running", "sleeping", "in I/O (disk sleep)", "stopped", "zombie", ...,
+ * "unknown state". */
+const char *te_stack_state_word(char state);
+
+/* Adds a thread / a frame to the last thread, as the parser and the decoder
+ * do (names cut and marked, strings shared in the text). 0, or -1 when a
+ * bound is reached (the thread or frame is then counted as cut). */
+int te_stack_add_thread(struct te_proc_stack *ps, int lwp);
+int te_stack_add_frame(struct te_proc_stack *ps, int kind, const char *func,
+		       size_t funclen, const char *file, size_t filelen,
+		       uint32_t line, const char *lib, size_t liblen,
+		       uint64_t addr);
+
+/* ---------------------------------------------------------------- gdb */
+
+/* Output flags of te_stack_parse_gdb. */
+#define TE_GDB_NO_PYBT 1u		/* gdb had no py-bt command */
+#define TE_GDB_DETACHED 2u		/* gdb's output ran to its end */
+#define TE_GDB_DENIED 4u		/* gdb could not attach */
+
+/* Reads the output (stdout and stderr together) of
+ *   gdb -p PID -batch -nx -ex 'thread apply all py-bt' \
+ *       -ex 'thread apply all bt'
+ * into ps's threads (rank, node, state... are left as they are). is_python:
+ * the process runs a Python interpreter; when it has no Python frame the
+ * note says why. Noise, truncated output and garbage are skipped. Returns
+ * TE_GDB_* flags. */
+unsigned te_stack_parse_gdb(const char *buf, size_t len, int is_python,
+			    struct te_proc_stack *ps);
+
+/* ---------------------------------------------------------------- groups */
+
+/* The signature: every thread's frames (kind, function, file, line,
+ * library; not addresses, pids, thread ids or argument values), threads as
+ * a set (their order does not matter), and the note. */
+uint64_t te_stack_hash(const struct te_proc_stack *ps);
+int te_stack_same(const struct te_proc_stack *a, const struct te_proc_stack *b);
+
+struct te_stack_group {
+	size_t first, count;		/* into order[] */
+};
+/* Groups the n stacks by signature: order[0..n) gets the indexes of procs
+ * group by group, each group's members by rank (unknown ranks last, by
+ * pid); groups[] the groups, outliers first (fewest members, then lowest
+ * rank). Writes at most gmax groups (order[] only for them) and returns
+ * how many there are in all, or -1 when out of memory. */
+long te_stack_group(const struct te_proc_stack *procs, size_t n,
+		    size_t *order, struct te_stack_group *groups, size_t gmax);
+
+/* "4", "0,2-5", "0-9999": ranks sorted ascending (duplicates and negative
+ * ones skipped). When the buffer is too small the list ends in ",..." at
+ * an item's end; returns 0, or -1 when cut. */
+int te_ranks_format(char *buf, size_t len, const int *ranks, size_t n);
+/* "n1-n3", "n1,n3,gpu2": distinct names, consecutive numeric suffixes of
+ * one prefix joined ("n01-n03" keeps its width). Cut as te_ranks_format;
+ * -1 also when out of memory ("?" written). */
+int te_nodes_format(char *buf, size_t len, const char *const *names,
+		    size_t n);
+
+/* ---------------------------------------------------------------- reports */
+
+/* The report srun prints: per group a header line
+ *   trainenv: hang: rank 4 on n3 (1 rank, pid 77): state S (sleeping,
+ *   wchan hrtimer_nanosleep), 12.0 s since the first exit, cpu 0.0 s
+ * (one line; groups of several ranks count their states and give ranges),
+ * then its threads and frames indented. Groups that do not fit are left
+ * out with a last line "trainenv: hang: ... N more groups". Returns 0, or
+ * -1 when something was left out (buf is always terminated). */
+int te_stack_report_text(char *buf, size_t len,
+			 const struct te_proc_stack *procs, size_t n);
+/* The same as JSON: {"groups":[{"ranks":[..],"nodes":[..],"procs":[..],
+ * "note":..,"threads":[{"frames":[..]}]}],"more_groups":N}. Strings are
+ * escaped (quote, backslash, control and non-ASCII bytes as \u00XX).
+ * Returns 0, or -1 when groups were left out (counted in more_groups). */
+int te_stack_report_json(char *buf, size_t len,
+			 const struct te_proc_stack *procs, size_t n);
+/* s as a JSON string (quotes included) appended to buf; 0 or -1 (cut:
+ * buf is left as it was). */
+int te_json_str_append(char *buf, size_t len, const char *s);
+
+/* ---------------------------------------------------------------- wire */
+
+/* One process as a few lines (every string percent-encoded, "-" for ""):
+ *   TE-STACK1 proc rank=4 pid=77 node=n3 state=S cpu_ms=0 since_ms=12000
+ *     wchan=hrtimer_nanosleep nopy=1 tcut=0 note=-
+ *   thread lwp=77 cut=0
+ *   frame py LINE FUNC FILE FLAGS
+ *   frame native ADDR LINE FUNC FILE LIB FLAGS
+ *   end
+ * Records of several processes follow each other. 0, or -1 when buf is too
+ * small. */
+#define TE_STACK_WIRE_MAGIC "TE-STACK1"
+#define TE_STACK_WIRE_LINE_MAX 1536
+int te_stack_wire_encode(char *buf, size_t len, const struct te_proc_stack *ps);
+/* Decodes the record at buf[0..len) into ps; *used gets its length (with
+ * its last newline). Refuses, with a one-line reason in err, a bad magic or
+ * key, NUL or control bytes, over-long lines or fields, numbers out of
+ * range, more threads or frames than the bounds, and a record without
+ * "end". Returns 0 or -1. */
+int te_stack_wire_decode(const char *buf, size_t len, size_t *used,
+			 struct te_proc_stack *ps, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,371 @@
+/* The hang report's line format between a node's stack collector and the
+ * login-side merger (core/stacks.h): the encoder and its strict decoder. */
+#include "config.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "stacks.h"
+#include "strutil.h"
+
+#define ENC_MAX (3 * TE_STACK_NOTE_MAX + 1)
+
+/* s percent-encoded, "-" for "" (and "%2D" for a lone "-"). */
+static const char *enc(char *out, size_t len, const char *s)
+{
+	if (!s[0])
+		return "-";
+	if (!strcmp(s, "-"))
+		return "%2D";
+	if (te_pct_encode(out, len, s) < 0)
+		return "-";		/* cannot happen: out fits 3 x the bound */
+	return out;
+}
+
+static char wire_state(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ? c : '?';
+}
+
+int te_stack_wire_encode(char *buf, size_t len, const struct te_proc_stack *ps)
+{
+	char a[ENC_MAX], b[ENC_MAX], c[ENC_MAX], d[ENC_MAX],
+	     note[TE_STACK_NOTE_MAX], wchan[TE_STACK_WCHAN_MAX];
+	size_t i, j;
+	int bad = 0;
+
+	if (!len)
+		return -1;
+	buf[0] = '\0';
+	/* The decoder refuses control bytes: a collector's note or a wchan
+	 * that holds one goes with '?' instead. */
+	te_clean_text(note, sizeof(note), ps->note, SIZE_MAX);
+	te_clean_text(wchan, sizeof(wchan), ps->wchan, SIZE_MAX);
+	bad |= te_appendf(buf, len, TE_STACK_WIRE_MAGIC " proc rank=%d pid=%d "
+			  "node=%s state=%c cpu_ms=%lld since_ms=%lld wchan=%s "
+			  "nopy=%u tcut=%u note=%s\n", ps->rank, ps->pid,
+			  enc(a, sizeof(a), ps->node), wire_state(ps->state),
+			  (long long)ps->cpu_ms, (long long)ps->since_ms,
+			  enc(b, sizeof(b), wchan),
+			  (unsigned)ps->threads_nopy, (unsigned)ps->threads_cut,
+			  enc(c, sizeof(c), note));
+	for (i = 0; i < ps->nthreads && i < TE_STACK_THREADS && !bad; i++) {
+		const struct te_thread_stack *t = &ps->threads[i];
+
+		bad |= te_appendf(buf, len, "thread lwp=%d cut=%d\n", t->lwp,
+				  t->cut ? 1 : 0);
+		for (j = 0; j < t->count && t->first + j < TE_STACK_FRAMES_ALL;
+		     j++) {
+			const struct te_frame *f = &ps->frames[t->first + j];
+
+			if (f->kind == TE_FRAME_PY)
+				bad |= te_appendf(buf, len, "frame py %u %s %s "
+						  "%u\n", (unsigned)f->line,
+						  enc(a, sizeof(a),
+						      te_frame_str(ps, f->func)),
+						  enc(b, sizeof(b),
+						      te_frame_str(ps, f->file)),
+						  (unsigned)f->flags);
+			else
+				bad |= te_appendf(buf, len, "frame native %llx "
+						  "%u %s %s %s %u\n",
+						  (unsigned long long)f->addr,
+						  (unsigned)f->line,
+						  enc(a, sizeof(a),
+						      te_frame_str(ps, f->func)),
+						  enc(b, sizeof(b),
+						      te_frame_str(ps, f->file)),
+						  enc(d, sizeof(d),
+						      te_frame_str(ps, f->lib)),
+						  (unsigned)f->flags);
+		}
+	}
+	bad |= te_appendf(buf, len, "end\n");
+	return bad ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- decoder */
+
+struct dec {
+	int lineno;
+	char *err;
+	size_t errlen;
+};
+
+/* A decimal in [lo, hi] (lo may be -1: "-1" is read too). */
+static int dec_num(struct dec *d, const char *s, long long lo, long long hi,
+		   const char *what, long long *out)
+{
+	uint64_t v;
+
+	if (lo < 0 && !strcmp(s, "-1"))
+		return *out = -1, 0;
+	if (te_parse_u64(s, (uint64_t)hi, &v) < 0 || (long long)v < lo)
+		return te_err(d->err, d->errlen, "line %d: %s is not a number "
+			      "in %lld..%lld", d->lineno, what, lo, hi);
+	*out = (long long)v;
+	return 0;
+}
+
+/* "key=VALUE" with the expected key; *val points into tok. */
+static int dec_key(struct dec *d, char *tok, const char *key, char **val)
+{
+	size_t k = strlen(key);
+
+	if (!tok || strncmp(tok, key, k) || tok[k] != '=')
+		return te_err(d->err, d->errlen, "line %d: expected %s=", d->lineno,
+			      key);
+	*val = tok + k + 1;
+	return 0;
+}
+
+/* A percent-encoded field ("-" is "") of at most max bytes, no control
+ * byte; with ascii (node, wchan, note: what the encoder cleans) printable
+ * ASCII only. */
+static int dec_str_as(struct dec *d, const char *s, char *out, size_t size,
+		      size_t max, const char *what, int ascii)
+{
+	size_t i;
+
+	if (!strcmp(s, "-"))
+		return out[0] = '\0', 0;
+	if (strlen(s) > 3 * max || te_pct_decode(out, size, s, strlen(s)) < 0)
+		return te_err(d->err, d->errlen, "line %d: %s: bad %%-escape, NUL "
+			      "byte or over %zu bytes", d->lineno, what, max);
+	if (strlen(out) > max)
+		return te_err(d->err, d->errlen, "line %d: %s over %zu bytes",
+			      d->lineno, what, max);
+	for (i = 0; out[i]; i++)
+		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+			return te_err(d->err, d->errlen, "line %d: control byte "
+				      "in %s", d->lineno, what);
+	if (ascii && !te_is_printable(out, max))
+		return te_err(d->err, d->errlen, "line %d: %s is not printable "
+			      "ASCII", d->lineno, what);
+	return 0;
+}
+
+static int dec_str(struct dec *d, const char *s, char *out, size_t size,
+		   size_t max, const char *what)
+{
+	return dec_str_as(d, s, out, size, max, what, 0);
+}
+
+#define TOK_MAX 12
+
+/* Splits line at single spaces; -1 for empty words or too many. */
+static int split(struct dec *d, char *line, char **tok)
+{
+	int n = 0, i;
+	char *p = line;
+
+	for (;;) {
+		char *sp = strchr(p, ' ');
+
+		if (n == TOK_MAX)
+			return te_err(d->err, d->errlen, "line %d: more than %d "
+				      "words", d->lineno, TOK_MAX);
+		if (sp == p || !*p)
+			return te_err(d->err, d->errlen, "line %d: empty word",
+				      d->lineno);
+		tok[n++] = p;
+		if (!sp)
+			break;
+		*sp = '\0';
+		p = sp + 1;
+	}
+	for (i = n; i < TOK_MAX; i++)
+		tok[i] = NULL;
+	return n;
+}
+
+static int dec_proc(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
+{
+	static const char *const keys[] = { "rank", "pid", "node", "state",
+		"cpu_ms", "since_ms", "wchan", "nopy", "tcut", "note" };
+	char *v[10];
+	long long x;
+	int i;
+
+	if (n < 2 || strcmp(tok[0], TE_STACK_WIRE_MAGIC) || strcmp(tok[1], "proc"))
+		return te_err(d->err, d->errlen, "line 1: not a \"%s proc\" "
+			      "line", TE_STACK_WIRE_MAGIC);
+	if (n != 12)
+		return te_err(d->err, d->errlen, "line 1: %d words, want 12", n);
+	for (i = 0; i < 10; i++)
+		if (dec_key(d, tok[i + 2], keys[i], &v[i]) < 0)
+			return -1;
+	if (dec_num(d, v[0], -1, INT_MAX, "rank", &x) < 0)
+		return -1;
+	ps->rank = (int)x;
+	if (dec_num(d, v[1], 0, INT_MAX, "pid", &x) < 0)
+		return -1;
+	ps->pid = (int)x;
+	if (dec_str_as(d, v[2], ps->node, sizeof(ps->node), sizeof(ps->node) - 1,
+		    "node", 1) < 0)
+		return -1;
+	if (ps->node[0] && !te_word_valid(ps->node, sizeof(ps->node), "-_."))
+		return te_err(d->err, d->errlen, "line 1: node is not a host "
+			      "name");
+	if (strlen(v[3]) != 1 || wire_state(v[3][0]) != v[3][0])
+		return te_err(d->err, d->errlen, "line 1: state is not one "
+			      "letter or '?'");
+	ps->state = v[3][0];
+	if (dec_num(d, v[4], -1, 1000000000000000LL, "cpu_ms", &x) < 0)
+		return -1;
+	ps->cpu_ms = x;
+	if (dec_num(d, v[5], -1, 1000000000000000LL, "since_ms", &x) < 0)
+		return -1;
+	ps->since_ms = x;
+	if (dec_str_as(d, v[6], ps->wchan, sizeof(ps->wchan),
+		    sizeof(ps->wchan) - 1, "wchan", 1) < 0)
+		return -1;
+	if (dec_num(d, v[7], 0, UINT16_MAX, "nopy", &x) < 0)
+		return -1;
+	ps->threads_nopy = (uint16_t)x;
+	if (dec_num(d, v[8], 0, UINT16_MAX, "tcut", &x) < 0)
+		return -1;
+	ps->threads_cut = (uint16_t)x;
+	return dec_str_as(d, v[9], ps->note, sizeof(ps->note),
+		       sizeof(ps->note) - 1, "note", 1);
+}
+
+static int dec_frame(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
+{
+	char fn[TE_STACK_NAME_MAX + 1], fi[TE_STACK_NAME_MAX + 1],
+	     li[TE_STACK_NAME_MAX + 1];
+	int py = n >= 2 && !strcmp(tok[1], "py");
+	unsigned long long addr = 0;
+	long long line = 0, flags = 0;
+	char **t = tok + 2;
+	struct te_thread_stack *th;
+
+	if (!py && (n < 2 || strcmp(tok[1], "native")))
+		return te_err(d->err, d->errlen, "line %d: a frame is py or "
+			      "native", d->lineno);
+	if (n != (py ? 6 : 8))
+		return te_err(d->err, d->errlen, "line %d: %d words, want %d",
+			      d->lineno, n, py ? 6 : 8);
+	if (!ps->nthreads)
+		return te_err(d->err, d->errlen, "line %d: a frame before any "
+			      "thread", d->lineno);
+	th = &ps->threads[ps->nthreads - 1];
+	if (th->count >= TE_STACK_FRAMES || ps->nframes >= TE_STACK_FRAMES_ALL)
+		return te_err(d->err, d->errlen, "line %d: too many frames (at "
+			      "most %d a thread, %d a process)", d->lineno,
+			      TE_STACK_FRAMES, TE_STACK_FRAMES_ALL);
+	if (!py) {
+		size_t k = strlen(*t), i;
+
+		if (!k || k > 16)
+			return te_err(d->err, d->errlen, "line %d: bad address",
+				      d->lineno);
+		for (i = 0; i < k; i++) {
+			char c = (*t)[i];
+			int v = c >= '0' && c <= '9' ? c - '0' :
+				c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+
+			if (v < 0)
+				return te_err(d->err, d->errlen, "line %d: bad "
+					      "address", d->lineno);
+			addr = addr << 4 | (unsigned)v;
+		}
+		t++;
+	}
+	if (dec_num(d, t[0], 0, 9999999, "line", &line) < 0 ||
+	    dec_str(d, t[1], fn, sizeof(fn), TE_STACK_NAME_MAX, "function") < 0 ||
+	    dec_str(d, t[2], fi, sizeof(fi), TE_STACK_NAME_MAX, "file") < 0)
+		return -1;
+	li[0] = '\0';
+	if (!py && dec_str(d, t[3], li, sizeof(li), TE_STACK_NAME_MAX,
+			   "library") < 0)
+		return -1;
+	if (dec_num(d, t[py ? 3 : 4], 0, TE_FRAME_CUT, "flags", &flags) < 0)
+		return -1;
+	if (te_stack_add_frame(ps, py ? TE_FRAME_PY : TE_FRAME_NATIVE, fn,
+			       strlen(fn), fi, strlen(fi), (uint32_t)line, li,
+			       strlen(li), addr) < 0)
+		return te_err(d->err, d->errlen, "line %d: over %d bytes of text",
+			      d->lineno, TE_STACK_TEXT);
+	ps->frames[ps->nframes - 1].flags = (uint8_t)flags;
+	return 0;
+}
+
+static int dec_thread(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
+{
+	char *v;
+	long long lwp = 0, cut = 0;
+
+	if (n != 3)
+		return te_err(d->err, d->errlen, "line %d: %d words, want 3",
+			      d->lineno, n);
+	if (ps->nthreads >= TE_STACK_THREADS)
+		return te_err(d->err, d->errlen, "line %d: more than %d threads",
+			      d->lineno, TE_STACK_THREADS);
+	if (dec_key(d, tok[1], "lwp", &v) < 0 ||
+	    dec_num(d, v, 0, INT_MAX, "lwp", &lwp) < 0 ||
+	    dec_key(d, tok[2], "cut", &v) < 0 ||
+	    dec_num(d, v, 0, 1, "cut", &cut) < 0)
+		return -1;
+	te_stack_add_thread(ps, (int)lwp);
+	ps->threads[ps->nthreads - 1].cut = (uint8_t)cut;
+	return 0;
+}
+
+int te_stack_wire_decode(const char *buf, size_t len, size_t *used,
+			 struct te_proc_stack *ps, char *err, size_t errlen)
+{
+	struct dec d = { 0, err, errlen };
+	char line[TE_STACK_WIRE_LINE_MAX + 1], *tok[TOK_MAX];
+	size_t pos = 0;
+
+	te_stack_init(ps);
+	*used = 0;
+	if (!buf)
+		len = 0;
+	for (;;) {
+		size_t avail = len - pos, k;
+		const char *nl;
+		int n;
+
+		d.lineno++;
+		nl = avail ? memchr(buf + pos, '\n', avail <
+				    TE_STACK_WIRE_LINE_MAX + 1 ? avail :
+				    TE_STACK_WIRE_LINE_MAX + 1) : NULL;
+		if (!nl && avail > TE_STACK_WIRE_LINE_MAX)
+			return te_err(err, errlen, "line %d: over %d bytes",
+				      d.lineno, TE_STACK_WIRE_LINE_MAX);
+		if (!nl)
+			return te_err(err, errlen, "line %d: the record stops "
+				      "before its \"end\" line", d.lineno);
+		k = (size_t)(nl - (buf + pos));
+		if (memchr(buf + pos, '\0', k))
+			return te_err(err, errlen, "line %d: NUL byte", d.lineno);
+		memcpy(line, buf + pos, k);
+		line[k] = '\0';
+		pos += k + 1;
+		n = split(&d, line, tok);
+		if (n < 0)
+			return -1;
+		if (d.lineno == 1) {
+			if (dec_proc(&d, tok, n, ps) < 0)
+				return -1;
+		} else if (!strcmp(tok[0], "end")) {
+			if (n != 1)
+				return te_err(err, errlen, "line %d: text after "
+					      "\"end\"", d.lineno);
+			*used = pos;
+			return 0;
+		} else if (!strcmp(tok[0], "thread")) {
+			if (dec_thread(&d, tok, n, ps) < 0)
+				return -1;
+		} else if (!strcmp(tok[0], "frame")) {
+			if (dec_frame(&d, tok, n, ps) < 0)
+				return -1;
+		} else {
+			return te_err(err, errlen, "line %d: unknown line",
+				      d.lineno);
+		}
+	}
+}
