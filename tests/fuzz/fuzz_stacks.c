@@ -1,0 +1,71 @@
+/* libFuzzer target: the hang report's parsers (core/stacks*.c). The first
+ * byte picks the input: even, gdb's batch output about a user's process;
+ * odd, the wire records a node sends the merger. Whatever parses must stay
+ * in bounds, survive an encode/decode round trip unchanged and format. */
+// FUZZ-SOURCES: core/stacks.c core/stacks_report.c core/stacks_wire.c core/strutil.c|
+#include "config.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "stacks.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct te_proc_stack procs[4], back;
+static char wire[1 << 20], report[1 << 16];
+
+static void check(const struct te_proc_stack *ps)
+{
+	char err[256];
+	size_t used, i;
+
+	if (ps->nthreads > TE_STACK_THREADS || ps->nframes > TE_STACK_FRAMES_ALL ||
+	    ps->text_used > TE_STACK_TEXT || !memchr(ps->note, 0, sizeof(ps->note)))
+		__builtin_trap();
+	for (i = 0; i < ps->nframes; i++)
+		if (strlen(te_frame_str(ps, ps->frames[i].func)) > TE_STACK_NAME_MAX)
+			__builtin_trap();
+	if (te_stack_wire_encode(wire, sizeof(wire), ps) < 0 ||
+	    te_stack_wire_decode(wire, strlen(wire), &used, &back, err,
+				 sizeof(err)) < 0 ||
+	    used != strlen(wire) || !te_stack_same(ps, &back) ||
+	    back.nframes != ps->nframes)
+		__builtin_trap();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *in = (const char *)data + 1;
+	size_t n = 0, len, used;
+	char err[256];
+
+	if (!size)
+		return 0;
+	len = size - 1;
+	if (!(data[0] & 1)) {
+		te_stack_init(&procs[0]);
+		te_stack_parse_gdb(in, len, data[0] & 2, &procs[0]);
+		n = 1;
+	} else {
+		while (n < 4 && te_stack_wire_decode(in, len, &used, &procs[n],
+						     err, sizeof(err)) == 0) {
+			if (!used || used > len)
+				__builtin_trap();
+			in += used;
+			len -= used;
+			n++;
+		}
+		if (n < 4 && !memchr(err, 0, sizeof(err)))
+			__builtin_trap();
+	}
+	for (size_t i = 0; i < n; i++) {
+		procs[i].rank = (int)i;
+		check(&procs[i]);
+	}
+	te_stack_report_text(report, sizeof(report), procs, n);
+	te_stack_report_json(report, sizeof(report), procs, n);
+	te_stack_report_text(report, 300, procs, n);
+	return 0;
+}
