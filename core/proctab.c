@@ -88,6 +88,7 @@ static long env_num(const char *env, size_t len, const char *name)
 
 void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p)
 {
+	const char *v;
 	size_t vl;
 
 	p->job = env_num(env, len, "SLURM_JOB_ID");
@@ -95,6 +96,12 @@ void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p)
 	p->procid = env_num(env, len, "SLURM_PROCID");
 	p->rank = env_num(env, len, "RANK");
 	p->elastic = env_value(env, len, "TORCHELASTIC_RUN_ID", &vl) != NULL;
+	p->node[0] = '\0';
+	v = env_value(env, len, "SLURMD_NODENAME", &vl);
+	if (v && vl < sizeof(p->node) && !memchr(v, '/', vl)) {
+		memcpy(p->node, v, vl);
+		p->node[vl] = '\0';
+	}
 }
 
 int te_proc_is_python(const char *exe)

@@ -19,6 +19,7 @@ struct te_proc {
 	long procid;		/* SLURM_PROCID, -1 unknown */
 	long rank;		/* RANK (torchrun workers), -1 unknown */
 	int elastic;		/* TORCHELASTIC_RUN_ID is set: a worker */
+	char node[64];		/* SLURMD_NODENAME, "" unknown */
 };
 
 /* The content of /proc/PID/stat into p (pid, comm, state, ppid, cpu);
@@ -26,7 +27,8 @@ struct te_proc {
 int te_proc_stat_parse(const char *line, struct te_proc *p);
 
 /* The NUL-separated environment block env[0..len) into p's job, step,
- * procid, rank and elastic (absent or malformed values stay -1 / 0). */
+ * procid, rank, elastic and node (absent or malformed values stay -1, 0 or
+ * ""). */
 void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p);
 
 /* 1 when a program's path names a Python interpreter ("python3.11",

@@ -10,26 +10,10 @@
 #include <stdint.h>
 
 #include "rdzv_proto.h"
+#include "spawn.h"
 
 #define TE_RDZV_HELPER "trainenv-rdzv"
 #define TE_PREFLIGHT_HELPER "trainenv-preflight"
-
-struct te_spawn_out {
-	size_t got;		/* bytes read into buf (terminated) */
-	int too_long;		/* it wrote more than buf holds: killed */
-	int killed;		/* past the deadline: killed */
-	int status;		/* waitpid() status */
-};
-
-/* Runs path with argv and envp, stdin from /dev/null, stdout into a pipe
- * read into buf (at most cap - 1 bytes), stderr inherited, every other
- * descriptor closed, in its own process group. Waits at most timeout_ms
- * for its output and its exit; past that it is killed (SIGKILL to its
- * group) and reaped. 0 with o filled, or -1 with a reason in err when it
- * could not run or be reaped. */
-int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
-		     int timeout_ms, char *buf, size_t cap,
-		     struct te_spawn_out *o, char *err, size_t errlen);
 
 /* Runs path with argv and envp, stdin from /dev/null, stdout into a pipe,
  * stderr inherited, every other descriptor closed, in its own process

@@ -103,7 +103,7 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 		}
 		argv[n] = NULL;
 		if (te_spawn_capture(path, argv, envp, TE_PF_TIMEOUT_S * 1000,
-				     obuf, sizeof(obuf), &so, serr,
+				     0, obuf, sizeof(obuf), &so, serr,
 				     sizeof(serr)) < 0) {
 			char m[TE_ERR_MAX];
 

@@ -23,8 +23,12 @@ install -d -m 0755 "$dest" "$dest/src" "$dest/build"
 dest=$(cd "$dest" && pwd -P)
 # A build directory inside the source tree (tests/check.sh's _build) is
 # copied once, as the build.
+# Build directories inside the checkout (_build, _build2, ...: the usual
+# names) are not sources: a fuzz run or a make in one of them would change
+# files under tar.
 excl=(--exclude=./.git --exclude=./autom4te.cache --exclude=./tests/logs
-	--exclude='*.o' --exclude='*.lo' --exclude=.deps --exclude=./config.log)
+	--exclude='./_build*' --exclude='*.o' --exclude='*.lo' --exclude=.deps
+	--exclude=./config.log)
 case $build/ in
 "$src"/*) excl+=("--exclude=./${build#"$src"/}") ;;
 esac

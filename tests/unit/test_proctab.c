@@ -45,7 +45,12 @@ static void test_environ(void)
 
 	te_proc_environ_parse(env, sizeof(env) - 1, &p);
 	ok(p.job == 17 && p.step == 0 && p.procid == 5 && p.rank == 11 &&
-	   p.elastic, "job, step, procid, rank and torchrun's run id read");
+	   p.elastic && p.node[0] == '\0',
+	   "job, step, procid, rank and torchrun's run id read");
+	te_proc_environ_parse("SLURMD_NODENAME=n7\0A=1", 22, &p);
+	is_str(p.node, "n7", "the node slurmd set (SLURMD_NODENAME)");
+	te_proc_environ_parse("SLURMD_NODENAME=../x\0", 21, &p);
+	is_str(p.node, "", "a node name with '/' is no name");
 	te_proc_environ_parse("SLURM_JOB_ID=x1\0SLURM_STEP_ID=\0RANK=-3", 37,
 			      &p);
 	ok(p.job == -1 && p.step == -1 && p.rank == -1 && !p.elastic,

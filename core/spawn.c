@@ -1,0 +1,162 @@
+/* Runs a program with a deadline and reads its output (core/spawn.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "spawn.h"
+#include "strutil.h"
+#include "sysutil.h"
+
+static void close_from(int lowfd)
+{
+	long max = sysconf(_SC_OPEN_MAX);
+	int fd;
+
+#ifdef __NR_close_range
+	if (syscall(__NR_close_range, lowfd, ~0U, 0) == 0)
+		return;
+#endif
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (fd = lowfd; fd < max; fd++)
+		close(fd);
+}
+
+static void child(const char *path, char *const argv[], char *const envp[],
+		  int out, pid_t parent, unsigned flags) __attribute__((noreturn));
+static void child(const char *path, char *const argv[], char *const envp[],
+		  int out, pid_t parent, unsigned flags)
+{
+	sigset_t none;
+	int null;
+
+	/* Dies with the task: when Slurm kills a step whose task waits here,
+	 * the task may go first, and a helper left behind is no longer
+	 * Slurm's to find (seen: a helper of a killed step waiting for its
+	 * deadline). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(126);
+	setpgid(0, 0);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (dup2(out, STDOUT_FILENO) < 0 ||
+	    ((flags & TE_SPAWN_STDERR) && dup2(out, STDERR_FILENO) < 0))
+		_exit(126);
+	null = open("/dev/null", O_RDONLY);
+	if (null >= 0 && null != STDIN_FILENO) {
+		dup2(null, STDIN_FILENO);
+		close(null);
+	}
+	close_from(3);
+	execve(path, argv, envp);
+	fprintf(stderr, "trainenv: cannot run %s: %s\n", path, strerror(errno));
+	_exit(127);
+}
+
+/* Waits for pid until deadline; then kills its group and reaps it. */
+static int reap(pid_t pid, int64_t deadline, int *status, int *killed)
+{
+	*killed = 0;
+	for (;;) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		if (te_now_ms() >= deadline && !*killed) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			*killed = 1;
+			deadline = te_now_ms() + 5000;	/* to be reaped */
+		} else if (te_now_ms() >= deadline) {
+			return -1;
+		}
+		poll(NULL, 0, 10);
+	}
+}
+
+int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
+		     int timeout_ms, unsigned flags, char *buf, size_t cap,
+		     struct te_spawn_out *o, char *err, size_t errlen)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
+	int64_t deadline = te_now_ms() + timeout_ms;
+	struct stat st;
+	int pfd[2], rc = -1;
+	pid_t pid, self = getpid();
+
+	memset(o, 0, sizeof(*o));
+	if (cap < 2)
+		return te_err(err, errlen, "no room for the output of %s", path);
+	buf[0] = '\0';
+	if (stat(path, &st) < 0)
+		return te_err(err, errlen, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return te_err(err, errlen, "%s is not a regular file", path);
+	/* Run from task_init, as the job user: this is the permission execve
+	 * will check. Said here in one line, rather than as an exit status
+	 * 127 after the child's own complaint. */
+	if (access(path, X_OK) < 0)
+		return te_err(err, errlen, "%s is not executable: %s", path,
+			      strerror(errno));
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return te_err(err, errlen, "pipe: %s", strerror(errno));
+	/* waitpid needs SIGCHLD not ignored */
+	sigaction(SIGCHLD, &dfl, &old_chld);
+	pid = fork();
+	if (pid < 0) {
+		te_snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		sigaction(SIGCHLD, &old_chld, NULL);
+		return -1;
+	}
+	if (pid == 0)
+		child(path, argv, envp, pfd[1], self, flags);
+	close(pfd[1]);
+	for (;;) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		int64_t left = deadline - te_now_ms();
+		ssize_t n;
+
+		if (left <= 0)
+			break;
+		if (poll(&p, 1, left > 1000 ? 1000 : (int)left) <= 0)
+			continue;
+		n = read(pfd[0], buf + o->got, cap - 1 - o->got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		o->got += (size_t)n;
+		if (o->got >= cap - 1) {
+			o->too_long = 1;
+			break;
+		}
+	}
+	buf[o->got] = '\0';
+	close(pfd[0]);
+	if (o->too_long)
+		deadline = te_now_ms();	/* kill it now */
+	if (reap(pid, deadline, &o->status, &o->killed) < 0) {
+		te_snprintf(err, errlen, "%s (pid %ld) could not be reaped",
+			    path, (long)pid);
+		goto out;
+	}
+	rc = 0;
+out:
+	sigaction(SIGCHLD, &old_chld, NULL);
+	return rc;
+}

@@ -1,0 +1,28 @@
+/* Runs a program with a deadline and reads its output: the one way the
+ * plugin (as the job user, from task_init) and the tools start their
+ * helpers. The program dies with its parent, runs in its own process
+ * group, and is killed with that group at the deadline. */
+#ifndef TE_SPAWN_H
+#define TE_SPAWN_H
+
+#include <stddef.h>
+
+struct te_spawn_out {
+	size_t got;		/* bytes read into buf (terminated) */
+	int too_long;		/* it wrote more than buf holds: killed */
+	int killed;		/* past the deadline: killed */
+	int status;		/* waitpid() status */
+};
+
+/* Runs path with argv and envp, stdin from /dev/null, stdout into a pipe
+ * read into buf (at most cap - 1 bytes), stderr inherited (or into the
+ * same pipe: TE_SPAWN_STDERR), every other descriptor closed, in its own
+ * process group. Waits at most timeout_ms for its output and its exit;
+ * past that it is killed (SIGKILL to its group) and reaped. 0 with o filled, or -1 with a reason in err when it
+ * could not run or be reaped. */
+#define TE_SPAWN_STDERR 1u
+int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
+		     int timeout_ms, unsigned flags, char *buf, size_t cap,
+		     struct te_spawn_out *o, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,370 @@
+/* trainenv-stacks: the hang report. On a login node (as `trainenv stacks
+ * JOB[.STEP]`, or started by srun's exit watchdog with --exit-report) it
+ * runs itself on every node of the step in an overlapping step (--local),
+ * merges what the nodes send (core/stacks.h), prints the ranks grouped by
+ * stack, and for --exit-report ends the step per exit-action. As the job's
+ * user: no root, nothing Slurm does not let the user do. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "spawn.h"
+#include "stacks.h"
+#include "stacks_int.h"
+#include "strutil.h"
+#include "sysutil.h"
+
+#define PREFIX "trainenv: "
+#define NODES_OUT_MAX (64u * 1024 * 1024)	/* all nodes' records */
+#define REPORT_MAX (4u * 1024 * 1024)
+#define STEP_INFO_MAX (64 * 1024)
+#define COLLECT_MS 90000			/* the overlapping step */
+
+extern char **environ;
+
+struct opts {
+	long job, step;		/* step -1: the job's newest step */
+	int local, json, exit_report;
+	unsigned grace;
+	const char *action, *first_exit;
+};
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: trainenv stacks [--json] JOBID[.STEP]\n"
+		"  the stack of every rank of a running step (Python frames "
+		"with python3-dbg,\n  native ones otherwise), ranks with the "
+		"same stack grouped, outliers first;\n  STEP: the job's "
+		"newest step when left out. As the job's owner, on any "
+		"node\n  that can run srun. See trainenv(8), HANGS.\n");
+	return f == stdout ? 0 : 2;
+}
+
+/* "JOB" or "JOB.STEP" (decimal). */
+static int parse_step(const char *s, long *job, long *step)
+{
+	char buf[32], *dot;
+	uint64_t j, st;
+
+	if (te_strlcpy(buf, s, sizeof(buf)) >= sizeof(buf))
+		return -1;
+	dot = strchr(buf, '.');
+	if (dot)
+		*dot++ = '\0';
+	if (te_parse_u64(buf, 0x7fffffff, &j) < 0 ||
+	    (dot && te_parse_u64(dot, 0x7ffffff0, &st) < 0))
+		return -1;
+	*job = (long)j;
+	*step = dot ? (long)st : -1;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	int i;
+
+	memset(o, 0, sizeof(*o));
+	o->action = "report";
+	o->first_exit = "";
+	o->job = -1;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		uint64_t n;
+
+		if (!strcmp(a, "--json")) {
+			o->json = 1;
+		} else if (!strcmp(a, "--local") || !strcmp(a, "--exit-report")) {
+			if (!v || parse_step(v, &o->job, &o->step) < 0 ||
+			    o->step < 0)
+				return -1;
+			o->local = a[2] == 'l';
+			o->exit_report = a[2] == 'e';
+			i++;
+		} else if (!strcmp(a, "--grace") && v &&
+			   te_parse_u64(v, 7 * 86400, &n) == 0) {
+			o->grace = (unsigned)n;
+			i++;
+		} else if (!strcmp(a, "--action") && v &&
+			   (!strcmp(v, "report") || !strcmp(v, "term") ||
+			    !strcmp(v, "kill"))) {
+			o->action = v;
+			i++;
+		} else if (!strcmp(a, "--first-exit") && v) {
+			o->first_exit = v;
+			i++;
+		} else if (a[0] != '-' && o->job < 0 &&
+			   parse_step(a, &o->job, &o->step) == 0) {
+			continue;
+		} else {
+			return -1;
+		}
+	}
+	return o->job < 0 ? -1 : 0;
+}
+
+/* The value of "KEY=" in one line of scontrol's -o output. */
+static int field(const char *line, const char *key, char *out, size_t len)
+{
+	size_t kl = strlen(key);
+	const char *p = line;
+
+	while ((p = strstr(p, key))) {
+		if ((p == line || p[-1] == ' ') && p[kl] == '=') {
+			size_t l = strcspn(p + kl + 1, " \n");
+
+			if (l == 0 || l >= len)
+				return -1;
+			memcpy(out, p + kl + 1, l);
+			out[l] = '\0';
+			return 0;
+		}
+		p += kl;
+	}
+	return -1;
+}
+
+/* Runs a Slurm command; its output in buf. 0, or -1 (said on stderr). */
+static int slurm_cmd(char *const argv[], char *buf, size_t cap, int ms)
+{
+	struct te_spawn_out so;
+	char path[64], err[256];
+
+	te_snprintf(path, sizeof(path), "/usr/bin/%s", argv[0]);
+	if (te_spawn_capture(path, argv, environ, ms, 0, buf, cap, &so, err,
+			     sizeof(err)) < 0) {
+		fprintf(stderr, PREFIX "%s\n", err);
+		return -1;
+	}
+	if (so.killed || !WIFEXITED(so.status) || WEXITSTATUS(so.status)) {
+		fprintf(stderr, PREFIX "%s failed%s\n", argv[0],
+			so.killed ? " (no answer in time)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* The step's node list and node count; with step -1, the job's newest
+ * numbered step. */
+static int step_nodes(long job, long *step, char *nodes, size_t len,
+		      unsigned *nnodes)
+{
+	static char out[STEP_INFO_MAX];
+	char id[48], sid[48], num[16], *line, *save = NULL;
+	char *argv[] = { (char *)"scontrol", (char *)"show", (char *)"step",
+			 id, (char *)"-o", NULL };
+	uint64_t n;
+	long best = -1;
+
+	if (*step >= 0)
+		te_snprintf(id, sizeof(id), "%ld.%ld", job, *step);
+	else
+		te_snprintf(id, sizeof(id), "%ld", job);
+	if (slurm_cmd(argv, out, sizeof(out), 15000) < 0)
+		return -1;
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		long j, s;
+
+		if (field(line, "StepId", sid, sizeof(sid)) < 0 ||
+		    parse_step(sid, &j, &s) < 0 || j != job || s < 0 ||
+		    (*step >= 0 && s != *step) || s < best ||
+		    field(line, "NodeList", nodes, len) < 0 ||
+		    field(line, "Nodes", num, sizeof(num)) < 0 ||
+		    te_parse_u64(num, 1u << 20, &n) < 0 || !n)
+			continue;
+		best = s;
+		*nnodes = (unsigned)n;
+	}
+	if (best < 0) {
+		fprintf(stderr, PREFIX "no running step %s of yours\n", id);
+		return -1;
+	}
+	*step = best;
+	return 0;
+}
+
+/* The job's environment without Slurm's step variables (the overlapping
+ * step gets its own), nor trainenv's. */
+static char **clean_env(void)
+{
+	size_t n = 0, k = 0, i;
+	char **e;
+
+	while (environ[n])
+		n++;
+	e = calloc(n + 1, sizeof(*e));
+	if (!e)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		const char *v = environ[i];
+
+		if ((!strncmp(v, "SLURM_", 6) && strncmp(v, "SLURM_CONF=", 11)) ||
+		    !strncmp(v, "SRUN_", 5) || !strncmp(v, "PMIX_", 5) ||
+		    (!strncmp(v, "TRAINENV_", 9) &&
+		     strncmp(v, "TRAINENV_GDB=", 13)))
+			continue;
+		e[k++] = environ[i];
+	}
+	return e;
+}
+
+/* Every node's records, decoded into *procs (grown); how many, or -1. */
+static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
+		    struct te_proc_stack **procs)
+{
+	char self[PATH_MAX], jobarg[32], nodesarg[4096], nn[16], step[48];
+	char err[256], derr[160];
+	char *argv[] = {
+		(char *)"srun", (char *)"--overlap", jobarg, nodesarg,
+		(char *)"-N", nn, (char *)"--ntasks-per-node=1",
+		(char *)"--kill-on-bad-exit=0", (char *)"-Q",
+		(char *)"--train=off", self, (char *)"--local", step, NULL
+	};
+	struct te_spawn_out so;
+	size_t off = 0, cap = 0;
+	long n = 0;
+	ssize_t l;
+	char **env, *out;
+
+	l = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (l <= 0)
+		return -1;
+	self[l] = '\0';
+	te_snprintf(jobarg, sizeof(jobarg), "--jobid=%ld", o->job);
+	if (te_snprintf(nodesarg, sizeof(nodesarg), "--nodelist=%s", nodes) < 0)
+		return -1;
+	te_snprintf(nn, sizeof(nn), "%u", nnodes);
+	te_snprintf(step, sizeof(step), "%ld.%ld", o->job, o->step);
+	env = clean_env();
+	out = malloc(NODES_OUT_MAX);
+	if (!env || !out) {
+		free(env);
+		free(out);
+		return -1;
+	}
+	if (te_spawn_capture("/usr/bin/srun", argv, env, COLLECT_MS, 0, out,
+			     NODES_OUT_MAX, &so, err, sizeof(err)) < 0) {
+		fprintf(stderr, PREFIX "cannot look into the step: %s\n", err);
+		n = -1;
+		goto out;
+	}
+	if (so.killed)
+		fprintf(stderr, PREFIX "some nodes did not answer within %d s\n",
+			COLLECT_MS / 1000);
+	while (off < so.got) {
+		size_t used = 0;
+
+		if (n >= (long)cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct te_proc_stack *p = realloc(*procs, nc * sizeof(*p));
+
+			if (!p)
+				break;
+			*procs = p;
+			cap = nc;
+		}
+		if (te_stack_wire_decode(out + off, so.got - off, &used,
+					 &(*procs)[n], derr, sizeof(derr)) == 0) {
+			n++;
+			off += used;
+			continue;
+		}
+		/* not a record: skip the line (a node's stray output) */
+		{
+			const char *nl = memchr(out + off, '\n', so.got - off);
+
+			off = nl ? (size_t)(nl - out) + 1 : so.got;
+		}
+	}
+out:
+	free(env);
+	free(out);
+	return n;
+}
+
+/* The exit-action: end the step. */
+static void end_step(const struct opts *o)
+{
+	char id[48], out[4096];
+	char *term[] = { (char *)"scancel", (char *)"-Q", id, NULL };
+	char *kill9[] = { (char *)"scancel", (char *)"-Q", (char *)"--signal=KILL",
+			  id, NULL };
+
+	te_snprintf(id, sizeof(id), "%ld.%ld", o->job, o->step);
+	fprintf(stderr, PREFIX "exit-grace: ending step %s (exit-action=%s%s)\n",
+		id, o->action, !strcmp(o->action, "term") ?
+		": SIGTERM, then SIGKILL after Slurm's KillWait" :
+		": SIGKILL");
+	slurm_cmd(!strcmp(o->action, "kill") ? kill9 : term, out, sizeof(out),
+		  30000);
+}
+
+static int login_side(struct opts *o)
+{
+	struct te_proc_stack *procs = NULL;
+	char nodes[4000], *report;
+	unsigned nnodes = 0;
+	int64_t t0 = te_now_ms();
+	long n, i;
+
+	if (step_nodes(o->job, &o->step, nodes, sizeof(nodes), &nnodes) < 0)
+		return 1;
+	n = collect(o, nodes, nnodes, &procs);
+	if (n < 0) {
+		free(procs);
+		return 1;
+	}
+	if (o->exit_report) {
+		for (i = 0; i < n; i++)
+			procs[i].since_ms = (int64_t)o->grace * 1000 +
+					    (te_now_ms() - t0);
+		if (n == 0) {
+			fprintf(stderr, PREFIX "exit-grace: step %ld.%ld: every "
+				"rank ended meanwhile\n", o->job, o->step);
+			free(procs);
+			return 0;
+		}
+		fprintf(stderr, PREFIX "exit-grace: %u s after the first task "
+			"of step %ld.%ld ended (%s), %ld rank%s still run%s:\n",
+			o->grace, o->job, o->step, o->first_exit, n,
+			n == 1 ? "" : "s", n == 1 ? "s" : "");
+	}
+	report = malloc(REPORT_MAX);
+	if (!report) {
+		free(procs);
+		return 1;
+	}
+	if (o->json)
+		te_stack_report_json(report, REPORT_MAX, procs, (size_t)n);
+	else
+		te_stack_report_text(report, REPORT_MAX, procs, (size_t)n);
+	fputs(report, o->exit_report ? stderr : stdout);
+	if (!o->json && !o->exit_report && n == 0)
+		printf(PREFIX "no rank of step %ld.%ld is running\n", o->job,
+		       o->step);
+	fflush(NULL);
+	free(report);
+	free(procs);
+	if (o->exit_report && strcmp(o->action, "report"))
+		end_step(o);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return usage(stdout);
+	if (parse_args(argc, argv, &o) < 0)
+		return usage(stderr);
+	if (o.local)
+		return te_stacks_node(o.job, o.step);
+	return login_side(&o);
+}

@@ -1,0 +1,114 @@
+#!/bin/bash
+# Issue 13, hang diagnosis, on the real cluster with real Python:
+#   (a) --train-exit-grace: 3 nodes x 2 ranks, rank 4 hangs in save_final()
+#       while the others exit 0: srun names rank 4, its node and the frame
+#       save_final, and the step ends non-zero soon after the grace; no
+#       process is left.
+#   (b) trainenv stacks JOB.STEP on a running 6-rank step: rank 1 in
+#       odd_one(), the others in common(): two groups, rank 1 first.
+#   (c) a C program (sleep) past the grace: native frames.
+#   (d) no debugger (TRAINENV_GDB names none): rank, node and state are
+#       still there, and the report says what is missing.
+#   (e) exit-action=report only reports; the step goes on.
+# Single-quoted $VARS are for the tasks' shells:
+# shellcheck disable=SC2016
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
+
+plan 20
+
+te_build_init
+cluster_up --nodes 3 || bail_out "no cluster"
+ok 0 "cluster is up, plugin $TE_PLUGIN"
+command -v gdb >/dev/null || bail_out "gdb is needed (tests/deps.sh installs it)"
+use_trainenv "helper-dir=$TE_BUILDDIR"
+hang=$TE_SRCDIR/tests/integration/py/hang.py
+ready=$TE_CLUSTER_DIR/shared/ready
+mkdir -p "$ready" && chmod 1777 "$ready"
+left_on_nodes() { # PATTERN: the processes matching it on any node
+	local n
+	for n in n1 n2 n3; do cluster_exec "$n" pgrep -af "$1" 2>/dev/null; done
+}
+wait_ready() { # COUNT SECS
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ "$(find "$ready" -name 'rank.*' | wc -l)" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ================================================================ (a) exit grace
+rm -f "$ready"/rank.*
+te_seconds te_srun -t 120 -N3 --ntasks-per-node=2 --train-exit-grace=10 \
+	/usr/bin/python3 "$hang" exit "$ready" >"$TE_WORK/a.out" 2>"$TE_WORK/a.err"
+rc=$?
+secs=$TE_SECONDS
+diag "$(cat "$TE_WORK/a.err")"
+[ "$rc" -ne 0 ]
+ok $? "exit-grace: the step ends non-zero (rc=$rc)"
+awk -v s="$secs" 'BEGIN { exit !(s >= 10 && s < 30) }'
+ok $? "exit-grace=10: the step ended after the grace, within 20 s of it (${secs} s)"
+grep -qE '^trainenv: exit-grace: 10 s after the first task of step [0-9]+\.0 ended \(rank [0-9] on n[1-3] exited with code 0\), 1 rank still runs:' "$TE_WORK/a.err"
+ok $? "srun says the grace is over, which task ended first, and how many ranks still run"
+grep -qE '^trainenv: hang: rank 4 on n3 \(1 rank' "$TE_WORK/a.err"
+ok $? "the report names rank 4 on n3"
+grep -qE 'File ".*hang.py", line [0-9]+, in save_final' "$TE_WORK/a.err"
+ok $? "the report shows rank 4's Python frame save_final"
+grep -qE 'state S \(sleeping' "$TE_WORK/a.err"
+ok $? "the report gives the rank's process state"
+grep -qE '^trainenv: exit-grace: ending step [0-9]+\.0 \(exit-action=term' "$TE_WORK/a.err"
+ok $? "the step is ended per exit-action (term, the built-in)"
+! grep -qE 'hang: rank [0-35]' "$TE_WORK/a.err"
+ok $? "the ranks that ended are not in the report"
+sleep 1
+out=$(left_on_nodes "hang.py exit")
+[ -z "$out" ]
+ok $? "no process of the step is left on any node" || diag "$out"
+
+# ================================================================ (b) trainenv stacks
+rm -f "$ready"/rank.*
+te_srun -t 120 -N3 --ntasks-per-node=2 /usr/bin/python3 "$hang" stacks "$ready" \
+	>"$TE_WORK/b.out" 2>&1 &
+bpid=$!
+te_on_exit "kill $bpid 2>/dev/null"
+wait_ready 6 60
+ok $? "6 ranks are in place"
+job=$(te_last_job_id)
+te_seconds timeout 60 "$TE_TOOL" stacks "$job.0" >"$TE_WORK/b.stacks" 2>"$TE_WORK/b.err"
+rc=$?
+diag "$(cat "$TE_WORK/b.stacks" "$TE_WORK/b.err")"
+ok $rc "trainenv stacks $job.0 runs as the job's user (${TE_SECONDS} s)"
+groups=$(grep -cE '^trainenv: hang: ' "$TE_WORK/b.stacks")
+is "$groups" 2 "two groups"
+head -1 "$TE_WORK/b.stacks" | grep -qE '^trainenv: hang: rank 1 on n1 \(1 rank'
+ok $? "the outlier first: rank 1 alone"
+grep -qE '^trainenv: hang: ranks 0,2-5 on n1-n3 \(5 ranks' "$TE_WORK/b.stacks"
+ok $? "the other five merged: ranks 0,2-5 on n1-n3"
+awk '/^trainenv: hang: rank 1 /{g=1} /^trainenv: hang: ranks/{g=2} g==1 && /in odd_one/{a=1} g==2 && /in common/{b=1} END { exit !(a && b) }' "$TE_WORK/b.stacks"
+ok $? "rank 1's frame is odd_one, the others' common"
+grep -q 'in helper_thread' "$TE_WORK/b.stacks"
+ok $? "every thread's Python frames are shown (helper_thread)"
+timeout 60 "$TE_TOOL" stacks --json "$job" >"$TE_WORK/b.json" 2>&1
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g=d["groups"]; assert len(g)==2 and g[0]["ranks"]==[1] and sorted(g[1]["ranks"])==[0,2,3,4,5], g' "$TE_WORK/b.json"
+ok $? "--json, and the job's newest step when no step is given" || diag "$(head -c 2000 "$TE_WORK/b.json")"
+scancel "$job"
+wait "$bpid" 2>/dev/null
+
+# ================================================================ (c) native frames, (d) no debugger
+te_srun -t 60 -N2 --train-exit-grace=3 --train-exit-action=kill sh -c '[ "$SLURM_PROCID" = 1 ] && exec sleep 600; sleep 1' \
+	>/dev/null 2>"$TE_WORK/c.err"
+diag "$(cat "$TE_WORK/c.err")"
+grep -qE '^trainenv: hang: rank 1 on n2 .*' "$TE_WORK/c.err" &&
+	grep -qE 'nanosleep' "$TE_WORK/c.err"
+ok $? "a C program: native frames (nanosleep)"
+TRAINENV_GDB=/nonexistent/gdb te_srun -t 60 -N2 --train-exit-grace=3 --train-exit-action=kill sh -c '[ "$SLURM_PROCID" = 1 ] && exec sleep 600; sleep 1' \
+	>/dev/null 2>"$TE_WORK/d.err"
+diag "$(cat "$TE_WORK/d.err")"
+grep -qE '^trainenv: hang: rank 1 on n2 .*state S' "$TE_WORK/d.err" &&
+	grep -q 'no debugger' "$TE_WORK/d.err"
+ok $? "no debugger: rank, node and state, and what is missing"
