@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@
 #include "sysutil.h"
 
 #define PREFIX "trainenv: "
+#define TE_STR_(x) #x
+#define TE_STR(x) TE_STR_(x)
 #define NODES_OUT_MAX (64u * 1024 * 1024)	/* all nodes' records */
 #define REPORT_MAX (4u * 1024 * 1024)
 #define STEP_INFO_MAX (64 * 1024)
@@ -282,27 +285,59 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 			off = nl ? (size_t)(nl - out) + 1 : so.got;
 		}
 	}
+	/* Slurm refused the overlapping step (not the job's owner, the job
+	 * ended) or it failed on every node: that is no "nothing runs" */
+	if (n == 0 && (so.killed || !WIFEXITED(so.status) ||
+		       WEXITSTATUS(so.status))) {
+		fprintf(stderr, PREFIX "cannot look into step %s: srun failed "
+			"(see its message above)\n", step);
+		n = -1;
+	}
 out:
 	free(env);
 	free(out);
 	return n;
 }
 
-/* The exit-action: end the step. */
+/* 1 while the step is there. */
+static int step_alive(const char *id)
+{
+	static char out[STEP_INFO_MAX];
+	char *argv[] = { (char *)"scontrol", (char *)"show", (char *)"step",
+			 (char *)id, (char *)"-o", NULL };
+	struct te_spawn_out so;
+	char err[256];
+
+	return te_spawn_capture("/usr/bin/scontrol", argv, environ, 10000, 0,
+				out, sizeof(out), &so, err, sizeof(err)) == 0 &&
+	       !so.killed && WIFEXITED(so.status) && !WEXITSTATUS(so.status) &&
+	       strstr(out, "StepId=") != NULL;
+}
+
+/* The exit-action: end the step. term: SIGTERM (Python and most programs
+ * end, and may say where they were), SIGKILL TERM_WAIT_S later if the step
+ * is still there; kill: SIGKILL at once (Slurm's own step cancel). */
+#define TERM_WAIT_S 10
 static void end_step(const struct opts *o)
 {
 	char id[48], out[4096];
-	char *term[] = { (char *)"scancel", (char *)"-Q", id, NULL };
-	char *kill9[] = { (char *)"scancel", (char *)"-Q", (char *)"--signal=KILL",
-			  id, NULL };
+	char *term[] = { (char *)"scancel", (char *)"-Q", (char *)"--signal=TERM",
+			 id, NULL };
+	char *kill9[] = { (char *)"scancel", (char *)"-Q", id, NULL };
+	int kill_now = !strcmp(o->action, "kill"), i;
 
 	te_snprintf(id, sizeof(id), "%ld.%ld", o->job, o->step);
-	fprintf(stderr, PREFIX "exit-grace: ending step %s (exit-action=%s%s)\n",
-		id, o->action, !strcmp(o->action, "term") ?
-		": SIGTERM, then SIGKILL after Slurm's KillWait" :
-		": SIGKILL");
-	slurm_cmd(!strcmp(o->action, "kill") ? kill9 : term, out, sizeof(out),
-		  30000);
+	fprintf(stderr, PREFIX "exit-grace: ending step %s (exit-action=%s: %s)\n",
+		id, o->action, kill_now ? "SIGKILL" :
+		"SIGTERM, SIGKILL " TE_STR(TERM_WAIT_S) " s later if it still runs");
+	if (!kill_now) {
+		slurm_cmd(term, out, sizeof(out), 30000);
+		for (i = 0; i < TERM_WAIT_S * 2 && step_alive(id); i++)
+			poll(NULL, 0, 500);
+		if (!step_alive(id))
+			return;
+	}
+	slurm_cmd(kill9, out, sizeof(out), 30000);
 }
 
 static int login_side(struct opts *o)

@@ -19,7 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 20
+plan 24
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -49,8 +49,8 @@ te_seconds te_srun -t 120 -N3 --ntasks-per-node=2 --train-exit-grace=10 \
 rc=$?
 secs=$TE_SECONDS
 diag "$(cat "$TE_WORK/a.err")"
-[ "$rc" -ne 0 ]
-ok $? "exit-grace: the step ends non-zero (rc=$rc)"
+[ "$rc" = 143 ]
+ok $? "exit-grace: the step ends non-zero, the hung rank by SIGTERM (exit-action=term; rc=$rc)"
 awk -v s="$secs" 'BEGIN { exit !(s >= 10 && s < 30) }'
 ok $? "exit-grace=10: the step ended after the grace, within 20 s of it (${secs} s)"
 grep -qE '^trainenv: exit-grace: 10 s after the first task of step [0-9]+\.0 ended \(rank [0-9] on n[1-3] exited with code 0\), 1 rank still runs:' "$TE_WORK/a.err"
@@ -96,13 +96,34 @@ ok $? "every thread's Python frames are shown (helper_thread)"
 timeout 60 "$TE_TOOL" stacks --json "$job" >"$TE_WORK/b.json" 2>&1
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g=d["groups"]; assert len(g)==2 and g[0]["ranks"]==[1] and sorted(g[1]["ranks"])==[0,2,3,4,5], g' "$TE_WORK/b.json"
 ok $? "--json, and the job's newest step when no step is given" || diag "$(head -c 2000 "$TE_WORK/b.json")"
+out=$(timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups "$TE_TOOL" stacks "$job.0" 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && ! grep -q '^trainenv: hang:' <<<"$out"
+ok $? "another user gets no stack of the step (rc=$rc)" || diag "$out"
 scancel "$job"
 wait "$bpid" 2>/dev/null
+
+# the same as an unprivileged user, for the user's own step
+rm -f "$ready"/rank.*
+setpriv --reuid=nobody --regid=nogroup --clear-groups timeout 120 srun -N2 --ntasks-per-node=1 \
+	/usr/bin/python3 "$hang" stacks "$ready" >/dev/null 2>&1 &
+npid=$!
+te_on_exit "kill $npid 2>/dev/null"
+wait_ready 2 60
+job=$(te_last_job_id)
+out=$(timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups "$TE_TOOL" stacks "$job.0" 2>&1)
+grep -qE '^trainenv: hang: rank 1 on n2 \(1 rank' <<<"$out" && grep -q 'in odd_one' <<<"$out" &&
+	grep -q 'in common' <<<"$out"
+ok $? "user nobody: trainenv stacks on their own step shows their frames" || diag "$out"
+scancel "$job"
+wait "$npid" 2>/dev/null
 
 # ================================================================ (c) native frames, (d) no debugger
 te_srun -t 60 -N2 --train-exit-grace=3 --train-exit-action=kill sh -c '[ "$SLURM_PROCID" = 1 ] && exec sleep 600; sleep 1' \
 	>/dev/null 2>"$TE_WORK/c.err"
+rc=$?
 diag "$(cat "$TE_WORK/c.err")"
+is "$rc" 137 "exit-action=kill: the hung rank dies of SIGKILL"
 grep -qE '^trainenv: hang: rank 1 on n2 .*' "$TE_WORK/c.err" &&
 	grep -qE 'nanosleep' "$TE_WORK/c.err"
 ok $? "a C program: native frames (nanosleep)"
@@ -112,3 +133,18 @@ diag "$(cat "$TE_WORK/d.err")"
 grep -qE '^trainenv: hang: rank 1 on n2 .*state S' "$TE_WORK/d.err" &&
 	grep -q 'no debugger' "$TE_WORK/d.err"
 ok $? "no debugger: rank, node and state, and what is missing"
+
+# ================================================================ (e) exit-action=report
+te_srun -t 60 -N2 --train-exit-grace=2 --train-exit-action=report sh -c '[ "$SLURM_PROCID" = 1 ] && exec sleep 600; sleep 1' \
+	>/dev/null 2>"$TE_WORK/e.err" &
+epid=$!
+te_on_exit "kill $epid 2>/dev/null"
+for ((i = 0; i < 300; i++)); do grep -q '^trainenv: hang: rank 1' "$TE_WORK/e.err" && break; sleep 0.1; done
+job=$(te_last_job_id)
+sleep 2
+state=$(timeout 10 scontrol show step "$job.0" -o 2>/dev/null | grep -o 'State=[A-Z]*')
+grep -q '^trainenv: hang: rank 1 on n2' "$TE_WORK/e.err" && [ "$state" = State=RUNNING ] &&
+	! grep -q 'ending step' "$TE_WORK/e.err"
+ok $? "exit-action=report: the report, and the step still runs ($state)" || diag "$(cat "$TE_WORK/e.err")"
+scancel "$job"
+wait "$epid" 2>/dev/null
