@@ -27,8 +27,8 @@ int te_failrep_format(char *buf, size_t len, const char *token,
 		return -1;
 	return te_snprintf(buf, len, "%s %s %u %u %s %s %d %d %lld %u\n",
 			   WIRE_MAGIC, token, r->rank, r->local_rank, r->node,
-			   r->signaled ? "signal" : "exit", r->value, r->core,
-			   (long long)r->sec, r->usec);
+			   r->stalled ? "stall" : r->signaled ? "signal" : "exit",
+			   r->value, r->core, (long long)r->sec, r->usec);
 }
 
 static int next_field(const char **p, char *out, size_t outlen)
@@ -82,9 +82,12 @@ int te_failrep_parse(const char *line, const char *token,
 		return -1;
 	if (!strcmp(f, "signal"))
 		r->signaled = 1;
+	else if (!strcmp(f, "stall"))
+		r->stalled = 1;
 	else if (strcmp(f, "exit"))
 		return -1;
-	if (field_u64(&p, r->signaled ? 128 : 255, &v) < 0)
+	if (field_u64(&p, r->stalled ? TE_FAILREP_STALL_MAX :
+			  r->signaled ? 128 : 255, &v) < 0)
 		return -1;
 	r->value = (int)v;
 	if (field_u64(&p, 1, &v) < 0)
@@ -115,7 +118,10 @@ void te_failrep_describe(const struct te_failrep *r, int first, char *buf,
 		te_appendf(when, sizeof(when), ".%03u", r->usec / 1000);
 	else
 		te_snprintf(when, sizeof(when), "%lld", (long long)r->sec);
-	if (r->signaled) {
+	if (r->stalled) {
+		te_snprintf(how, sizeof(how), "sent no heartbeat for %d s",
+			    r->value);
+	} else if (r->signaled) {
 		const char *name = sigabbrev_np(r->value);
 
 		te_snprintf(how, sizeof(how), "was killed by signal %d%s%s%s%s",

@@ -28,11 +28,14 @@
 #define TE_FAILREP_TOKEN_LEN 32		/* hex characters */
 #define TE_FAILREP_LINE_MAX 512
 #define TE_FAILREP_PRINT_MAX 64		/* lines printed before a summary */
+#define TE_FAILREP_STALL_MAX 100000000	/* seconds a heartbeat may be old */
 
 struct te_failrep {
 	uint32_t rank, local_rank;
 	char node[64];
 	int signaled;			/* 0: exit code in value */
+	int stalled;			/* a rank's heartbeat stopped (value:
+					   its age in seconds); not an exit */
 	int value;			/* exit code or signal number */
 	int core;			/* core dumped */
 	int64_t sec;			/* wall clock at exit */

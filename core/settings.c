@@ -71,6 +71,8 @@ static const char *const w_exit_action[] = {
 	[TE_W_EXIT_ACTION_REPORT] = "report", [TE_W_EXIT_ACTION_TERM] = "term",
 	[TE_W_EXIT_ACTION_KILL] = "kill", NULL
 };
+static const char *const w_stall[] = { [TE_W_STALL_OFF] = "off", NULL };
+static const char *const env_stall[] = { "TRAINENV_STALL", NULL };
 static const char *const w_preflight[] = {
 	[TE_W_PREFLIGHT_OFF] = "off", [TE_W_PREFLIGHT_ON] = "on",
 	[TE_W_PREFLIGHT_VERBOSE] = "verbose", NULL
@@ -314,6 +316,15 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 		.help = "past the exit grace: report only; term: then end the "
 			"step (SIGTERM, SIGKILL after Slurm's KillWait); kill: "
 			"then SIGKILL at once",
+	},
+	[TE_S_STALL] = {
+		.name = "stall", .type = TE_T_UINT, .words = w_stall,
+		.lo = 1, .hi = 7 * 86400, .unit = "seconds",
+		.env = env_stall, .arginfo = "SECONDS|off",
+		.help = "a rank that calls trainenv.heartbeat() (or "
+			"trainenv_heartbeat()) in its training loop and then "
+			"stops calling it for SECONDS triggers the hang report "
+			"and the exit-action, as exit-grace does",
 	},
 	[TE_S_LIB_DIR] = {
 		.name = "lib-dir", .type = TE_T_PATH,

@@ -52,6 +52,7 @@ enum te_setting_id {
 	TE_S_PREFLIGHT,		/* off|on|verbose: GPU check before the barrier */
 	TE_S_EXIT_GRACE,	/* SECONDS|off: the others' time after a first exit */
 	TE_S_EXIT_ACTION,	/* report|term|kill: past the exit grace */
+	TE_S_STALL,		/* SECONDS|off: a rank's heartbeat's age */
 	/* admin-only keys (no user option) */
 	TE_S_BIND_TOPOLOGY,	/* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	/* admin: DIR|off, per-boot topology cache */
@@ -97,6 +98,7 @@ enum te_w_exit_grace { TE_W_EXIT_GRACE_OFF };	/* TE_S_EXIT_GRACE */
 enum te_w_exit_action {				/* TE_S_EXIT_ACTION */
 	TE_W_EXIT_ACTION_REPORT, TE_W_EXIT_ACTION_TERM, TE_W_EXIT_ACTION_KILL
 };
+enum te_w_stall { TE_W_STALL_OFF };		/* TE_S_STALL */
 enum te_w_preflight {				/* TE_S_PREFLIGHT */
 	TE_W_PREFLIGHT_OFF, TE_W_PREFLIGHT_ON, TE_W_PREFLIGHT_VERBOSE
 };

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "spawn.h"
+#include "runcap.h"
 #include "stacks.h"
 #include "stacks_int.h"
 #include "strutil.h"
@@ -35,7 +35,7 @@ struct opts {
 	long job, step;		/* step -1: the job's newest step */
 	int local, json, exit_report;
 	unsigned grace;
-	const char *action, *first_exit;
+	const char *action, *first_exit, *stall;
 };
 
 static int usage(FILE *f)
@@ -100,6 +100,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			i++;
 		} else if (!strcmp(a, "--first-exit") && v) {
 			o->first_exit = v;
+			i++;
+		} else if (!strcmp(a, "--stall") && v) {
+			o->stall = v;
 			i++;
 		} else if (a[0] != '-' && o->job < 0 &&
 			   parse_step(a, &o->job, &o->step) == 0) {
@@ -327,8 +330,8 @@ static void end_step(const struct opts *o)
 	int kill_now = !strcmp(o->action, "kill"), i;
 
 	te_snprintf(id, sizeof(id), "%ld.%ld", o->job, o->step);
-	fprintf(stderr, PREFIX "exit-grace: ending step %s (exit-action=%s: %s)\n",
-		id, o->action, kill_now ? "SIGKILL" :
+	fprintf(stderr, PREFIX "%s: ending step %s (exit-action=%s: %s)\n",
+		o->stall ? "stall" : "exit-grace", id, o->action, kill_now ? "SIGKILL" :
 		"SIGTERM, SIGKILL " TE_STR(TERM_WAIT_S) " s later if it still runs");
 	if (!kill_now) {
 		slurm_cmd(term, out, sizeof(out), 30000);
@@ -357,18 +360,26 @@ static int login_side(struct opts *o)
 	}
 	if (o->exit_report) {
 		for (i = 0; i < n; i++)
-			procs[i].since_ms = (int64_t)o->grace * 1000 +
+			procs[i].since_ms = o->stall ? -1 :
+					    (int64_t)o->grace * 1000 +
 					    (te_now_ms() - t0);
 		if (n == 0) {
-			fprintf(stderr, PREFIX "exit-grace: step %ld.%ld: every "
-				"rank ended meanwhile\n", o->job, o->step);
+			fprintf(stderr, PREFIX "%s: step %ld.%ld: every rank "
+				"ended meanwhile\n", o->stall ? "stall" :
+				"exit-grace", o->job, o->step);
 			free(procs);
 			return 0;
 		}
-		fprintf(stderr, PREFIX "exit-grace: %u s after the first task "
-			"of step %ld.%ld ended (%s), %ld rank%s still run%s:\n",
-			o->grace, o->job, o->step, o->first_exit, n,
-			n == 1 ? "" : "s", n == 1 ? "s" : "");
+		if (o->stall)
+			fprintf(stderr, PREFIX "stall: step %ld.%ld: %s; %ld "
+				"rank%s run%s:\n", o->job, o->step, o->stall, n,
+				n == 1 ? "" : "s", n == 1 ? "s" : "");
+		else
+			fprintf(stderr, PREFIX "exit-grace: %u s after the first "
+				"task of step %ld.%ld ended (%s), %ld rank%s "
+				"still run%s:\n", o->grace, o->job, o->step,
+				o->first_exit, n, n == 1 ? "" : "s",
+				n == 1 ? "s" : "");
 	}
 	report = malloc(REPORT_MAX);
 	if (!report) {

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "proctab.h"
-#include "spawn.h"
+#include "runcap.h"
 #include "stacks.h"
 #include "stacks_int.h"
 #include "strutil.h"

@@ -1,6 +1,7 @@
-/* srun's exit watchdog: the first task exit starts the grace; past it, one
- * hang report (trainenv-stacks, as the user, srun's stderr) for the step.
- * Runs in the failure listener's thread, which never blocks on it. */
+/* srun's exit watchdog: the first task exit starts the grace; past it, or
+ * at a rank's stall, one hang report (trainenv-stacks, as the user, srun's
+ * stderr) for the step. Runs in the failure listener's thread, which never
+ * blocks on it. */
 #include "config.h"
 
 #include <errno.h>
@@ -22,17 +23,22 @@ static struct {
 	unsigned grace_s;
 	int64_t first_ms;		/* monotonic, 0: no exit yet */
 	struct te_failrep first;	/* the first exit seen */
-	char job_step[32], grace[16], action[16], helper[TE_VALUE_MAX + 32];
+	int64_t stall_ms;		/* monotonic, 0: no stall said */
+	char why_opt[16];		/* --first-exit or --stall */
+	char why[192];
+	char job_step[32], grace[16], stall[16], action[16];
+	char helper[TE_VALUE_MAX + 32];
 	pid_t pid;
 } ew;
 
 int te_exitwatch_arm(uint32_t job, uint32_t step, unsigned grace_s,
-		     const char *action, const char *helper)
+		     unsigned stall_s, const char *action, const char *helper)
 {
 	memset(&ew, 0, sizeof(ew));
 	if (te_snprintf(ew.job_step, sizeof(ew.job_step), "%u.%u", job,
 			step) < 0 ||
 	    te_snprintf(ew.grace, sizeof(ew.grace), "%u", grace_s) < 0 ||
+	    te_snprintf(ew.stall, sizeof(ew.stall), "%u", stall_s) < 0 ||
 	    te_strlcpy(ew.action, action, sizeof(ew.action)) >=
 		    sizeof(ew.action) ||
 	    te_strlcpy(ew.helper, helper, sizeof(ew.helper)) >=
@@ -45,26 +51,40 @@ int te_exitwatch_arm(uint32_t job, uint32_t step, unsigned grace_s,
 
 void te_exitwatch_task_exit(const struct te_failrep *r, int64_t now_ms)
 {
-	if (!ew.armed || ew.first_ms)
+	if (!ew.armed || !ew.grace_s || ew.first_ms)
 		return;
 	ew.first_ms = now_ms ? now_ms : 1;
 	ew.first = *r;
 }
 
+void te_exitwatch_stall(const struct te_failrep *r, int64_t now_ms)
+{
+	if (!ew.armed || ew.stall_ms)
+		return;
+	ew.stall_ms = now_ms ? now_ms : 1;
+	te_snprintf(ew.why, sizeof(ew.why), "rank %u on %s sent no heartbeat "
+		    "for %d s (--train-stall=%s)", r->rank, r->node, r->value,
+		    ew.stall);
+	te_strlcpy(ew.why_opt, "--stall", sizeof(ew.why_opt));
+}
+
 int64_t te_exitwatch_due(void)
 {
-	if (!ew.armed || ew.fired || !ew.first_ms)
+	if (!ew.armed || ew.fired)
+		return 0;
+	if (ew.stall_ms)
+		return ew.stall_ms;		/* at once */
+	if (!ew.first_ms)
 		return 0;
 	return ew.first_ms + (int64_t)ew.grace_s * 1000;
 }
 
 void te_exitwatch_fire(int64_t now_ms)
 {
-	char first[160];
 	char *argv[] = {
 		(char *)TE_STACKS_HELPER, (char *)"--exit-report",
 		ew.job_step, (char *)"--grace", ew.grace, (char *)"--action",
-		ew.action, (char *)"--first-exit", first, NULL
+		ew.action, ew.why_opt, ew.why, NULL
 	};
 	posix_spawnattr_t attr;
 	sigset_t none, all;
@@ -74,9 +94,13 @@ void te_exitwatch_fire(int64_t now_ms)
 	if (!te_exitwatch_due() || ew.fired)
 		return;
 	ew.fired = 1;
-	te_snprintf(first, sizeof(first), "rank %u on %s %s %d", ew.first.rank,
-		    ew.first.node, ew.first.signaled ? "killed by signal" :
-		    "exited with code", ew.first.value);
+	if (!ew.stall_ms) {
+		te_strlcpy(ew.why_opt, "--first-exit", sizeof(ew.why_opt));
+		te_snprintf(ew.why, sizeof(ew.why), "rank %u on %s %s %d",
+			    ew.first.rank, ew.first.node, ew.first.signaled ?
+			    "killed by signal" : "exited with code",
+			    ew.first.value);
+	}
 	/* the reporter starts with default signal handling and nothing
 	 * blocked, whatever srun's threads have */
 	sigemptyset(&none);
@@ -89,10 +113,8 @@ void te_exitwatch_fire(int64_t now_ms)
 	rc = posix_spawn(&ew.pid, ew.helper, NULL, &attr, argv, environ);
 	posix_spawnattr_destroy(&attr);
 	if (rc != 0) {
-		fprintf(stderr, TE_PREFIX "exit-grace: %s s after the first "
-			"task ended, tasks still run, but the hang report "
-			"cannot start: %s: %s\n", ew.grace, ew.helper,
-			strerror(rc));
+		fprintf(stderr, TE_PREFIX "%s, but the hang report cannot "
+			"start: %s: %s\n", ew.why, ew.helper, strerror(rc));
 		ew.pid = 0;
 	}
 }

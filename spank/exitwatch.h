@@ -1,8 +1,10 @@
-/* srun's exit watchdog (--train-exit-grace): once a task of the step has
- * ended, the others have the grace to end; past it srun starts the step's
- * hang report (trainenv-stacks), which names every rank still running
- * with its stack and ends the step per --train-exit-action. The task
- * exits come over the failure report's channel (failrep_listen.c). */
+/* srun's exit watchdog (--train-exit-grace, --train-stall): once a task of
+ * the step has ended, the others have the grace to end; a rank whose
+ * heartbeat stops says so itself (libtrainenv's watchdog). Either way srun
+ * starts the step's hang report (trainenv-stacks), which names every rank
+ * still running with its stack and ends the step per --train-exit-action.
+ * Task exits and stalls come over the failure report's channel
+ * (failrep_listen.c). */
 #ifndef TE_EXITWATCH_H
 #define TE_EXITWATCH_H
 
@@ -13,14 +15,16 @@
 #define TE_STACKS_HELPER "trainenv-stacks"
 
 /* Arms the watchdog for step job.step before the listener starts: grace in
- * seconds, action the exit-action word, helper the reporter's path. 0, or
- * -1 when a value does not fit. */
+ * seconds (0: exits are not watched), stall_s --train-stall (0: off; only
+ * said to the report), action the exit-action word, helper the reporter's
+ * path. 0, or -1 when a value does not fit. */
 int te_exitwatch_arm(uint32_t job, uint32_t step, unsigned grace_s,
-		     const char *action, const char *helper);
+		     unsigned stall_s, const char *action, const char *helper);
 
 /* The listener thread's side: a task's exit (any status); the monotonic
  * time (ms) the report is due, or 0 when none is; start the report. */
 void te_exitwatch_task_exit(const struct te_failrep *r, int64_t now_ms);
+void te_exitwatch_stall(const struct te_failrep *r, int64_t now_ms);
 int64_t te_exitwatch_due(void);
 void te_exitwatch_fire(int64_t now_ms);
 

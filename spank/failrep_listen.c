@@ -97,6 +97,10 @@ static void on_report(const struct te_failrep *r, void *ctx)
 	(void)ctx;
 	/* the exit watchdog counts every exit; a task that exited 0 is only
 	 * sent for it (its node's first exit) and is no failure */
+	if (r->stalled) {
+		te_exitwatch_stall(r, te_now_ms());
+		return;
+	}
 	te_exitwatch_task_exit(r, te_now_ms());
 	if (!fr.print_failures || (!r->signaled && r->value == 0))
 		return;

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "rdzv_proto.h"
-#include "spawn.h"
+#include "runcap.h"
 
 #define TE_RDZV_HELPER "trainenv-rdzv"
 #define TE_PREFLIGHT_HELPER "trainenv-preflight"

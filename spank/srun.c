@@ -220,24 +220,29 @@ static void srun_port_range(uint16_t *lo, uint16_t *hi)
 	}
 }
 
-/* --train-exit-grace=SECONDS: 1 when srun's exit watchdog is armed. */
+/* --train-exit-grace=SECONDS or --train-stall=SECONDS: 1 when srun's exit
+ * watchdog is armed. */
 static int exit_watch_arm(spank_t sp)
 {
 	const struct te_value *g = &te_plug.cfg.v[TE_S_EXIT_GRACE];
+	const struct te_value *st = &te_plug.cfg.v[TE_S_STALL];
 	const struct te_value *a = &te_plug.cfg.v[TE_S_EXIT_ACTION];
 	char helper[TE_VALUE_MAX + 32];
 	uint32_t job = 0, step = 0;
+	unsigned grace = g->set && g->word == TE_W_VALUE ? (unsigned)g->num : 0;
+	unsigned stall = st->set && st->word == TE_W_VALUE ?
+				 (unsigned)st->num : 0;
 
-	if (!g->set || g->word != TE_W_VALUE)
+	if (!grace && !stall)
 		return 0;		/* off */
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
 	    te_helper_path(TE_STACKS_HELPER, helper, sizeof(helper)) < 0 ||
-	    te_exitwatch_arm(job, step, (unsigned)g->num,
+	    te_exitwatch_arm(job, step, grace, stall,
 			     a->set ? a->text : "term", helper) < 0) {
 		fprintf(stderr, TE_PREFIX "warning: no exit watchdog "
-			"(--train-exit-grace) for this step: the step's ids "
-			"are unknown\n");
+			"(--train-exit-grace, --train-stall) for this step: "
+			"the step's ids are unknown\n");
 		return 0;
 	}
 	return 1;
@@ -282,7 +287,7 @@ int te_srun_user_init(spank_t sp)
 			      sizeof(err)) < 0) {
 		fprintf(stderr, TE_PREFIX "warning: no %s for this step: %s\n",
 			failrep ? "first-failure report" :
-			"exit watchdog (--train-exit-grace)", err);
+			"exit watchdog (--train-exit-grace, --train-stall)", err);
 		return 0;
 	}
 	/* srun copies its environment into the job's after this callback */

@@ -36,6 +36,13 @@ int trainenv_barrier(double timeout_s, char *err, size_t errlen);
 int trainenv_init(char *err, size_t errlen);
 void trainenv_finalize(void);
 
+/* For --train-stall: call it once per training step (it costs no system
+ * call: a clock read and a store). Once the step's last call is older than
+ * the --train-stall seconds, srun reports this rank as stalled, with every
+ * rank's stack, and ends the step per --train-exit-action (see trainenv(8),
+ * HANGS). Without --train-stall it only stores the time. Thread-safe. */
+void trainenv_heartbeat(void);
+
 /* "0.1.0" */
 const char *trainenv_version(void);
 

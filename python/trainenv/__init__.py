@@ -19,7 +19,7 @@ import ctypes
 import os
 import subprocess
 
-__all__ = ["BarrierError", "barrier", "version"]
+__all__ = ["BarrierError", "barrier", "heartbeat", "version"]
 
 try:
     from trainenv import _paths
@@ -54,6 +54,8 @@ def _library():
         lib.trainenv_barrier.restype = ctypes.c_int
         lib.trainenv_version.argtypes = []
         lib.trainenv_version.restype = ctypes.c_char_p
+        lib.trainenv_heartbeat.argtypes = []
+        lib.trainenv_heartbeat.restype = None
         _lib = lib
         return lib
     _lib = False
@@ -92,6 +94,36 @@ def barrier(timeout=None):
         msg = proc.stderr.decode("ascii", "replace").strip()
         raise BarrierError(msg.replace("trainenv barrier: ", "", 1) or
                            "trainenv barrier exited with %d" % proc.returncode)
+
+
+_beat = None
+
+
+def heartbeat():
+    """Say this rank makes progress: call it once per training step.
+
+    With ``srun --train-stall=SECONDS``, a rank whose last call is older
+    than SECONDS is reported by srun (with every rank's stack) and the step
+    ends per --train-exit-action. It costs no system call (libtrainenv's
+    trainenv_heartbeat(): a clock read and a store; its watchdog thread
+    runs whatever the calling thread is blocked in). Without libtrainenv it
+    warns once and does nothing.
+    """
+    global _beat
+    if _beat is None:
+        lib = _library()
+        if lib is not None:
+            _beat = lib.trainenv_heartbeat
+        else:
+            import warnings
+            warnings.warn("trainenv.heartbeat(): libtrainenv cannot be "
+                          "loaded: no stall watchdog", RuntimeWarning)
+            _beat = _nothing
+    _beat()
+
+
+def _nothing():
+    pass
 
 
 def version():

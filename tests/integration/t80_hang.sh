@@ -10,6 +10,9 @@
 #   (d) no debugger (TRAINENV_GDB names none): rank, node and state are
 #       still there, and the report says what is missing.
 #   (e) exit-action=report only reports; the step goes on.
+#   (f) --train-stall: a rank that stops calling trainenv.heartbeat() is
+#       named with its frame and the step ends; ranks that keep calling it
+#       are not reported.
 # Single-quoted $VARS are for the tasks' shells:
 # shellcheck disable=SC2016
 set -u
@@ -19,7 +22,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 24
+plan 28
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -148,3 +151,24 @@ grep -q '^trainenv: hang: rank 1 on n2' "$TE_WORK/e.err" && [ "$state" = State=R
 ok $? "exit-action=report: the report, and the step still runs ($state)" || diag "$(cat "$TE_WORK/e.err")"
 scancel "$job"
 wait "$epid" 2>/dev/null
+
+# ================================================================ (f) stall
+export PYTHONPATH=$TE_SRCDIR/python TRAINENV_LIBRARY=$TE_BUILDDIR/.libs/libtrainenv.so.0
+rm -f "$ready"/rank.*
+te_seconds te_srun -t 120 -N2 --train-stall=3 /usr/bin/python3 "$hang" beat "$ready" \
+	>/dev/null 2>"$TE_WORK/f.err"
+rc=$?
+secs=$TE_SECONDS
+diag "$(cat "$TE_WORK/f.err")"
+grep -qE '^trainenv: stall: step [0-9]+\.0: rank 1 on n2 sent no heartbeat for [3-9] s \(--train-stall=3\); 2 ranks run:' "$TE_WORK/f.err"
+ok $? "stall: srun names rank 1 on n2, whose heartbeat stopped"
+grep -qE 'line [0-9]+, in stuck' "$TE_WORK/f.err" && grep -qE '^trainenv: stall: ending step' "$TE_WORK/f.err"
+ok $? "the report shows its frame stuck, and the step is ended"
+[ "$rc" = 143 ] && awk -v s="$secs" 'BEGIN { exit !(s < 25) }'
+ok $? "the step ends (rc=$rc) soon after the stall (${secs} s)"
+rm -f "$ready"/rank.*
+RUN_FOR=6 STALL_RANK=-1 te_srun -t 120 -N2 --train-stall=2 /usr/bin/python3 "$hang" beat "$ready" \
+	>/dev/null 2>"$TE_WORK/g.err"
+rc=$?
+[ "$rc" = 0 ] && ! grep -q 'stall' "$TE_WORK/g.err" && [ "$(find "$ready" -name 'rank.*' | wc -l)" = 2 ]
+ok $? "ranks that keep calling heartbeat() for 6 s with --train-stall=2 are not reported (rc=$rc)" || diag "$(cat "$TE_WORK/g.err")"

@@ -145,6 +145,43 @@ static void test_conn_take(void)
 	is_int(reports, 3, "no report from any of them");
 }
 
+/* The line's kinds: an exit, a signal, and a rank's stalled heartbeat. */
+static void test_line_kinds(void)
+{
+	struct te_failrep r = { .rank = 12, .local_rank = 3, .node = "n4",
+				.value = 31, .sec = 1700000000, .usec = 250000 };
+	struct te_failrep back;
+	char line[TE_FAILREP_LINE_MAX], text[256];
+
+	r.stalled = 1;
+	is_int(te_failrep_format(line, sizeof(line), TOKEN, &r), 0,
+	       "a stall formats");
+	like(line, " 12 3 n4 stall 31 0 1700000000 250000\n", "  as 'stall AGE'");
+	ok(te_failrep_parse(line, TOKEN, &back) == 0 && back.stalled &&
+	   !back.signaled && back.value == 31 && back.rank == 12,
+	   "  and parses back as a stall of 31 s");
+	te_failrep_describe(&back, 0, text, sizeof(text));
+	like(text, "rank 12 (node n4, local rank 3) sent no heartbeat for 31 s",
+	     "  described as a heartbeat that stopped");
+	r.stalled = 0;
+	r.value = 0;
+	te_failrep_format(line, sizeof(line), TOKEN, &r);
+	ok(te_failrep_parse(line, TOKEN, &back) == 0 && !back.stalled &&
+	   !back.signaled && back.value == 0,
+	   "an exit with code 0 (exit-grace's first exit) parses");
+	snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 1 0 n1 stall %d 0 1 0\n",
+		 TOKEN, TE_FAILREP_STALL_MAX + 1);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1,
+	       "a stall older than the bound is refused");
+	snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 1 0 n1 hang 3 0 1 0\n",
+		 TOKEN);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1, "an unknown kind is refused");
+	snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 1 0 n1 signal 200 0 1 0\n",
+		 TOKEN);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1,
+	       "a signal past 128 is still refused");
+}
+
 static void test_conn_policy(void)
 {
 	struct te_failrep_conn t[4];
@@ -181,6 +218,7 @@ int main(void)
 	test_port_range();
 	test_slurmconf();
 	test_conn_take();
+	test_line_kinds();
 	test_conn_policy();
 	return tap_done();
 }

@@ -581,6 +581,7 @@ static void test_word_names(void)
 		{ TE_S_EXIT_ACTION, TE_W_EXIT_ACTION_REPORT, "report" },
 		{ TE_S_EXIT_ACTION, TE_W_EXIT_ACTION_TERM, "term" },
 		{ TE_S_EXIT_ACTION, TE_W_EXIT_ACTION_KILL, "kill" },
+		{ TE_S_STALL, TE_W_STALL_OFF, "off" },
 		{ TE_S_PREFLIGHT, TE_W_PREFLIGHT_OFF, "off" },
 		{ TE_S_PREFLIGHT, TE_W_PREFLIGHT_ON, "on" },
 		{ TE_S_PREFLIGHT, TE_W_PREFLIGHT_VERBOSE, "verbose" },

@@ -6,6 +6,9 @@ Usage: hang.py MODE [READY_DIR]
           the hung rank is surely running when the first one exits)
   stacks  rank 1 sleeps in odd_one(), the others in common(); a thread of
           each sleeps in helper_thread()
+  beat    every rank calls trainenv.heartbeat() every 0.1 s for RUN_FOR
+          seconds (default: for ever), then exits 0; rank STALL_RANK
+          (default 1, -1: none) stops after 2 s and sleeps in stuck()
 READY_DIR: each rank touches READY_DIR/rank.R once it is where it stays.
 The rank is RANK (torchrun) or SLURM_PROCID."""
 import os
@@ -43,6 +46,11 @@ def helper_thread():
     time.sleep(3600)
 
 
+def stuck():
+    mark()
+    time.sleep(3600)
+
+
 if mode == "exit":
     if rank == int(os.environ.get("HANG_RANK", "4")):
         save_final()
@@ -55,5 +63,16 @@ elif mode == "stacks":
         odd_one()
     else:
         common()
+elif mode == "beat":
+    import trainenv
+    run_for = float(os.environ.get("RUN_FOR", "1e9"))
+    stall_rank = int(os.environ.get("STALL_RANK", "1"))
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < run_for:
+        trainenv.heartbeat()
+        if rank == stall_rank and time.monotonic() - t0 > 2:
+            stuck()
+        time.sleep(0.1)
+    mark()
 else:
     sys.exit(f"hang.py: unknown mode {mode}")

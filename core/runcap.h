@@ -2,8 +2,8 @@
  * plugin (as the job user, from task_init) and the tools start their
  * helpers. The program dies with its parent, runs in its own process
  * group, and is killed with that group at the deadline. */
-#ifndef TE_SPAWN_H
-#define TE_SPAWN_H
+#ifndef TE_RUNCAP_H
+#define TE_RUNCAP_H
 
 #include <stddef.h>
 

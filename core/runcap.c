@@ -1,4 +1,4 @@
-/* Runs a program with a deadline and reads its output (core/spawn.h). */
+/* Runs a program with a deadline and reads its output (core/runcap.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "spawn.h"
+#include "runcap.h"
 #include "strutil.h"
 #include "sysutil.h"
 
