@@ -17,7 +17,7 @@ packages=(
 	iproute2 util-linux procps coreutils tmux
 	# t90 tells libasan's own fork deadlock in slurmstepd by its stack;
 	# the hang report's stacks: gdb, and py-bt from Python's debug package
-	gdb python3.11-dbg
+	gdb python3.11-dbg strace
 	# real clients run in the integration tests
 	python3 python3-torch python3-mpi4py libopenmpi-dev openmpi-bin
 )

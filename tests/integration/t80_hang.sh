@@ -22,7 +22,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 28
+plan 29
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -172,3 +172,23 @@ RUN_FOR=6 STALL_RANK=-1 te_srun -t 120 -N2 --train-stall=2 /usr/bin/python3 "$ha
 rc=$?
 [ "$rc" = 0 ] && ! grep -q 'stall' "$TE_WORK/g.err" && [ "$(find "$ready" -name 'rank.*' | wc -l)" = 2 ]
 ok $? "ranks that keep calling heartbeat() for 6 s with --train-stall=2 are not reported (rc=$rc)" || diag "$(cat "$TE_WORK/g.err")"
+
+# ================================================================ the heartbeat's cost
+# 100,000 calls to trainenv.heartbeat() with the library already loaded:
+# the system calls made are those of the same loop without the calls.
+cat >"$TE_WORK/hb_count.py" <<'PY'
+import sys
+import trainenv
+trainenv._library()
+f = trainenv.heartbeat if sys.argv[2] == "1" else (lambda: None)
+for _ in range(int(sys.argv[1])):
+    f()
+PY
+count_syscalls() { # BEAT(0|1)
+	env -u TRAINENV_STALL strace -f -c -o "$TE_WORK/strace.$1" /usr/bin/python3 "$TE_WORK/hb_count.py" 100000 "$1" &&
+		awk '$NF == "total" { print $4 }' "$TE_WORK/strace.$1"
+}
+without=$(count_syscalls 0)
+with=$(count_syscalls 1)
+[ -n "$without" ] && [ -n "$with" ] && [ $((with - without)) -lt 50 ]
+ok $? "100,000 heartbeats make no system call: $with system calls with them, $without without"

@@ -132,8 +132,8 @@ nm_checks trainenv.so "$build/.libs/trainenv.so" \
 	"(root, in slurmstepd) holds no barrier, coordinator or PMIx session code" \
 	te_strlcpy te_bind_compute
 nm_checks libtrainenv.so "$(ls "$build"/.libs/libtrainenv.so.[0-9]*.[0-9]* 2>/dev/null | head -1)" \
-	'^te_(policy_|resolve$|failrep_|check_user_value$)' \
-	"(in the user's program) holds no policy parser and no failure-report code" \
+	'^te_(policy_|resolve$|check_user_value$|failrep_(listen|finish|conn_|sender_))' \
+	"(in the user's program) holds no policy parser and none of srun's report listener nor slurmstepd's sender (the stall line's format is its own)" \
 	te_config_decode te_barrier_wait
 
 echo "1..$n"
