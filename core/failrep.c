@@ -27,7 +27,8 @@ int te_failrep_format(char *buf, size_t len, const char *token,
 		return -1;
 	return te_snprintf(buf, len, "%s %s %u %u %s %s %d %d %lld %u\n",
 			   WIRE_MAGIC, token, r->rank, r->local_rank, r->node,
-			   r->stalled ? "stall" : r->signaled ? "signal" : "exit",
+			   r->stalled ? "stall" : r->ended ? "ended" :
+			   r->signaled ? "signal" : "exit",
 			   r->value, r->core, (long long)r->sec, r->usec);
 }
 
@@ -84,9 +85,11 @@ int te_failrep_parse(const char *line, const char *token,
 		r->signaled = 1;
 	else if (!strcmp(f, "stall"))
 		r->stalled = 1;
+	else if (!strcmp(f, "ended"))
+		r->ended = 1;
 	else if (strcmp(f, "exit"))
 		return -1;
-	if (field_u64(&p, r->stalled ? TE_FAILREP_STALL_MAX :
+	if (field_u64(&p, r->stalled ? TE_FAILREP_STALL_MAX : r->ended ? 0 :
 			  r->signaled ? 128 : 255, &v) < 0)
 		return -1;
 	r->value = (int)v;
@@ -121,6 +124,8 @@ void te_failrep_describe(const struct te_failrep *r, int first, char *buf,
 	if (r->stalled) {
 		te_snprintf(how, sizeof(how), "sent no heartbeat for %d s",
 			    r->value);
+	} else if (r->ended) {
+		te_strlcpy(how, "ended (a torchrun worker)", sizeof(how));
 	} else if (r->signaled) {
 		const char *name = sigabbrev_np(r->value);
 

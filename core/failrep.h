@@ -36,6 +36,8 @@ struct te_failrep {
 	int signaled;			/* 0: exit code in value */
 	int stalled;			/* a rank's heartbeat stopped (value:
 					   its age in seconds); not an exit */
+	int ended;			/* a torchrun worker is gone (seen
+					   from outside: no status) */
 	int value;			/* exit code or signal number */
 	int core;			/* core dumped */
 	int64_t sec;			/* wall clock at exit */

@@ -96,6 +96,8 @@ void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p)
 	p->procid = env_num(env, len, "SLURM_PROCID");
 	p->rank = env_num(env, len, "RANK");
 	p->elastic = env_value(env, len, "TORCHELASTIC_RUN_ID", &vl) != NULL;
+	v = env_value(env, len, "TRAINENV_LAUNCHER", &vl);
+	p->agent = v && vl >= 8 && !memcmp(v, "torchrun", 8);
 	p->node[0] = '\0';
 	v = env_value(env, len, "SLURMD_NODENAME", &vl);
 	if (v && vl < sizeof(p->node) && !memchr(v, '/', vl)) {
@@ -184,8 +186,8 @@ size_t te_proc_pick_ranks(const struct te_proc *t, size_t n, long job,
 			out[k++].idx = (int)j;
 			workers++;
 		}
-		if (workers)
-			continue;
+		if (workers || t[i].agent)
+			continue;	/* an agent stands for no rank */
 		/* the shallowest Python process of the task's tree */
 		for (j = 0; j < n; j++) {
 			int cur = (int)j;

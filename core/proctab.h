@@ -20,6 +20,7 @@ struct te_proc {
 	long rank;		/* RANK (torchrun workers), -1 unknown */
 	int elastic;		/* TORCHELASTIC_RUN_ID is set: a worker */
 	char node[64];		/* SLURMD_NODENAME, "" unknown */
+	int agent;		/* a torchrun task (TRAINENV_LAUNCHER says so) */
 };
 
 /* The content of /proc/PID/stat into p (pid, comm, state, ppid, cpu);
@@ -43,10 +44,11 @@ struct te_rank_proc {
 
 /* From the n processes of the node (any user's step mixed in), the ones of
  * job.step that stand for ranks: under a torchrun task its workers (each
- * with its RANK, not their own children); else for each task (a process
- * of the step whose parent is not) the shallowest Python process of its
- * tree (the task itself first), or the task when none runs Python. Up to
- * max, ordered by rank; returns how many. */
+ * with its RANK, not their own children; an agent without workers is no
+ * rank); else for each task (a process of the step whose parent is not)
+ * the shallowest Python process of its tree (the task itself first), or
+ * the task when none runs Python. Up to max, ordered by rank; returns how
+ * many. */
 size_t te_proc_pick_ranks(const struct te_proc *t, size_t n, long job,
 			  long step, struct te_rank_proc *out, size_t max);
 

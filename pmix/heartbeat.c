@@ -6,20 +6,18 @@
  * runs whatever the calling thread is blocked in. */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "failrep.h"
+#include "sendline.h"
 #include "strutil.h"
+#include "sysutil.h"
 #include "trainenv/trainenv.h"
 
 #define SEND_MS 2000		/* one try to reach srun */
@@ -27,67 +25,12 @@
 static int64_t last_ms;			/* atomic */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static long env_num(const char *name, long dflt)
 {
 	const char *v = getenv(name);
 	uint64_t n;
 
 	return v && te_parse_u64(v, 0x7fffffff, &n) == 0 ? (long)n : dflt;
-}
-
-/* One line to srun's listener within SEND_MS; 0 or -1. */
-static int send_line(const char *host, uint16_t port, const char *line)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICSERV };
-	struct addrinfo *ai = NULL, *a;
-	int64_t deadline = mono_ms() + SEND_MS;
-	char sport[8];
-	int rc = -1;
-
-	te_snprintf(sport, sizeof(sport), "%u", port);
-	if (getaddrinfo(host, sport, &hints, &ai) != 0)
-		return -1;
-	for (a = ai; a && rc < 0 && mono_ms() < deadline; a = a->ai_next) {
-		int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC |
-				SOCK_NONBLOCK, 0);
-		struct pollfd p = { .events = POLLOUT };
-		size_t off = 0, len = strlen(line);
-
-		if (fd < 0)
-			continue;
-		p.fd = fd;
-		if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 &&
-		    errno != EINPROGRESS) {
-			close(fd);
-			continue;
-		}
-		while (off < len) {
-			int64_t left = deadline - mono_ms();
-			ssize_t n;
-
-			if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-				break;
-			n = send(fd, line + off, len - off, MSG_NOSIGNAL);
-			if (n < 0 && errno != EAGAIN && errno != EINTR)
-				break;
-			if (n > 0)
-				off += (size_t)n;
-		}
-		if (off == len)
-			rc = 0;
-		close(fd);
-	}
-	freeaddrinfo(ai);
-	return rc;
 }
 
 static void *watchdog(void *arg)
@@ -114,7 +57,7 @@ static void *watchdog(void *arg)
 	te_strlcpy(r.node, node, sizeof(r.node));
 	r.stalled = 1;
 	for (;;) {
-		int64_t age = mono_ms() - __atomic_load_n(&last_ms,
+		int64_t age = te_now_ms() - __atomic_load_n(&last_ms,
 							  __ATOMIC_RELAXED);
 
 		if (age >= stall_s * 1000) {
@@ -123,7 +66,7 @@ static void *watchdog(void *arg)
 			r.sec = now.tv_sec;
 			r.usec = (uint32_t)(now.tv_nsec / 1000);
 			if (te_failrep_format(line, sizeof(line), token, &r) == 0)
-				send_line(host, port, line);
+				te_send_line(host, port, line, SEND_MS);
 			return NULL;	/* once: the report ends the step */
 		}
 		poll(NULL, 0, 1000);
@@ -147,6 +90,6 @@ static void start_watchdog(void)
 
 void trainenv_heartbeat(void)
 {
-	__atomic_store_n(&last_ms, mono_ms(), __ATOMIC_RELAXED);
+	__atomic_store_n(&last_ms, te_now_ms(), __ATOMIC_RELAXED);
 	pthread_once(&once, start_watchdog);
 }

@@ -33,7 +33,8 @@ extern char **environ;
 
 struct opts {
 	long job, step;		/* step -1: the job's newest step */
-	int local, json, exit_report;
+	int local, json, exit_report, watch, task_pid;
+	const char *node;
 	unsigned grace;
 	const char *action, *first_exit, *stall;
 };
@@ -100,6 +101,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			i++;
 		} else if (!strcmp(a, "--first-exit") && v) {
 			o->first_exit = v;
+			i++;
+		} else if (!strcmp(a, "--watch-workers") && v &&
+			   parse_step(v, &o->job, &o->step) == 0 &&
+			   o->step >= 0) {
+			o->watch = 1;
+			i++;
+		} else if (!strcmp(a, "--node") && v && v[0]) {
+			o->node = v;
+			i++;
+		} else if (!strcmp(a, "--task-pid") && v &&
+			   te_parse_u64(v, 0x3fffffff, &n) == 0 && n > 1) {
+			o->task_pid = (int)n;
 			i++;
 		} else if (!strcmp(a, "--stall") && v) {
 			o->stall = v;
@@ -412,5 +425,9 @@ int main(int argc, char **argv)
 		return usage(stderr);
 	if (o.local)
 		return te_stacks_node(o.job, o.step);
+	if (o.watch)
+		return o.node && o.task_pid ?
+			       te_stacks_watch_workers(o.job, o.step, o.node,
+						       o.task_pid) : usage(stderr);
 	return login_side(&o);
 }

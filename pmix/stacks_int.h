@@ -8,6 +8,16 @@
  * line on stderr when it cannot look. */
 int te_stacks_node(long job, long step);
 
+/* This user's processes of any step on this node (node: SLURMD_NODENAME,
+ * NULL: any) into t; how many. */
+struct te_proc;
+size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node);
+
+/* --watch-workers: until task_pid is gone, or the first of the node's
+ * torchrun workers of job.step ends (then said to srun). 0. */
+int te_stacks_watch_workers(long job, long step, const char *node,
+			    int task_pid);
+
 /* How long gdb may take for one process. */
 #define TE_STACKS_GDB_MS 8000
 

@@ -33,7 +33,7 @@ extern char **environ;
  * ours): where nodes share a process table (containers, the test cluster)
  * only this node's count, and a process outside any task (no node) is not
  * a rank. */
-static size_t scan(struct te_proc *t, size_t max, const char *node)
+size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node)
 {
 	static char env[ENV_MAX];
 	char path[64], buf[1024], exe[PATH_MAX];
@@ -181,7 +181,7 @@ int te_stacks_node(long job, long step)
 		te_node_name_from(getenv("SLURMD_NODENAME"), node, sizeof(node));
 	else
 		te_node_name(node, sizeof(node));
-	n = scan(t, TE_PROC_MAX, getenv("SLURMD_NODENAME"));
+	n = te_stacks_scan(t, TE_PROC_MAX, getenv("SLURMD_NODENAME"));
 	k = te_proc_pick_ranks(t, n, job, step, r, 1024);
 	/* the CPU each rank uses over one second: spinning or waiting */
 	for (i = 0; i < k; i++)

@@ -96,10 +96,15 @@ void te_exitwatch_fire(int64_t now_ms)
 	ew.fired = 1;
 	if (!ew.stall_ms) {
 		te_strlcpy(ew.why_opt, "--first-exit", sizeof(ew.why_opt));
-		te_snprintf(ew.why, sizeof(ew.why), "rank %u on %s %s %d",
-			    ew.first.rank, ew.first.node, ew.first.signaled ?
-			    "killed by signal" : "exited with code",
-			    ew.first.value);
+		if (ew.first.ended)
+			te_snprintf(ew.why, sizeof(ew.why), "worker rank %u "
+				    "on %s ended", ew.first.rank,
+				    ew.first.node);
+		else
+			te_snprintf(ew.why, sizeof(ew.why), "rank %u on %s %s "
+				    "%d", ew.first.rank, ew.first.node,
+				    ew.first.signaled ? "killed by signal" :
+				    "exited with code", ew.first.value);
 	}
 	/* the reporter starts with default signal handling and nothing
 	 * blocked, whatever srun's threads have */

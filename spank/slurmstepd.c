@@ -354,6 +354,7 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
 	te_snprintf(launch, sizeof(launch), "%s (%s)",
 		    mode == TE_LAUNCH_TASK ? "task" : "torchrun", why);
 	spank_setenv(sp, TE_LAUNCHER_ENV, launch, 1);
+	te_step.torchrun = mode == TE_LAUNCH_TORCHRUN;
 	if (rr && rr->ifname[0]) {
 		set_rank_var(sp, inh, "NCCL_SOCKET_IFNAME", rr->ifname,
 			     set_list, sizeof(set_list));
@@ -508,6 +509,9 @@ int te_stepd_task_init(spank_t sp)
 		if (have < 0)
 			return task_fail(sp);
 		export_rank_env(sp, local_id, global_id, have ? &rr : NULL);
+		if (te_step.torchrun && te_plug.cfg.v[TE_S_EXIT_GRACE].set &&
+		    te_plug.cfg.v[TE_S_EXIT_GRACE].word == TE_W_VALUE)
+			te_stepd_watch_workers(sp);
 		if (have && rr.checkpoint_dir[0])
 			spank_setenv(sp, TE_CHECKPOINT_ENV, rr.checkpoint_dir, 1);
 		else if (!have && ckpt->set)	/* not verified: srun said so */

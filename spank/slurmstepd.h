@@ -27,6 +27,7 @@ struct te_step {
 	uint16_t report_port;
 	char report_host[INET6_ADDRSTRLEN + 1];
 	char report_token[TE_FAILREP_TOKEN_LEN + 1];
+	int torchrun;			/* this task is torchrun's agent */
 };
 extern struct te_step te_step;
 
@@ -40,6 +41,9 @@ const char *te_stepd_getenv(void *ctx, const char *name);
 /* The GPU lists Slurm gave the step (bufs hold the texts). */
 void te_stepd_gpu_env(spank_t sp, struct te_bind_gpu_env *e,
 		      char bufs[3][1024]);
+
+/* stepd_watch.c: a torchrun task's worker watcher (--train-exit-grace). */
+void te_stepd_watch_workers(spank_t sp);
 
 /* stepd_preflight.c: --train-preflight for one task. 0, or -1 (the task
  * fails: line is its own error, why the others'). */

@@ -10,6 +10,8 @@
 #   (d) no debugger (TRAINENV_GDB names none): rank, node and state are
 #       still there, and the report says what is missing.
 #   (e) exit-action=report only reports; the step goes on.
+#   (a') the same with one torchrun per node: the hung worker's frame, not
+#       torchrun's agent (which waits in its exit barrier).
 #   (f) --train-stall: a rank that stops calling trainenv.heartbeat() is
 #       named with its frame and the step ends; ranks that keep calling it
 #       are not reported.
@@ -22,7 +24,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 29
+plan 33
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -72,6 +74,28 @@ sleep 1
 out=$(left_on_nodes "hang.py exit")
 [ -z "$out" ]
 ok $? "no process of the step is left on any node" || diag "$out"
+
+# ================================================================ (a') torchrun
+# Debian 12's torch 1.13 under Python 3.11 needs torchrun's --redirects and
+# --tee set (see t22); torch < 2 spells --nproc_per_node.
+rm -f "$ready"/rank.*
+PET_REDIRECTS=1 PET_TEE=1 te_seconds te_srun -t 180 -N3 --ntasks-per-node=1 --train-exit-grace=10 \
+	torchrun --nproc_per_node=2 "$hang" exit "$ready" >"$TE_WORK/t.out" 2>"$TE_WORK/t.err"
+rc=$?
+secs=$TE_SECONDS
+diag "$(grep -v '^\[default' "$TE_WORK/t.err")"
+grep -qE '^trainenv: exit-grace: 10 s after the first task of step [0-9]+\.0 ended \(worker rank [0-9] on n[1-3] ended\), 1 rank still runs:' "$TE_WORK/t.err"
+ok $? "torchrun: the first worker's end starts the grace; one rank still runs"
+grep -qE '^trainenv: hang: rank 4 on n3 \(1 rank' "$TE_WORK/t.err" &&
+	grep -qE 'File ".*hang.py", line [0-9]+, in save_final' "$TE_WORK/t.err"
+ok $? "torchrun: the hung worker, rank 4 on n3, with its frame save_final"
+! grep -qE 'hang: rank [0-35] |torch/distributed/elastic' "$TE_WORK/t.err"
+ok $? "torchrun: neither the ended workers nor torchrun's agents are in the report"
+[ "$rc" -ne 0 ] && awk -v s="$secs" 'BEGIN { exit !(s < 60) }'
+ok $? "torchrun: the step ends (rc=$rc, ${secs} s)"
+sleep 1
+out=$(left_on_nodes "hang.py exit")
+[ -z "$out" ] || diag "$out"
 
 # ================================================================ (b) trainenv stacks
 rm -f "$ready"/rank.*

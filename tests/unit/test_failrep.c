@@ -173,6 +173,19 @@ static void test_line_kinds(void)
 		 TOKEN, TE_FAILREP_STALL_MAX + 1);
 	is_int(te_failrep_parse(line, TOKEN, &back), -1,
 	       "a stall older than the bound is refused");
+	r.ended = 1;
+	te_failrep_format(line, sizeof(line), TOKEN, &r);
+	ok(te_failrep_parse(line, TOKEN, &back) == 0 && back.ended &&
+	   !back.stalled && strstr(line, " ended 0 "),
+	   "a torchrun worker's end ('ended') parses back");
+	te_failrep_describe(&back, 0, text, sizeof(text));
+	like(text, "rank 12 (node n4, local rank 3) ended (a torchrun worker)",
+	     "  described as a worker's end");
+	r.ended = 0;
+	snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 1 0 n1 ended 3 0 1 0\n",
+		 TOKEN);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1,
+	       "'ended' with a status is refused (it has none)");
 	snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 1 0 n1 hang 3 0 1 0\n",
 		 TOKEN);
 	is_int(te_failrep_parse(line, TOKEN, &back), -1, "an unknown kind is refused");

@@ -49,6 +49,9 @@ static void test_environ(void)
 	   "job, step, procid, rank and torchrun's run id read");
 	te_proc_environ_parse("SLURMD_NODENAME=n7\0A=1", 22, &p);
 	is_str(p.node, "n7", "the node slurmd set (SLURMD_NODENAME)");
+	ok(!p.agent, "not a torchrun agent");
+	te_proc_environ_parse("TRAINENV_LAUNCHER=torchrun (auto)", 33, &p);
+	ok(p.agent, "TRAINENV_LAUNCHER=torchrun...: torchrun's agent");
 	te_proc_environ_parse("SLURMD_NODENAME=../x\0", 21, &p);
 	is_str(p.node, "", "a node name with '/' is no name");
 	te_proc_environ_parse("SLURM_JOB_ID=x1\0SLURM_STEP_ID=\0RANK=-3", 37,
@@ -131,6 +134,13 @@ static void test_pick(void)
 	   "torchrun: the workers, not the agent nor a worker's children");
 	k = te_proc_pick_ranks(t, n, 8, 0, r, 1);
 	is_int(k, 1, "at most max");
+	n = 0;
+	t[n] = P(50, 1, 8, 0, 2, -1, 0, 1);		/* an agent, no worker */
+	t[n++].agent = 1;
+	t[n++] = P(51, 1, 8, 0, 3, -1, 0, 1);		/* a plain task */
+	k = te_proc_pick_ranks(t, n, 8, 0, r, 16);
+	ok(k == 1 && r[0].rank == 3,
+	   "a torchrun agent whose workers are gone stands for no rank");
 
 	/* a parent loop in a racy snapshot ends */
 	n = 0;

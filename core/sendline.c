@@ -1,0 +1,59 @@
+/* One line to a TCP listener within a deadline (core/sendline.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "sendline.h"
+#include "strutil.h"
+#include "sysutil.h"
+
+int te_send_line(const char *host, uint16_t port, const char *line, int ms)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *ai = NULL, *a;
+	int64_t deadline = te_now_ms() + ms;
+	char sport[8];
+	int rc = -1;
+
+	te_snprintf(sport, sizeof(sport), "%u", port);
+	if (getaddrinfo(host, sport, &hints, &ai) != 0)
+		return -1;
+	for (a = ai; a && rc < 0 && te_now_ms() < deadline; a = a->ai_next) {
+		int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC |
+				SOCK_NONBLOCK, 0);
+		struct pollfd p = { .events = POLLOUT };
+		size_t off = 0, len = strlen(line);
+
+		if (fd < 0)
+			continue;
+		p.fd = fd;
+		if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 &&
+		    errno != EINPROGRESS) {
+			close(fd);
+			continue;
+		}
+		while (off < len) {
+			int64_t left = deadline - te_now_ms();
+			ssize_t n;
+
+			if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+				break;
+			n = send(fd, line + off, len - off, MSG_NOSIGNAL);
+			if (n < 0 && errno != EAGAIN && errno != EINTR)
+				break;
+			if (n > 0)
+				off += (size_t)n;
+		}
+		if (off == len)
+			rc = 0;
+		close(fd);
+	}
+	freeaddrinfo(ai);
+	return rc;
+}

@@ -1,0 +1,14 @@
+/* One line to a TCP listener within a deadline: how a rank's stall
+ * watchdog (libtrainenv) and the torchrun worker watcher (trainenv-stacks)
+ * tell srun's report listener. Never used in slurmstepd (its own sender is
+ * spank/failrep_send.c). */
+#ifndef TE_SENDLINE_H
+#define TE_SENDLINE_H
+
+#include <stdint.h>
+
+/* Connects to host:port (numeric or a name) and writes line, all within
+ * ms milliseconds; 0, or -1 when it could not. */
+int te_send_line(const char *host, uint16_t port, const char *line, int ms);
+
+#endif

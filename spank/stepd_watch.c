@@ -1,0 +1,71 @@
+/* slurmstepd, per task: under --train-exit-grace, a torchrun task gets a
+ * watcher of its workers (trainenv-stacks --watch-workers), because the
+ * task itself (torchrun's agent) does not end when its workers do. Started
+ * from task_init, in the task's process as the job's user, detached and
+ * without the task's output streams; it ends with the task. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "exitwatch.h"
+#include "slurmstepd.h"
+#include "strutil.h"
+
+#define ENV_MAX 4096
+
+/* The task's environment without SLURM_JOB_ID and SLURM_STEP_ID: the
+ * watcher is not one of the step's ranks when the hang report looks. */
+static char **watcher_env(char **env, char **out, size_t max)
+{
+	size_t i, k = 0;
+
+	for (i = 0; env[i] && k + 1 < max; i++)
+		if (strncmp(env[i], "SLURM_JOB_ID=", 13) &&
+		    strncmp(env[i], "SLURM_STEP_ID=", 14))
+			out[k++] = env[i];
+	out[k] = NULL;
+	return out;
+}
+
+void te_stepd_watch_workers(spank_t sp)
+{
+	static char *env2[ENV_MAX];
+	char path[TE_VALUE_MAX + 32], js[32], spid[16];
+	char *argv[] = { (char *)TE_STACKS_HELPER, (char *)"--watch-workers",
+			 js, (char *)"--node", te_step.node,
+			 (char *)"--task-pid", spid, NULL };
+	char **env = NULL;
+	pid_t pid;
+
+	if (!te_step.report || te_helper_path(TE_STACKS_HELPER, path,
+					      sizeof(path)) < 0 ||
+	    spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env)
+		return;
+	te_snprintf(js, sizeof(js), "%u.%u", te_step.job_id, te_step.step_id);
+	te_snprintf(spid, sizeof(spid), "%d", (int)getpid());
+	watcher_env(env, env2, ENV_MAX);
+	pid = fork();
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		close_range(3, ~0U, 0);
+		execve(path, argv, env2);
+		_exit(127);
+	}
+	waitpid(pid, NULL, 0);
+}
