@@ -20,4 +20,13 @@
 int te_dump_dir_verdict(const struct stat *parent, const struct stat *dir,
 			uid_t uid, char *why, size_t len);
 
+/* Makes (mode 700) and opens DIR/NAME for the job's user uid, run as that
+ * user: O_PATH, without following a link, and only when te_dump_dir_verdict
+ * says it is the user's own. The descriptor (for openat), or with why
+ * -1 when DIR cannot be opened or DIR/NAME is not the user's own ("cannot
+ * open /d: ...", "/d/42 is a symbolic link") and -2 when DIR/NAME cannot be
+ * made or opened ("cannot create /d/42: ..."). */
+int te_dump_dir_open(const char *dir, const char *name, uid_t uid, char *why,
+		     size_t len);
+
 #endif

@@ -314,8 +314,8 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 		.name = "exit-action", .type = TE_T_ENUM, .words = w_exit_action,
 		.builtin = "term", .arginfo = "report|term|kill",
 		.help = "past the exit grace: report only; term: then end the "
-			"step (SIGTERM, SIGKILL after Slurm's KillWait); kill: "
-			"then SIGKILL at once",
+			"step (SIGTERM, SIGKILL 10 s later if it still runs); "
+			"kill: then SIGKILL at once",
 	},
 	[TE_S_STALL] = {
 		.name = "stall", .type = TE_T_UINT, .words = w_stall,

@@ -382,64 +382,27 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
 static void export_dump_dir(spank_t sp, uint32_t local_id)
 {
 	const struct te_value *d = &te_plug.cfg.v[TE_S_NCCL_DUMP_DIR];
-	char dir[TE_VALUE_MAX + 32], file[TE_VALUE_MAX + 64], name[16];
-	char why[160];
-	struct stat pst, st;
+	char file[TE_VALUE_MAX + 64], name[16], why[TE_VALUE_MAX + 200];
 	uid_t uid;
-	int pfd, dfd = -1;
+	int dfd;
 
 	if (!d->set)
 		return;
 	if (te_snprintf(name, sizeof(name), "%u", te_step.job_id) < 0 ||
-	    te_snprintf(dir, sizeof(dir), "%s/%s", d->text, name) < 0 ||
-	    te_snprintf(file, sizeof(file), "%s/nccl_trace_rank_", dir) < 0)
+	    te_snprintf(file, sizeof(file), "%s/%s/nccl_trace_rank_", d->text,
+			name) < 0)
 		return;
 	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
 		uid = geteuid();
-	/* O_PATH: DIR need not be readable, only searchable (as mkdir) */
-	pfd = open(d->text, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (pfd < 0) {
-		task_warn(local_id, "--train-nccl-dump-dir: cannot open %s: %s; "
-			  "no flight recorder dumps there", d->text,
-			  strerror(errno));
+	dfd = te_dump_dir_open(d->text, name, uid, why, sizeof(why));
+	if (dfd < 0) {
+		task_warn(local_id, "--train-nccl-dump-dir: %s%s", why, dfd == -1 ?
+			  "; no flight recorder dumps there" : "");
 		return;
 	}
-	if (mkdirat(pfd, name, 0700) < 0 && errno != EEXIST) {
-		task_warn(local_id, "--train-nccl-dump-dir: cannot create %s: "
-			  "%s", dir, strerror(errno));
-		goto out;
-	}
-	dfd = openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		int e = errno;
-
-		/* what is there, for the message only */
-		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    fstat(pfd, &pst) == 0 &&
-		    te_dump_dir_verdict(&pst, &st, uid, why, sizeof(why)) < 0)
-			task_warn(local_id, "--train-nccl-dump-dir: %s %s; no "
-				  "flight recorder dumps there", dir, why);
-		else
-			task_warn(local_id, "--train-nccl-dump-dir: cannot "
-				  "open %s: %s", dir, strerror(e));
-		goto out;
-	}
-	if (fstat(pfd, &pst) < 0 || fstat(dfd, &st) < 0) {
-		task_warn(local_id, "--train-nccl-dump-dir: %s: %s", dir,
-			  strerror(errno));
-		goto out;
-	}
-	if (te_dump_dir_verdict(&pst, &st, uid, why, sizeof(why)) < 0) {
-		task_warn(local_id, "--train-nccl-dump-dir: %s %s; no flight "
-			  "recorder dumps there", dir, why);
-		goto out;
-	}
+	close(dfd);
 	spank_setenv(sp, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", file,
 		     d->src == TE_SRC_ENFORCED);
-out:
-	if (dfd >= 0)
-		close(dfd);
-	close(pfd);
 }
 
 int te_stepd_task_init(spank_t sp)

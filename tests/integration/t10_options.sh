@@ -20,7 +20,7 @@ settings=(train sighup nccl-heartbeat nccl-monitoring nccl-async-errors
 	nccl-trace-buffer nccl-dump-dir deepspeed-timeout rdzv-timeout launcher
 	rank-env port-range ignore-signals failure-report bind bind-smt
 	bind-gpus bind-failure rdzv barrier version-check checkpoint-dir
-	socket-ifname preflight)
+	socket-ifname preflight exit-grace exit-action stall)
 declare -A accepted=(
 	[train]='on or off'
 	[sighup]='shield, ignore or default'
@@ -49,6 +49,9 @@ declare -A accepted=(
 	[checkpoint-dir]='an absolute path'
 	[socket-ifname]='yes or no'
 	[preflight]='off, on or verbose'
+	[exit-grace]='1 to 604800 seconds, or off'
+	[exit-action]='report, term or kill'
+	[stall]='1 to 604800 seconds, or off'
 )
 # Admin-only keys (no option), explained after the options.
 admin_keys=(bind-topology topology-cache helper-dir lib-dir test-hooks)
