@@ -333,6 +333,15 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 			"trainenv-nccl.so (site policy only)",
 		.flags = TE_F_NO_OPTION,
 	},
+	[TE_S_RECORD_DIR] = {
+		.name = "record-dir", .type = TE_T_PATH, .words = w_off,
+		.arginfo = "DIR|off",
+		.help = "srun writes each step's record (settings, failures, "
+			"hang reports; JSON) into DIR/JOBID/ as the user, when "
+			"--train-nccl-dump-dir does not name a directory "
+			"(site policy only)",
+		.flags = TE_F_NO_OPTION,
+	},
 	[TE_S_HELPER_DIR] = {
 		.name = "helper-dir", .type = TE_T_PATH,
 		.builtin = TE_PKGLIBEXECDIR, .arginfo = "DIR",

@@ -56,6 +56,7 @@ enum te_setting_id {
 	/* admin-only keys (no user option) */
 	TE_S_BIND_TOPOLOGY,	/* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	/* admin: DIR|off, per-boot topology cache */
+	TE_S_RECORD_DIR,	/* admin: DIR|off, the steps' JSON records */
 	TE_S_HELPER_DIR,	/* admin only: where trainenv-rdzv lives */
 	TE_S_LIB_DIR,		/* admin only: libtrainenv, trainenv-nccl.so */
 	TE_S_TEST_HOOKS,	/* admin only: honour TRAINENV_TEST_* (tests) */
@@ -81,7 +82,7 @@ enum te_w_launcher {				/* TE_S_LAUNCHER */
 	TE_W_LAUNCHER_AUTO, TE_W_LAUNCHER_TASK, TE_W_LAUNCHER_TORCHRUN
 };
 enum te_w_siglist { TE_W_SIGLIST_NONE };	/* TE_S_IGNORE_SIGNALS */
-enum te_w_path { TE_W_PATH_OFF };		/* TE_S_TOPOLOGY_CACHE */
+enum te_w_path { TE_W_PATH_OFF };	/* TE_S_TOPOLOGY_CACHE, _RECORD_DIR */
 enum te_w_barrier {				/* TE_S_BARRIER */
 	TE_W_BARRIER_OFF, TE_W_BARRIER_FIRST_COLLECTIVE
 };

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
@@ -15,9 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dumpdir.h"
 #include "runcap.h"
 #include "stacks.h"
 #include "stacks_int.h"
+#include "steprecord.h"
 #include "strutil.h"
 #include "sysutil.h"
 
@@ -36,7 +39,7 @@ struct opts {
 	int local, json, exit_report, watch, task_pid;
 	const char *node;
 	unsigned grace;
-	const char *action, *first_exit, *stall;
+	const char *action, *first_exit, *stall, *record_dir;
 };
 
 static int usage(FILE *f)
@@ -113,6 +116,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		} else if (!strcmp(a, "--task-pid") && v &&
 			   te_parse_u64(v, 0x3fffffff, &n) == 0 && n > 1) {
 			o->task_pid = (int)n;
+			i++;
+		} else if (!strcmp(a, "--record-dir") && v && v[0] == '/') {
+			o->record_dir = v;
 			i++;
 		} else if (!strcmp(a, "--stall") && v) {
 			o->stall = v;
@@ -356,6 +362,30 @@ static void end_step(const struct opts *o)
 	slurm_cmd(kill9, out, sizeof(out), 30000);
 }
 
+/* The report's JSON beside the step's record (DIR/JOBID, the user's own). */
+static void write_hang_record(const struct opts *o, const char *json)
+{
+	char job[16], name[48], why[PATH_MAX + 200];
+	int dfd, fd;
+
+	te_snprintf(job, sizeof(job), "%ld", o->job);
+	te_step_record_name(name, sizeof(name), (uint32_t)o->step, 1);
+	dfd = te_dump_dir_open(o->record_dir, job, getuid(), why, sizeof(why));
+	if (dfd < 0) {
+		fprintf(stderr, PREFIX "no record of the hang report: %s\n", why);
+		return;
+	}
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, json, strlen(json)) != (ssize_t)strlen(json))
+		fprintf(stderr, PREFIX "no record of the hang report: %s/%s/%s: "
+			"%s\n", o->record_dir, job, name,
+			fd < 0 ? strerror(errno) : "short write");
+	if (fd >= 0)
+		close(fd);
+	close(dfd);
+}
+
 static int login_side(struct opts *o)
 {
 	struct te_proc_stack *procs = NULL;
@@ -404,6 +434,10 @@ static int login_side(struct opts *o)
 	else
 		te_stack_report_text(report, REPORT_MAX, procs, (size_t)n);
 	fputs(report, o->exit_report ? stderr : stdout);
+	if (o->exit_report && o->record_dir) {
+		te_stack_report_json(report, REPORT_MAX, procs, (size_t)n);
+		write_hang_record(o, report);
+	}
 	if (!o->json && !o->exit_report && n == 0)
 		printf(PREFIX "no rank of step %ld.%ld is running\n", o->job,
 		       o->step);

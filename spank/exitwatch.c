@@ -28,11 +28,13 @@ static struct {
 	char why[192];
 	char job_step[32], grace[16], stall[16], action[16];
 	char helper[TE_VALUE_MAX + 32];
+	char record_dir[TE_VALUE_MAX + 1];
 	pid_t pid;
 } ew;
 
 int te_exitwatch_arm(uint32_t job, uint32_t step, unsigned grace_s,
-		     unsigned stall_s, const char *action, const char *helper)
+		     unsigned stall_s, const char *action, const char *helper,
+		     const char *record_dir)
 {
 	memset(&ew, 0, sizeof(ew));
 	if (te_snprintf(ew.job_step, sizeof(ew.job_step), "%u.%u", job,
@@ -42,7 +44,9 @@ int te_exitwatch_arm(uint32_t job, uint32_t step, unsigned grace_s,
 	    te_strlcpy(ew.action, action, sizeof(ew.action)) >=
 		    sizeof(ew.action) ||
 	    te_strlcpy(ew.helper, helper, sizeof(ew.helper)) >=
-		    sizeof(ew.helper))
+		    sizeof(ew.helper) ||
+	    te_strlcpy(ew.record_dir, record_dir ? record_dir : "",
+		       sizeof(ew.record_dir)) >= sizeof(ew.record_dir))
 		return -1;
 	ew.grace_s = grace_s;
 	ew.armed = 1;
@@ -84,7 +88,7 @@ void te_exitwatch_fire(int64_t now_ms)
 	char *argv[] = {
 		(char *)TE_STACKS_HELPER, (char *)"--exit-report",
 		ew.job_step, (char *)"--grace", ew.grace, (char *)"--action",
-		ew.action, ew.why_opt, ew.why, NULL
+		ew.action, ew.why_opt, ew.why, NULL, NULL, NULL
 	};
 	posix_spawnattr_t attr;
 	sigset_t none, all;
@@ -105,6 +109,10 @@ void te_exitwatch_fire(int64_t now_ms)
 				    "%d", ew.first.rank, ew.first.node,
 				    ew.first.signaled ? "killed by signal" :
 				    "exited with code", ew.first.value);
+	}
+	if (ew.record_dir[0]) {
+		argv[9] = (char *)"--record-dir";
+		argv[10] = ew.record_dir;
 	}
 	/* the reporter starts with default signal handling and nothing
 	 * blocked, whatever srun's threads have */
@@ -129,4 +137,9 @@ void te_exitwatch_disarm(void)
 	ew.armed = 0;
 	if (ew.pid > 0)
 		waitpid(ew.pid, NULL, WNOHANG);
+}
+
+const char *te_exitwatch_fired(void)
+{
+	return ew.fired ? ew.why : NULL;
 }

@@ -17,9 +17,11 @@
 /* Arms the watchdog for step job.step before the listener starts: grace in
  * seconds (0: exits are not watched), stall_s --train-stall (0: off; only
  * said to the report), action the exit-action word, helper the reporter's
- * path. 0, or -1 when a value does not fit. */
+ * path, record_dir (or NULL) where the report's JSON goes too. 0, or -1
+ * when a value does not fit. */
 int te_exitwatch_arm(uint32_t job, uint32_t step, unsigned grace_s,
-		     unsigned stall_s, const char *action, const char *helper);
+		     unsigned stall_s, const char *action, const char *helper,
+		     const char *record_dir);
 
 /* The listener thread's side: a task's exit (any status); the monotonic
  * time (ms) the report is due, or 0 when none is; start the report. */
@@ -31,5 +33,7 @@ void te_exitwatch_fire(int64_t now_ms);
 /* srun's end: no report after this; a report already started goes on by
  * itself (it ends the step), srun does not wait for it. */
 void te_exitwatch_disarm(void);
+/* Why the hang report ran, or NULL when it did not. */
+const char *te_exitwatch_fired(void);
 
 #endif

@@ -38,6 +38,7 @@ static struct {
 	struct te_failrep_conn conn[FR_CONNS];
 	struct te_failrep held[MAX_HELD];
 	int nheld, printed, dropped, first_done;
+	struct te_failrep first;	/* the first failure printed */
 	int64_t first_at;
 	int grace_ms;		/* set by finish before it wakes the thread */
 	int print_failures;	/* failure-report=on (else only exits count) */
@@ -63,6 +64,8 @@ static void print_report(const struct te_failrep *r, int first)
 	}
 	te_failrep_describe(r, first, line, sizeof(line));
 	print_line(line);
+	if (first)
+		fr.first = *r;
 	fr.printed++;
 }
 
@@ -400,4 +403,11 @@ void te_failrep_finish(int grace_ms)
 	close(fr.lfd);
 	close(fr.wake[0]);
 	fr.lfd = fr.wake[0] = -1;
+}
+
+int te_failrep_failed(struct te_failrep *first)
+{
+	if (fr.printed)
+		*first = fr.first;
+	return fr.printed + fr.dropped;
 }

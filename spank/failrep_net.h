@@ -18,6 +18,8 @@
 int te_failrep_listen(uint16_t lo, uint16_t hi, int print_failures,
 		      char *envval, size_t envlen, char *err, size_t errlen);
 void te_failrep_finish(int grace_ms);
+/* After finish: how many tasks failed, and the first (when any). */
+int te_failrep_failed(struct te_failrep *first);
 
 /* slurmstepd side (failrep_send.c): one sender per step. add never waits
  * on the network: the first call starts the step's sender process (as

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "dumpdir.h"
 #include "exportenv.h"
 #include "exitwatch.h"
 #include "failrep_net.h"
@@ -18,10 +20,17 @@
 #include "portrange.h"
 #include "rankenv.h"
 #include "strutil.h"
+#include "steprecord.h"
 #include "sysutil.h"
 #include "submit.h"
 
 static int post_opt_done, user_init_done;
+/* the step, for its record at srun's end */
+static struct {
+	int have;
+	uint32_t job, step;
+	int64_t start;
+} rec;
 
 int te_srun_post_opt(spank_t sp)
 {
@@ -220,6 +229,18 @@ static void srun_port_range(uint16_t *lo, uint16_t *hi)
 	}
 }
 
+/* The step's record: DIR/JOBID/trainenv.STEP.json, DIR the dump directory
+ * or the site's record-dir; NULL when neither is set. */
+static const char *record_dir(void)
+{
+	const struct te_value *d = &te_plug.cfg.v[TE_S_NCCL_DUMP_DIR];
+	const struct te_value *r = &te_plug.cfg.v[TE_S_RECORD_DIR];
+
+	if (d->set)
+		return d->text;
+	return r->set && r->word == TE_W_VALUE ? r->text : NULL;
+}
+
 /* --train-exit-grace=SECONDS or --train-stall=SECONDS: 1 when srun's exit
  * watchdog is armed. */
 static int exit_watch_arm(spank_t sp)
@@ -239,7 +260,8 @@ static int exit_watch_arm(spank_t sp)
 	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
 	    te_helper_path(TE_STACKS_HELPER, helper, sizeof(helper)) < 0 ||
 	    te_exitwatch_arm(job, step, grace, stall,
-			     a->set ? a->text : "term", helper) < 0) {
+			     a->set ? a->text : "term", helper,
+			     record_dir()) < 0) {
 		fprintf(stderr, TE_PREFIX "warning: no exit watchdog "
 			"(--train-exit-grace, --train-stall) for this step: "
 			"the step's ids are unknown\n");
@@ -278,6 +300,9 @@ int te_srun_user_init(spank_t sp)
 		setenv("SLURM_PMIX_FENCE", "ring", 0);
 	if (!te_submit_train_on())
 		return 0;
+	rec.have = spank_get_item(sp, S_JOB_ID, &rec.job) == ESPANK_SUCCESS &&
+		   spank_get_item(sp, S_JOB_STEPID, &rec.step) == ESPANK_SUCCESS;
+	rec.start = time(NULL);
 	failrep = te_plug.cfg.v[TE_S_FAILURE_REPORT].word == TE_W_ON;
 	watch = exit_watch_arm(sp);
 	if (!failrep && !watch)
@@ -296,8 +321,51 @@ int te_srun_user_init(spank_t sp)
 	return 0;
 }
 
+static void write_record(void)
+{
+	static char json[256 * 1024];
+	const char *dir = record_dir();
+	struct te_step_record r = { .job = rec.job, .step = rec.step,
+				    .cfg = &te_plug.cfg, .start_sec = rec.start,
+				    .end_sec = time(NULL) };
+	struct te_failrep first;
+	char name[32], job[16], hang[48], why[TE_VALUE_MAX + 200];
+	int dfd, fd;
+	ssize_t n;
+
+	if (!rec.have || !dir)
+		return;
+	r.nfailed = (unsigned)te_failrep_failed(&first);
+	r.first = r.nfailed ? &first : NULL;
+	r.watchdog = te_exitwatch_fired();
+	te_step_record_name(hang, sizeof(hang), rec.step, 1);
+	r.hang_report = r.watchdog ? hang : NULL;
+	te_step_record_name(name, sizeof(name), rec.step, 0);
+	te_snprintf(job, sizeof(job), "%u", rec.job);
+	if (te_step_record_json(json, sizeof(json), &r) < 0)
+		return;
+	dfd = te_dump_dir_open(dir, job, getuid(), why, sizeof(why));
+	if (dfd < 0) {
+		fprintf(stderr, TE_PREFIX "warning: no record of this step: "
+			"%s\n", why);
+		return;
+	}
+	/* the directory is the user's own and others cannot write there */
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
+	n = fd >= 0 ? write(fd, json, strlen(json)) : -1;
+	if (n != (ssize_t)strlen(json))
+		fprintf(stderr, TE_PREFIX "warning: no record of this step: "
+			"%s/%s/%s: %s\n", dir, job, name,
+			fd < 0 ? strerror(errno) : "short write");
+	if (fd >= 0)
+		close(fd);
+	close(dfd);
+}
+
 int te_srun_exit(spank_t sp)
 {
 	te_failrep_finish(500);
+	write_record();
 	return 0;
 }

@@ -10,6 +10,7 @@
 #   (d) no debugger (TRAINENV_GDB names none): rank, node and state are
 #       still there, and the report says what is missing.
 #   (e) exit-action=report only reports; the step goes on.
+#       The step's JSON record and the report's lie in the dump directory.
 #   (a') the same with one torchrun per node: the hung worker's frame, not
 #       torchrun's agent (which waits in its exit barrier).
 #   (f) --train-stall: a rank that stops calling trainenv.heartbeat() is
@@ -24,7 +25,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 33
+plan 36
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -49,7 +50,10 @@ wait_ready() { # COUNT SECS
 
 # ================================================================ (a) exit grace
 rm -f "$ready"/rank.*
+dumps=$TE_CLUSTER_DIR/shared/dumps
+mkdir -p "$dumps" && chmod 1777 "$dumps"
 te_seconds te_srun -t 120 -N3 --ntasks-per-node=2 --train-exit-grace=10 \
+	--train-nccl-dump-dir="$dumps" \
 	/usr/bin/python3 "$hang" exit "$ready" >"$TE_WORK/a.out" 2>"$TE_WORK/a.err"
 rc=$?
 secs=$TE_SECONDS
@@ -74,6 +78,29 @@ sleep 1
 out=$(left_on_nodes "hang.py exit")
 [ -z "$out" ]
 ok $? "no process of the step is left on any node" || diag "$out"
+job=$(te_last_job_id)
+python3 - "$dumps/$job/trainenv.0.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["job"] > 0 and r["step"] == 0 and r["end"] >= r["start"], r
+assert r["settings"]["exit-grace"] == {"value": "10", "source": "option"}, r
+assert r["watchdog"].startswith("rank ") and "exited with code 0" in r["watchdog"], r
+assert r["hang_report"] == "trainenv.0.hang.json", r
+assert r["failed_tasks"] == 1 and r["first_failure"]["rank"] == 4, r
+assert r["first_failure"]["how"] == "signal" and r["first_failure"]["value"] == 15, r
+PY
+ok $? "the step's record: settings, why the report ran, the first failure (rank 4, SIGTERM)" ||
+	diag "$(cat "$dumps/$job/trainenv.0.json" 2>&1)"
+python3 - "$dumps/$job/trainenv.0.hang.json" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))["groups"]
+assert len(g) == 1 and g[0]["ranks"] == [4], g
+assert any(f.get("function") == "save_final" for t in g[0]["threads"] for f in t["frames"]), g
+PY
+ok $? "the hang report's JSON beside it: rank 4 in save_final" ||
+	diag "$(head -c 1500 "$dumps/$job/trainenv.0.hang.json" 2>&1)"
+[ "$(stat -c '%U %a' "$dumps/$job/trainenv.0.json")" = "root 600" ]
+ok $? "the record is the user's own, mode 600"
 
 # ================================================================ (a') torchrun
 # Debian 12's torch 1.13 under Python 3.11 needs torchrun's --redirects and
@@ -140,7 +167,7 @@ te_on_exit "kill $npid 2>/dev/null"
 wait_ready 2 60
 job=$(te_last_job_id)
 out=$(timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups "$TE_TOOL" stacks "$job.0" 2>&1)
-grep -qE '^trainenv: hang: rank 1 on n2 \(1 rank' <<<"$out" && grep -q 'in odd_one' <<<"$out" &&
+grep -qE '^trainenv: hang: rank 1 on n[1-3] \(1 rank' <<<"$out" && grep -q 'in odd_one' <<<"$out" &&
 	grep -q 'in common' <<<"$out"
 ok $? "user nobody: trainenv stacks on their own step shows their frames" || diag "$out"
 scancel "$job"

@@ -1,0 +1,74 @@
+/* trainenv's record of one step as JSON (steprecord.h). */
+#include "config.h"
+
+#include <string.h>
+
+#include "stacks.h"
+#include "steprecord.h"
+#include "strutil.h"
+
+void te_step_record_name(char *buf, size_t len, uint32_t step, int hang)
+{
+	te_snprintf(buf, len, "trainenv.%u%s.json", step, hang ? ".hang" : "");
+}
+
+static int str_or_null(char *buf, size_t len, const char *s)
+{
+	return s ? te_json_str_append(buf, len, s) :
+		   (te_appendf(buf, len, "null"), 0);
+}
+
+static const char *how(const struct te_failrep *f)
+{
+	return f->stalled ? "stall" : f->ended ? "ended" :
+	       f->signaled ? "signal" : "exit";
+}
+
+int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
+{
+	int bad = 0, i, first = 1;
+
+	if (len == 0)
+		return -1;
+	buf[0] = '\0';
+	te_appendf(buf, len, "{\"trainenv\":");
+	bad |= te_json_str_append(buf, len, PACKAGE_VERSION);
+	te_appendf(buf, len, ",\"job\":%u,\"step\":%u,\"start\":%lld,"
+		   "\"end\":%lld,\"settings\":{", r->job, r->step,
+		   (long long)r->start_sec, (long long)r->end_sec);
+	for (i = 0; r->cfg && i < TE_S_COUNT; i++) {
+		const struct te_value *v = &r->cfg->v[i];
+
+		if (!v->set)
+			continue;
+		te_appendf(buf, len, "%s", first ? "" : ",");
+		first = 0;
+		bad |= te_json_str_append(buf, len, te_settings[i].name);
+		te_appendf(buf, len, ":{\"value\":");
+		bad |= te_json_str_append(buf, len, v->text);
+		te_appendf(buf, len, ",\"source\":");
+		bad |= te_json_str_append(buf, len, te_source_name(v->src));
+		te_appendf(buf, len, "}");
+	}
+	te_appendf(buf, len, "},\"failed_tasks\":%u,\"first_failure\":",
+		   r->nfailed);
+	if (r->first) {
+		te_appendf(buf, len, "{\"rank\":%u,\"local_rank\":%u,\"node\":",
+			   r->first->rank, r->first->local_rank);
+		bad |= te_json_str_append(buf, len, r->first->node);
+		te_appendf(buf, len, ",\"how\":\"%s\",\"value\":%d,"
+			   "\"time\":%lld.%06u}", how(r->first), r->first->value,
+			   (long long)r->first->sec, r->first->usec);
+	} else {
+		te_appendf(buf, len, "null");
+	}
+	te_appendf(buf, len, ",\"watchdog\":");
+	bad |= str_or_null(buf, len, r->watchdog);
+	te_appendf(buf, len, ",\"hang_report\":");
+	bad |= str_or_null(buf, len, r->hang_report);
+	te_appendf(buf, len, "}\n");
+	/* te_appendf stops at the end: a cut record is no record */
+	if (bad || strlen(buf) + 1 >= len)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,32 @@
+/* trainenv's record of one step, as JSON: the effective settings, the
+ * first failure and how many tasks failed, and what the exit watchdog did
+ * (the hang report's own JSON lies beside it). srun writes it at its end
+ * into DIR/JOBID/trainenv.STEP.json (DIR: --train-nccl-dump-dir, else the
+ * site's record-dir); trainenv(8), FILES, documents the fields. Pure. */
+#ifndef TE_STEPRECORD_H
+#define TE_STEPRECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "failrep.h"
+#include "settings.h"
+
+struct te_step_record {
+	uint32_t job, step;
+	const struct te_config *cfg;
+	int64_t start_sec, end_sec;	/* srun's wall clock */
+	const struct te_failrep *first;	/* NULL: no task failed */
+	unsigned nfailed;
+	const char *watchdog;		/* why the hang report ran, or NULL */
+	const char *hang_report;	/* its JSON's file name, or NULL */
+};
+
+/* The record into buf; 0, or -1 when it does not fit (buf then holds
+ * nothing usable). */
+int te_step_record_json(char *buf, size_t len, const struct te_step_record *r);
+
+/* "trainenv.STEP.json" and "trainenv.STEP.hang.json". */
+void te_step_record_name(char *buf, size_t len, uint32_t step, int hang);
+
+#endif

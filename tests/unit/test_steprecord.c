@@ -1,0 +1,82 @@
+/* Unit tests of the step's JSON record (core/steprecord.c): fields, the
+ * first failure of each kind, escaping, a buffer too small. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "steprecord.h"
+#include "tap.h"
+
+static const char *no_env(void *ctx, const char *name)
+{
+	(void)ctx;
+	(void)name;
+	return NULL;
+}
+
+int main(void)
+{
+	static char buf[64 * 1024];
+	struct te_policy pol;
+	struct te_config cfg;
+	const char *user[TE_S_COUNT] = { 0 };
+	struct te_failrep f = { .rank = 4, .local_rank = 0, .node = "n3",
+				.signaled = 1, .value = 9, .sec = 1700000000,
+				.usec = 42 };
+	struct te_step_record r = { .job = 77, .step = 2, .cfg = &cfg,
+				    .start_sec = 1700000000,
+				    .end_sec = 1700000100 };
+	char err[TE_ERR_MAX], name[48];
+
+	te_policy_init(&pol);
+	te_policy_finish(&pol, err, sizeof(err));
+	user[TE_S_EXIT_GRACE] = "10";
+	user[TE_S_NCCL_DUMP_DIR] = "/dumps/a\"b\\c";
+	ok(te_resolve(&pol, user, no_env, NULL, NULL, &cfg, err,
+		      sizeof(err)) == 0, "settings resolve");
+
+	is_int(te_step_record_json(buf, sizeof(buf), &r), 0, "a clean step");
+	like(buf, "\"job\":77,\"step\":2,\"start\":1700000000,\"end\":1700000100,",
+	     "  job, step, srun's start and end");
+	like(buf, "\"exit-grace\":{\"value\":\"10\",\"source\":\"option\"}",
+	     "  a setting: its value and where it came from");
+	like(buf, "\"nccl-dump-dir\":{\"value\":\"/dumps/a\\\"b\\\\c\"",
+	     "  quotes and backslashes escaped");
+	like(buf, "\"sighup\":{\"value\":\"shield\",\"source\":\"built-in\"}",
+	     "  a built-in too");
+	ok(!strstr(buf, "\"nccl-heartbeat\""), "  an unset knob is left out");
+	like(buf, "\"failed_tasks\":0,\"first_failure\":null,\"watchdog\":null,"
+	     "\"hang_report\":null}\n", "  no failure, no watchdog: nulls");
+	ok(buf[0] == '{' && !strchr(buf, '\n')[1], "  one object, one line");
+
+	r.first = &f;
+	r.nfailed = 3;
+	r.watchdog = "rank 1 on n1 exited with code 0";
+	r.hang_report = "trainenv.2.hang.json";
+	is_int(te_step_record_json(buf, sizeof(buf), &r), 0, "a step that hung");
+	like(buf, "\"failed_tasks\":3,\"first_failure\":{\"rank\":4,"
+	     "\"local_rank\":0,\"node\":\"n3\",\"how\":\"signal\",\"value\":9,"
+	     "\"time\":1700000000.000042}", "  the first failure");
+	like(buf, "\"watchdog\":\"rank 1 on n1 exited with code 0\","
+	     "\"hang_report\":\"trainenv.2.hang.json\"}",
+	     "  why the hang report ran, and its file");
+	f.signaled = 0;
+	f.stalled = 1;
+	f.value = 31;
+	te_step_record_json(buf, sizeof(buf), &r);
+	like(buf, "\"how\":\"stall\",\"value\":31", "  a stall");
+	f.stalled = 0;
+	f.ended = 1;
+	f.value = 0;
+	te_step_record_json(buf, sizeof(buf), &r);
+	like(buf, "\"how\":\"ended\"", "  a torchrun worker's end");
+
+	is_int(te_step_record_json(buf, 100, &r), -1, "too small a buffer: -1");
+	is_int(te_step_record_json(buf, 0, &r), -1, "no buffer: -1");
+	te_step_record_name(name, sizeof(name), 5, 0);
+	is_str(name, "trainenv.5.json", "the record's name");
+	te_step_record_name(name, sizeof(name), 5, 1);
+	is_str(name, "trainenv.5.hang.json", "the hang report's name");
+	return tap_done();
+}
