@@ -57,7 +57,7 @@ declare -A accepted=(
 admin_keys=(bind-topology topology-cache record-dir helper-dir lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 130
+plan 136
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"

@@ -107,7 +107,7 @@ job=$(printf '%s\n' "$out" | awk '$1 == "job" { print $2; exit }')
 is "$(printf '%s\n' "$out" | grep -c "^job $job $dumps/$job/nccl_trace_rank_$")" 2 \
 	"control: a fresh DIR/JOBID in a sticky DIR is used by every task" || diag "$out"
 is "$(stat -c '%U %a' "$dumps/$job" 2>&1) $(ls "$dumps/$job" 2>&1 | tr '\n' ' ')" \
-	"root 700 nccl_trace_rank_0 nccl_trace_rank_1 " "... the job user's own (mode 700), and the dumps are there"
+	"root 700 nccl_trace_rank_0 nccl_trace_rank_1 trainenv.0.json " "... the job user's own (mode 700), and the dumps are there (and srun's record of the step)"
 is "$(printf '%s\n' "$out" | grep -c 'trainenv: warning')" 0 "... without a warning"
 
 # ================================================================ checkpoint probe
