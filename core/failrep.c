@@ -28,7 +28,8 @@ int te_failrep_format(char *buf, size_t len, const char *token,
 	return te_snprintf(buf, len, "%s %s %u %u %s %s %d %d %lld %u\n",
 			   WIRE_MAGIC, token, r->rank, r->local_rank, r->node,
 			   r->stalled ? "stall" : r->ended ? "ended" :
-			   r->signaled ? "signal" : "exit",
+			   r->resumed ? "resumed" : r->signaled ? "signal" :
+			   "exit",
 			   r->value, r->core, (long long)r->sec, r->usec);
 }
 
@@ -87,9 +88,12 @@ int te_failrep_parse(const char *line, const char *token,
 		r->stalled = 1;
 	else if (!strcmp(f, "ended"))
 		r->ended = 1;
+	else if (!strcmp(f, "resumed"))
+		r->resumed = 1;
 	else if (strcmp(f, "exit"))
 		return -1;
-	if (field_u64(&p, r->stalled ? TE_FAILREP_STALL_MAX : r->ended ? 0 :
+	if (field_u64(&p, r->stalled ? TE_FAILREP_STALL_MAX :
+			  r->ended || r->resumed ? 0 :
 			  r->signaled ? 128 : 255, &v) < 0)
 		return -1;
 	r->value = (int)v;
@@ -126,6 +130,9 @@ void te_failrep_describe(const struct te_failrep *r, int first, char *buf,
 			    r->value);
 	} else if (r->ended) {
 		te_strlcpy(how, "ended (a torchrun worker)", sizeof(how));
+	} else if (r->resumed) {
+		te_strlcpy(how, "has workers again (a torchrun restart)",
+			    sizeof(how));
 	} else if (r->signaled) {
 		const char *name = sigabbrev_np(r->value);
 

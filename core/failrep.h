@@ -38,6 +38,8 @@ struct te_failrep {
 					   its age in seconds); not an exit */
 	int ended;			/* a torchrun worker is gone (seen
 					   from outside: no status) */
+	int resumed;			/* workers back after their end (a
+					   torchrun restart) */
 	int value;			/* exit code or signal number */
 	int core;			/* core dumped */
 	int64_t sec;			/* wall clock at exit */

@@ -12,7 +12,7 @@
 int te_proc_stat_parse(const char *line, struct te_proc *p)
 {
 	const char *open = strchr(line, '('), *close = strrchr(line, ')');
-	unsigned long long v[13];
+	unsigned long long v[19];
 	char *end;
 	int i;
 
@@ -32,10 +32,15 @@ int te_proc_stat_parse(const char *line, struct te_proc *p)
 	p->state = line[0];
 	line += 2;
 	/* ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
-	 * cmajflt utime stime: fields 4 to 15 */
-	for (i = 0; i < 12; i++) {
+	 * cmajflt utime stime (fields 4 to 15, needed), cutime cstime
+	 * priority nice num_threads itrealvalue starttime (to 22) */
+	p->start = 0;
+	for (i = 0; i < 19; i++) {
+		if (i >= 12 && (*line == '\0' || *line == '\n'))
+			break;
 		if (*line < '0' || *line > '9') {
-			if (!(i == 4 && *line == '-'))	/* tpgid may be -1 */
+			/* tpgid may be -1; priority and nice negative */
+			if (!((i == 4 || i == 14 || i == 15) && *line == '-'))
 				return -1;
 		}
 		v[i] = strtoull(line, &end, 10);
@@ -47,6 +52,8 @@ int te_proc_stat_parse(const char *line, struct te_proc *p)
 	}
 	p->ppid = (int)v[0];
 	p->cpu_ticks = v[10] + v[11];
+	if (i == 19)
+		p->start = v[18];
 	return 0;
 }
 

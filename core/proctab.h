@@ -14,6 +14,8 @@ struct te_proc {
 	char state;		/* R S D T Z ... from /proc/PID/stat */
 	char comm[32];
 	uint64_t cpu_ticks;	/* utime + stime */
+	uint64_t start;		/* start time (clock ticks after boot): a pid
+				   reused later has another */
 	int is_python;		/* its program is a python interpreter */
 	long job, step;		/* SLURM_JOB_ID, SLURM_STEP_ID; -1 unknown */
 	long procid;		/* SLURM_PROCID, -1 unknown */

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -159,4 +160,27 @@ int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 out:
 	sigaction(SIGCHLD, &old_chld, NULL);
 	return rc;
+}
+
+int te_find_program(const char *name, char *path, size_t len)
+{
+	const char *p = getenv("PATH");
+	char dir[4096];
+
+	if (!p || !*p)
+		p = "/usr/bin:/bin";
+	while (*p) {
+		size_t l = strcspn(p, ":");
+
+		/* only absolute directories: "" or "." would be the cwd */
+		if (l && l < sizeof(dir) && p[0] == '/') {
+			memcpy(dir, p, l);
+			dir[l] = '\0';
+			if (te_snprintf(path, len, "%s/%s", dir, name) == 0 &&
+			    access(path, X_OK) == 0)
+				return 0;
+		}
+		p += l + (p[l] == ':');
+	}
+	return -1;
 }

@@ -20,6 +20,10 @@ struct te_spawn_out {
  * process group. Waits at most timeout_ms for its output and its exit;
  * past that it is killed (SIGKILL to its group) and reaped. 0 with o filled, or -1 with a reason in err when it
  * could not run or be reaped. */
+/* name's absolute path: the first executable file of that name in the
+ * PATH directories (NULL or empty PATH: /usr/bin:/bin). 0, or -1. */
+int te_find_program(const char *name, char *path, size_t len);
+
 #define TE_SPAWN_STDERR 1u
 int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 		     int timeout_ms, unsigned flags, char *buf, size_t cap,

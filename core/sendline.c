@@ -15,7 +15,7 @@
 int te_send_line(const char *host, uint16_t port, const char *line, int ms)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICSERV };
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
 	struct addrinfo *ai = NULL, *a;
 	int64_t deadline = te_now_ms() + ms;
 	char sport[8];

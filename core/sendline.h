@@ -7,8 +7,9 @@
 
 #include <stdint.h>
 
-/* Connects to host:port (numeric or a name) and writes line, all within
- * ms milliseconds; 0, or -1 when it could not. */
+/* Connects to host:port (a numeric address: no name lookup, which has no
+ * deadline) and writes line, all within ms milliseconds; 0, or -1 when it
+ * could not. */
 int te_send_line(const char *host, uint16_t port, const char *line, int ms);
 
 #endif

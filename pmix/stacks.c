@@ -37,6 +37,7 @@ extern char **environ;
 struct opts {
 	long job, step;		/* step -1: the job's newest step */
 	int local, json, exit_report, watch, task_pid;
+	long uid;		/* the step's user: whose processes count */
 	const char *node;
 	unsigned grace;
 	const char *action, *first_exit, *stall, *record_dir;
@@ -77,6 +78,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	int i;
 
 	memset(o, 0, sizeof(*o));
+	o->uid = -1;
 	o->action = "report";
 	o->first_exit = "";
 	o->job = -1;
@@ -116,6 +118,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		} else if (!strcmp(a, "--task-pid") && v &&
 			   te_parse_u64(v, 0x3fffffff, &n) == 0 && n > 1) {
 			o->task_pid = (int)n;
+			i++;
+		} else if (!strcmp(a, "--uid") && v &&
+			   te_parse_u64(v, 0x7fffffff, &n) == 0) {
+			o->uid = (long)n;
 			i++;
 		} else if (!strcmp(a, "--record-dir") && v && v[0] == '/') {
 			o->record_dir = v;
@@ -158,9 +164,12 @@ static int field(const char *line, const char *key, char *out, size_t len)
 static int slurm_cmd(char *const argv[], char *buf, size_t cap, int ms)
 {
 	struct te_spawn_out so;
-	char path[64], err[256];
+	char path[PATH_MAX], err[256];
 
-	te_snprintf(path, sizeof(path), "/usr/bin/%s", argv[0]);
+	if (te_find_program(argv[0], path, sizeof(path)) < 0) {
+		fprintf(stderr, PREFIX "%s is not on PATH\n", argv[0]);
+		return -1;
+	}
 	if (te_spawn_capture(path, argv, environ, ms, 0, buf, cap, &so, err,
 			     sizeof(err)) < 0) {
 		fprintf(stderr, PREFIX "%s\n", err);
@@ -174,10 +183,25 @@ static int slurm_cmd(char *const argv[], char *buf, size_t cap, int ms)
 	return 0;
 }
 
+/* "UserId=1000" (scontrol show step), or "UserId=name(1000)": the step's
+ * uid, or -1. */
+static long step_uid(const char *line)
+{
+	char u[96], *num;
+	uint64_t n;
+
+	if (field(line, "UserId", u, sizeof(u)) < 0)
+		return -1;
+	num = strrchr(u, '(');
+	num = num ? num + 1 : u;
+	num[strcspn(num, ")")] = '\0';
+	return te_parse_u64(num, 0x7fffffff, &n) == 0 ? (long)n : -1;
+}
+
 /* The step's node list and node count; with step -1, the job's newest
  * numbered step. */
 static int step_nodes(long job, long *step, char *nodes, size_t len,
-		      unsigned *nnodes)
+		      unsigned *nnodes, long *uid)
 {
 	static char out[STEP_INFO_MAX];
 	char id[48], sid[48], num[16], *line, *save = NULL;
@@ -205,6 +229,7 @@ static int step_nodes(long job, long *step, char *nodes, size_t len,
 			continue;
 		best = s;
 		*nnodes = (unsigned)n;
+		*uid = step_uid(line);
 	}
 	if (best < 0) {
 		fprintf(stderr, PREFIX "no running step %s of yours\n", id);
@@ -244,12 +269,14 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 		    struct te_proc_stack **procs)
 {
 	char self[PATH_MAX], jobarg[32], nodesarg[4096], nn[16], step[48];
+	char srun[PATH_MAX], uidarg[24];
 	char err[256], derr[160];
 	char *argv[] = {
 		(char *)"srun", (char *)"--overlap", jobarg, nodesarg,
 		(char *)"-N", nn, (char *)"--ntasks-per-node=1",
-		(char *)"--kill-on-bad-exit=0", (char *)"-Q",
-		(char *)"--train=off", self, (char *)"--local", step, NULL
+		(char *)"--kill-on-bad-exit=0", (char *)"-Q", (char *)"--time=2",
+		(char *)"--train=off", self, (char *)"--local", step,
+		(char *)"--uid", uidarg, NULL
 	};
 	struct te_spawn_out so;
 	size_t off = 0, cap = 0;
@@ -265,6 +292,7 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 	if (te_snprintf(nodesarg, sizeof(nodesarg), "--nodelist=%s", nodes) < 0)
 		return -1;
 	te_snprintf(nn, sizeof(nn), "%u", nnodes);
+	te_snprintf(uidarg, sizeof(uidarg), "%ld", o->uid);
 	te_snprintf(step, sizeof(step), "%ld.%ld", o->job, o->step);
 	env = clean_env();
 	out = malloc(NODES_OUT_MAX);
@@ -273,7 +301,12 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 		free(out);
 		return -1;
 	}
-	if (te_spawn_capture("/usr/bin/srun", argv, env, COLLECT_MS, 0, out,
+	if (te_find_program("srun", srun, sizeof(srun)) < 0) {
+		fprintf(stderr, PREFIX "srun is not on PATH\n");
+		n = -1;
+		goto out;
+	}
+	if (te_spawn_capture(srun, argv, env, COLLECT_MS, 0, out,
 			     NODES_OUT_MAX, &so, err, sizeof(err)) < 0) {
 		fprintf(stderr, PREFIX "cannot look into the step: %s\n", err);
 		n = -1;
@@ -330,7 +363,10 @@ static int step_alive(const char *id)
 	struct te_spawn_out so;
 	char err[256];
 
-	return te_spawn_capture("/usr/bin/scontrol", argv, environ, 10000, 0,
+	char path[PATH_MAX];
+
+	return te_find_program("scontrol", path, sizeof(path)) == 0 &&
+	       te_spawn_capture(path, argv, environ, 10000, 0,
 				out, sizeof(out), &so, err, sizeof(err)) == 0 &&
 	       !so.killed && WIFEXITED(so.status) && !WEXITSTATUS(so.status) &&
 	       strstr(out, "StepId=") != NULL;
@@ -394,8 +430,14 @@ static int login_side(struct opts *o)
 	int64_t t0 = te_now_ms();
 	long n, i;
 
-	if (step_nodes(o->job, &o->step, nodes, sizeof(nodes), &nnodes) < 0)
+	if (step_nodes(o->job, &o->step, nodes, sizeof(nodes), &nnodes,
+		       &o->uid) < 0)
 		return 1;
+	if (o->uid < 0) {
+		fprintf(stderr, PREFIX "step %ld.%ld: its user is unknown\n",
+			o->job, o->step);
+		return 1;
+	}
 	n = collect(o, nodes, nnodes, &procs);
 	if (n < 0) {
 		free(procs);
@@ -458,7 +500,8 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv, &o) < 0)
 		return usage(stderr);
 	if (o.local)
-		return te_stacks_node(o.job, o.step);
+		return o.uid >= 0 ? te_stacks_node(o.job, o.step, (uid_t)o.uid) :
+				    usage(stderr);
 	if (o.watch)
 		return o.node && o.task_pid ?
 			       te_stacks_watch_workers(o.job, o.step, o.node,

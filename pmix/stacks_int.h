@@ -4,14 +4,18 @@
 #define TE_PMIX_STACKS_INT_H
 
 /* Prints, as TE-STACK1 records on stdout, the stack of every rank of
- * job.step still running on this node (core/stacks.h). 0, or 1 with a
- * line on stderr when it cannot look. */
-int te_stacks_node(long job, long step);
+ * job.step (of user uid) still running on this node (core/stacks.h). 0,
+ * or 1 with a line on stderr when it cannot look. */
+#include <sys/types.h>
 
-/* This user's processes of any step on this node (node: SLURMD_NODENAME,
- * NULL: any) into t; how many. */
+int te_stacks_node(long job, long step, uid_t uid);
+
+/* uid's processes of any step on this node (node: SLURMD_NODENAME, NULL:
+ * any) into t; how many. A process counts when its real uid is uid (not
+ * only its /proc directory's owner: root owns a non-dumpable process's). */
 struct te_proc;
-size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node);
+size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
+		      uid_t uid);
 
 /* --watch-workers: until task_pid is gone, or the first of the node's
  * torchrun workers of job.step ends (then said to srun). 0. */
@@ -20,5 +24,7 @@ int te_stacks_watch_workers(long job, long step, const char *node,
 
 /* How long gdb may take for one process. */
 #define TE_STACKS_GDB_MS 8000
+/* How long one node may spend on gdb in all (the login side waits 90 s). */
+#define TE_STACKS_NODE_MS 60000
 
 #endif

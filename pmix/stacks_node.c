@@ -33,7 +33,25 @@ extern char **environ;
  * ours): where nodes share a process table (containers, the test cluster)
  * only this node's count, and a process outside any task (no node) is not
  * a rank. */
-size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node)
+/* The real uid on /proc/PID/status's "Uid:" line, or -1. */
+static long real_uid(const char *pid)
+{
+	char path[64], buf[2048], *u;
+	uint64_t n;
+
+	te_snprintf(path, sizeof(path), "/proc/%s/status", pid);
+	if (te_read_small(path, buf, sizeof(buf), 0) <= 0 ||
+	    !(u = strstr(buf, "\nUid:")))
+		return -1;
+	u += 5;
+	while (*u == '\t' || *u == ' ')
+		u++;
+	u[strcspn(u, "\t \n")] = '\0';
+	return te_parse_u64(u, 0x7fffffff, &n) == 0 ? (long)n : -1;
+}
+
+size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
+		      uid_t uid)
 {
 	static char env[ENV_MAX];
 	char path[64], buf[1024], exe[PATH_MAX];
@@ -51,7 +69,8 @@ size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node)
 		if (d->d_name[0] < '1' || d->d_name[0] > '9')
 			continue;
 		te_snprintf(path, sizeof(path), "/proc/%s", d->d_name);
-		if (stat(path, &st) < 0 || st.st_uid != getuid())
+		if (stat(path, &st) < 0 || st.st_uid != uid ||
+		    real_uid(d->d_name) != (long)uid)
 			continue;
 		memset(p, 0, sizeof(*p));
 		te_snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
@@ -79,8 +98,7 @@ size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node)
  * user), else the first "gdb" on PATH. 0, or -1 with why in note. */
 static int find_gdb(char *path, size_t len, char *note, size_t notelen)
 {
-	const char *g = getenv("TRAINENV_GDB"), *p = getenv("PATH");
-	char dir[PATH_MAX];
+	const char *g = getenv("TRAINENV_GDB");
 
 	if (g && *g) {
 		if (g[0] == '/' && access(g, X_OK) == 0 &&
@@ -89,18 +107,8 @@ static int find_gdb(char *path, size_t len, char *note, size_t notelen)
 		return te_err(note, notelen, "no debugger: TRAINENV_GDB=%s is "
 			      "not an executable path", g);
 	}
-	for (p = p ? p : "/usr/bin:/bin"; *p;) {
-		size_t l = strcspn(p, ":");
-
-		if (l && l < sizeof(dir)) {
-			memcpy(dir, p, l);
-			dir[l] = '\0';
-			if (te_snprintf(path, len, "%s/gdb", dir) == 0 &&
-			    access(path, X_OK) == 0)
-				return 0;
-		}
-		p += l + (p[l] == ':');
-	}
+	if (te_find_program("gdb", path, len) == 0)
+		return 0;
 	return te_err(note, notelen, "no debugger: gdb is not installed "
 		      "(Debian: gdb, and python3-dbg for Python frames)");
 }
@@ -129,6 +137,21 @@ static uint64_t cpu_ticks(int pid)
 	return p.cpu_ticks;
 }
 
+/* The environment for gdb: without the user's PYTHONHOME and PYTHONPATH,
+ * which would break gdb's own Python (py-bt). */
+static char **gdb_env(void)
+{
+	static char *env[4096];
+	size_t i, k = 0;
+
+	for (i = 0; environ[i] && k + 1 < sizeof(env) / sizeof(env[0]); i++)
+		if (strncmp(environ[i], "PYTHONHOME=", 11) &&
+		    strncmp(environ[i], "PYTHONPATH=", 11))
+			env[k++] = environ[i];
+	env[k] = NULL;
+	return env;
+}
+
 /* gdb's view of one process into ps. A gdb past its deadline is killed; the
  * process it had stopped is continued. */
 static void take_stack(const char *gdb, int pid, int is_python,
@@ -139,6 +162,8 @@ static void take_stack(const char *gdb, int pid, int is_python,
 	char *argv[] = {
 		(char *)"gdb", (char *)"-p", spid, (char *)"-batch",
 		(char *)"-nx", (char *)"-q",
+		/* never a download (nothing is fetched at run time) */
+		(char *)"-iex", (char *)"set debuginfod enabled off",
 		(char *)"-ex", (char *)"set pagination off",
 		(char *)"-ex", (char *)"thread apply all py-bt",
 		(char *)"-ex", (char *)"thread apply all bt", NULL
@@ -147,14 +172,16 @@ static void take_stack(const char *gdb, int pid, int is_python,
 	unsigned f;
 
 	te_snprintf(spid, sizeof(spid), "%d", pid);
-	if (te_spawn_capture(gdb, argv, environ, TE_STACKS_GDB_MS,
+	if (te_spawn_capture(gdb, argv, gdb_env(), TE_STACKS_GDB_MS,
 			     TE_SPAWN_STDERR, out, sizeof(out), &so, err,
 			     sizeof(err)) < 0) {
 		te_snprintf(ps->note, sizeof(ps->note), "gdb: %s", err);
 		return;
 	}
-	if (so.killed) {
+	/* a gdb killed or crashed while attached may leave it stopped */
+	if (so.killed || !WIFEXITED(so.status) || WEXITSTATUS(so.status))
 		kill(pid, SIGCONT);
+	if (so.killed) {
 		te_snprintf(ps->note, sizeof(ps->note), "gdb took more than "
 			    "%d s: stack not taken", TE_STACKS_GDB_MS / 1000);
 		return;
@@ -165,7 +192,7 @@ static void take_stack(const char *gdb, int pid, int is_python,
 			   "kernel.yama.ptrace_scope?)", sizeof(ps->note));
 }
 
-int te_stacks_node(long job, long step)
+int te_stacks_node(long job, long step, uid_t uid)
 {
 	static struct te_proc t[TE_PROC_MAX];
 	static struct te_rank_proc r[1024];
@@ -174,6 +201,7 @@ int te_stacks_node(long job, long step)
 	char node[TE_STACK_NODE_MAX], gdb[PATH_MAX], gdb_note[TE_STACK_NOTE_MAX];
 	uint64_t before[1024];
 	long hz = sysconf(_SC_CLK_TCK);
+	int64_t deadline = te_now_ms() + TE_STACKS_NODE_MS;
 	size_t n, k, i;
 	int have_gdb;
 
@@ -181,7 +209,7 @@ int te_stacks_node(long job, long step)
 		te_node_name_from(getenv("SLURMD_NODENAME"), node, sizeof(node));
 	else
 		te_node_name(node, sizeof(node));
-	n = te_stacks_scan(t, TE_PROC_MAX, getenv("SLURMD_NODENAME"));
+	n = te_stacks_scan(t, TE_PROC_MAX, getenv("SLURMD_NODENAME"), uid);
 	k = te_proc_pick_ranks(t, n, job, step, r, 1024);
 	/* the CPU each rank uses over one second: spinning or waiting */
 	for (i = 0; i < k; i++)
@@ -202,8 +230,12 @@ int te_stacks_node(long job, long step)
 		read_wchan(p->pid, ps.wchan, sizeof(ps.wchan));
 		ps.cpu_ms = now >= before[i] && hz > 0 ?
 				    (int64_t)((now - before[i]) * 1000 / (uint64_t)hz) : -1;
-		if (have_gdb)
+		if (have_gdb && te_now_ms() < deadline)
 			take_stack(gdb, p->pid, p->is_python, &ps);
+		else if (have_gdb)
+			te_snprintf(ps.note, sizeof(ps.note), "stack not taken: "
+				    "this node's %d s for stacks are spent",
+				    TE_STACKS_NODE_MS / 1000);
 		else
 			te_strlcpy(ps.note, gdb_note, sizeof(ps.note));
 		if (te_stack_wire_encode(rec, sizeof(rec), &ps) == 0)

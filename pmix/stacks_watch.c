@@ -3,9 +3,9 @@
  * agent, the Slurm task, stays in its exit barrier while a worker of
  * another node hangs, so no task ends). Started by the plugin's task_init
  * (as the job's user, detached); polls /proc once a second; a worker gone
- * for two polls with no new one for its rank (a torchrun restart) is said
- * to srun's listener as "ended"; then it exits, as it does when its task
- * is gone. */
+ * for two polls with no new one for its rank is said to srun's listener
+ * as "ended"; workers that come back after that (a torchrun restart) as
+ * "resumed", which voids the grace. It exits when its task is gone. */
 #include "config.h"
 
 #include <errno.h>
@@ -25,24 +25,41 @@
 #define WATCH_MAX 256
 #define SEND_MS 2000
 
+static char watch_node[64];	/* the task's SLURMD_NODENAME */
+
 struct seen {
 	long rank;
 	int pid;
 	int misses;
 };
 
-/* The workers of job.step on this node now: up to max, with their pids. */
-static size_t workers(long job, long step, const char *node,
-		      struct seen *now, size_t max)
+/* The workers of job.step on the task's node now: up to max, with their
+ * pids. The node is the task's own SLURMD_NODENAME (set by slurmd; the
+ * host name may differ from Slurm's node name). *task_alive: the task is
+ * still there (the same process: its start time). */
+static size_t workers(long job, long step, int task_pid, uint64_t *task_start,
+		      struct seen *now, size_t max, int *task_alive)
 {
 	static struct te_proc t[TE_PROC_MAX];
 	static struct te_rank_proc r[WATCH_MAX];
-	size_t n = te_stacks_scan(t, TE_PROC_MAX, node), k, i, m = 0;
+	size_t n = te_stacks_scan(t, TE_PROC_MAX, NULL, getuid()), k, i, m = 0;
+	const char *node = NULL;
 
+	*task_alive = 0;
+	for (i = 0; i < n; i++)
+		if (t[i].pid == task_pid &&
+		    (!*task_start || t[i].start == *task_start)) {
+			*task_start = t[i].start;
+			*task_alive = 1;
+			node = t[i].node;
+		}
+	if (!node)
+		return 0;
+	te_strlcpy(watch_node, node, sizeof(watch_node));
 	k = te_proc_pick_ranks(t, n, job, step, r, WATCH_MAX);
 	for (i = 0; i < k && m < max; i++) {
-		if (!t[r[i].idx].elastic)
-			continue;	/* the agent itself: no worker yet */
+		if (!t[r[i].idx].elastic || strcmp(t[r[i].idx].node, node))
+			continue;	/* the agent itself, or another node */
 		now[m].rank = r[i].rank;
 		now[m].pid = t[r[i].idx].pid;
 		now[m++].misses = 0;
@@ -50,11 +67,13 @@ static size_t workers(long job, long step, const char *node,
 	return m;
 }
 
-static int say_ended(long rank, const char *node)
+/* One line to srun's listener: a worker ended, or workers are back (a
+ * torchrun restart: the grace that line started is void). */
+static int tell_srun(long rank, const char *node, int resumed)
 {
 	const char *host = getenv("SLURM_SRUN_COMM_HOST");
 	char token[TE_FAILREP_TOKEN_LEN + 1], line[TE_FAILREP_LINE_MAX];
-	struct te_failrep f = { .ended = 1 };
+	struct te_failrep f = { .ended = !resumed, .resumed = resumed };
 	struct timespec ts;
 	uint16_t port;
 
@@ -65,7 +84,7 @@ static int say_ended(long rank, const char *node)
 	f.rank = (uint32_t)rank;
 	f.sec = ts.tv_sec;
 	f.usec = (uint32_t)(ts.tv_nsec / 1000);
-	te_strlcpy(f.node, node, sizeof(f.node));
+	te_strlcpy(f.node, watch_node[0] ? watch_node : node, sizeof(f.node));
 	if (te_failrep_format(line, sizeof(line), token, &f) < 0)
 		return -1;
 	return te_send_line(host, port, line, SEND_MS);
@@ -76,23 +95,44 @@ int te_stacks_watch_workers(long job, long step, const char *node,
 {
 	static struct seen seen[WATCH_MAX], now[WATCH_MAX];
 	size_t nseen = 0, nnow, i, j;
+	uint64_t task_start = 0;
+	int alive, ended = 0;
 
 	signal(SIGHUP, SIG_IGN);
 	for (;;) {
 		poll(NULL, 0, 1000);
-		if (kill(task_pid, 0) < 0 && errno == ESRCH)
+		nnow = workers(job, step, task_pid, &task_start, now,
+			       WATCH_MAX, &alive);
+		if (!alive)
 			return 0;	/* the task (torchrun) is gone */
-		nnow = workers(job, step, node, now, WATCH_MAX);
+		if (ended) {
+			/* a worker that was not there at the end: torchrun
+			 * restarted them (--max-restarts); on a node that
+			 * finished only the last ones end */
+			for (j = 0; j < nnow; j++) {
+				for (i = 0; i < nseen; i++)
+					if (seen[i].pid == now[j].pid)
+						break;
+				if (i == nseen)
+					break;
+			}
+			if (j < nnow) {
+				tell_srun(now[j].rank, node, 1);
+				ended = 0;
+				nseen = 0;
+			}
+			continue;
+		}
 		for (i = 0; i < nseen; i++) {
 			for (j = 0; j < nnow; j++)
 				if (now[j].rank == seen[i].rank)
 					break;
 			if (j < nnow) {
-				seen[i].pid = now[j].pid;	/* restarted? */
+				seen[i].pid = now[j].pid;
 				seen[i].misses = 0;
-			} else if (++seen[i].misses >= 2) {
-				say_ended(seen[i].rank, node);
-				return 0;
+			} else if (++seen[i].misses >= 2 && !ended) {
+				tell_srun(seen[i].rank, node, 0);
+				ended = 1;
 			}
 		}
 		for (j = 0; j < nnow && nseen < WATCH_MAX; j++) {

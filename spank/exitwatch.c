@@ -61,6 +61,12 @@ void te_exitwatch_task_exit(const struct te_failrep *r, int64_t now_ms)
 	ew.first = *r;
 }
 
+void te_exitwatch_resumed(void)
+{
+	if (ew.armed && !ew.fired && ew.first.ended)
+		ew.first_ms = 0;
+}
+
 void te_exitwatch_stall(const struct te_failrep *r, int64_t now_ms)
 {
 	if (!ew.armed || ew.stall_ms)
@@ -90,6 +96,7 @@ void te_exitwatch_fire(int64_t now_ms)
 		ew.job_step, (char *)"--grace", ew.grace, (char *)"--action",
 		ew.action, ew.why_opt, ew.why, NULL, NULL, NULL
 	};
+	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, all;
 	int rc;
@@ -123,7 +130,13 @@ void te_exitwatch_fire(int64_t now_ms)
 	posix_spawnattr_setsigdefault(&attr, &all);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
 				 POSIX_SPAWN_SETSIGDEF);
-	rc = posix_spawn(&ew.pid, ew.helper, NULL, &attr, argv, environ);
+	/* the report goes to srun's stderr; srun's stdout (a pipe a caller
+	 * reads to its end) and every other descriptor stay srun's */
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	rc = posix_spawn(&ew.pid, ew.helper, &fa, &attr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (rc != 0) {
 		fprintf(stderr, TE_PREFIX "%s, but the hang report cannot "

@@ -27,6 +27,9 @@ int te_exitwatch_arm(uint32_t job, uint32_t step, unsigned grace_s,
  * time (ms) the report is due, or 0 when none is; start the report. */
 void te_exitwatch_task_exit(const struct te_failrep *r, int64_t now_ms);
 void te_exitwatch_stall(const struct te_failrep *r, int64_t now_ms);
+/* A torchrun node's workers came back (a restart): the grace started by
+ * a worker's end is void, unless the report already ran. */
+void te_exitwatch_resumed(void);
 int64_t te_exitwatch_due(void);
 void te_exitwatch_fire(int64_t now_ms);
 

@@ -104,6 +104,10 @@ static void on_report(const struct te_failrep *r, void *ctx)
 		te_exitwatch_stall(r, te_now_ms());
 		return;
 	}
+	if (r->resumed) {
+		te_exitwatch_resumed();
+		return;
+	}
 	te_exitwatch_task_exit(r, te_now_ms());
 	if (!fr.print_failures || (!r->signaled && r->value == 0))
 		return;

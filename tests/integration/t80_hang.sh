@@ -75,7 +75,7 @@ ok $? "the step is ended per exit-action (term, the built-in)"
 ! grep -qE 'hang: rank [0-35]' "$TE_WORK/a.err"
 ok $? "the ranks that ended are not in the report"
 sleep 1
-out=$(left_on_nodes "hang.py exit")
+out=$(left_on_nodes "hang.py exit $ready")
 [ -z "$out" ]
 ok $? "no process of the step is left on any node" || diag "$out"
 job=$(te_last_job_id)
@@ -122,7 +122,7 @@ ok $? "torchrun: neither the ended workers nor torchrun's agents are in the repo
 [ "$rc" -ne 0 ] && awk -v s="$secs" 'BEGIN { exit !(s < 60) }'
 ok $? "torchrun: the step ends (rc=$rc, ${secs} s)"
 sleep 1
-out=$(left_on_nodes "hang.py exit")
+out=$(left_on_nodes "hang.py exit $ready")
 [ -z "$out" ] || diag "$out"
 
 # ================================================================ (b) trainenv stacks

@@ -182,6 +182,12 @@ static void test_line_kinds(void)
 	like(text, "rank 12 (node n4, local rank 3) ended (a torchrun worker)",
 	     "  described as a worker's end");
 	r.ended = 0;
+	r.resumed = 1;
+	te_failrep_format(line, sizeof(line), TOKEN, &r);
+	ok(te_failrep_parse(line, TOKEN, &back) == 0 && back.resumed &&
+	   !back.ended && strstr(line, " resumed 0 "),
+	   "workers back after a restart ('resumed') parse back");
+	r.resumed = 0;
 	snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 1 0 n1 ended 3 0 1 0\n",
 		 TOKEN);
 	is_int(te_failrep_parse(line, TOKEN, &back), -1,

@@ -16,8 +16,12 @@ static void test_stat(void)
 	ok(te_proc_stat_parse("4242 (python3) S 4200 4242 4242 0 -1 4194560 "
 			      "1000 0 0 0 250 50 0 0 20 0 3 0 12345 1 2 3\n",
 			      &p) == 0 && p.pid == 4242 && p.ppid == 4200 &&
-	   p.state == 'S' && p.cpu_ticks == 300 && !strcmp(p.comm, "python3"),
-	   "a stat line: pid, comm, state, ppid, utime+stime");
+	   p.state == 'S' && p.cpu_ticks == 300 && !strcmp(p.comm, "python3") &&
+	   p.start == 12345,
+	   "a stat line: pid, comm, state, ppid, utime+stime, start time");
+	ok(te_proc_stat_parse("9 (x) S 1 9 9 0 -1 0 0 0 0 0 5 5 0 0 -21 -5 1 0 "
+			      "777 0\n", &p) == 0 && p.start == 777,
+	   "negative priority and nice are read past");
 	ok(te_proc_stat_parse("7 (a b) c) (d) R 1 7 7 0 -1 0 0 0 0 0 9 1 0\n",
 			      &p) == 0 && p.state == 'R' && p.ppid == 1 &&
 	   !strcmp(p.comm, "a b) c) (d") && p.cpu_ticks == 10,
