@@ -23,8 +23,21 @@ static int node_ok(const char *s)
 int te_failrep_format(char *buf, size_t len, const char *token,
 		      const struct te_failrep *r)
 {
+	char launch[200];
+
 	if (!node_ok(r->node))
 		return -1;
+	if (r->launched) {
+		/* "barrier" lines carry the timeline after the common
+		 * fields: RANKS NODES SKEW_MS FIRST LAST */
+		if (te_launch_skew_format(&r->launch, launch,
+					  sizeof(launch)) < 0)
+			return -1;
+		return te_snprintf(buf, len, "%s %s %u %u %s barrier 0 0 "
+				   "%lld %u %s\n", WIRE_MAGIC, token, r->rank,
+				   r->local_rank, r->node, (long long)r->sec,
+				   r->usec, launch);
+	}
 	return te_snprintf(buf, len, "%s %s %u %u %s %s %d %d %lld %u\n",
 			   WIRE_MAGIC, token, r->rank, r->local_rank, r->node,
 			   r->stalled ? "stall" : r->ended ? "ended" :
@@ -90,14 +103,16 @@ int te_failrep_parse(const char *line, const char *token,
 		r->ended = 1;
 	else if (!strcmp(f, "resumed"))
 		r->resumed = 1;
+	else if (!strcmp(f, "barrier"))
+		r->launched = 1;
 	else if (strcmp(f, "exit"))
 		return -1;
 	if (field_u64(&p, r->stalled ? TE_FAILREP_STALL_MAX :
-			  r->ended || r->resumed ? 0 :
+			  r->ended || r->resumed || r->launched ? 0 :
 			  r->signaled ? 128 : 255, &v) < 0)
 		return -1;
 	r->value = (int)v;
-	if (field_u64(&p, 1, &v) < 0)
+	if (field_u64(&p, r->launched ? 0 : 1, &v) < 0)
 		return -1;
 	r->core = (int)v;
 	if (field_u64(&p, (uint64_t)INT64_MAX, &v) < 0)
@@ -106,6 +121,10 @@ int te_failrep_parse(const char *line, const char *token,
 	if (field_u64(&p, 999999, &v) < 0)
 		return -1;
 	r->usec = (uint32_t)v;
+	if (r->launched && te_launch_skew_parse(p, &r->launch) < 0)
+		return -1;
+	if (r->launched)
+		return 0;
 	while (*p == ' ')
 		p++;
 	if (*p == '\n')
@@ -120,6 +139,10 @@ void te_failrep_describe(const struct te_failrep *r, int first, char *buf,
 	struct tm tm;
 	time_t t = (time_t)r->sec;
 
+	if (r->launched) {
+		te_launch_skew_line(&r->launch, buf, len);
+		return;
+	}
 	if (localtime_r(&t, &tm) && strftime(when, sizeof(when),
 					     "%Y-%m-%d %H:%M:%S", &tm))
 		te_appendf(when, sizeof(when), ".%03u", r->usec / 1000);

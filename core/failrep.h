@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "launch_timeline.h"
+
 #define TE_FAILREP_ENV "TRAINENV_REPORT"
 #define TE_FAILREP_TOKEN_LEN 32		/* hex characters */
 #define TE_FAILREP_LINE_MAX 512
@@ -40,6 +42,11 @@ struct te_failrep {
 					   from outside: no status) */
 	int resumed;			/* workers back after their end (a
 					   torchrun restart) */
+	int launched;			/* the launch barrier passed (rank 0's
+					   helper, for the step's record):
+					   launch holds when each node came;
+					   not an exit */
+	struct te_launch_skew launch;
 	int value;			/* exit code or signal number */
 	int core;			/* core dumped */
 	int64_t sec;			/* wall clock at exit */

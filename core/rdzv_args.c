@@ -97,6 +97,8 @@ int te_rdzv_args_parse(int argc, char **argv, struct te_rdzv_opts *o,
 			o->hooks = 1;
 		else if (!strcmp(a, "--lead"))
 			o->lead = 1;
+		else if (!strcmp(a, "--record"))
+			o->record = 1;
 		else if (value_arg(a, v, o) < 0)
 			return te_err(err, errlen, "bad argument '%.40s'", a);
 		else

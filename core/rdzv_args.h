@@ -22,6 +22,8 @@ struct te_rdzv_opts {
 	int ifname;		/* --ifname */
 	int hooks;		/* --test-hooks */
 	int lead;		/* --lead: stands for the node's other tasks */
+	int record;		/* --record: rank 0 tells srun the launch
+				 * timeline (the step's record) */
 	/* this task failed before the barrier (--failed TEXT, or the test
 	 * hook): rank 0 is told and fails the step at once. NULL, or
 	 * failed_text. */

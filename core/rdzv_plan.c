@@ -7,6 +7,7 @@
 
 #include "rankenv.h"
 #include "rdzv_plan.h"
+#include "steprecord.h"
 #include "strutil.h"
 
 enum te_rdzv_role te_rdzv_wanted(const struct te_config *cfg, int has_pmix)
@@ -33,6 +34,12 @@ void te_rdzv_plan_make(const struct te_config *cfg,
 	/* The helper keeps its own deadlines; this one only catches a helper
 	 * that is stuck (killing a PMIx client makes Slurm end the step). */
 	p->timeout_ms = (int)((secs ? secs : 300) + (ckpt ? 15 : 0) + 20) * 1000;
+	p->skew_warn_ms = -1;
+	if (p->barrier_mode && f->explain)
+		p->skew_warn_ms = 0;
+	else if (p->barrier_mode &&
+		 cfg->v[TE_S_BARRIER_SKEW_WARN].word == TE_W_VALUE)
+		p->skew_warn_ms = (long)cfg->v[TE_S_BARRIER_SKEW_WARN].num * 1000;
 	p->role = te_rdzv_wanted(cfg, f->has_pmix);
 	if (p->role != TE_RDZV_RUN_HELPER)
 		return;
@@ -92,6 +99,9 @@ void te_rdzv_helper_argv(const struct te_config *cfg,
 		argv[n++] = (char *)"--test-hooks";
 	if (p->lead)
 		argv[n++] = (char *)"--lead";
+	if (p->barrier_mode && te_record_dir(cfg))
+		argv[n++] = (char *)"--record";
+
 	if (p->pass_failed && failed) {
 		argv[n++] = (char *)"--failed";
 		argv[n++] = (char *)failed;

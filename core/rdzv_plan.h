@@ -28,6 +28,7 @@ struct te_rdzv_facts {
 				   node's first task stands for the others */
 	uint32_t local_id;	/* the task's index on its node */
 	int failed;		/* this task already failed (pre-flight) */
+	int explain;		/* --train-explain: the barrier's line too */
 };
 
 struct te_rdzv_plan {
@@ -39,6 +40,10 @@ struct te_rdzv_plan {
 				   the node's result */
 	int lead;		/* RUN_HELPER: for the node's other tasks too */
 	int pass_failed;	/* RUN_HELPER: --failed, rank 0 fails the step */
+	/* barrier mode: rank 0's task names the last node to arrive when it
+	 * came skew_warn_ms or more after the first (0: always, with
+	 * --train-explain); -1: never */
+	long skew_warn_ms;
 };
 
 /* Whether the step has a PMIx rendezvous at all: SKIP, NO_PMIX, or

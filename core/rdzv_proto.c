@@ -64,10 +64,10 @@ static int addr_valid(const char *s)
 }
 
 enum key { K_ADDR, K_PORT, K_IFNAME, K_CKPT, K_WARN, K_ERROR, K_QUIET,
-	   K_COUNT };
+	   K_LAUNCH, K_COUNT };
 static const char *const keys[K_COUNT] = {
 	"MASTER_ADDR", "MASTER_PORT", "IFNAME", "CHECKPOINT_DIR", "WARN",
-	"ERROR", "FAIL_QUIET",
+	"ERROR", "FAIL_QUIET", "LAUNCH",
 };
 
 static int one_line(const char *line, struct te_rdzv_result *r, int seen[],
@@ -124,6 +124,12 @@ static int one_line(const char *line, struct te_rdzv_result *r, int seen[],
 			return te_err(err, errlen, "CHECKPOINT_DIR: not an "
 				      "absolute path: '%s'", q);
 		}
+		return 0;
+	case K_LAUNCH:
+		if (te_launch_skew_parse(val, &r->launch) < 0)
+			return te_err(err, errlen, "LAUNCH: not RANKS NODES "
+				      "SKEW_MS FIRST LAST: '%s'", q);
+		r->has_launch = 1;
 		return 0;
 	case K_WARN:
 		if (r->nwarn >= TE_RDZV_WARN_MAX)
@@ -193,6 +199,11 @@ int te_rdzv_format(const struct te_rdzv_result *r, char *buf, size_t len)
 	for (i = 0; i < r->nwarn && i < TE_RDZV_WARN_MAX; i++) {
 		te_rdzv_clean_text(t, sizeof(t), r->warn[i]);
 		rc |= te_appendf(buf, len, "WARN=%s\n", t);
+	}
+	if (r->has_launch) {
+		if (te_launch_skew_format(&r->launch, t, sizeof(t)) < 0)
+			return -1;
+		rc |= te_appendf(buf, len, "LAUNCH=%s\n", t);
 	}
 	if (r->failed) {
 		te_rdzv_clean_text(t, sizeof(t), r->error);

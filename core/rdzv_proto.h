@@ -13,6 +13,9 @@
  *   IFNAME=NAME          interface carrying the route to MASTER_ADDR
  *   CHECKPOINT_DIR=DIR   verified to be one shared directory
  *   WARN=TEXT            a warning this task prints (at most 8)
+ *   LAUNCH=R N MS F L    rank 0: the launch barrier passed with R ranks on
+ *                        N nodes, the last node L MS ms after the first F
+ *                        (core/launch_timeline.h)
  *   ERROR=TEXT           the task fails and prints TEXT
  *   FAIL_QUIET=TEXT      the task fails; TEXT goes to the node's log only
  *                        (another rank prints the job-wide report)
@@ -26,6 +29,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "launch_timeline.h"
 
 #define TE_RDZV_HEADER "TRAINENV-RDZV 1"
 #define TE_RDZV_OUT_MAX 16384		/* whole output */
@@ -46,6 +51,8 @@ struct te_rdzv_result {
 	int failed;				/* ERROR or FAIL_QUIET seen */
 	int quiet;				/* FAIL_QUIET */
 	char error[TE_RDZV_TEXT_MAX + 1];
+	int has_launch;				/* LAUNCH seen */
+	struct te_launch_skew launch;
 };
 
 /* Parses the helper's whole output [buf, buf+len). Returns 0 and fills r,

@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sendline.h"
@@ -56,4 +58,22 @@ int te_send_line(const char *host, uint16_t port, const char *line, int ms)
 	}
 	freeaddrinfo(ai);
 	return rc;
+}
+
+int te_failrep_tell_srun(struct te_failrep *r, int ms)
+{
+	const char *host = getenv("SLURM_SRUN_COMM_HOST");
+	char token[TE_FAILREP_TOKEN_LEN + 1], line[TE_FAILREP_LINE_MAX];
+	struct timespec ts;
+	uint16_t port;
+
+	if (!host || te_failrep_env_parse(getenv(TE_FAILREP_ENV), &port, token,
+					  sizeof(token)) < 0)
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r->sec = ts.tv_sec;
+	r->usec = (uint32_t)(ts.tv_nsec / 1000);
+	if (te_failrep_format(line, sizeof(line), token, r) < 0)
+		return -1;
+	return te_send_line(host, port, line, ms);
 }

@@ -7,9 +7,16 @@
 
 #include <stdint.h>
 
+#include "failrep.h"
+
 /* Connects to host:port (a numeric address: no name lookup, which has no
  * deadline) and writes line, all within ms milliseconds; 0, or -1 when it
  * could not. */
 int te_send_line(const char *host, uint16_t port, const char *line, int ms);
+
+/* r (its time stamped now) to srun's report listener, found in the job's
+ * environment (TRAINENV_REPORT, SLURM_SRUN_COMM_HOST), within ms; 0, or -1
+ * when there is no listener or the line could not go. */
+int te_failrep_tell_srun(struct te_failrep *r, int ms);
 
 #endif

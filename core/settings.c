@@ -72,6 +72,9 @@ static const char *const w_exit_action[] = {
 	[TE_W_EXIT_ACTION_KILL] = "kill", NULL
 };
 static const char *const w_stall[] = { [TE_W_STALL_OFF] = "off", NULL };
+static const char *const w_skew_warn[] = {
+	[TE_W_SKEW_WARN_OFF] = "off", NULL
+};
 static const char *const env_stall[] = { "TRAINENV_STALL", NULL };
 static const char *const w_preflight[] = {
 	[TE_W_PREFLIGHT_OFF] = "off", [TE_W_PREFLIGHT_ON] = "on",
@@ -340,6 +343,16 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 			"hang reports; JSON) into DIR/JOBID/ as the user, when "
 			"--train-nccl-dump-dir does not name a directory "
 			"(site policy only)",
+		.flags = TE_F_NO_OPTION,
+	},
+	[TE_S_BARRIER_SKEW_WARN] = {
+		.name = "barrier-skew-warn", .type = TE_T_UINT,
+		.words = w_skew_warn, .lo = 1, .hi = 7 * 86400,
+		.unit = "seconds", .builtin = "10", .arginfo = "SECONDS|off",
+		.help = "when the launch barrier passes and its last node came "
+			"SECONDS or more after the first, rank 0's task names "
+			"that node and the delay in one line (always with "
+			"--train-explain; site policy only)",
 		.flags = TE_F_NO_OPTION,
 	},
 	[TE_S_HELPER_DIR] = {

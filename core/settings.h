@@ -57,6 +57,7 @@ enum te_setting_id {
 	TE_S_BIND_TOPOLOGY,	/* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	/* admin: DIR|off, per-boot topology cache */
 	TE_S_RECORD_DIR,	/* admin: DIR|off, the steps' JSON records */
+	TE_S_BARRIER_SKEW_WARN,	/* admin: SECONDS|off, the slow node's line */
 	TE_S_HELPER_DIR,	/* admin only: where trainenv-rdzv lives */
 	TE_S_LIB_DIR,		/* admin only: libtrainenv, trainenv-nccl.so */
 	TE_S_TEST_HOOKS,	/* admin only: honour TRAINENV_TEST_* (tests) */
@@ -100,6 +101,7 @@ enum te_w_exit_action {				/* TE_S_EXIT_ACTION */
 	TE_W_EXIT_ACTION_REPORT, TE_W_EXIT_ACTION_TERM, TE_W_EXIT_ACTION_KILL
 };
 enum te_w_stall { TE_W_STALL_OFF };		/* TE_S_STALL */
+enum te_w_skew_warn { TE_W_SKEW_WARN_OFF };	/* TE_S_BARRIER_SKEW_WARN */
 enum te_w_preflight {				/* TE_S_PREFLIGHT */
 	TE_W_PREFLIGHT_OFF, TE_W_PREFLIGHT_ON, TE_W_PREFLIGHT_VERBOSE
 };

@@ -7,6 +7,16 @@
 #include "steprecord.h"
 #include "strutil.h"
 
+const char *te_record_dir(const struct te_config *cfg)
+{
+	const struct te_value *d = &cfg->v[TE_S_NCCL_DUMP_DIR];
+	const struct te_value *r = &cfg->v[TE_S_RECORD_DIR];
+
+	if (d->set)
+		return d->text;
+	return r->set && r->word == TE_W_VALUE ? r->text : NULL;
+}
+
 void te_step_record_name(char *buf, size_t len, uint32_t step, int hang)
 {
 	te_snprintf(buf, len, "trainenv.%u%s.json", step, hang ? ".hang" : "");
@@ -59,6 +69,20 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 		te_appendf(buf, len, ",\"how\":\"%s\",\"value\":%d,"
 			   "\"time\":%lld.%06u}", how(r->first), r->first->value,
 			   (long long)r->first->sec, r->first->usec);
+	} else {
+		te_appendf(buf, len, "null");
+	}
+	te_appendf(buf, len, ",\"launch\":");
+	if (r->launch) {
+		te_appendf(buf, len, "{\"ranks\":%u,\"nodes\":%u,\"first_node\":",
+			   r->launch->nranks, r->launch->nnodes);
+		bad |= str_or_null(buf, len, r->launch->nnodes ?
+					     r->launch->first : NULL);
+		te_appendf(buf, len, ",\"last_node\":");
+		bad |= str_or_null(buf, len, r->launch->nnodes ?
+					     r->launch->last : NULL);
+		te_appendf(buf, len, ",\"skew_ms\":%lld}",
+			   (long long)r->launch->skew_ms);
 	} else {
 		te_appendf(buf, len, "null");
 	}

@@ -20,7 +20,14 @@ struct te_step_record {
 	unsigned nfailed;
 	const char *watchdog;		/* why the hang report ran, or NULL */
 	const char *hang_report;	/* its JSON's file name, or NULL */
+	/* when each node came to the launch barrier (rank 0's helper told
+	 * srun), or NULL */
+	const struct te_launch_skew *launch;
 };
+
+/* DIR of the record: --train-nccl-dump-dir, else the site's record-dir;
+ * NULL when neither is set (no record). */
+const char *te_record_dir(const struct te_config *cfg);
 
 /* The record into buf; 0, or -1 when it does not fit (buf then holds
  * nothing usable). */

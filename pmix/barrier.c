@@ -163,6 +163,7 @@ void te_barrier_free(struct te_barrier *b)
 	if (b->nofile_raised)
 		setrlimit(RLIMIT_NOFILE, &b->old_nofile);
 	free(b->arrived);
+	te_timeline_free(&b->tl);
 	free(b->nodes);
 	free(b->followers);
 	free(b->follower_here);

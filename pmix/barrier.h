@@ -24,6 +24,7 @@
 
 #include <pmix.h>
 
+#include "launch_timeline.h"
 #include "rdzv_core.h"
 
 #define TE_MSG_MAX 1200
@@ -100,6 +101,9 @@ struct te_barrier_result {
 	char msg[TE_MSG_MAX];	/* why not ok, in one line */
 	char warn[TE_MSG_MAX];	/* rank 0: the verdict's warning */
 	unsigned test_cut;	/* rank 0: connections the test hook cut */
+	/* rank 0, coordinated, ok: when each node arrived */
+	int has_launch;
+	struct te_launch_skew launch;
 };
 
 struct te_barrier;

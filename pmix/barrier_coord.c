@@ -47,11 +47,12 @@ static void raise_nofile(struct te_barrier *b, rlim_t want)
 		b->nofile_raised = 1;
 }
 
-void mark_arrived(struct te_barrier *b, uint32_t rank)
+void mark_arrived(struct te_barrier *b, uint32_t rank, const char *host)
 {
 	if (rank < b->p->size && !b->arrived[rank]) {
 		b->arrived[rank] = 1;
 		b->narrived++;
+		te_timeline_note(&b->tl, host, te_now_ms());
 	}
 }
 
@@ -95,7 +96,7 @@ int coord_start(struct te_barrier *b, const char *addr, char *err,
 		return te_err(err, errlen, "out of memory for %u ranks", p->size);
 	}
 	if (!b->self_failed[0])
-		mark_arrived(b, 0);
+		mark_arrived(b, 0, p->host);
 	if (b->coordinated)
 		add_node(b, &b->node);
 	/* one descriptor per connection */
@@ -329,7 +330,7 @@ void coord_read(struct te_barrier *b, size_t i)
 			c->has_rank = 1;
 		}
 		if (q.kind == TE_CQ_ARRIVED) {
-			mark_arrived(b, q.rank);
+			mark_arrived(b, q.rank, q.host);
 		} else if (q.kind == TE_CQ_NODE) {
 			add_node(b, &q);
 		} else if (q.kind == TE_CQ_FAILED) {
@@ -396,6 +397,8 @@ void coord_complete(struct te_barrier *b, struct te_barrier_result *r)
 		r->ok = 1;
 		if (v == 1)
 			te_strlcpy(r->warn, text, sizeof(r->warn));
+		te_timeline_skew(&b->tl, &r->launch);
+		r->has_launch = 1;
 		te_coord_reply_format(line, sizeof(line), TE_CR_DONE, "");
 	}
 	coord_accept(b);

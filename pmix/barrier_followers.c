@@ -70,7 +70,7 @@ void check_followers(struct te_barrier *b, int64_t now)
 		b->nfollowers_here++;
 		news = 1;
 		if (b->p->me.rank == 0)
-			mark_arrived(b, b->followers[i]);
+			mark_arrived(b, b->followers[i], b->p->host);
 		else if (b->cs == C_SENT || b->cs == C_CONNECTING)
 			queue_arrived(b, b->followers[i]);
 	}

@@ -79,6 +79,7 @@ struct te_barrier {
 	char coord_file[600];
 	unsigned char *arrived;
 	uint32_t narrived;
+	struct te_timeline tl;	/* when each node's ranks arrived */
 	struct te_coord_req *nodes;	/* node facts received */
 	size_t nnodes, nodes_cap;
 	struct te_coord_conns cc;	/* the helpers and the strangers */
@@ -141,7 +142,8 @@ int take_line(char *buf, size_t *len, char line[TE_COORD_LINE_MAX + 1]);
 /* ---------------------------------------------------------------- coordinator */
 int coord_start(struct te_barrier *b, const char *addr, char *err,
 		size_t errlen);
-void mark_arrived(struct te_barrier *b, uint32_t rank);
+/* rank of host is here; its first arrival goes into the timeline */
+void mark_arrived(struct te_barrier *b, uint32_t rank, const char *host);
 /* Rank 0: rank failed before the barrier. The first failure is the
  * report; every node registered so far is answered at once, the others
  * as soon as they register. */

@@ -46,12 +46,15 @@
 #include "rdzv_args.h"
 #include "rdzv_core.h"
 #include "rdzv_proto.h"
+#include "sendline.h"
 #include "strutil.h"
 #include "sysutil.h"
 
 #define CKPT_RETRY_MS 3000	/* NFS may cache "no such file" briefly */
 
 static struct te_rdzv_result res;
+
+#define LAUNCH_SEND_MS 500	/* rank 0 waits at most this for srun */
 
 /* TRAINENV_RDZV_PROFILE=1: phase times on stderr (a debugging aid) */
 static int profile;
@@ -380,6 +383,20 @@ static void *probe_thread(void *arg)
 	return NULL;
 }
 
+/* The step's record wants the launch timeline: one line to srun's report
+ * listener. Rank 0's start waits for it (a connect and a write to srun,
+ * LAUNCH_SEND_MS at most): the helper must not leave a process behind. */
+static void tell_srun_launch(const struct te_pmix *p,
+			     const struct te_launch_skew *l)
+{
+	struct te_failrep f = { .launched = 1, .launch = *l };
+
+	te_strlcpy(f.node, p->host, sizeof(f.node));
+	if (te_failrep_tell_srun(&f, LAUNCH_SEND_MS) < 0)
+		warn("the launch timeline did not reach srun: the step's "
+		     "record will not have it");
+}
+
 static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
 {
 	struct te_versions ver;
@@ -526,6 +543,12 @@ static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
 			fail(0, "%s", br.msg);
 			return;
 		}
+		if (br.has_launch) {	/* rank 0: its task may say it */
+			res.has_launch = 1;
+			res.launch = br.launch;
+			if (o->record)
+				tell_srun_launch(p, &br.launch);
+		}
 		if (o->ckpt && te_strlcpy(res.checkpoint_dir, o->ckpt,
 					  sizeof(res.checkpoint_dir)) >=
 				       sizeof(res.checkpoint_dir))
@@ -564,6 +587,7 @@ static void write_node_result(const struct te_rdzv_opts *o, const char *why)
 		return;
 	f = res;
 	f.nwarn = 0;
+	f.has_launch = 0;	/* rank 0's task alone says it */
 	if (f.failed && followers_quiet)
 		f.quiet = 1;
 	if (why) {	/* this helper failed before the barrier */

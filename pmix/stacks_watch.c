@@ -71,23 +71,11 @@ static size_t workers(long job, long step, int task_pid, uint64_t *task_start,
  * torchrun restart: the grace that line started is void). */
 static int tell_srun(long rank, const char *node, int resumed)
 {
-	const char *host = getenv("SLURM_SRUN_COMM_HOST");
-	char token[TE_FAILREP_TOKEN_LEN + 1], line[TE_FAILREP_LINE_MAX];
 	struct te_failrep f = { .ended = !resumed, .resumed = resumed };
-	struct timespec ts;
-	uint16_t port;
 
-	if (!host || te_failrep_env_parse(getenv(TE_FAILREP_ENV), &port, token,
-					  sizeof(token)) < 0)
-		return -1;
-	clock_gettime(CLOCK_REALTIME, &ts);
 	f.rank = (uint32_t)rank;
-	f.sec = ts.tv_sec;
-	f.usec = (uint32_t)(ts.tv_nsec / 1000);
 	te_strlcpy(f.node, watch_node[0] ? watch_node : node, sizeof(f.node));
-	if (te_failrep_format(line, sizeof(line), token, &f) < 0)
-		return -1;
-	return te_send_line(host, port, line, SEND_MS);
+	return te_failrep_tell_srun(&f, SEND_MS);
 }
 
 int te_stacks_watch_workers(long job, long step, const char *node,

@@ -42,6 +42,8 @@ static struct {
 	int64_t first_at;
 	int grace_ms;		/* set by finish before it wakes the thread */
 	int print_failures;	/* failure-report=on (else only exits count) */
+	int has_launch;		/* rank 0's helper told the launch timeline */
+	struct te_launch_skew launch;
 } fr = { .lfd = -1, .wake = { -1, -1 } };
 
 static void print_line(const char *s)
@@ -98,6 +100,13 @@ static void flush_held(void)
 static void on_report(const struct te_failrep *r, void *ctx)
 {
 	(void)ctx;
+	if (r->launched) {	/* for the step's record, once */
+		if (!fr.has_launch) {
+			fr.launch = r->launch;
+			fr.has_launch = 1;
+		}
+		return;
+	}
 	/* the exit watchdog counts every exit; a task that exited 0 is only
 	 * sent for it (its node's first exit) and is no failure */
 	if (r->stalled) {
@@ -414,4 +423,11 @@ int te_failrep_failed(struct te_failrep *first)
 	if (fr.printed)
 		*first = fr.first;
 	return fr.printed + fr.dropped;
+}
+
+int te_failrep_launch(struct te_launch_skew *launch)
+{
+	if (fr.has_launch)
+		*launch = fr.launch;
+	return fr.has_launch;
 }

@@ -20,6 +20,9 @@ int te_failrep_listen(uint16_t lo, uint16_t hi, int print_failures,
 void te_failrep_finish(int grace_ms);
 /* After finish: how many tasks failed, and the first (when any). */
 int te_failrep_failed(struct te_failrep *first);
+/* After finish: 1 and the launch timeline when rank 0's helper sent it
+ * (the step's record asked for it), else 0. */
+int te_failrep_launch(struct te_launch_skew *launch);
 
 /* slurmstepd side (failrep_send.c): one sender per step. add never waits
  * on the network: the first call starts the step's sender process (as

@@ -229,18 +229,6 @@ static void srun_port_range(uint16_t *lo, uint16_t *hi)
 	}
 }
 
-/* The step's record: DIR/JOBID/trainenv.STEP.json, DIR the dump directory
- * or the site's record-dir; NULL when neither is set. */
-static const char *record_dir(void)
-{
-	const struct te_value *d = &te_plug.cfg.v[TE_S_NCCL_DUMP_DIR];
-	const struct te_value *r = &te_plug.cfg.v[TE_S_RECORD_DIR];
-
-	if (d->set)
-		return d->text;
-	return r->set && r->word == TE_W_VALUE ? r->text : NULL;
-}
-
 /* --train-exit-grace=SECONDS or --train-stall=SECONDS: 1 when srun's exit
  * watchdog is armed. */
 static int exit_watch_arm(spank_t sp)
@@ -261,7 +249,7 @@ static int exit_watch_arm(spank_t sp)
 	    te_helper_path(TE_STACKS_HELPER, helper, sizeof(helper)) < 0 ||
 	    te_exitwatch_arm(job, step, grace, stall,
 			     a->set ? a->text : "term", helper,
-			     record_dir()) < 0) {
+			     te_record_dir(&te_plug.cfg)) < 0) {
 		fprintf(stderr, TE_PREFIX "warning: no exit watchdog "
 			"(--train-exit-grace, --train-stall) for this step: "
 			"the step's ids are unknown\n");
@@ -305,14 +293,17 @@ int te_srun_user_init(spank_t sp)
 	rec.start = time(NULL);
 	failrep = te_plug.cfg.v[TE_S_FAILURE_REPORT].word == TE_W_ON;
 	watch = exit_watch_arm(sp);
-	if (!failrep && !watch)
+	/* the record also wants rank 0's launch timeline, sent over it */
+	if (!failrep && !watch && !te_record_dir(&te_plug.cfg))
 		return 0;
 	srun_port_range(&lo, &hi);
 	if (te_failrep_listen(lo, hi, failrep, env, sizeof(env), err,
 			      sizeof(err)) < 0) {
 		fprintf(stderr, TE_PREFIX "warning: no %s for this step: %s\n",
 			failrep ? "first-failure report" :
-			"exit watchdog (--train-exit-grace, --train-stall)", err);
+			watch ? "exit watchdog (--train-exit-grace, "
+			"--train-stall)" : "launch timeline in the step's record",
+			err);
 		return 0;
 	}
 	/* srun copies its environment into the job's after this callback */
@@ -324,11 +315,12 @@ int te_srun_user_init(spank_t sp)
 static void write_record(void)
 {
 	static char json[256 * 1024];
-	const char *dir = record_dir();
+	const char *dir = te_record_dir(&te_plug.cfg);
 	struct te_step_record r = { .job = rec.job, .step = rec.step,
 				    .cfg = &te_plug.cfg, .start_sec = rec.start,
 				    .end_sec = time(NULL) };
 	struct te_failrep first;
+	struct te_launch_skew launch;
 	char name[32], job[16], hang[48], why[TE_VALUE_MAX + 200];
 	int dfd, fd;
 	ssize_t n;
@@ -338,6 +330,7 @@ static void write_record(void)
 	r.nfailed = (unsigned)te_failrep_failed(&first);
 	r.first = r.nfailed ? &first : NULL;
 	r.watchdog = te_exitwatch_fired();
+	r.launch = te_failrep_launch(&launch) ? &launch : NULL;
 	te_step_record_name(hang, sizeof(hang), rec.step, 1);
 	r.hang_report = r.watchdog ? hang : NULL;
 	te_step_record_name(name, sizeof(name), rec.step, 0);

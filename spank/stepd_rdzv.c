@@ -113,6 +113,7 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 		}
 	}
 	facts.failed = failed != NULL;
+	facts.explain = te_plug.explain;
 	te_rdzv_plan_make(c, &facts, &plan);
 	switch (plan.role) {
 	case TE_RDZV_SKIP:
@@ -166,6 +167,13 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 result:
 	for (n = 0; n < rr->nwarn; n++)
 		fprintf(stderr, TE_PREFIX "warning: %s\n", rr->warn[n]);
+	if (rr->has_launch && te_launch_skew_say(&rr->launch,
+						 plan.skew_warn_ms)) {
+		char line[TE_RDZV_TEXT_MAX];
+
+		te_launch_skew_line(&rr->launch, line, sizeof(line));
+		fprintf(stderr, TE_PREFIX "%s\n", line);
+	}
 	fflush(stderr);
 	if (rr->failed) {
 		te_strlcpy(te_stepd_err, rr->error, sizeof(te_stepd_err));

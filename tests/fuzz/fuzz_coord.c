@@ -4,7 +4,7 @@
  * failure before the barrier and rank 0's abort report), rank 0's verdict
  * over the nodes' facts, what a node makes of rank 0's checkpoint probe,
  * and the coordinator's early garbage check of a stranger's bytes. */
-// FUZZ-SOURCES: core/rdzv_core.c core/rdzv_proto.c core/launch_verdict.c core/strutil.c core/settings.c core/value.c core/policy.c core/resolve.c|
+// FUZZ-SOURCES: core/rdzv_core.c core/rdzv_proto.c core/launch_timeline.c core/launch_verdict.c core/strutil.c core/settings.c core/value.c core/policy.c core/resolve.c|
 #include "config.h"
 
 #include <stddef.h>

@@ -6,7 +6,10 @@
 # deadline), each with one line naming the failed rank, its node and why,
 # and leaves nothing running; a node later than the deadline makes the
 # others fail at the deadline naming the missing ranks and node; a missing
-# rank 0 is named as such.
+# rank 0 is named as such. The launch timeline: past the site's
+# barrier-skew-warn (built-in 10 s), or with --train-explain, rank 0's task
+# names the node that came last and by how much, once; the step's record
+# holds the same.
 # The late node and the failing rank come from the helper's test hooks
 # (TRAINENV_TEST_DELAY, TRAINENV_TEST_FAIL_RANK; honoured only with the
 # site policy test-hooks=on), which act before the helper joins PMIx:
@@ -17,7 +20,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 25
+plan 32
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
@@ -79,6 +82,9 @@ te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n3:20 te_srun -t 120 --mpi=pmix -N3 \
 rc=$?
 ok $rc "with --train-barrier=60 the same job succeeds" || diag "$out"
 is "$(count_lines "$out" 'all_reduce 6 after')" 6 "all six ranks computed the all_reduce"
+is "$(count_lines "$out" '^trainenv: barrier: 6 ranks on 3 nodes; the last, n3, arrived (19|2[0-9])\.[0-9] s after the first$')" 1 \
+	"past barrier-skew-warn (10 s): one line names n3, about 20 s after the first" ||
+	diag "$(printf '%s\n' "$out" | grep '^trainenv:')"
 awk -v t="$TE_SECONDS" 'BEGIN { exit !(t >= 20) }'
 ok $? "the barrier held the early ranks for n3 (step took $TE_SECONDS s)"
 is "$(printf '%s\n' "$out" | awk '/all_reduce 6 after/ { if ($7 + 0 >= 10) n++ } END { print n + 0 }')" 0 \
@@ -142,5 +148,38 @@ is "$(count_lines "$out" '^ran$')" 6 "a node 3 s late within a 20 s barrier: all
 	diag "$out"
 awk -v t="$TE_SECONDS" 'BEGIN { exit !(t >= 3 && t < 6) }'
 ok $? "they start together once n2 is there ($TE_SECONDS s)"
+is "$(count_lines "$out" '^trainenv: barrier:')" 0 \
+	"3 s is under barrier-skew-warn's 10 s: no timeline line" || diag "$out"
+
+# ---------------------------------------------------------------- the timeline, explained and recorded
+rec=$TE_WORK/records
+mkdir -p "$rec"
+out=$(TRAINENV_TEST_DELAY=n2:3 te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 \
+	--train-barrier=20 --train-explain --train-nccl-dump-dir="$rec" \
+	bash -c "echo ran" 2>&1)
+ok $? "--train-explain, n2 3 s late: the step runs" || diag "$out"
+is "$(count_lines "$out" '^trainenv: barrier: 6 ranks on 3 nodes; the last, n2, arrived [2-5]\.[0-9] s after the first$')" 1 \
+	"--train-explain: the line whatever the skew, once, naming n2" ||
+	diag "$(printf '%s\n' "$out" | grep '^trainenv: barrier')"
+json=$(cat "$rec"/*/trainenv.0.json 2>&1)
+"$PY" - "$json" <<'PY'
+import json, sys
+l = json.loads(sys.argv[1])["launch"]
+ok = (l["ranks"] == 6 and l["nodes"] == 3 and l["last_node"] == "n2" and
+      l["first_node"] in ("n1", "n3") and 2500 <= l["skew_ms"] < 6000)
+sys.exit(0 if ok else 1)
+PY
+ok $? "the step's record holds the timeline: 6 ranks, 3 nodes, n2 last, 2.5-6 s" ||
+	diag "$json"
+out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 --train-barrier=20 \
+	--train-explain bash -c "echo ran" 2>&1)
+is "$(count_lines "$out" '^trainenv: barrier: 6 ranks on 3 nodes; (all arrived within 0\.1 s|the last, n[1-3], arrived [0-1]\.[0-9] s after the first)$')" 1 \
+	"--train-explain, every node on time: the line says so" ||
+	diag "$(printf '%s\n' "$out" | grep '^trainenv: barrier')"
+out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 --train-barrier=off \
+	--train-explain bash -c "echo ran" 2>&1)
+is "$(count_lines "$out" '^trainenv: barrier:')" 0 \
+	"no launch barrier: no timeline line, even explained" || diag "$out"
+rm -rf "$rec"
 
 done_testing

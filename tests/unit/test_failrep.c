@@ -188,6 +188,46 @@ static void test_line_kinds(void)
 	   !back.ended && strstr(line, " resumed 0 "),
 	   "workers back after a restart ('resumed') parse back");
 	r.resumed = 0;
+	{	/* rank 0's helper: the launch timeline for the record */
+		struct te_failrep l = { .launched = 1, .node = "n1",
+					.sec = 1700000000, .usec = 7,
+					.launch = { .nranks = 24, .nnodes = 3,
+						    .first = "n1", .last = "n3",
+						    .skew_ms = 20312 } };
+
+		is_int(te_failrep_format(line, sizeof(line), TOKEN, &l), 0,
+		       "a launch timeline formats");
+		like(line, " 0 0 n1 barrier 0 0 1700000000 7 24 3 20312 n1 n3\n",
+		     "  as 'barrier' with RANKS NODES SKEW FIRST LAST");
+		ok(te_failrep_parse(line, TOKEN, &back) == 0 && back.launched &&
+		   !back.signaled && !back.stalled && back.launch.nranks == 24 &&
+		   back.launch.nnodes == 3 && back.launch.skew_ms == 20312 &&
+		   !strcmp(back.launch.first, "n1") &&
+		   !strcmp(back.launch.last, "n3"),
+		   "  and parses back");
+		te_failrep_describe(&back, 0, text, sizeof(text));
+		is_str(text, "barrier: 24 ranks on 3 nodes; the last, n3, "
+		       "arrived 20.3 s after the first", "  described");
+		snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 0 0 n1 barrier "
+			 "0 0 1 0\n", TOKEN);
+		is_int(te_failrep_parse(line, TOKEN, &back), -1,
+		       "  'barrier' without its timeline is refused");
+		snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 0 0 n1 barrier "
+			 "5 0 1 0 24 3 1 n1 n3\n", TOKEN);
+		is_int(te_failrep_parse(line, TOKEN, &back), -1,
+		       "  'barrier' with a status is refused");
+		snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 0 0 n1 barrier "
+			 "0 0 1 0 24 3 1 n1 n3 more\n", TOKEN);
+		is_int(te_failrep_parse(line, TOKEN, &back), -1,
+		       "  'barrier' with more after it is refused");
+		snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 0 0 n1 barrier "
+			 "0 0 1 0 24 3 1 n1 n;3\n", TOKEN);
+		is_int(te_failrep_parse(line, TOKEN, &back), -1,
+		       "  'barrier' naming a bad host is refused");
+		l.launch.skew_ms = -3;
+		is_int(te_failrep_format(line, sizeof(line), TOKEN, &l), -1,
+		       "  a negative skew is not sent");
+	}
 	snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 1 0 n1 ended 3 0 1 0\n",
 		 TOKEN);
 	is_int(te_failrep_parse(line, TOKEN, &back), -1,

@@ -115,6 +115,15 @@ static void test_proto(void)
 		       "over-long output refused");
 	}
 
+	is_int(parse("TRAINENV-RDZV 1\nLAUNCH=24 3 20312 n1 n3\nEND\n", &r), 0,
+	       "LAUNCH: rank 0's timeline");
+	ok(r.has_launch && r.launch.nranks == 24 && r.launch.nnodes == 3 &&
+	   r.launch.skew_ms == 20312 && !strcmp(r.launch.last, "n3"),
+	   "  read");
+	is_int(parse("TRAINENV-RDZV 1\nLAUNCH=24 3 1 n1\nEND\n", &r), -1,
+	       "LAUNCH without its last node refused");
+	is_int(parse("TRAINENV-RDZV 1\nLAUNCH=1 1 0 n1 n1\nLAUNCH=1 1 0 n1 n1\n"
+		     "END\n", &r), -1, "LAUNCH twice refused");
 	/* format -> parse round trip, hostile text cleaned */
 	memset(&r, 0, sizeof(r));
 	strcpy(r.master_addr, "10.1.2.3");
@@ -125,12 +134,20 @@ static void test_proto(void)
 	strcpy(r.warn[0], "bad\nline\x7f");
 	r.failed = 1;
 	strcpy(r.error, "e\r");
+	r.has_launch = 1;
+	r.launch.nranks = 6;
+	r.launch.nnodes = 3;
+	r.launch.skew_ms = 5;
+	strcpy(r.launch.first, "a");
+	strcpy(r.launch.last, "b");
 	is_int(te_rdzv_format(&r, buf, sizeof(buf)), 0, "format");
 	is_int(te_rdzv_parse(buf, strlen(buf), &r2, err, sizeof(err)), 0,
 	       "what the helper writes, the plugin reads");
 	is_str(r2.warn[0], "bad?line?", "control characters become '?'");
 	is_str(r2.error, "e?", "error text cleaned");
 	is_int(r2.master_port, 29500, "port survives the round trip");
+	ok(r2.has_launch && r2.launch.nranks == 6 && r2.launch.skew_ms == 5 &&
+	   !strcmp(r2.launch.first, "a"), "the timeline survives it");
 	is_int(te_rdzv_format(&r, buf, 20), -1, "format into a short buffer fails");
 }
 

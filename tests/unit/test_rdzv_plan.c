@@ -198,6 +198,51 @@ static void test_argv(void)
 	   "no barrier: --barrier 0 and no --failed (nobody waits for it)");
 }
 
+/* The launch timeline: when rank 0's task names the last node, and when
+ * the helper tells srun for the step's record. */
+static void test_timeline(void)
+{
+	struct te_rdzv_facts f = { .has_pmix = 1, .nodes_files = 1 };
+	struct te_rdzv_plan p;
+	struct te_rdzv_argv a;
+	struct te_rdzv_opts o;
+	char err[TE_ERR_MAX];
+	int argc = 0;
+
+	settings("");
+	te_rdzv_plan_make(&cfg, &f, &p);
+	is_int((int)p.skew_warn_ms, 10000,
+	       "built-in barrier-skew-warn: 10 s");
+	f.explain = 1;
+	te_rdzv_plan_make(&cfg, &f, &p);
+	is_int((int)p.skew_warn_ms, 0, "--train-explain: always");
+	settings("barrier=off");
+	te_rdzv_plan_make(&cfg, &f, &p);
+	is_int((int)p.skew_warn_ms, -1, "no barrier: never, even explained");
+	settings("barrier=off checkpoint-dir=/c");
+	f.explain = 0;
+	te_rdzv_plan_make(&cfg, &f, &p);
+	is_int((int)p.skew_warn_ms, 10000, "a checkpoint check is a barrier");
+
+	settings("");
+	te_rdzv_plan_make(&cfg, &f, &p);
+	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, NULL, &a);
+	ok(!strstr(joined(&a), "--record"), "no record dir: no --record");
+	settings("nccl-dump-dir=/dumps");
+	te_rdzv_plan_make(&cfg, &f, &p);
+	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, NULL, &a);
+	like(joined(&a), "--lead --record", "a record dir: --record");
+	while (a.argv[argc])
+		argc++;
+	ok(te_rdzv_args_parse(argc, a.argv, &o, err, sizeof(err)) == 0 &&
+	   o.record, "  and the helper reads it back");
+	settings("nccl-dump-dir=/dumps barrier=off");
+	te_rdzv_plan_make(&cfg, &f, &p);
+	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, NULL, &a);
+	ok(!strstr(joined(&a), "--record"),
+	   "no barrier: no timeline, no --record");
+}
+
 /* What the plugin writes, the helper reads back the same. */
 static void test_round_trip(void)
 {
@@ -229,6 +274,7 @@ static void test_round_trip(void)
 
 int main(void)
 {
+	test_timeline();
 	test_roles();
 	test_deadlines();
 	test_argv();

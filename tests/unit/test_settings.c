@@ -587,6 +587,7 @@ static void test_word_names(void)
 		{ TE_S_PREFLIGHT, TE_W_PREFLIGHT_VERBOSE, "verbose" },
 		{ TE_S_TOPOLOGY_CACHE, TE_W_PATH_OFF, "off" },
 		{ TE_S_RECORD_DIR, TE_W_PATH_OFF, "off" },
+		{ TE_S_BARRIER_SKEW_WARN, TE_W_SKEW_WARN_OFF, "off" },
 		{ TE_S_TEST_HOOKS, TE_W_ON, "on" },
 		{ TE_S_TEST_HOOKS, TE_W_OFF, "off" },
 	};

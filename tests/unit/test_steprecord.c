@@ -46,10 +46,47 @@ int main(void)
 	like(buf, "\"sighup\":{\"value\":\"shield\",\"source\":\"built-in\"}",
 	     "  a built-in too");
 	ok(!strstr(buf, "\"nccl-heartbeat\""), "  an unset knob is left out");
-	like(buf, "\"failed_tasks\":0,\"first_failure\":null,\"watchdog\":null,"
-	     "\"hang_report\":null}\n", "  no failure, no watchdog: nulls");
+	like(buf, "\"failed_tasks\":0,\"first_failure\":null,\"launch\":null,"
+	     "\"watchdog\":null,\"hang_report\":null}\n",
+	     "  no failure, no timeline, no watchdog: nulls");
 	ok(buf[0] == '{' && !strchr(buf, '\n')[1], "  one object, one line");
 
+	{
+		struct te_launch_skew l = { .nranks = 24, .nnodes = 3,
+					    .first = "n1", .last = "n3",
+					    .skew_ms = 20312 };
+
+		r.launch = &l;
+		is_int(te_step_record_json(buf, sizeof(buf), &r), 0,
+		       "a step with its launch timeline");
+		like(buf, "\"launch\":{\"ranks\":24,\"nodes\":3,\"first_node\":"
+		     "\"n1\",\"last_node\":\"n3\",\"skew_ms\":20312},",
+		     "  ranks, nodes, first and last node, skew");
+		l.nnodes = 0;
+		l.nranks = 0;
+		l.skew_ms = 0;
+		te_step_record_json(buf, sizeof(buf), &r);
+		like(buf, "\"launch\":{\"ranks\":0,\"nodes\":0,\"first_node\":"
+		     "null,\"last_node\":null,\"skew_ms\":0}",
+		     "  no node: null names");
+		r.launch = NULL;
+	}
+	{
+		struct te_config c2 = cfg;
+
+		is_str(te_record_dir(&c2), "/dumps/a\"b\\c",
+		       "record dir: the dump dir first");
+		c2.v[TE_S_NCCL_DUMP_DIR].set = 0;
+		ok(te_record_dir(&c2) == NULL, "record dir: none by default");
+		te_value_parse(TE_S_RECORD_DIR, "/site/rec", 0, &c2.v[TE_S_RECORD_DIR],
+			       err, sizeof(err));
+		c2.v[TE_S_RECORD_DIR].set = 1;
+		is_str(te_record_dir(&c2) ? te_record_dir(&c2) : "(null)",
+		       "/site/rec", "record dir: the site's record-dir");
+		te_value_parse(TE_S_RECORD_DIR, "off", 0, &c2.v[TE_S_RECORD_DIR],
+			       err, sizeof(err));
+		ok(te_record_dir(&c2) == NULL, "record-dir=off: none");
+	}
 	r.first = &f;
 	r.nfailed = 3;
 	r.watchdog = "rank 1 on n1 exited with code 0";
