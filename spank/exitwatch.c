@@ -145,11 +145,17 @@ void te_exitwatch_fire(int64_t now_ms)
 	}
 }
 
+int te_exitwatch_reap(void)
+{
+	if (ew.pid > 0 && waitpid(ew.pid, NULL, WNOHANG) == ew.pid)
+		ew.pid = 0;
+	return ew.pid > 0;
+}
+
 void te_exitwatch_disarm(void)
 {
 	ew.armed = 0;
-	if (ew.pid > 0)
-		waitpid(ew.pid, NULL, WNOHANG);
+	te_exitwatch_reap();
 }
 
 const char *te_exitwatch_fired(void)

@@ -36,6 +36,9 @@ void te_exitwatch_fire(int64_t now_ms);
 /* srun's end: no report after this; a report already started goes on by
  * itself (it ends the step), srun does not wait for it. */
 void te_exitwatch_disarm(void);
+/* Reaps the report's process once it has ended (never waits); 1 while it
+ * still runs. */
+int te_exitwatch_reap(void);
 /* Why the hang report ran, or NULL when it did not. */
 const char *te_exitwatch_fired(void);
 

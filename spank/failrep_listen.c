@@ -206,6 +206,11 @@ static void *listener(void *arg)
 		int64_t now = te_now_ms(), wake_at = now + 60000;
 		int np = 0, open = 0, full, rc, any = 0;
 
+		/* the report's process is reaped within a second of its end
+		 * (exit-action=report: the step goes on, srun too) */
+		if (te_exitwatch_reap())
+			wake_at = now + 1000;
+
 		if (fr.nheld && !fr.first_done) {
 			if (now >= fr.first_at + HOLD_MS) {
 				flush_held();

@@ -25,7 +25,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 36
+plan 37
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -201,6 +201,11 @@ state=$(timeout 10 scontrol show step "$job.0" -o 2>/dev/null | grep -o 'State=[
 grep -q '^trainenv: hang: rank 1 on n2' "$TE_WORK/e.err" && [ "$state" = State=RUNNING ] &&
 	! grep -q 'ending step' "$TE_WORK/e.err"
 ok $? "exit-action=report: the report, and the step still runs ($state)" || diag "$(cat "$TE_WORK/e.err")"
+srun_pid=$(pgrep -f -- "^srun -N2 --train-exit-grace=2 --train-exit-action=report" | head -1)
+kids=$(ps -o stat=,args= --ppid "${srun_pid:-1}" 2>/dev/null)
+[ -n "$srun_pid" ] && ! printf '%s\n' "$kids" | grep -q '^Z'
+ok $? "exit-action=report: srun reaped the report's process (no zombie while the step goes on)" ||
+	diag "srun ${srun_pid:-?}: $kids"
 scancel "$job"
 wait "$epid" 2>/dev/null
 
