@@ -58,6 +58,7 @@ enum te_setting_id {
 	TE_S_TOPOLOGY_CACHE,	/* admin: DIR|off, per-boot topology cache */
 	TE_S_RECORD_DIR,	/* admin: DIR|off, the steps' JSON records */
 	TE_S_BARRIER_SKEW_WARN,	/* admin: SECONDS|off, the slow node's line */
+	TE_S_LAUNCH_TREE_WIDTH,	/* admin: K, children per helper at launch */
 	TE_S_HELPER_DIR,	/* admin only: where trainenv-rdzv lives */
 	TE_S_LIB_DIR,		/* admin only: libtrainenv, trainenv-nccl.so */
 	TE_S_TEST_HOOKS,	/* admin only: honour TRAINENV_TEST_* (tests) */

@@ -54,7 +54,7 @@ declare -A accepted=(
 	[stall]='1 to 604800 seconds, or off'
 )
 # Admin-only keys (no option), explained after the options.
-admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn helper-dir lib-dir test-hooks)
+admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn launch-tree-width helper-dir lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
 plan 136

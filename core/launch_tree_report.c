@@ -1,0 +1,202 @@
+/* Rank 0's reports from the launch tree's summary: who is missing, the
+ * version and checkpoint verdict, the timeline (launch_tree.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "launch_tree.h"
+#include "launch_tree_int.h"
+#include "strutil.h"
+
+/* ---------------------------------------------------------------- reports */
+
+static void node_host(const struct te_procmap *m, uint32_t node,
+		      te_host_fn host_fn, void *ctx, char *host, size_t len)
+{
+	if (node >= m->nnodes || !host_fn ||
+	    host_fn(ctx, m->node_lead[node], host, len) < 0 ||
+	    !te_host_valid(host))
+		te_strlcpy(host, "?", len);
+}
+
+void te_tree_missing_text(const struct te_tree_sum *s, uint32_t total,
+			  const struct te_procmap *m, te_host_fn host_fn,
+			  void *ctx, char *out, size_t len)
+{
+	uint32_t missing = total > s->arrived ? total - s->arrived : 0;
+	uint32_t listed = 0, i = 0;
+	int first = 1;
+
+	if (!len)
+		return;
+	te_snprintf(out, len, "%u of %u ranks arrived", s->arrived, total);
+	if (!missing)
+		return;
+	te_appendf(out, len, "; missing:");
+	while (i < s->nmiss) {
+		char host[TE_HOST_MAX], next[TE_HOST_MAX], item[160];
+		uint32_t lo = s->miss[i].lo, hi = s->miss[i].hi;
+
+		node_host(m, s->miss[i].node, host_fn, ctx, host, sizeof(host));
+		/* the next range, contiguous on the same host, joins it */
+		while (i + 1 < s->nmiss && s->miss[i + 1].lo == hi + 1) {
+			node_host(m, s->miss[i + 1].node, host_fn, ctx, next,
+				  sizeof(next));
+			if (strcmp(next, host))
+				break;
+			hi = s->miss[++i].hi;
+		}
+		i++;
+		if (lo == hi)
+			te_snprintf(item, sizeof(item), "%s rank %u (node %s)",
+				    first ? "" : ",", lo, host);
+		else
+			te_snprintf(item, sizeof(item), "%s ranks %u-%u (node "
+				    "%s)", first ? "" : ",", lo, hi, host);
+		if (strlen(out) + strlen(item) + 40 >= len)
+			break;
+		te_appendf(out, len, "%s", item);
+		listed += hi - lo + 1;
+		first = 0;
+	}
+	if (listed < missing)
+		te_appendf(out, len, "%s and %u more ranks", listed ? "," : "",
+			   missing - listed);
+}
+
+static int by_first_rank(const void *x, const void *y)
+{
+	const struct te_tree_group *a = x, *b = y;
+	uint32_t ra = a->nhosts ? a->hosts[0].rank : NONE;
+	uint32_t rb = b->nhosts ? b->hosts[0].rank : NONE;
+
+	return ra < rb ? -1 : ra > rb;
+}
+
+/* "h1, h2 and N more nodes" */
+static void hosts_text(const struct te_tree_group *g, char *out, size_t len)
+{
+	for (uint32_t i = 0; i < g->nhosts; i++)
+		te_appendf(out, len, "%s%s", i ? ", " : "", g->hosts[i].host);
+	if (g->count > g->nhosts)
+		te_appendf(out, len, " and %u more nodes", g->count - g->nhosts);
+}
+
+/* "V on h1, h2; V2 on h3" (hosts_first: "h1, h2: V; h3: V2") */
+static void groups_text(struct te_tree_group *g, uint32_t n, uint32_t more,
+			int hosts_first, char *out, size_t len)
+{
+	qsort(g, n, sizeof(*g), by_first_rank);
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			te_appendf(out, len, "; ");
+		if (!hosts_first)
+			te_appendf(out, len, "%s on ", g[i].value);
+		hosts_text(&g[i], out, len);
+		if (hosts_first)
+			te_appendf(out, len, ": %s", g[i].value);
+	}
+	if (more)
+		te_appendf(out, len, "; and %u more nodes", more);
+}
+
+static const char *component(const struct te_versions *v, int c)
+{
+	return c == 0 ? v->trainenv : c == 1 ? v->nccl : c == 2 ? v->cuda :
+							   v->cudart;
+}
+
+static void version_differences(const struct te_tree_sum *s, char *vers,
+				size_t len)
+{
+	static const char *const what[4] = { "trainenv", "NCCL",
+					     "CUDA driver", "CUDA runtime" };
+	struct te_tree_group g[TE_TREE_VGROUPS_MAX];
+
+	vers[0] = '\0';
+	for (int c = 0; c < 4; c++) {
+		uint32_t n = 0, more = 0, i;
+		char part[TE_COORD_TEXT_MAX + 1] = "";
+
+		for (i = 0; i < s->nver; i++) {
+			struct te_versions v;
+
+			if (te_versions_parse(s->ver[i].value, &v) < 0)
+				continue;
+			te_tree_group_add(g, &n, TE_TREE_VGROUPS_MAX, &more,
+				  component(&v, c), s->ver[i].count,
+				  s->ver[i].hosts, s->ver[i].nhosts);
+		}
+		if (n + (s->ver_more ? 1 : 0) < 2)
+			continue;
+		groups_text(g, n, s->ver_more, 0, part, sizeof(part));
+		te_appendf(vers, len, "%s%s differs across nodes: %s",
+			   vers[0] ? "; " : "", what[c], part);
+	}
+}
+
+int te_tree_verdict(const struct te_launch_checks *c,
+		    const struct te_tree_sum *s, char *text, size_t len)
+{
+	char vers[TE_COORD_TEXT_MAX + 1];
+	int rc = TE_VERDICT_OK;
+	uint32_t i;
+
+	text[0] = '\0';
+	if (c->ckpt && (s->nck || s->ck_more)) {
+		struct te_tree_group g[TE_TREE_CGROUPS_MAX];
+		char part[TE_COORD_TEXT_MAX + 1] = "";
+
+		rc = TE_VERDICT_REJECT;
+		for (i = 0; i < s->nck; i++)
+			if (!strncmp(s->ck[i].value, "rank0 ", 6))
+				break;
+		if (i < s->nck) {
+			te_snprintf(text, len, "checkpoint dir %s: rank 0 (node "
+				    "%s) cannot write there: %s", c->ckpt,
+				    c->rank0_host, s->ck[i].value + 6);
+		} else {
+			memcpy(g, s->ck, s->nck * sizeof(g[0]));
+			groups_text(g, s->nck, s->ck_more, 1, part,
+				    sizeof(part));
+			te_snprintf(text, len, "checkpoint dir %s is not one "
+				    "shared directory writable from every node "
+				    "(rank 0 is on %s): %s", c->ckpt,
+				    c->rank0_host, part);
+		}
+	}
+	if (c->vcheck == TE_W_VCHECK_OFF)
+		return rc;
+	version_differences(s, vers, sizeof(vers));
+	if (!vers[0])
+		return rc;
+	if (rc == TE_VERDICT_OK) {
+		if (c->vcheck == TE_W_VCHECK_FAIL) {
+			te_snprintf(text, len, "version mismatch "
+				    "(version-check=fail): %s", vers);
+			return TE_VERDICT_REJECT;
+		}
+		te_snprintf(text, len, "version mismatch: %s", vers);
+		return TE_VERDICT_WARN;
+	}
+	if (c->vcheck == TE_W_VCHECK_FAIL)
+		te_appendf(text, len, "; version mismatch: %s", vers);
+	return rc;
+}
+
+void te_tree_skew(const struct te_tree_sum *s, uint32_t nranks,
+		  struct te_launch_skew *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->nranks = nranks;
+	out->nnodes = s->nodes;
+	if (!s->nodes)
+		return;
+	te_strlcpy(out->first, s->first_host, sizeof(out->first));
+	te_strlcpy(out->last, s->last_host, sizeof(out->last));
+	out->skew_ms = s->last_ms - s->first_ms;
+	if (out->skew_ms < 0)
+		out->skew_ms = 0;
+}
