@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "launch_tree.h"
 #include "rdzv_args.h"
 #include "rdzv_proto.h"
 #include "strutil.h"
@@ -66,6 +67,10 @@ static int value_arg(const char *a, const char *v, struct te_rdzv_opts *o)
 		o->barrier = (unsigned)n;
 	else if (!strcmp(a, "--wait") && num_arg(v, WEEK_S, &n) == 0 && n > 0)
 		o->wait = (unsigned)n;
+	else if (!strcmp(a, "--tree-width") &&
+		 num_arg(v, TE_TREE_WIDTH_MAX, &n) == 0 &&
+		 n >= TE_TREE_WIDTH_MIN)
+		o->tree_width = (unsigned)n;
 	else if (!strcmp(a, "--version-check"))
 		return vcheck_arg(v, o);
 	else if (!strcmp(a, "--checkpoint-dir") && v && v[0] == '/')
@@ -88,6 +93,7 @@ int te_rdzv_args_parse(int argc, char **argv, struct te_rdzv_opts *o,
 	o->port_lo = 20000;
 	o->port_hi = 29999;
 	o->vcheck = TE_W_VCHECK_WARN;
+	o->tree_width = TE_TREE_WIDTH_DEFAULT;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 

@@ -89,6 +89,12 @@ void te_rdzv_helper_argv(const struct te_config *cfg,
 	argv[n++] = (char *)te_settings[TE_S_VERSION_CHECK]
 			    .words[vcheck != TE_W_VALUE ? vcheck :
 							  TE_W_VCHECK_WARN];
+	if (p->barrier_mode) {
+		te_snprintf(out->width, sizeof(out->width), "%u",
+			    (unsigned)cfg->v[TE_S_LAUNCH_TREE_WIDTH].num);
+		argv[n++] = (char *)"--tree-width";
+		argv[n++] = out->width;
+	}
 	if (ckpt->set) {
 		argv[n++] = (char *)"--checkpoint-dir";
 		argv[n++] = (char *)ckpt->text;

@@ -59,6 +59,7 @@ void te_rdzv_plan_make(const struct te_config *cfg,
 struct te_rdzv_argv {
 	char *argv[TE_RDZV_ARGV_MAX];
 	char job[16], step[16], range[16], start[8], barrier[24];
+	char width[8];
 };
 
 /* Fills out->argv (NULL-terminated; its strings point into out, cfg and

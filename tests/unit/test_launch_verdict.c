@@ -346,6 +346,9 @@ static void test_args(void)
 		{ "--failed", "--failed" },
 		{ "--job 1 --lead extra", "extra" },
 		{ "--ifname=1", "--ifname=1" },
+		{ "--tree-width 1", "--tree-width" },
+		{ "--tree-width 1025", "--tree-width" },
+		{ "--tree-width", "--tree-width" },
 	};
 	size_t i;
 
@@ -366,6 +369,9 @@ static void test_args(void)
 	is_str(o.ckpt, "/ck", "  the checkpoint dir");
 	is_str(o.failed, "gone", "  the failure text");
 	ok(o.failed == o.failed_text, "  held in the options");
+	is_int(o.tree_width, 32, "--tree-width: built-in 32");
+	parse("--tree-width 2", &o, err);
+	is_int(o.tree_width, 2, "--tree-width 2");
 	parse("--version-check off", &o, err);
 	is_int(o.vcheck, TE_W_VCHECK_OFF, "--version-check off");
 	parse("--version-check fail --version-check warn", &o, err);

@@ -160,7 +160,7 @@ static void test_argv(void)
 	te_rdzv_helper_argv(&cfg, &p, "trainenv-rdzv", 77, 3, NULL, &a);
 	te_snprintf(want, sizeof(want), "trainenv-rdzv --job 77 --step 3 "
 		    "--port-range 30000-30099 --port-start %u --barrier 300 "
-		    "--version-check warn --ifname --lead",
+		    "--version-check warn --tree-width 32 --ifname --lead",
 		    te_master_port(77, 3, 30000, 30099));
 	is_str(joined(&a), want, "the node's helper: job, step, ports, barrier, "
 	       "version check, interface names, --lead");
@@ -172,7 +172,8 @@ static void test_argv(void)
 		 "barrier=45");
 	p = plan(1, 0, 0, 1);
 	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, "pre-flight: no GPU", &a);
-	like(joined(&a), "--barrier 45 --version-check fail --checkpoint-dir "
+	like(joined(&a), "--barrier 45 --version-check fail --tree-width 32 "
+	     "--checkpoint-dir "
 	     "/shared/ck --failed pre-flight: no GPU",
 	     "a failed task under a barrier: --checkpoint-dir, --failed WHY");
 	ok(!strstr(joined(&a), "--ifname") && !strstr(joined(&a), "--lead") &&
@@ -186,10 +187,15 @@ static void test_argv(void)
 
 		while (a.argv[n])
 			n++;
-		ok(n == 19 && n + 2 < TE_RDZV_ARGV_MAX,
-		   "every flag at once: 19 words, room for --test-hooks and "
+		ok(n == 21 && n + 2 < TE_RDZV_ARGV_MAX,
+		   "every flag at once: 21 words, room for --test-hooks and "
 		   "the end (got %d)", n);
 	}
+
+	settings("launch-tree-width=4");
+	p = plan(1, 1, 0, 0);
+	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, NULL, &a);
+	like(joined(&a), "--tree-width 4 ", "launch-tree-width=4: --tree-width 4");
 
 	settings("barrier=off");
 	p = plan(1, 1, 0, 1);
