@@ -169,9 +169,10 @@ int te_coord_reply_format(char *buf, size_t len, enum te_coord_reply_kind k,
 {
 	char t[TE_COORD_TEXT_MAX + 1];
 
-	if (k == TE_CR_DONE)
-		return te_snprintf(buf, len, "%s done\n", MAGIC);
 	te_clean_text(t, sizeof(t), text, (size_t)-1);
+	if (k == TE_CR_DONE)	/* the launch's: rank 0's MASTER_ADDR PORT */
+		return t[0] ? te_snprintf(buf, len, "%s done %s\n", MAGIC, t) :
+			      te_snprintf(buf, len, "%s done\n", MAGIC);
 	if (!t[0])
 		te_strlcpy(t, "-", sizeof(t));
 	return te_snprintf(buf, len, "%s %s %s\n", MAGIC,
@@ -192,9 +193,9 @@ int te_coord_reply_parse(const char *line, struct te_coord_reply *r)
 		return -1;
 	if (!strcmp(w, "done")) {
 		r->kind = TE_CR_DONE;
-		return *p ? -1 : 0;
-	}
-	if (!strcmp(w, "fail"))
+		if (!*p)
+			return 0;
+	} else if (!strcmp(w, "fail"))
 		r->kind = TE_CR_FAIL;
 	else if (!strcmp(w, "reject"))
 		r->kind = TE_CR_REJECT;

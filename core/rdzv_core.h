@@ -15,7 +15,9 @@
  *                                                  failed before the
  *                                                  barrier (launch): TEXT
  *                                                  is why
- *   coordinator -> client   "TEBAR1 done"          every rank arrived
+ *   coordinator -> client   "TEBAR1 done [TEXT]"   every rank arrived
+ *                                                  (launch: TEXT is rank
+ *                                                  0's "ADDR PORT")
  *                           "TEBAR1 fail TEXT"     rank 0 gave up: TEXT is
  *                                                  the report
  *                           "TEBAR1 reject TEXT"   every rank arrived, but

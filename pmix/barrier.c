@@ -67,6 +67,12 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 	b->lazy_ms = o->coordinated ? 0 : te_barrier_lazy_ms(o->timeout_s);
 	b->verdict = o->verdict;
 	b->verdict_ctx = o->verdict_ctx;
+	b->checks = o->checks;
+	b->is_root = p->me.rank == 0;
+	b->has_up = !b->is_root;
+	b->up_rank = 0;
+	if (o->done_text)
+		te_strlcpy(b->done_text, o->done_text, sizeof(b->done_text));
 	b->test_cut = o->test_cut;
 	if (o->coordinated) {
 		b->node = o->node;
@@ -93,7 +99,15 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 			    o->followers[i] != p->me.rank)
 				b->followers[b->nfollowers++] = o->followers[i];
 	}
-	b->outcap = (b->nfollowers + 4) * TE_COORD_LINE_MAX;
+	if (o->coordinated &&
+	    tree_setup(b, o->tree_width, b->nfollowers > 0, err, errlen) < 0) {
+		te_barrier_free(b);
+		return NULL;
+	}
+	/* a summary is a few lines; failures and status at most one each */
+	b->outcap = (b->nfollowers + 4 + (b->tree ? TE_TREE_VGROUPS_MAX +
+					    TE_TREE_CGROUPS_MAX + 4 : 0)) *
+		    TE_COORD_LINE_MAX;
 	b->out = malloc(b->outcap);
 	if (!b->out) {
 		te_snprintf(err, errlen, "out of memory");
@@ -123,7 +137,8 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 		}
 		b->dirty = 1;
 	}
-	if (p->me.rank == 0) {
+	/* the launch tree: every helper with children listens */
+	if (b->tree ? b->is_root || b->nkids : p->me.rank == 0) {
 		if (!o->addr || !o->addr[0] ||
 		    te_strlcpy(b->coord_addr, o->addr, sizeof(b->coord_addr)) >=
 			    sizeof(b->coord_addr)) {
@@ -163,6 +178,7 @@ void te_barrier_free(struct te_barrier *b)
 	if (b->nofile_raised)
 		setrlimit(RLIMIT_NOFILE, &b->old_nofile);
 	free(b->arrived);
+	tree_free(b);
 	te_timeline_free(&b->tl);
 	free(b->nodes);
 	free(b->followers);
@@ -198,7 +214,7 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 
 	te_snprintf(head, sizeof(head), "barrier timed out after %g s",
 		    b->timeout_s);
-	if (b->p->me.rank == 0) {
+	if (b->is_root) {
 		char text[TE_COORD_TEXT_MAX + 1];
 
 		coord_summary(b, text, sizeof(text));
@@ -212,26 +228,26 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 	switch (b->cs) {
 	case C_IDLE:
 	case C_LOOKUP:
-		te_snprintf(msg, len, "%s: rank 0 (node %s) did not arrive",
-			    head, rank0_host(b));
+		te_snprintf(msg, len, "%s: rank %u (node %s) did not arrive",
+			    head, b->up_rank, rank0_host(b));
 		return;
 	case C_RETRY:
 		if (b->refusing)	/* nobody listens any more */
 			goto gone;
 		/* fall through */
 	case C_UNREACH:
-		te_snprintf(msg, len, "%s: rank 0 (node %s) arrived, but %s",
-			    head, rank0_host(b), b->unreach);
+		te_snprintf(msg, len, "%s: rank %u (node %s) arrived, but %s",
+			    head, b->up_rank, rank0_host(b), b->unreach);
 		return;
 	case C_GONE:
 gone:
-		te_snprintf(msg, len, "%s: rank 0 (node %s) stopped waiting "
+		te_snprintf(msg, len, "%s: rank %u (node %s) stopped waiting "
 			    "(its deadline passed or it failed) before every "
-			    "rank arrived", head, rank0_host(b));
+			    "rank arrived", head, b->up_rank, rank0_host(b));
 		return;
 	default:
-		te_snprintf(msg, len, "%s: rank 0 (node %s) did not say who "
-			    "is missing", head, rank0_host(b));
+		te_snprintf(msg, len, "%s: rank %u (node %s) did not say who "
+			    "is missing", head, b->up_rank, rank0_host(b));
 	}
 }
 
@@ -302,17 +318,38 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 				finished = 1;
 				break;
 			}
-		} else if (b->coordinated && p->me.rank == 0 &&
-			   b->narrived == p->size) {
+		} else if (b->coordinated && b->is_root &&
+			   (b->tree ? tree_complete(b) :
+				      b->narrived == p->size)) {
 			coord_complete(b, r);
 			finished = 1;
 			break;
 		}
 		if (b->coordinated && b->cs == C_DONE) {
 			r->ok = 1;
+			te_strlcpy(r->done_text, b->done_text,
+				   sizeof(r->done_text));
+			tree_relay(b, TE_CR_DONE, b->done_text);
+			finished = 1;
 			break;
 		}
-		if (b->got_abort) {
+		if (b->got_abort && b->tree && b->lfd >= 0) {
+			/* this node's children hear it, then it ends */
+			if (!b->aborting) {
+				size_t c;
+
+				b->aborting = 1;
+				te_strlcpy(b->abort_text, b->rank0_text,
+					   sizeof(b->abort_text));
+				coord_hosts(b);
+				coord_accept(b);
+				for (c = 0; c < b->cc.cap; c++)
+					if (b->cc.c[c].fd >= 0 &&
+					    b->cc.c[c].registered)
+						coord_abort_conn(b, c);
+				continue;
+			}
+		} else if (b->got_abort) {
 			r->aborted = 1;
 			te_strlcpy(r->msg, b->rank0_text, sizeof(r->msg));
 			break;
@@ -320,25 +357,29 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 		if (b->got_reject) {
 			r->rejected = 1;
 			te_strlcpy(r->msg, b->rank0_text, sizeof(r->msg));
+			tree_relay(b, TE_CR_REJECT, b->rank0_text);
+			finished = 1;
 			break;
 		}
-		if (b->got_fail) {
+		if (b->got_fail && !b->aborting) {
 			timeout_msg(b, r->msg, sizeof(r->msg));
+			tree_relay(b, TE_CR_FAIL, b->rank0_text);
+			finished = 1;
 			break;
 		}
-		if (now >= b->deadline) {
-			if (p->me.rank != 0)
+		if (now >= b->deadline && !b->aborting) {
+			if (b->has_up)
 				client_ask_status(b);
 			timeout_msg(b, r->msg, sizeof(r->msg));
 			break;
 		}
 		if (b->cs == C_GONE && now - b->gone_at >= GONE_GRACE_MS) {
 			te_snprintf(r->msg, sizeof(r->msg), "barrier failed "
-				    "after %.1f s: rank 0 (node %s) stopped "
+				    "after %.1f s: rank %u (node %s) stopped "
 				    "waiting (its deadline passed or it failed) "
 				    "before every rank arrived",
 				    (double)(now - b->start) / 1000.0,
-				    rank0_host(b));
+				    b->up_rank, rank0_host(b));
 			break;
 		}
 		if (b->coord_due && now - b->start >= b->lazy_ms / 2) {
@@ -354,7 +395,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 		}
 		if (b->coord_due)
 			wait = b->start + b->lazy_ms / 2 - now;
-		if (p->me.rank != 0) {
+		if (b->has_up) {
 			if (b->cs == C_IDLE && now - b->start >= b->lazy_ms)
 				b->cs = C_LOOKUP;
 			if (b->cs == C_LOOKUP) {
@@ -371,7 +412,14 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 				wait = b->next_lookup - now;
 			else if (b->cs == C_RETRY)
 				wait = b->next_retry - now;
-		} else if (b->lfd >= 0) {
+		}
+		if (b->tree && b->has_up) {
+			int64_t due = tree_tick(b, now);
+
+			if (due != INT64_MAX && wait > due - now)
+				wait = due - now;
+		}
+		if (b->lfd >= 0) {
 			/* strangers' deadlines, the listener's pause */
 			int64_t due = te_cc_tick(&b->cc, b->lfd, b->epfd,
 						 TAG_LISTEN, now);
@@ -424,13 +472,20 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 			}
 		}
 	}
-	if (p->me.rank == 0 && b->lfd >= 0 && !finished) {
+	if (b->lfd >= 0 && !finished) {
 		char text[TE_COORD_TEXT_MAX + 1];
 
 		if (r->ok)
 			te_coord_reply_format(line, sizeof(line), TE_CR_DONE, "");
 		else {
-			coord_summary(b, text, sizeof(text));
+			if (b->is_root)
+				coord_summary(b, text, sizeof(text));
+			else if (b->got_state || b->got_fail)
+				te_strlcpy(text, b->rank0_text, sizeof(text));
+			else	/* what this node says, without its head */
+				te_strlcpy(text, strstr(r->msg, ": ") ?
+					   strstr(r->msg, ": ") + 2 : r->msg,
+					   sizeof(text));
 			te_coord_reply_format(line, sizeof(line), TE_CR_FAIL,
 					      text);
 		}
@@ -438,7 +493,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 		coord_accept(b);
 		coord_broadcast(b, line);
 	}
-	r->reporter = p->me.rank == 0;
+	r->reporter = b->is_root;
 	r->test_cut = b->test_cut_done;
 	te_barrier_free(b);
 	return r->ok ? 0 : -1;

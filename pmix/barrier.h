@@ -25,6 +25,7 @@
 #include <pmix.h>
 
 #include "launch_timeline.h"
+#include "launch_verdict.h"
 #include "rdzv_core.h"
 
 #define TE_MSG_MAX 1200
@@ -86,6 +87,12 @@ struct te_barrier_opts {
 	int (*verdict)(void *ctx, const struct te_coord_req *nodes, size_t n,
 		       char *text, size_t len);
 	void *verdict_ctx;
+	/* coordinated: the launch tree's width (children per helper), the
+	 * checks rank 0 judges once every rank is there, and what rank 0's
+	 * "done" carries down to every node (its MASTER_ADDR PORT) */
+	unsigned tree_width;
+	const struct te_launch_checks *checks;
+	const char *done_text;
 	/* test hook, rank 0: its coordinator cuts the first test_cut
 	 * connections it accepts, as a flood of strangers could (the
 	 * helpers must try again) */
@@ -101,6 +108,7 @@ struct te_barrier_result {
 	char msg[TE_MSG_MAX];	/* why not ok, in one line */
 	char warn[TE_MSG_MAX];	/* rank 0: the verdict's warning */
 	unsigned test_cut;	/* rank 0: connections the test hook cut */
+	char done_text[TE_COORD_TEXT_MAX + 1];	/* coordinated, ok: rank 0's */
 	/* rank 0, coordinated, ok: when each node arrived */
 	int has_launch;
 	struct te_launch_skew launch;

@@ -21,7 +21,8 @@
 const char *rank0_host(struct te_barrier *b)
 {
 	if (!b->rank0_host[0] &&
-	    te_pmix_host_of(b->p, 0, b->rank0_host, sizeof(b->rank0_host)) < 0)
+	    te_pmix_host_of(b->p, b->up_rank, b->rank0_host,
+			    sizeof(b->rank0_host)) < 0)
 		te_strlcpy(b->rank0_host, "?", sizeof(b->rank0_host));
 	return b->rank0_host;
 }
@@ -138,6 +139,10 @@ void client_dial(struct te_barrier *b)
 	/* what rank 0 must hear: this node's facts, then who is here */
 	b->outlen = b->outoff = 0;
 	b->clen = 0;
+	if (b->tree) {
+		tree_queue_registration(b);
+		goto dial;
+	}
 	if (b->coordinated)
 		queue_line(b, &b->node);
 	if (b->self_failed[0])
@@ -158,6 +163,7 @@ void client_dial(struct te_barrier *b)
 			queue_arrived(b, b->followers[i]);
 		}
 	}
+dial:
 	te_snprintf(port, sizeof(port), "%u", (unsigned)b->info.port);
 	if (getaddrinfo(b->info.addr, port, &hints, &ai) != 0) {
 		client_cut(b, EINVAL);
@@ -204,7 +210,7 @@ void client_lookup(struct te_barrier *b, int64_t now)
 	} else if (!b->get_pending) {
 		/* Later barriers must see rank 0's new data, not what this
 		 * node cached from an earlier one. */
-		if (start_get(b->p, 0, b->key, b->seq > 0) == 0)
+		if (start_get(b->p, b->up_rank, b->key, b->seq > 0) == 0)
 			b->get_pending = 1;
 		return;
 	} else {
@@ -302,9 +308,16 @@ void client_io(struct te_barrier *b, uint32_t events)
 				continue;	/* not from our coordinator */
 			if (r.kind == TE_CR_DONE) {
 				b->cs = C_DONE;
+				te_strlcpy(b->done_text, r.text,
+					   sizeof(b->done_text));
 				continue;
 			}
 			te_strlcpy(b->rank0_text, r.text, sizeof(b->rank0_text));
+			if (r.kind == TE_CR_STATE && b->tree) {
+				tree_relay_state(b);	/* for the children */
+				if (!b->leaving_asked)
+					continue;	/* not ours */
+			}
 			if (r.kind == TE_CR_FAIL)
 				b->got_fail = 1;
 			else if (r.kind == TE_CR_REJECT)
@@ -326,6 +339,7 @@ void client_ask_status(struct te_barrier *b)
 	char line[TE_COORD_LINE_MAX];
 	int64_t until = te_now_ms() + STATUS_WAIT_MS;
 
+	b->leaving_asked = 1;
 	if (b->cfd < 0 || b->cs != C_SENT ||
 	    te_coord_req_format(line, sizeof(line), b->info.token, &q) < 0 ||
 	    send(b->cfd, line, strlen(line), MSG_NOSIGNAL) != (ssize_t)strlen(line))

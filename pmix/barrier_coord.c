@@ -34,6 +34,14 @@ static void write_coord_file(struct te_barrier *b, const char *text)
 		b->coord_file[0] = '\0';
 }
 
+/* Every connection this coordinator expects, and the strangers' pool,
+ * may knock at once; the kernel cuts the backlog to net.core.somaxconn,
+ * which the launch tree keeps from mattering (k children per node). */
+static int coord_backlog(size_t slots)
+{
+	return slots > 4096 ? 4096 : (int)slots;
+}
+
 static void raise_nofile(struct te_barrier *b, rlim_t want)
 {
 	struct rlimit rl;
@@ -49,6 +57,10 @@ static void raise_nofile(struct te_barrier *b, rlim_t want)
 
 void mark_arrived(struct te_barrier *b, uint32_t rank, const char *host)
 {
+	if (b->tree) {
+		tree_own_arrived(b, rank);
+		return;
+	}
 	if (rank < b->p->size && !b->arrived[rank]) {
 		b->arrived[rank] = 1;
 		b->narrived++;
@@ -89,15 +101,20 @@ int coord_start(struct te_barrier *b, const char *addr, char *err,
 	char text[256];
 	int one = 1, v6 = strchr(addr, ':') != NULL;
 
-	b->arrived = calloc(p->size, 1);
-	/* one slot per waiting rank at most, and the strangers' pool */
-	if (!b->arrived ||
-	    te_cc_init(&b->cc, (size_t)p->size + 16, TE_COORD_POOL_MAX) < 0) {
+	/* the launch tree: a slot per child (and, without the node's files,
+	 * per task of the node); a later barrier: one per rank at most */
+	size_t slots = b->tree ? b->nkids + 4 : (size_t)p->size + 16;
+
+	if (!b->tree && !(b->arrived = calloc(p->size, 1)))
 		return te_err(err, errlen, "out of memory for %u ranks", p->size);
-	}
+	/* and the strangers' pool */
+	if (te_cc_init(&b->cc, slots, TE_COORD_POOL_MAX) < 0 ||
+	    (b->tree && tree_conns_init(b) < 0))
+		return te_err(err, errlen, "out of memory for %zu connections",
+			      slots);
 	if (!b->self_failed[0])
-		mark_arrived(b, 0, p->host);
-	if (b->coordinated)
+		mark_arrived(b, p->me.rank, p->host);
+	if (b->coordinated && !b->tree)
 		add_node(b, &b->node);
 	/* one descriptor per connection */
 	raise_nofile(b, (rlim_t)b->cc.cap + 64);
@@ -116,7 +133,7 @@ int coord_start(struct te_barrier *b, const char *addr, char *err,
 		sl = sizeof(struct sockaddr_in);
 	}
 	if (bind(b->lfd, (struct sockaddr *)&ss, sl) < 0 ||
-	    listen(b->lfd, 4096) < 0 ||
+	    listen(b->lfd, coord_backlog(b->cc.cap)) < 0 ||
 	    getsockname(b->lfd, (struct sockaddr *)&ss, &sl) < 0) {
 		return te_err(err, errlen, "coordinator listen: %s",
 			      strerror(errno));
@@ -131,9 +148,10 @@ int coord_start(struct te_barrier *b, const char *addr, char *err,
 	}
 	if (te_pmix_put(p, b->key, text, err, errlen) < 0)
 		return -1;
-	write_coord_file(b, text);
+	if (b->is_root)
+		write_coord_file(b, text);
 	if (b->self_failed[0])
-		coord_rank_failed(b, 0, p->host, b->self_failed);
+		coord_rank_failed(b, p->me.rank, p->host, b->self_failed);
 	return 0;
 }
 
@@ -163,6 +181,19 @@ static void conn_close(struct te_barrier *b, size_t i)
 	lost = b->coordinated && c->registered && c->has_rank &&
 	       !c->leaving && !b->finishing && !b->aborting;
 	te_strlcpy(host, c->host, sizeof(host));
+	if (b->tree) {
+		uint32_t rank = c->rank;
+
+		if (lost) {
+			tree_told(b, i);	/* nobody there to tell */
+			tree_conn_closed(b, i);
+			te_cc_release(&b->cc, i);
+			coord_rank_failed(b, rank, host[0] ? host : "?",
+					  HELPER_GONE_WHY);
+			return;
+		}
+		tree_conn_closed(b, i);
+	}
 	te_cc_release(&b->cc, i);	/* also leaves the epoll set */
 	if (lost) {
 		coord_rank_failed(b, c->rank, host, HELPER_GONE_WHY);
@@ -185,6 +216,10 @@ static void conn_send(struct te_barrier *b, size_t i, const char *line)
 
 void coord_summary(struct te_barrier *b, char *out, size_t len)
 {
+	if (b->tree) {
+		tree_report(b, out, len);
+		return;
+	}
 	if (!b->arrived) {	/* the coordinator never started */
 		te_snprintf(out, len, "who arrived is unknown");
 		return;
@@ -193,13 +228,18 @@ void coord_summary(struct te_barrier *b, char *out, size_t len)
 }
 
 /* Rank 0, aborting: the job's nodes, to know when all have been told. */
-static void coord_hosts(struct te_barrier *b)
+void coord_hosts(struct te_barrier *b)
 {
 	struct te_pmix *p = b->p;
 	char host[TE_HOST_MAX];
 	uint32_t r;
 	size_t i;
 
+	if (b->tree) {	/* its children tell their own */
+		b->nhosts = b->nchildren;
+		b->hosts_known = 1;
+		return;
+	}
 	b->hosts = calloc(p->size, sizeof(*b->hosts));
 	b->host_told = calloc(p->size, 1);
 	if (!b->hosts || !b->host_told)
@@ -239,7 +279,9 @@ void coord_abort_conn(struct te_barrier *b, size_t i)
 	if (te_coord_reply_format(line, sizeof(line), TE_CR_ABORT,
 				  b->abort_text) < 0)
 		return;
-	if (b->cc.c[i].host[0])
+	if (b->tree)
+		tree_told(b, i);
+	else if (b->cc.c[i].host[0])
 		host_told(b, b->cc.c[i].host);
 	conn_send(b, i, line);
 	if (b->cc.c[i].fd >= 0) {
@@ -261,13 +303,17 @@ void coord_rank_failed(struct te_barrier *b, uint32_t rank,
 {
 	size_t i;
 
+	if (b->tree && !b->is_root) {	/* up the tree, to rank 0 */
+		tree_failed(b, rank, host, why);
+		return;
+	}
 	if (b->aborting || !b->cc.c)
 		return;		/* the first failure is the one reported */
 	b->aborting = 1;
 	te_failed_report(rank, host, why, b->abort_text,
 			 sizeof(b->abort_text));
 	coord_hosts(b);
-	if (b->hosts_known)
+	if (b->hosts_known && !b->tree)
 		host_told(b, b->p->host);	/* this node: rank 0's helper */
 	for (i = 0; i < b->cc.cap; i++)
 		if (b->cc.c[i].fd >= 0 && b->cc.c[i].registered)
@@ -317,15 +363,34 @@ void coord_read(struct te_barrier *b, size_t i)
 	while ((got = take_line(c->buf, &c->len, line))) {
 		struct te_coord_req q;
 
-		if (got < 0 ||
-		    te_coord_req_parse(line, b->info.token, b->p->size, &q) < 0) {
+		if (got < 0) {
+			conn_close(b, i);
+			return;
+		}
+		if (b->tree && te_coord_req_parse(line, b->info.token,
+						  b->p->size, &q) < 0) {
+			/* a child's summary */
+			if (tree_line(b, i, line) < 0) {
+				conn_close(b, i);
+				return;
+			}
+			if (b->aborting) {
+				coord_abort_conn(b, i);
+				return;
+			}
+			continue;
+		}
+		if ((!b->tree &&
+		     te_coord_req_parse(line, b->info.token, b->p->size, &q) < 0) ||
+		    (b->tree && (q.kind == TE_CQ_ARRIVED ||
+				 q.kind == TE_CQ_NODE))) {
 			conn_close(b, i);
 			return;
 		}
 		te_cc_registered(&b->cc, i);
-		if (q.kind != TE_CQ_STATUS && !c->host[0])
+		if (q.kind != TE_CQ_STATUS && !c->host[0] && !b->tree)
 			te_strlcpy(c->host, q.host, sizeof(c->host));
-		if (q.kind != TE_CQ_STATUS && !c->has_rank) {
+		if (q.kind != TE_CQ_STATUS && !c->has_rank && !b->tree) {
 			c->rank = q.rank;
 			c->has_rank = 1;
 		}
@@ -335,6 +400,9 @@ void coord_read(struct te_barrier *b, size_t i)
 			add_node(b, &q);
 		} else if (q.kind == TE_CQ_FAILED) {
 			coord_rank_failed(b, q.rank, q.host, q.why);
+		} else if (b->tree && !b->is_root) {
+			c->leaving = 1;	/* its deadline: rank 0's report */
+			tree_ask_state(b, i);
 		} else {
 			char text[TE_COORD_TEXT_MAX + 1], out[TE_COORD_LINE_MAX];
 
@@ -386,7 +454,9 @@ void coord_complete(struct te_barrier *b, struct te_barrier_result *r)
 	/* reports name the nodes in rank order, whoever came first */
 	if (b->nnodes > 1)
 		qsort(b->nodes, b->nnodes, sizeof(*b->nodes), by_rank);
-	if (b->verdict)
+	if (b->tree && b->checks)
+		v = te_tree_verdict(b->checks, &b->sub, text, sizeof(text));
+	else if (b->verdict)
 		v = b->verdict(b->verdict_ctx, b->nodes, b->nnodes, text,
 			       sizeof(text));
 	if (v == 2) {
@@ -397,9 +467,14 @@ void coord_complete(struct te_barrier *b, struct te_barrier_result *r)
 		r->ok = 1;
 		if (v == 1)
 			te_strlcpy(r->warn, text, sizeof(r->warn));
-		te_timeline_skew(&b->tl, &r->launch);
+		if (b->tree)
+			te_tree_skew(&b->sub, b->p->size, &r->launch);
+		else
+			te_timeline_skew(&b->tl, &r->launch);
 		r->has_launch = 1;
-		te_coord_reply_format(line, sizeof(line), TE_CR_DONE, "");
+		te_strlcpy(r->done_text, b->done_text, sizeof(r->done_text));
+		te_coord_reply_format(line, sizeof(line), TE_CR_DONE,
+				      b->done_text);
 	}
 	coord_accept(b);
 	coord_broadcast(b, line);

@@ -54,7 +54,7 @@ void check_followers(struct te_barrier *b, int64_t now)
 			b->follower_here[i] = 2;
 			b->nfollowers_here++;
 			news = 1;
-			if (b->p->me.rank == 0)
+			if (b->tree || b->p->me.rank == 0)
 				coord_rank_failed(b, b->followers[i], b->p->host,
 						  why);
 			else if (b->cs == C_SENT || b->cs == C_CONNECTING)
@@ -69,7 +69,7 @@ void check_followers(struct te_barrier *b, int64_t now)
 		b->follower_here[i] = 1;
 		b->nfollowers_here++;
 		news = 1;
-		if (b->p->me.rank == 0)
+		if (b->tree || b->p->me.rank == 0)
 			mark_arrived(b, b->followers[i], b->p->host);
 		else if (b->cs == C_SENT || b->cs == C_CONNECTING)
 			queue_arrived(b, b->followers[i]);
@@ -117,7 +117,7 @@ void check_alive(struct te_barrier *b, int64_t now)
 			continue;
 		b->follower_here[i] = 2;
 		news = 1;
-		if (b->p->me.rank == 0)
+		if (b->tree || b->p->me.rank == 0)
 			coord_rank_failed(b, b->followers[i], b->p->host,
 					  TASK_GONE_WHY);
 		else if (b->cs == C_SENT || b->cs == C_CONNECTING)

@@ -12,6 +12,7 @@
 
 #include "barrier.h"
 #include "coord_conns.h"
+#include "launch_tree.h"
 #include "sysutil.h"
 
 #define COORD_KEY_FMT "te.coord.%u"
@@ -20,6 +21,7 @@
 /* rank 0 left: is our fence done anyway? Also how long a helper goes on
  * trying while every try is refused (nobody listens any more) */
 #define GONE_GRACE_MS 3000
+#define TREE_SUM_MS 200	/* a subtree's progress goes up at most this often */
 #define ALIVE_CHECK_MS 200	/* are the waiting followers still there? */
 #define HELPER_GONE_WHY "its node's rendezvous helper went away before " \
 	"every rank arrived"
@@ -36,8 +38,45 @@ enum cstate {
 	C_RETRY,	/* refused or cut before an answer: tries again */
 };
 
+/* A child of this node in the launch tree (or, without the node's files,
+ * one of this node's other tasks): its connection and summary. */
+struct tree_kid {
+	size_t conn;		/* its registered connection, or (size_t)-1 */
+	int has, told;
+	struct te_tree_sum sum;
+};
+
 struct te_barrier {
 	struct te_pmix *p;
+	/* who this process answers to and who answers it: rank 0 for a
+	 * later barrier, the parent's helper in the launch tree */
+	int is_root, has_up;
+	uint32_t up_rank;
+	/* the launch tree (coordinated): barrier_tree.c */
+	int tree;
+	struct te_procmap map;
+	unsigned k;
+	size_t my_index, first_child, nchildren;
+	uint32_t my_node;
+	uint32_t *own;			/* this node's ranks */
+	unsigned char *own_state;	/* 1: arrived */
+	size_t nown, own_in;
+	int64_t own_done_ms;
+	struct tree_kid *kids;		/* children, then the node's tasks */
+	size_t nkids;
+	size_t *conn_kid;		/* [cc.cap] */
+	struct te_tree_sum **pend;	/* [cc.cap] a summary being read */
+	struct te_tree_sum sub;		/* this subtree, merged */
+	int sub_dirty, sent_final, asked_state;
+	int leaving_asked;	/* its own deadline: the report is for it */
+	uint32_t sent_arrived;
+	int64_t next_sum;
+	int has_failure;		/* the subtree's first failure */
+	uint32_t f_rank;
+	char f_host[TE_HOST_MAX];
+	char f_why[TE_FAIL_TEXT_MAX + 1];
+	char done_text[TE_COORD_TEXT_MAX + 1];	/* rank 0's ADDR PORT */
+	const struct te_launch_checks *checks;
 	double timeout_s;
 	int coordinated;
 	unsigned seq;
@@ -150,6 +189,9 @@ void mark_arrived(struct te_barrier *b, uint32_t rank, const char *host);
 void coord_rank_failed(struct te_barrier *b, uint32_t rank, const char *host,
 		       const char *why);
 void coord_summary(struct te_barrier *b, char *out, size_t len);
+/* Aborting: the nodes (later barriers) or children (the launch tree)
+ * that must be told before this process may end. */
+void coord_hosts(struct te_barrier *b);
 /* Rank 0, aborting: answers one registered connection and closes it. */
 void coord_abort_conn(struct te_barrier *b, size_t i);
 /* A burst of accepts at most (coord_conns.h). */
@@ -173,6 +215,29 @@ void client_get_done(struct te_barrier *b, int64_t now);
 void client_io(struct te_barrier *b, uint32_t events);
 /* At this rank's own deadline: ask rank 0 for the current report. */
 void client_ask_status(struct te_barrier *b);
+
+/* ---------------------------------------------------------------- tree */
+/* Where this helper sits in the launch tree: the process map, parent,
+ * children, this node's ranks. followers: the node's other tasks leave
+ * files (else they connect). 0, or -1 with a reason. */
+int tree_setup(struct te_barrier *b, unsigned k, int followers, char *err,
+	       size_t errlen);
+int tree_conns_init(struct te_barrier *b);
+void tree_free(struct te_barrier *b);
+void tree_own_arrived(struct te_barrier *b, uint32_t rank);
+int tree_complete(struct te_barrier *b);
+void tree_report(struct te_barrier *b, char *out, size_t len);
+void tree_queue_registration(struct te_barrier *b);
+int64_t tree_tick(struct te_barrier *b, int64_t now);
+void tree_failed(struct te_barrier *b, uint32_t rank, const char *host,
+		 const char *why);
+void tree_conn_closed(struct te_barrier *b, size_t i);
+void tree_told(struct te_barrier *b, size_t i);
+int tree_line(struct te_barrier *b, size_t i, const char *line);
+void tree_relay(struct te_barrier *b, enum te_coord_reply_kind k,
+		const char *text);
+void tree_relay_state(struct te_barrier *b);
+void tree_ask_state(struct te_barrier *b, size_t i);
 
 /* ---------------------------------------------------------------- followers */
 /* A follower's failure file: its one line, cleaned. 0, or -1 when it is

@@ -30,6 +30,7 @@ struct te_coord_conn {
 	uint32_t rank;		/* the rank of its first line */
 	int has_rank;
 	int leaving;		/* asked for the report: its deadline passed */
+	int wants_state;	/* launch tree: waits for the report from above */
 	size_t older, newer;	/* the pool's queue, while not registered */
 	char buf[TE_COORD_LINE_MAX + 1];
 };

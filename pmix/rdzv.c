@@ -479,12 +479,15 @@ static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
 			.verdict = verdict,
 			.failed = o->failed,
 			.test_cut = p->me.rank == 0 ? hook_coord_cut(o) : 0,
+			.tree_width = o->tree_width,
+			.done_text = p->me.rank == 0 ? master : NULL,
 		};
 		struct te_launch_checks lc = { .vcheck = o->vcheck,
 					       .ckpt = o->ckpt,
 					       .rank0_host = host0 };
 		int64_t t0 = te_now_ms();
 		bo.verdict_ctx = &lc;
+		bo.checks = &lc;
 		bo.node.ver = ver;
 		te_strlcpy(bo.node.ckpt, "-", sizeof(bo.node.ckpt));
 		if (o->ckpt) {
@@ -553,8 +556,12 @@ static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
 					  sizeof(res.checkpoint_dir)) >=
 				       sizeof(res.checkpoint_dir))
 			res.checkpoint_dir[0] = '\0';
+		/* rank 0's address came down the tree with "done"; from PMIx
+		 * (rank 0's node) only when it did not */
 		if (p->me.rank == 0)
 			parse_master(master);
+		else if (br.done_text[0])
+			parse_master(br.done_text);
 		else if (te_pmix_get_wait(p, 0, "te.master", 10000, text,
 					  sizeof(text), &timed_out, err,
 					  sizeof(err)) == 0)

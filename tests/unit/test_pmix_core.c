@@ -280,7 +280,11 @@ static void test_coord(void)
 	   "fail text read back");
 	is_int(te_coord_reply_parse("TEBAR1 done\n", &rep), 0, "done parses");
 	ok(rep.kind == TE_CR_DONE, "done kind");
-	is_int(te_coord_reply_parse("TEBAR1 done x\n", &rep), -1, "done + text refused");
+	is_int(te_coord_reply_parse("TEBAR1 done 10.0.0.1 29500\n", &rep), 0,
+	       "done + text parses (the launch: rank 0's address)");
+	is_str(rep.text, "10.0.0.1 29500", "done's text");
+	is_int(te_coord_reply_parse("TEBAR1 done \x01\n", &rep), -1,
+	       "done + unprintable text refused");
 	is_int(te_coord_reply_parse("TEBAR1 state \n", &rep), -1, "empty state refused");
 	is_int(te_coord_reply_parse("TEBAR2 done\n", &rep), -1, "other magic refused");
 	is_int(te_coord_reply_format(line, sizeof(line), TE_CR_ABORT,
