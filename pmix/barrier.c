@@ -159,6 +159,8 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 			b->coord_due = 1;
 		}
 	}
+	if (b->tree)
+		tree_self(b);
 	return b;
 }
 

@@ -223,6 +223,7 @@ void client_ask_status(struct te_barrier *b);
 int tree_setup(struct te_barrier *b, unsigned k, int followers, char *err,
 	       size_t errlen);
 int tree_conns_init(struct te_barrier *b);
+void tree_self(struct te_barrier *b);
 void tree_free(struct te_barrier *b);
 void tree_own_arrived(struct te_barrier *b, uint32_t rank);
 int tree_complete(struct te_barrier *b);

@@ -131,6 +131,15 @@ int tree_setup(struct te_barrier *b, unsigned k, int followers, char *err,
 	return 0;
 }
 
+/* After tree_setup and the coordinator: this helper's own rank. */
+void tree_self(struct te_barrier *b)
+{
+	if (!b->self_failed[0])
+		tree_own_arrived(b, b->p->me.rank);
+	else if (!b->is_root)
+		tree_failed(b, b->p->me.rank, b->p->host, b->self_failed);
+}
+
 /* Per connection slot: which kid it speaks for, its summary so far. */
 int tree_conns_init(struct te_barrier *b)
 {
@@ -280,12 +289,15 @@ static void queue_sum(struct te_barrier *b, int64_t now)
 	}
 }
 
-/* Everything the parent must hear on a new connection. */
+/* Everything the parent must hear on a new connection: the summary first
+ * (it says whose connection this is), then the subtree's first failure. */
 void tree_queue_registration(struct te_barrier *b)
 {
 	struct te_coord_req q = { .kind = TE_CQ_FAILED };
 	char line[TE_COORD_LINE_MAX];
 
+	queue_sum(b, te_now_ms());
+	b->next_sum = te_now_ms() + TREE_SUM_MS;
 	if (b->has_failure) {
 		q.rank = b->f_rank;
 		te_strlcpy(q.host, b->f_host, sizeof(q.host));
@@ -294,8 +306,6 @@ void tree_queue_registration(struct te_barrier *b)
 					&q) == 0)
 			queue_text(b, line);
 	}
-	queue_sum(b, te_now_ms());
-	b->next_sum = te_now_ms() + TREE_SUM_MS;
 }
 
 /* A progress summary at most every TREE_SUM_MS, the final one at once,
