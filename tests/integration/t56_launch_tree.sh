@@ -1,0 +1,98 @@
+#!/bin/bash
+# PMIx layer, the launch tree (launch-tree-width): on 5 nodes with a width
+# of 2 the helpers form a tree two hops deep (n1 the root; n2 and n3 its
+# children; n4 and n5 under n2), so every message from n4 and n5 passes
+# through n2's helper. The barrier passes and rank 0 names the timeline of
+# all 5 nodes; a node under n2 that comes too late is named in the
+# deadline's report every waiting task prints; a rank under n2 that fails
+# before the barrier fails every task at once, each naming it; a version
+# mismatch of the two nodes under n2 is reported once, naming them; a late
+# n2 hides its subtree, and the report says so; nothing is left running.
+# The default width (32) runs the same step as a star.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=pmix_common.sh
+. "$here/pmix_common.sh"
+
+plan 19
+
+cluster_up --nodes 5
+ok $? "cluster is up" || bail_out "no cluster"
+pmix_require_build
+pmix_plugstack launch-tree-width=2
+before=$(squeue -h -t R | wc -l)
+
+# ---------------------------------------------------------------- fast path
+te_seconds eval 'out=$(te_srun -t 60 --mpi=pmix -N5 --ntasks-per-node=2 \
+	--train-barrier=30 --train-explain echo ran 2>&1)'
+ok $? "width 2, 5 nodes: the barrier passes" || diag "$out"
+is "$(count_lines "$out" '^ran$')" 10 "all ten tasks ran"
+is "$(count_lines "$out" '^trainenv: barrier: 10 ranks on 5 nodes; the last, n[1-5], arrived ')" 1 \
+	"rank 0's task names the timeline of all 5 nodes (through n2 for n4, n5)" ||
+	diag "$(printf '%s\n' "$out" | grep '^trainenv:')"
+awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 8) }'
+ok $? "no waiting ($TE_SECONDS s for the whole step)"
+
+# ---------------------------------------------------------------- a leaf too late
+te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n5:6 te_srun -t 60 --mpi=pmix -N5 \
+	--ntasks-per-node=2 --train-barrier=3 --train-failure-report=off true 2>&1)'
+[ $? -ne 0 ]
+ok $? "n5 (under n2) later than the deadline: the step fails"
+is "$(count_lines "$out" '^trainenv: error: barrier timed out after 3 s: 8 of 10 ranks arrived; missing: ranks 8-9 \(node n5\)$')" 8 \
+	"each of the 8 waiting tasks says: ranks 8-9 on n5 are missing (n2 passed it up)" ||
+	diag "$out"
+like "$out" "^trainenv: error: barrier timed out after 3 s: rank 2 \\(node n2\\) (did not arrive|stopped waiting)" \
+	"n5's tasks, too late, name their parent's node n2"
+
+# ---------------------------------------------------------------- a rank under n2 fails
+te_seconds eval 'out=$(TRAINENV_TEST_FAIL_RANK=9 te_srun -t 60 --mpi=pmix -N5 \
+	--ntasks-per-node=2 --train-barrier=30 --train-failure-report=off \
+	echo ran 2>&1)'
+rc=$?
+[ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^ran'
+ok $? "rank 9 (n5) fails before the barrier: no task starts its program" || diag "$out"
+awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 6) }'
+ok $? "the others fail at once, not at the 30 s deadline ($TE_SECONDS s)"
+is "$(count_lines "$out" '^trainenv: error: rank 9 \(node n5\) failed before the barrier: test hook TRAINENV_TEST_FAIL_RANK: rank 9 fails before the barrier$')" 9 \
+	"each of the 9 other tasks names rank 9 on n5 (up through n2, down from n1)" ||
+	diag "$out"
+
+# ---------------------------------------------------------------- versions under n2
+nccl=$(cluster_exec n1 "$PY" -c '
+import ctypes
+try:
+    v = ctypes.c_int(); ctypes.CDLL("libnccl.so.2").ncclGetVersion(ctypes.byref(v))
+    c = v.value; print("%d.%d.%d" % (c // 10000, c % 10000 // 100, c % 100) if c >= 20900 else "%d.%d.%d" % (c // 1000, c % 1000 // 100, c % 100))
+except OSError:
+    print("none")')
+out=$(TRAINENV_TEST_FAKE_NCCL_VERSION=n4:2.1.0,n5:2.1.0 te_srun -t 60 --mpi=pmix \
+	-N5 --ntasks-per-node=2 echo ran 2>&1)
+ok $? "a version mismatch under n2 (version-check=warn): the job runs" || diag "$out"
+is "$(count_lines "$out" 'version mismatch')" 1 "reported once"
+like "$out" "^trainenv: warning: version mismatch: NCCL differs across nodes: $nccl on n1, n2, n3; 2.1.0 on n4, n5$" \
+	"naming which nodes have which version, in rank order"
+
+# ---------------------------------------------------------------- n2 late
+te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n2:6 te_srun -t 60 --mpi=pmix -N5 \
+	--ntasks-per-node=2 --train-barrier=3 --train-failure-report=off true 2>&1)'
+[ $? -ne 0 ]
+ok $? "n2, a parent, later than the deadline: the step fails"
+is "$(count_lines "$out" '^trainenv: error: barrier timed out after 3 s: 4 of 10 ranks arrived; missing: ranks 2-3 \(node n2\), ranks 6-7 \(node n4\), ranks 8-9 \(node n5\)$')" 4 \
+	"n1's and n3's tasks: n2 and the subtree only it could speak for are missing" ||
+	diag "$out"
+is "$(count_lines "$out" '^trainenv: error: barrier timed out after 3 s: rank 2 \(node n2\) did not arrive$')" 4 \
+	"n4's and n5's tasks name their parent n2" || diag "$out"
+
+sleep 1
+is "$(squeue -h -t R | wc -l)" "$before" "no job of ours is left running"
+is "$(leftovers 'trainenv-rdzv|echo ran')" "" "no helper or task process is left on any node"
+
+# ---------------------------------------------------------------- the default width
+pmix_plugstack
+out=$(te_srun -t 60 --mpi=pmix -N5 --ntasks-per-node=2 --train-barrier=30 \
+	echo ran 2>&1)
+ok $? "the built-in width (32): every node under n1, the barrier passes" || diag "$out"
+is "$(count_lines "$out" '^ran$')" 10 "all ten tasks ran"
+
+done_testing
