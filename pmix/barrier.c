@@ -65,8 +65,6 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 	/* launch: register at once (the coordinator decides); later
 	 * barriers: only when the fence is slow */
 	b->lazy_ms = o->coordinated ? 0 : te_barrier_lazy_ms(o->timeout_s);
-	b->verdict = o->verdict;
-	b->verdict_ctx = o->verdict_ctx;
 	b->checks = o->checks;
 	b->is_root = p->me.rank == 0;
 	b->has_up = !b->is_root;
@@ -181,12 +179,8 @@ void te_barrier_free(struct te_barrier *b)
 		setrlimit(RLIMIT_NOFILE, &b->old_nofile);
 	free(b->arrived);
 	tree_free(b);
-	te_timeline_free(&b->tl);
-	free(b->nodes);
 	free(b->followers);
 	free(b->follower_here);
-	free(b->hosts);
-	free(b->host_told);
 	free(b->out);
 	free(b);
 }

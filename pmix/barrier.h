@@ -82,11 +82,6 @@ struct te_barrier_opts {
 	 * follower says so with a file tmpdir/trainenv-failed.RANK), answers
 	 * every node at once with the report, and the step fails. */
 	const char *failed;
-	/* coordinated, rank 0: once every rank is here, judges the nodes'
-	 * facts: 0 fine, 1 warn (text), 2 reject (text) */
-	int (*verdict)(void *ctx, const struct te_coord_req *nodes, size_t n,
-		       char *text, size_t len);
-	void *verdict_ctx;
 	/* coordinated: the launch tree's width (children per helper), the
 	 * checks rank 0 judges once every rank is there, and what rank 0's
 	 * "done" carries down to every node (its MASTER_ADDR PORT) */

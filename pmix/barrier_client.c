@@ -143,8 +143,6 @@ void client_dial(struct te_barrier *b)
 		tree_queue_registration(b);
 		goto dial;
 	}
-	if (b->coordinated)
-		queue_line(b, &b->node);
 	if (b->self_failed[0])
 		queue_failed(b, b->p->me.rank, b->self_failed);
 	else

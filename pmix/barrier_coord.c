@@ -64,32 +64,7 @@ void mark_arrived(struct te_barrier *b, uint32_t rank, const char *host)
 	if (rank < b->p->size && !b->arrived[rank]) {
 		b->arrived[rank] = 1;
 		b->narrived++;
-		te_timeline_note(&b->tl, host, te_now_ms());
 	}
-}
-
-static void add_node(struct te_barrier *b, const struct te_coord_req *q)
-{
-	size_t i;
-
-	for (i = 0; i < b->nnodes; i++)
-		if (b->nodes[i].rank == q->rank) {
-			b->nodes[i] = *q;	/* a repeat: the latest wins */
-			return;
-		}
-	if (b->nnodes == b->nodes_cap) {
-		size_t cap = b->nodes_cap ? b->nodes_cap * 2 : 16;
-		struct te_coord_req *n;
-
-		if (cap > b->p->size)
-			cap = b->p->size;
-		if (cap <= b->nnodes ||
-		    !(n = realloc(b->nodes, cap * sizeof(*n))))
-			return;
-		b->nodes = n;
-		b->nodes_cap = cap;
-	}
-	b->nodes[b->nnodes++] = *q;
 }
 
 int coord_start(struct te_barrier *b, const char *addr, char *err,
@@ -114,8 +89,6 @@ int coord_start(struct te_barrier *b, const char *addr, char *err,
 			      slots);
 	if (!b->self_failed[0])
 		mark_arrived(b, p->me.rank, p->host);
-	if (b->coordinated && !b->tree)
-		add_node(b, &b->node);
 	/* one descriptor per connection */
 	raise_nofile(b, (rlim_t)b->cc.cap + 64);
 
@@ -162,8 +135,6 @@ static int host_cb(void *ctx, uint32_t rank, char *host, size_t len)
 	return te_pmix_host_of(ctx, rank, host, len);
 }
 
-static void host_told(struct te_barrier *b, const char *host);
-
 static void conn_close(struct te_barrier *b, size_t i)
 {
 	struct te_coord_conn *c = &b->cc.c[i];
@@ -178,7 +149,7 @@ static void conn_close(struct te_barrier *b, size_t i)
 	 * was), and the ranks it stood for will never start: the step
 	 * fails now, as for a rank that failed before the barrier, instead
 	 * of releasing the others into a job without them. */
-	lost = b->coordinated && c->registered && c->has_rank &&
+	lost = b->tree && c->registered && c->has_rank &&
 	       !c->leaving && !b->finishing && !b->aborting;
 	te_strlcpy(host, c->host, sizeof(host));
 	if (b->tree) {
@@ -195,12 +166,6 @@ static void conn_close(struct te_barrier *b, size_t i)
 		tree_conn_closed(b, i);
 	}
 	te_cc_release(&b->cc, i);	/* also leaves the epoll set */
-	if (lost) {
-		coord_rank_failed(b, c->rank, host, HELPER_GONE_WHY);
-		/* nobody there to tell: its tasks fail with their helper */
-		if (b->hosts_known && host[0])
-			host_told(b, host);
-	}
 }
 
 static void conn_send(struct te_barrier *b, size_t i, const char *line)
@@ -227,47 +192,12 @@ void coord_summary(struct te_barrier *b, char *out, size_t len)
 	te_missing_summary(b->p->size, b->arrived, host_cb, b->p, out, len);
 }
 
-/* Rank 0, aborting: the job's nodes, to know when all have been told. */
+/* Aborting: this node may end once each of its children has been told
+ * (each child then stays for its own). */
 void coord_hosts(struct te_barrier *b)
 {
-	struct te_pmix *p = b->p;
-	char host[TE_HOST_MAX];
-	uint32_t r;
-	size_t i;
-
-	if (b->tree) {	/* its children tell their own */
-		b->nhosts = b->nchildren;
-		b->hosts_known = 1;
-		return;
-	}
-	b->hosts = calloc(p->size, sizeof(*b->hosts));
-	b->host_told = calloc(p->size, 1);
-	if (!b->hosts || !b->host_told)
-		return;		/* only the deadline ends the wait */
-	for (r = 0; r < p->size; r++) {
-		if (te_pmix_host_of(p, r, host, sizeof(host)) < 0)
-			return;
-		for (i = 0; i < b->nhosts; i++)
-			if (!strcmp(b->hosts[i], host))
-				break;
-		if (i == b->nhosts)
-			te_strlcpy(b->hosts[b->nhosts++], host, TE_HOST_MAX);
-	}
+	b->nhosts = b->nchildren;
 	b->hosts_known = 1;
-}
-
-static void host_told(struct te_barrier *b, const char *host)
-{
-	size_t i;
-
-	for (i = 0; i < b->nhosts; i++)
-		if (!strcmp(b->hosts[i], host)) {
-			if (!b->host_told[i]) {
-				b->host_told[i] = 1;
-				b->ntold++;
-			}
-			return;
-		}
 }
 
 /* Rank 0, aborting: answers one registered connection and closes it; its
@@ -279,10 +209,7 @@ void coord_abort_conn(struct te_barrier *b, size_t i)
 	if (te_coord_reply_format(line, sizeof(line), TE_CR_ABORT,
 				  b->abort_text) < 0)
 		return;
-	if (b->tree)
-		tree_told(b, i);
-	else if (b->cc.c[i].host[0])
-		host_told(b, b->cc.c[i].host);
+	tree_told(b, i);
 	conn_send(b, i, line);
 	if (b->cc.c[i].fd >= 0) {
 		char junk[4096];
@@ -313,8 +240,6 @@ void coord_rank_failed(struct te_barrier *b, uint32_t rank,
 	te_failed_report(rank, host, why, b->abort_text,
 			 sizeof(b->abort_text));
 	coord_hosts(b);
-	if (b->hosts_known && !b->tree)
-		host_told(b, b->p->host);	/* this node: rank 0's helper */
 	for (i = 0; i < b->cc.cap; i++)
 		if (b->cc.c[i].fd >= 0 && b->cc.c[i].registered)
 			coord_abort_conn(b, i);
@@ -388,16 +313,8 @@ void coord_read(struct te_barrier *b, size_t i)
 			return;
 		}
 		te_cc_registered(&b->cc, i);
-		if (q.kind != TE_CQ_STATUS && !c->host[0] && !b->tree)
-			te_strlcpy(c->host, q.host, sizeof(c->host));
-		if (q.kind != TE_CQ_STATUS && !c->has_rank && !b->tree) {
-			c->rank = q.rank;
-			c->has_rank = 1;
-		}
 		if (q.kind == TE_CQ_ARRIVED) {
 			mark_arrived(b, q.rank, q.host);
-		} else if (q.kind == TE_CQ_NODE) {
-			add_node(b, &q);
 		} else if (q.kind == TE_CQ_FAILED) {
 			coord_rank_failed(b, q.rank, q.host, q.why);
 		} else if (b->tree && !b->is_root) {
@@ -438,27 +355,14 @@ void coord_broadcast(struct te_barrier *b, const char *line)
 		}
 }
 
-static int by_rank(const void *x, const void *y)
-{
-	const struct te_coord_req *a = x, *b = y;
-
-	return a->rank < b->rank ? -1 : a->rank > b->rank;
-}
-
 /* Rank 0, coordinated: every rank is here; the launch checks decide. */
 void coord_complete(struct te_barrier *b, struct te_barrier_result *r)
 {
 	char text[TE_COORD_TEXT_MAX + 1] = "", line[TE_COORD_LINE_MAX];
 	int v = 0;
 
-	/* reports name the nodes in rank order, whoever came first */
-	if (b->nnodes > 1)
-		qsort(b->nodes, b->nnodes, sizeof(*b->nodes), by_rank);
-	if (b->tree && b->checks)
+	if (b->checks)
 		v = te_tree_verdict(b->checks, &b->sub, text, sizeof(text));
-	else if (b->verdict)
-		v = b->verdict(b->verdict_ctx, b->nodes, b->nnodes, text,
-			       sizeof(text));
 	if (v == 2) {
 		r->rejected = 1;
 		te_strlcpy(r->msg, text, sizeof(r->msg));
@@ -467,10 +371,7 @@ void coord_complete(struct te_barrier *b, struct te_barrier_result *r)
 		r->ok = 1;
 		if (v == 1)
 			te_strlcpy(r->warn, text, sizeof(r->warn));
-		if (b->tree)
-			te_tree_skew(&b->sub, b->p->size, &r->launch);
-		else
-			te_timeline_skew(&b->tl, &r->launch);
+		te_tree_skew(&b->sub, b->p->size, &r->launch);
 		r->has_launch = 1;
 		te_strlcpy(r->done_text, b->done_text, sizeof(r->done_text));
 		te_coord_reply_format(line, sizeof(line), TE_CR_DONE,

@@ -105,22 +105,14 @@ struct te_barrier {
 	 * been told (or at the deadline) */
 	int aborting;
 	char abort_text[TE_COORD_TEXT_MAX + 1];
-	char (*hosts)[TE_HOST_MAX];	/* the job's nodes, once aborting */
-	unsigned char *host_told;
-	size_t nhosts, ntold;
+	size_t nhosts, ntold;		/* children to tell, told */
 	int hosts_known;
-	int (*verdict)(void *, const struct te_coord_req *, size_t, char *,
-		       size_t);
-	void *verdict_ctx;
 	/* rank 0 */
 	int lfd;
 	struct te_coord_info info;
 	char coord_file[600];
 	unsigned char *arrived;
 	uint32_t narrived;
-	struct te_timeline tl;	/* when each node's ranks arrived */
-	struct te_coord_req *nodes;	/* node facts received */
-	size_t nnodes, nodes_cap;
 	struct te_coord_conns cc;	/* the helpers and the strangers */
 	unsigned test_cut, test_cut_done;	/* test hook: to cut, cut */
 	struct rlimit old_nofile;

@@ -344,13 +344,6 @@ static void ckpt_node_check(struct te_pmix *p, const struct te_rdzv_opts *o,
 		    "directory with the same path: node-local storage?)");
 }
 
-/* The barrier's verdict callback (rank 0, once every rank is there). */
-static int verdict(void *ctx, const struct te_coord_req *nodes, size_t n,
-		   char *text, size_t len)
-{
-	return te_launch_verdict(ctx, nodes, n, text, len);
-}
-
 /* ---------------------------------------------------------------- main */
 
 static int port_free_cb(void *ctx, uint16_t port)
@@ -476,7 +469,6 @@ static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
 			.followers = o->lead ? p->local_peers : NULL,
 			.nfollowers = o->lead && p->nlocal > 0 ?
 					      (size_t)p->nlocal : 0,
-			.verdict = verdict,
 			.failed = o->failed,
 			.test_cut = p->me.rank == 0 ? hook_coord_cut(o) : 0,
 			.tree_width = o->tree_width,
@@ -486,7 +478,6 @@ static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
 					       .ckpt = o->ckpt,
 					       .rank0_host = host0 };
 		int64_t t0 = te_now_ms();
-		bo.verdict_ctx = &lc;
 		bo.checks = &lc;
 		bo.node.ver = ver;
 		te_strlcpy(bo.node.ckpt, "-", sizeof(bo.node.ckpt));
