@@ -295,11 +295,13 @@ void coord_read(struct te_barrier *b, size_t i)
 		if (b->tree && te_coord_req_parse(line, b->info.token,
 						  b->p->size, &q) < 0) {
 			/* a child's summary */
-			if (tree_line(b, i, line) < 0) {
+			int whole = tree_line(b, i, line);
+
+			if (whole < 0) {
 				conn_close(b, i);
 				return;
 			}
-			if (b->aborting) {
+			if (whole && b->aborting) {
 				coord_abort_conn(b, i);
 				return;
 			}

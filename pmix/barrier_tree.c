@@ -423,7 +423,8 @@ static int take_sum(struct te_barrier *b, size_t i, uint32_t rank)
 	return 0;
 }
 
-/* One summary line from connection i: 0, or -1 to close it. */
+/* One summary line from connection i: 1 when it completed a summary, 0
+ * when more is to come, -1 to close it. */
 int tree_line(struct te_barrier *b, size_t i, const char *line)
 {
 	uint32_t rank;
@@ -439,8 +440,13 @@ int tree_line(struct te_barrier *b, size_t i, const char *line)
 				  &rank);
 	if (kind < 0)
 		return -1;
+	if (kind != TE_TL_SUM)
+		return 0;
+	/* registered once whole: it then says whose connection this is */
+	if (take_sum(b, i, rank) < 0)
+		return -1;
 	te_cc_registered(&b->cc, i);
-	return kind == TE_TL_SUM ? take_sum(b, i, rank) : 0;
+	return 1;
 }
 
 /* Passes one answer from above (or the root's) to every child, and
