@@ -67,10 +67,17 @@ static int map_load(struct te_barrier *b, struct te_procmap *m)
 {
 	pmix_proc_t wild;
 	pmix_value_t *val = NULL;
+	pmix_info_t info;
+	bool t = true;
+	pmix_status_t st;
 	int rc = -1;
 
+	/* job data, here since PMIx_Init: never wait for it */
 	PMIX_LOAD_PROCID(&wild, b->p->me.nspace, PMIX_RANK_WILDCARD);
-	if (PMIx_Get(&wild, PMIX_ANL_MAP, NULL, 0, &val) == PMIX_SUCCESS &&
+	PMIX_INFO_LOAD(&info, PMIX_IMMEDIATE, &t, PMIX_BOOL);
+	st = PMIx_Get(&wild, PMIX_ANL_MAP, &info, 1, &val);
+	PMIX_INFO_DESTRUCT(&info);
+	if (st == PMIX_SUCCESS &&
 	    val && val->type == PMIX_STRING && val->data.string)
 		rc = te_procmap_parse_anl(val->data.string, b->p->size, m);
 	if (val)
