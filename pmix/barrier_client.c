@@ -44,7 +44,7 @@ static void queue_line(struct te_barrier *b, const struct te_coord_req *q)
 {
 	char line[TE_COORD_LINE_MAX];
 
-	if (te_coord_req_format(line, sizeof(line), b->info.token, q) < 0 ||
+	if (te_coord_req_format(line, sizeof(line), b->up_info.token, q) < 0 ||
 	    b->outlen + strlen(line) > b->outcap)
 		return;
 	memcpy(b->out + b->outlen, line, strlen(line));
@@ -104,12 +104,12 @@ static void client_cut(struct te_barrier *b, int e)
 	}
 	if (e)
 		te_snprintf(b->unreach, sizeof(b->unreach), "its coordinator "
-			    "at %s port %u cannot be reached: %s", b->info.addr,
-			    (unsigned)b->info.port, strerror(e));
+			    "at %s port %u cannot be reached: %s", b->up_info.addr,
+			    (unsigned)b->up_info.port, strerror(e));
 	else
 		te_snprintf(b->unreach, sizeof(b->unreach), "its coordinator "
 			    "at %s port %u closed every connection before "
-			    "answering", b->info.addr, (unsigned)b->info.port);
+			    "answering", b->up_info.addr, (unsigned)b->up_info.port);
 	b->retry_ms = te_coord_retry_ms(b->retry_ms);
 	b->next_retry = now + b->retry_ms;
 	b->cs = C_RETRY;
@@ -117,7 +117,7 @@ static void client_cut(struct te_barrier *b, int e)
 
 static void client_connect(struct te_barrier *b, const char *text)
 {
-	if (te_coord_info_parse(text, &b->info) < 0) {
+	if (te_coord_info_parse(text, &b->up_info) < 0) {
 		b->cs = C_UNREACH;
 		te_snprintf(b->unreach, sizeof(b->unreach), "it published an "
 			    "unreadable coordinator address");
@@ -126,7 +126,7 @@ static void client_connect(struct te_barrier *b, const char *text)
 	client_dial(b);
 }
 
-/* Connects to the coordinator in b->info, with the whole registration
+/* Connects to the coordinator in b->up_info, with the whole registration
  * queued (a new connection starts from nothing). */
 void client_dial(struct te_barrier *b)
 {
@@ -162,8 +162,8 @@ void client_dial(struct te_barrier *b)
 		}
 	}
 dial:
-	te_snprintf(port, sizeof(port), "%u", (unsigned)b->info.port);
-	if (getaddrinfo(b->info.addr, port, &hints, &ai) != 0) {
+	te_snprintf(port, sizeof(port), "%u", (unsigned)b->up_info.port);
+	if (getaddrinfo(b->up_info.addr, port, &hints, &ai) != 0) {
 		client_cut(b, EINVAL);
 		return;
 	}
@@ -339,7 +339,7 @@ void client_ask_status(struct te_barrier *b)
 
 	b->leaving_asked = 1;
 	if (b->cfd < 0 || b->cs != C_SENT ||
-	    te_coord_req_format(line, sizeof(line), b->info.token, &q) < 0 ||
+	    te_coord_req_format(line, sizeof(line), b->up_info.token, &q) < 0 ||
 	    send(b->cfd, line, strlen(line), MSG_NOSIGNAL) != (ssize_t)strlen(line))
 		return;
 	while (!b->got_state && !b->got_fail && b->cfd >= 0) {

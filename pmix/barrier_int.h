@@ -109,7 +109,7 @@ struct te_barrier {
 	int hosts_known;
 	/* rank 0 */
 	int lfd;
-	struct te_coord_info info;
+	struct te_coord_info info;	/* this process's coordinator */
 	char coord_file[600];
 	unsigned char *arrived;
 	uint32_t narrived;
@@ -118,6 +118,9 @@ struct te_barrier {
 	struct rlimit old_nofile;
 	int nofile_raised;
 	/* other ranks */
+	/* the coordinator this process registers with (rank 0's, or the
+	 * parent's in the launch tree): its own address and token */
+	struct te_coord_info up_info;
 	enum cstate cs;
 	char rank0_host[TE_HOST_MAX];
 	int rank0_local;

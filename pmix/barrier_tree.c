@@ -288,7 +288,7 @@ static void queue_sum(struct te_barrier *b, int64_t now)
 		one.final = !b->self_failed[0];
 		s = &one;
 	}
-	if (te_tree_sum_format(buf, sizeof(buf), b->info.token, b->p->me.rank,
+	if (te_tree_sum_format(buf, sizeof(buf), b->up_info.token, b->p->me.rank,
 			       s, now) == 0) {
 		queue_text(b, buf);
 		b->sent_final = s->final;
@@ -309,7 +309,7 @@ void tree_queue_registration(struct te_barrier *b)
 		q.rank = b->f_rank;
 		te_strlcpy(q.host, b->f_host, sizeof(q.host));
 		te_strlcpy(q.why, b->f_why, sizeof(q.why));
-		if (te_coord_req_format(line, sizeof(line), b->info.token,
+		if (te_coord_req_format(line, sizeof(line), b->up_info.token,
 					&q) == 0)
 			queue_text(b, line);
 	}
@@ -355,7 +355,7 @@ void tree_failed(struct te_barrier *b, uint32_t rank, const char *host,
 	q.rank = rank;
 	te_strlcpy(q.host, b->f_host, sizeof(q.host));
 	te_strlcpy(q.why, b->f_why, sizeof(q.why));
-	if (te_coord_req_format(line, sizeof(line), b->info.token, &q) == 0)
+	if (te_coord_req_format(line, sizeof(line), b->up_info.token, &q) == 0)
 		queue_text(b, line);
 	if (b->cs == C_SENT)
 		client_flush(b);
@@ -497,7 +497,7 @@ void tree_ask_state(struct te_barrier *b, size_t i)
 
 	b->cc.c[i].wants_state = 1;
 	if (b->asked_state || b->cs != C_SENT ||
-	    te_coord_req_format(line, sizeof(line), b->info.token, &q) < 0)
+	    te_coord_req_format(line, sizeof(line), b->up_info.token, &q) < 0)
 		return;
 	b->asked_state = 1;
 	queue_text(b, line);
