@@ -364,7 +364,7 @@ void coord_complete(struct te_barrier *b, struct te_barrier_result *r)
 	int v = 0;
 
 	if (b->checks)
-		v = te_tree_verdict(b->checks, &b->sub, text, sizeof(text));
+		v = te_tree_verdict(b->checks, tree_sum(b), text, sizeof(text));
 	if (v == 2) {
 		r->rejected = 1;
 		te_strlcpy(r->msg, text, sizeof(r->msg));
@@ -373,7 +373,7 @@ void coord_complete(struct te_barrier *b, struct te_barrier_result *r)
 		r->ok = 1;
 		if (v == 1)
 			te_strlcpy(r->warn, text, sizeof(r->warn));
-		te_tree_skew(&b->sub, b->p->size, &r->launch);
+		te_tree_skew(tree_sum(b), b->p->size, &r->launch);
 		r->has_launch = 1;
 		te_strlcpy(r->done_text, b->done_text, sizeof(r->done_text));
 		te_coord_reply_format(line, sizeof(line), TE_CR_DONE,

@@ -21,7 +21,10 @@
 /* rank 0 left: is our fence done anyway? Also how long a helper goes on
  * trying while every try is refused (nobody listens any more) */
 #define GONE_GRACE_MS 3000
-#define TREE_SUM_MS 200	/* a subtree's progress goes up at most this often */
+/* a subtree's progress goes up at most every hundredth of the deadline,
+ * within these bounds */
+#define TREE_SUM_MS 500
+#define TREE_SUM_MAX_MS 3000
 #define ALIVE_CHECK_MS 200	/* are the waiting followers still there? */
 #define HELPER_GONE_WHY "its node's rendezvous helper went away before " \
 	"every rank arrived"
@@ -69,8 +72,10 @@ struct te_barrier {
 	struct te_tree_sum sub;		/* this subtree, merged */
 	int sub_dirty, sent_final, asked_state;
 	int leaving_asked;	/* its own deadline: the report is for it */
-	uint32_t sent_arrived;
+	uint32_t sent_arrived, kids_arrived;
+	size_t kids_final;
 	int64_t next_sum;
+	int sum_ms;
 	int has_failure;		/* the subtree's first failure */
 	uint32_t f_rank;
 	char f_host[TE_HOST_MAX];
@@ -222,6 +227,8 @@ void tree_self(struct te_barrier *b);
 void tree_free(struct te_barrier *b);
 void tree_own_arrived(struct te_barrier *b, uint32_t rank);
 int tree_complete(struct te_barrier *b);
+/* The subtree's summary, merged now if anything changed. */
+const struct te_tree_sum *tree_sum(struct te_barrier *b);
 void tree_report(struct te_barrier *b, char *out, size_t len);
 void tree_queue_registration(struct te_barrier *b);
 int64_t tree_tick(struct te_barrier *b, int64_t now);

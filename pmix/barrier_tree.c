@@ -96,6 +96,13 @@ int tree_setup(struct te_barrier *b, unsigned k, int followers, char *err,
 		return te_err(err, errlen, "no map of the job's ranks to nodes "
 			      "from PMIx");
 	b->tree = 1;
+	/* progress is for the deadline's report: a hundredth of the
+	 * deadline old at most, within 0.5-3 s */
+	b->sum_ms = (int)(b->timeout_s * 10.0);
+	if (b->sum_ms < TREE_SUM_MS)
+		b->sum_ms = TREE_SUM_MS;
+	if (b->sum_ms > TREE_SUM_MAX_MS)
+		b->sum_ms = TREE_SUM_MAX_MS;
 	b->k = k < TE_TREE_WIDTH_MIN ? TE_TREE_WIDTH_DEFAULT : k;
 	b->my_node = te_procmap_node_of(&b->map, me);
 	b->my_index = te_tree_index_of(&b->map, b->my_node);
@@ -239,11 +246,24 @@ static void recompute(struct te_barrier *b)
 	b->sub_dirty = 0;
 }
 
+/* Counted as summaries come, so that a summary costs its parse, not a
+ * merge of every child's: the subtree's ranks so far, and whether it is
+ * complete. */
+static uint32_t quick_arrived(const struct te_barrier *b)
+{
+	return (uint32_t)b->own_in + b->kids_arrived;
+}
+
 int tree_complete(struct te_barrier *b)
+{
+	return b->own_in == b->nown && b->kids_final == b->nchildren;
+}
+
+const struct te_tree_sum *tree_sum(struct te_barrier *b)
 {
 	if (b->sub_dirty)
 		recompute(b);
-	return b->sub.final;
+	return &b->sub;
 }
 
 static int host_of(void *ctx, uint32_t rank, char *host, size_t len)
@@ -304,7 +324,7 @@ void tree_queue_registration(struct te_barrier *b)
 	char line[TE_COORD_LINE_MAX];
 
 	queue_sum(b, te_now_ms());
-	b->next_sum = te_now_ms() + TREE_SUM_MS;
+	b->next_sum = te_now_ms() + b->sum_ms;
 	if (b->has_failure) {
 		q.rank = b->f_rank;
 		te_strlcpy(q.host, b->f_host, sizeof(q.host));
@@ -315,23 +335,23 @@ void tree_queue_registration(struct te_barrier *b)
 	}
 }
 
-/* A progress summary at most every TREE_SUM_MS, the final one at once,
+/* A progress summary at most every sum_ms, the final one at once,
  * never over lines not yet sent. Returns when to look again. */
 int64_t tree_tick(struct te_barrier *b, int64_t now)
 {
-	if (b->sub_dirty)
-		recompute(b);
+	int final = tree_complete(b);
+	uint32_t arrived = quick_arrived(b);
+
 	if (!b->has_up || b->cs != C_SENT || b->sent_final ||
 	    b->outoff < b->outlen)
 		return INT64_MAX;
-	if (b->sub.final || (b->sub.arrived != b->sent_arrived &&
-			     now >= b->next_sum)) {
+	if (final || (arrived != b->sent_arrived && now >= b->next_sum)) {
 		queue_sum(b, now);
-		b->next_sum = now + TREE_SUM_MS;
+		b->next_sum = now + b->sum_ms;
 		client_flush(b);
 		return INT64_MAX;
 	}
-	return b->sub.arrived != b->sent_arrived ? b->next_sum : INT64_MAX;
+	return arrived != b->sent_arrived ? b->next_sum : INT64_MAX;
 }
 
 /* Not the root: a rank of the subtree failed before the barrier. The
@@ -412,8 +432,14 @@ static int take_sum(struct te_barrier *b, size_t i, uint32_t rank)
 		    t >= b->first_child + b->nchildren)
 			return -1;
 		kid = t - b->first_child;
+		if (b->kids[kid].has) {
+			b->kids_arrived -= b->kids[kid].sum.arrived;
+			b->kids_final -= b->kids[kid].sum.final ? 1 : 0;
+		}
 		b->kids[kid].sum = *b->pend[i];
 		b->kids[kid].has = 1;
+		b->kids_arrived += b->kids[kid].sum.arrived;
+		b->kids_final += b->kids[kid].sum.final ? 1 : 0;
 	}
 	if (b->kids[kid].conn != NO_KID && b->kids[kid].conn != i &&
 	    b->kids[kid].conn < b->cc.cap)
