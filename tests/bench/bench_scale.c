@@ -12,10 +12,10 @@
  * its other P-1 ranks have left their arrival files, held locked as a
  * waiting task holds them (spank/rdzv_client.c; the driver holds the
  * locks, until the node's helper has written the node's result), and the
- * helper's arguments with --lead and a barrier. Nodes start as fast as
- * this machine's CPUs take them: a new one while fewer than 2 x CPUs + 2
- * tasks are runnable, and never within 2048 tasks of the kernel's pid
- * limit. */
+ * helper's arguments with --lead and a barrier. Every helper is started
+ * and stopped first; then all go on together (rank 0's at a higher CPU
+ * priority, as it would have its own node's CPUs), never within 2048 tasks
+ * of the kernel's pid limit. */
 #include "config.h"
 
 #include <dirent.h>
@@ -168,11 +168,11 @@ static int feasible(void)
 	if (te_read_small("/proc/meminfo", buf, sizeof(buf), 0) > 0 &&
 	    (m = strstr(buf, "MemAvailable:")))
 		avail_kb = atol(m + 13);
-	/* measured: a waiting helper holds about 1 MB of its own */
-	if (avail_kb >= 0 && avail_kb / 1024 < (long)o.nodes * 2 + 512) {
+	/* measured: a waiting helper holds about 0.6 MB of its own */
+	if (avail_kb >= 0 && avail_kb / 1024 < (long)o.nodes + 512) {
 		printf("nodes=%u ranks_per_node=%u impossible here: %ld MB "
 		       "available, about %u MB needed\n", o.nodes, o.ppn,
-		       avail_kb / 1024, o.nodes * 2 + 512);
+		       avail_kb / 1024, o.nodes + 512);
 		return -1;
 	}
 	return 0;
@@ -414,7 +414,7 @@ static double cpu_s(const struct rusage *ru)
 
 int main(int argc, char **argv)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), running, total;
+	long running, total;
 	unsigned next = 0, reaped = 0, i;
 	struct sim_conns conns = { 0 };
 	struct rusage ru0 = { 0 }, self, kids;
@@ -471,35 +471,54 @@ int main(int argc, char **argv)
 	te_snprintf(env_preload, sizeof(env_preload), "LD_PRELOAD=%s",
 		    o.connwatch);
 
+	/* Every node's helper is made first, stopped at once (not timed);
+	 * then all are let go together, as nodes start when srun launches
+	 * the step: a helper started early would only wait, and N waiting
+	 * helpers' polls (each looks at its ranks 5 times a second) would
+	 * cost this machine's CPUs what N nodes' CPUs never notice. */
+	for (i = 0; i < o.nodes && !stop; i++) {
+		if (start_node(i) < 0)
+			break;
+		kill(nodes[i].pid, SIGSTOP);
+	}
+	if (i < o.nodes) {
+		for (next = 0; next < i; next++)
+			kill(nodes[next].pid, SIGKILL);
+		holders_stop();
+		while (wait(NULL) > 0)
+			;
+		nftw(dir, rm_entry, 64, FTW_DEPTH | FTW_PHYS);
+		return 3;
+	}
+	spawned_ms = 0;
+	/* rank 0's helper stands for a node of its own: on this machine it
+	 * must not wait for the CPU behind thousands of others */
+	setpriority(PRIO_PROCESS, (id_t)nodes[0].pid, -10);
 	t0 = realtime_ms();
 	m0 = te_now_ms();
 	deadline = m0 + (int64_t)o.barrier * 1000 + 30000;
+	next = 0;
 	while (reaped < o.nodes && !stop && te_now_ms() < deadline) {
 		int64_t now;
 		struct rusage ru;
 		pid_t pid;
 		int st;
 
-		/* start nodes while the CPUs have room */
+		/* let them go, while the kernel has task ids to spare for the
+		 * threads they start (two at most each) */
 		if (next < o.nodes && tasks_now(&running, &total) == 0) {
-			long room = 2 * ncpu + 2 - running;
-			long pid_max = read_long("/proc/sys/kernel/pid_max");
+			long room = (read_long("/proc/sys/kernel/pid_max") -
+				     TASK_RESERVE - total) / 2;
 
-			while (room-- > 0 && next < o.nodes &&
-			       total++ + TASK_RESERVE < pid_max) {
-				if (start_node(next) < 0) {
-					stop = 1;
-					break;
-				}
-				next++;
-			}
-			if (next == o.nodes && !spawned_ms)
+			while (room-- > 0 && next < o.nodes)
+				kill(nodes[next++].pid, SIGCONT);
+			if (next == o.nodes)
 				spawned_ms = (double)(te_now_ms() - m0);
 		}
 		while ((pid = wait4(-1, &st, WNOHANG, &ru)) > 0) {
-			for (i = 0; i < next && nodes[i].pid != pid; i++)
+			for (i = 0; i < o.nodes && nodes[i].pid != pid; i++)
 				;
-			if (i == next)
+			if (i == o.nodes)
 				continue;
 			nodes[i].state = 2;
 			nodes[i].status = WIFEXITED(st) ? WEXITSTATUS(st) :
@@ -522,12 +541,12 @@ int main(int argc, char **argv)
 				sample_gap = 10;
 			next_sample = now + sample_gap;
 		}
-		usleep(next < o.nodes ? 500 : 2000);
+		usleep(2000);
 	}
 	if (reaped < o.nodes) {
 		fprintf(stderr, "bench_scale: %s; stopping the %u helpers left\n",
 			stop ? "stopped" : "past the deadline", o.nodes - reaped);
-		for (i = 0; i < next; i++)
+		for (i = 0; i < o.nodes; i++)
 			if (nodes[i].state == 1)
 				kill(nodes[i].pid, SIGKILL);
 	}
@@ -549,7 +568,7 @@ int main(int argc, char **argv)
 		       out.first_error);
 		rc = 1;
 	}
-	printf("# nodes_done=%u/%u started_all_ms=%.0f rank0_wall_ms=%lld "
+	printf("# nodes_done=%u/%u resumed_all_ms=%.0f rank0_wall_ms=%lld "
 	       "max_conns_any_node=%d sampled_rank0_max_conns=%d (%lu looks at "
 	       "/proc, listeners %s) driver_cpu_s=%.2f children_cpu_s=%.2f\n",
 	       out.done, o.nodes, spawned_ms, (long long)(rank0_end - m0),
