@@ -47,6 +47,8 @@ run_size() { # N: the driver's output for N nodes
 
 echo "trainenv scale simulation: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo);" \
 	"each node one real trainenv-rdzv, PMIx simulated, loopback TCP"
+# a small message's cost on this host, before the simulation loads it
+m=$("$build/tests/bench/bench_scale_model" --measure) || exit 1
 lines=$(mktemp)
 trap 'rm -f "$lines"' EXIT
 # rank 0's helper with no other node: the baseline of the per-node costs
@@ -58,5 +60,6 @@ for n in $sizes; do
 	[ "$rc" = 0 ] || [ "$rc" = 3 ] || status=1
 done
 echo
-"$build/tests/bench/bench_scale_model" "${model[@]}" <"$lines" || status=1
+"$build/tests/bench/bench_scale_model" --m-us "${m#m_us=}" "${model[@]}" \
+	<"$lines" || status=1
 exit $status

@@ -7,13 +7,16 @@
  * rank0_cpu_s=Y rank0_rss_mb=Z max_conns=C") on stdin; the line for
  * nodes=1 is the baseline (rank 0's helper with no other node). Measures
  * here: a small message's cost on this host (half a loopback TCP round
- * trip between two processes, median). Stated constants (docs/pmix.md,
+ * trip between two processes, median of 5 medians). Stated constants (docs/pmix.md,
  * "Scale"), each can be changed on the command line:
  *   --latency-us L     one-way latency between two nodes (10)
  *   --dmodex-us D      a node serving one direct-modex request (1000)
  *   --stepd-us S       a slurmstepd handling one fence message (20)
  *   --tree-width W     Slurm's TreeWidth (50)
- *   --at N             also model N nodes (repeatable; 8192 always) */
+ *   --at N             also model N nodes (repeatable; 8192 always)
+ * --measure prints m ("m_us=X") and exits; --m-us X takes it instead of
+ * measuring (bench_scale.sh measures it before the simulation loads the
+ * machine). */
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -105,6 +108,19 @@ static double loopback_msg_us(void)
 	return rtt[N / 2] / 2;
 }
 
+/* The median of 5 measures (one process waking another on the same CPU
+ * or on another differs by up to 5x here). */
+static double msg_us(void)
+{
+	double v[5];
+	int i;
+
+	for (i = 0; i < 5; i++)
+		v[i] = loopback_msg_us();
+	qsort(v, 5, sizeof(v[0]), cmp_d);
+	return v[2];
+}
+
 /* Levels below the root of a tree where each node has up to w children
  * (Slurm's reverse tree fills them the same way: src/common/reverse_tree.c
  * computes the same depth): the fewest d with w + w^2 + ... + w^d >= n-1. */
@@ -154,7 +170,8 @@ static double tree_us(unsigned n, double m_us)
 static int usage(void)
 {
 	fprintf(stderr, "usage: bench_scale_model [--latency-us L] [--dmodex-us D] "
-		"[--stepd-us S] [--tree-width W] [--at N]... < lines\n");
+		"[--stepd-us S] [--tree-width W] [--at N]... [--m-us M] < lines\n"
+		"       bench_scale_model --measure\n");
 	return 2;
 }
 
@@ -162,16 +179,22 @@ int main(int argc, char **argv)
 {
 	struct size sz[MAX_SIZES];
 	unsigned at[MAX_SIZES], nat = 0, n = 0, i, j;
-	double base = -1, m_us, c_last = 0;
+	double base = -1, m_us = -1, c_last = 0;
 	int star = 1, width = 0;
 	char line[512];
 
 	for (i = 1; i < (unsigned)argc; i++) {
 		const char *v = i + 1 < (unsigned)argc ? argv[i + 1] : NULL;
 
+		if (!strcmp(argv[i], "--measure")) {
+			printf("m_us=%.2f\n", msg_us());
+			return 0;
+		}
 		if (!v)
 			return usage();
-		if (!strcmp(argv[i], "--latency-us"))
+		if (!strcmp(argv[i], "--m-us"))
+			m_us = atof(v);
+		else if (!strcmp(argv[i], "--latency-us"))
 			L = atof(v);
 		else if (!strcmp(argv[i], "--dmodex-us"))
 			D = atof(v);
@@ -208,7 +231,8 @@ int main(int argc, char **argv)
 			"at least one larger size on stdin\n");
 		return 1;
 	}
-	m_us = loopback_msg_us();
+	if (m_us < 0)
+		m_us = msg_us();
 	printf("model: constants L=%g us one-way between nodes, D=%g us per "
 	       "direct-modex request served, S=%g us per fence message at a "
 	       "slurmstepd, TreeWidth W=%u\n", L, D, S, W);
