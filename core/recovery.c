@@ -1,6 +1,6 @@
 /* Recovery decisions (core/recovery.h): the node a failed step blames, the
  * requeue plan, the progress guard's state line and the time signal's due
- * time. Pure: srun's side (spank/recovery.c) gathers the facts. */
+ * time. Pure: srun's side (spank/srun_recovery.c) gathers the facts. */
 #include "config.h"
 
 #include <inttypes.h>

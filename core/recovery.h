@@ -1,7 +1,7 @@
 /* Recovery decisions, the pure part: which node a failed step blames, whether
  * the job is requeued without it (--train-requeue), the progress guard's
  * state, and when the time-limit signal is due (--train-time-signal).
- * spank/recovery.c asks Slurm and acts on these decisions. */
+ * spank/srun_recovery.c asks Slurm and acts on these decisions. */
 #ifndef TE_RECOVERY_H
 #define TE_RECOVERY_H
 
@@ -16,6 +16,11 @@
 /* srun's exit code when the progress guard stopped the requeues: "do not
  * requeue" (as NVIDIA's nvidia-resiliency-ext uses it). */
 #define TE_EXIT_NO_PROGRESS 93
+
+/* sbatch's side marks a batch job that has its own --signal (Slurm 22.05
+ * does not show it to srun): then the time signal is not sent unless the
+ * user asked for it on srun or the site enforces it. */
+#define TE_JOB_SIGNAL_ENV "TRAINENV_JOB_SIGNAL"
 
 #define TE_NODE_MAX 64
 #define TE_EXCLUDE_MAX 1024		/* the job's excluded node list */

@@ -23,6 +23,7 @@
 #include "steprecord.h"
 #include "sysutil.h"
 #include "submit.h"
+#include "srun_recovery.h"
 
 static int post_opt_done, user_init_done;
 /* the step, for its record at srun's end */
@@ -262,7 +263,7 @@ int te_srun_user_init(spank_t sp)
 {
 	char env[64], err[TE_ERR_MAX];
 	uint16_t lo, hi;
-	int failrep, watch;
+	int failrep, watch, recovery = 0;
 
 	if (user_init_done++ || !te_plug.resolved)
 		return 0;
@@ -293,8 +294,11 @@ int te_srun_user_init(spank_t sp)
 	rec.start = time(NULL);
 	failrep = te_plug.cfg.v[TE_S_FAILURE_REPORT].word == TE_W_ON;
 	watch = exit_watch_arm(sp);
-	/* the record also wants rank 0's launch timeline, sent over it */
-	if (!failrep && !watch && !te_record_dir(&te_plug.cfg))
+	if (rec.have)
+		recovery = te_recovery_srun_init(sp, rec.job, rec.step);
+	/* the record also wants rank 0's launch timeline, sent over it;
+	 * --train-requeue the failures, --train-time-signal the timer */
+	if (!failrep && !watch && !recovery && !te_record_dir(&te_plug.cfg))
 		return 0;
 	srun_port_range(&lo, &hi);
 	if (te_failrep_listen(lo, hi, failrep, env, sizeof(env), err,
@@ -302,7 +306,9 @@ int te_srun_user_init(spank_t sp)
 		fprintf(stderr, TE_PREFIX "warning: no %s for this step: %s\n",
 			failrep ? "first-failure report" :
 			watch ? "exit watchdog (--train-exit-grace, "
-			"--train-stall)" : "launch timeline in the step's record",
+			"--train-stall)" : recovery ? "--train-requeue or "
+			"--train-time-signal" : "launch timeline in the step's "
+			"record",
 			err);
 		return 0;
 	}
@@ -360,5 +366,6 @@ int te_srun_exit(spank_t sp)
 {
 	te_failrep_finish(500);
 	write_record();
+	te_recovery_srun_exit();
 	return 0;
 }
