@@ -124,7 +124,7 @@ static void timesig_arm(spank_t sp, const job_info_t *j)
 	    v->src != TE_SRC_ENFORCED) {
 		if (te_plug.explain)
 			say("time-signal: not armed: the job has its own "
-			    "--signal%s%s", "", "");
+			    "--signal");
 		return;
 	}
 	at = te_time_signal_at(j->end_time, v->num, now);
@@ -212,12 +212,8 @@ void te_timesig_fire(int64_t now_ms)
 	}
 	te_snprintf(secs, sizeof(secs), "%llu", (unsigned long long)rc.sig_secs);
 	if (slurm_signal_job_step(rc.job, rc.step, (uint16_t)rc.sig) != 0) {
-		char why[128];
-
-		te_snprintf(why, sizeof(why), "%s",
-			    slurm_strerror(slurm_get_errno()));
 		say("warning: time-signal: could not signal the step's tasks: "
-		    "%s%s", why, "");
+		    "%s", slurm_strerror(slurm_get_errno()));
 		return;
 	}
 	say("time-signal: sent SIG%s to the step's tasks, %s s before the "
@@ -329,7 +325,7 @@ static int progress_stops(const job_info_t *j)
 	const struct te_value *lim = &te_plug.cfg.v[TE_S_REQUEUE_NO_PROGRESS];
 	struct te_progress prev, next;
 	char path[TE_VALUE_MAX + 64], tmp[TE_VALUE_MAX + 96];
-	char line[TE_PROGRESS_LINE_MAX], n[24];
+	char line[TE_PROGRESS_LINE_MAX];
 	int64_t newest;
 	ssize_t got;
 	int fd, have;
@@ -340,7 +336,7 @@ static int progress_stops(const job_info_t *j)
 	newest = newest_checkpoint(ck->text);
 	if (newest < 0) {
 		say("warning: requeue: cannot read the checkpoint directory "
-		    "%s: no progress guard%s", ck->text, "");
+		    "%s: no progress guard", ck->text);
 		return 0;
 	}
 	te_snprintf(path, sizeof(path), "%s/%s", ck->text, TE_PROGRESS_FILE);
@@ -360,10 +356,10 @@ static int progress_stops(const job_info_t *j)
 	}
 	if (next.stalls < lim->num)
 		return 0;
-	te_snprintf(n, sizeof(n), "%u", next.stalls);
-	say("requeue: stopped: the newest checkpoint in %s did not change in %s "
-	    "restarts in a row (site limit requeue-no-progress); not "
-	    "requeued, srun exits with code 93", ck->text, n);
+	say("requeue: stopped: the newest checkpoint in %s did not change in %u "
+	    "restart%s in a row (site limit requeue-no-progress); not "
+	    "requeued, srun exits with code 93", ck->text, next.stalls,
+	    next.stalls == 1 ? "" : "s");
 	return 1;
 }
 
@@ -419,7 +415,7 @@ void te_recovery_srun_exit(void)
 		return;			/* the step did not fail */
 	if (job_load(rc.job, &msg) < 0) {
 		say("requeue: not requeued: cannot read the job from slurmctld: "
-		    "%s%s", slurm_strerror(slurm_get_errno()), "");
+		    "%s", slurm_strerror(slurm_get_errno()));
 		return;
 	}
 	j = &msg->job_array[0];
@@ -441,17 +437,17 @@ void te_recovery_srun_exit(void)
 	}
 	if (!plan.requeue) {
 		if (plan.line[0])
-			say("%s%s", plan.line, "");
+			say("%s", plan.line);
 		slurm_free_job_info_msg(msg);
 		return;
 	}
-	say("%s%s", plan.line, "");
+	say("%s", plan.line);
 	/* the requeue ends the batch script, srun's parent: this thread at
 	 * least takes no signal before the node is excluded (a few ms) */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	if (requeue_without(rc.job, plan.exclude, why, sizeof(why)) < 0)
-		say("requeue: %s%s", why, "");
+		say("requeue: %s", why);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	slurm_free_job_info_msg(msg);
 }
