@@ -109,7 +109,7 @@ static int job_has_own_signal(void)
 	       te_srun_asks_signal(argc, argv);
 }
 
-static void timesig_arm(spank_t sp, const job_info_t *j)
+static void timesig_arm(const job_info_t *j)
 {
 	const struct te_value *v = &te_plug.cfg.v[TE_S_TIME_SIGNAL];
 	int64_t at, now = time(NULL);
@@ -117,7 +117,6 @@ static void timesig_arm(spank_t sp, const job_info_t *j)
 	struct tm tm;
 	time_t t;
 
-	(void)sp;
 	if (!v->set || v->word != TE_W_VALUE)
 		return;
 	if (job_has_own_signal() && v->src != TE_SRC_OPTION &&
@@ -155,6 +154,7 @@ int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step)
 	const job_info_t *j;
 	char buf[TE_EXCLUDE_MAX], num[16];
 
+	(void)sp;
 	rc.job = job;
 	rc.step = step;
 	rc.requeue = rq->set && rq->word == TE_W_VALUE;
@@ -171,17 +171,19 @@ int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step)
 	j = &msg->job_array[0];
 	if (rc.requeue) {
 		te_snprintf(num, sizeof(num), "%u", (unsigned)j->restart_cnt);
-		spank_setenv(sp, "TRAINENV_RESTART", num, 1);
+		/* srun's environment goes to the tasks (SPANK's setenv is
+		 * for slurmstepd only) */
+		setenv("TRAINENV_RESTART", num, 1);
 		expand_nodes(j->exc_nodes, buf, sizeof(buf));
 		if (buf[0])
-			spank_setenv(sp, "TRAINENV_EXCLUDED_NODES", buf, 1);
+			setenv("TRAINENV_EXCLUDED_NODES", buf, 1);
 		/* the line said at the requeue went into the output of the
 		 * run before (gone unless --open-mode=append): say it again */
 		if (j->restart_cnt && step == 0)
 			say("restart %s of this job; excluded nodes: %s", num,
 			    buf[0] ? buf : "none");
 	}
-	timesig_arm(sp, j);
+	timesig_arm(j);
 	slurm_free_job_info_msg(msg);
 	return rc.requeue || rc.sig_due_ms;
 }

@@ -23,7 +23,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 27
+plan 32
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
@@ -144,3 +144,13 @@ like "$(cat e.out)" 'USR1 handler ran (1[5-9]|2[0-9]) s in' "the Python USR1 han
 like "$(cat e.out)" 'trainenv: time-signal: sent SIGUSR1 to the step.s tasks, 100 s before the job.s time limit' "  srun said so"
 awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 60) }'
 ok $? "  the job ended in $TE_SECONDS s, long before its limit"
+
+# A site default gives way to the job's own --signal; --train-explain says which.
+plug time-signal=USR1@100
+out=$(te_srun -t 60 -N1 -t 2 --train-explain true 2>&1)
+like "$out" 'trainenv: time-signal: SIGUSR1 to every task at [0-9:]+, 100 s before the job.s time limit' \
+	"explain: the site's time signal and when it is due" || diag "$out"
+out=$(te_srun -t 60 -N1 -t 2 --signal=USR2@100 --train-explain true 2>&1)
+like "$out" 'trainenv: time-signal: not armed: the job has its own --signal' \
+	"a job's own --signal wins over the site default" || diag "$out"
+plug
