@@ -342,7 +342,10 @@ static int progress_stops(const job_info_t *j)
 		return 0;
 	}
 	te_snprintf(path, sizeof(path), "%s/%s", ck->text, TE_PROGRESS_FILE);
-	got = te_read_small(path, line, sizeof(line), 0);
+	/* only the user's own file, never through a link: the directory
+	 * may be shared with others */
+	got = te_read_small(path, line, sizeof(line),
+			    TE_READ_NOFOLLOW | TE_READ_MINE);
 	have = got > 0 && te_progress_parse(line, &prev) == 0;
 	te_progress_next(have ? &prev : NULL, j->job_id, j->restart_cnt,
 			 newest, &next);
