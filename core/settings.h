@@ -290,6 +290,9 @@ int te_config_decode(struct te_config *cfg, const char *s, char *err,
 		     size_t errlen);
 
 #define TE_SETTINGS_ENV "TRAINENV_SETTINGS"
+/* Its longest accepted value (te_config_decode): far more than a value slot
+ * (TE_VALUE_SLOT_SIZE), so readers hold it in a buffer of its own. */
+#define TE_SETTINGS_ENV_MAX (256 * 1024)
 
 /* Reads an inherited TRAINENV_SETTINGS (if any) through getenv_fn: 0, or
  * -1 when there is none or it cannot be read. */

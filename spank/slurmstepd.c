@@ -49,15 +49,20 @@ _Static_assert(TE_VALUE_SLOT_SIZE == TE_VALUE_MAX + 2,
  * refuses it with a clear error. */
 const char *te_stepd_getenv(void *ctx, const char *name)
 {
-	char *buf = te_value_slot();
+	/* the encoded settings of an enclosing step (the batch script's)
+	 * hold every setting: a buffer of their own */
+	static char settings[TE_SETTINGS_ENV_MAX + 2];
+	int whole = strcmp(name, TE_SETTINGS_ENV) == 0;
+	char *buf = whole ? settings : te_value_slot();
+	int size = whole ? (int)sizeof(settings) : TE_VALUE_SLOT_SIZE;
 	spank_err_t rc;
 
-	rc = spank_getenv((spank_t)ctx, name, buf, TE_VALUE_SLOT_SIZE);
+	rc = spank_getenv((spank_t)ctx, name, buf, size);
 	if (rc == ESPANK_SUCCESS)
 		return buf;
 	if (rc == ESPANK_NOSPACE) {
-		memset(buf, 'x', TE_VALUE_SLOT_SIZE - 1);
-		buf[TE_VALUE_SLOT_SIZE - 1] = '\0';
+		memset(buf, 'x', (size_t)size - 1);
+		buf[size - 1] = '\0';
 		return buf;
 	}
 	return NULL;
