@@ -359,8 +359,8 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 	},
 	[TE_S_LIB_DIR] = {
 		.name = "lib-dir", .type = TE_T_PATH,
-		.builtin = TE_LIBDIR, .arginfo = "DIR",
-		.help = "directory of libtrainenv and the NCCL preload library "
+		.builtin = TE_PKGLIBDIR, .arginfo = "DIR",
+		.help = "directory of the NCCL preload library "
 			"trainenv-nccl.so (site policy only)",
 		.flags = TE_F_NO_OPTION,
 	},

@@ -64,7 +64,7 @@ enum te_setting_id {
 	TE_S_REQUEUE_SIGNALS,	/* admin: signals that name a node's fault */
 	TE_S_REQUEUE_NO_PROGRESS,/* admin: N|off, restarts without progress */
 	TE_S_HELPER_DIR,	/* admin only: where trainenv-rdzv lives */
-	TE_S_LIB_DIR,		/* admin only: libtrainenv, trainenv-nccl.so */
+	TE_S_LIB_DIR,		/* admin only: trainenv-nccl.so */
 	TE_S_TEST_HOOKS,	/* admin only: honour TRAINENV_TEST_* (tests) */
 	TE_S_COUNT
 };

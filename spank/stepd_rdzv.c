@@ -33,7 +33,7 @@ int te_stepd_preload_nccl_barrier(spank_t sp)
 	char lib[TE_VALUE_MAX + 32], val[2 * TE_VALUE_MAX + 40], secs[24];
 
 	if (te_snprintf(lib, sizeof(lib), "%s/trainenv-nccl.so",
-			dir->set ? dir->text : TE_LIBDIR) < 0 ||
+			dir->set ? dir->text : TE_PKGLIBDIR) < 0 ||
 	    te_snprintf(val, sizeof(val), "%s%s%s", lib, old && *old ? ":" : "",
 			old ? old : "") < 0) {
 		return te_err(te_stepd_err, sizeof(te_stepd_err), "LD_PRELOAD too "

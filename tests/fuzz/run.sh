@@ -17,7 +17,7 @@ done
 [ -f "$build/config.h" ] || { echo "fuzz: no config.h: configure first" >&2; exit 2; }
 out=${TE_FUZZ_DIR:-$build/tests/fuzz-out}
 mkdir -p "$out"
-cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DTE_PKGLIBEXECDIR=\"/usr/libexec/trainenv\" -DTE_LIBDIR=\"/usr/lib\" -I$build -I$src/core -I$src/spank -I$src/include -I$src/pmix"
+cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DTE_PKGLIBEXECDIR=\"/usr/libexec/trainenv\" -DTE_LIBDIR=\"/usr/lib\" -DTE_PKGLIBDIR=\"/usr/lib/trainenv\" -I$build -I$src/core -I$src/spank -I$src/include -I$src/pmix"
 hw="$(pkg-config --cflags --libs hwloc)"
 declare -A srcs=(
 	[policy]="core/settings.c core/value.c core/policy.c core/resolve.c core/strutil.c"
