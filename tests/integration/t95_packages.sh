@@ -75,7 +75,7 @@ like "$contents" "^\.$preload\$" "and the NCCL preload library, in a private dir
 slurm_mm=$(dpkg-query -W -f='${Version}' slurmd 2>/dev/null | cut -d. -f1-2)
 dep=$(dpkg-deb -f "$(deb_of trainenv-slurm-plugin)" Depends)
 like "$dep" "slurm-wlm-basic-plugins \(>= ${slurm_mm}~\), slurm-wlm-basic-plugins \(<< " \
-	"the plugin depends on the Slurm release it was built for ($slurm_mm)" 
+	"the plugin depends on the Slurm release it was built for ($slurm_mm)"
 out=$(lintian --pedantic -I "$work"/trainenv_*.changes 2>&1)
 ok "$(grep -c '^E: ' <<<"$out")" "lintian reports no error"
 diag "lintian: $(grep -cE '^W: ' <<<"$out") warnings, $(grep -cE '^[IP]: ' <<<"$out") notes"
@@ -116,7 +116,7 @@ owned=$(dpkg -L "${debs[@]}" 2>/dev/null | sort -u)
 
 set_plugstack "required $plugin"
 show='echo "$SLURM_PROCID $(hostname) RANK=$RANK WORLD_SIZE=$WORLD_SIZE LOCAL_RANK=$LOCAL_RANK MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT"'
-out=$(te_srun -t 60 --mpi=pmix -N2 --ntasks-per-node=2 bash -c "$show" 2>&1)
+out=$(te_srun -t 60 --mpi=pmix -N2 -w n1,n2 --ntasks-per-node=2 bash -c "$show" 2>&1)
 ok $? "a 2-node PMIx step runs with the packaged plugin" || diag "$out"
 is "$(grep -c 'RANK=' <<<"$out")" 4 "four tasks report" || diag "$out"
 is "$(awk '{ print $1 "=" substr($3, 6) }' <<<"$out" | sort | tr '\n' ' ')" "0=0 1=1 2=2 3=3 " \
@@ -135,7 +135,7 @@ out=$(te_srun -t 60 --mpi=pmix -N2 --ntasks-per-node=1 --train-nccl-heartbeat=60
 	sh -c 'command -v trainenv; trainenv env' 2>&1)
 ok $? "the packaged trainenv env runs in the tasks" || diag "$out"
 is "$(grep -c '^/usr/bin/trainenv$' <<<"$out")" 2 "from /usr/bin on both nodes"
-like "$out" "nccl-heartbeat.*600.*--train-nccl-heartbeat" "and reports the user's option" 
+is "$(grep -cE '^nccl-heartbeat += 600 +\(option: --train-nccl-heartbeat\)' <<<"$out")" 2 "and reports the user's option"
 
 out=$(te_srun -t 60 --mpi=pmix -N2 --ntasks-per-node=1 env -u PYTHONPATH -u TRAINENV_LIBRARY "$PY" -c '
 import trainenv
