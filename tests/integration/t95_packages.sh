@@ -39,7 +39,7 @@ for t in dpkg-buildpackage dh lintian rpmbuild rpmspec; do
 	command -v "$t" >/dev/null || bail_out "$t is missing: run tests/deps.sh (debhelper, lintian, rpm)"
 done
 
-plan 34
+plan 36
 
 work=$(mktemp -d /var/tmp/te-pkg.XXXXXX) || bail_out "no work directory"
 # The clone, its build and the logs: kept when something failed.
@@ -79,7 +79,7 @@ like "$dep" "slurm-wlm-basic-plugins \(>= ${slurm_mm}~\), slurm-wlm-basic-plugin
 out=$(lintian --pedantic -I "$work"/trainenv_*.changes 2>&1)
 ok "$(grep -c '^E: ' <<<"$out")" "lintian reports no error"
 diag "lintian: $(grep -cE '^W: ' <<<"$out") warnings, $(grep -cE '^[IP]: ' <<<"$out") notes"
-diag "$(grep -E '^[EWIP]: ' <<<"$out")"
+tags=$(grep -E '^[EWIP]: ' <<<"$out") && diag "$tags"
 
 # ---------------------------------------------------------------- RPM
 mkdir -p "$work/rpm/SOURCES"
