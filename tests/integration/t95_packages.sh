@@ -22,6 +22,17 @@ libtrainenv=/usr/lib/$multiarch/libtrainenv.so.0
 checkout=${TE_REAL_SRCDIR:-$(cd "$here/../.." && pwd -P)}
 PY=/usr/bin/python3
 
+# At exit, whatever happened: purge those of our packages dpkg knows.
+# shellcheck disable=SC2317 # called by te_on_exit
+_pkg_purge() {
+	local p st left=()
+	for p in "${debs[@]}"; do
+		st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) &&
+			[ "$st" != "unknown ok not-installed" ] && left+=("$p")
+	done
+	[ ${#left[@]} -eq 0 ] || dpkg --purge "${left[@]}" 2>&1 | sed 's/^/# exit: /'
+}
+
 if ! head=$(git -C "$checkout" rev-parse --verify -q HEAD 2>/dev/null); then
 	echo "1..0 # SKIP $checkout is not a git checkout: the packages are built from a clean clone of HEAD"
 	exit 0
@@ -43,6 +54,7 @@ plan 36
 
 work=$(mktemp -d /var/tmp/te-pkg.XXXXXX) || bail_out "no work directory"
 # The clone, its build and the logs: kept when something failed.
+# shellcheck disable=SC2016 # expanded at exit
 te_on_exit '[ "$_te_failed" -eq 0 ] && rm -rf "$work" || echo "# packaging logs kept in $work"'
 trap _te_exit EXIT
 trap '_te_signal INT 2' INT
@@ -102,14 +114,6 @@ like "$out" "^/usr/lib64/slurm/trainenv.so\$" "the RPM plugin goes where SchedMD
 # ---------------------------------------------------------------- install
 cluster_up --nodes 2 || bail_out "no cluster"
 te_on_exit _pkg_purge
-_pkg_purge() {
-	local p st left=()
-	for p in "${debs[@]}"; do
-		st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) &&
-			[ "$st" != "unknown ok not-installed" ] && left+=("$p")
-	done
-	[ ${#left[@]} -eq 0 ] || dpkg --purge "${left[@]}" 2>&1 | sed 's/^/# exit: /'
-}
 dpkg -i "${files[@]}" >"$work/dpkg-i.log" 2>&1
 ok $? "dpkg -i installs the five packages" || bail_out "$(tail -20 "$work/dpkg-i.log")"
 owned=$(dpkg -L "${debs[@]}" 2>/dev/null | sort -u)
