@@ -119,6 +119,7 @@ ok $? "dpkg -i installs the five packages" || bail_out "$(tail -20 "$work/dpkg-i
 owned=$(dpkg -L "${debs[@]}" 2>/dev/null | sort -u)
 
 set_plugstack "required $plugin"
+# shellcheck disable=SC2016 # expanded in the tasks
 show='echo "$SLURM_PROCID $(hostname) RANK=$RANK WORLD_SIZE=$WORLD_SIZE LOCAL_RANK=$LOCAL_RANK MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT"'
 out=$(te_srun -t 60 --mpi=pmix -N2 -w n1,n2 --ntasks-per-node=2 bash -c "$show" 2>&1)
 ok $? "a 2-node PMIx step runs with the packaged plugin" || diag "$out"
@@ -167,15 +168,15 @@ is "$(grep -c 'ncclCommInitAll: not found in any library loaded after trainenv-n
 set_plugstack
 dpkg --purge "${debs[@]}" >"$work/purge.log" 2>&1
 ok $? "dpkg --purge removes the five packages" || diag "$(cat "$work/purge.log")"
-left=$(dpkg-query -W -f='${Package} ${Status}\n' "${debs[@]}" 2>/dev/null | grep -v 'not-installed')
-is "$left" "" "dpkg knows none of them any more (not even their configuration)"
-left=$(while read -r f; do
-	[ -n "$f" ] && [ ! -d "$f" ] && [ -e "$f" -o -L "$f" ] && echo "$f"
+remains=$(dpkg-query -W -f='${Package} ${Status}\n' "${debs[@]}" 2>/dev/null | grep -v 'not-installed')
+is "$remains" "" "dpkg knows none of them any more (not even their configuration)"
+remains=$(while read -r f; do
+	[ -n "$f" ] && [ ! -d "$f" ] && { [ -e "$f" ] || [ -L "$f" ]; } && echo "$f"
 done <<<"$owned")
-is "$left" "" "none of their files is left"
-left=$(ls -d /usr/libexec/trainenv "/usr/lib/$multiarch/trainenv" /usr/include/trainenv \
+is "$remains" "" "none of their files is left"
+remains=$(ls -d /usr/libexec/trainenv "/usr/lib/$multiarch/trainenv" /usr/include/trainenv \
 	/usr/lib/python3/dist-packages/trainenv /usr/share/doc/trainenv* 2>/dev/null)
-is "$left" "" "nor their directories (the byte code of the module included)"
+is "$remains" "" "nor their directories (the byte code of the module included)"
 ldconfig -p | grep -q libtrainenv
 ok $((!$?)) "the dynamic linker's cache no longer has libtrainenv"
 out=$(te_srun -t 60 -N2 hostname 2>&1)
