@@ -75,6 +75,9 @@ static const char *const w_stall[] = { [TE_W_STALL_OFF] = "off", NULL };
 static const char *const w_skew_warn[] = {
 	[TE_W_SKEW_WARN_OFF] = "off", NULL
 };
+static const char *const w_fence_tree[] = {
+	[TE_W_FENCE_TREE_AUTO] = "auto", [TE_W_FENCE_TREE_OFF] = "off", NULL
+};
 static const char *const env_stall[] = { "TRAINENV_STALL", NULL };
 static const char *const w_requeue[] = { [TE_W_REQUEUE_OFF] = "off", NULL };
 static const char *const w_time_signal[] = {
@@ -407,6 +410,17 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 			"restarts in a row whose newest checkpoint did not "
 			"change (the job then ends with exit code 93; site "
 			"policy only)",
+		.flags = TE_F_NO_OPTION,
+	},
+	[TE_S_FENCE_TREE_MIN_NODES] = {
+		.name = "fence-tree-min-nodes", .type = TE_T_UINT,
+		.words = w_fence_tree, .lo = 1, .hi = 65535, .unit = "nodes",
+		.builtin = "auto", .arginfo = "auto|off|NODES",
+		.help = "srun sets SLURM_PMIX_FENCE=tree for a step of at "
+			"least this many nodes, ring below; auto: Slurm's "
+			"TreeWidth, under which the tree fence is no job-wide "
+			"barrier (a smaller value is raised to it); off: "
+			"always ring (site policy only)",
 		.flags = TE_F_NO_OPTION,
 	},
 	[TE_S_HELPER_DIR] = {

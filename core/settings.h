@@ -63,6 +63,7 @@ enum te_setting_id {
 	TE_S_REQUEUE_ON,	/* admin: node|any, what a requeue follows */
 	TE_S_REQUEUE_SIGNALS,	/* admin: signals that name a node's fault */
 	TE_S_REQUEUE_NO_PROGRESS,/* admin: N|off, restarts without progress */
+	TE_S_FENCE_TREE_MIN_NODES, /* admin: auto|off|N, SLURM_PMIX_FENCE=tree */
 	TE_S_HELPER_DIR,	/* admin only: where trainenv-rdzv lives */
 	TE_S_LIB_DIR,		/* admin only: trainenv-nccl.so */
 	TE_S_TEST_HOOKS,	/* admin only: honour TRAINENV_TEST_* (tests) */
@@ -114,6 +115,9 @@ enum te_w_requeue_on {				/* TE_S_REQUEUE_ON */
 	TE_W_REQUEUE_ON_NODE, TE_W_REQUEUE_ON_ANY
 };
 enum te_w_no_progress { TE_W_NO_PROGRESS_OFF };	/* TE_S_REQUEUE_NO_PROGRESS */
+enum te_w_fence_tree {				/* TE_S_FENCE_TREE_MIN_NODES */
+	TE_W_FENCE_TREE_AUTO, TE_W_FENCE_TREE_OFF
+};
 enum te_w_preflight {				/* TE_S_PREFLIGHT */
 	TE_W_PREFLIGHT_OFF, TE_W_PREFLIGHT_ON, TE_W_PREFLIGHT_VERBOSE
 };

@@ -18,6 +18,7 @@
 #include "hangup.h"
 #include "plugin.h"
 #include "portrange.h"
+#include "srun_fence.h"
 #include "rankenv.h"
 #include "strutil.h"
 #include "steprecord.h"
@@ -262,31 +263,31 @@ static int exit_watch_arm(spank_t sp)
 int te_srun_user_init(spank_t sp)
 {
 	char env[64], err[TE_ERR_MAX];
+	struct te_fence_choice fence;
 	uint16_t lo, hi;
-	int failrep, watch, recovery = 0;
+	int failrep, watch, fence_set, recovery = 0;
 
 	if (user_init_done++ || !te_plug.resolved)
 		return 0;
 	if (resolve_for_export(sp) < 0)
 		return -1;
+	/* Slurm's default (mixed) runs its tree algorithm for a fence without
+	 * data, which is no job-wide barrier on fewer nodes than TreeWidth,
+	 * and mixing the two algorithms made later clients' fences fail now
+	 * and then (docs/pmix.md): one algorithm for every fence of the
+	 * step, the tree where it is a barrier, the ring elsewhere. */
+	fence_set = te_submit_train_on() &&
+		    te_plug.cfg.v[TE_S_RDZV].word != TE_W_RDZV_COMPUTED &&
+		    te_srun_fence(sp, &fence) == 0;
 	if (te_plug.explain) {
 		te_submit_explain("step");
 		if (te_submit_train_on())
 			explain_launcher(sp);
+		if (fence_set)
+			fprintf(stderr, TE_PREFIX "fence: %s\n", fence.why);
 	}
 	if (te_submit_train_on() && pmix_notice() < 0)
 		return -1;
-	/* Slurm 22.05's mpi/pmix picks its tree algorithm for a fence
-	 * without data and its ring algorithm for one with data, per node;
-	 * seen with OpenPMIx 4.2.2: the tree fence returned on every node
-	 * whose own ranks had arrived without waiting for the other nodes,
-	 * and fences of later PMIx clients of a rank now and then failed
-	 * with UNPACK-PAST-END. The ring algorithm for every fence is a
-	 * real job-wide barrier. The user's (or site's) own value wins. */
-	if (te_submit_train_on() && te_plug.cfg.v[TE_S_RDZV].word != TE_W_RDZV_COMPUTED &&
-	    !getenv("SLURM_PMIX_FENCE") &&
-	    spank_setenv(sp, "SLURM_PMIX_FENCE", "ring", 0) != ESPANK_SUCCESS)
-		setenv("SLURM_PMIX_FENCE", "ring", 0);
 	if (!te_submit_train_on())
 		return 0;
 	rec.have = spank_get_item(sp, S_JOB_ID, &rec.job) == ESPANK_SUCCESS &&

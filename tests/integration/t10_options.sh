@@ -58,7 +58,7 @@ declare -A accepted=(
 )
 # Admin-only keys (no option), explained after the options.
 admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
-	requeue-signals requeue-no-progress helper-dir lib-dir test-hooks)
+	requeue-signals requeue-no-progress fence-tree-min-nodes helper-dir lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
 plan 140

@@ -161,6 +161,22 @@ static void test_policy_args(void)
 	is_int(policy("enforce=sighup sighup=default"), 0,
 	       "order of enforce and value does not matter");
 	is_str(pol.def[TE_S_SIGHUP].text, "default", "enforced admin value kept");
+
+	/* the fence key: admin only, auto|off|NODES */
+	is_int(policy("fence-tree-min-nodes=64"), 0, "fence-tree-min-nodes=64 parses");
+	ok(pol.def[TE_S_FENCE_TREE_MIN_NODES].word == TE_W_VALUE &&
+	   pol.def[TE_S_FENCE_TREE_MIN_NODES].num == 64, "64 is a node count");
+	is_int(policy("fence-tree-min-nodes=off"), 0, "fence-tree-min-nodes=off parses");
+	is_int(pol.def[TE_S_FENCE_TREE_MIN_NODES].word, TE_W_FENCE_TREE_OFF, "off is the word off");
+	is_int(policy("fence-tree-min-nodes=0"), -1, "fence-tree-min-nodes=0 refused");
+	like(err, "fence-tree-min-nodes: invalid value '0'; accepted: 1 to 65535 nodes, or auto or off",
+	     "the error names the key and the accepted values");
+	is_int(policy("fence-tree-min-nodes=tree"), -1, "a fence name is no value here");
+	ok(te_settings[TE_S_FENCE_TREE_MIN_NODES].flags & TE_F_NO_OPTION,
+	   "fence-tree-min-nodes is an admin-only key");
+	is_str(te_settings[TE_S_FENCE_TREE_MIN_NODES].builtin, "auto", "built-in: auto (TreeWidth)");
+	ok(TE_S_FENCE_TREE_MIN_NODES == TE_S_BARRIER_SKEW_WARN + 1,
+	   "listed right after barrier-skew-warn");
 }
 
 static int write_file(const char *path, const char *data, size_t len,
@@ -595,6 +611,8 @@ static void test_word_names(void)
 		{ TE_S_TOPOLOGY_CACHE, TE_W_PATH_OFF, "off" },
 		{ TE_S_RECORD_DIR, TE_W_PATH_OFF, "off" },
 		{ TE_S_BARRIER_SKEW_WARN, TE_W_SKEW_WARN_OFF, "off" },
+		{ TE_S_FENCE_TREE_MIN_NODES, TE_W_FENCE_TREE_AUTO, "auto" },
+		{ TE_S_FENCE_TREE_MIN_NODES, TE_W_FENCE_TREE_OFF, "off" },
 		{ TE_S_TEST_HOOKS, TE_W_ON, "on" },
 		{ TE_S_TEST_HOOKS, TE_W_OFF, "off" },
 	};
