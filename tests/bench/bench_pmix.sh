@@ -78,8 +78,9 @@ echo
 # rank 0's "median_us mean_us" per barrier
 run24() { srun --mpi=pmix -N3 --ntasks-per-node=8 --train-barrier=60 "$@" 2>/dev/null | tail -1; }
 # The baseline is the bare fence trainenv's barrier uses: without data,
-# Slurm's ring algorithm forced (SLURM_PMIX_FENCE=ring, set by the plugin;
-# without it Slurm's tree fence is no job-wide barrier, docs/pmix.md).
+# Slurm's ring algorithm (SLURM_PMIX_FENCE=ring, set by the plugin on 3
+# nodes, fewer than TreeWidth: there Slurm's tree fence is no job-wide
+# barrier, docs/pmix.md; tests/bench/bench_fence.sh times the tree).
 bare=$(run24 ./bare_fence "$iters")
 bare_collect=$(run24 ./bare_fence "$iters" collect)
 held=$(run24 ./bench_barrier "$iters" held)
