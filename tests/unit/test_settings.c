@@ -175,8 +175,10 @@ static void test_policy_args(void)
 	ok(te_settings[TE_S_FENCE_TREE_MIN_NODES].flags & TE_F_NO_OPTION,
 	   "fence-tree-min-nodes is an admin-only key");
 	is_str(te_settings[TE_S_FENCE_TREE_MIN_NODES].builtin, "auto", "built-in: auto (TreeWidth)");
-	ok(TE_S_FENCE_TREE_MIN_NODES == TE_S_BARRIER_SKEW_WARN + 1,
-	   "listed right after barrier-skew-warn");
+	ok(TE_S_FENCE_TREE_MIN_NODES == TE_S_REQUEUE_NO_PROGRESS + 1,
+	   "listed after the other admin policy keys, before helper-dir");
+	ok(TE_S_HELPER_DIR == TE_S_FENCE_TREE_MIN_NODES + 1,
+	   "  and helper-dir right after it");
 }
 
 static int write_file(const char *path, const char *data, size_t len,
