@@ -141,7 +141,8 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 		if (is_min || is_max) {
 			uint64_t n;
 
-			if (te_settings[id].type != TE_T_UINT)
+			if (te_settings[id].type != TE_T_UINT &&
+			    te_settings[id].type != TE_T_SIGAT)
 				return te_err(err, errlen, "%s: %s.%s: only "
 					      "numeric settings have bounds",
 					      where, key, is_min ? "min" : "max");

@@ -93,7 +93,7 @@ int te_rdzv_args_parse(int argc, char **argv, struct te_rdzv_opts *o,
 	o->port_lo = 20000;
 	o->port_hi = 29999;
 	o->vcheck = TE_W_VCHECK_WARN;
-	o->tree_width = TE_TREE_WIDTH_DEFAULT;
+	o->tree_width = TE_LAUNCH_TREE_WIDTH_DEFAULT;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 

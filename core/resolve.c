@@ -213,7 +213,7 @@ int te_config_decode(struct te_config *cfg, const char *s, char *err,
 	memset(cfg, 0, sizeof(*cfg));
 	for (int i = 0; i < TE_S_COUNT; i++)
 		cfg->v[i].word = TE_W_VALUE;
-	if (te_strnlen_cap(s, 256 * 1024) > 256 * 1024)
+	if (te_strnlen_cap(s, TE_SETTINGS_ENV_MAX) > TE_SETTINGS_ENV_MAX)
 		return te_err(err, errlen, "%s is too long", TE_SETTINGS_ENV);
 	while (*s) {
 		const char *end = strchr(s, ' '), *f[4];

@@ -24,6 +24,12 @@ struct te_spawn_out {
  * PATH directories (NULL or empty PATH: /usr/bin:/bin). 0, or -1. */
 int te_find_program(const char *name, char *path, size_t len);
 
+/* envp with one variable set to another value: a new array (the strings
+ * are envp's, and assignment, which must stay valid) where assignment
+ * ("NAME=VALUE") takes the place of NAME's entries, or is added at the
+ * end. NULL when out of memory. Free the array only. */
+char **te_env_with(char *const envp[], const char *assignment);
+
 #define TE_SPAWN_STDERR 1u
 int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 		     int timeout_ms, unsigned flags, char *buf, size_t cap,

@@ -75,7 +75,20 @@ static const char *const w_stall[] = { [TE_W_STALL_OFF] = "off", NULL };
 static const char *const w_skew_warn[] = {
 	[TE_W_SKEW_WARN_OFF] = "off", NULL
 };
+static const char *const w_fence_tree[] = {
+	[TE_W_FENCE_TREE_AUTO] = "auto", [TE_W_FENCE_TREE_OFF] = "off", NULL
+};
 static const char *const env_stall[] = { "TRAINENV_STALL", NULL };
+static const char *const w_requeue[] = { [TE_W_REQUEUE_OFF] = "off", NULL };
+static const char *const w_time_signal[] = {
+	[TE_W_TIME_SIGNAL_OFF] = "off", NULL
+};
+static const char *const w_requeue_on[] = {
+	[TE_W_REQUEUE_ON_NODE] = "node", [TE_W_REQUEUE_ON_ANY] = "any", NULL
+};
+static const char *const w_no_progress[] = {
+	[TE_W_NO_PROGRESS_OFF] = "off", NULL
+};
 static const char *const w_preflight[] = {
 	[TE_W_PREFLIGHT_OFF] = "off", [TE_W_PREFLIGHT_ON] = "on",
 	[TE_W_PREFLIGHT_VERBOSE] = "verbose", NULL
@@ -329,10 +342,28 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 			"stops calling it for SECONDS triggers the hang report "
 			"and the exit-action, as exit-grace does",
 	},
+	[TE_S_REQUEUE] = {
+		.name = "requeue", .type = TE_T_UINT, .words = w_requeue,
+		.lo = 1, .hi = 1000, .unit = "restarts", .builtin = "off",
+		.arginfo = "N|off",
+		.help = "batch jobs: when a step fails because of a node (GPU "
+			"pre-flight, a node lost, a rank killed by a signal the "
+			"site lists, a hang past exit-grace), requeue the job "
+			"without that node, at most N times",
+	},
+	[TE_S_TIME_SIGNAL] = {
+		.name = "time-signal", .type = TE_T_SIGAT,
+		.words = w_time_signal, .lo = 1, .hi = 7 * 86400,
+		.unit = "seconds", .builtin = "off",
+		.arginfo = "SIG@SECONDS|off",
+		.help = "every task gets SIG (USR1, USR2, TERM or INT) SECONDS "
+			"before the job's time limit, e.g. to save a checkpoint; "
+			"the job's own --signal wins unless enforced",
+	},
 	[TE_S_LIB_DIR] = {
 		.name = "lib-dir", .type = TE_T_PATH,
-		.builtin = TE_LIBDIR, .arginfo = "DIR",
-		.help = "directory of libtrainenv and the NCCL preload library "
+		.builtin = TE_PKGLIBDIR, .arginfo = "DIR",
+		.help = "directory of the NCCL preload library "
 			"trainenv-nccl.so (site policy only)",
 		.flags = TE_F_NO_OPTION,
 	},
@@ -353,6 +384,43 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 			"SECONDS or more after the first, rank 0's task names "
 			"that node and the delay in one line (always with "
 			"--train-explain; site policy only)",
+		.flags = TE_F_NO_OPTION,
+	},
+	[TE_S_REQUEUE_ON] = {
+		.name = "requeue-on", .type = TE_T_ENUM, .words = w_requeue_on,
+		.builtin = "node", .arginfo = "node|any",
+		.help = "what --train-requeue follows: node: failures trainenv "
+			"attributes to a node; any: also a program's own error "
+			"exit (site policy only)",
+		.flags = TE_F_NO_OPTION,
+	},
+	[TE_S_REQUEUE_SIGNALS] = {
+		.name = "requeue-signals", .type = TE_T_SIGLIST,
+		.words = w_none, .builtin = "BUS", .arginfo = "none|SIG,...",
+		.help = "a rank killed by one of these signals counts as its "
+			"node's fault for --train-requeue (BUS, SEGV, ILL, FPE, "
+			"ABRT, SYS, KILL; site policy only)",
+		.flags = TE_F_NO_OPTION,
+	},
+	[TE_S_REQUEUE_NO_PROGRESS] = {
+		.name = "requeue-no-progress", .type = TE_T_UINT,
+		.words = w_no_progress, .lo = 1, .hi = 1000,
+		.unit = "restarts", .builtin = "2", .arginfo = "N|off",
+		.help = "with --train-checkpoint-dir, stop requeueing after N "
+			"restarts in a row whose newest checkpoint did not "
+			"change (the job then ends with exit code 93; site "
+			"policy only)",
+		.flags = TE_F_NO_OPTION,
+	},
+	[TE_S_FENCE_TREE_MIN_NODES] = {
+		.name = "fence-tree-min-nodes", .type = TE_T_UINT,
+		.words = w_fence_tree, .lo = 1, .hi = 65535, .unit = "nodes",
+		.builtin = "auto", .arginfo = "auto|off|NODES",
+		.help = "srun sets SLURM_PMIX_FENCE=tree for a step of at "
+			"least this many nodes, ring below; auto: Slurm's "
+			"TreeWidth, under which the tree fence is no job-wide "
+			"barrier (a smaller value is raised to it); off: "
+			"always ring (site policy only)",
 		.flags = TE_F_NO_OPTION,
 	},
 	[TE_S_LAUNCH_TREE_WIDTH] = {
@@ -445,9 +513,10 @@ void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
 			    (unsigned long long)lo, (unsigned long long)hi);
 		return;
 	case TE_T_SIGLIST:
-		te_strlcpy(buf, "none, or a comma-separated list of PIPE, TTIN, "
-			   "TTOU, XFSZ, WINCH, URG", len);
+		te_snprintf(buf, len, "none, or a comma-separated list of %s",
+			    te_siglist_names(id));
 		return;
+	case TE_T_SIGAT:
 	case TE_T_UINT:
 		if (pol && pol->has_min[id] && pol->min[id] > lo) {
 			lo = pol->min[id];
@@ -457,7 +526,9 @@ void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
 			hi = pol->max[id];
 			bounded = 1;
 		}
-		te_snprintf(buf, len, "%llu to %llu%s%s%s",
+		te_snprintf(buf, len, "%s%llu to %llu%s%s%s",
+			    s->type == TE_T_SIGAT ? "SIG@SECONDS with SIG one "
+			    "of USR1, USR2, TERM, INT and SECONDS " : "",
 			    (unsigned long long)lo, (unsigned long long)hi,
 			    s->unit ? " " : "", s->unit ? s->unit : "",
 			    bounded ? " (site bounds)" : "");

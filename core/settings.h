@@ -53,14 +53,20 @@ enum te_setting_id {
 	TE_S_EXIT_GRACE,	/* SECONDS|off: the others' time after a first exit */
 	TE_S_EXIT_ACTION,	/* report|term|kill: past the exit grace */
 	TE_S_STALL,		/* SECONDS|off: a rank's heartbeat's age */
+	TE_S_REQUEUE,		/* N|off: requeue without a failed node */
+	TE_S_TIME_SIGNAL,	/* SIG@SECONDS|off: before the time limit */
 	/* admin-only keys (no user option) */
 	TE_S_BIND_TOPOLOGY,	/* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	/* admin: DIR|off, per-boot topology cache */
 	TE_S_RECORD_DIR,	/* admin: DIR|off, the steps' JSON records */
 	TE_S_BARRIER_SKEW_WARN,	/* admin: SECONDS|off, the slow node's line */
+	TE_S_REQUEUE_ON,	/* admin: node|any, what a requeue follows */
+	TE_S_REQUEUE_SIGNALS,	/* admin: signals that name a node's fault */
+	TE_S_REQUEUE_NO_PROGRESS,/* admin: N|off, restarts without progress */
+	TE_S_FENCE_TREE_MIN_NODES, /* admin: auto|off|N, SLURM_PMIX_FENCE=tree */
 	TE_S_LAUNCH_TREE_WIDTH,	/* admin: K, children per helper at launch */
 	TE_S_HELPER_DIR,	/* admin only: where trainenv-rdzv lives */
-	TE_S_LIB_DIR,		/* admin only: libtrainenv, trainenv-nccl.so */
+	TE_S_LIB_DIR,		/* admin only: trainenv-nccl.so */
 	TE_S_TEST_HOOKS,	/* admin only: honour TRAINENV_TEST_* (tests) */
 	TE_S_COUNT
 };
@@ -83,7 +89,8 @@ enum te_w_async {				/* TE_S_NCCL_ASYNC_ERRORS */
 enum te_w_launcher {				/* TE_S_LAUNCHER */
 	TE_W_LAUNCHER_AUTO, TE_W_LAUNCHER_TASK, TE_W_LAUNCHER_TORCHRUN
 };
-enum te_w_siglist { TE_W_SIGLIST_NONE };	/* TE_S_IGNORE_SIGNALS */
+enum te_w_siglist { TE_W_SIGLIST_NONE };	/* TE_S_IGNORE_SIGNALS,
+						   TE_S_REQUEUE_SIGNALS */
 enum te_w_path { TE_W_PATH_OFF };	/* TE_S_TOPOLOGY_CACHE, _RECORD_DIR */
 enum te_w_barrier {				/* TE_S_BARRIER */
 	TE_W_BARRIER_OFF, TE_W_BARRIER_FIRST_COLLECTIVE
@@ -103,6 +110,15 @@ enum te_w_exit_action {				/* TE_S_EXIT_ACTION */
 };
 enum te_w_stall { TE_W_STALL_OFF };		/* TE_S_STALL */
 enum te_w_skew_warn { TE_W_SKEW_WARN_OFF };	/* TE_S_BARRIER_SKEW_WARN */
+enum te_w_requeue { TE_W_REQUEUE_OFF };		/* TE_S_REQUEUE */
+enum te_w_time_signal { TE_W_TIME_SIGNAL_OFF };	/* TE_S_TIME_SIGNAL */
+enum te_w_requeue_on {				/* TE_S_REQUEUE_ON */
+	TE_W_REQUEUE_ON_NODE, TE_W_REQUEUE_ON_ANY
+};
+enum te_w_no_progress { TE_W_NO_PROGRESS_OFF };	/* TE_S_REQUEUE_NO_PROGRESS */
+enum te_w_fence_tree {				/* TE_S_FENCE_TREE_MIN_NODES */
+	TE_W_FENCE_TREE_AUTO, TE_W_FENCE_TREE_OFF
+};
 enum te_w_preflight {				/* TE_S_PREFLIGHT */
 	TE_W_PREFLIGHT_OFF, TE_W_PREFLIGHT_ON, TE_W_PREFLIGHT_VERBOSE
 };
@@ -115,6 +131,9 @@ enum te_type {
 			   of words[] (e.g. "off") */
 	TE_T_RANGE,	/* "LO-HI" with lo <= LO <= HI <= hi; num = LO, num2 = HI */
 	TE_T_SIGLIST,	/* "none" or signal names "PIPE,TTIN"; num = bit mask */
+	TE_T_SIGAT,	/* "SIG@SECONDS", SIG one of USR1 USR2 TERM INT, SECONDS
+			   in [lo, hi], or one of words[]; num = SECONDS,
+			   num2 = the signal's number */
 };
 
 enum te_source {
@@ -181,6 +200,9 @@ void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
  * which the caller knows) and returns -1. */
 int te_value_parse(int id, const char *text, int from_env, struct te_value *v,
 		   char *err, size_t errlen);
+
+/* "PIPE, TTIN, ..." : the signal names a TE_T_SIGLIST setting accepts. */
+const char *te_siglist_names(int id);
 
 /* Text to write into the job environment for a value (e.g. "1" for "on"). */
 const char *te_value_env_text(int id, const struct te_value *v);
@@ -273,6 +295,9 @@ int te_config_decode(struct te_config *cfg, const char *s, char *err,
 		     size_t errlen);
 
 #define TE_SETTINGS_ENV "TRAINENV_SETTINGS"
+/* Its longest accepted value (te_config_decode): far more than a value slot
+ * (TE_VALUE_SLOT_SIZE), so readers hold it in a buffer of its own. */
+#define TE_SETTINGS_ENV_MAX (256 * 1024)
 
 /* Reads an inherited TRAINENV_SETTINGS (if any) through getenv_fn: 0, or
  * -1 when there is none or it cannot be read. */

@@ -129,3 +129,10 @@ int te_srun_reads_stdin(int argc, char *const *argv)
 			return 0;
 	return 1;	/* a task number */
 }
+
+int te_srun_asks_signal(int argc, char *const *argv)
+{
+	const char *v;
+
+	return own_option(argc, argv, "signal", 0, &v);
+}

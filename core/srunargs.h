@@ -9,4 +9,7 @@ int te_srun_asks_pty(int argc, char *const *argv);
  * "all" or a task number), 0 when the input is "none" or a file. */
 int te_srun_reads_stdin(int argc, char *const *argv);
 
+/* 1 when srun's own options ask for --signal. */
+int te_srun_asks_signal(int argc, char *const *argv);
+
 #endif

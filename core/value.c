@@ -100,6 +100,48 @@ static int range_parse(const struct te_setting *s, const char *text,
 	return 0;
 }
 
+/* "USR1@100": the signals a training program can catch to save a
+ * checkpoint; never KILL or STOP (nothing to catch) nor one the tasks may
+ * be told to ignore. The "SIG" prefix is accepted, the text is canonical. */
+static int sigat_parse(const struct te_setting *s, const char *text,
+		       struct te_value *v)
+{
+	static const struct { const char *name; int num; } sigs[] = {
+		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
+		{ "TERM", SIGTERM }, { "INT", SIGINT },
+	};
+	const char *at = strchr(text, '@');
+	char name[8];
+	size_t n, i;
+	uint64_t secs;
+
+	if (!at)
+		return -1;
+	n = (size_t)(at - text);
+	if (n >= 3 && strncmp(text, "SIG", 3) == 0) {
+		text += 3;
+		n -= 3;
+	}
+	if (n == 0 || n >= sizeof(name))
+		return -1;
+	memcpy(name, text, n);
+	name[n] = 0;
+	if (te_parse_u64(at + 1, UINT64_MAX, &secs) < 0 || secs < s->lo ||
+	    secs > s->hi)
+		return -1;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (strcmp(name, sigs[i].name) == 0) {
+			v->set = 1;
+			v->num = secs;
+			v->num2 = (uint64_t)sigs[i].num;
+			v->word = TE_W_VALUE;
+			te_snprintf(v->text, sizeof(v->text), "%s@%llu",
+				    sigs[i].name, (unsigned long long)secs);
+			return 0;
+		}
+	return -1;
+}
+
 /* Signals a task may be told to start with ignored. SIGUSR1/SIGUSR2 are
  * refused on purpose: PyTorch Lightning and submitit install their requeue
  * and checkpoint handlers only when the signal is not already ignored. */
@@ -111,9 +153,30 @@ static const struct {
 	{ "XFSZ", SIGXFSZ }, { "WINCH", SIGWINCH }, { "URG", SIGURG },
 };
 
-static int siglist_parse(const char *text, struct te_value *v, char *err,
-			 size_t errlen)
+/* Signals that --train-requeue may take for a node's fault (requeue-signals):
+ * the kernel kills with SIGBUS on an uncorrectable memory error; the others
+ * a site may list when its hardware shows that way. */
+static const struct {
+	const char *name;
+	int num;
+} fault_sigs[] = {
+	{ "BUS", SIGBUS }, { "SEGV", SIGSEGV }, { "ILL", SIGILL },
+	{ "FPE", SIGFPE }, { "ABRT", SIGABRT }, { "SYS", SIGSYS },
+	{ "KILL", SIGKILL },
+};
+
+const char *te_siglist_names(int id)
 {
+	return id == TE_S_REQUEUE_SIGNALS ? "BUS, SEGV, ILL, FPE, ABRT, SYS, KILL"
+					  : "PIPE, TTIN, TTOU, XFSZ, WINCH, URG";
+}
+
+static int siglist_parse(int id, const char *text, struct te_value *v,
+			 char *err, size_t errlen)
+{
+	int faults = id == TE_S_REQUEUE_SIGNALS;
+	size_t ntab = faults ? sizeof(fault_sigs) / sizeof(fault_sigs[0])
+			     : sizeof(ignorable) / sizeof(ignorable[0]);
 	char buf[256], *save = NULL, *tok, q[64];
 	uint64_t mask = 0;
 
@@ -127,15 +190,25 @@ static int siglist_parse(const char *text, struct te_value *v, char *err,
 
 		if (strncasecmp(n, "SIG", 3) == 0)
 			n += 3;
-		for (i = 0; i < sizeof(ignorable) / sizeof(ignorable[0]); i++)
-			if (strcasecmp(n, ignorable[i].name) == 0) {
-				mask |= 1ULL << ignorable[i].num;
+		for (i = 0; i < ntab; i++) {
+			const char *name = faults ? fault_sigs[i].name
+						  : ignorable[i].name;
+			int num = faults ? fault_sigs[i].num : ignorable[i].num;
+
+			if (strcasecmp(n, name) == 0) {
+				mask |= 1ULL << num;
 				found = 1;
 			}
+		}
 		if (found)
 			continue;
 		te_quote(q, sizeof(q), tok);
-		if (!strcasecmp(n, "USR1") || !strcasecmp(n, "USR2"))
+		if (faults)
+			te_snprintf(err, errlen, "'%s' is not a signal that "
+				    "names a node's fault; accepted: none, or "
+				    "a comma-separated list of %s", q,
+				    te_siglist_names(id));
+		else if (!strcasecmp(n, "USR1") || !strcasecmp(n, "USR2"))
 			te_snprintf(err, errlen, "'%s' may not be ignored: "
 				    "PyTorch Lightning and submitit skip their "
 				    "requeue and checkpoint handlers when "
@@ -151,16 +224,20 @@ static int siglist_parse(const char *text, struct te_value *v, char *err,
 	}
 	if (!mask)
 		return te_err(err, errlen, "empty signal list; accepted: none, "
-			      "or a comma-separated list of PIPE, TTIN, TTOU, "
-			      "XFSZ, WINCH, URG");
+			      "or a comma-separated list of %s",
+			      te_siglist_names(id));
 	v->set = 1;
 	v->word = TE_W_VALUE;
 	v->num = mask;
 	v->text[0] = '\0';
-	for (size_t i = 0; i < sizeof(ignorable) / sizeof(ignorable[0]); i++)
-		if (mask & (1ULL << ignorable[i].num))
+	for (size_t i = 0; i < ntab; i++) {
+		const char *name = faults ? fault_sigs[i].name : ignorable[i].name;
+		int num = faults ? fault_sigs[i].num : ignorable[i].num;
+
+		if (mask & (1ULL << num))
 			te_appendf(v->text, sizeof(v->text), "%s%s",
-				   v->text[0] ? "," : "", ignorable[i].name);
+				   v->text[0] ? "," : "", name);
+	}
 	return 0;
 }
 
@@ -240,12 +317,20 @@ int te_value_parse_pol(int id, const char *text, int from_env,
 		if (range_parse(s, text, v) == 0)
 			return 0;
 		break;
+	case TE_T_SIGAT:
+		if ((w = word_index(s->words, text)) >= 0) {
+			set_word(s, v, w);
+			return 0;
+		}
+		if (sigat_parse(s, text, v) == 0)
+			return 0;
+		break;
 	case TE_T_SIGLIST:
 		if ((w = word_index(s->words, text)) >= 0) {
 			set_word(s, v, w);
 			return 0;
 		}
-		return siglist_parse(text, v, err, errlen);
+		return siglist_parse(id, text, v, err, errlen);
 	}
 	{
 		char q[96];
@@ -278,7 +363,8 @@ int te_value_check_bounds(const struct te_policy *pol, int id,
 {
 	char acc[256];
 
-	if (!pol || te_settings[id].type != TE_T_UINT || v->word != TE_W_VALUE)
+	if (!pol || (te_settings[id].type != TE_T_UINT &&
+		     te_settings[id].type != TE_T_SIGAT) || v->word != TE_W_VALUE)
 		return 0;
 	if ((pol->has_min[id] && v->num < pol->min[id]) ||
 	    (pol->has_max[id] && v->num > pol->max[id])) {

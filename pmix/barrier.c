@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "barrier_int.h"
+#include "fence_choice.h"
 #include "rdzv_proto.h"
 #include "strutil.h"
 
@@ -40,14 +41,13 @@ void fail_text(char *dst, size_t size, const char *why)
 		dst[TE_FAIL_TEXT_MAX] = '\0';
 }
 
-static int fence_ring = -1;
+static int fence_nodata = -1;
 
 struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 				      const struct te_barrier_opts *o,
 				      char *err, size_t errlen)
 {
 	struct te_barrier *b = calloc(1, sizeof(*b));
-	const char *s;
 	size_t i;
 
 	if (!b) {
@@ -113,18 +113,18 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 		return NULL;
 	}
 	/* On Slurm 22.05 (verified with OpenPMIx 4.2.2) a fence without data
-	 * takes Slurm's tree algorithm unless the ring one is forced
-	 * (SLURM_PMIX_FENCE=ring, which the plugin sets for the step), and
-	 * the tree fence returned on every node whose own ranks had all
-	 * arrived, without waiting for the other nodes. With the ring forced
-	 * a fence without data is a job-wide barrier (and 4x faster than one
-	 * with data); otherwise every rank puts a value and the fence
-	 * collects it, which Slurm runs as a ring. */
-	if (fence_ring < 0) {	/* the step's setting: looked at once */
-		s = getenv("SLURM_PMIX_FENCE");
-		fence_ring = s && !strcmp(s, "ring");
-	}
-	b->collect = !fence_ring;
+	 * takes Slurm's tree algorithm unless the ring one is forced, and the
+	 * tree fence is a job-wide barrier only on at least TreeWidth nodes
+	 * (below, every node lets its own ranks go). srun sets
+	 * SLURM_PMIX_FENCE for the step (ring, or tree from TreeWidth on)
+	 * and says so in TRAINENV_FENCE: then a fence without data is a
+	 * barrier (and 4x faster than one with data). Otherwise every rank
+	 * puts a value and the fence collects it, which Slurm's default runs
+	 * as a ring (core/fence_choice.h). */
+	if (fence_nodata < 0)	/* the step's setting: looked at once */
+		fence_nodata = te_fence_nodata_barrier(
+			getenv(TE_FENCE_ENV), getenv(TE_FENCE_DECIDED_ENV));
+	b->collect = !fence_nodata;
 	if (!o->coordinated && b->collect) {
 		char key[32];
 

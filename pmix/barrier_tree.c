@@ -103,7 +103,7 @@ int tree_setup(struct te_barrier *b, unsigned k, int followers, char *err,
 		b->sum_ms = TREE_SUM_MS;
 	if (b->sum_ms > TREE_SUM_MAX_MS)
 		b->sum_ms = TREE_SUM_MAX_MS;
-	b->k = k < TE_TREE_WIDTH_MIN ? TE_TREE_WIDTH_DEFAULT : k;
+	b->k = k < TE_TREE_WIDTH_MIN ? TE_LAUNCH_TREE_WIDTH_DEFAULT : k;
 	b->my_node = te_procmap_node_of(&b->map, me);
 	b->my_index = te_tree_index_of(&b->map, b->my_node);
 	lead = b->map.node_lead[b->my_node];

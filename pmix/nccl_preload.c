@@ -96,11 +96,13 @@ static void trace(const char *event, const char *what)
 
 typedef int (*barrier_fn)(double, char *, size_t);
 
-/* libtrainenv next to this library (same install or build directory):
- * the path comes from where this library was loaded, not from anything
- * the user sets. */
+/* libtrainenv next to this library (the build tree, or a site's lib-dir
+ * that holds both), else the installed one (LIBDIR; this library itself is
+ * installed in LIBDIR/trainenv): the path comes from where this library
+ * was loaded and from the build, never from anything the user sets. */
 static barrier_fn load_barrier(char *err, size_t errlen)
 {
+	static const char installed[] = TE_LIBDIR "/libtrainenv.so.0";
 	Dl_info info;
 	char dir[4096], path[4200];
 	void *h;
@@ -113,6 +115,8 @@ static barrier_fn load_barrier(char *err, size_t errlen)
 	}
 	strcpy(dir, info.dli_fname);
 	snprintf(path, sizeof(path), "%s/libtrainenv.so.0", dirname(dir));
+	if (access(path, F_OK) < 0)
+		snprintf(path, sizeof(path), "%s", installed);
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		snprintf(err, errlen, "cannot load %s: %s", path, dlerror());

@@ -4,13 +4,29 @@
  * again there against the policy of the node. */
 #include "config.h"
 
+#include <stdlib.h>
+
+#include "hangup.h"
 #include "plugin.h"
+#include "recovery.h"
+#include "srunargs.h"
 #include "submit.h"
 
 int te_alloc_post_opt(spank_t sp)
 {
+	char **argv = NULL;
+	int argc;
+
+	(void)sp;
 	if (te_submit_resolve() < 0)
 		return -1;
 	te_submit_explain("job");
+	/* Slurm 22.05 does not show a job's own --signal to its steps: the
+	 * job's environment says so, for --train-time-signal (srun). sbatch
+	 * takes --signal as srun does; its #SBATCH lines are not seen. */
+	argc = te_srun_argv(&argv);
+	if (getenv("SBATCH_SIGNAL") || getenv("SALLOC_SIGNAL") ||
+	    te_srun_asks_signal(argc, argv))
+		setenv(TE_JOB_SIGNAL_ENV, "1", 1);
 	return 0;
 }

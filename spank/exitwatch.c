@@ -8,9 +8,12 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <slurm/slurm.h>
 
 #include "exitwatch.h"
 #include "plugin.h"
@@ -29,8 +32,70 @@ static struct {
 	char job_step[32], grace[16], stall[16], action[16];
 	char helper[TE_VALUE_MAX + 32];
 	char record_dir[TE_VALUE_MAX + 1];
+	char stall_node[sizeof(((struct te_failrep *)0)->node)];
 	pid_t pid;
+	uint32_t job, step;
+	/* nodes a task of which has ended (each node tells its first end):
+	 * the hang is blamed on the one node that has none */
+	char ended[TE_EXITWATCH_NODES][sizeof(((struct te_failrep *)0)->node)];
+	int nended, ended_full;
+	char hang_node[sizeof(((struct te_failrep *)0)->node)];
 } ew;
+
+static void note_ended(const char *node)
+{
+	int i;
+
+	for (i = 0; i < ew.nended; i++)
+		if (!strcmp(ew.ended[i], node))
+			return;
+	if (ew.nended == TE_EXITWATCH_NODES) {
+		ew.ended_full = 1;
+		return;
+	}
+	te_strlcpy(ew.ended[ew.nended++], node, sizeof(ew.ended[0]));
+}
+
+static int has_ended(const char *node)
+{
+	int i;
+
+	for (i = 0; i < ew.nended; i++)
+		if (!strcmp(ew.ended[i], node))
+			return 1;
+	return 0;
+}
+
+/* At the report: the one node of the step none of whose tasks has ended
+ * (the step's layout from slurmctld), or the stalled rank's node. */
+static void find_hang_node(void)
+{
+	slurm_step_layout_t *l;
+	slurm_step_id_t id = { .job_id = ew.job, .step_id = ew.step,
+			       .step_het_comp = NO_VAL };
+	hostlist_t hl;
+	char *h;
+	int still = 0;
+
+	ew.hang_node[0] = 0;
+	if (ew.stall_ms) {
+		te_strlcpy(ew.hang_node, ew.stall_node, sizeof(ew.hang_node));
+		return;
+	}
+	if (ew.ended_full || !(l = slurm_job_step_layout_get(&id)))
+		return;
+	hl = l->node_list ? slurm_hostlist_create(l->node_list) : NULL;
+	while (hl && (h = slurm_hostlist_shift(hl))) {
+		if (!has_ended(h) && still++ == 0)
+			te_strlcpy(ew.hang_node, h, sizeof(ew.hang_node));
+		free(h);
+	}
+	if (hl)
+		slurm_hostlist_destroy(hl);
+	slurm_job_step_layout_free(l);
+	if (still != 1)
+		ew.hang_node[0] = 0;
+}
 
 int te_exitwatch_arm(uint32_t job, uint32_t step, unsigned grace_s,
 		     unsigned stall_s, const char *action, const char *helper,
@@ -49,13 +114,19 @@ int te_exitwatch_arm(uint32_t job, uint32_t step, unsigned grace_s,
 		       sizeof(ew.record_dir)) >= sizeof(ew.record_dir))
 		return -1;
 	ew.grace_s = grace_s;
+	ew.job = job;
+	ew.step = step;
 	ew.armed = 1;
 	return 0;
 }
 
 void te_exitwatch_task_exit(const struct te_failrep *r, int64_t now_ms)
 {
-	if (!ew.armed || !ew.grace_s || ew.first_ms)
+	if (!ew.armed || !ew.grace_s)
+		return;
+	if (!r->resumed && !r->stalled && !r->launched)
+		note_ended(r->node);
+	if (ew.first_ms)
 		return;
 	ew.first_ms = now_ms ? now_ms : 1;
 	ew.first = *r;
@@ -72,6 +143,7 @@ void te_exitwatch_stall(const struct te_failrep *r, int64_t now_ms)
 	if (!ew.armed || ew.stall_ms)
 		return;
 	ew.stall_ms = now_ms ? now_ms : 1;
+	te_strlcpy(ew.stall_node, r->node, sizeof(ew.stall_node));
 	te_snprintf(ew.why, sizeof(ew.why), "rank %u on %s sent no heartbeat "
 		    "for %d s (--train-stall=%s)", r->rank, r->node, r->value,
 		    ew.stall);
@@ -105,6 +177,7 @@ void te_exitwatch_fire(int64_t now_ms)
 	if (!te_exitwatch_due() || ew.fired)
 		return;
 	ew.fired = 1;
+	find_hang_node();
 	if (!ew.stall_ms) {
 		te_strlcpy(ew.why_opt, "--first-exit", sizeof(ew.why_opt));
 		if (ew.first.ended)
@@ -156,6 +229,11 @@ void te_exitwatch_disarm(void)
 {
 	ew.armed = 0;
 	te_exitwatch_reap();
+}
+
+const char *te_exitwatch_hang_node(void)
+{
+	return ew.fired && ew.hang_node[0] ? ew.hang_node : NULL;
 }
 
 const char *te_exitwatch_fired(void)

@@ -39,6 +39,11 @@ void te_exitwatch_disarm(void);
 /* Reaps the report's process once it has ended (never waits); 1 while it
  * still runs. */
 int te_exitwatch_reap(void);
+/* The report ran and every rank still running was on one node (the only
+ * node none of whose tasks had ended; a stalled rank's node): its name,
+ * for --train-requeue; else NULL. */
+#define TE_EXITWATCH_NODES 4096		/* nodes whose ends are told apart */
+const char *te_exitwatch_hang_node(void);
 /* Why the hang report ran, or NULL when it did not. */
 const char *te_exitwatch_fired(void);
 

@@ -20,6 +20,7 @@
 
 #include "exitwatch.h"
 #include "failrep_net.h"
+#include "srun_recovery.h"
 #include "strutil.h"
 #include "sysutil.h"
 
@@ -43,6 +44,8 @@ static struct {
 	int grace_ms;		/* set by finish before it wakes the thread */
 	int print_failures;	/* failure-report=on (else only exits count) */
 	int has_launch;		/* rank 0's helper told the launch timeline */
+	struct te_failrep kept[TE_FAILREP_KEEP];	/* for --train-requeue */
+	int nkept;
 	struct te_launch_skew launch;
 } fr = { .lfd = -1, .wake = { -1, -1 } };
 
@@ -118,7 +121,11 @@ static void on_report(const struct te_failrep *r, void *ctx)
 		return;
 	}
 	te_exitwatch_task_exit(r, te_now_ms());
-	if (!fr.print_failures || (!r->signaled && r->value == 0))
+	if (!r->signaled && r->value == 0)
+		return;
+	if (fr.nkept < TE_FAILREP_KEEP)
+		fr.kept[fr.nkept++] = *r;
+	if (!fr.print_failures)
 		return;
 	if (fr.first_done) {
 		print_report(r, 0);
@@ -239,6 +246,13 @@ static void *listener(void *arg)
 				continue;
 			}
 			wake_at = min64(wake_at, te_exitwatch_due());
+		}
+		if (!draining && te_timesig_due()) {
+			if (now >= te_timesig_due()) {
+				te_timesig_fire(now);
+				continue;
+			}
+			wake_at = min64(wake_at, te_timesig_due());
 		}
 		if (draining) {
 			/* bounded whatever others do; early once all is quiet */
@@ -428,6 +442,14 @@ int te_failrep_failed(struct te_failrep *first)
 	if (fr.printed)
 		*first = fr.first;
 	return fr.printed + fr.dropped;
+}
+
+int te_failrep_list(struct te_failrep *out, int max)
+{
+	int n = fr.nkept < max ? fr.nkept : max;
+
+	memcpy(out, fr.kept, (size_t)n * sizeof(out[0]));
+	return n;
 }
 
 int te_failrep_launch(struct te_launch_skew *launch)

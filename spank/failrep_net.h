@@ -20,6 +20,10 @@ int te_failrep_listen(uint16_t lo, uint16_t hi, int print_failures,
 void te_failrep_finish(int grace_ms);
 /* After finish: how many tasks failed, and the first (when any). */
 int te_failrep_failed(struct te_failrep *first);
+/* After finish: every failed task's report, as many as max (the listener
+ * keeps the first TE_FAILREP_KEEP, printed or not); returns how many. */
+#define TE_FAILREP_KEEP 1024
+int te_failrep_list(struct te_failrep *out, int max);
 /* After finish: 1 and the launch timeline when rank 0's helper sent it
  * (the step's record asked for it), else 0. */
 int te_failrep_launch(struct te_launch_skew *launch);

@@ -103,6 +103,15 @@ static int srun_cmdline(char *buf, size_t len, char **argv, int max)
 static char cmdline_buf[65536];
 static char *cmdline_argv[1024];
 
+int te_srun_argv(char ***argv)
+{
+	int argc = srun_cmdline(cmdline_buf, sizeof(cmdline_buf), cmdline_argv,
+				1024);
+
+	*argv = cmdline_argv;
+	return argc;
+}
+
 /* srun's /proc/self/cmdline holds its own options: --pty asks for an
  * interactive session that should die with its terminal. Only srun's
  * options count, not the command's ("srun prog --pty"). */

@@ -12,5 +12,7 @@ int te_hangup_shield(char *err, size_t errlen);
 
 /* 1 when srun was asked for an interactive --pty session. */
 int te_hangup_is_pty(void);
+/* srun's own command line (/proc/self/cmdline, read again), argc. */
+int te_srun_argv(char ***argv);
 
 #endif

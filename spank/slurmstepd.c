@@ -25,6 +25,7 @@
 #include "bindstep.h"
 #include "dumpdir.h"
 #include "failrep_net.h"
+#include "recovery.h"
 #include "plugin.h"
 #include "preflight_proto.h"
 #include "rankenv.h"
@@ -48,15 +49,20 @@ _Static_assert(TE_VALUE_SLOT_SIZE == TE_VALUE_MAX + 2,
  * refuses it with a clear error. */
 const char *te_stepd_getenv(void *ctx, const char *name)
 {
-	char *buf = te_value_slot();
+	/* the encoded settings of an enclosing step (the batch script's)
+	 * hold every setting: a buffer of their own */
+	static char settings[TE_SETTINGS_ENV_MAX + 2];
+	int whole = strcmp(name, TE_SETTINGS_ENV) == 0;
+	char *buf = whole ? settings : te_value_slot();
+	int size = whole ? (int)sizeof(settings) : TE_VALUE_SLOT_SIZE;
 	spank_err_t rc;
 
-	rc = spank_getenv((spank_t)ctx, name, buf, TE_VALUE_SLOT_SIZE);
+	rc = spank_getenv((spank_t)ctx, name, buf, size);
 	if (rc == ESPANK_SUCCESS)
 		return buf;
 	if (rc == ESPANK_NOSPACE) {
-		memset(buf, 'x', TE_VALUE_SLOT_SIZE - 1);
-		buf[TE_VALUE_SLOT_SIZE - 1] = '\0';
+		memset(buf, 'x', (size_t)size - 1);
+		buf[size - 1] = '\0';
 		return buf;
 	}
 	return NULL;
@@ -461,7 +467,11 @@ int te_stepd_task_init(spank_t sp)
 				      pf < 0 ? pf_why : NULL);
 		if (pf < 0) {
 			te_strlcpy(te_stepd_err, pf_line, sizeof(te_stepd_err));
-			return task_fail(sp);
+			task_fail(sp);
+			/* the node's fault, not the program's: a code of its
+			 * own that --train-requeue (srun) and users can tell
+			 * apart (this is the task's process, before exec) */
+			_exit(TE_EXIT_NODE_FAULT);
 		}
 		if (have < 0 && quiet) {
 			/* rank 0 prints the job-wide report: only the node's
@@ -513,7 +523,7 @@ int te_stepd_task_exit(spank_t sp)
 	static uint32_t exited, refused, sent;
 	struct te_failrep r = { 0 };
 	struct timespec ts;
-	int status = 0, last, failrep, watch;
+	int status = 0, last, failrep, watch, requeue;
 	uid_t uid;
 	gid_t gid;
 	char err[TE_ERR_MAX];
@@ -521,13 +531,17 @@ int te_stepd_task_exit(spank_t sp)
 	failrep = te_plug.cfg.v[TE_S_FAILURE_REPORT].word == TE_W_ON;
 	watch = te_plug.cfg.v[TE_S_EXIT_GRACE].set &&
 		te_plug.cfg.v[TE_S_EXIT_GRACE].word == TE_W_VALUE;
+	/* --train-requeue blames a node from the failures srun hears of */
+	requeue = te_plug.cfg.v[TE_S_REQUEUE].set &&
+		  te_plug.cfg.v[TE_S_REQUEUE].word == TE_W_VALUE;
 	if (!te_step.report || !te_plug.resolved ||
-	    te_plug.cfg.v[TE_S_TRAIN].word != TE_W_ON || (!failrep && !watch))
+	    te_plug.cfg.v[TE_S_TRAIN].word != TE_W_ON ||
+	    (!failrep && !watch && !requeue))
 		return 0;
 	last = te_step.local_tasks && ++exited >= te_step.local_tasks;
 	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS)
 		goto out;
-	if (!(status != 0 && failrep) && !(watch && !sent))
+	if (!(status != 0 && (failrep || requeue)) && !(watch && !sent))
 		goto out;
 	sent++;
 	clock_gettime(CLOCK_REALTIME, &ts);

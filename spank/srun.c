@@ -18,11 +18,13 @@
 #include "hangup.h"
 #include "plugin.h"
 #include "portrange.h"
+#include "srun_fence.h"
 #include "rankenv.h"
 #include "strutil.h"
 #include "steprecord.h"
 #include "sysutil.h"
 #include "submit.h"
+#include "srun_recovery.h"
 
 static int post_opt_done, user_init_done;
 /* the step, for its record at srun's end */
@@ -261,31 +263,31 @@ static int exit_watch_arm(spank_t sp)
 int te_srun_user_init(spank_t sp)
 {
 	char env[64], err[TE_ERR_MAX];
+	struct te_fence_choice fence;
 	uint16_t lo, hi;
-	int failrep, watch;
+	int failrep, watch, fence_set, recovery = 0;
 
 	if (user_init_done++ || !te_plug.resolved)
 		return 0;
 	if (resolve_for_export(sp) < 0)
 		return -1;
+	/* Slurm's default (mixed) runs its tree algorithm for a fence without
+	 * data, which is no job-wide barrier on fewer nodes than TreeWidth,
+	 * and mixing the two algorithms made later clients' fences fail now
+	 * and then (docs/pmix.md): one algorithm for every fence of the
+	 * step, the tree where it is a barrier, the ring elsewhere. */
+	fence_set = te_submit_train_on() &&
+		    te_plug.cfg.v[TE_S_RDZV].word != TE_W_RDZV_COMPUTED &&
+		    te_srun_fence(sp, &fence) == 0;
 	if (te_plug.explain) {
 		te_submit_explain("step");
 		if (te_submit_train_on())
 			explain_launcher(sp);
+		if (fence_set)
+			fprintf(stderr, TE_PREFIX "fence: %s\n", fence.why);
 	}
 	if (te_submit_train_on() && pmix_notice() < 0)
 		return -1;
-	/* Slurm 22.05's mpi/pmix picks its tree algorithm for a fence
-	 * without data and its ring algorithm for one with data, per node;
-	 * seen with OpenPMIx 4.2.2: the tree fence returned on every node
-	 * whose own ranks had arrived without waiting for the other nodes,
-	 * and fences of later PMIx clients of a rank now and then failed
-	 * with UNPACK-PAST-END. The ring algorithm for every fence is a
-	 * real job-wide barrier. The user's (or site's) own value wins. */
-	if (te_submit_train_on() && te_plug.cfg.v[TE_S_RDZV].word != TE_W_RDZV_COMPUTED &&
-	    !getenv("SLURM_PMIX_FENCE") &&
-	    spank_setenv(sp, "SLURM_PMIX_FENCE", "ring", 0) != ESPANK_SUCCESS)
-		setenv("SLURM_PMIX_FENCE", "ring", 0);
 	if (!te_submit_train_on())
 		return 0;
 	rec.have = spank_get_item(sp, S_JOB_ID, &rec.job) == ESPANK_SUCCESS &&
@@ -293,8 +295,11 @@ int te_srun_user_init(spank_t sp)
 	rec.start = time(NULL);
 	failrep = te_plug.cfg.v[TE_S_FAILURE_REPORT].word == TE_W_ON;
 	watch = exit_watch_arm(sp);
-	/* the record also wants rank 0's launch timeline, sent over it */
-	if (!failrep && !watch && !te_record_dir(&te_plug.cfg))
+	if (rec.have)
+		recovery = te_recovery_srun_init(sp, rec.job, rec.step);
+	/* the record also wants rank 0's launch timeline, sent over it;
+	 * --train-requeue the failures, --train-time-signal the timer */
+	if (!failrep && !watch && !recovery && !te_record_dir(&te_plug.cfg))
 		return 0;
 	srun_port_range(&lo, &hi);
 	if (te_failrep_listen(lo, hi, failrep, env, sizeof(env), err,
@@ -302,7 +307,9 @@ int te_srun_user_init(spank_t sp)
 		fprintf(stderr, TE_PREFIX "warning: no %s for this step: %s\n",
 			failrep ? "first-failure report" :
 			watch ? "exit watchdog (--train-exit-grace, "
-			"--train-stall)" : "launch timeline in the step's record",
+			"--train-stall)" : recovery ? "--train-requeue or "
+			"--train-time-signal" : "launch timeline in the step's "
+			"record",
 			err);
 		return 0;
 	}
@@ -360,5 +367,6 @@ int te_srun_exit(spank_t sp)
 {
 	te_failrep_finish(500);
 	write_record();
+	te_recovery_srun_exit();
 	return 0;
 }

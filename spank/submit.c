@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "exportenv.h"
 #include "plugin.h"
@@ -19,8 +20,14 @@ static const char *own_getenv(void *ctx, const char *name)
 /* ctx: srun's --export list, or NULL for the whole environment. */
 static const char *submit_getenv(void *ctx, const char *name)
 {
+	/* the encoded settings of an enclosing step hold every setting */
+	static char settings[TE_SETTINGS_ENV_MAX + 2];
+
 	if (!ctx)
 		return getenv(name);
+	if (strcmp(name, TE_SETTINGS_ENV) == 0)
+		return te_export_getenv(ctx, name, own_getenv, NULL, settings,
+					sizeof(settings));
 	return te_export_getenv(ctx, name, own_getenv, NULL, te_value_slot(),
 				TE_VALUE_SLOT_SIZE);
 }

@@ -18,6 +18,8 @@ packages=(
 	# t90 tells libasan's own fork deadlock in slurmstepd by its stack;
 	# the hang report's stacks: gdb, and py-bt from Python's debug package
 	gdb python3.11-dbg strace
+	# the Debian and RPM packages (debian/, trainenv.spec; t95)
+	debhelper dh-python lintian rpm
 	# real clients run in the integration tests
 	python3 python3-torch python3-mpi4py libopenmpi-dev openmpi-bin
 )

@@ -1,9 +1,11 @@
 /* bare_fence ITERS [collect]: the baseline of bench_pmix.sh. ITERS PMIx
  * fences in one long-lived process after 10 of warm-up; rank 0 prints
  * "median_us mean_us" per fence. With "collect" every rank puts a small
- * value and the fence collects data (what trainenv's barrier does: Slurm
- * 22.05's fence without data is no job-wide barrier unless the ring
- * algorithm is forced, see docs/pmix.md). */
+ * value and the fence collects data (what trainenv's barrier does when
+ * srun did not choose the fence: Slurm 22.05's fence without data is a
+ * job-wide barrier only under the ring, or the tree from TreeWidth nodes
+ * on, see docs/pmix.md). The fence is SLURM_PMIX_FENCE's, whoever set it
+ * (bench_pmix.sh, bench_fence.sh). */
 #include <pmix.h>
 #include <stdio.h>
 #include <stdlib.h>

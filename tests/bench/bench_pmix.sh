@@ -64,7 +64,7 @@ t_on=$(median <launch_on)
 printf '1. launch: srun --mpi=pmix -N3 -n24 true, median of %d runs\n' "$runs"
 printf '   rendezvous+barrier off (--train-rdzv=computed --train-barrier=off)  %7.3f s\n' "$t_off"
 printf '   rendezvous+barrier on  (--train-rdzv=pmix --train-barrier=60)       %7.3f s\n' "$t_on"
-printf '   ratio on/off: %sx (target <= 1.10x)\n' "$(ratio "$t_on" "$t_off")"
+printf '   ratio on/off: %sx (target <= 1.05x)\n' "$(ratio "$t_on" "$t_off")"
 : >py_on; : >py_off
 for _ in $(seq 3); do
 	secs srun "${off[@]}" "$PY" -c pass >>py_off
@@ -78,8 +78,9 @@ echo
 # rank 0's "median_us mean_us" per barrier
 run24() { srun --mpi=pmix -N3 --ntasks-per-node=8 --train-barrier=60 "$@" 2>/dev/null | tail -1; }
 # The baseline is the bare fence trainenv's barrier uses: without data,
-# Slurm's ring algorithm forced (SLURM_PMIX_FENCE=ring, set by the plugin;
-# without it Slurm's tree fence is no job-wide barrier, docs/pmix.md).
+# Slurm's ring algorithm (SLURM_PMIX_FENCE=ring, set by the plugin on 3
+# nodes, fewer than TreeWidth: there Slurm's tree fence is no job-wide
+# barrier, docs/pmix.md; tests/bench/bench_fence.sh times the tree).
 bare=$(run24 ./bare_fence "$iters")
 bare_collect=$(run24 ./bare_fence "$iters" collect)
 held=$(run24 ./bench_barrier "$iters" held)

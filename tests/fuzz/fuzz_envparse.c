@@ -1,7 +1,8 @@
 /* libFuzzer target: the strings trainenv reads from the job environment,
  * from peers and from its own encodings: TRAINENV_SETTINGS, the failure
  * report line and TRAINENV_REPORT, host lists, device lists, the launcher
- * detection over an argv, slurm.conf's SrunPortRange. Beyond "no crash": outputs stay bounded and
+ * detection over an argv, slurm.conf's SrunPortRange, SLURM_PMIX_FENCE and
+ * TRAINENV_FENCE. Beyond "no crash": outputs stay bounded and
  * terminated, parsed reports format back to the same line. */
 #include "config.h"
 
@@ -11,10 +12,12 @@
 
 #include "exportenv.h"
 #include "failrep.h"
+#include "fence_choice.h"
 #include "portrange.h"
 #include "rankenv.h"
 #include "settings.h"
 #include "srunargs.h"
+#include "strutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -94,6 +97,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (te_port_range_parse(s, &lo, &hi, err, sizeof(err)) == 0 &&
 		    (lo == 0 || lo > hi))
 			abort();
+	}
+	/* SLURM_PMIX_FENCE (and TRAINENV_FENCE) as the user left them: srun
+	 * sets one of Slurm's three words, and says so in printable text */
+	{
+		struct te_fence_in in = { .nnodes = (unsigned)size,
+					  .tree_width = 50, .env = s,
+					  .decided = size & 1 ? s : "tree" };
+		struct te_fence_choice c;
+
+		te_fence_choose(&in, &c);
+		if (strcmp(c.value, "ring") && strcmp(c.value, "tree") &&
+		    strcmp(c.value, "mixed"))
+			abort();
+		if (!te_is_printable(c.why, sizeof(c.why)) ||
+		    !te_is_printable(c.warn, sizeof(c.warn)))
+			abort();
+		if (size < 50 && strcmp(c.value, "ring"))
+			abort();	/* never a tree below TreeWidth */
+		(void)te_fence_nodata_barrier(s, in.decided);
 	}
 	free(s);
 	return 0;

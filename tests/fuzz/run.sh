@@ -17,11 +17,11 @@ done
 [ -f "$build/config.h" ] || { echo "fuzz: no config.h: configure first" >&2; exit 2; }
 out=${TE_FUZZ_DIR:-$build/tests/fuzz-out}
 mkdir -p "$out"
-cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DTE_PKGLIBEXECDIR=\"/usr/libexec/trainenv\" -DTE_LIBDIR=\"/usr/lib\" -I$build -I$src/core -I$src/spank -I$src/include -I$src/pmix"
+cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DTE_PKGLIBEXECDIR=\"/usr/libexec/trainenv\" -DTE_LIBDIR=\"/usr/lib\" -DTE_PKGLIBDIR=\"/usr/lib/trainenv\" -I$build -I$src/core -I$src/spank -I$src/include -I$src/pmix"
 hw="$(pkg-config --cflags --libs hwloc)"
 declare -A srcs=(
 	[policy]="core/settings.c core/value.c core/policy.c core/resolve.c core/strutil.c"
-	[envparse]="core/settings.c core/value.c core/policy.c core/resolve.c core/strutil.c core/failrep.c core/launch_timeline.c core/portrange.c core/rankenv.c core/srunargs.c core/exportenv.c"
+	[envparse]="core/settings.c core/value.c core/policy.c core/resolve.c core/strutil.c core/failrep.c core/launch_timeline.c core/portrange.c core/rankenv.c core/srunargs.c core/exportenv.c core/fence_choice.c"
 	[cpulist]="core/cpulist.c core/bind.c core/bind_machine.c"
 )
 declare -A extra=([cpulist]="$hw" [policy]="" [envparse]="-lpthread")

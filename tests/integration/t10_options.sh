@@ -20,7 +20,8 @@ settings=(train sighup nccl-heartbeat nccl-monitoring nccl-async-errors
 	nccl-trace-buffer nccl-dump-dir deepspeed-timeout rdzv-timeout launcher
 	rank-env port-range ignore-signals failure-report bind bind-smt
 	bind-gpus bind-failure rdzv barrier version-check checkpoint-dir
-	socket-ifname preflight exit-grace exit-action stall)
+	socket-ifname preflight exit-grace exit-action stall requeue
+	time-signal)
 declare -A accepted=(
 	[train]='on or off'
 	[sighup]='shield, ignore or default'
@@ -52,12 +53,16 @@ declare -A accepted=(
 	[exit-grace]='1 to 604800 seconds, or off'
 	[exit-action]='report, term or kill'
 	[stall]='1 to 604800 seconds, or off'
+	[requeue]='1 to 1000 restarts, or off'
+	[time-signal]='SIG@SECONDS with SIG one of USR1, USR2, TERM, INT and SECONDS 1 to 604800 seconds, or off'
 )
 # Admin-only keys (no option), explained after the options.
-admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn launch-tree-width helper-dir lib-dir test-hooks)
+admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
+	requeue-signals requeue-no-progress fence-tree-min-nodes launch-tree-width helper-dir
+	lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 136
+plan 140
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rankenv.h"
@@ -11,6 +12,7 @@
 #include "rdzv_plan.h"
 #include "settings.h"
 #include "strutil.h"
+#include "runcap.h"
 #include "tap.h"
 
 static struct te_config cfg;
@@ -278,8 +280,31 @@ static void test_round_trip(void)
 	   "the failure text reads back");
 }
 
+/* The helper's environment: one variable replaced or added. */
+static void test_env_with(void)
+{
+	char *env[] = { "A=1", "PMIX_MCA_gds=ds21", "PMIX_MCA_gdsx=y",
+			"PMIX_MCA_gds=ds12", "B=2", NULL };
+	char *none[] = { NULL };
+	char **e = te_env_with(env, "PMIX_MCA_gds=hash");
+
+	ok(e && !strcmp(e[0], "A=1") && !strcmp(e[1], "PMIX_MCA_gds=hash") &&
+	   !strcmp(e[2], "PMIX_MCA_gdsx=y") && !strcmp(e[3], "B=2") && !e[4],
+	   "env_with: the value replaces the first entry, drops the "
+	   "duplicate, leaves a longer name alone");
+	free(e);
+	e = te_env_with(none, "PMIX_MCA_gds=hash");
+	ok(e && !strcmp(e[0], "PMIX_MCA_gds=hash") && !e[1],
+	   "env_with: added to an empty environment");
+	free(e);
+	e = te_env_with(NULL, "X=1");
+	ok(e && !strcmp(e[0], "X=1") && !e[1], "env_with: NULL environment");
+	free(e);
+}
+
 int main(void)
 {
+	test_env_with();
 	test_timeline();
 	test_roles();
 	test_deadlines();

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -171,6 +172,25 @@ static void test_policy_args(void)
 	is_int(policy("enforce=sighup sighup=default"), 0,
 	       "order of enforce and value does not matter");
 	is_str(pol.def[TE_S_SIGHUP].text, "default", "enforced admin value kept");
+
+	/* the fence key: admin only, auto|off|NODES */
+	is_int(policy("fence-tree-min-nodes=64"), 0, "fence-tree-min-nodes=64 parses");
+	ok(pol.def[TE_S_FENCE_TREE_MIN_NODES].word == TE_W_VALUE &&
+	   pol.def[TE_S_FENCE_TREE_MIN_NODES].num == 64, "64 is a node count");
+	is_int(policy("fence-tree-min-nodes=off"), 0, "fence-tree-min-nodes=off parses");
+	is_int(pol.def[TE_S_FENCE_TREE_MIN_NODES].word, TE_W_FENCE_TREE_OFF, "off is the word off");
+	is_int(policy("fence-tree-min-nodes=0"), -1, "fence-tree-min-nodes=0 refused");
+	like(err, "fence-tree-min-nodes: invalid value '0'; accepted: 1 to 65535 nodes, or auto or off",
+	     "the error names the key and the accepted values");
+	is_int(policy("fence-tree-min-nodes=tree"), -1, "a fence name is no value here");
+	ok(te_settings[TE_S_FENCE_TREE_MIN_NODES].flags & TE_F_NO_OPTION,
+	   "fence-tree-min-nodes is an admin-only key");
+	is_str(te_settings[TE_S_FENCE_TREE_MIN_NODES].builtin, "auto", "built-in: auto (TreeWidth)");
+	ok(TE_S_FENCE_TREE_MIN_NODES == TE_S_REQUEUE_NO_PROGRESS + 1,
+	   "listed after the other admin policy keys, before helper-dir");
+	ok(TE_S_LAUNCH_TREE_WIDTH == TE_S_FENCE_TREE_MIN_NODES + 1 &&
+	   TE_S_HELPER_DIR == TE_S_LAUNCH_TREE_WIDTH + 1,
+	   "  then launch-tree-width, then helper-dir");
 }
 
 static int write_file(const char *path, const char *data, size_t len,
@@ -593,12 +613,20 @@ static void test_word_names(void)
 		{ TE_S_EXIT_ACTION, TE_W_EXIT_ACTION_TERM, "term" },
 		{ TE_S_EXIT_ACTION, TE_W_EXIT_ACTION_KILL, "kill" },
 		{ TE_S_STALL, TE_W_STALL_OFF, "off" },
+		{ TE_S_REQUEUE, TE_W_REQUEUE_OFF, "off" },
+		{ TE_S_TIME_SIGNAL, TE_W_TIME_SIGNAL_OFF, "off" },
+		{ TE_S_REQUEUE_ON, TE_W_REQUEUE_ON_NODE, "node" },
+		{ TE_S_REQUEUE_ON, TE_W_REQUEUE_ON_ANY, "any" },
+		{ TE_S_REQUEUE_SIGNALS, TE_W_SIGLIST_NONE, "none" },
+		{ TE_S_REQUEUE_NO_PROGRESS, TE_W_NO_PROGRESS_OFF, "off" },
 		{ TE_S_PREFLIGHT, TE_W_PREFLIGHT_OFF, "off" },
 		{ TE_S_PREFLIGHT, TE_W_PREFLIGHT_ON, "on" },
 		{ TE_S_PREFLIGHT, TE_W_PREFLIGHT_VERBOSE, "verbose" },
 		{ TE_S_TOPOLOGY_CACHE, TE_W_PATH_OFF, "off" },
 		{ TE_S_RECORD_DIR, TE_W_PATH_OFF, "off" },
 		{ TE_S_BARRIER_SKEW_WARN, TE_W_SKEW_WARN_OFF, "off" },
+		{ TE_S_FENCE_TREE_MIN_NODES, TE_W_FENCE_TREE_AUTO, "auto" },
+		{ TE_S_FENCE_TREE_MIN_NODES, TE_W_FENCE_TREE_OFF, "off" },
 		{ TE_S_TEST_HOOKS, TE_W_ON, "on" },
 		{ TE_S_TEST_HOOKS, TE_W_OFF, "off" },
 	};
@@ -659,10 +687,66 @@ static void test_word_names(void)
 	   "topology-cache=DIR: a path is TE_W_VALUE");
 }
 
+/* --train-time-signal=SIG@SECONDS and the site's requeue-signals list */
+static void test_recovery_values(void)
+{
+	struct te_value v;
+	struct te_policy tpol;
+	char *argv[4];
+
+	ok(te_value_parse(TE_S_TIME_SIGNAL, "USR1@100", 0, &v, err,
+			  sizeof(err)) == 0 && v.num == 100 &&
+	   v.num2 == SIGUSR1 && v.word == TE_W_VALUE &&
+	   !strcmp(v.text, "USR1@100"), "time-signal=USR1@100: 100 s, SIGUSR1");
+	ok(te_value_parse(TE_S_TIME_SIGNAL, "SIGTERM@60", 0, &v, err,
+			  sizeof(err)) == 0 && v.num2 == SIGTERM &&
+	   !strcmp(v.text, "TERM@60"), "the SIG prefix is taken, the text is canonical");
+	ok(te_value_parse(TE_S_TIME_SIGNAL, "off", 0, &v, err, sizeof(err)) == 0 &&
+	   v.word == TE_W_TIME_SIGNAL_OFF, "time-signal=off");
+	ok(te_value_parse(TE_S_TIME_SIGNAL, "KILL@100", 0, &v, err,
+			  sizeof(err)) < 0, "KILL is refused (nothing to catch)");
+	like(err, "SIG one of USR1, USR2, TERM, INT", "the error lists the signals");
+	ok(te_value_parse(TE_S_TIME_SIGNAL, "USR1@0", 0, &v, err, sizeof(err)) < 0 &&
+	   te_value_parse(TE_S_TIME_SIGNAL, "USR1@", 0, &v, err, sizeof(err)) < 0 &&
+	   te_value_parse(TE_S_TIME_SIGNAL, "@100", 0, &v, err, sizeof(err)) < 0 &&
+	   te_value_parse(TE_S_TIME_SIGNAL, "USR1", 0, &v, err, sizeof(err)) < 0 &&
+	   te_value_parse(TE_S_TIME_SIGNAL, "USR1@1e3", 0, &v, err, sizeof(err)) < 0 &&
+	   te_value_parse(TE_S_TIME_SIGNAL, "usr1@100", 0, &v, err, sizeof(err)) < 0 &&
+	   te_value_parse(TE_S_TIME_SIGNAL, "USR1@100@3", 0, &v, err, sizeof(err)) < 0 &&
+	   te_value_parse(TE_S_TIME_SIGNAL, "USR1@99999999999999999999", 0, &v,
+			  err, sizeof(err)) < 0 &&
+	   te_value_parse(TE_S_TIME_SIGNAL, "SIGSIGUSR1@5", 0, &v, err,
+			  sizeof(err)) < 0, "malformed SIG@SECONDS refused");
+	te_policy_init(&tpol);
+	argv[0] = "time-signal.min=60";
+	argv[1] = "time-signal.max=600";
+	argv[2] = "requeue.max=3";
+	ok(te_policy_args(&tpol, 3, argv, err, sizeof(err)) == 0,
+	   "time-signal and requeue take site bounds");
+	ok(te_check_user_value(&tpol, TE_S_TIME_SIGNAL, "USR2@30", err,
+			       sizeof(err)) < 0, "below the site minimum refused");
+	like(err, "below the site minimum", "and says so");
+	ok(te_check_user_value(&tpol, TE_S_TIME_SIGNAL, "USR2@300", err,
+			       sizeof(err)) == 0, "inside the bounds taken");
+	ok(te_check_user_value(&tpol, TE_S_REQUEUE, "4", err, sizeof(err)) < 0,
+	   "requeue above the site maximum refused");
+	ok(te_value_parse(TE_S_REQUEUE_SIGNALS, "BUS,sigsegv", 0, &v, err,
+			  sizeof(err)) == 0 &&
+	   v.num == ((1ULL << SIGBUS) | (1ULL << SIGSEGV)) &&
+	   !strcmp(v.text, "BUS,SEGV"), "requeue-signals=BUS,sigsegv");
+	ok(te_value_parse(TE_S_REQUEUE_SIGNALS, "PIPE", 0, &v, err,
+			  sizeof(err)) < 0, "requeue-signals refuses PIPE");
+	like(err, "BUS, SEGV, ILL", "its error lists the fault signals");
+	ok(te_value_parse(TE_S_IGNORE_SIGNALS, "BUS", 0, &v, err,
+			  sizeof(err)) < 0, "ignore-signals still refuses BUS");
+	like(err, "PIPE, TTIN", "its error lists the ignorable signals");
+}
+
 int main(void)
 {
 	test_values();
 	test_word_names();
+	test_recovery_values();
 	test_policy_args();
 	test_policy_file();
 	test_precedence();

@@ -1,0 +1,105 @@
+/* Recovery decisions, the pure part: which node a failed step blames, whether
+ * the job is requeued without it (--train-requeue), the progress guard's
+ * state, and when the time-limit signal is due (--train-time-signal).
+ * spank/srun_recovery.c asks Slurm and acts on these decisions. */
+#ifndef TE_RECOVERY_H
+#define TE_RECOVERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "failrep.h"
+
+/* A task's exit code when its node failed a check before training (GPU
+ * pre-flight): the node's fault, not the program's (sysexits' EX_TEMPFAIL). */
+#define TE_EXIT_NODE_FAULT 75
+/* srun's exit code when the progress guard stopped the requeues: "do not
+ * requeue" (as NVIDIA's nvidia-resiliency-ext uses it). */
+#define TE_EXIT_NO_PROGRESS 93
+
+/* sbatch's side marks a batch job that has its own --signal (Slurm 22.05
+ * does not show it to srun): then the time signal is not sent unless the
+ * user asked for it on srun or the site enforces it. */
+#define TE_JOB_SIGNAL_ENV "TRAINENV_JOB_SIGNAL"
+
+#define TE_NODE_MAX 64
+#define TE_EXCLUDE_MAX 1024		/* the job's excluded node list */
+#define TE_RECOVERY_LINE_MAX 512
+
+/* What a failed step is blamed on. */
+struct te_fault {
+	int kind;			/* TE_FAULT_* */
+	char node[TE_NODE_MAX];		/* the node at fault (NODE kinds) */
+	char why[200];			/* "rank 3 failed its GPU pre-flight" */
+};
+enum {
+	TE_FAULT_NONE,			/* no failure seen */
+	TE_FAULT_NODE,			/* a node's fault: requeue follows it */
+	TE_FAULT_PROGRAM,		/* the program's own error */
+};
+
+/* The facts srun has at the end of a step. */
+struct te_fault_facts {
+	const struct te_failrep *fails;	/* every failure report, any order */
+	size_t nfails;
+	const char *lost_node;		/* a node of the step Slurm marked down
+					   or not responding, or NULL */
+	const char *hang_node;		/* every rank the exit watchdog found
+					   still running is on this node */
+	uint64_t fault_signals;		/* requeue-signals: bit per signal */
+	int any;			/* requeue-on=any */
+};
+
+/* Decides what the step's failure is blamed on: a lost node first, then the
+ * earliest pre-flight failure (exit TE_EXIT_NODE_FAULT), the earliest rank
+ * killed by a listed signal, the hung node; else the earliest exit that is
+ * the program's own (a node fault with requeue-on=any). */
+void te_fault_find(const struct te_fault_facts *f, struct te_fault *out);
+
+struct te_requeue_facts {
+	int batch;			/* a batch job (sbatch) */
+	int requeue_allowed;		/* Slurm's requeue flag of the job */
+	uint64_t budget;		/* --train-requeue N (0: off) */
+	uint32_t restarts;		/* the job's restart count so far */
+	const char *excluded;		/* the job's excluded nodes, or "" */
+	uint32_t job_nodes;		/* nodes the job asks for */
+	uint32_t partition_nodes;	/* nodes of its partition (0: unknown) */
+	uint32_t excluded_count;	/* nodes in excluded (after expansion) */
+};
+
+struct te_requeue_plan {
+	int requeue;			/* 1: requeue with exclude */
+	char exclude[TE_EXCLUDE_MAX];	/* the new excluded list */
+	char line[TE_RECOVERY_LINE_MAX];/* what srun prints, without prefix */
+};
+
+/* Decides the requeue. Always fills line (when there is a failure): either
+ * "requeue: node n1 failed: WHY; the job is requeued without n1 (restart 1
+ * of 2)" or "requeue: not requeued: WHY". Returns plan->requeue. */
+int te_requeue_decide(const struct te_requeue_facts *rf,
+		      const struct te_fault *fault,
+		      struct te_requeue_plan *plan);
+
+/* Progress guard: the state kept in CHECKPOINT_DIR/.trainenv-progress, one
+ * line "trainenv-progress 1 JOB RESTART NEWEST_NS STALLS". */
+#define TE_PROGRESS_FILE ".trainenv-progress"
+#define TE_PROGRESS_LINE_MAX 128
+struct te_progress {
+	uint32_t job, restart;
+	int64_t newest_ns;		/* newest checkpoint file's mtime */
+	uint32_t stalls;		/* restarts in a row without change */
+};
+int te_progress_format(const struct te_progress *p, char *buf, size_t len);
+int te_progress_parse(const char *line, struct te_progress *p);
+/* The state after this failure: prev (NULL: none or another job's) and the
+ * newest checkpoint now. Returns the new stall count. */
+uint32_t te_progress_next(const struct te_progress *prev, uint32_t job,
+			  uint32_t restart, int64_t newest_ns,
+			  struct te_progress *next);
+
+/* --train-time-signal: the moment (seconds since the epoch) SIG is due, or
+ * 0 when never (no time limit, or the limit is nearer than now). */
+int64_t te_time_signal_at(int64_t end_time, uint64_t secs_before,
+			  int64_t now);
+
+#endif

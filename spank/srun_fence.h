@@ -1,0 +1,15 @@
+/* srun: the step's PMIx fence algorithm (srun_fence.c). */
+#ifndef TE_SRUN_FENCE_H
+#define TE_SRUN_FENCE_H
+
+#include <slurm/spank.h>
+
+#include "fence_choice.h"
+
+/* Decides SLURM_PMIX_FENCE for the step (core/fence_choice.h), sets it and
+ * TRAINENV_FENCE in srun's environment (which the step inherits), prints
+ * the decision's warning if any. c receives the decision (for
+ * --train-explain). Returns 0. */
+int te_srun_fence(spank_t sp, struct te_fence_choice *c);
+
+#endif

@@ -1,0 +1,458 @@
+/* srun's recovery (srun_recovery.h): --train-requeue requeues a batch job without the node a
+ * failed step blames, --train-time-signal signals the step's tasks before
+ * the job's time limit. Asks slurmctld as the job's owner through the
+ * libslurm srun already holds (no scontrol in the user's environment);
+ * core/recovery.c decides. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+
+#include "exitwatch.h"
+#include "failrep_net.h"
+#include "hangup.h"
+#include "plugin.h"
+#include "recovery.h"
+#include "srun_recovery.h"
+#include "srunargs.h"
+#include "strutil.h"
+#include "sysutil.h"
+
+#define PROGRESS_SCAN_MAX 20000	/* directory entries the guard looks at */
+
+static struct {
+	uint32_t job, step;
+	int requeue;			/* --train-requeue is a number */
+	int sig;			/* the time signal, 0: none */
+	uint64_t sig_secs;
+	int64_t sig_due_ms;		/* monotonic, 0: not armed */
+	int64_t sig_at;			/* wall clock, for the lines */
+} rc;
+
+static int job_load(uint32_t job, job_info_msg_t **msg)
+{
+	*msg = NULL;
+	if (slurm_load_job(msg, job, SHOW_DETAIL) != 0 || !*msg ||
+	    (*msg)->record_count < 1) {
+		if (*msg)
+			slurm_free_job_info_msg(*msg);
+		*msg = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* "n[1-2],n5" as "n1,n2,n5" (bounded; the compressed form when too long),
+ * and how many nodes it names. */
+static uint32_t expand_nodes(const char *list, char *out, size_t len)
+{
+	hostlist_t hl;
+	char *h;
+	uint32_t n = 0;
+	int fits = 1;
+
+	out[0] = 0;
+	if (!list || !list[0] || !(hl = slurm_hostlist_create(list)))
+		return 0;
+	while ((h = slurm_hostlist_shift(hl))) {
+		if (fits && te_appendf(out, len, "%s%s", n ? "," : "", h) < 0)
+			fits = 0;
+		n++;
+		free(h);
+	}
+	slurm_hostlist_destroy(hl);
+	if (!fits)
+		te_strlcpy(out, list, len);
+	return n;
+}
+
+/* One line on srun's stderr (the job's output), in one write: srun's own
+ * threads write there too. */
+__attribute__((format(printf, 1, 2)))
+static void say(const char *fmt, ...)
+{
+	char line[TE_RECOVERY_LINE_MAX + 64];
+	va_list ap;
+	int n;
+
+	memcpy(line, TE_PREFIX, sizeof(TE_PREFIX));
+	va_start(ap, fmt);
+	n = vsnprintf(line + sizeof(TE_PREFIX) - 1,
+		      sizeof(line) - sizeof(TE_PREFIX) - 1, fmt, ap);
+	va_end(ap);
+	(void)n;
+	te_strlcpy(line + strlen(line), "\n", 2);
+	if (write(STDERR_FILENO, line, strlen(line)) < 0)
+		return;
+}
+
+/* The job's own --signal (srun's option or SLURM_SIGNAL) wins over a time
+ * signal that is not the user's own option nor enforced. Slurm 22.05 does
+ * not show a batch job's --signal to srun: sbatch's plugin side marks it. */
+static int job_has_own_signal(void)
+{
+	char **argv = NULL;
+	int argc = te_srun_argv(&argv);
+
+	return getenv("SLURM_SIGNAL") || getenv(TE_JOB_SIGNAL_ENV) ||
+	       te_srun_asks_signal(argc, argv);
+}
+
+static void timesig_arm(const job_info_t *j)
+{
+	const struct te_value *v = &te_plug.cfg.v[TE_S_TIME_SIGNAL];
+	int64_t at, now = time(NULL);
+	char when[32], what[96];
+	struct tm tm;
+	time_t t;
+
+	if (!v->set || v->word != TE_W_VALUE)
+		return;
+	if (job_has_own_signal() && v->src != TE_SRC_OPTION &&
+	    v->src != TE_SRC_ENFORCED) {
+		if (te_plug.explain)
+			say("time-signal: not armed: the job has its own "
+			    "--signal");
+		return;
+	}
+	at = te_time_signal_at(j->end_time, v->num, now);
+	if (!at || j->time_limit == INFINITE || j->time_limit == NO_VAL)
+		return;			/* no time limit: nothing to warn of */
+	rc.sig = (int)v->num2;
+	rc.sig_secs = v->num;
+	rc.sig_at = at;
+	rc.sig_due_ms = te_now_ms() + (at > now ? (at - now) * 1000 : 0);
+	if (te_plug.explain) {
+		t = (time_t)at;
+		if (!localtime_r(&t, &tm) ||
+		    !strftime(when, sizeof(when), "%H:%M:%S", &tm))
+			te_strlcpy(when, "?", sizeof(when));
+		te_snprintf(what, sizeof(what), "SIG%s to every task at %s",
+			    sigabbrev_np(rc.sig) ? sigabbrev_np(rc.sig) : "?",
+			    when);
+		say("time-signal: %s, %s s before the job's time limit", what,
+		    v->text[0] ? strchr(v->text, '@') + 1 : "?");
+	}
+}
+
+int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step)
+{
+	const struct te_value *rq = &te_plug.cfg.v[TE_S_REQUEUE];
+	const struct te_value *ts = &te_plug.cfg.v[TE_S_TIME_SIGNAL];
+	job_info_msg_t *msg;
+	const job_info_t *j;
+	char buf[TE_EXCLUDE_MAX], num[16];
+
+	(void)sp;
+	rc.job = job;
+	rc.step = step;
+	rc.requeue = rq->set && rq->word == TE_W_VALUE;
+	if (!rc.requeue && !(ts->set && ts->word == TE_W_VALUE))
+		return 0;
+	if (job_load(job, &msg) < 0) {
+		fprintf(stderr, TE_PREFIX "warning: cannot read job %u from "
+			"slurmctld (%s): no %s for this step\n", job,
+			slurm_strerror(slurm_get_errno()),
+			rc.requeue ? "--train-requeue" : "--train-time-signal");
+		rc.requeue = 0;
+		return 0;
+	}
+	j = &msg->job_array[0];
+	if (rc.requeue) {
+		te_snprintf(num, sizeof(num), "%u", (unsigned)j->restart_cnt);
+		/* srun's environment goes to the tasks (SPANK's setenv is
+		 * for slurmstepd only) */
+		setenv("TRAINENV_RESTART", num, 1);
+		expand_nodes(j->exc_nodes, buf, sizeof(buf));
+		if (buf[0])
+			setenv("TRAINENV_EXCLUDED_NODES", buf, 1);
+		/* the line said at the requeue went into the output of the
+		 * run before (gone unless --open-mode=append): say it again */
+		if (j->restart_cnt && step == 0)
+			say("restart %s of this job; excluded nodes: %s", num,
+			    buf[0] ? buf : "none");
+	}
+	timesig_arm(j);
+	slurm_free_job_info_msg(msg);
+	return rc.requeue || rc.sig_due_ms;
+}
+
+int64_t te_timesig_due(void)
+{
+	return rc.sig_due_ms;
+}
+
+void te_timesig_fire(int64_t now_ms)
+{
+	job_info_msg_t *msg;
+	int64_t at, now = time(NULL);
+	const char *name = sigabbrev_np(rc.sig);
+	char secs[24];
+
+	rc.sig_due_ms = 0;
+	/* the limit may have moved (scontrol update TimeLimit) */
+	if (job_load(rc.job, &msg) == 0) {
+		at = te_time_signal_at(msg->job_array[0].end_time, rc.sig_secs,
+				       now);
+		slurm_free_job_info_msg(msg);
+		if (at > now) {
+			rc.sig_at = at;
+			rc.sig_due_ms = now_ms + (at - now) * 1000;
+			return;
+		}
+	}
+	te_snprintf(secs, sizeof(secs), "%llu", (unsigned long long)rc.sig_secs);
+	if (slurm_signal_job_step(rc.job, rc.step, (uint16_t)rc.sig) != 0) {
+		say("warning: time-signal: could not signal the step's tasks: "
+		    "%s", slurm_strerror(slurm_get_errno()));
+		return;
+	}
+	say("time-signal: sent SIG%s to the step's tasks, %s s before the "
+	    "job's time limit", name ? name : "?", secs);
+}
+
+/* The first node of the job that Slurm sees down or not responding: a node
+ * lost during the step. */
+static void lost_node(const job_info_t *j, char *out, size_t len)
+{
+	node_info_msg_t *nodes = NULL;
+	hostlist_t hl;
+	uint32_t i;
+
+	out[0] = 0;
+	if (!j->nodes || slurm_load_node(0, &nodes, SHOW_ALL) != 0 || !nodes)
+		return;
+	hl = slurm_hostlist_create(j->nodes);
+	for (i = 0; hl && i < nodes->record_count && !out[0]; i++) {
+		const node_info_t *n = &nodes->node_array[i];
+		uint32_t base = n->node_state & NODE_STATE_BASE;
+
+		if (!n->name || slurm_hostlist_find(hl, n->name) < 0)
+			continue;
+		if (base == NODE_STATE_DOWN ||
+		    (n->node_state & NODE_STATE_NO_RESPOND))
+			te_strlcpy(out, n->name, len);
+	}
+	if (hl)
+		slurm_hostlist_destroy(hl);
+	slurm_free_node_info_msg(nodes);
+}
+
+static uint32_t partition_nodes(const char *part)
+{
+	partition_info_msg_t *pm = NULL;
+	uint32_t i, n = 0;
+	size_t len = part ? strcspn(part, ",") : 0;
+
+	if (!len || slurm_load_partitions(0, &pm, SHOW_ALL) != 0 || !pm)
+		return 0;
+	for (i = 0; i < pm->record_count; i++)
+		if (pm->partition_array[i].name &&
+		    strlen(pm->partition_array[i].name) == len &&
+		    !strncmp(pm->partition_array[i].name, part, len))
+			n = pm->partition_array[i].total_nodes;
+	slurm_free_partition_info_msg(pm);
+	return n;
+}
+
+/* The newest mtime (ns) of the regular files in dir and its subdirectories
+ * (one level), read as the user, bounded; -1 when dir cannot be read. */
+static int64_t newest_checkpoint(const char *dir)
+{
+	int64_t newest = 0;
+	int budget = PROGRESS_SCAN_MAX, top, level;
+	int fds[2];
+	DIR *d[2] = { NULL, NULL };
+	struct dirent *e;
+	struct stat st;
+
+	top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (top < 0 || !(d[0] = fdopendir(top))) {
+		if (top >= 0)
+			close(top);
+		return -1;
+	}
+	fds[0] = top;
+	level = 0;
+	while (level >= 0 && budget-- > 0) {
+		e = readdir(d[level]);
+		if (!e) {
+			closedir(d[level]);
+			d[level--] = NULL;
+			continue;
+		}
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    !strcmp(e->d_name, TE_PROGRESS_FILE) ||
+		    fstatat(fds[level], e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISREG(st.st_mode)) {
+			int64_t ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL +
+				     st.st_mtim.tv_nsec;
+
+			if (ns > newest)
+				newest = ns;
+		} else if (S_ISDIR(st.st_mode) && level == 0) {
+			int fd = openat(fds[0], e->d_name, O_RDONLY |
+					O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (fd >= 0 && (d[1] = fdopendir(fd))) {
+				fds[1] = fd;
+				level = 1;
+			} else if (fd >= 0) {
+				close(fd);
+			}
+		}
+	}
+	for (; level >= 0; level--)
+		closedir(d[level]);
+	return newest;
+}
+
+/* The progress guard: 1 when the requeues must stop (said), else 0. The
+ * state is the user's file in the checkpoint directory, replaced whole. */
+static int progress_stops(const job_info_t *j)
+{
+	const struct te_value *ck = &te_plug.cfg.v[TE_S_CHECKPOINT_DIR];
+	const struct te_value *lim = &te_plug.cfg.v[TE_S_REQUEUE_NO_PROGRESS];
+	struct te_progress prev, next;
+	char path[TE_VALUE_MAX + 64], tmp[TE_VALUE_MAX + 96];
+	char line[TE_PROGRESS_LINE_MAX];
+	int64_t newest;
+	ssize_t got;
+	int fd, have;
+
+	if (!ck->set || ck->word != TE_W_VALUE || !lim->set ||
+	    lim->word != TE_W_VALUE)
+		return 0;
+	newest = newest_checkpoint(ck->text);
+	if (newest < 0) {
+		say("warning: requeue: cannot read the checkpoint directory "
+		    "%s: no progress guard", ck->text);
+		return 0;
+	}
+	te_snprintf(path, sizeof(path), "%s/%s", ck->text, TE_PROGRESS_FILE);
+	/* only the user's own file, never through a link: the directory
+	 * may be shared with others */
+	got = te_read_small(path, line, sizeof(line),
+			    TE_READ_NOFOLLOW | TE_READ_MINE);
+	have = got > 0 && te_progress_parse(line, &prev) == 0;
+	te_progress_next(have ? &prev : NULL, j->job_id, j->restart_cnt,
+			 newest, &next);
+	te_snprintf(tmp, sizeof(tmp), "%s/%s.%u", ck->text, TE_PROGRESS_FILE,
+		    (unsigned)getpid());
+	if (te_progress_format(&next, line, sizeof(line)) == 0 &&
+	    (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		       O_CLOEXEC, 0600)) >= 0) {
+		int ok = write(fd, line, strlen(line)) == (ssize_t)strlen(line);
+
+		if (close(fd) < 0 || !ok || rename(tmp, path) < 0)
+			unlink(tmp);
+	}
+	if (next.stalls < lim->num)
+		return 0;
+	say("requeue: stopped: the newest checkpoint in %s did not change in %u "
+	    "restart%s in a row (site limit requeue-no-progress); not "
+	    "requeued, srun exits with code 93", ck->text, next.stalls,
+	    next.stalls == 1 ? "" : "s");
+	return 1;
+}
+
+/* Requeue as the job's owner, then exclude the node: Slurm takes a new
+ * excluded list only while the job is pending, which it is right after the
+ * requeue. The batch script (srun's parent) is being ended meanwhile. */
+static int requeue_without(uint32_t job, const char *exclude, char *why,
+			   size_t len)
+{
+	job_desc_msg_t d;
+	int tries;
+
+	if (slurm_requeue(job, 0) != 0)
+		return te_err(why, len, "Slurm refused the requeue: %s",
+			      slurm_strerror(slurm_get_errno()));
+	slurm_init_job_desc_msg(&d);
+	d.job_id = job;
+	d.exc_nodes = (char *)exclude;
+	for (tries = 0; tries < 20; tries++) {
+		if (slurm_update_job(&d) == 0)
+			return 0;
+		usleep(100 * 1000);	/* not pending yet: 2 s at most */
+	}
+	return te_err(why, len, "the job was requeued, but Slurm refused to "
+		      "exclude %s: %s", exclude,
+		      slurm_strerror(slurm_get_errno()));
+}
+
+void te_recovery_srun_exit(void)
+{
+	static struct te_failrep fails[TE_FAILREP_KEEP];
+	const struct te_value *rq = &te_plug.cfg.v[TE_S_REQUEUE];
+	struct te_fault_facts ff = { 0 };
+	struct te_requeue_facts rf = { 0 };
+	struct te_requeue_plan plan;
+	struct te_fault fault;
+	job_info_msg_t *msg;
+	const job_info_t *j;
+	char lost[TE_NODE_MAX], excl[TE_EXCLUDE_MAX], why[TE_ERR_MAX];
+	sigset_t all, old;
+
+	rc.sig_due_ms = 0;
+	if (!rc.requeue)
+		return;
+	ff.fails = fails;
+	ff.nfails = te_failrep_list(fails, TE_FAILREP_KEEP);
+	ff.hang_node = te_exitwatch_hang_node();
+	ff.fault_signals = te_plug.cfg.v[TE_S_REQUEUE_SIGNALS].word ==
+				   TE_W_VALUE ?
+			   te_plug.cfg.v[TE_S_REQUEUE_SIGNALS].num : 0;
+	ff.any = te_plug.cfg.v[TE_S_REQUEUE_ON].word == TE_W_REQUEUE_ON_ANY;
+	if (!ff.nfails && !ff.hang_node)
+		return;			/* the step did not fail */
+	if (job_load(rc.job, &msg) < 0) {
+		say("requeue: not requeued: cannot read the job from slurmctld: "
+		    "%s", slurm_strerror(slurm_get_errno()));
+		return;
+	}
+	j = &msg->job_array[0];
+	lost_node(j, lost, sizeof(lost));
+	ff.lost_node = lost[0] ? lost : NULL;
+	te_fault_find(&ff, &fault);
+	rf.batch = j->batch_flag != 0;
+	rf.requeue_allowed = j->requeue != 0;
+	rf.budget = rq->num;
+	rf.restarts = j->restart_cnt;
+	rf.excluded_count = expand_nodes(j->exc_nodes, excl, sizeof(excl));
+	rf.excluded = excl;
+	rf.job_nodes = j->num_nodes;
+	rf.partition_nodes = partition_nodes(j->partition);
+	te_requeue_decide(&rf, &fault, &plan);
+	if (plan.requeue && progress_stops(j)) {
+		slurm_free_job_info_msg(msg);
+		_exit(TE_EXIT_NO_PROGRESS);
+	}
+	if (!plan.requeue) {
+		if (plan.line[0])
+			say("%s", plan.line);
+		slurm_free_job_info_msg(msg);
+		return;
+	}
+	say("%s", plan.line);
+	/* the requeue ends the batch script, srun's parent: this thread at
+	 * least takes no signal before the node is excluded (a few ms) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (requeue_without(rc.job, plan.exclude, why, sizeof(why)) < 0)
+		say("requeue: %s", why);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	slurm_free_job_info_msg(msg);
+}

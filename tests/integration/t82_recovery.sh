@@ -1,0 +1,156 @@
+#!/bin/bash
+# Issue 15, recovery, on the real cluster with batch jobs:
+#  (a) --train-requeue=2: a 2-node job on n1,n2 whose n1 fails its GPU
+#      pre-flight (test hook) is requeued without n1, runs again on n2,n3
+#      and completes; scontrol shows Restarts=1 and ExcNodeList=n1; the
+#      output has the requeue line (--open-mode=append keeps both runs) and
+#      the tasks of the restart see TRAINENV_RESTART=1 and the exclusion;
+#  (b) a program's own error is not requeued, and says why;
+#  (c) the budget: --train-requeue=1 with two failing nodes stops after one
+#      restart, with the line;
+#  (d) the progress guard (requeue-on=any, a checkpoint directory that never
+#      changes): the third failure stops the requeues, srun exits with 93;
+#  (e) --train-time-signal=USR1@100 in a 2-minute job: the Python USR1
+#      handler runs about 20 s in, long before the limit.
+# The requeued job would wait Slurm's credential window (121 s) before it
+# runs again: the test moves its start time to now (scontrol, as root).
+# Single-quoted $VARS are for the jobs' shells:
+# shellcheck disable=SC2016
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=pmix_common.sh
+. "$here/pmix_common.sh"
+
+plan 32
+
+cluster_up --nodes 3
+ok $? "cluster is up" || bail_out "no cluster"
+pmix_require_build
+lstopo-no-graphics --of xml --whole-io - >here.xml 2>/dev/null &&
+	"$here/lib/add_gpus.py" here.xml gpus.xml 2
+ok $? "this machine's topology exported, fake GPUs added"
+plug() { set_plugstack "required $plugin helper-dir=$builddir test-hooks=on bind-topology=$TE_WORK/gpus.xml $*"; }
+plug
+
+job_field() { # JOBID FIELD
+	timeout 10 scontrol show job "$1" 2>/dev/null | grep -o "\b$2=[^ ]*" | head -1 | cut -d= -f2-
+}
+# Waits for the job to be requeued (pending, Restarts=N), then starts it now.
+restart_now() { # JOBID RESTARTS SECS
+	local i
+	for ((i = 0; i < $3 * 5; i++)); do
+		if [ "$(job_field "$1" JobState)" = PENDING ] &&
+			[ "$(job_field "$1" Restarts)" = "$2" ]; then
+			timeout 10 scontrol update jobid="$1" StartTime=now && return 0
+		fi
+		sleep 0.2
+	done
+	return 1
+}
+submit() { # SBATCH ARGS...: prints the job id
+	sbatch --parsable "$@" | cut -d';' -f1
+}
+
+# ================================================================ (a)
+cat >job_a.sh <<'EOF'
+#!/bin/bash
+echo "run on $SLURM_JOB_NODELIST"
+srun --mpi=pmix --ntasks-per-node=1 --train-preflight=on --train-launcher=task \
+	sh -c 'echo "ran $RANK $SLURMD_NODENAME restart=${TRAINENV_RESTART:-none} excluded=${TRAINENV_EXCLUDED_NODES:-none}"'
+EOF
+id=$(TRAINENV_TEST_PREFLIGHT_FAIL="n1:out of memory" CUDA_VISIBLE_DEVICES=0,1 \
+	submit -N2 -t 5 --open-mode=append -o "$TE_WORK/a.out" --train-requeue=2 job_a.sh)
+ok $? "a 2-node batch job with --train-requeue=2 is queued ($id)"
+restart_now "$id" 1 60
+ok $? "n1 fails its pre-flight: the job is requeued (pending, Restarts=1)" || diag "$(cat a.out)"
+state=$(wait_job_done "$id" 90)
+is "$state" COMPLETED "the restart completes"
+out=$(cat a.out)
+like "$out" 'run on n\[1-2\]' "the first run was on n1,n2" || diag "$out"
+like "$out" '(^|\n)trainenv: requeue: node n1 failed: rank 0 failed its check before training \(exit code 75\); the job is requeued without n1 \(restart 1 of 2\)' \
+	"the output names the node, why, and restart 1 of 2" || diag "$out"
+like "$out" 'run on n\[2-3\]' "the restart runs on n2,n3"
+like "$out" 'ran 0 n2 restart=1 excluded=n1' "rank 0 on n2 sees TRAINENV_RESTART=1 and the excluded n1"
+like "$out" 'ran 1 n3 restart=1 excluded=n1' "rank 1 on n3 too"
+like "$out" 'trainenv: restart 1 of this job; excluded nodes: n1' "the restart says so in its own output"
+is "$(job_field "$id" Restarts)" 1 "scontrol show job: Restarts=1"
+is "$(job_field "$id" ExcNodeList)" n1 "scontrol show job: ExcNodeList=n1"
+
+# The restart line alone when the output is truncated at the restart (Slurm's default).
+# ================================================================ (b)
+cat >job_b.sh <<'EOF'
+#!/bin/bash
+srun --ntasks-per-node=1 sh -c '[ "$RANK" = 1 ] && exit 3; exit 0'
+EOF
+id=$(submit -N2 -t 5 -o "$TE_WORK/b.out" --train-requeue=2 job_b.sh)
+state=$(wait_job_done "$id" 60)
+is "$state" FAILED "a program's own error: the job fails" || diag "$(cat b.out)"
+like "$(cat b.out)" 'trainenv: requeue: not requeued: rank 1 exited with code 3: the program.s own error \(the site requeues node failures only\)' \
+	"and says it is not requeued, and why" || diag "$(cat b.out)"
+is "$(job_field "$id" Restarts)" 0 "  Restarts=0"
+
+# ================================================================ (c)
+id=$(TRAINENV_TEST_PREFLIGHT_FAIL="n1:bad,n2:bad,n3:bad" CUDA_VISIBLE_DEVICES=0,1 \
+	submit -N1 -t 5 --open-mode=append -o "$TE_WORK/c.out" --train-requeue=1 job_a.sh)
+restart_now "$id" 1 60
+ok $? "--train-requeue=1: the first failure is requeued"
+state=$(wait_job_done "$id" 90)
+is "$state" FAILED "the second failure ends the job" || diag "$(cat c.out)"
+like "$(cat c.out)" 'trainenv: requeue: not requeued: node n[23] failed \(rank 0 failed its check before training \(exit code 75\)\), but the restart budget is spent \(1 of 1 restarts done\)' \
+	"  with the budget's line" || diag "$(cat c.out)"
+is "$(job_field "$id" Restarts)" 1 "  Restarts=1"
+
+# ================================================================ (d)
+plug requeue-on=any requeue-no-progress=1
+mkdir -p ckpt && echo weights >ckpt/step-100.pt && chmod -R a+rwX ckpt
+cat >job_d.sh <<'EOF'
+#!/bin/bash
+srun sh -c 'exit 4'
+echo "srun exit $?"
+EOF
+id=$(submit -N1 -t 5 --open-mode=append -o "$TE_WORK/d.out" --train-requeue=5 \
+	--train-checkpoint-dir="$TE_WORK/ckpt" job_d.sh)
+restart_now "$id" 1 60
+ok $? "requeue-on=any: a program error is requeued" || diag "$(cat d.out)"
+state=$(wait_job_done "$id" 90)
+is "$state" COMPLETED "the second run ends: the guard stopped the requeues" || diag "$(cat d.out)"
+like "$(cat d.out)" 'trainenv: requeue: stopped: the newest checkpoint in [^ ]*/ckpt did not change in 1 restart in a row \(site limit requeue-no-progress\); not requeued, srun exits with code 93' \
+	"  and says why" || diag "$(cat d.out)"
+like "$(cat d.out)" 'srun exit 93' "  srun exits with 93"
+is "$(job_field "$id" Restarts)" 1 "  Restarts=1"
+like "$(cat ckpt/.trainenv-progress)" "^trainenv-progress 1 $id 1 [0-9]+ 1$" "  the guard's state, in the checkpoint directory"
+plug
+
+# ================================================================ (e)
+cat >job_e.py <<'EOF'
+import signal, sys, time
+t0 = time.time()
+def on_usr1(sig, frame):
+    print(f"USR1 handler ran {time.time() - t0:.0f} s in", flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGUSR1, on_usr1)
+time.sleep(200)
+print("no signal", flush=True)
+EOF
+cat >job_e.sh <<EOF
+#!/bin/bash
+srun --train-time-signal=USR1@100 $PY $TE_WORK/job_e.py
+EOF
+te_seconds eval 'id=$(submit -N1 -t 2 -o "$TE_WORK/e.out" job_e.sh); state=$(wait_job_done "$id" 150)'
+is "$state" COMPLETED "--train-time-signal=USR1@100 in a 2-minute job: it completes" || diag "$(cat e.out)"
+like "$(cat e.out)" 'USR1 handler ran (1[5-9]|2[0-9]) s in' "the Python USR1 handler ran about 20 s in" || diag "$(cat e.out)"
+like "$(cat e.out)" 'trainenv: time-signal: sent SIGUSR1 to the step.s tasks, 100 s before the job.s time limit' "  srun said so"
+awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 60) }'
+ok $? "  the job ended in $TE_SECONDS s, long before its limit"
+
+# A site default gives way to the job's own --signal; --train-explain says which.
+plug time-signal=USR1@100
+out=$(te_srun -t 60 -N1 -t 2 --train-explain true 2>&1)
+like "$out" 'trainenv: time-signal: SIGUSR1 to every task at [0-9:]+, 100 s before the job.s time limit' \
+	"explain: the site's time signal and when it is due" || diag "$out"
+out=$(te_srun -t 60 -N1 -t 2 --signal=USR2@100 --train-explain true 2>&1)
+like "$out" 'trainenv: time-signal: not armed: the job has its own --signal' \
+	"a job's own --signal wins over the site default" || diag "$out"
+plug
