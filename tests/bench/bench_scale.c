@@ -74,11 +74,13 @@ static double realtime_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static char width_s[8];		/* --launch-tree-width: the site key's K */
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: bench_scale --helper PATH --simlib DIR "
 		"--connwatch SO --nodes N --ranks-per-node P [--dir BASE] "
-		"[--barrier S] [--keep]\n"
+		"[--barrier S] [--launch-tree-width K] [--keep]\n"
 		"  N >= 1, 1 <= P <= %d; BASE (default /dev/shm) holds the "
 		"run's files\n", SIM_PPN_MAX);
 	return 2;
@@ -114,6 +116,9 @@ static int parse(int argc, char **argv)
 			o.ppn = (unsigned)n;
 		else if (!strcmp(a, "--barrier") && te_parse_u64(v, 86400, &n) == 0 && n)
 			o.barrier = (unsigned)n;
+		else if (!strcmp(a, "--launch-tree-width") &&
+			 te_parse_u64(v, 1024, &n) == 0 && n >= 2)
+			te_snprintf(width_s, sizeof(width_s), "%u", (unsigned)n);
 		else {
 			fprintf(stderr, "bench_scale: bad %s '%s'\n", a, v);
 			return usage();
@@ -299,7 +304,7 @@ static int start_node(unsigned i)
 			 (char *)"--step", (char *)"0", (char *)"--port-range",
 			 range_s, (char *)"--port-start", start_s,
 			 (char *)"--barrier", barrier_s, (char *)"--version-check",
-			 (char *)"warn", (char *)"--lead", NULL };
+			 (char *)"warn", (char *)"--lead", NULL, NULL, NULL };
 	char *envp[] = { (char *)"PATH=/usr/bin:/bin", (char *)"LANG=C",
 			 env_lib, env_path, env_log, env_ns, e_rank, e_tmp,
 			 e_node, e_watch, env_preload,
@@ -307,6 +312,10 @@ static int start_node(unsigned i)
 	posix_spawn_file_actions_t fa;
 	int rc;
 
+	if (width_s[0]) {	/* as the plugin passes launch-tree-width */
+		argv[14] = (char *)"--tree-width";
+		argv[15] = width_s;
+	}
 	te_snprintf(ndir, sizeof(ndir), "%s/n%u", dir, i + 1);
 	te_snprintf(out, sizeof(out), "%s/rdzv.out", ndir);
 	te_snprintf(err, sizeof(err), "%s/rdzv.err", ndir);
