@@ -96,27 +96,11 @@ int te_tree_sum_format(char *buf, size_t len, const char *token,
 	return 0;
 }
 
-/* Next space-separated word (at most outlen-1 bytes). */
-static int word(const char **p, char *out, size_t outlen)
-{
-	size_t n = 0;
-
-	while (**p && **p != ' ') {
-		if (n + 1 >= outlen)
-			return -1;
-		out[n++] = *(*p)++;
-	}
-	out[n] = '\0';
-	if (**p == ' ')
-		(*p)++;
-	return n ? 0 : -1;
-}
-
 static int word_num(const char **p, uint64_t max, uint64_t *v)
 {
 	char w[24];
 
-	return word(p, w, sizeof(w)) < 0 ? -1 : te_parse_u64(w, max, v);
+	return te_next_word(p, w, sizeof(w)) < 0 ? -1 : te_parse_u64(w, max, v);
 }
 
 /* "RANK:HOST,..." */
@@ -165,9 +149,9 @@ static int parse_grp(const char *p, uint32_t nranks, uint32_t nnodes,
 	uint64_t count;
 	uint32_t nh;
 
-	if (word(&p, kind, sizeof(kind)) < 0 || strlen(kind) != 1 ||
+	if (te_next_word(&p, kind, sizeof(kind)) < 0 || strlen(kind) != 1 ||
 	    word_num(&p, nnodes, &count) < 0 || !count ||
-	    word(&p, hosts, sizeof(hosts)) < 0 ||
+	    te_next_word(&p, hosts, sizeof(hosts)) < 0 ||
 	    parse_hosts(hosts, nranks, h, &nh) < 0 || nh > count ||
 	    !*p || strlen(p) > TE_TREE_VALUE_MAX ||
 	    !te_is_printable(p, TE_TREE_VALUE_MAX))
@@ -233,9 +217,9 @@ static int parse_sum(const char *p, uint32_t nranks, uint32_t nnodes,
 	    word_num(&p, nnodes, &vmore) < 0 ||
 	    word_num(&p, nnodes, &cmore) < 0 ||
 	    word_num(&p, TE_LAUNCH_SKEW_MAX_MS, &fage) < 0 ||
-	    word(&p, fh, sizeof(fh)) < 0 ||
+	    te_next_word(&p, fh, sizeof(fh)) < 0 ||
 	    word_num(&p, TE_LAUNCH_SKEW_MAX_MS, &lage) < 0 ||
-	    word(&p, lh, sizeof(lh)) < 0 || *p)
+	    te_next_word(&p, lh, sizeof(lh)) < 0 || *p)
 		return -1;
 	if (nodes ? !te_host_valid(fh) || !te_host_valid(lh) :
 		    strcmp(fh, "-") || strcmp(lh, "-") || fage || lage)
@@ -274,9 +258,9 @@ int te_tree_line_parse(const char *line, const char *token, uint32_t nranks,
 	if (strncmp(l, MAGIC_HEAD, strlen(MAGIC_HEAD)))
 		return -1;
 	p = l + strlen(MAGIC_HEAD);
-	if (word(&p, w, sizeof(w)) < 0 ||
+	if (te_next_word(&p, w, sizeof(w)) < 0 ||
 	    !te_token_equal(w, token, TE_TOKEN_LEN) ||
-	    word(&p, w, sizeof(w)) < 0)
+	    te_next_word(&p, w, sizeof(w)) < 0)
 		return -1;
 	if (!strcmp(w, "grp"))
 		return parse_grp(p, nranks, nnodes, pend);

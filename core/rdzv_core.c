@@ -29,22 +29,6 @@ int te_token_valid(const char *s)
 	return i == TE_TOKEN_LEN;
 }
 
-/* Next space-separated word of at most outlen-1 bytes; -1 if none or too
- * long. Only single spaces separate words: the format is ours. */
-static int word(const char **p, char *out, size_t outlen)
-{
-	size_t n = 0;
-
-	while (**p && **p != ' ' && **p != '\n') {
-		if (n + 1 >= outlen)
-			return -1;
-		out[n++] = *(*p)++;
-	}
-	out[n] = '\0';
-	if (**p == ' ')
-		(*p)++;
-	return n ? 0 : -1;
-}
 
 /* Line content without the optional final '\n'; -1 if there is anything
  * after it or the line is too long. */
@@ -66,7 +50,7 @@ static int open_line(const char *line, char l[TE_COORD_LINE_MAX + 1],
 	memcpy(l, line, n);
 	l[n] = '\0';
 	*p = l;
-	return word(p, w, sizeof(w)) < 0 || strcmp(w, MAGIC) ? -1 : 0;
+	return te_next_word(p, w, sizeof(w)) < 0 || strcmp(w, MAGIC) ? -1 : 0;
 }
 
 int te_coord_req_format(char *buf, size_t len, const char *token,
@@ -113,9 +97,9 @@ int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 	memset(q, 0, sizeof(*q));
 	if (open_line(line, l, &p) < 0)
 		return -1;
-	if (word(&p, w, sizeof(w)) < 0 || !te_token_equal(w, token, TE_TOKEN_LEN))
+	if (te_next_word(&p, w, sizeof(w)) < 0 || !te_token_equal(w, token, TE_TOKEN_LEN))
 		return -1;
-	if (word(&p, w, sizeof(w)) < 0)
+	if (te_next_word(&p, w, sizeof(w)) < 0)
 		return -1;
 	if (!strcmp(w, "arrived"))
 		q->kind = TE_CQ_ARRIVED;
@@ -127,13 +111,13 @@ int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 		q->kind = TE_CQ_FAILED;
 	else
 		return -1;
-	if (word(&p, w, sizeof(w)) < 0 || te_parse_u64(w, UINT32_MAX, &rank) < 0 ||
+	if (te_next_word(&p, w, sizeof(w)) < 0 || te_parse_u64(w, UINT32_MAX, &rank) < 0 ||
 	    rank >= nranks)
 		return -1;
 	q->rank = (uint32_t)rank;
 	if (q->kind == TE_CQ_STATUS)
 		return *p ? -1 : 0;
-	if (word(&p, q->host, sizeof(q->host)) < 0 || !te_host_valid(q->host))
+	if (te_next_word(&p, q->host, sizeof(q->host)) < 0 || !te_host_valid(q->host))
 		return -1;
 	if (q->kind == TE_CQ_ARRIVED)
 		return *p ? -1 : 0;
@@ -189,7 +173,7 @@ int te_coord_reply_parse(const char *line, struct te_coord_reply *r)
 	memset(r, 0, sizeof(*r));
 	if (open_line(line, l, &p) < 0)
 		return -1;
-	if (word(&p, w, sizeof(w)) < 0)
+	if (te_next_word(&p, w, sizeof(w)) < 0)
 		return -1;
 	if (!strcmp(w, "done")) {
 		r->kind = TE_CR_DONE;
@@ -231,17 +215,17 @@ int te_coord_info_parse(const char *s, struct te_coord_info *c)
 	memset(c, 0, sizeof(*c));
 	if (te_strnlen_cap(s, 256) > 256)
 		return -1;
-	if (word(&p, c->addr, sizeof(c->addr)) < 0)
+	if (te_next_word(&p, c->addr, sizeof(c->addr)) < 0)
 		return -1;
 	for (i = 0; c->addr[i]; i++)
 		if (!isxdigit((unsigned char)c->addr[i]) && c->addr[i] != '.' &&
 		    c->addr[i] != ':')
 			return -1;
-	if (word(&p, w, sizeof(w)) < 0 || te_parse_u64(w, 65535, &port) < 0 ||
+	if (te_next_word(&p, w, sizeof(w)) < 0 || te_parse_u64(w, 65535, &port) < 0 ||
 	    !port)
 		return -1;
 	c->port = (uint16_t)port;
-	if (word(&p, c->token, sizeof(c->token)) < 0 ||
+	if (te_next_word(&p, c->token, sizeof(c->token)) < 0 ||
 	    !te_token_valid(c->token))
 		return -1;
 	return *p ? -1 : 0;
@@ -503,7 +487,7 @@ int te_versions_parse(const char *s, struct te_versions *v)
 		if (strncmp(p, names[i], nl))
 			return -1;
 		p += nl;
-		if (word(&p, w, sizeof(w)) < 0 || !te_version_word_valid(w))
+		if (te_next_word(&p, w, sizeof(w)) < 0 || !te_version_word_valid(w))
 			return -1;
 		te_strlcpy(dst[i], w, TE_VER_MAX);
 	}

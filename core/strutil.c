@@ -254,6 +254,21 @@ int te_pct_decode(char *dst, size_t size, const char *src, size_t srclen)
 	return 0;
 }
 
+int te_next_word(const char **p, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	while (**p && **p != ' ' && **p != '\n') {
+		if (n + 1 >= outlen)
+			return -1;
+		out[n++] = *(*p)++;
+	}
+	out[n] = '\0';
+	if (**p == ' ')
+		(*p)++;
+	return n ? 0 : -1;
+}
+
 int te_word_valid(const char *s, size_t max, const char *extra)
 {
 	size_t i;

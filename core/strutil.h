@@ -73,6 +73,12 @@ char *te_trim(char *s);
  * or one of the characters in extra; else 0. */
 int te_word_valid(const char *s, size_t max, const char *extra);
 
+/* The next word of a line of our own protocols: the bytes up to a space, a
+ * '\n' or the end, at most outlen-1 of them, into out; *p moves past it and
+ * past one space. Only single spaces separate words. 0, or -1 when there is
+ * no word or it is too long. */
+int te_next_word(const char **p, char *out, size_t outlen);
+
 /* The name a report gives this node: host's short name (up to its first
  * '.') when that is a word of letters, digits, '-' and '_' that fits out,
  * else "unknown". te_node_name() does it for this host (gethostname): never
