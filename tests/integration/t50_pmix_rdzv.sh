@@ -30,7 +30,7 @@ ok $? "the helper links libpmix"
 pmix_plugstack
 # ---------------------------------------------------------------- rendezvous
 show='echo "$SLURM_PROCID $(hostname) $MASTER_ADDR $MASTER_PORT ${PMIX_MCA_gds:-unset}"'
-out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 bash -c "$show" 2>&1)
+out=$(te_srun -t 60 -Q --mpi=pmix -N3 --ntasks-per-node=2 bash -c "$show" 2>&1)
 ok $? "a 6-task PMIx step with the rendezvous runs" || diag "$out"
 is "$(printf '%s\n' "$out" | awk '{ print $3, $4 }' | sort -u | wc -l)" 1 \
 	"every rank has the same MASTER_ADDR and MASTER_PORT"
@@ -54,7 +54,7 @@ s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(('0.0.0.0', $P)); s.listen(1); open('$TE_WORK/busy', 'w').close(); time.sleep(25)" &
 busy_pid=$!
 for _ in $(seq 50); do [ -e "$TE_WORK/busy" ] && break; sleep 0.1; done
-out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 -w n1,n2,n3 \
+out=$(te_srun -t 60 -Q --mpi=pmix -N3 --ntasks-per-node=2 -w n1,n2,n3 \
 	--train-port-range=$P-$((P + 1)) bash -c 'echo $MASTER_PORT' 2>&1)
 is "$(printf '%s\n' "$out" | sort -u)" "$((P + 1))" \
 	"port $P is busy on rank 0's node: every rank gets $((P + 1))"
@@ -64,7 +64,7 @@ s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(('0.0.0.0', $((P + 1)))); s.listen(1); open('$TE_WORK/busy2', 'w').close(); time.sleep(20)" &
 busy2_pid=$!
 for _ in $(seq 50); do [ -e "$TE_WORK/busy2" ] && break; sleep 0.1; done
-out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 -w n1,n2,n3 \
+out=$(te_srun -t 60 -Q --mpi=pmix -N3 --ntasks-per-node=2 -w n1,n2,n3 \
 	--train-port-range=$P-$((P + 1)) --train-failure-report=off echo ran 2>&1)
 rc=$?
 [ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^ran'
@@ -82,17 +82,17 @@ dev=$(ip -o route get "$MASTER_ADDR" | grep -o "dev [^ ]*" | cut -d" " -f2)
 [ "$dev" = lo ] && dev=$(ip -o -4 addr | awk -v a="$MASTER_ADDR" 'index($4, a "/") == 1 { print $2 }')
 echo "$NCCL_SOCKET_IFNAME $GLOO_SOCKET_IFNAME $dev"
 SH
-out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 --train-socket-ifname=yes bash route_dev.sh 2>&1)
+out=$(te_srun -t 60 -Q --mpi=pmix -N3 --ntasks-per-node=2 --train-socket-ifname=yes bash route_dev.sh 2>&1)
 is "$(printf '%s\n' "$out" | sort -u)" "eth0 eth0 eth0" \
 	"--train-socket-ifname=yes: NCCL/GLOO_SOCKET_IFNAME name each node's interface that carries MASTER_ADDR's route"
-out=$(te_srun -t 60 --mpi=pmix -N3 bash -c 'echo ${NCCL_SOCKET_IFNAME:-unset}' 2>&1 | sort -u)
+out=$(te_srun -t 60 -Q --mpi=pmix -N3 bash -c 'echo ${NCCL_SOCKET_IFNAME:-unset}' 2>&1 | sort -u)
 is "$out" unset "socket-ifname defaults to no"
 
 # ---------------------------------------------------------------- user values win
 out=$(MASTER_PORT=12345 PMIX_MCA_gds=^ds12 te_srun -t 60 --mpi=pmix -N2 -n2 \
 	bash -c 'echo $MASTER_PORT $PMIX_MCA_gds' 2>&1 | sort -u)
 is "$out" "12345 ^ds12" "a MASTER_PORT or PMIX_MCA_gds the user set is kept"
-out=$(te_srun -t 60 --mpi=pmix -N3 -n3 --train-launcher=torchrun \
+out=$(te_srun -t 60 -Q --mpi=pmix -N3 -n3 --train-launcher=torchrun \
 	bash -c 'echo $PET_MASTER_ADDR $PET_MASTER_PORT ${MASTER_ADDR:-none}' 2>&1 | sort -u)
 like "$out" "^$addr [0-9]+ none$" "torchrun mode: PET_MASTER_ADDR/PORT from the rendezvous, no MASTER_*"
 out=$(te_srun -t 60 --mpi=pmix -N2 -n2 --train-rank-env=no \
