@@ -244,20 +244,10 @@ int te_tree_line_parse(const char *line, const char *token, uint32_t nranks,
 		       uint32_t *rank)
 {
 	char l[TE_COORD_LINE_MAX + 1], w[TE_TOKEN_LEN + 2];
-	size_t n = te_strnlen_cap(line, TE_COORD_LINE_MAX);
 	const char *p;
 
-	if (n > TE_COORD_LINE_MAX || !nranks || !nnodes)
+	if (!nranks || !nnodes || te_coord_line_open(line, l, &p) < 0)
 		return -1;
-	if (n && line[n - 1] == '\n')
-		n--;
-	if (memchr(line, '\n', n))
-		return -1;
-	memcpy(l, line, n);
-	l[n] = '\0';
-	if (strncmp(l, MAGIC_HEAD, strlen(MAGIC_HEAD)))
-		return -1;
-	p = l + strlen(MAGIC_HEAD);
 	if (te_next_word(&p, w, sizeof(w)) < 0 ||
 	    !te_token_equal(w, token, TE_TOKEN_LEN) ||
 	    te_next_word(&p, w, sizeof(w)) < 0)

@@ -30,13 +30,8 @@ int te_token_valid(const char *s)
 }
 
 
-/* Line content without the optional final '\n'; -1 if there is anything
- * after it or the line is too long. */
-/* Copies one protocol line (at most TE_COORD_LINE_MAX characters, one
- * newline at the end at most) into l and checks its first word, the magic;
- * *p is left after it. */
-static int open_line(const char *line, char l[TE_COORD_LINE_MAX + 1],
-		     const char **p)
+int te_coord_line_open(const char *line, char l[TE_COORD_LINE_MAX + 1],
+		       const char **p)
 {
 	size_t n = te_strnlen_cap(line, TE_COORD_LINE_MAX);
 	char w[sizeof(MAGIC)];
@@ -95,7 +90,7 @@ int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 	uint64_t rank;
 
 	memset(q, 0, sizeof(*q));
-	if (open_line(line, l, &p) < 0)
+	if (te_coord_line_open(line, l, &p) < 0)
 		return -1;
 	if (te_next_word(&p, w, sizeof(w)) < 0 || !te_token_equal(w, token, TE_TOKEN_LEN))
 		return -1;
@@ -171,7 +166,7 @@ int te_coord_reply_parse(const char *line, struct te_coord_reply *r)
 	const char *p = l;
 
 	memset(r, 0, sizeof(*r));
-	if (open_line(line, l, &p) < 0)
+	if (te_coord_line_open(line, l, &p) < 0)
 		return -1;
 	if (te_next_word(&p, w, sizeof(w)) < 0)
 		return -1;

@@ -71,6 +71,13 @@ struct te_coord_req {
 /* 1 when s is a host name fit for reports: 1-63 of [A-Za-z0-9._-]. */
 int te_host_valid(const char *s);
 
+/* Copies one protocol line (at most TE_COORD_LINE_MAX characters, one
+ * newline at the end at most, none inside) into l and checks its first
+ * word, the magic; *p is left after it. 0, or -1 for a line that is not
+ * one of ours. Every reader of the coordinator's lines starts here. */
+int te_coord_line_open(const char *line, char l[TE_COORD_LINE_MAX + 1],
+		       const char **p);
+
 int te_coord_req_format(char *buf, size_t len, const char *token,
 			const struct te_coord_req *q);
 /* Parses one line (with or without its '\n'); the token must match in
