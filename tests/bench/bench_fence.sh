@@ -18,6 +18,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 . "$here/../lib/itest.sh"
 # shellcheck source-path=SCRIPTDIR source=../integration/pmix_common.sh
 . "$here/../integration/pmix_common.sh"
+# shellcheck source-path=SCRIPTDIR source=bench_pmix_common.sh
+. "$here/bench_pmix_common.sh"
 
 nodes=52 runs=3 iters=100 rpn=1
 while [ $# -gt 0 ]; do
@@ -31,18 +33,9 @@ while [ $# -gt 0 ]; do
 done
 
 cluster_up --nodes "$nodes" >/dev/null || { echo "no cluster of $nodes nodes" >&2; exit 1; }
-for f in "$plugin" "$helper" "$tool" "$libtrainenv"; do
-	[ -e "$f" ] || { echo "$f is missing: build first (make)" >&2; exit 1; }
-done
-set_plugstack "required $plugin helper-dir=$builddir" >/dev/null
-read -ra pmix_flags <<<"$(pkg-config --cflags --libs pmix)"
-cc -O2 -o bare_fence "$here/bare_fence.c" "${pmix_flags[@]}" || exit 1
-cc -O2 -I"$srcdir/include" -o bench_barrier "$here/bench_barrier.c" \
-	-L"$builddir/.libs" -ltrainenv -Wl,-rpath,"$builddir/.libs" || exit 1
+bench_pmix_setup
 tw=$(timeout 30 scontrol show config | awk '$1 == "TreeWidth" { print $3 }')
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 # FENCE PROGRAM ARGS...: rank 0's "median_us mean_us"; FENCE "auto" leaves
 # SLURM_PMIX_FENCE to trainenv. Checks which fence the step really had.
 step() {

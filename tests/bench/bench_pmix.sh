@@ -17,6 +17,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 . "$here/../lib/itest.sh"
 # shellcheck source-path=SCRIPTDIR source=../integration/pmix_common.sh
 . "$here/../integration/pmix_common.sh"
+# shellcheck source-path=SCRIPTDIR source=bench_pmix_common.sh
+. "$here/bench_pmix_common.sh"
 
 runs=9 iters=200
 while [ $# -gt 0 ]; do
@@ -28,17 +30,8 @@ while [ $# -gt 0 ]; do
 done
 
 cluster_up --nodes 3 >/dev/null || { echo "no cluster" >&2; exit 1; }
-for f in "$plugin" "$helper" "$tool" "$libtrainenv"; do
-	[ -e "$f" ] || { echo "$f is missing: build first (make)" >&2; exit 1; }
-done
-set_plugstack "required $plugin helper-dir=$builddir" >/dev/null
-read -ra pmix_flags <<<"$(pkg-config --cflags --libs pmix)"
-cc -O2 -o bare_fence "$here/bare_fence.c" "${pmix_flags[@]}" || exit 1
-cc -O2 -I"$srcdir/include" -o bench_barrier "$here/bench_barrier.c" \
-	-L"$builddir/.libs" -ltrainenv -Wl,-rpath,"$builddir/.libs" || exit 1
+bench_pmix_setup
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 secs() { # CMD...: wall seconds of CMD (stdout and stderr dropped)
 	local t0
 	t0=$(date +%s.%N)

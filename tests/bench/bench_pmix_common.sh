@@ -1,0 +1,22 @@
+# shellcheck shell=bash
+# What the PMIx benchmarks (bench_pmix.sh, bench_fence.sh) share, sourced
+# after tests/lib/itest.sh and tests/integration/pmix_common.sh: the build
+# check, the plugin in plugstack.conf, the two fence programs, and the
+# median and ratio of figures.
+
+# Run from the benchmark's work directory on a running cluster: checks the
+# build, loads the plugin and compiles bare_fence and bench_barrier there.
+bench_pmix_setup() {
+	local f
+	for f in "$plugin" "$helper" "$tool" "$libtrainenv"; do
+		[ -e "$f" ] || { echo "$f is missing: build first (make)" >&2; exit 1; }
+	done
+	set_plugstack "required $plugin helper-dir=$builddir" >/dev/null
+	read -ra pmix_flags <<<"$(pkg-config --cflags --libs pmix)"
+	cc -O2 -o bare_fence "$here/bare_fence.c" "${pmix_flags[@]}" || exit 1
+	cc -O2 -I"$srcdir/include" -o bench_barrier "$here/bench_barrier.c" \
+		-L"$builddir/.libs" -ltrainenv -Wl,-rpath,"$builddir/.libs" || exit 1
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
