@@ -241,10 +241,8 @@ uint32_t te_progress_next(const struct te_progress *prev, uint32_t job,
 	return next->stalls;
 }
 
-int64_t te_time_signal_at(int64_t end_time, uint64_t secs_before,
-			  int64_t now)
+int64_t te_time_signal_at(int64_t end_time, uint64_t secs_before)
 {
-	(void)now;
 	if (end_time <= 0 || secs_before > (uint64_t)INT64_MAX ||
 	    end_time > INT64_MAX / 2)
 		return 0;

@@ -98,8 +98,7 @@ uint32_t te_progress_next(const struct te_progress *prev, uint32_t job,
 			  struct te_progress *next);
 
 /* --train-time-signal: the moment (seconds since the epoch) SIG is due, or
- * 0 when never (no time limit, or the limit is nearer than now). */
-int64_t te_time_signal_at(int64_t end_time, uint64_t secs_before,
-			  int64_t now);
+ * 0 when never (no end time, or an offset past any time). */
+int64_t te_time_signal_at(int64_t end_time, uint64_t secs_before);
 
 #endif

@@ -37,7 +37,6 @@ static struct {
 	int sig;			/* the time signal, 0: none */
 	uint64_t sig_secs;
 	int64_t sig_due_ms;		/* monotonic, 0: not armed */
-	int64_t sig_at;			/* wall clock, for the lines */
 } rc;
 
 static int job_load(uint32_t job, job_info_msg_t **msg)
@@ -126,12 +125,11 @@ static void timesig_arm(const job_info_t *j)
 			    "--signal");
 		return;
 	}
-	at = te_time_signal_at(j->end_time, v->num, now);
+	at = te_time_signal_at(j->end_time, v->num);
 	if (!at || j->time_limit == INFINITE || j->time_limit == NO_VAL)
 		return;			/* no time limit: nothing to warn of */
 	rc.sig = (int)v->num2;
 	rc.sig_secs = v->num;
-	rc.sig_at = at;
 	rc.sig_due_ms = te_now_ms() + (at > now ? (at - now) * 1000 : 0);
 	if (te_plug.explain) {
 		t = (time_t)at;
@@ -198,28 +196,26 @@ void te_timesig_fire(int64_t now_ms)
 	job_info_msg_t *msg;
 	int64_t at, now = time(NULL);
 	const char *name = sigabbrev_np(rc.sig);
-	char secs[24];
 
 	rc.sig_due_ms = 0;
 	/* the limit may have moved (scontrol update TimeLimit) */
 	if (job_load(rc.job, &msg) == 0) {
-		at = te_time_signal_at(msg->job_array[0].end_time, rc.sig_secs,
-				       now);
+		at = te_time_signal_at(msg->job_array[0].end_time,
+				       rc.sig_secs);
 		slurm_free_job_info_msg(msg);
 		if (at > now) {
-			rc.sig_at = at;
 			rc.sig_due_ms = now_ms + (at - now) * 1000;
 			return;
 		}
 	}
-	te_snprintf(secs, sizeof(secs), "%llu", (unsigned long long)rc.sig_secs);
 	if (slurm_signal_job_step(rc.job, rc.step, (uint16_t)rc.sig) != 0) {
 		say("warning: time-signal: could not signal the step's tasks: "
 		    "%s", slurm_strerror(slurm_get_errno()));
 		return;
 	}
-	say("time-signal: sent SIG%s to the step's tasks, %s s before the "
-	    "job's time limit", name ? name : "?", secs);
+	say("time-signal: sent SIG%s to the step's tasks, %llu s before the "
+	    "job's time limit", name ? name : "?",
+	    (unsigned long long)rc.sig_secs);
 }
 
 /* The first node of the job that Slurm sees down or not responding: a node
