@@ -13,7 +13,9 @@
 #  (e) --train-time-signal=USR1@100 in a 2-minute job: the Python USR1
 #      handler runs about 20 s in, long before the limit.
 # The requeued job would wait Slurm's credential window (121 s) before it
-# runs again: the test moves its start time to now (scontrol, as root).
+# runs again: the test moves its start time to 3 s from now (scontrol, as
+# root). Not to now: slurmd refuses a batch credential no newer than the
+# requeue's revocation of the old one, and the job then fails.
 # Single-quoted $VARS are for the jobs' shells:
 # shellcheck disable=SC2016
 set -u
@@ -43,7 +45,7 @@ restart_now() { # JOBID RESTARTS SECS
 	for ((i = 0; i < $3 * 5; i++)); do
 		if [ "$(job_field "$1" JobState)" = PENDING ] &&
 			[ "$(job_field "$1" Restarts)" = "$2" ]; then
-			timeout 10 scontrol update jobid="$1" StartTime=now && return 0
+			timeout 10 scontrol update jobid="$1" StartTime=now+3 && return 0
 		fi
 		sleep 0.2
 	done
