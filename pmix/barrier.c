@@ -162,6 +162,22 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 	return b;
 }
 
+int64_t te_barrier_parent(const struct te_barrier *b)
+{
+	return b->has_up ? (int64_t)b->up_rank : -1;
+}
+
+int te_barrier_has_children(const struct te_barrier *b)
+{
+	return b->tree ? b->nkids > 0 : b->p->me.rank == 0;
+}
+
+void te_barrier_set_ckpt(struct te_barrier *b, const char *result)
+{
+	te_strlcpy(b->node.ckpt, result, sizeof(b->node.ckpt));
+	b->sub_dirty = 1;
+}
+
 void te_barrier_free(struct te_barrier *b)
 {
 	if (!b)

@@ -122,6 +122,16 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
  * missing: rank 3 (node n2)"), or r->rejected. Frees b. */
 int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r);
 
+/* Coordinated, between prepare and wait: the launch tree's parent of this
+ * helper (the rank whose data it fetches), or -1 for the root; whether
+ * this helper has children (they fetch its data: what it puts before the
+ * wait reaches them in the same commit). */
+int64_t te_barrier_parent(const struct te_barrier *b);
+int te_barrier_has_children(const struct te_barrier *b);
+/* Coordinated, before the wait: this node's checkpoint probe result,
+ * which goes up in its summary ("ok", or what is wrong). */
+void te_barrier_set_ckpt(struct te_barrier *b, const char *result);
+
 /* Frees a prepared barrier that is not waited on. */
 void te_barrier_free(struct te_barrier *b);
 

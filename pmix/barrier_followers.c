@@ -110,7 +110,10 @@ void check_alive(struct te_barrier *b, int64_t now)
 
 	if (!b->coordinated || !b->nfollowers || now < b->next_alive_check)
 		return;
-	b->next_alive_check = now + ALIVE_CHECK_MS;
+	b->alive_gap_ms = !b->alive_gap_ms ? ALIVE_CHECK_MS :
+			  b->alive_gap_ms * 3 / 2 > ALIVE_CHECK_MAX_MS ?
+			  ALIVE_CHECK_MAX_MS : b->alive_gap_ms * 3 / 2;
+	b->next_alive_check = now + b->alive_gap_ms;
 	for (i = 0; i < b->nfollowers; i++) {
 		if (b->follower_here[i] != 1 ||
 		    follower_alive(b, b->followers[i]))

@@ -25,7 +25,12 @@
  * within these bounds */
 #define TREE_SUM_MS 500
 #define TREE_SUM_MAX_MS 3000
-#define ALIVE_CHECK_MS 200	/* are the waiting followers still there? */
+/* Are the waiting followers still there? Every 200 ms at first, then
+ * less often (x1.5 per look, at most every 1 s): a node that waits long
+ * for a late one (minutes, at thousands of nodes) should not spend its
+ * CPU looking. */
+#define ALIVE_CHECK_MS 200
+#define ALIVE_CHECK_MAX_MS 1000
 #define HELPER_GONE_WHY "its node's rendezvous helper went away before " \
 	"every rank arrived"
 #define TASK_GONE_WHY "its task ended while waiting at the barrier"
@@ -102,6 +107,7 @@ struct te_barrier {
 	int64_t next_follower_check;
 	int follower_wait;
 	int64_t next_alive_check;
+	int alive_gap_ms;	/* the current gap between two looks */
 	int finishing;		/* rank 0 answers everyone: closes are ours */
 	struct te_coord_req node;	/* this node's facts (coordinated) */
 	char self_failed[TE_FAIL_TEXT_MAX + 1];	/* this rank failed: why */

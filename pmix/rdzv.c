@@ -344,6 +344,45 @@ static void ckpt_node_check(struct te_pmix *p, const struct te_rdzv_opts *o,
 		    "directory with the same path: node-local storage?)");
 }
 
+/* Where rank 0's probe is: the launch tree's parent has it (rank 0 put
+ * it; every helper with children puts what it got again, in the commit
+ * that publishes its coordinator), so rank 0's node answers its k
+ * children, not every node: each level's direct modexes wait for the
+ * level above. Then this node's own check, for its summary. 0, or -1
+ * after fail(). */
+static int ckpt_from_parent(struct te_pmix *p, const struct te_rdzv_opts *o,
+			    struct te_barrier *b, unsigned timeout)
+{
+	char info[512], err[TE_RDZV_TEXT_MAX], result[TE_RDZV_TEXT_MAX];
+	int64_t up = te_barrier_parent(b);
+	int timed_out;
+
+	if (up < 0) {
+		if (te_pmix_get(p, p->me.rank, "te.ckpt", 1, info,
+				sizeof(info)) < 0)
+			te_strlcpy(info, "error no probe file", sizeof(info));
+	} else if (te_pmix_get_wait(p, (uint32_t)up, "te.ckpt",
+				    (int)timeout * 1000, info, sizeof(info),
+				    &timed_out, err, sizeof(err)) < 0) {
+		char host[TE_HOST_MAX];
+
+		if (te_pmix_host_of(p, (uint32_t)up, host, sizeof(host)) < 0)
+			te_strlcpy(host, "?", sizeof(host));
+		fail(0, "barrier timed out after %u s: rank %lld (node %s) "
+		     "did not arrive", timeout, (long long)up, host);
+		return -1;
+	}
+	if (up >= 0 && te_barrier_has_children(b) &&
+	    te_pmix_put(p, "te.ckpt", info, err, sizeof(err)) < 0) {
+		fail(0, "checkpoint check: %s", err);
+		return -1;
+	}
+	te_strlcpy(result, "-", sizeof(result));
+	ckpt_node_check(p, o, info, result, sizeof(result));
+	te_barrier_set_ckpt(b, result);
+	return 0;
+}
+
 /* ---------------------------------------------------------------- main */
 
 static int port_free_cb(void *ctx, uint16_t port)
@@ -403,7 +442,6 @@ static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
 	int barrier = o->barrier > 0 || o->ckpt;
 	unsigned timeout = o->barrier ? o->barrier : o->wait;
 	int timed_out;
-	double left;
 
 	if (!pattern || !*pattern)
 		pattern = getenv("GLOO_SOCKET_IFNAME");
@@ -477,36 +515,16 @@ static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
 		struct te_launch_checks lc = { .vcheck = o->vcheck,
 					       .ckpt = o->ckpt,
 					       .rank0_host = host0 };
-		int64_t t0 = te_now_ms();
 		bo.checks = &lc;
 		bo.node.ver = ver;
 		te_strlcpy(bo.node.ckpt, "-", sizeof(bo.node.ckpt));
-		if (o->ckpt) {
-			char info[512];
-
-			/* rank 0's file first: this also waits for rank 0 */
-			if (p->me.rank != 0 &&
-			    (te_pmix_commit(p, err, sizeof(err)) < 0 ||
-			     te_pmix_get_wait(p, 0, "te.ckpt", (int)timeout * 1000,
-					      info, sizeof(info), &timed_out,
-					      err, sizeof(err)) < 0)) {
-				fail(0, "barrier timed out after %u s: rank 0 "
-				     "(node %s) did not arrive", timeout, host0);
-				return;
-			}
-			if (p->me.rank == 0 &&
-			    te_pmix_get(p, 0, "te.ckpt", 1, info,
-					sizeof(info)) < 0)
-				te_strlcpy(info, "error no probe file",
-					   sizeof(info));
-			ckpt_node_check(p, o, info, bo.node.ckpt,
-					sizeof(bo.node.ckpt));
-			left = timeout - (te_now_ms() - t0) / 1000.0;
-			bo.timeout_s = left > 1 ? left : 1;
-		}
 		b = te_barrier_prepare(p, &bo, err, sizeof(err));
 		if (!b) {
 			fail(0, "barrier: %s", err);
+			return;
+		}
+		if (o->ckpt && ckpt_from_parent(p, o, b, timeout) < 0) {
+			te_barrier_free(b);
 			return;
 		}
 		phase("barrier prepared");

@@ -566,7 +566,7 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &self);
 	getrusage(RUSAGE_CHILDREN, &kids);
 	if (out.done == o.nodes) {
-		printf("nodes=%u ranks_per_node=%u all_done_ms=%.0f rank0_cpu_s=%.3f "
+		printf("nodes=%u ranks_per_node=%u all_done_ms=%.0f rank0_cpu_s=%.4f "
 		       "rank0_rss_mb=%.1f max_conns=%d\n", o.nodes, o.ppn,
 		       out.last_ms - t0, cpu_s(&ru0), ru0.ru_maxrss / 1024.0,
 		       out.rank0_conns);

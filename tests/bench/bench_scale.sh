@@ -48,7 +48,8 @@ run_size() { # N: the driver's output for N nodes
 
 echo "trainenv scale simulation: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo);" \
 	"each node one real trainenv-rdzv, PMIx simulated, loopback TCP"
-# a small message's cost on this host, before the simulation loads it
+# a parent's cost per message it fans out on this host, before the
+# simulation loads the machine
 m=$("$build/tests/bench/bench_scale_model" --measure) || exit 1
 lines=$(mktemp)
 trap 'rm -f "$lines"' EXIT
@@ -61,6 +62,6 @@ for n in $sizes; do
 	[ "$rc" = 0 ] || [ "$rc" = 3 ] || status=1
 done
 echo
-"$build/tests/bench/bench_scale_model" --m-us "${m#m_us=}" "${model[@]}" \
+"$build/tests/bench/bench_scale_model" --s-us "${m#s_us=}" "${model[@]}" \
 	<"$lines" || status=1
 exit $status

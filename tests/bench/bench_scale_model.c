@@ -6,15 +6,16 @@
  * Reads the simulation's lines ("nodes=N ranks_per_node=P all_done_ms=X
  * rank0_cpu_s=Y rank0_rss_mb=Z max_conns=C") on stdin; the line for
  * nodes=1 is the baseline (rank 0's helper with no other node). Measures
- * here: a small message's cost on this host (half a loopback TCP round
- * trip between two processes, median of 5 medians). Stated constants (docs/pmix.md,
+ * here: a parent's own cost per child when it fans a small message out
+ * (one send on each of 50 connected loopback TCP sockets; median of 5
+ * medians). Stated constants (docs/pmix.md,
  * "Scale"), each can be changed on the command line:
  *   --latency-us L     one-way latency between two nodes (10)
  *   --dmodex-us D      a node serving one direct-modex request (1000)
  *   --stepd-us S       a slurmstepd handling one fence message (20)
  *   --tree-width W     Slurm's TreeWidth (50)
  *   --at N             also model N nodes (repeatable; 8192 always)
- * --measure prints m ("m_us=X") and exits; --m-us X takes it instead of
+ * --measure prints s ("s_us=X") and exits; --s-us X takes it instead of
  * measuring (bench_scale.sh measures it before the simulation loads the
  * machine). */
 #include <math.h>
@@ -61,62 +62,64 @@ static int cmp_u(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Half the median round trip of a 64-byte message over loopback TCP
- * between two processes: what one small message costs the two hosts'
- * kernels and a wake-up, without any network. */
-static double loopback_msg_us(void)
+/* A parent's own cost per child when it fans one small message out to
+ * many (Slurm's tree fence sends its children the result without waiting
+ * for them, PMIXP_MSG_FAN_OUT with direct connections): one 64-byte send
+ * on each of 50 connected loopback TCP sockets, the median per send of
+ * 400 rounds; the receivers read between rounds, untimed. On loopback the
+ * kernel also runs the receiving side of each message in the sender's
+ * send, so this is more than a NIC's send costs. */
+static double fanout_send_us(void)
 {
-	enum { N = 4000 };
-	static double rtt[N];
+	enum { FANOUT = 50, N = 400 };
+	static double per[N];
 	struct sockaddr_in a = { .sin_family = AF_INET,
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t al = sizeof(a);
 	char buf[64] = { 0 };
-	int l = socket(AF_INET, SOCK_STREAM, 0), c, one = 1, i;
-	pid_t pid;
+	int l = socket(AF_INET, SOCK_STREAM, 0), tx[FANOUT], rx[FANOUT], one = 1;
+	int i, j;
 
-	if (l < 0 || bind(l, (struct sockaddr *)&a, al) < 0 || listen(l, 1) < 0 ||
+	if (l < 0 || bind(l, (struct sockaddr *)&a, al) < 0 || listen(l, FANOUT) < 0 ||
 	    getsockname(l, (struct sockaddr *)&a, &al) < 0)
 		return -1;
-	pid = fork();
-	if (pid == 0) {		/* the echo side */
-		int s = accept(l, NULL, NULL);
-
-		setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		while (recv(s, buf, sizeof(buf), MSG_WAITALL) == sizeof(buf))
-			if (send(s, buf, sizeof(buf), 0) != sizeof(buf))
-				break;
-		_exit(0);
+	for (j = 0; j < FANOUT; j++) {
+		tx[j] = socket(AF_INET, SOCK_STREAM, 0);
+		if (tx[j] < 0 || connect(tx[j], (struct sockaddr *)&a, al) < 0 ||
+		    (rx[j] = accept(l, NULL, NULL)) < 0)
+			return -1;
+		setsockopt(tx[j], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
-	c = socket(AF_INET, SOCK_STREAM, 0);
-	if (c < 0 || connect(c, (struct sockaddr *)&a, al) < 0)
-		return -1;
-	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	for (i = -200; i < N; i++) {	/* 200 rounds of warm-up */
+	for (i = -40; i < N; i++) {	/* 40 rounds of warm-up */
 		double t = now_us();
 
-		if (send(c, buf, sizeof(buf), 0) != sizeof(buf) ||
-		    recv(c, buf, sizeof(buf), MSG_WAITALL) != sizeof(buf))
-			return -1;
+		for (j = 0; j < FANOUT; j++)
+			if (send(tx[j], buf, sizeof(buf), 0) != sizeof(buf))
+				return -1;
 		if (i >= 0)
-			rtt[i] = now_us() - t;
+			per[i] = (now_us() - t) / FANOUT;
+		for (j = 0; j < FANOUT; j++)
+			if (recv(rx[j], buf, sizeof(buf), MSG_WAITALL) != sizeof(buf))
+				return -1;
 	}
-	close(c);
+	for (j = 0; j < FANOUT; j++) {
+		close(tx[j]);
+		close(rx[j]);
+	}
 	close(l);
-	waitpid(pid, NULL, 0);
-	qsort(rtt, N, sizeof(rtt[0]), cmp_d);
-	return rtt[N / 2] / 2;
+	qsort(per, N, sizeof(per[0]), cmp_d);
+	return per[N / 2];
 }
 
 /* The median of 5 measures (one process waking another on the same CPU
  * or on another differs by up to 5x here). */
-static double msg_us(void)
+static double median5(double (*measure)(void))
 {
 	double v[5];
 	int i;
 
 	for (i = 0; i < 5; i++)
-		v[i] = loopback_msg_us();
+		v[i] = measure();
 	qsort(v, 5, sizeof(v[0]), cmp_d);
 	return v[2];
 }
@@ -152,6 +155,14 @@ static double launch_us(unsigned k, unsigned d, double c_us)
 	return k * D + 2 * L + 3 * L + d * (2 * L + k * c_us);
 }
 
+/* With a checkpoint directory each helper first fetches rank 0's probe
+ * from its parent, which puts it again only once it has it: the fetches
+ * go down level by level, each parent serving its k children in turn. */
+static double launch_ckpt_us(unsigned k, unsigned d, double c_us)
+{
+	return launch_us(k, d, c_us) + (d > 1 ? d - 1 : 0) * (k * D + 2 * L);
+}
+
 /* Slurm's fences (src/plugins/mpi/pmix): the ring passes one message
  * around every node; the tree gathers up and fans out down a reverse
  * tree of width W, each parent handling up to W messages each way. */
@@ -160,17 +171,17 @@ static double ring_us(unsigned n)
 	return (n - 1) * (L + S);
 }
 
-static double tree_us(unsigned n, double m_us)
+static double tree_us(unsigned n, double s_us)
 {
 	unsigned d = tree_depth(n, W);
 
-	return d * (L + W * S) + d * (L + W * m_us + S);
+	return d * (L + W * S) + d * (W * s_us + L + S);
 }
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: bench_scale_model [--latency-us L] [--dmodex-us D] "
-		"[--stepd-us S] [--tree-width W] [--at N]... [--m-us M] < lines\n"
+		"[--stepd-us S] [--tree-width W] [--at N]... [--s-us X] < lines\n"
 		"       bench_scale_model --measure\n");
 	return 2;
 }
@@ -179,7 +190,7 @@ int main(int argc, char **argv)
 {
 	struct size sz[MAX_SIZES];
 	unsigned at[MAX_SIZES], nat = 0, n = 0, i, j;
-	double base = -1, m_us = -1, c_last = 0;
+	double base = -1, s_us = -1, c_last = 0;
 	int star = 1, width = 0;
 	char line[512];
 
@@ -187,13 +198,13 @@ int main(int argc, char **argv)
 		const char *v = i + 1 < (unsigned)argc ? argv[i + 1] : NULL;
 
 		if (!strcmp(argv[i], "--measure")) {
-			printf("m_us=%.2f\n", msg_us());
+			printf("s_us=%.2f\n", median5(fanout_send_us));
 			return 0;
 		}
 		if (!v)
 			return usage();
-		if (!strcmp(argv[i], "--m-us"))
-			m_us = atof(v);
+		if (!strcmp(argv[i], "--s-us"))
+			s_us = atof(v);
 		else if (!strcmp(argv[i], "--latency-us"))
 			L = atof(v);
 		else if (!strcmp(argv[i], "--dmodex-us"))
@@ -231,14 +242,14 @@ int main(int argc, char **argv)
 			"at least one larger size on stdin\n");
 		return 1;
 	}
-	if (m_us < 0)
-		m_us = msg_us();
+	if (s_us < 0)
+		s_us = median5(fanout_send_us);
 	printf("model: constants L=%g us one-way between nodes, D=%g us per "
 	       "direct-modex request served, S=%g us per fence message at a "
 	       "slurmstepd, TreeWidth W=%u\n", L, D, S, W);
-	printf("model: measured m=%.1f us per small message on this host (half a "
-	       "loopback TCP round trip); rank 0's helper alone %.3f s CPU\n",
-	       m_us, base);
+	printf("model: measured s=%.1f us per small message a parent fans out "
+	       "(one send on each of 50 loopback TCP sockets); rank 0's helper "
+	       "alone %.3f s CPU\n", s_us, base);
 	printf("model: helpers' shape: %s\n", star ? "star (rank 0 held N-1 "
 	       "connections at every size)" : "tree");
 	if (!star)
@@ -275,10 +286,12 @@ int main(int argc, char **argv)
 			c = 0;
 		k = star ? N - 1 : (unsigned)width < N - 1 ? (unsigned)width : N - 1;
 		d = star ? 1 : tree_depth(N, k);
-		printf("model: nodes=%u launch_ms=%.1f (k=%u d=%u) app_barrier_ring_ms=%.1f "
+		printf("model: nodes=%u launch_ms=%.1f (k=%u d=%u) "
+		       "launch_with_checkpoint_dir_ms=%.1f app_barrier_ring_ms=%.1f "
 		       "app_barrier_tree_ms=%.2f (depth %u)\n", N,
-		       launch_us(k, d, c) / 1e3, k, d, ring_us(N) / 1e3,
-		       tree_us(N, m_us) / 1e3, tree_depth(N, W));
+		       launch_us(k, d, c) / 1e3, k, d,
+		       launch_ckpt_us(k, d, c) / 1e3, ring_us(N) / 1e3,
+		       tree_us(N, s_us) / 1e3, tree_depth(N, W));
 	}
 	return 0;
 }

@@ -6,7 +6,9 @@
 # all 5 nodes; a node under n2 that comes too late is named in the
 # deadline's report every waiting task prints; a rank under n2 that fails
 # before the barrier fails every task at once, each naming it; a version
-# mismatch of the two nodes under n2 is reported once, naming them; a late
+# mismatch of the two nodes under n2 is reported once, naming them; rank
+# 0's checkpoint probe reaches n4 and n5 through n2 (a shared directory
+# passes, a node-local one names the four nodes that cannot see it); a late
 # n2 hides its subtree, and the report says so; nothing is left running.
 # The default width (32) runs the same step as a star.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -15,7 +17,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 21
+plan 25
 
 cluster_up --nodes 5
 ok $? "cluster is up" || bail_out "no cluster"
@@ -72,6 +74,23 @@ ok $? "a version mismatch under n2 (version-check=warn): the job runs" || diag "
 is "$(count_lines "$out" 'version mismatch')" 1 "reported once"
 like "$out" "^trainenv: warning: version mismatch: NCCL differs across nodes: $nccl on n1, n2, n3; 2.1.0 on n4, n5$" \
 	"naming which nodes have which version, in rank order"
+
+# ---------------------------------------------------------------- checkpoint probe through n2
+mkdir -p "$TE_WORK/ckpt56"
+out=$(te_srun -t 60 --mpi=pmix -N5 --ntasks-per-node=2 --train-barrier=30 \
+	--train-checkpoint-dir="$TE_WORK/ckpt56" echo ran 2>&1)
+ok $? "a shared checkpoint directory: n4 and n5 check rank 0's probe (from n2); the barrier passes" ||
+	diag "$out"
+is "$(ls -A "$TE_WORK/ckpt56")" "" "the check leaves no file behind"
+local_dir=/tmp/te-ckpt56-$$
+te_srun -t 60 -N5 mkdir -p "$local_dir"
+te_on_exit "te_srun -t 30 -N5 rm -rf $local_dir"
+out=$(te_srun -t 60 --mpi=pmix -N5 --ntasks-per-node=2 --train-barrier=30 \
+	--train-checkpoint-dir="$local_dir" --train-failure-report=off echo ran 2>&1)
+[ $? -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^ran'
+ok $? "a node-local checkpoint directory fails the step before the program starts" || diag "$out"
+like "$out" "^trainenv: error: checkpoint dir $local_dir is not one shared directory writable from every node \\(rank 0 is on n1\\): n2, n3, n4, n5: rank 0's probe file is not there" \
+	"naming all four other nodes (n4 and n5 through n2)"
 
 # ---------------------------------------------------------------- n2 late
 te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n2:6 te_srun -t 60 --mpi=pmix -N5 \
