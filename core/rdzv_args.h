@@ -22,7 +22,7 @@ struct te_rdzv_opts {
 	int ifname;		/* --ifname */
 	int hooks;		/* --test-hooks */
 	int lead;		/* --lead: stands for the node's other tasks */
-	unsigned tree_width;	/* --tree-width K: children per helper (32) */
+	unsigned tree_width;	/* --tree-width K: children per helper (16) */
 	int record;		/* --record: rank 0 tells srun the launch
 				 * timeline (the step's record) */
 	/* this task failed before the barrier (--failed TEXT, or the test

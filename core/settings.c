@@ -426,7 +426,7 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 	[TE_S_LAUNCH_TREE_WIDTH] = {
 		.name = "launch-tree-width", .type = TE_T_UINT,
 		.lo = 2, .hi = 1024, .unit = "children",
-		.builtin = "32", .arginfo = "K",
+		.builtin = "16", .arginfo = "K",
 		.help = "the launch rendezvous runs as a tree over the step's "
 			"nodes, rank 0's node at its root: each node's helper "
 			"talks to its parent and to at most K children (site "

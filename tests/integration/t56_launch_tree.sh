@@ -10,7 +10,7 @@
 # 0's checkpoint probe reaches n4 and n5 through n2 (a shared directory
 # passes, a node-local one names the four nodes that cannot see it); a late
 # n2 hides its subtree, and the report says so; nothing is left running.
-# The default width (32) runs the same step as a star.
+# The default width (16) runs the same step as a star.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
@@ -111,7 +111,7 @@ is "$(leftovers 'trainenv-rdzv|echo ran')" "" "no helper or task process is left
 pmix_plugstack
 out=$(te_srun -t 60 --mpi=pmix -N5 --ntasks-per-node=2 --train-barrier=30 \
 	echo ran 2>&1)
-ok $? "the built-in width (32): every node under n1, the barrier passes" || diag "$out"
+ok $? "the built-in width (16): every node under n1, the barrier passes" || diag "$out"
 is "$(count_lines "$out" '^ran$')" 10 "all ten tasks ran"
 
 done_testing

@@ -369,7 +369,7 @@ static void test_args(void)
 	is_str(o.ckpt, "/ck", "  the checkpoint dir");
 	is_str(o.failed, "gone", "  the failure text");
 	ok(o.failed == o.failed_text, "  held in the options");
-	is_int(o.tree_width, 32, "--tree-width: built-in 32");
+	is_int(o.tree_width, 16, "--tree-width: built-in 16");
 	parse("--tree-width 2", &o, err);
 	is_int(o.tree_width, 2, "--tree-width 2");
 	parse("--version-check off", &o, err);

@@ -162,7 +162,7 @@ static void test_argv(void)
 	te_rdzv_helper_argv(&cfg, &p, "trainenv-rdzv", 77, 3, NULL, &a);
 	te_snprintf(want, sizeof(want), "trainenv-rdzv --job 77 --step 3 "
 		    "--port-range 30000-30099 --port-start %u --barrier 300 "
-		    "--version-check warn --tree-width 32 --ifname --lead",
+		    "--version-check warn --tree-width 16 --ifname --lead",
 		    te_master_port(77, 3, 30000, 30099));
 	is_str(joined(&a), want, "the node's helper: job, step, ports, barrier, "
 	       "version check, interface names, --lead");
@@ -174,7 +174,7 @@ static void test_argv(void)
 		 "barrier=45");
 	p = plan(1, 0, 0, 1);
 	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, "pre-flight: no GPU", &a);
-	like(joined(&a), "--barrier 45 --version-check fail --tree-width 32 "
+	like(joined(&a), "--barrier 45 --version-check fail --tree-width 16 "
 	     "--checkpoint-dir "
 	     "/shared/ck --failed pre-flight: no GPU",
 	     "a failed task under a barrier: --checkpoint-dir, --failed WHY");

@@ -92,9 +92,9 @@ static void test_values(void)
 	like(err, "2 to 1024 children", "launch-tree-width error names 2 to 1024");
 	ok(te_value_parse(TE_S_LAUNCH_TREE_WIDTH, "1025", 0, &v, err,
 			  sizeof(err)) < 0, "launch-tree-width=1025 refused");
-	ok(!strcmp(te_settings[TE_S_LAUNCH_TREE_WIDTH].builtin, "32") &&
+	ok(!strcmp(te_settings[TE_S_LAUNCH_TREE_WIDTH].builtin, "16") &&
 	   (te_settings[TE_S_LAUNCH_TREE_WIDTH].flags & TE_F_NO_OPTION),
-	   "launch-tree-width: built-in 32, site policy only");
+	   "launch-tree-width: built-in 16, site policy only");
 	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "99999999999999999999", 0, &v, err,
 			  sizeof(err)) < 0, "20-digit number refused (no overflow)");
 	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "18446744073709551616", 0, &v, err,
