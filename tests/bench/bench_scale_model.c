@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 	       "slurmstepd, TreeWidth W=%u\n", L, D, S, W);
 	printf("model: measured s=%.1f us per small message a parent fans out "
 	       "(one send on each of 50 loopback TCP sockets); rank 0's helper "
-	       "alone %.3f s CPU\n", s_us, base);
+	       "alone %.4f s CPU\n", s_us, base);
 	printf("model: helpers' shape: %s\n", star ? "star (rank 0 held N-1 "
 	       "connections at every size)" : "tree");
 	if (!star)
