@@ -63,9 +63,15 @@ static void phase(const char *what)
 {
 	if (!profile)
 		return;
-	fprintf(stderr, "trainenv-rdzv %s: %s at %lld ms\n",
+	struct timespec wall;
+
+	/* the wall clock too: to line the nodes' helpers up with each other
+	 * and with srun on one test machine */
+	clock_gettime(CLOCK_REALTIME, &wall);
+	fprintf(stderr, "trainenv-rdzv %s: %s at %lld ms (wall %lld.%06ld)\n",
 		getenv("PMIX_RANK") ? getenv("PMIX_RANK") : "?", what,
-		(long long)(te_now_ms() - t_start));
+		(long long)(te_now_ms() - t_start), (long long)wall.tv_sec,
+		wall.tv_nsec / 1000);
 }
 
 __attribute__((format(printf, 1, 2)))
@@ -372,8 +378,13 @@ static int ckpt_from_parent(struct te_pmix *p, const struct te_rdzv_opts *o,
 		     "did not arrive", timeout, (long long)up, host);
 		return -1;
 	}
-	if (up >= 0 && te_barrier_has_children(b) &&
-	    te_pmix_put(p, "te.ckpt", info, err, sizeof(err)) < 0) {
+	/* committed before this node's own check (up to CKPT_RETRY_MS of
+	 * looking on a network file system): the children need not wait
+	 * for it, level after level */
+	if (te_barrier_has_children(b) &&
+	    ((up >= 0 && te_pmix_put(p, "te.ckpt", info, err,
+				     sizeof(err)) < 0) ||
+	     te_pmix_commit(p, err, sizeof(err)) < 0)) {
 		fail(0, "checkpoint check: %s", err);
 		return -1;
 	}

@@ -17,7 +17,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 25
+plan 26
 
 cluster_up --nodes 5
 ok $? "cluster is up" || bail_out "no cluster"
@@ -85,10 +85,12 @@ is "$(ls -A "$TE_WORK/ckpt56")" "" "the check leaves no file behind"
 local_dir=/tmp/te-ckpt56-$$
 te_srun -t 60 -N5 mkdir -p "$local_dir"
 te_on_exit "te_srun -t 30 -N5 rm -rf $local_dir"
-out=$(te_srun -t 60 --mpi=pmix -N5 --ntasks-per-node=2 --train-barrier=30 \
-	--train-checkpoint-dir="$local_dir" --train-failure-report=off echo ran 2>&1)
+te_seconds eval 'out=$(te_srun -t 60 --mpi=pmix -N5 --ntasks-per-node=2 --train-barrier=30 \
+	--train-checkpoint-dir="$local_dir" --train-failure-report=off echo ran 2>&1)'
 [ $? -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^ran'
-ok $? "a node-local checkpoint directory fails the step before the program starts" || diag "$out"
+ok $? "a node-local checkpoint directory fails the step before the program starts ($TE_SECONDS s)" || diag "$out"
+awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 6) }'
+ok $? "n2 passes the probe on before its own 3 s of looking: under 6 s ($TE_SECONDS s)"
 like "$out" "^trainenv: error: checkpoint dir $local_dir is not one shared directory writable from every node \\(rank 0 is on n1\\): n2, n3, n4, n5: rank 0's probe file is not there" \
 	"naming all four other nodes (n4 and n5 through n2)"
 
