@@ -78,7 +78,9 @@ bare=$(run24 ./bare_fence "$iters")
 bare_collect=$(run24 ./bare_fence "$iters" collect)
 held=$(run24 ./bench_barrier "$iters" held)
 percall=$(run24 ./bench_barrier $((iters / 4)) percall)
-gloo=$(run24 "$PY" "$here/gloo_barrier.py" "$iters")
+# the nodes see the work directory, not the checkout
+cp "$here/gloo_barrier.py" . || exit 1
+gloo=$(run24 "$PY" ./gloo_barrier.py "$iters")
 cmd=$(srun --mpi=pmix -N3 --ntasks-per-node=8 --train-barrier=60 bash -c '
 	"$0" barrier || exit 1
 	t0=$(date +%s%N)
