@@ -163,8 +163,10 @@ void te_tree_missing_text(const struct te_tree_sum *s, uint32_t total,
 			  const struct te_procmap *m, te_host_fn host_fn,
 			  void *ctx, char *out, size_t len);
 
-/* Rank 0's verdict over the whole tree's summary: what
- * te_launch_verdict() says over every node's facts. */
+/* Rank 0's verdict over the whole tree's summary: the version and
+ * checkpoint reports (TE_VERDICT_*, launch_verdict.h) for the whole job,
+ * from bounded groups; the tests hold it to what a flat walk over every
+ * node's facts says (tests/unit/flat_verdict.c). */
 int te_tree_verdict(const struct te_launch_checks *c,
 		    const struct te_tree_sum *s, char *text, size_t len);
 

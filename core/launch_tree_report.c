@@ -151,12 +151,14 @@ int te_tree_verdict(const struct te_launch_checks *c,
 
 		rc = TE_VERDICT_REJECT;
 		for (i = 0; i < s->nck; i++)
-			if (!strncmp(s->ck[i].value, "rank0 ", 6))
+			if (!strncmp(s->ck[i].value, TE_CKPT_RANK0_PREFIX,
+				     strlen(TE_CKPT_RANK0_PREFIX)))
 				break;
 		if (i < s->nck) {
 			te_snprintf(text, len, "checkpoint dir %s: rank 0 (node "
 				    "%s) cannot write there: %s", c->ckpt,
-				    c->rank0_host, s->ck[i].value + 6);
+				    c->rank0_host,
+				    s->ck[i].value + strlen(TE_CKPT_RANK0_PREFIX));
 		} else {
 			memcpy(g, s->ck, s->nck * sizeof(g[0]));
 			groups_text(g, s->nck, s->ck_more, 1, part,

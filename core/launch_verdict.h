@@ -1,6 +1,7 @@
-/* The launch checks' decisions (pure): rank 0's verdict over every node's
- * facts when all ranks have arrived, a node against rank 0's versions
- * without the barrier, and what a node makes of rank 0's checkpoint probe.
+/* The launch checks' decisions (pure): a node against rank 0's versions
+ * without the barrier, and what a node makes of rank 0's checkpoint probe
+ * (rank 0's verdict over every node's facts is the launch tree's,
+ * te_tree_verdict in launch_tree.h).
  *
  * A node's checkpoint fact (te_coord_req.ckpt) is "-" (not checked), "ok",
  * "rank0 REASON" (rank 0 could not write its probe file) or what is wrong
@@ -24,14 +25,6 @@ struct te_launch_checks {
 	const char *rank0_host;		/* named in the checkpoint reports */
 };
 
-/* Rank 0, once every rank is there: the n nodes' facts, judged once for
- * the job. Returns a te_verdict; text (always terminated, "" when fine)
- * says why. A checkpoint failure comes first; a version mismatch then is
- * appended under version-check=fail and left out under warn. */
-int te_launch_verdict(const struct te_launch_checks *c,
-		      const struct te_coord_req *nodes, size_t n, char *text,
-		      size_t len);
-
 /* 1 when the four versions of a and b are the same. */
 int te_versions_equal(const struct te_versions *a, const struct te_versions *b);
 
@@ -51,6 +44,8 @@ int te_rank0_versions_verdict(int vcheck, const char *host,
  * PMIx; every node reads the file back through its own mount. */
 
 #define TE_CKPT_NAME_MAX 128
+/* a node's checkpoint fact when rank 0 could not write its probe file */
+#define TE_CKPT_RANK0_PREFIX "rank0 "
 
 struct te_ckpt_probe {
 	char name[TE_CKPT_NAME_MAX];

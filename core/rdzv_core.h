@@ -170,28 +170,6 @@ void te_missing_summary(uint32_t total, const unsigned char *arrived,
 			te_host_fn host_fn, void *ctx, char *out,
 			size_t outlen);
 
-struct te_nodever {
-	const char *host;
-	const char *ver;
-};
-
-/* Groups the (host, version) pairs by version: returns the number of
- * distinct versions (1: all agree, 0: n == 0) and, when there are more
- * than one, writes "NCCL differs across nodes: 2.28.9 on n1, n2; 2.27.3
- * on n3" into out (what = "NCCL"). Duplicate pairs count once. At most
- * TE_VERSION_GROUPS_MAX versions and TE_VERSION_HOSTS_SHOWN hosts per
- * version are named; the rest is counted. */
-#define TE_VERSION_GROUPS_MAX 16
-#define TE_VERSION_HOSTS_SHOWN 8
-int te_version_summary(const char *what, const struct te_nodever *v, size_t n,
-		       char *out, size_t outlen);
-
-/* The grouping behind it, for any (host, value) pairs: "2.28.9 on n1, n2;
- * 2.27.3 on n3", or with hosts_first "n2, n3: not writable; n4: ...".
- * Returns the number of distinct values; out may be NULL (len 0) to count. */
-int te_group_by_value(const struct te_nodever *v, size_t n, int hosts_first,
-		      char *out, size_t outlen);
-
 /* ---------------------------------------------------------------- data */
 
 /* The versions each node publishes: "trainenv=0.1.0 nccl=2.28.9

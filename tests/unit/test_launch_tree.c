@@ -13,6 +13,7 @@
 #include "launch_tree.h"
 #include "settings.h"
 #include "strutil.h"
+#include "flat_verdict.h"
 #include "tap.h"
 
 static const char TOK[] = "0123456789abcdef0123456789abcdef";

@@ -11,6 +11,7 @@
 #include "launch_verdict.h"
 #include "rdzv_args.h"
 #include "strutil.h"
+#include "flat_verdict.h"
 #include "tap.h"
 
 /* Under AddressSanitizer (the sanitizer build, t90) an impossible calloc

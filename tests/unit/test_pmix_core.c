@@ -13,6 +13,7 @@
 #include "rdzv_core.h"
 #include "rdzv_proto.h"
 #include "strutil.h"
+#include "flat_verdict.h"
 #include "tap.h"
 
 #define TOK "0123456789abcdef0123456789abcdef"
