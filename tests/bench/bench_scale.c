@@ -75,12 +75,13 @@ static double realtime_ms(void)
 }
 
 static char width_s[8];		/* --launch-tree-width: the site key's K */
+static const char *ckpt_dir;	/* --checkpoint-dir: the helpers' probe */
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: bench_scale --helper PATH --simlib DIR "
 		"--connwatch SO --nodes N --ranks-per-node P [--dir BASE] "
-		"[--barrier S] [--launch-tree-width K] [--keep]\n"
+		"[--barrier S] [--launch-tree-width K] [--checkpoint-dir DIR] [--keep]\n"
 		"  N >= 1, 1 <= P <= %d; BASE (default /dev/shm) holds the "
 		"run's files\n", SIM_PPN_MAX);
 	return 2;
@@ -116,6 +117,8 @@ static int parse(int argc, char **argv)
 			o.ppn = (unsigned)n;
 		else if (!strcmp(a, "--barrier") && te_parse_u64(v, 86400, &n) == 0 && n)
 			o.barrier = (unsigned)n;
+		else if (!strcmp(a, "--checkpoint-dir") && v[0] == '/')
+			ckpt_dir = v;
 		else if (!strcmp(a, "--launch-tree-width") &&
 			 te_parse_u64(v, 1024, &n) == 0 && n >= 2)
 			te_snprintf(width_s, sizeof(width_s), "%u", (unsigned)n);
@@ -304,17 +307,22 @@ static int start_node(unsigned i)
 			 (char *)"--step", (char *)"0", (char *)"--port-range",
 			 range_s, (char *)"--port-start", start_s,
 			 (char *)"--barrier", barrier_s, (char *)"--version-check",
-			 (char *)"warn", (char *)"--lead", NULL, NULL, NULL };
+			 (char *)"warn", (char *)"--lead", NULL, NULL, NULL, NULL,
+			 NULL };
 	char *envp[] = { (char *)"PATH=/usr/bin:/bin", (char *)"LANG=C",
 			 env_lib, env_path, env_log, env_ns, e_rank, e_tmp,
 			 e_node, e_watch, env_preload,
 			 (char *)"TE_SIM_PMIX_WAIT_S=600", NULL };
 	posix_spawn_file_actions_t fa;
-	int rc;
+	int rc, next_arg = 14;
 
 	if (width_s[0]) {	/* as the plugin passes launch-tree-width */
-		argv[14] = (char *)"--tree-width";
-		argv[15] = width_s;
+		argv[next_arg++] = (char *)"--tree-width";
+		argv[next_arg++] = width_s;
+	}
+	if (ckpt_dir) {
+		argv[next_arg++] = (char *)"--checkpoint-dir";
+		argv[next_arg++] = (char *)ckpt_dir;
 	}
 	te_snprintf(ndir, sizeof(ndir), "%s/n%u", dir, i + 1);
 	te_snprintf(out, sizeof(out), "%s/rdzv.out", ndir);
@@ -579,10 +587,12 @@ int main(int argc, char **argv)
 	}
 	printf("# nodes_done=%u/%u resumed_all_ms=%.0f rank0_wall_ms=%lld "
 	       "max_conns_any_node=%d sampled_rank0_max_conns=%d (%lu looks at "
-	       "/proc, listeners %s) driver_cpu_s=%.2f children_cpu_s=%.2f\n",
+	       "/proc, listeners %s) rank0_dmodex_served=%u driver_cpu_s=%.2f "
+	       "children_cpu_s=%.2f\n",
 	       out.done, o.nodes, spawned_ms, (long long)(rank0_end - m0),
 	       out.any_conns, conns.max_conns, conns.samples,
-	       conns.diag_ok ? "excluded" : "counted", cpu_s(&self),
+	       conns.diag_ok ? "excluded" : "counted",
+	       atomic_load(&sim_slot(tab, 0)->served), cpu_s(&self),
 	       cpu_s(&kids));
 	if (out.no_watch)
 		printf("# %u helpers left no connection count (killed, or "

@@ -8,7 +8,8 @@
 # latencies (tests/bench/bench_scale_model.c; docs/pmix.md, "Scale").
 # A size this machine cannot hold says so ("impossible here: ...").
 # Usage: tests/bench/bench_scale.sh [--nodes N] [--ranks-per-node P]
-#        [--dir BASE] [--launch-tree-width K] [MODEL OPTIONS: --latency-us L --dmodex-us D
+#        [--dir BASE] [--launch-tree-width K] [--checkpoint-dir DIR]
+#        [MODEL OPTIONS: --latency-us L --dmodex-us D
 #        --stepd-us S --tree-width W]
 # Sizes: 128 1024 4096 8192 16384 (--nodes N: N only), 8 ranks per node.
 # TE_BUILDDIR: the build directory (default ./_build, else .); what the
@@ -21,15 +22,17 @@ if [ -z "$build" ]; then
 fi
 build=$(cd "$build" && pwd -P) || exit 1
 
-sizes="128 1024 4096 8192 16384" ppn=8 base=/dev/shm model=() width=()
+sizes="128 1024 4096 8192 16384" ppn=8 base=/dev/shm model=() width=() ckpt=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--nodes) sizes=$2; shift 2 ;;
 	--ranks-per-node) ppn=$2; shift 2 ;;
 	--launch-tree-width) width=(--launch-tree-width "$2"); shift 2 ;;
+	--checkpoint-dir) ckpt=(--checkpoint-dir "$2"); shift 2 ;;
 	--dir) base=$2; shift 2 ;;
 	--latency-us|--dmodex-us|--stepd-us|--tree-width) model+=("$1" "$2"); shift 2 ;;
 	*) echo "usage: $0 [--nodes N] [--ranks-per-node P] [--dir BASE]" \
+		"[--launch-tree-width K] [--checkpoint-dir DIR]" \
 		"[--latency-us L] [--dmodex-us D] [--stepd-us S] [--tree-width W]" >&2
 	   exit 2 ;;
 	esac
@@ -43,7 +46,7 @@ run_size() { # N: the driver's output for N nodes
 	"$build/tests/bench/bench_scale" --helper "$build/trainenv-rdzv" \
 		--simlib "$build/tests/bench/simpmix/.libs" \
 		--connwatch "$build/tests/bench/.libs/libsimconnwatch.so" \
-		--nodes "$1" --ranks-per-node "$ppn" --dir "$base" "${width[@]}"
+		--nodes "$1" --ranks-per-node "$ppn" --dir "$base" "${width[@]}" "${ckpt[@]}"
 }
 
 echo "trainenv scale simulation: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo);" \

@@ -503,6 +503,27 @@ static pmix_status_t get_req_init(struct get_req *g, const pmix_proc_t *proc,
 	return PMIX_SUCCESS;
 }
 
+/* The first fetch of a remote rank's data by this helper is a direct
+ * modex its node serves (counted in its slot); later ones read this node's
+ * copy. A helper fetches a few ranks at most. */
+static void count_fetch(struct sim_slot *s, uint32_t rank)
+{
+	static uint32_t seen[16];
+	static unsigned nseen;
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	unsigned i;
+
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < nseen && seen[i] != rank; i++)
+		;
+	if (i == nseen) {
+		if (nseen < 16)
+			seen[nseen++] = rank;
+		atomic_fetch_add(&s->served, 1);
+	}
+	pthread_mutex_unlock(&mu);
+}
+
 /* What a Get answers, waiting for a remote rank's commit (direct modex)
  * until the request's deadline. */
 static pmix_status_t get_run(const struct get_req *g, pmix_value_t **val)
@@ -528,8 +549,10 @@ static pmix_status_t get_run(const struct get_req *g, pmix_value_t **val)
 		int64_t left;
 
 		*val = committed_get(g->rank, g->key, &seq);
-		if (*val)
+		if (*val) {
+			count_fetch(s, g->rank);
 			return PMIX_SUCCESS;
+		}
 		if (g->immediate)
 			return PMIX_ERR_NOT_FOUND;
 		left = deadline - now_ms();

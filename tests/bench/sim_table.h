@@ -27,6 +27,10 @@ struct sim_table {
 
 struct sim_slot {
 	atomic_uint seq;	/* odd while the owner writes; 0: never */
+	/* direct modexes this rank's data answered: one per other helper
+	 * that fetched it (a PMIx server fetches a remote rank's data once
+	 * and serves later keys from its copy) */
+	atomic_uint served;
 	uint32_t len;
 	unsigned char blob[SIM_BLOB_MAX];
 };
