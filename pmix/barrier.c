@@ -145,21 +145,47 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 			te_barrier_free(b);
 			return NULL;
 		}
-		/* The launch needs it at once; a later barrier only when its
-		 * fence is slow (the fast path stays a bare fence). */
-		if (o->coordinated) {
-			if (coord_start(b, b->coord_addr, err, errlen) < 0) {
-				te_barrier_free(b);
-				return NULL;
-			}
-			b->dirty = 1;
-		} else {
+		/* The launch needs it at once (or at te_barrier_start); a
+		 * later barrier only when its fence is slow (the fast path
+		 * stays a bare fence). */
+		if (o->coordinated)
+			b->listen_due = 1;
+		else
 			b->coord_due = 1;
-		}
+	}
+	if (!o->defer_start && te_barrier_start(b, err, errlen) < 0) {
+		te_barrier_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+int te_barrier_start(struct te_barrier *b, char *err, size_t errlen)
+{
+	if (b->listen_due) {
+		b->listen_due = 0;
+		if (coord_start(b, b->coord_addr, err, errlen) < 0)
+			return -1;
+		b->dirty = 1;
 	}
 	if (b->tree)
 		tree_self(b);
-	return b;
+	return 0;
+}
+
+int te_barrier_commit(struct te_barrier *b, char *err, size_t errlen)
+{
+	if (te_pmix_commit(b->p, err, errlen) < 0)
+		return -1;
+	b->dirty = 0;
+	return 0;
+}
+
+int te_barrier_ms_left(const struct te_barrier *b)
+{
+	int64_t left = b->deadline - te_now_ms();
+
+	return left < 0 ? 0 : left > INT32_MAX ? INT32_MAX : (int)left;
 }
 
 int64_t te_barrier_parent(const struct te_barrier *b)

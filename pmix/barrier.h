@@ -88,6 +88,10 @@ struct te_barrier_opts {
 	unsigned tree_width;
 	const struct te_launch_checks *checks;
 	const char *done_text;
+	/* coordinated: te_barrier_prepare neither listens nor counts this
+	 * rank as arrived; te_barrier_start does (what the children must
+	 * fetch can be put in between, and nobody can connect before) */
+	int defer_start;
 	/* test hook, rank 0: its coordinator cuts the first test_cut
 	 * connections it accepts, as a flood of strangers could (the
 	 * helpers must try again) */
@@ -121,6 +125,15 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
  * in one line ("barrier timed out after 10 s: 5 of 6 ranks arrived;
  * missing: rank 3 (node n2)"), or r->rejected. Frees b. */
 int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r);
+
+/* After te_barrier_prepare with defer_start: listens (a helper with
+ * children; its address is put, to be committed) and counts this rank as
+ * arrived. 0, or -1 with a reason. */
+int te_barrier_start(struct te_barrier *b, char *err, size_t errlen);
+/* Commits what this process put (the wait then need not). 0 or -1. */
+int te_barrier_commit(struct te_barrier *b, char *err, size_t errlen);
+/* Milliseconds to the barrier's deadline, 0 when past. */
+int te_barrier_ms_left(const struct te_barrier *b);
 
 /* Coordinated, between prepare and wait: the launch tree's parent of this
  * helper (the rank whose data it fetches), or -1 for the root; whether

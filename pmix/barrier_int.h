@@ -106,6 +106,7 @@ struct te_barrier {
 	size_t nfollowers, nfollowers_here;
 	int64_t next_follower_check;
 	int follower_wait;
+	int listen_due;		/* coordinated: te_barrier_start listens */
 	int64_t next_alive_check;
 	int alive_gap_ms;	/* the current gap between two looks */
 	int finishing;		/* rank 0 answers everyone: closes are ours */

@@ -351,46 +351,51 @@ static void ckpt_node_check(struct te_pmix *p, const struct te_rdzv_opts *o,
 }
 
 /* Where rank 0's probe is: the launch tree's parent has it (rank 0 put
- * it; every helper with children puts what it got again, in the commit
- * that publishes its coordinator), so rank 0's node answers its k
- * children, not every node: each level's direct modexes wait for the
- * level above. Then this node's own check, for its summary. 0, or -1
- * after fail(). */
-static int ckpt_from_parent(struct te_pmix *p, const struct te_rdzv_opts *o,
-			    struct te_barrier *b, unsigned timeout)
+ * it; every helper with children puts what it got again), so rank 0's
+ * node answers its k children, not every node: each level's direct
+ * modexes wait for the level above. Called between prepare and start: a
+ * helper listens only once it has the probe to pass on. 0, or -1 after
+ * fail(). */
+static int ckpt_from_parent(struct te_pmix *p, struct te_barrier *b,
+			    unsigned timeout, char *info, size_t len)
 {
-	char info[512], err[TE_RDZV_TEXT_MAX], result[TE_RDZV_TEXT_MAX];
+	char err[TE_RDZV_TEXT_MAX], host[TE_HOST_MAX];
 	int64_t up = te_barrier_parent(b);
 	int timed_out;
 
 	if (up < 0) {
-		if (te_pmix_get(p, p->me.rank, "te.ckpt", 1, info,
-				sizeof(info)) < 0)
-			te_strlcpy(info, "error no probe file", sizeof(info));
-	} else if (te_pmix_get_wait(p, (uint32_t)up, "te.ckpt",
-				    (int)timeout * 1000, info, sizeof(info),
-				    &timed_out, err, sizeof(err)) < 0) {
-		char host[TE_HOST_MAX];
-
+		if (te_pmix_get(p, p->me.rank, "te.ckpt", 1, info, len) < 0)
+			te_strlcpy(info, "error no probe file", len);
+		return 0;
+	}
+	if (te_pmix_get_wait(p, (uint32_t)up, "te.ckpt", te_barrier_ms_left(b),
+			     info, len, &timed_out, err, sizeof(err)) < 0) {
 		if (te_pmix_host_of(p, (uint32_t)up, host, sizeof(host)) < 0)
 			te_strlcpy(host, "?", sizeof(host));
-		fail(0, "barrier timed out after %u s: rank %lld (node %s) "
-		     "did not arrive", timeout, (long long)up, host);
+		/* the parent may be waiting itself: it, or a node between it
+		 * and rank 0, has not arrived (or rank 0 has given up) */
+		if (timed_out && up == 0)
+			fail(0, "barrier timed out after %u s: rank 0 (node %s) "
+			     "did not pass on its checkpoint probe (it did not "
+			     "arrive, or stopped waiting)", timeout, host);
+		else if (timed_out)
+			fail(0, "barrier timed out after %u s: rank %lld (node "
+			     "%s), this node's parent in the launch tree, did "
+			     "not pass on rank 0's checkpoint probe (it, or a "
+			     "node between it and rank 0, did not arrive, or "
+			     "rank 0 stopped waiting)", timeout, (long long)up,
+			     host);
+		else
+			fail(0, "checkpoint check: rank 0's probe did not come "
+			     "through rank %lld (node %s), this node's parent "
+			     "in the launch tree: %s", (long long)up, host, err);
 		return -1;
 	}
-	/* committed before this node's own check (up to CKPT_RETRY_MS of
-	 * looking on a network file system): the children need not wait
-	 * for it, level after level */
 	if (te_barrier_has_children(b) &&
-	    ((up >= 0 && te_pmix_put(p, "te.ckpt", info, err,
-				     sizeof(err)) < 0) ||
-	     te_pmix_commit(p, err, sizeof(err)) < 0)) {
+	    te_pmix_put(p, "te.ckpt", info, err, sizeof(err)) < 0) {
 		fail(0, "checkpoint check: %s", err);
 		return -1;
 	}
-	te_strlcpy(result, "-", sizeof(result));
-	ckpt_node_check(p, o, info, result, sizeof(result));
-	te_barrier_set_ckpt(b, result);
 	return 0;
 }
 
@@ -526,23 +531,49 @@ static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
 		struct te_launch_checks lc = { .vcheck = o->vcheck,
 					       .ckpt = o->ckpt,
 					       .rank0_host = host0 };
+		char info[512];
 		bo.checks = &lc;
 		bo.node.ver = ver;
 		te_strlcpy(bo.node.ckpt, "-", sizeof(bo.node.ckpt));
+		bo.defer_start = 1;
 		b = te_barrier_prepare(p, &bo, err, sizeof(err));
 		if (!b) {
 			fail(0, "barrier: %s", err);
 			return;
 		}
-		if (o->ckpt && ckpt_from_parent(p, o, b, timeout) < 0) {
+		if (o->ckpt && ckpt_from_parent(p, b, timeout, info,
+						sizeof(info)) < 0) {
 			te_barrier_free(b);
 			return;
+		}
+		if (te_barrier_start(b, err, sizeof(err)) < 0) {
+			fail(0, "barrier: %s", err);
+			te_barrier_free(b);
+			return;
+		}
+		if (o->ckpt) {
+			char result[TE_RDZV_TEXT_MAX] = "-";
+
+			/* committed before this node's own look at the
+			 * directory (up to CKPT_RETRY_MS on a network file
+			 * system): the children need not wait for it, level
+			 * after level */
+			if (te_barrier_has_children(b) &&
+			    te_barrier_commit(b, err, sizeof(err)) < 0) {
+				fail(0, "checkpoint check: %s", err);
+				te_barrier_free(b);
+				return;
+			}
+			ckpt_node_check(p, o, info, result, sizeof(result));
+			te_barrier_set_ckpt(b, result);
 		}
 		phase("barrier prepared");
 		te_barrier_wait(b, &br);
 		phase("barrier done");
-		if (p->me.rank == 0 && ckpt_file[0])
+		if (p->me.rank == 0 && ckpt_file[0]) {
 			unlink(ckpt_file);
+			ckpt_file[0] = '\0';
+		}
 		if (br.warn[0])
 			warn("%s", br.warn);
 		if (br.test_cut)
@@ -667,6 +698,10 @@ int main(int argc, char **argv)
 	}
 	phase("PMIx_Init done");
 	run(&p, &o);
+	if (ckpt_file[0]) {	/* rank 0's probe, when run() left early */
+		unlink(ckpt_file);
+		ckpt_file[0] = '\0';
+	}
 	phase("run done");
 	te_pmix_close(&p);
 	phase("PMIx_Finalize done");

@@ -78,37 +78,49 @@ static double fanout_send_us(void)
 	socklen_t al = sizeof(a);
 	char buf[64] = { 0 };
 	int l = socket(AF_INET, SOCK_STREAM, 0), tx[FANOUT], rx[FANOUT], one = 1;
-	int i, j;
+	int i, j, opened = 0;
+	double rc = -1;
 
-	if (l < 0 || bind(l, (struct sockaddr *)&a, al) < 0 || listen(l, FANOUT) < 0 ||
-	    getsockname(l, (struct sockaddr *)&a, &al) < 0)
-		return -1;
-	for (j = 0; j < FANOUT; j++) {
-		tx[j] = socket(AF_INET, SOCK_STREAM, 0);
-		if (tx[j] < 0 || connect(tx[j], (struct sockaddr *)&a, al) < 0 ||
-		    (rx[j] = accept(l, NULL, NULL)) < 0)
-			return -1;
-		setsockopt(tx[j], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (l < 0 || bind(l, (struct sockaddr *)&a, al) < 0 ||
+	    listen(l, FANOUT) < 0 || getsockname(l, (struct sockaddr *)&a, &al) < 0)
+		goto out;
+	for (; opened < FANOUT; opened++) {
+		tx[opened] = socket(AF_INET, SOCK_STREAM, 0);
+		rx[opened] = -1;
+		if (tx[opened] < 0 ||
+		    connect(tx[opened], (struct sockaddr *)&a, al) < 0 ||
+		    (rx[opened] = accept(l, NULL, NULL)) < 0) {
+			opened++;	/* close what this one opened */
+			goto out;
+		}
+		setsockopt(tx[opened], IPPROTO_TCP, TCP_NODELAY, &one,
+			   sizeof(one));
 	}
 	for (i = -40; i < N; i++) {	/* 40 rounds of warm-up */
 		double t = now_us();
 
 		for (j = 0; j < FANOUT; j++)
 			if (send(tx[j], buf, sizeof(buf), 0) != sizeof(buf))
-				return -1;
+				goto out;
 		if (i >= 0)
 			per[i] = (now_us() - t) / FANOUT;
 		for (j = 0; j < FANOUT; j++)
-			if (recv(rx[j], buf, sizeof(buf), MSG_WAITALL) != sizeof(buf))
-				return -1;
+			if (recv(rx[j], buf, sizeof(buf), MSG_WAITALL) !=
+			    sizeof(buf))
+				goto out;
 	}
-	for (j = 0; j < FANOUT; j++) {
-		close(tx[j]);
-		close(rx[j]);
-	}
-	close(l);
 	qsort(per, N, sizeof(per[0]), cmp_d);
-	return per[N / 2];
+	rc = per[N / 2];
+out:
+	for (j = 0; j < opened; j++) {
+		if (tx[j] >= 0)
+			close(tx[j]);
+		if (rx[j] >= 0)
+			close(rx[j]);
+	}
+	if (l >= 0)
+		close(l);
+	return rc;
 }
 
 /* The median of 5 measures (one process waking another on the same CPU
@@ -119,7 +131,8 @@ static double median5(double (*measure)(void))
 	int i;
 
 	for (i = 0; i < 5; i++)
-		v[i] = measure();
+		if ((v[i] = measure()) < 0)
+			return -1;	/* the host refused a socket */
 	qsort(v, 5, sizeof(v[0]), cmp_d);
 	return v[2];
 }
@@ -198,7 +211,14 @@ int main(int argc, char **argv)
 		const char *v = i + 1 < (unsigned)argc ? argv[i + 1] : NULL;
 
 		if (!strcmp(argv[i], "--measure")) {
-			printf("s_us=%.2f\n", median5(fanout_send_us));
+			double m = median5(fanout_send_us);
+
+			if (m < 0) {
+				fprintf(stderr, "bench_scale_model: cannot "
+					"measure over loopback TCP\n");
+				return 1;
+			}
+			printf("s_us=%.2f\n", m);
 			return 0;
 		}
 		if (!v)
@@ -242,8 +262,11 @@ int main(int argc, char **argv)
 			"at least one larger size on stdin\n");
 		return 1;
 	}
-	if (s_us < 0)
-		s_us = median5(fanout_send_us);
+	if (s_us < 0 && (s_us = median5(fanout_send_us)) < 0) {
+		fprintf(stderr, "bench_scale_model: cannot measure over "
+			"loopback TCP\n");
+		return 1;
+	}
 	printf("model: constants L=%g us one-way between nodes, D=%g us per "
 	       "direct-modex request served, S=%g us per fence message at a "
 	       "slurmstepd, TreeWidth W=%u\n", L, D, S, W);

@@ -503,9 +503,9 @@ static pmix_status_t get_req_init(struct get_req *g, const pmix_proc_t *proc,
 	return PMIX_SUCCESS;
 }
 
-/* The first fetch of a remote rank's data by this helper is a direct
- * modex its node serves (counted in its slot); later ones read this node's
- * copy. A helper fetches a few ranks at most. */
+/* The first successful fetch of a remote rank's data by this helper is a
+ * direct modex its node serves (counted in its slot); later ones read this
+ * node's copy. A helper fetches a few ranks: the first 16 are counted. */
 static void count_fetch(struct sim_slot *s, uint32_t rank)
 {
 	static uint32_t seen[16];
@@ -516,9 +516,8 @@ static void count_fetch(struct sim_slot *s, uint32_t rank)
 	pthread_mutex_lock(&mu);
 	for (i = 0; i < nseen && seen[i] != rank; i++)
 		;
-	if (i == nseen) {
-		if (nseen < 16)
-			seen[nseen++] = rank;
+	if (i == nseen && nseen < 16) {	/* more is not a helper's way */
+		seen[nseen++] = rank;
 		atomic_fetch_add(&s->served, 1);
 	}
 	pthread_mutex_unlock(&mu);

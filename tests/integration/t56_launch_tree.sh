@@ -8,7 +8,8 @@
 # before the barrier fails every task at once, each naming it; a version
 # mismatch of the two nodes under n2 is reported once, naming them; rank
 # 0's checkpoint probe reaches n4 and n5 through n2 (a shared directory
-# passes, a node-local one names the four nodes that cannot see it); a late
+# passes, a node-local one names the four nodes that cannot see it, and
+# when n2 is late n4 and n5 name it); a late
 # n2 hides its subtree, and the report says so; nothing is left running.
 # The default width (16) runs the same step as a star.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -17,7 +18,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 26
+plan 29
 
 cluster_up --nodes 5
 ok $? "cluster is up" || bail_out "no cluster"
@@ -93,6 +94,17 @@ awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 6) }'
 ok $? "n2 passes the probe on before its own 3 s of looking: under 6 s ($TE_SECONDS s)"
 like "$out" "^trainenv: error: checkpoint dir $local_dir is not one shared directory writable from every node \\(rank 0 is on n1\\): n2, n3, n4, n5: rank 0's probe file is not there" \
 	"naming all four other nodes (n4 and n5 through n2)"
+
+# ---------------------------------------------------------------- n2 late, with the probe
+te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n2:6 te_srun -t 60 --mpi=pmix -N5 \
+	--ntasks-per-node=2 --train-barrier=3 --train-checkpoint-dir="$TE_WORK/ckpt56" \
+	--train-failure-report=off true 2>&1)'
+[ $? -ne 0 ]
+ok $? "n2 late with a checkpoint directory: the step fails" || diag "$out"
+is "$(count_lines "$out" '^trainenv: error: barrier timed out after 3 s: 4 of 10 ranks arrived; missing: ranks 2-3 \(node n2\), ranks 6-7 \(node n4\), ranks 8-9 \(node n5\)$')" 4 \
+	"n1's and n3's tasks: n2 and its subtree are missing" || diag "$out"
+is "$(count_lines "$out" "^trainenv: error: barrier timed out after 3 s: rank 2 \\(node n2\\), this node's parent in the launch tree, did not pass on rank 0's checkpoint probe ")" 4 \
+	"n4's and n5's tasks name their parent n2, which never passed the probe on" || diag "$out"
 
 # ---------------------------------------------------------------- n2 late
 te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n2:6 te_srun -t 60 --mpi=pmix -N5 \
