@@ -89,11 +89,13 @@ static void map_run(struct te_procmap *m, uint32_t first, uint32_t len,
 	m->nruns++;
 }
 
-/* The per-node tables, once the runs are in. -1 when a node has none. */
-static int map_finish(struct te_procmap *m)
+/* The per-node tables, once the runs of nranks ranks are in. -1 (m
+ * freed) when a node has none. */
+static int map_finish(struct te_procmap *m, uint32_t nranks)
 {
 	uint32_t r, n;
 
+	m->nranks = nranks;
 	for (n = 0; n < m->nnodes; n++) {
 		m->node_run[n] = NONE;
 		m->node_nranks[n] = 0;
@@ -106,8 +108,10 @@ static int map_finish(struct te_procmap *m)
 		m->node_lead[n] = m->run_first[r];
 	}
 	for (n = 0; n < m->nnodes; n++)
-		if (m->node_run[n] == NONE)
+		if (m->node_run[n] == NONE) {
+			te_procmap_free(m);
 			return -1;
+		}
 	m->root_node = m->nruns ? m->run_node[0] : 0;
 	return 0;
 }
@@ -167,10 +171,7 @@ int te_procmap_parse_anl(const char *s, uint32_t nranks, struct te_procmap *m)
 					   (uint32_t)nnodes) < 0)
 			goto bad;
 	}
-	m->nranks = nranks;
-	if (map_finish(m) < 0)
-		goto bad;
-	return 0;
+	return map_finish(m, nranks);
 bad:
 	te_procmap_free(m);
 	return -1;
@@ -194,10 +195,7 @@ int te_procmap_from_nodes(const uint32_t *node_of, uint32_t nranks,
 		goto bad;
 	for (r = 0; r < nranks; r++)
 		map_run(m, r, 1, node_of[r]);
-	m->nranks = nranks;
-	if (map_finish(m) < 0)
-		goto bad;
-	return 0;
+	return map_finish(m, nranks);
 bad:
 	te_procmap_free(m);
 	return -1;

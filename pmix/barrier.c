@@ -305,7 +305,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 		return -1;
 	}
 	cb_attach(b->wake[1]);
-	if (b->dirty && te_pmix_commit(p, err, sizeof(err)) < 0) {
+	if (b->dirty && te_barrier_commit(b, err, sizeof(err)) < 0) {
 		te_snprintf(r->msg, sizeof(r->msg), "barrier: %s", err);
 		te_barrier_free(b);
 		return -1;

@@ -51,7 +51,6 @@
 #include "strutil.h"
 #include "sysutil.h"
 
-
 static struct te_rdzv_result res;
 
 #define LAUNCH_SEND_MS 500	/* rank 0 waits at most this for srun */
@@ -61,10 +60,10 @@ static int profile;
 static int64_t t_start;
 static void phase(const char *what)
 {
-	if (!profile)
-		return;
 	struct timespec wall;
 
+	if (!profile)
+		return;
 	/* the wall clock too: to line the nodes' helpers up with each other
 	 * and with srun on one test machine */
 	clock_gettime(CLOCK_REALTIME, &wall);

@@ -96,9 +96,9 @@ like "$out" "^trainenv: error: checkpoint dir $local_dir is not one shared direc
 	"naming all four other nodes (n4 and n5 through n2)"
 
 # ---------------------------------------------------------------- n2 late, with the probe
-te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n2:6 te_srun -t 60 --mpi=pmix -N5 \
+out=$(TRAINENV_TEST_DELAY=n2:6 te_srun -t 60 --mpi=pmix -N5 \
 	--ntasks-per-node=2 --train-barrier=3 --train-checkpoint-dir="$TE_WORK/ckpt56" \
-	--train-failure-report=off true 2>&1)'
+	--train-failure-report=off true 2>&1)
 [ $? -ne 0 ]
 ok $? "n2 late with a checkpoint directory: the step fails" || diag "$out"
 is "$(count_lines "$out" '^trainenv: error: barrier timed out after 3 s: 4 of 10 ranks arrived; missing: ranks 2-3 \(node n2\), ranks 6-7 \(node n4\), ranks 8-9 \(node n5\)$')" 4 \
