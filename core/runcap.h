@@ -14,12 +14,6 @@ struct te_spawn_out {
 	int status;		/* waitpid() status */
 };
 
-/* Runs path with argv and envp, stdin from /dev/null, stdout into a pipe
- * read into buf (at most cap - 1 bytes), stderr inherited (or into the
- * same pipe: TE_SPAWN_STDERR), every other descriptor closed, in its own
- * process group. Waits at most timeout_ms for its output and its exit;
- * past that it is killed (SIGKILL to its group) and reaped. 0 with o filled, or -1 with a reason in err when it
- * could not run or be reaped. */
 /* name's absolute path: the first executable file of that name in the
  * PATH directories (NULL or empty PATH: /usr/bin:/bin). 0, or -1. */
 int te_find_program(const char *name, char *path, size_t len);
@@ -30,6 +24,14 @@ int te_find_program(const char *name, char *path, size_t len);
  * end. NULL when out of memory. Free the array only. */
 char **te_env_with(char *const envp[], const char *assignment);
 
+/* Runs path with argv and envp, stdin from /dev/null, stdout into a pipe
+ * read into buf (at most cap - 1 bytes), stderr inherited (or into the
+ * same pipe: TE_SPAWN_STDERR), every other descriptor closed, in its own
+ * process group. Waits at most timeout_ms for its output and its exit;
+ * past that it is killed (SIGKILL to its group) and reaped. It
+ * dies with the calling thread (PR_SET_PDEATHSIG). 0 with o filled, or -1
+ * with a reason in err when it could not run (its execve failed) or be
+ * reaped. */
 #define TE_SPAWN_STDERR 1u
 int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 		     int timeout_ms, unsigned flags, char *buf, size_t cap,

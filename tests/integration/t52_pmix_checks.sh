@@ -4,14 +4,15 @@
 # naming the nodes, for a node-local one with the same path on every node;
 # a version mismatch (simulated on n3 with the test hook
 # TRAINENV_TEST_FAKE_NCCL_VERSION) is reported once, naming which nodes
-# have which version; version-check=fail fails the step; off is silent.
+# have which version; version-check=fail fails the step; off is silent;
+# only a node with a GPU (/dev/nvidiactl) loads NCCL to read its version.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 20
+plan 24
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
@@ -56,13 +57,17 @@ like "$out" "checkpoint dir /proc/te-none: rank 0 \\(node n1\\) cannot write the
 	"a directory rank 0 cannot write to is reported from rank 0"
 
 # ---------------------------------------------------------------- versions
-nccl=$(cluster_exec n1 "$PY" -c '
+# NCCL's version counts only where a GPU is (NVIDIA's /dev/nvidiactl)
+nccl=none
+if cluster_exec n1 test -e /dev/nvidiactl; then
+	nccl=$(cluster_exec n1 "$PY" -c '
 import ctypes
 try:
     v = ctypes.c_int(); ctypes.CDLL("libnccl.so.2").ncclGetVersion(ctypes.byref(v))
     c = v.value; print("%d.%d.%d" % (c // 10000, c % 10000 // 100, c % 100) if c >= 20900 else "%d.%d.%d" % (c // 1000, c % 1000 // 100, c % 100))
 except OSError:
     print("none")')
+fi
 diag "NCCL on the nodes: $nccl"
 out=$(TRAINENV_TEST_FAKE_NCCL_VERSION=n3:2.1.0 te_srun -t 60 --mpi=pmix -N3 \
 	--ntasks-per-node=2 echo ran 2>&1)
@@ -84,6 +89,28 @@ like "$out" "^trainenv: error: version mismatch \\(version-check=fail\\): NCCL d
 out=$(TRAINENV_TEST_FAKE_NCCL_VERSION=n3:2.1.0 te_srun -t 60 --mpi=pmix -N3 \
 	--ntasks-per-node=2 --train-version-check=off true 2>&1)
 is "$(count_lines "$out" 'version')" 0 "version-check=off: silent"
+
+# NCCL and CUDA are loaded only on a node with a GPU: a libnccl.so.2 of
+# our own (version 2.28.3) in LD_LIBRARY_PATH is read on n2 alone, which
+# the test hook TRAINENV_TEST_NVIDIACTL gives "a GPU" (/dev/null as its
+# /dev/nvidiactl); without the hook (and no GPU here) no node loads it
+mkdir -p "$TE_WORK/fakenccl"
+printf 'int ncclGetVersion(int *v) { *v = 22803; return 0; }\n' >"$TE_WORK/fakenccl/nccl.c"
+cc -shared -fPIC -o "$TE_WORK/fakenccl/libnccl.so.2" "$TE_WORK/fakenccl/nccl.c"
+ok $? "a libnccl.so.2 of our own is built"
+if cluster_exec n1 test -e /dev/nvidiactl; then
+	skip "this machine has /dev/nvidiactl: every node probes its NCCL" 3
+else
+	out=$(LD_LIBRARY_PATH=$TE_WORK/fakenccl TRAINENV_TEST_NVIDIACTL=n2:/dev/null \
+		te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 echo ran 2>&1)
+	like "$out" "^trainenv: warning: version mismatch: NCCL differs across nodes: none on n1, n3; 2\.28\.3 on n2(;|$)" \
+		"a node with a GPU reads the NCCL the job would load; the others say none"
+	out=$(LD_LIBRARY_PATH=$TE_WORK/fakenccl te_srun -t 60 --mpi=pmix -N3 \
+		--ntasks-per-node=2 echo ran 2>&1)
+	ok $? "without a GPU the step runs" || diag "$out"
+	is "$(count_lines "$out" 'version mismatch')" 0 \
+		"and no node loads NCCL: all say none, no mismatch"
+fi
 
 set_plugstack "required $plugin helper-dir=$builddir"
 out=$(TRAINENV_TEST_FAKE_NCCL_VERSION=n3:2.1.0 te_srun -t 60 --mpi=pmix -N3 \
