@@ -123,8 +123,9 @@ static void version_differences(const struct te_tree_sum *s, char *vers,
 		for (i = 0; i < s->nver; i++) {
 			struct te_versions v;
 
-			if (te_versions_parse(s->ver[i].value, &v) < 0)
-				continue;
+			if (te_versions_parse(s->ver[i].value, &v) < 0 ||
+			    (c > 0 && !te_version_compared(component(&v, c))))
+				continue;	/* a node without a GPU */
 			te_tree_group_add(g, &n, TE_TREE_VGROUPS_MAX, &more,
 				  component(&v, c), s->ver[i].count,
 				  s->ver[i].hosts, s->ver[i].nhosts);

@@ -9,10 +9,19 @@
 #include "launch_verdict.h"
 #include "strutil.h"
 
+/* One GPU component: equal, or a node without a GPU on either side. */
+static int gpu_part_equal(const char *a, const char *b)
+{
+	return !te_version_compared(a) || !te_version_compared(b) ||
+	       !strcmp(a, b);
+}
+
 int te_versions_equal(const struct te_versions *a, const struct te_versions *b)
 {
-	return !strcmp(a->trainenv, b->trainenv) && !strcmp(a->nccl, b->nccl) &&
-	       !strcmp(a->cuda, b->cuda) && !strcmp(a->cudart, b->cudart);
+	return !strcmp(a->trainenv, b->trainenv) &&
+	       gpu_part_equal(a->nccl, b->nccl) &&
+	       gpu_part_equal(a->cuda, b->cuda) &&
+	       gpu_part_equal(a->cudart, b->cudart);
 }
 
 int te_rank0_versions_verdict(int vcheck, const char *host,

@@ -361,6 +361,11 @@ int te_version_word_valid(const char *s)
 	return te_word_valid(s, TE_VER_MAX, "._+-");
 }
 
+int te_version_compared(const char *value)
+{
+	return strcmp(value, TE_VER_NOGPU) != 0;
+}
+
 int te_versions_format(char *buf, size_t len, const struct te_versions *v)
 {
 	if (!te_version_word_valid(v->trainenv) ||

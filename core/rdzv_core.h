@@ -46,6 +46,14 @@
 
 #define TE_CKPT_TEXT_MAX 300
 
+/* The NCCL, CUDA driver and CUDA runtime "versions" of a node without a
+ * GPU: it runs none of them, so it is left out of their comparison (a job
+ * on GPU nodes and CPU-only nodes of one software image is no mismatch). */
+#define TE_VER_NOGPU "nogpu"
+
+/* 1 when a component's value takes part in the version comparison. */
+int te_version_compared(const char *value);
+
 struct te_versions {
 	char trainenv[TE_VER_MAX];
 	char nccl[TE_VER_MAX];

@@ -213,21 +213,21 @@ static void probe_gpu_stack(struct te_versions *v)
 	}
 }
 
-/* NVIDIA's driver makes its control device on every node where it drives
- * a GPU, and a container given a GPU sees it too: without it no CUDA
- * program, and so no NCCL, can run here. */
-#define NVIDIA_CTL "/dev/nvidiactl"
-
-static int gpu_reachable(const struct te_rdzv_opts *o)
+/* A node with an NVIDIA GPU: its driver's control device (a container
+ * given a GPU sees it too), or the driver's /proc directory (the device
+ * files may be made only at the first CUDA call, by nvidia-modprobe, on a
+ * node without nvidia-persistenced). */
+static int gpu_here(const struct te_rdzv_opts *o)
 {
 	char buf[64];
-	const char *dev = NVIDIA_CTL, *v;
+	const char *v;
 
 	/* TRAINENV_TEST_NVIDIACTL=n2:/dev/null: n2 has "a GPU" */
 	if (o->hooks && (v = hook_value("TRAINENV_TEST_NVIDIACTL", buf,
 					sizeof(buf))))
-		dev = v;
-	return access(dev, F_OK) == 0;
+		return access(v, F_OK) == 0;
+	return access("/dev/nvidiactl", F_OK) == 0 ||
+	       access("/proc/driver/nvidia/gpus", F_OK) == 0;
 }
 
 static void probe_versions(const struct te_rdzv_opts *o,
@@ -237,15 +237,21 @@ static void probe_versions(const struct te_rdzv_opts *o,
 	const char *fake;
 
 	te_strlcpy(v->trainenv, PACKAGE_VERSION, sizeof(v->trainenv));
-	te_strlcpy(v->nccl, "none", sizeof(v->nccl));
-	te_strlcpy(v->cuda, "none", sizeof(v->cuda));
-	te_strlcpy(v->cudart, "none", sizeof(v->cudart));
-	/* A node without a GPU uses neither NCCL nor CUDA, whatever is
-	 * installed: "none" for both, and nothing loaded. Loading them costs
-	 * 1.5-2 ms of CPU beside PMIx_Init (NCCL 2.28 maps 218 MB), which on
-	 * a CPU-only launch (gloo, or tests) is only a slower launch. */
-	if (gpu_reachable(o))
+	/* A node without a GPU runs neither NCCL nor CUDA, whatever is
+	 * installed: it says so (TE_VER_NOGPU, left out of their comparison)
+	 * and loads nothing. Loading them costs 1.5-2 ms of CPU beside
+	 * PMIx_Init (NCCL 2.28 maps 218 MB): on a CPU-only launch (gloo, or
+	 * tests) only a slower launch. */
+	if (gpu_here(o)) {
+		te_strlcpy(v->nccl, "none", sizeof(v->nccl));
+		te_strlcpy(v->cuda, "none", sizeof(v->cuda));
+		te_strlcpy(v->cudart, "none", sizeof(v->cudart));
 		probe_gpu_stack(v);
+	} else {
+		te_strlcpy(v->nccl, TE_VER_NOGPU, sizeof(v->nccl));
+		te_strlcpy(v->cuda, TE_VER_NOGPU, sizeof(v->cuda));
+		te_strlcpy(v->cudart, TE_VER_NOGPU, sizeof(v->cudart));
+	}
 	if (o->hooks && (fake = hook_value("TRAINENV_TEST_FAKE_NCCL_VERSION",
 					   buf, sizeof(buf))) &&
 	    te_version_word_valid(fake))

@@ -108,6 +108,8 @@ static int lock_released(const char *dir, const char *name)
 	return released;
 }
 
+#define LOOK_MS 200	/* the slowest look at the files while waiting */
+
 /* Drains the watch on the step's directory: 1 when an event is about the
  * node's result or the first task's lock (or events were lost). Every
  * other task's arrival wakes the node's waiting tasks too: they look at
@@ -143,6 +145,7 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 	static char buf[TE_RDZV_OUT_MAX + 1];
 	int64_t deadline = te_now_ms() + timeout_ms;
 	char path[600], perr[256];
+	int64_t looked = 0;
 	int ino, lockfd = -1, wait = 1, lead_gone = 0, look = 1;
 
 	memset(r, 0, sizeof(*r));
@@ -173,6 +176,7 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 
 		if (!look)
 			goto wait;
+		looked = te_now_ms();
 		got = te_read_small(path, buf, sizeof(buf),
 				    TE_READ_NOFOLLOW | TE_READ_MINE);
 		/* not there yet (or a link: never this user's result) */
@@ -211,9 +215,16 @@ wait:
 		if (ino >= 0) {
 			struct pollfd p = { .fd = ino, .events = POLLIN };
 
-			/* the periodic look is only a safety net */
-			look = poll(&p, 1, left > 200 ? 200 : (int)left) <= 0 ||
-			       result_news(ino);
+			/* A look at least every LOOK_MS, whatever else wakes
+			 * us: the close of the first task's lock is told
+			 * before its lock goes (the kernel's order), so the
+			 * event alone may come too early to see it released. */
+			int64_t due = looked + LOOK_MS - te_now_ms();
+
+			if (due > left)
+				due = left;
+			look = due <= 0 ||
+			       poll(&p, 1, (int)due) <= 0 || result_news(ino);
 			continue;
 		}
 		poll(NULL, 0, wait);

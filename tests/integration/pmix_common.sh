@@ -33,6 +33,15 @@ node_addr() { cluster_exec "$1" getent ahostsv4 "$1" | awk 'NR == 1 { print $1 }
 # Lines of TEXT matching REGEX.
 count_lines() { printf '%s\n' "$1" | grep -cE -- "$2"; }
 
+# The test hook that gives nodes n1..nN "a GPU" (/dev/null for NVIDIA's
+# /dev/nvidiactl): only a node with a GPU takes part in the NCCL and CUDA
+# version comparison (docs/pmix.md, "Launch checks").
+gpu_nodes() { # N
+	local i spec=
+	for ((i = 1; i <= $1; i++)); do spec+="${spec:+,}n$i:/dev/null"; done
+	printf '%s\n' "$spec"
+}
+
 # No process of the PMIx layer or of the test's programs is left in any
 # node (the step is over): prints what is left. Only the node's own
 # processes count (its network namespace): other clusters may run on the

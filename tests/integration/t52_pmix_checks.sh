@@ -5,14 +5,14 @@
 # a version mismatch (simulated on n3 with the test hook
 # TRAINENV_TEST_FAKE_NCCL_VERSION) is reported once, naming which nodes
 # have which version; version-check=fail fails the step; off is silent;
-# only a node with a GPU (/dev/nvidiactl) loads NCCL to read its version.
+# only nodes with a GPU (/dev/nvidiactl) load NCCL and are compared.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 24
+plan 26
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
@@ -57,17 +57,16 @@ like "$out" "checkpoint dir /proc/te-none: rank 0 \\(node n1\\) cannot write the
 	"a directory rank 0 cannot write to is reported from rank 0"
 
 # ---------------------------------------------------------------- versions
-# NCCL's version counts only where a GPU is (NVIDIA's /dev/nvidiactl)
-nccl=none
-if cluster_exec n1 test -e /dev/nvidiactl; then
-	nccl=$(cluster_exec n1 "$PY" -c '
+# Every node "has a GPU" (the test hook): each one's NCCL is compared
+export TRAINENV_TEST_NVIDIACTL
+TRAINENV_TEST_NVIDIACTL=$(gpu_nodes 3)
+nccl=$(cluster_exec n1 "$PY" -c '
 import ctypes
 try:
     v = ctypes.c_int(); ctypes.CDLL("libnccl.so.2").ncclGetVersion(ctypes.byref(v))
     c = v.value; print("%d.%d.%d" % (c // 10000, c % 10000 // 100, c % 100) if c >= 20900 else "%d.%d.%d" % (c // 1000, c % 1000 // 100, c % 100))
 except OSError:
     print("none")')
-fi
 diag "NCCL on the nodes: $nccl"
 out=$(TRAINENV_TEST_FAKE_NCCL_VERSION=n3:2.1.0 te_srun -t 60 --mpi=pmix -N3 \
 	--ntasks-per-node=2 echo ran 2>&1)
@@ -90,30 +89,50 @@ out=$(TRAINENV_TEST_FAKE_NCCL_VERSION=n3:2.1.0 te_srun -t 60 --mpi=pmix -N3 \
 	--ntasks-per-node=2 --train-version-check=off true 2>&1)
 is "$(count_lines "$out" 'version')" 0 "version-check=off: silent"
 
-# NCCL and CUDA are loaded only on a node with a GPU: a libnccl.so.2 of
-# our own (version 2.28.3) in LD_LIBRARY_PATH is read on n2 alone, which
-# the test hook TRAINENV_TEST_NVIDIACTL gives "a GPU" (/dev/null as its
-# /dev/nvidiactl); without the hook (and no GPU here) no node loads it
+# Only a node with a GPU loads NCCL, and only those are compared: a
+# libnccl.so.2 of our own in LD_LIBRARY_PATH says 2.28.3 on n2 and 2.21.1
+# elsewhere. With n2 and n3 given "a GPU", they differ and n1 is not named;
+# with no GPU anywhere nothing is loaded (or n2 and n3 would differ); a
+# GPU on n2 alone has nothing to differ from.
+unset TRAINENV_TEST_NVIDIACTL
 mkdir -p "$TE_WORK/fakenccl"
-printf 'int ncclGetVersion(int *v) { *v = 22803; return 0; }\n' >"$TE_WORK/fakenccl/nccl.c"
+cat >"$TE_WORK/fakenccl/nccl.c" <<'EOF'
+#include <string.h>
+#include <unistd.h>
+int ncclGetVersion(int *v)
+{
+	char h[64] = "";
+
+	gethostname(h, sizeof(h) - 1);
+	*v = strcmp(h, "n2") ? 22101 : 22803;
+	return 0;
+}
+EOF
 cc -shared -fPIC -o "$TE_WORK/fakenccl/libnccl.so.2" "$TE_WORK/fakenccl/nccl.c"
 ok $? "a libnccl.so.2 of our own is built"
-if cluster_exec n1 test -e /dev/nvidiactl; then
-	skip "this machine has /dev/nvidiactl: every node probes its NCCL" 3
+if cluster_exec n1 test -e /dev/nvidiactl || cluster_exec n1 test -e /proc/driver/nvidia/gpus; then
+	skip "this machine has an NVIDIA GPU: every node probes its NCCL" 5
 else
-	out=$(LD_LIBRARY_PATH=$TE_WORK/fakenccl TRAINENV_TEST_NVIDIACTL=n2:/dev/null \
+	out=$(LD_LIBRARY_PATH=$TE_WORK/fakenccl TRAINENV_TEST_NVIDIACTL=n2:/dev/null,n3:/dev/null \
 		te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 echo ran 2>&1)
-	like "$out" "^trainenv: warning: version mismatch: NCCL differs across nodes: none on n1, n3; 2\.28\.3 on n2(;|$)" \
-		"a node with a GPU reads the NCCL the job would load; the others say none"
+	like "$out" "^trainenv: warning: version mismatch: NCCL differs across nodes: 2\\.28\\.3 on n2; 2\\.21\\.1 on n3(;|$)" \
+		"the nodes with a GPU read the NCCL the job would load; n1, without one, is left out"
+	is "$(count_lines "$out" '^ran$')" 6 "all six tasks ran"
 	out=$(LD_LIBRARY_PATH=$TE_WORK/fakenccl te_srun -t 60 --mpi=pmix -N3 \
 		--ntasks-per-node=2 echo ran 2>&1)
 	ok $? "without a GPU the step runs" || diag "$out"
 	is "$(count_lines "$out" 'version mismatch')" 0 \
-		"and no node loads NCCL: all say none, no mismatch"
+		"and no node loads NCCL: nothing differs"
+	out=$(LD_LIBRARY_PATH=$TE_WORK/fakenccl TRAINENV_TEST_NVIDIACTL=n2:/dev/null \
+		te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 --train-version-check=fail \
+		echo ran 2>&1)
+	is "$(count_lines "$out" '^ran$')" 6 \
+		"GPU and CPU-only nodes of one image: no mismatch, even with version-check=fail" ||
+		diag "$out"
 fi
 
 set_plugstack "required $plugin helper-dir=$builddir"
-out=$(TRAINENV_TEST_FAKE_NCCL_VERSION=n3:2.1.0 te_srun -t 60 --mpi=pmix -N3 \
+out=$(TRAINENV_TEST_NVIDIACTL=$(gpu_nodes 3) TRAINENV_TEST_FAKE_NCCL_VERSION=n3:2.1.0 te_srun -t 60 --mpi=pmix -N3 \
 	--ntasks-per-node=2 true 2>&1)
 is "$(count_lines "$out" 'version mismatch')" 0 "the test hooks are ignored unless the site policy says test-hooks=on"
 

@@ -69,7 +69,8 @@ try:
     c = v.value; print("%d.%d.%d" % (c // 10000, c % 10000 // 100, c % 100) if c >= 20900 else "%d.%d.%d" % (c // 1000, c % 1000 // 100, c % 100))
 except OSError:
     print("none")')
-out=$(TRAINENV_TEST_FAKE_NCCL_VERSION=n4:2.1.0,n5:2.1.0 te_srun -t 60 --mpi=pmix \
+out=$(TRAINENV_TEST_NVIDIACTL=$(gpu_nodes 5) TRAINENV_TEST_FAKE_NCCL_VERSION=n4:2.1.0,n5:2.1.0 \
+	te_srun -t 60 --mpi=pmix \
 	-N5 --ntasks-per-node=2 echo ran 2>&1)
 ok $? "a version mismatch under n2 (version-check=warn): the job runs" || diag "$out"
 is "$(count_lines "$out" 'version mismatch')" 1 "reported once"

@@ -191,9 +191,10 @@ is "$(count_lines "$out" '^ran [0-5] [0-9]+ gpu=')" 6 "without test-hooks=on the
 
 # ---------------------------------------------------------------- versions
 # The CUDA runtime's version is part of the cross-node version check
-# (n3's faked with the test hook).
+# (n3's faked with the test hook; every node given "a GPU" by another).
 plug
-out=$(TRAINENV_TEST_FAKE_CUDART_VERSION=n3:12.2 te_srun -t 60 --mpi=pmix -N3 \
+out=$(TRAINENV_TEST_NVIDIACTL=$(gpu_nodes 3) TRAINENV_TEST_FAKE_CUDART_VERSION=n3:12.2 \
+	te_srun -t 60 --mpi=pmix -N3 \
 	--ntasks-per-node=2 true 2>&1)
 is "$(count_lines "$out" '^trainenv: warning: version mismatch: CUDA runtime differs across nodes: ([0-9.]+|none) on n1, n2; 12.2 on n3$')" 1 \
 	"a CUDA runtime that differs on n3 is reported once, naming the nodes" || diag "$out"

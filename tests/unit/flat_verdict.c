@@ -148,14 +148,21 @@ static void version_differences(const struct te_coord_req *nodes, size_t n,
 
 	vers[0] = '\0';
 	for (c = 0; c < 4; c++) {
+		size_t m = 0;
+
 		for (i = 0; i < n; i++) {
-			nv[i].host = nodes[i].host;
-			nv[i].ver = c == 0 ? nodes[i].ver.trainenv :
-				    c == 1 ? nodes[i].ver.nccl :
-				    c == 2 ? nodes[i].ver.cuda :
-					     nodes[i].ver.cudart;
+			const char *v = c == 0 ? nodes[i].ver.trainenv :
+					c == 1 ? nodes[i].ver.nccl :
+					c == 2 ? nodes[i].ver.cuda :
+						 nodes[i].ver.cudart;
+
+			if (c > 0 && !te_version_compared(v))
+				continue;	/* a node without a GPU */
+			nv[m].host = nodes[i].host;
+			nv[m].ver = v;
+			m++;
 		}
-		if (te_version_summary(what[c], nv, n, part, sizeof(part)) > 1)
+		if (te_version_summary(what[c], nv, m, part, sizeof(part)) > 1)
 			te_appendf(vers, len, "%s%s", vers[0] ? "; " : "",
 				   part);
 	}

@@ -191,6 +191,74 @@ static void reports_as_before(void)
 	te_procmap_free(&m);
 }
 
+/* A node without a GPU (TE_VER_NOGPU for NCCL and both CUDA versions) is
+ * left out of their comparison, in the tree's verdict as in the flat one;
+ * its trainenv still counts. */
+static void nogpu_nodes(void)
+{
+	static const char *const nccl[4] = { "2.28.9", TE_VER_NOGPU, "2.27.3",
+					     TE_VER_NOGPU };
+	struct te_coord_req nodes[4];
+	struct te_launch_checks c = { .vcheck = TE_W_VCHECK_FAIL,
+				      .rank0_host = "n1" };
+	struct te_tree_sum a;
+	char want[512], got[512];
+	int i;
+
+	te_tree_sum_init(&a);
+	for (i = 0; i < 4; i++) {
+		memset(&nodes[i], 0, sizeof(nodes[i]));
+		nodes[i].rank = (uint32_t)i;
+		te_snprintf(nodes[i].host, sizeof(nodes[i].host), "n%d", i + 1);
+		nodes[i].ver = ver(nccl[i]);
+		if (!te_version_compared(nccl[i])) {
+			te_strlcpy(nodes[i].ver.cuda, TE_VER_NOGPU,
+				   sizeof(nodes[i].ver.cuda));
+			te_strlcpy(nodes[i].ver.cudart, TE_VER_NOGPU,
+				   sizeof(nodes[i].ver.cudart));
+		}
+		te_strlcpy(nodes[i].ckpt, "-", sizeof(nodes[i].ckpt));
+		te_tree_sum_add_node(&a, (uint32_t)i, nodes[i].host, 10,
+				     &nodes[i].ver, "-");
+	}
+	is_int(te_launch_verdict(&c, nodes, 4, want, sizeof(want)),
+	       TE_VERDICT_REJECT, "GPU nodes differ: the flat verdict rejects");
+	is_int(te_tree_verdict(&c, &a, got, sizeof(got)), TE_VERDICT_REJECT,
+	       "and so does the tree's");
+	is_str(got, want, "  with the same text");
+	is_str(got, "version mismatch (version-check=fail): NCCL differs "
+	       "across nodes: 2.28.9 on n1; 2.27.3 on n3",
+	       "  naming only the nodes with a GPU");
+
+	/* n3 agrees now: GPU and CPU-only nodes of one image */
+	nodes[2].ver = ver("2.28.9");
+	te_tree_sum_init(&a);
+	for (i = 0; i < 4; i++)
+		te_tree_sum_add_node(&a, (uint32_t)i, nodes[i].host, 10,
+				     &nodes[i].ver, "-");
+	is_int(te_launch_verdict(&c, nodes, 4, want, sizeof(want)),
+	       TE_VERDICT_OK, "GPU nodes agree, CPU-only nodes beside them: "
+	       "fine (flat)");
+	is_int(te_tree_verdict(&c, &a, got, sizeof(got)), TE_VERDICT_OK,
+	       "  and in the tree");
+	is_str(got, "", "  no text");
+
+	/* a CPU-only node with another trainenv is still named */
+	te_strlcpy(nodes[3].ver.trainenv, "0.2.0", sizeof(nodes[3].ver.trainenv));
+	te_tree_sum_init(&a);
+	for (i = 0; i < 4; i++)
+		te_tree_sum_add_node(&a, (uint32_t)i, nodes[i].host, 10,
+				     &nodes[i].ver, "-");
+	te_launch_verdict(&c, nodes, 4, want, sizeof(want));
+	te_tree_verdict(&c, &a, got, sizeof(got));
+	is_str(got, want, "another trainenv on a CPU-only node: as the flat "
+	       "verdict");
+	like(got, "trainenv differs across nodes: 0.1.0 on n1, n2, n3; 0.2.0 "
+	     "on n4", "  named, trainenv only: %s", got);
+	ok(!strstr(got, "NCCL") && !strstr(got, "CUDA"),
+	   "  no NCCL or CUDA difference from it");
+}
+
 static void timeline(void)
 {
 	struct te_tree_sum a, b;
@@ -362,6 +430,7 @@ int main(void)
 	tree_math();
 	procmap();
 	reports_as_before();
+	nogpu_nodes();
 	timeline();
 	bounds();
 	wire();

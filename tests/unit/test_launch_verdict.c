@@ -243,6 +243,22 @@ static void test_rank0(void)
 					 text, sizeof(text)), TE_VERDICT_WARN,
 	       "rank 0's host unknown");
 	like(text, "CUDA runtime ; rank 0's node ? has", "  said as it is");
+
+	/* a node without a GPU: its NCCL and CUDA are not compared */
+	b = a;
+	SET(b.nccl, TE_VER_NOGPU);
+	SET(b.cuda, TE_VER_NOGPU);
+	SET(b.cudart, TE_VER_NOGPU);
+	ok(te_versions_equal(&a, &b) && te_versions_equal(&b, &a),
+	   "a node without a GPU agrees with one with a GPU, either way");
+	is_int(te_rank0_versions_verdict(TE_W_VCHECK_FAIL, "n2", &b, "n1", &a,
+					 text, sizeof(text)), TE_VERDICT_OK,
+	       "  against rank 0 under fail: fine");
+	SET(b.trainenv, "0.2.0");
+	ok(!te_versions_equal(&a, &b), "  but its trainenv is still compared");
+	ok(!te_version_compared(TE_VER_NOGPU) && te_version_compared("none") &&
+	   te_version_compared("2.28.9"), "nogpu is the one value left out");
+	ok(te_version_word_valid(TE_VER_NOGPU), "and a valid version word");
 }
 
 static void test_probe(void)
