@@ -74,9 +74,12 @@ void te_rdzv_clean_text(char *dst, size_t size, const char *text);
  * PMIx directory, PMIX_SERVER_TMPDIR). */
 int te_private_dir_ok(const char *dir);
 
-/* Files in that directory: a task's arrival at the launch barrier, and
- * the node's rendezvous result its first task leaves for the others. */
-#define TE_ARRIVED_FMT "%s/trainenv-arrived.%u"
+/* Files in that directory: a task's arrival at the launch barrier (in a
+ * directory of their own: the node's waiting tasks watch the directory
+ * for the result, and would wake at every other task's arrival), and the
+ * node's rendezvous result its first task leaves for the others. */
+#define TE_ARRIVED_DIR "trainenv-arrived"
+#define TE_ARRIVED_FMT "%s/" TE_ARRIVED_DIR "/%u"
 #define TE_NODE_RESULT "trainenv-node.out"
 /* held locked by the node's first task while it waits for its helper */
 #define TE_LEAD_LOCK "trainenv-lead.lock"

@@ -72,7 +72,7 @@ struct te_barrier_opts {
 	 * the node's ranks: Slurm 22.05 cannot fence a subset of ranks) */
 	int coordinated;
 	/* the node's other ranks this process stands for: each says it is
-	 * here with a file tmpdir/trainenv-arrived.RANK */
+	 * here with a file tmpdir/trainenv-arrived/RANK */
 	const uint32_t *followers;
 	size_t nfollowers;
 	/* coordinated: this node's facts for rank 0 (versions, checkpoint) */

@@ -139,6 +139,25 @@ static int result_news(int ino)
 	return news;
 }
 
+/* The arrivals' directory in the step's private directory: made by the
+ * node's first task to arrive, and only used when it is a directory of
+ * this user's, not writable by others (never through a link). */
+static int arrivals_dir(const char *path)
+{
+	struct stat st;
+
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (lstat(path, &st) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 0022)) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
 int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 		   struct te_rdzv_result *r, char *err, size_t errlen)
 {
@@ -154,6 +173,12 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 	if (ino >= 0 && inotify_add_watch(ino, dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
 		close(ino);
 		ino = -1;
+	}
+	if (te_snprintf(path, sizeof(path), "%s/%s", dir, TE_ARRIVED_DIR) < 0 ||
+	    arrivals_dir(path) < 0) {
+		te_snprintf(err, errlen, "cannot make %s: %s", path,
+			    strerror(errno));
+		goto fail;
 	}
 	if (te_snprintf(path, sizeof(path), TE_ARRIVED_FMT, dir, rank) < 0) {
 		te_snprintf(err, errlen, "PMIX_SERVER_TMPDIR is too long");

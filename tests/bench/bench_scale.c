@@ -236,6 +236,12 @@ static int hold_range(unsigned a, unsigned b, int ready)
 			int fd;
 
 			te_snprintf(ndir, sizeof(ndir), "%s/n%u", dir, i + 1);
+			te_snprintf(path, sizeof(path), "%s/%s", ndir,
+				    TE_ARRIVED_DIR);
+			if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+				perror(path);
+				return 1;
+			}
 			te_snprintf(path, sizeof(path), TE_ARRIVED_FMT, ndir,
 				    i * o.ppn + r);
 			te_snprintf(tmp, sizeof(tmp), "%s.tmp", path);

@@ -200,7 +200,7 @@ kill_case() { # NAME NODE WHO
 	if [ "$2" != n3 ]; then
 		# the node's tasks have arrived: their files are there
 		# shellcheck disable=SC2016
-		cluster_exec "$2" bash -c 'for i in $(seq 50); do ls "$1"/spool/pmix."$2".0/trainenv-arrived.* >/dev/null 2>&1 && exit 0; sleep 0.1; done; exit 1' \
+		cluster_exec "$2" bash -c 'for i in $(seq 50); do ls "$1"/spool/pmix."$2".0/trainenv-arrived/* >/dev/null 2>&1 && exit 0; sleep 0.1; done; exit 1' \
 			bash "$TE_CLUSTER_DIR" "$job" || diag "$1: no arrival file seen on $2"
 		sleep 0.5	# and the helper has told rank 0
 	fi
