@@ -20,7 +20,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=bench_pmix_common.sh
 . "$here/bench_pmix_common.sh"
 
-runs=9 iters=200
+runs=21 iters=200
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) runs=$2; shift 2 ;;
