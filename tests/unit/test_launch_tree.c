@@ -191,6 +191,32 @@ static void reports_as_before(void)
 	te_procmap_free(&m);
 }
 
+/* The tree's summary of nodes (one rank each) */
+static void sum_nodes(const struct te_coord_req *nodes, int n,
+		      struct te_tree_sum *a)
+{
+	te_tree_sum_init(a);
+	for (int i = 0; i < n; i++)
+		te_tree_sum_add_node(a, nodes[i].rank, nodes[i].host, 10,
+				     &nodes[i].ver, "-");
+}
+
+/* The tree's verdict over nodes is rc, with the flat reference's text;
+ * the text in got. */
+static void same_verdict(const struct te_launch_checks *c,
+			 const struct te_coord_req *nodes, int n, int rc,
+			 char *got, size_t len, const char *name)
+{
+	struct te_tree_sum a;
+	char want[512];
+	int flat = te_launch_verdict(c, nodes, (size_t)n, want, sizeof(want));
+
+	sum_nodes(nodes, n, &a);
+	is_int(te_tree_verdict(c, &a, got, len), rc, "%s", name);
+	ok(flat == rc && !strcmp(got, want), "  as the flat verdict (%d: %s)",
+	   flat, want);
+}
+
 /* A node without a GPU (TE_VER_NOGPU for NCCL and both CUDA versions) is
  * left out of their comparison, in the tree's verdict as in the flat one;
  * its trainenv still counts. */
@@ -201,11 +227,9 @@ static void nogpu_nodes(void)
 	struct te_coord_req nodes[4];
 	struct te_launch_checks c = { .vcheck = TE_W_VCHECK_FAIL,
 				      .rank0_host = "n1" };
-	struct te_tree_sum a;
-	char want[512], got[512];
+	char got[512];
 	int i;
 
-	te_tree_sum_init(&a);
 	for (i = 0; i < 4; i++) {
 		memset(&nodes[i], 0, sizeof(nodes[i]));
 		nodes[i].rank = (uint32_t)i;
@@ -218,41 +242,23 @@ static void nogpu_nodes(void)
 				   sizeof(nodes[i].ver.cudart));
 		}
 		te_strlcpy(nodes[i].ckpt, "-", sizeof(nodes[i].ckpt));
-		te_tree_sum_add_node(&a, (uint32_t)i, nodes[i].host, 10,
-				     &nodes[i].ver, "-");
 	}
-	is_int(te_launch_verdict(&c, nodes, 4, want, sizeof(want)),
-	       TE_VERDICT_REJECT, "GPU nodes differ: the flat verdict rejects");
-	is_int(te_tree_verdict(&c, &a, got, sizeof(got)), TE_VERDICT_REJECT,
-	       "and so does the tree's");
-	is_str(got, want, "  with the same text");
+	same_verdict(&c, nodes, 4, TE_VERDICT_REJECT, got, sizeof(got),
+		     "GPU nodes differ: rejected");
 	is_str(got, "version mismatch (version-check=fail): NCCL differs "
 	       "across nodes: 2.28.9 on n1; 2.27.3 on n3",
 	       "  naming only the nodes with a GPU");
 
 	/* n3 agrees now: GPU and CPU-only nodes of one image */
 	nodes[2].ver = ver("2.28.9");
-	te_tree_sum_init(&a);
-	for (i = 0; i < 4; i++)
-		te_tree_sum_add_node(&a, (uint32_t)i, nodes[i].host, 10,
-				     &nodes[i].ver, "-");
-	is_int(te_launch_verdict(&c, nodes, 4, want, sizeof(want)),
-	       TE_VERDICT_OK, "GPU nodes agree, CPU-only nodes beside them: "
-	       "fine (flat)");
-	is_int(te_tree_verdict(&c, &a, got, sizeof(got)), TE_VERDICT_OK,
-	       "  and in the tree");
+	same_verdict(&c, nodes, 4, TE_VERDICT_OK, got, sizeof(got),
+		     "GPU nodes agree, CPU-only nodes beside them: fine");
 	is_str(got, "", "  no text");
 
 	/* a CPU-only node with another trainenv is still named */
 	te_strlcpy(nodes[3].ver.trainenv, "0.2.0", sizeof(nodes[3].ver.trainenv));
-	te_tree_sum_init(&a);
-	for (i = 0; i < 4; i++)
-		te_tree_sum_add_node(&a, (uint32_t)i, nodes[i].host, 10,
-				     &nodes[i].ver, "-");
-	te_launch_verdict(&c, nodes, 4, want, sizeof(want));
-	te_tree_verdict(&c, &a, got, sizeof(got));
-	is_str(got, want, "another trainenv on a CPU-only node: as the flat "
-	       "verdict");
+	same_verdict(&c, nodes, 4, TE_VERDICT_REJECT, got, sizeof(got),
+		     "another trainenv on a CPU-only node: rejected");
 	like(got, "trainenv differs across nodes: 0.1.0 on n1, n2, n3; 0.2.0 "
 	     "on n4", "  named, trainenv only: %s", got);
 	ok(!strstr(got, "NCCL") && !strstr(got, "CUDA"),
