@@ -213,15 +213,28 @@ static void probe_gpu_stack(struct te_versions *v)
 	}
 }
 
-/* A node with an NVIDIA GPU: its driver's control device (a container
- * given a GPU sees it too), or the driver's /proc directory (the device
- * files may be made only at the first CUDA call, by nvidia-modprobe, on a
- * node without nvidia-persistenced). */
+static int env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v;
+}
+
+/* This node has a GPU for the step: Slurm gave it some (the task's
+ * environment, the helper's), or NVIDIA's driver is there: its control
+ * device (a container given a GPU sees it too), or its /proc directory
+ * (the device files may be made only at the first CUDA call, by
+ * nvidia-modprobe, where nvidia-persistenced does not run). A node given
+ * GPUs whose driver did not load is probed, and says "none": a broken
+ * node is named, not left out. */
 static int gpu_here(const struct te_rdzv_opts *o)
 {
 	char buf[64];
 	const char *v;
 
+	if (env_set("CUDA_VISIBLE_DEVICES") || env_set("SLURM_STEP_GPUS") ||
+	    env_set("SLURM_JOB_GPUS"))
+		return 1;
 	/* TRAINENV_TEST_NVIDIACTL=n2:/dev/null: n2 has "a GPU" */
 	if (o->hooks && (v = hook_value("TRAINENV_TEST_NVIDIACTL", buf,
 					sizeof(buf))))

@@ -111,10 +111,10 @@ static int lock_released(const char *dir, const char *name)
 #define LOOK_MS 200	/* the slowest look at the files while waiting */
 
 /* Drains the watch on the step's directory: 1 when an event is about the
- * node's result or the first task's lock (or events were lost). Every
- * other task's arrival wakes the node's waiting tasks too: they look at
- * the files only when it may matter (on 2 CPUs, 21 waiting tasks looking
- * at two files on each of ~10 events per node is CPU the launch lacks). */
+ * node's result or the first task's lock (or events were lost). Other
+ * files there (the result's temporary, a failure file) wake the node's
+ * waiting tasks too: they look at the files only when it may matter (the
+ * launch is short of CPU where many tasks share few cores). */
 static int result_news(int ino)
 {
 	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -163,7 +163,7 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 {
 	static char buf[TE_RDZV_OUT_MAX + 1];
 	int64_t deadline = te_now_ms() + timeout_ms;
-	char path[600], perr[256];
+	char path[600], adir[600], perr[256];
 	int64_t looked = 0;
 	int ino, lockfd = -1, wait = 1, lead_gone = 0, look = 1;
 
@@ -174,15 +174,15 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 		close(ino);
 		ino = -1;
 	}
-	if (te_snprintf(path, sizeof(path), "%s/%s", dir, TE_ARRIVED_DIR) < 0 ||
-	    arrivals_dir(path) < 0) {
-		te_snprintf(err, errlen, "cannot make %s: %s", path,
-			    strerror(errno));
-		goto fail;
-	}
 	if (te_snprintf(path, sizeof(path), TE_ARRIVED_FMT, dir, rank) < 0) {
 		te_snprintf(err, errlen, "PMIX_SERVER_TMPDIR is too long");
 		goto fail;
+	}
+	te_snprintf(adir, sizeof(adir), "%s/%s", dir, TE_ARRIVED_DIR);
+	if (arrivals_dir(adir) < 0) {
+		te_snprintf(err, errlen, "cannot make %s: %s", adir,
+			    strerror(errno));
+		goto not_arrived;
 	}
 	/* The arrival file is held locked for as long as this task waits:
 	 * the node's helper takes a file nobody holds for a task that ended
@@ -191,7 +191,7 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 	if (lockfd < 0) {
 		te_snprintf(err, errlen, "cannot write %s: %s", path,
 			    strerror(errno));
-		goto fail;
+		goto not_arrived;
 	}
 	if (te_snprintf(path, sizeof(path), "%s/%s", dir, TE_NODE_RESULT) < 0)
 		goto fail;
@@ -256,6 +256,11 @@ wait:
 		if (wait < 5)
 			wait *= 2;
 	}
+not_arrived:
+	/* the node's helper tells rank 0 at once (a failure file, in the
+	 * step's directory itself), rather than the barrier waiting for
+	 * this rank until its deadline */
+	te_rdzv_leave_failed(dir, rank, err);
 fail:
 	if (ino >= 0)
 		close(ino);

@@ -27,9 +27,10 @@ int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 		  size_t errlen);
 
 /* A task that is not its node's first: says it is here (an arrival file
- * in dir, the step's private PMIx directory) and waits at most timeout_ms
- * for the result the node's first task's helper leaves there. 0 with r
- * filled, or -1 with a reason in err. */
+ * in dir/trainenv-arrived, dir being the step's private PMIx directory)
+ * and waits at most timeout_ms for the result the node's first task's
+ * helper leaves in dir. 0 with r filled, or -1 with a reason in err (a
+ * task that could not say it is here leaves a failure file instead). */
 int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 		   struct te_rdzv_result *r, char *err, size_t errlen);
 

@@ -12,7 +12,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 26
+plan 27
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
@@ -111,7 +111,7 @@ EOF
 cc -shared -fPIC -o "$TE_WORK/fakenccl/libnccl.so.2" "$TE_WORK/fakenccl/nccl.c"
 ok $? "a libnccl.so.2 of our own is built"
 if cluster_exec n1 test -e /dev/nvidiactl || cluster_exec n1 test -e /proc/driver/nvidia/gpus; then
-	skip "this machine has an NVIDIA GPU: every node probes its NCCL" 5
+	skip "this machine has an NVIDIA GPU: every node probes its NCCL" 6
 else
 	out=$(LD_LIBRARY_PATH=$TE_WORK/fakenccl TRAINENV_TEST_NVIDIACTL=n2:/dev/null,n3:/dev/null \
 		te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 echo ran 2>&1)
@@ -129,6 +129,11 @@ else
 	is "$(count_lines "$out" '^ran$')" 6 \
 		"GPU and CPU-only nodes of one image: no mismatch, even with version-check=fail" ||
 		diag "$out"
+	# GPUs given by Slurm (CUDA_VISIBLE_DEVICES here) count, driver or not
+	out=$(LD_LIBRARY_PATH=$TE_WORK/fakenccl CUDA_VISIBLE_DEVICES=0 te_srun -t 60 \
+		--mpi=pmix -N3 --ntasks-per-node=2 echo ran 2>&1)
+	like "$out" "^trainenv: warning: version mismatch: NCCL differs across nodes: 2\\.21\\.1 on n1, n3; 2\\.28\\.3 on n2(;|$)" \
+		"a node the step was given a GPU on is probed even without NVIDIA's driver"
 fi
 
 set_plugstack "required $plugin helper-dir=$builddir"

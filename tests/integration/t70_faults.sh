@@ -7,7 +7,7 @@
 #     tasks killed while the others wait);
 #   - a task dies during the barrier: a late one before it arrives, a
 #     waiting one after it arrived, a node's rendezvous helper after it
-#     registered;
+#     registered; a task cannot leave its arrival file;
 #   - the rendezvous helper missing, not executable, a directory;
 #   - the topology file a FIFO, a directory, unreadable even for root,
 #     mode 000 (root reads it), a FIFO in the topology cache;
@@ -32,7 +32,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 107
+plan 111
 
 cluster_up --nodes 3 || bail_out "no cluster"
 ok 0 "cluster is up"
@@ -269,6 +269,29 @@ like "$OUT" '^trainenv: error: rendezvous: the rendezvous helper was killed by s
 is "$(printf '%s\n' "$OUT" | grep -cE "^trainenv: error: rank 2 \(node n2\) failed before the barrier: its node's rendezvous helper went away before every rank arrived$")" 4 \
 	"helper killed: the 4 tasks on n1, n3 fail naming n2's helper (not released when n3 arrives)" || diag "$OUT"
 after_kill "helper"
+
+# A task that cannot say it is here (its node's arrivals directory is a
+# file of root's, made while n3's tasks after the first wait 3 s) leaves a
+# failure file instead: the step fails at once, naming it, rather than at
+# the barrier's deadline.
+before=$(te_last_job_id)
+t0=$(date +%s.%N)
+(TRAINENV_TEST_DELAY=n3:3 te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 $W \
+	--train-barrier=20 sh -c 'echo ran' >"$TE_WORK/noarrive.out" 2>&1) &
+pid=$!
+job=$(new_job "$before")
+# shellcheck disable=SC2016
+cluster_exec n3 bash -c 'for i in $(seq 50); do [ -d "$1" ] && exec touch "$1"/trainenv-arrived; sleep 0.05; done; exit 1' \
+	bash "$TE_CLUSTER_DIR/spool/pmix.$job.0"
+ok $? "no arrival: a file of root's where n3's arrivals directory goes (job $job)"
+wait_pid "$pid" 40
+secs=$(awk -v t0="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - t0 }')
+out=$(cat "$TE_WORK/noarrive.out")
+is "$(printf '%s\n' "$out" | grep -c '^ran$')" 0 "no arrival: no task started its program"
+like "$out" "rank 5 \\(node n3\\) failed before the barrier: cannot make [^ ]*/trainenv-arrived: Operation not permitted" \
+	"no arrival: the others name rank 5 on n3 and why" 
+awk -v t="$secs" 'BEGIN { exit !(t < 3 + 10) }'
+ok $? "no arrival: the step fails well before the 20 s deadline ($secs s)"
 nodes_clean "task deaths"
 
 # ================================================================ the helper missing or unusable

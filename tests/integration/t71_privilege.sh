@@ -111,7 +111,7 @@ f=$ckpt/$probe
 ok $? "rank 0's checkpoint probe file is nobody's (${probe:-none})"
 owners=$(for n in "${nodes[@]}"; do
 	# shellcheck disable=SC2016
-	cluster_exec "$n" bash -c 'stat -c "%U %a %n" "$1"/spool/pmix."$2".0 "$1"/spool/pmix."$2".0/trainenv-* 2>/dev/null' \
+	cluster_exec "$n" bash -c 'stat -c "%U %a %n" "$1"/spool/pmix."$2".0 "$1"/spool/pmix."$2".0/trainenv-* "$1"/spool/pmix."$2".0/trainenv-arrived/* 2>/dev/null' \
 		bash "$TE_CLUSTER_DIR" "$job"; done)
 [ -n "$owners" ] && ! printf '%s\n' "$owners" | awk '$1 != "nobody"' | grep -q .
 ok $? "the step's PMIx directories and the arrival files in them are nobody's" || diag "$owners"
