@@ -248,23 +248,20 @@ static void probe_versions(const struct te_rdzv_opts *o,
 {
 	char buf[TE_VER_MAX];
 	const char *fake;
-
-	te_strlcpy(v->trainenv, PACKAGE_VERSION, sizeof(v->trainenv));
 	/* A node without a GPU runs neither NCCL nor CUDA, whatever is
 	 * installed: it says so (TE_VER_NOGPU, left out of their comparison)
 	 * and loads nothing. Loading them costs 1.5-2 ms of CPU beside
 	 * PMIx_Init (NCCL 2.28 maps 218 MB): on a CPU-only launch (gloo, or
 	 * tests) only a slower launch. */
-	if (gpu_here(o)) {
-		te_strlcpy(v->nccl, "none", sizeof(v->nccl));
-		te_strlcpy(v->cuda, "none", sizeof(v->cuda));
-		te_strlcpy(v->cudart, "none", sizeof(v->cudart));
+	int gpu = gpu_here(o);
+	const char *absent = gpu ? "none" : TE_VER_NOGPU;
+
+	te_strlcpy(v->trainenv, PACKAGE_VERSION, sizeof(v->trainenv));
+	te_strlcpy(v->nccl, absent, sizeof(v->nccl));
+	te_strlcpy(v->cuda, absent, sizeof(v->cuda));
+	te_strlcpy(v->cudart, absent, sizeof(v->cudart));
+	if (gpu)
 		probe_gpu_stack(v);
-	} else {
-		te_strlcpy(v->nccl, TE_VER_NOGPU, sizeof(v->nccl));
-		te_strlcpy(v->cuda, TE_VER_NOGPU, sizeof(v->cuda));
-		te_strlcpy(v->cudart, TE_VER_NOGPU, sizeof(v->cudart));
-	}
 	if (o->hooks && (fake = hook_value("TRAINENV_TEST_FAKE_NCCL_VERSION",
 					   buf, sizeof(buf))) &&
 	    te_version_word_valid(fake))
@@ -475,7 +472,6 @@ static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
 		phase("barrier prepared");
 		te_barrier_wait(b, &br);
 		phase("barrier done");
-		te_rdzv_ckpt_remove();	/* rank 0's probe file */
 		if (br.warn[0])
 			warn("%s", br.warn);
 		if (br.test_cut)
@@ -600,7 +596,7 @@ int main(int argc, char **argv)
 	}
 	phase("PMIx_Init done");
 	run(&p, &o);
-	te_rdzv_ckpt_remove();	/* rank 0's probe, when run() left early */
+	te_rdzv_ckpt_remove();	/* rank 0's probe file, however run() ended */
 	phase("run done");
 	te_pmix_close(&p);
 	phase("PMIx_Finalize done");

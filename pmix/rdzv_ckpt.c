@@ -140,22 +140,22 @@ int te_rdzv_ckpt_from_parent(struct te_pmix *p, struct te_barrier *b,
 		 * and rank 0, has not arrived (or rank 0 has given up) */
 		if (timed_out && up == 0)
 			te_snprintf(msg, msglen, "barrier timed out after %u s: "
-				    "rank 0 (node %s) "
-			     "did not pass on its checkpoint probe (it did not "
-			     "arrive, or stopped waiting)", timeout, host);
+				    "rank 0 (node %s) did not pass on its "
+				    "checkpoint probe (it did not arrive, or "
+				    "stopped waiting)", timeout, host);
 		else if (timed_out)
 			te_snprintf(msg, msglen, "barrier timed out after %u s: "
-				    "rank %lld (node "
-			     "%s), this node's parent in the launch tree, did "
-			     "not pass on rank 0's checkpoint probe (it, or a "
-			     "node between it and rank 0, did not arrive, or "
-			     "rank 0 stopped waiting)", timeout, (long long)up,
-			     host);
+				    "rank %lld (node %s), this node's parent in "
+				    "the launch tree, did not pass on rank 0's "
+				    "checkpoint probe (it, or a node between it "
+				    "and rank 0, did not arrive, or rank 0 "
+				    "stopped waiting)", timeout, (long long)up,
+				    host);
 		else
 			te_snprintf(msg, msglen, "checkpoint check: rank 0's "
-				    "probe did not come "
-			     "through rank %lld (node %s), this node's parent "
-			     "in the launch tree: %s", (long long)up, host, err);
+				    "probe did not come through rank %lld (node "
+				    "%s), this node's parent in the launch tree: "
+				    "%s", (long long)up, host, err);
 		return -1;
 	}
 	if (te_barrier_has_children(b) &&

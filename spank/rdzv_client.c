@@ -140,18 +140,13 @@ static int result_news(int ino)
 }
 
 /* The arrivals' directory in the step's private directory: made by the
- * node's first task to arrive, and only used when it is a directory of
- * this user's, not writable by others (never through a link). */
+ * node's first task to arrive, and only used when it is as private as
+ * the step's directory itself (te_private_dir_ok). */
 static int arrivals_dir(const char *path)
 {
-	struct stat st;
-
 	if (mkdir(path, 0700) < 0 && errno != EEXIST)
 		return -1;
-	if (lstat(path, &st) < 0)
-		return -1;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 0022)) {
+	if (!te_private_dir_ok(path)) {
 		errno = EPERM;
 		return -1;
 	}
