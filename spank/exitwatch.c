@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <slurm/slurm.h>
+#include "slurm_compat.h"
 
 #include "exitwatch.h"
 #include "plugin.h"
@@ -71,9 +71,8 @@ static int has_ended(const char *node)
 static void find_hang_node(void)
 {
 	slurm_step_layout_t *l;
-	slurm_step_id_t id = { .job_id = ew.job, .step_id = ew.step,
-			       .step_het_comp = NO_VAL };
-	hostlist_t hl;
+	slurm_step_id_t id = te_slurm_step_id(ew.job, ew.step);
+	te_hostlist_t hl;
 	char *h;
 	int still = 0;
 

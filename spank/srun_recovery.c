@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <slurm/slurm.h>
+#include "slurm_compat.h"
 
 #include "exitwatch.h"
 #include "failrep_net.h"
@@ -42,7 +42,7 @@ static struct {
 static int job_load(uint32_t job, job_info_msg_t **msg)
 {
 	*msg = NULL;
-	if (slurm_load_job(msg, job, SHOW_DETAIL) != 0 || !*msg ||
+	if (te_slurm_load_job(msg, job, SHOW_DETAIL) != 0 || !*msg ||
 	    (*msg)->record_count < 1) {
 		if (*msg)
 			slurm_free_job_info_msg(*msg);
@@ -56,7 +56,7 @@ static int job_load(uint32_t job, job_info_msg_t **msg)
  * and how many nodes it names. */
 static uint32_t expand_nodes(const char *list, char *out, size_t len)
 {
-	hostlist_t hl;
+	te_hostlist_t hl;
 	char *h;
 	uint32_t n = 0;
 	int fits = 1;
@@ -161,7 +161,7 @@ int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step)
 	if (job_load(job, &msg) < 0) {
 		fprintf(stderr, TE_PREFIX "warning: cannot read job %u from "
 			"slurmctld (%s): no %s for this step\n", job,
-			slurm_strerror(slurm_get_errno()),
+			slurm_strerror(te_slurm_errno()),
 			rc.requeue ? "--train-requeue" : "--train-time-signal");
 		rc.requeue = 0;
 		return 0;
@@ -208,9 +208,9 @@ void te_timesig_fire(int64_t now_ms)
 			return;
 		}
 	}
-	if (slurm_signal_job_step(rc.job, rc.step, (uint16_t)rc.sig) != 0) {
+	if (te_slurm_signal_step(rc.job, rc.step, (uint16_t)rc.sig) != 0) {
 		say("warning: time-signal: could not signal the step's tasks: "
-		    "%s", slurm_strerror(slurm_get_errno()));
+		    "%s", slurm_strerror(te_slurm_errno()));
 		return;
 	}
 	say("time-signal: sent SIG%s to the step's tasks, %llu s before the "
@@ -223,7 +223,7 @@ void te_timesig_fire(int64_t now_ms)
 static void lost_node(const job_info_t *j, char *out, size_t len)
 {
 	node_info_msg_t *nodes = NULL;
-	hostlist_t hl;
+	te_hostlist_t hl;
 	uint32_t i;
 
 	out[0] = 0;
@@ -373,11 +373,11 @@ static int requeue_without(uint32_t job, const char *exclude, char *why,
 	job_desc_msg_t d;
 	int tries;
 
-	if (slurm_requeue(job, 0) != 0)
+	if (te_slurm_requeue(job, 0) != 0)
 		return te_err(why, len, "Slurm refused the requeue: %s",
-			      slurm_strerror(slurm_get_errno()));
+			      slurm_strerror(te_slurm_errno()));
 	slurm_init_job_desc_msg(&d);
-	d.job_id = job;
+	te_slurm_job_desc_set_job(&d, job);
 	d.exc_nodes = (char *)exclude;
 	for (tries = 0; tries < 20; tries++) {
 		if (slurm_update_job(&d) == 0)
@@ -386,7 +386,7 @@ static int requeue_without(uint32_t job, const char *exclude, char *why,
 	}
 	return te_err(why, len, "the job was requeued, but Slurm refused to "
 		      "exclude %s: %s", exclude,
-		      slurm_strerror(slurm_get_errno()));
+		      slurm_strerror(te_slurm_errno()));
 }
 
 void te_recovery_srun_exit(void)
@@ -416,7 +416,7 @@ void te_recovery_srun_exit(void)
 		return;			/* the step did not fail */
 	if (job_load(rc.job, &msg) < 0) {
 		say("requeue: not requeued: cannot read the job from slurmctld: "
-		    "%s", slurm_strerror(slurm_get_errno()));
+		    "%s", slurm_strerror(te_slurm_errno()));
 		return;
 	}
 	j = &msg->job_array[0];
