@@ -14,8 +14,8 @@
 #include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <slurm/slurm.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -30,6 +30,7 @@
 #include "preflight_proto.h"
 #include "rankenv.h"
 #include "rdzv_client.h"
+#include "slurm_compat.h"
 #include "slurmstepd.h"
 #include "strutil.h"
 
@@ -89,6 +90,34 @@ static void remote_resolve(spank_t sp)
 		return;
 	}
 	te_plug.resolved = 1;
+}
+
+/* Slurm's name of this node, which reports give: the node_id-th host of
+ * the step's node list. It is not always the host name (slurmd -N, several
+ * slurmd per host, names a site gives its nodes), and the job's
+ * SLURMD_NODENAME is the batch host's while slurmstepd prepares a step of
+ * a batch job. The host name is the fallback. */
+static void find_node_name(spank_t sp)
+{
+	const char *list = te_stepd_getenv(sp, "SLURM_STEP_NODELIST");
+	te_hostlist_t hl;
+	uint32_t i = 0;
+	char *h;
+
+	te_step.node[0] = '\0';
+	if (!list)
+		list = te_stepd_getenv(sp, "SLURM_JOB_NODELIST");
+	if (list && (hl = slurm_hostlist_create(list))) {
+		while (!te_step.node[0] && (h = slurm_hostlist_shift(hl))) {
+			if (i++ == te_step.node_id)
+				te_node_name_from(h, te_step.node,
+						  sizeof(te_step.node));
+			free(h);
+		}
+		slurm_hostlist_destroy(hl);
+	}
+	if (!te_step.node[0] || !strcmp(te_step.node, "unknown"))
+		te_node_name(te_step.node, sizeof(te_step.node));
 }
 
 /* The address of rank 0's node as this node resolves it: an IP address, so
@@ -153,7 +182,7 @@ static void gather_step(spank_t sp)
 		te_step.argc = 0;
 	te_step.batch = te_step.step_id == SLURM_BATCH_SCRIPT ||
 		     te_step.step_id == SLURM_EXTERN_CONT;
-	te_node_name(te_step.node, sizeof(te_step.node));
+	find_node_name(sp);
 	if (!te_step.batch)
 		find_master(sp);
 

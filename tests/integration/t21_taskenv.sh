@@ -16,7 +16,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 90
+plan 93
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -270,6 +270,16 @@ EOF
 te_sbatch_wait -t 90 -N3 -o "$TE_WORK/fail_rank2.out" fail_rank2.sbatch >/dev/null 2>&1
 out=$(cat fail_rank2.out 2>&1)
 like "$out" '^trainenv: rank 2 \(node n3, local rank 0\) exited with code 6 at .*: the first failure of this step$' "sbatch + srun: the report names rank 2's node n3, not the batch host" || diag "$out"
+# A node's Slurm name is not always its host name (slurmd -N, several
+# slurmd per host): the report names Slurm's node. n2's host name becomes
+# another for one step, and comes back whatever happens.
+cluster_exec n2 hostname host-of-n2
+te_on_exit 'cluster_exec n2 hostname n2 2>/dev/null'
+is "$(cluster_exec n2 hostname)" host-of-n2 "n2's host name is host-of-n2 for the next step"
+out=$(te_srun -t 60 -N3 --ntasks-per-node=1 sh -c '[ $SLURM_PROCID != 1 ] || exit 8' 2>&1)
+cluster_exec n2 hostname n2
+like "$out" '^trainenv: rank 1 \(node n2, local rank 0\) exited with code 8 at .*: the first failure of this step$' "a node whose host name differs: the report names Slurm's node n2, not host-of-n2" || diag "$out"
+is "$(cluster_exec n2 hostname)" n2 "n2's host name is back"
 nodes=(n1 n2)
 sizes=$(log_sizes)
 out=$(SLURMD_NODENAME=$'evil\033[2Jnode' te_srun -t 60 -N2 sh -c '[ $SLURM_PROCID = 0 ] || exit 5' 2>&1)
