@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rankenv.h"
@@ -50,6 +51,26 @@ int te_stepd_preload_nccl_barrier(spank_t sp)
 	spank_setenv(sp, "TRAINENV_BARRIER_TIMEOUT", secs, 1);
 	spank_setenv(sp, "LD_PRELOAD", val, 1);
 	return 0;
+}
+
+/* Rank 0 says once for the step why the node's tasks each run a helper:
+ * the step's PMIx directory is not the job user's alone. Slurm made it
+ * 0770 before 22.05.10 and 23.02.6 (the CVE-2023-41914 fix, which
+ * Debian backported), and the node's tasks only share their arrival files
+ * in a directory no other user can write. */
+static void say_shared_pmix_dir(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	fprintf(stderr, TE_PREFIX "note: this step's PMIx directory "
+		"(PMIX_SERVER_TMPDIR, mode %04o, owner uid %u) is not private "
+		"to the job's user, as Slurm before 22.05.10 and 23.02.6 makes "
+		"it: every task runs its own launch helper instead of one per "
+		"node (same result, slower launch); a Slurm with the "
+		"CVE-2023-41914 fix makes it private\n",
+		(unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
 }
 
 /* The launch rendezvous for this task. The node's first task runs
@@ -117,6 +138,9 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	facts.failed = failed != NULL;
 	facts.explain = te_plug.explain;
 	te_rdzv_plan_make(c, &facts, &plan);
+	if (global_id == 0 && !facts.nodes_files && s &&
+	    te_step.local_tasks > 1)
+		say_shared_pmix_dir(tmpdir);
 	switch (plan.role) {
 	case TE_RDZV_SKIP:
 	case TE_RDZV_NO_PMIX:

@@ -12,7 +12,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 35
+plan 39
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
@@ -44,6 +44,23 @@ is "$(printf '%s\n' "$out" | awk '{ print $5 }' | sort -u)" hash \
 	"PMIX_MCA_gds=hash for the application's PMIx client"
 [ "$(printf '%s\n' "$out" | awk '{ print $2 }' | sort -u | wc -l)" -eq 3 ]
 ok $? "the ranks ran on three nodes"
+
+is "$(count_lines "$out" "PMIx directory.*is not private")" 0 \
+	"a private PMIx directory (Debian's Slurm): no note about it"
+
+# Slurm before 22.05.10 and 23.02.6 made the step's PMIx directory 0770
+# (CVE-2023-41914): a SPANK plugin ahead of trainenv gives it that mode.
+# The node's tasks then each run a helper, and rank 0 says so once.
+cc -Wall -Werror -shared -fPIC -o "$TE_WORK/spank_probe.so" "$here/spank_probe.c" 2>&1 | sed 's/^/# /'
+set_plugstack "required $TE_WORK/spank_probe.so pmix-dir-mode=0770" \
+	"required $plugin helper-dir=$builddir test-hooks=on"
+out=$(te_srun -t 60 -Q --mpi=pmix -N3 --ntasks-per-node=2 bash -c "$show" 2>&1)
+ok $? "a 6-task step whose PMIx directories are 0770 runs" || diag "$out"
+is "$(count_lines "$out" '^trainenv: note: this step.s PMIx directory \(PMIX_SERVER_TMPDIR, mode 0770, owner uid 0\) is not private to the job.s user.*every task runs its own launch helper')" 1 \
+	"rank 0 says once that the PMIx directory is not private (mode 0770) and what follows" || diag "$out"
+is "$(printf '%s\n' "$out" | grep -v '^trainenv:' | awk '{ print $3, $4 }' | sort -u | wc -l)" 1 \
+	"every rank still has the same MASTER_ADDR and MASTER_PORT"
+pmix_plugstack
 
 # A busy port is skipped: with the range P..P+1 and P taken on rank 0's
 # node, whichever port the job id points at, rank 0 must choose P+1.
