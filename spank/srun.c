@@ -194,19 +194,30 @@ static int pmix_notice(void)
 	return 0;
 }
 
-/* SrunPortRange from the slurm.conf srun read (SLURM_CONF or the default):
- * 0..0 when the site sets none, or when its value cannot be used (said
- * once: the report then listens on any port, as before). Include lines
- * are not followed. */
+/* SrunPortRange as srun itself uses it: 0..0 when the site sets none.
+ * From srun's loaded configuration (its Include files, or slurmctld's
+ * when configless, whose file is under /run/slurm/conf); only where that
+ * cannot be found, from the slurm.conf file srun reads (SLURM_CONF or the
+ * default, Include lines not followed), whose value may be unusable (said
+ * once: the report then listens on any port, as before). */
 #define TE_SLURM_CONF_DEFAULT "/etc/slurm/slurm.conf"
 static void srun_port_range(uint16_t *lo, uint16_t *hi)
 {
+	const slurm_conf_t *own = te_srun_slurm_conf();
 	const char *path = getenv("SLURM_CONF");
 	char val[64], err[TE_ERR_MAX], *text;
 	ssize_t got;
 	int found;
 
 	*lo = *hi = 0;
+	if (own) {
+		if (own->srun_port_range && own->srun_port_range[0] &&
+		    own->srun_port_range[0] <= own->srun_port_range[1]) {
+			*lo = own->srun_port_range[0];
+			*hi = own->srun_port_range[1];
+		}
+		return;
+	}
 	if (!path || !path[0])
 		path = TE_SLURM_CONF_DEFAULT;
 	/* missing (configless): srun's own ports are as free */

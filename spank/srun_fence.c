@@ -18,17 +18,19 @@ static int width_ok(unsigned w)
 	return w > 0 && w < NO_VAL16;
 }
 
+const slurm_conf_t *te_srun_slurm_conf(void)
+{
+	return dlsym(RTLD_DEFAULT, "slurm_conf");
+}
+
 /* The cluster's TreeWidth as slurmstepd will use it, or 0 with *from NULL.
- * First srun's own configuration, already loaded (slurm.conf, or fetched
- * from slurmctld when configless): no message to anyone, the same file
- * the nodes read. Else slurmctld's, with one RPC. Both are looked up in
- * srun's own libslurm (libslurmfull exports them): the plugin links no
- * Slurm library, which slurmstepd has loaded already. The layout of
- * slurm_conf_t is the one of the headers the plugin was built against,
- * which SPANK_PLUGIN() ties to the running Slurm's version. */
+ * First srun's own configuration, already loaded (slurm.conf with its
+ * Include files, or fetched from slurmctld when configless): no message to
+ * anyone, the same configuration the nodes read. Else slurmctld's, with
+ * one RPC, looked up in srun's own libslurm too. */
 static unsigned tree_width(const char **from)
 {
-	const slurm_conf_t *own = dlsym(RTLD_DEFAULT, "slurm_conf");
+	const slurm_conf_t *own = te_srun_slurm_conf();
 	int (*load)(time_t, slurm_conf_t **) =
 		(int (*)(time_t, slurm_conf_t **))dlsym(RTLD_DEFAULT,
 							"slurm_load_ctl_conf");

@@ -21,7 +21,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 16
+plan 18
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -186,9 +186,21 @@ port=$(printf '%s\n' "$out" | sed -n 's/^report=\([0-9]*\):.*/\1/p')
 ok $? "(c) SrunPortRange=20100-20199: the report port ($port) lies inside it" || diag "$out"
 like "$out" '^trainenv: rank 1 \(node n2, local rank 0\) exited with code 4 at .*: the first failure of this step$' \
 	"(c) and the report comes through it"
+# The range as srun itself loaded it: here from an Include file, as from
+# slurmctld on a configless login node (the file is then under
+# /run/slurm/conf, not SLURM_CONF): never from reading slurm.conf again.
+echo "SrunPortRange=20200-20299" >"$TE_WORK/portrange.inc"
+{ cat "$SLURM_CONF"; echo "Include $TE_WORK/portrange.inc"; } >"$conf"
+chmod 644 "$conf" "$TE_WORK/portrange.inc"
+out=$(SLURM_CONF=$conf te_srun -t 60 -N2 -w n[1-2] sh -c '[ $SLURM_PROCID = 0 ] && echo "report=$TRAINENV_REPORT"; [ $SLURM_PROCID = 0 ] || exit 4' 2>&1)
+port=$(printf '%s\n' "$out" | sed -n 's/^report=\([0-9]*\):.*/\1/p')
+[ -n "$port" ] && [ "$port" -ge 20200 ] && [ "$port" -le 20299 ]
+ok $? "(c) SrunPortRange=20200-20299 from an Include file: the report port ($port) lies inside it" || diag "$out"
+like "$out" '^trainenv: rank 1 \(node n2, local rank 0\) exited with code 4 at .*: the first failure of this step$' \
+	"(c) and the report comes through it"
 out=$(te_srun -t 60 -N1 -w n1 sh -c 'echo "report=$TRAINENV_REPORT"' 2>&1)
 port=$(printf '%s\n' "$out" | sed -n 's/^report=\([0-9]*\):.*/\1/p')
-[ -n "$port" ] && { [ "$port" -lt 20100 ] || [ "$port" -gt 20199 ]; }
+[ -n "$port" ] && { [ "$port" -lt 20100 ] || [ "$port" -gt 20299 ]; }
 ok $? "(c) without it, any port ($port)"
 
 done_testing
