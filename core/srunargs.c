@@ -1,80 +1,136 @@
 /* What srun was asked for on its command line, read by the srun side of
  * the plugin before srun has told anyone (SPANK gives no access to srun's
- * own options). */
+ * own options); the allocator side reads sbatch's and salloc's the same
+ * way. The options of each Slurm release are srunargs_table.c's. */
 #include "config.h"
 
 #include <string.h>
 #include <strings.h>
 
+#include "settings.h"
 #include "srunargs.h"
+#include "srunargs_int.h"
 
-/* srun's options that take a value (Slurm 22.05, src/common/slurm_opt.c):
- * "--name value" consumes the next word. */
-static const char *const long_with_value[] = {
-	"accel-bind", "account", "acctg-freq", "argv", "array", "batch", "bb",
-	"bbf", "bcast-exclude", "begin", "chdir", "cluster",
-	"cluster-constraint", "clusters", "comment", "constraint",
-	"container", "context", "core-spec", "cores-per-socket", "cpu-bind",
-	"cpu-freq", "cpu_bind", "cpus-per-gpu", "cpus-per-task", "deadline",
-	"delay-boot", "dependency", "distribution", "environment", "epilog",
-	"error", "exclude", "export", "export-file", "extra-node-info", "gid",
-	"gpu-bind", "gpu-freq", "gpus", "gpus-per-node", "gpus-per-socket",
-	"gpus-per-task", "gres", "gres-flags", "het-group", "hint", "input",
-	"job-name", "jobid", "kill-on-invalid-dep", "licenses", "mail-type",
-	"mail-user", "mcs-label", "mem", "mem-bind", "mem-per-cpu",
-	"mem-per-gpu", "mincpus", "mpi", "msg-timeout", "network", "nodefile",
-	"nodelist", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu",
-	"ntasks-per-node", "ntasks-per-socket", "ntasks-per-tres",
-	"open-mode", "output", "pack-group", "partition", "power", "prefer",
-	"priority", "profile", "prolog", "qos", "relative", "reservation",
-	"signal", "slurmd-debug", "sockets-per-node", "switches",
-	"task-epilog", "task-prolog", "tasks-per-node", "thread-spec",
-	"threads", "threads-per-core", "time", "time-min", "tmp", "uid",
-	"wait", "wait-all-nodes", "wckey", "wrap",
-	NULL
-};
-static const char short_with_value[] = "ABCDFGJLMNSTWabcdeimnopqrtwx";
+/* The release whose options the walk knows, as srunargs_table.c writes
+ * releases (YYMMuu); 0 is before 22.05, so 22.05's. */
+static unsigned walk_release;
 
-static int long_takes_value(const char *name, size_t len)
+void te_srun_argv_set_release(unsigned slurm_version)
+{
+	unsigned micro = slurm_version & 0xff;
+
+	walk_release = ((slurm_version >> 16) & 0xff) * 10000 +
+		       ((slurm_version >> 8) & 0xff) * 100 +
+		       (micro > 99 ? 99 : micro);
+}
+
+/* Whose options: sbatch's or salloc's when ARGV0 is one of those, else
+ * srun's (the allocator side of the plugin reads their command line). */
+static unsigned program_of(const char *argv0)
+{
+	const char *base = argv0 ? strrchr(argv0, '/') : NULL;
+
+	base = base ? base + 1 : argv0 ? argv0 : "";
+	if (!strcmp(base, "sbatch"))
+		return TE_SO_SBATCH;
+	if (!strcmp(base, "salloc"))
+		return TE_SO_SALLOC;
+	return TE_SO_SRUN;
+}
+
+static int in_release(const struct te_so *o, unsigned prog)
+{
+	return (o->progs & prog) && o->since <= walk_release &&
+	       (!o->until || walk_release < o->until);
+}
+
+/* The plugin's own options, which SPANK adds to the program's: --train and
+ * --train-NAME (core/settings.c) take a value, --train-explain does not. */
+static const struct te_so plugin_value = { "train", 0, TE_SO_VALUE, 0, 0, 0 };
+static const struct te_so plugin_flag = { "train-explain", 0, TE_SO_FLAG,
+					  0, 0, 0 };
+
+/* Counts NAME as a candidate for "--WORD" (LEN bytes) as getopt_long does:
+ * an exact name is the option (*exact), else each name that WORD
+ * abbreviates is one more candidate. */
+static void candidate(const char *name, const struct te_so *o,
+		      const char *word, size_t len,
+		      const struct te_so **exact, const struct te_so **hit,
+		      int *n)
+{
+	if (*exact || strncmp(name, word, len))
+		return;
+	if (!name[len])
+		*exact = o;
+	*hit = o;
+	(*n)++;
+}
+
+/* The option that getopt_long takes "--WORD" (LEN bytes, before any "=")
+ * for: its exact name, else the one option WORD abbreviates. NULL for an
+ * unknown option and for an ambiguous one (the program refuses both). */
+static const struct te_so *long_option(const char *word, size_t len,
+				       unsigned prog)
+{
+	const struct te_so *exact = NULL, *hit = NULL;
+	char name[64];
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < te_so_count; i++)
+		if (in_release(&te_so_table[i], prog))
+			candidate(te_so_table[i].name, &te_so_table[i], word,
+				  len, &exact, &hit, &n);
+	for (i = 0; i < TE_S_COUNT; i++) {
+		if (te_settings[i].flags & TE_F_NO_OPTION)
+			continue;
+		te_option_name((int)i, name, sizeof(name));
+		candidate(name, &plugin_value, word, len, &exact, &hit, &n);
+	}
+	candidate(plugin_flag.name, &plugin_flag, word, len, &exact, &hit, &n);
+	return exact ? exact : n == 1 ? hit : NULL;
+}
+
+static const struct te_so *short_option(char letter, unsigned prog)
 {
 	size_t i;
 
-	/* SPANK plugin options with an argument, ours included */
-	if (len > 6 && !strncmp(name, "train-", 6))
-		return !(len == 13 && !strncmp(name, "train-explain", 13));
-	if (len == 5 && !strncmp(name, "train", 5))
-		return 1;
-	for (i = 0; long_with_value[i]; i++)
-		if (strlen(long_with_value[i]) == len &&
-		    !strncmp(long_with_value[i], name, len))
-			return 1;
-	return 0;
+	for (i = 0; i < te_so_count; i++)
+		if (te_so_table[i].letter == letter &&
+		    in_release(&te_so_table[i], prog))
+			return &te_so_table[i];
+	return NULL;
 }
 
-/* Walks srun's own options (up to "--" or the command) and looks for the
- * long option NAME (exact) or the short option LETTER (0: none). Returns 1
- * when it is there, with *value its value (NULL for a flag or a missing
- * value); the last one wins, as in srun. */
+/* Walks the program's own options (up to "--" or the command) as its
+ * getopt_long does and looks for the option NAME, however it is given (its
+ * short letter, an abbreviation). Returns 1 when it is there, with *value
+ * its value (NULL for a flag or a missing value); the last one wins, as in
+ * srun. An unknown option is taken for a flag. */
 static int own_option(int argc, char *const *argv, const char *name,
-		      char letter, const char **value)
+		      const char **value)
 {
-	size_t nlen = strlen(name);
+	unsigned prog = program_of(argc > 0 ? argv[0] : NULL);
 	int i, found = 0;
 
 	*value = NULL;
 	for (i = 1; i < argc && argv[i]; i++) {
 		const char *a = argv[i];
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+		const struct te_so *o;
 
 		if (!strcmp(a, "--"))
 			break;
 		if (!strncmp(a, "--", 2)) {
 			const char *eq = strchr(a, '=');
 			size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-			int takes = !eq && long_takes_value(a + 2, len);
+			int takes;
 
-			if (len == nlen && !strncmp(a + 2, name, len)) {
+			o = long_option(a + 2, len, prog);
+			takes = !eq && o && o->kind == TE_SO_VALUE;
+			if (o && !strcmp(o->name, name)) {
 				found = 1;
-				*value = eq ? eq + 1 : takes ? argv[i + 1] : NULL;
+				*value = eq ? eq + 1 : takes ? next : NULL;
 			}
 			if (takes)
 				i++;
@@ -84,18 +140,24 @@ static int own_option(int argc, char *const *argv, const char *name,
 			const char *c;
 
 			for (c = a + 1; *c; c++) {
-				int takes = strchr(short_with_value, *c) != NULL;
+				int kind;
 
-				if (letter && *c == letter) {
+				o = short_option(*c, prog);
+				kind = o ? o->kind : TE_SO_FLAG;
+				if (o && !strcmp(o->name, name)) {
 					found = 1;
-					*value = !takes ? NULL :
-						 c[1] ? c + 1 : argv[i + 1];
+					*value = kind == TE_SO_FLAG ? NULL :
+						 c[1] ? c + 1 :
+						 kind == TE_SO_VALUE ? next :
+						 NULL;
 				}
-				if (takes) {
-					if (!c[1])
-						i++;	/* value is the next word */
-					break;
-				}
+				if (kind == TE_SO_FLAG)
+					continue;
+				/* the rest of the word is the value; a
+				 * required one is the next word when none */
+				if (kind == TE_SO_VALUE && !c[1])
+					i++;
+				break;
 			}
 			continue;
 		}
@@ -108,7 +170,7 @@ int te_srun_asks_pty(int argc, char *const *argv)
 {
 	const char *v;
 
-	return own_option(argc, argv, "pty", 0, &v);
+	return own_option(argc, argv, "pty", &v);
 }
 
 /* Slurm 22.05 (src/srun/libsrun/fname.c, launch.c): srun reads its own
@@ -120,7 +182,7 @@ int te_srun_reads_stdin(int argc, char *const *argv)
 	const char *v;
 	size_t i;
 
-	if (!own_option(argc, argv, "input", 'i', &v) || !v)
+	if (!own_option(argc, argv, "input", &v) || !v)
 		return 1;
 	if (!strncasecmp(v, "all", 3) || v[0] == '-')
 		return 1;
@@ -134,5 +196,5 @@ int te_srun_asks_signal(int argc, char *const *argv)
 {
 	const char *v;
 
-	return own_option(argc, argv, "signal", 0, &v);
+	return own_option(argc, argv, "signal", &v);
 }

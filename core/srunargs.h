@@ -2,6 +2,17 @@
 #ifndef TE_SRUNARGS_H
 #define TE_SRUNARGS_H
 
+/* The Slurm release whose options the functions below know, as
+ * SLURM_VERSION_NUMBER ((major << 16) | (minor << 8) | micro): the plugin
+ * passes the one it was built for. Until it is called, and for a release
+ * older than 22.05, 22.05's options; for a release newer than the newest
+ * known (srunargs_table.c), the newest's. */
+void te_srun_argv_set_release(unsigned slurm_version);
+
+/* The functions below read ARGV as srun's own command line, or sbatch's or
+ * salloc's when argv[0] names one of those: its options up to "--" or the
+ * first word that is not an option (the command, or the batch script). */
+
 /* 1 when srun's own options (not the command's arguments) ask for --pty. */
 int te_srun_asks_pty(int argc, char *const *argv);
 

@@ -21,7 +21,7 @@ cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefin
 hw="$(pkg-config --cflags --libs hwloc)"
 declare -A srcs=(
 	[policy]="core/settings.c core/value.c core/policy.c core/resolve.c core/strutil.c"
-	[envparse]="core/settings.c core/value.c core/policy.c core/resolve.c core/strutil.c core/failrep.c core/launch_timeline.c core/portrange.c core/rankenv.c core/srunargs.c core/exportenv.c core/fence_choice.c"
+	[envparse]="core/settings.c core/value.c core/policy.c core/resolve.c core/strutil.c core/failrep.c core/launch_timeline.c core/portrange.c core/rankenv.c core/srunargs.c core/srunargs_table.c core/exportenv.c core/fence_choice.c"
 	[cpulist]="core/cpulist.c core/bind.c core/bind_machine.c"
 )
 declare -A extra=([cpulist]="$hw" [policy]="" [envparse]="-lpthread")
