@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plugin.h"
+#include "srunargs.h"
 
 SPANK_PLUGIN(trainenv, 1);
 
@@ -22,6 +23,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		return 0;
 	memset(&te_plug, 0, sizeof(te_plug));
 	te_plug.ctx = c;
+	te_srun_argv_set_release(SLURM_VERSION_NUMBER);
 	te_policy_init(&te_plug.pol);
 	te_plug.policy_ok = te_policy_args(&te_plug.pol, ac, av,
 					   te_plug.policy_err,
