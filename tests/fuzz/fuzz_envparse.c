@@ -1,9 +1,10 @@
 /* libFuzzer target: the strings trainenv reads from the job environment,
  * from peers and from its own encodings: TRAINENV_SETTINGS, the failure
  * report line and TRAINENV_REPORT, host lists, device lists, the launcher
- * detection over an argv, slurm.conf's SrunPortRange, SLURM_PMIX_FENCE and
- * TRAINENV_FENCE. Beyond "no crash": outputs stay bounded and
- * terminated, parsed reports format back to the same line. */
+ * detection and srun's own options (per Slurm release) over an argv,
+ * slurm.conf's SrunPortRange, SLURM_PMIX_FENCE and TRAINENV_FENCE. Beyond
+ * "no crash": outputs stay bounded and terminated, parsed reports format
+ * back to the same line. */
 #include "config.h"
 
 #include <stdint.h>
@@ -74,7 +75,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	argv[argc] = NULL;
 	(void)te_is_node_launcher(argc, argv, &what);
-	(void)te_srun_asks_pty(argc, argv);
+	/* srun's (sbatch's, salloc's) own options, as a release the first
+	 * byte picks (a known one, one before or after, or any number) */
+	{
+		static const unsigned rel[] = {
+			0, 0x150808, 0x160508, 0x170204, 0x170205, 0x170b0b,
+			0x180508, 0x180b07, 0x190508, 0x190b07, 0x1a0503,
+			0x1b0b00,
+		};
+		unsigned v = size && data[0] < 240 ?
+			     rel[data[0] % (sizeof(rel) / sizeof(rel[0]))] :
+			     size >= 4 ? (unsigned)data[1] << 16 |
+					 (unsigned)data[2] << 8 | data[3] : 0;
+
+		te_srun_argv_set_release(v);
+		if (te_srun_asks_pty(argc, argv) > 1 ||
+		    te_srun_reads_stdin(argc, argv) > 1 ||
+		    te_srun_asks_signal(argc, argv) > 1)
+			abort();
+	}
 	(void)te_export_from_args(argc, argv);
 	/* an --export specification, and a lookup through it */
 	{
