@@ -4,16 +4,39 @@
 # a local 3-node Slurm cluster. Ends with the line "N passed, N failed".
 # Run as root on Debian 12:   tests/check.sh
 # Environment: TE_TESTS=REGEX runs only the matching tests;
-#              TE_CONFIGURE_FLAGS adds configure flags.
+#              TE_CONFIGURE_FLAGS adds configure flags;
+#              TE_SLURM=trixie|sid runs the same suite against that Debian
+#              release's Slurm, inside the Debian root of
+#              tests/releases/root.sh NAME (made or reused first), building
+#              in _build-NAME/ (tests/releases/enter.sh); unset or "host":
+#              this machine's Slurm.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
+slurm=${TE_SLURM:-host}
+build=_build
+if [ "$slurm" != host ]; then
+	build=_build-$slurm
+	# Outside the root: make it, then run this script in there.
+	if [ "$(cat /etc/trainenv-root 2>/dev/null)" != "$slurm" ]; then
+		tests/releases/root.sh "$slurm"
+		# configure and the Makefile.in files are made here, by this
+		# machine's autotools, as for _build/: the root's newer ones
+		# never rewrite what the host's build uses.
+		if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
+			command -v autoreconf >/dev/null ||
+				{ echo "check.sh: autoreconf is missing here: run tests/deps.sh" >&2; exit 1; }
+			autoreconf -fi >/dev/null
+		fi
+		exec tests/releases/enter.sh "$slurm" tests/check.sh
+	fi
+fi
 tests/deps.sh
-if [ ! -x configure ] || [ configure.ac -nt configure ]; then
+if [ "$slurm" = host ] && { [ ! -x configure ] || [ configure.ac -nt configure ]; }; then
 	autoreconf -fi >/dev/null
 fi
-mkdir -p _build
-cd _build
+mkdir -p "$build"
+cd "$build"
 if [ ! -f Makefile ] || [ ../configure -nt Makefile ]; then
 	../configure --prefix=/usr/local ${TE_CONFIGURE_FLAGS:-} >/dev/null
 fi

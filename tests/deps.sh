@@ -3,12 +3,38 @@
 # and to run its unit and integration tests (the local Slurm cluster harness
 # in tests/cluster included). Idempotent: when everything is already
 # installed it changes nothing and does not touch the network.
-# Usage: tests/deps.sh [--check]   (--check: list what is missing, exit 1 if any)
+# Release-aware (/etc/os-release): the same list on Debian 12 (the host) and
+# in the Debian roots of tests/releases/root.sh (trixie, sid), where a few
+# names carry the release's versions (clang's sanitizer runtime, Python's
+# debug interpreter).
+# Usage: tests/deps.sh [--check|--list]   (--check: list what is missing,
+#        exit 1 if any; --list: print the package names, one a line)
 set -euo pipefail
+
+# The default clang's major version and python3's X.Y, for the versioned
+# package names: fixed for the releases the suite was run on, else asked
+# from apt's lists (the version the clang and python3 packages depend on).
+# shellcheck disable=SC1091
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")
+apt_dep_version() { # PACKAGE PREFIX: the version suffix of PACKAGE's PREFIX<ver> dependency
+	apt-cache depends --important "$1" 2>/dev/null |
+		sed -n "s/^ *Depends: $2\([0-9][0-9.]*\)\$/\1/p" | head -n1
+}
+case $codename in
+bookworm) clang_v=14 py_v=3.11 ;;
+trixie) clang_v=19 py_v=3.13 ;;
+*)
+	clang_v=$(apt_dep_version clang clang-)
+	py_v=$(apt_dep_version python3 python)
+	if [ -z "$clang_v" ] || [ -z "$py_v" ]; then
+		echo "deps: $codename: cannot tell the clang and Python versions from apt's lists (run apt-get update)" >&2
+		exit 1
+	fi ;;
+esac
 
 packages=(
 	# build
-	build-essential autoconf automake libtool pkg-config clang libclang-rt-14-dev
+	build-essential autoconf automake libtool pkg-config clang "libclang-rt-$clang_v-dev"
 	# Slurm, its authentication, and the headers the plugin is built against
 	slurmctld slurmd slurm-client munge libslurm-dev
 	# PMIx (the mpi/pmix plugin of Slurm and our client side), hwloc
@@ -17,12 +43,18 @@ packages=(
 	iproute2 util-linux procps coreutils tmux
 	# t90 tells libasan's own fork deadlock in slurmstepd by its stack;
 	# the hang report's stacks: gdb, and py-bt from Python's debug package
-	gdb python3.11-dbg strace
-	# the Debian and RPM packages (debian/, trainenv.spec; t95)
-	debhelper dh-python lintian rpm
+	gdb "python$py_v-dbg" strace
+	# the Debian and RPM packages (debian/, trainenv.spec; t95 builds them
+	# from a git clone)
+	debhelper dh-python lintian rpm git
 	# real clients run in the integration tests
 	python3 python3-torch python3-mpi4py libopenmpi-dev openmpi-bin
 )
+
+if [ "${1:-}" = --list ]; then
+	printf '%s\n' "${packages[@]}"
+	exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -365,7 +365,10 @@ start_slurmd() { # NODE
 	anchor=$(pid_of "anchor.$node") || fail_start "$node: its namespace anchor is gone"
 	# shellcheck disable=SC2206 # VAR=VALUE words, split on blanks
 	[ -n "${TE_SLURMD_ENV:-}" ] && extra=($TE_SLURMD_ENV)
-	setsid nsenter --target "$anchor" --net --mount --uts \
+	# --root --wd: entering a mount namespace resets the root and working
+	# directories to the namespace's; keep the anchor's (its root may be a
+	# chroot: tests/releases/enter.sh; its working directory is /).
+	setsid nsenter --target "$anchor" --net --mount --uts --root --wd \
 		env "${extra[@]}" slurmd -D -N "$node" -f "$DIR/etc/slurm.conf" \
 		</dev/null >>"$DIR/log/slurmd.$node.out" 2>&1 9>&- &
 	record_pid "slurmd.$node" $!
@@ -389,6 +392,8 @@ node_anchor() { # DIR NODE
 	done <"$dir/hide"
 	touch "$dir/run/$node.ready"
 	set +e
+	# slurmd and `exec` start here (nsenter --wd), never in the hidden checkout.
+	cd /
 	# Sleeps until stop kills it; the mounts vanish with the namespace.
 	exec sleep infinity
 }
@@ -658,7 +663,7 @@ cmd_exec() {
 	# Entering a mount namespace resets the working directory to /: go back
 	# to the caller's when the node sees it.
 	# shellcheck disable=SC2016
-	exec nsenter --target "$anchor" --net --mount --uts \
+	exec nsenter --target "$anchor" --net --mount --uts --root --wd \
 		env TE_EXEC_PWD="$PWD" bash -c 'cd "$TE_EXEC_PWD" 2>/dev/null || cd /; exec "$@"' bash "$@"
 }
 
