@@ -1,14 +1,15 @@
 #!/bin/bash
-# Issue 14 on a real cluster of 52 namespaced nodes (its own, TreeWidth left
-# at Slurm's default 50): srun picks Slurm's tree fence for a step of 50 or
+# Issue 14 on a real cluster of TreeWidth + 2 namespaced nodes (its own,
+# TreeWidth left at Slurm's built-in: 50 up to 23.02, 16 from 23.11, so 52
+# or 18 nodes): srun picks Slurm's tree fence for a step of TreeWidth or
 # more nodes (every task's SLURM_PMIX_FENCE and TRAINENV_FENCE, and
 # --train-explain, say so) and the ring below; the launch barrier holds for
 # a node 3 s late and the application barrier (`trainenv barrier`, a fence
 # without data under the tree) for a node 4 s late: nobody passes before
-# the late node is there (timestamps). A user's SLURM_PMIX_FENCE=tree on 49
-# nodes gets ring and one warning naming the variable, the node count and
+# the late node is there (timestamps). A user's SLURM_PMIX_FENCE=tree on
+# TreeWidth - 1 nodes gets ring and one warning naming the variable, the node count and
 # TreeWidth, and the barrier holds. The control shows the check can fail:
-# with trainenv off, that same forced tree on 49 nodes lets the early nodes
+# with trainenv off, that same forced tree lets the early nodes
 # go before the late one arrives (Slurm's tree is no barrier below
 # TreeWidth). The site key fence-tree-min-nodes=off keeps the ring. No node
 # is drained, nothing is left running. About a minute on 2 CPUs.
@@ -18,8 +19,13 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-N=52		# nodes: above Slurm 22.05's TreeWidth (50)
-W=50		# the TreeWidth the cluster runs with (Slurm's default)
+# The TreeWidth the cluster runs with: Slurm's built-in (not set in its
+# slurm.conf), 50 up to 23.02 and 16 from 23.11.
+case $(slurmd -V 2>/dev/null | awk '{ print $2 }') in
+2[01].*|22.*|23.0[0-9].*) W=50 ;;
+*) W=16 ;;
+esac
+N=$((W + 2))	# nodes: above TreeWidth
 
 plan 33
 
@@ -52,11 +58,11 @@ held() { # FILE LATE
 }
 before() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 
-# ---------------------------------------------------------------- tree, 52 nodes
+# ---------------------------------------------------------------- tree, N nodes
 t0=$(date +%s.%N)
-TRAINENV_TEST_DELAY=n51:3 te_srun -t 120 --mpi=pmix -N"$N" --train-explain \
+TRAINENV_TEST_DELAY=n$((N - 1)):3 te_srun -t 120 --mpi=pmix -N"$N" --train-explain \
 	--train-barrier=60 ./bar.sh "$tool" "n$N" 4 >tree.out 2>tree.err
-ok $? "a $N-node step with n51 3 s late at launch and n$N 4 s late at the application barrier runs" ||
+ok $? "a $N-node step with n$((N - 1)) 3 s late at launch and n$N 4 s late at the application barrier runs" ||
 	diag "$(tail -5 tree.err)"
 is "$(awk 'NF == 7' tree.out | wc -l)" "$N" "every one of the $N tasks reports"
 is "$(awk 'NF == 7 { print $5, $6 }' tree.out | sort | uniq -c | awk '{ print $1, $2, $3 }')" \
@@ -68,9 +74,9 @@ is "$(grep -c 'trainenv: warning' tree.err)" 0 "no warning"
 is "$(awk 'NF == 7 && $7 != 0' tree.out | wc -l)" 0 "every application barrier passed"
 min_start=$(awk 'NF == 7 { if (m == "" || $2 < m) m = $2 } END { print m }' tree.out)
 before "$(awk -v t="$t0" 'BEGIN { printf "%.3f", t + 3 }')" "$min_start"
-ok $? "launch barrier: no program started before n51 came, 3 s late (first start $(awk -v a="$min_start" -v t="$t0" 'BEGIN { printf "%.1f", a - t }') s after srun)"
-like "$(cat tree.err)" "trainenv: barrier: $N ranks on $N nodes; the last, n51, arrived [2-9]\\.[0-9] s after the first" \
-	"rank 0 names n51 as the last to the launch barrier"
+ok $? "launch barrier: no program started before n$((N - 1)) came, 3 s late (first start $(awk -v a="$min_start" -v t="$t0" 'BEGIN { printf "%.1f", a - t }') s after srun)"
+like "$(cat tree.err)" "trainenv: barrier: $N ranks on $N nodes; the last, n$((N - 1)), arrived [2-9]\\.[0-9] s after the first" \
+	"rank 0 names n$((N - 1)) as the last to the launch barrier"
 read -r late_enter min_pass < <(held tree.out "n$N")
 before "$late_enter" "$min_pass"
 ok $? "application barrier (tree, no data): nobody passed before n$N entered (n$N entered at $late_enter, the first passed at $min_pass)" ||
@@ -104,7 +110,7 @@ like "$out" "trainenv: fence: ring \\(3 nodes < TreeWidth $W" "a 3-node step: ex
 is "$(printf '%s\n' "$out" | grep -cx ring)" 3 "and its 3 tasks get ring"
 
 # ---------------------------------------------------------------- the control
-# trainenv off: nothing checks the user's tree; Slurm's tree on 49 nodes
+# trainenv off: nothing checks the user's tree; Slurm's tree on W - 1 nodes
 # makes every node its own root, so the early nodes go on their own.
 SLURM_PMIX_FENCE=tree te_srun -t 120 --mpi=pmix -N"$B" --train=off \
 	./bar.sh "$tool" "n$B" 4 >off.out 2>off.err
@@ -124,11 +130,12 @@ out=$(te_srun -t 60 --mpi=pmix -N"$N" --train-explain printenv SLURM_PMIX_FENCE 
 like "$out" "trainenv: fence: ring \\(the site's fence-tree-min-nodes=off, plugstack.conf argument 3\\)" \
 	"site fence-tree-min-nodes=off: explained, with where it was set"
 is "$(printf '%s\n' "$out" | grep -cx ring)" "$N" "and the $N tasks get ring"
-pmix_plugstack fence-tree-min-nodes=16
-out=$(te_srun -t 60 --mpi=pmix -N20 printenv SLURM_PMIX_FENCE 2>&1)
-like "$out" "trainenv: warning: the site's fence-tree-min-nodes=16 \\(plugstack.conf argument 3\\) is below TreeWidth $W \\(srun's slurm.conf\\), where Slurm's tree fence is no job-wide barrier: this 20-node step uses ring" \
+S=$((W / 3)) M=$((W * 2 / 5))	# 16 and 20 below 50, 5 and 6 below 16
+pmix_plugstack fence-tree-min-nodes=$S
+out=$(te_srun -t 60 --mpi=pmix -N$M printenv SLURM_PMIX_FENCE 2>&1)
+like "$out" "trainenv: warning: the site's fence-tree-min-nodes=$S \\(plugstack.conf argument 3\\) is below TreeWidth $W \\(srun's slurm.conf\\), where Slurm's tree fence is no job-wide barrier: this $M-node step uses ring" \
 	"a site value below TreeWidth is raised to it, with a message"
-is "$(printf '%s\n' "$out" | grep -cx ring)" 20 "and the 20 tasks get ring"
+is "$(printf '%s\n' "$out" | grep -cx ring)" $M "and the $M tasks get ring"
 out=$(te_srun -t 60 --mpi=pmix -N"$N" printenv SLURM_PMIX_FENCE 2>&1)
 is "$(printf '%s\n' "$out" | sort | uniq -c | awk '{ print $1, $2 }')" "$N tree" "with it, $N nodes still get tree, silently"
 pmix_plugstack
