@@ -9,7 +9,17 @@
  * most TE_FAILREP_BUDGET_MS in all. A failure is reported while the other
  * tasks still run. Slurm kills every process of the step once the last task
  * is reaped: the last task_exit lets the sender finish first (finish, at
- * most wait_ms, once per step). Its last message says what it delivered. */
+ * most wait_ms, once per step). Its last message says what it delivered.
+ *
+ * SlurmdParameters=contain_spank (24.05 and later) runs task_exit in a
+ * clone(CLONE_VM) child of slurmstepd with a copy of its descriptors: the
+ * memory is shared, the descriptors are not. A sender started there is
+ * that child's own; a later task_exit (another child) must never write to
+ * the descriptor number it sees in memory, which is some other file of
+ * slurmstepd's there. So the sender belongs to the process that started
+ * it (snd.owner): any other process starts its own, which sends that
+ * process's lines and ends when the process does (its descriptor closes),
+ * and finishes none but its own. */
 #include "config.h"
 
 #include <errno.h>
@@ -21,6 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +59,7 @@ static const char *const status_text[] = {
 static struct {
 	int started, finished;
 	pid_t pid;
+	pid_t owner;		/* the process whose descriptor fd is */
 	int fd;			/* slurmstepd's end of the socketpair */
 	unsigned handed, refused;
 	char where[INET6_ADDRSTRLEN + 16];
@@ -211,6 +223,19 @@ sender_main(int fd, const struct sockaddr_storage *sa, socklen_t salen,
 
 /* ------------------------------------------------------ slurmstepd */
 
+/* This process's id from the kernel: glibc's getpid() is not told of a
+ * clone() that Slurm made itself. */
+static pid_t this_process(void)
+{
+	return (pid_t)syscall(SYS_getpid);
+}
+
+/* 1 when the sender was started by this very process (see the top). */
+static int sender_is_ours(void)
+{
+	return snd.owner == this_process();
+}
+
 static int start_sender(const char *host, uint16_t port, uid_t uid,
 			gid_t gid, char *err, size_t errlen)
 {
@@ -223,6 +248,7 @@ static int start_sender(const char *host, uint16_t port, uid_t uid,
 	int sv[2], e;
 
 	snd.started = 1;
+	snd.owner = this_process();
 	te_snprintf(snd.where, sizeof(snd.where), "%s:%u", host, port);
 	te_snprintf(sport, sizeof(sport), "%u", port);
 	if ((e = getaddrinfo(host, sport, &hints, &ai)) != 0)
@@ -260,6 +286,12 @@ int te_failrep_sender_add(const char *host, uint16_t port, const char *token,
 
 	if (te_failrep_format(line, sizeof(line), token, r) < 0)
 		return te_err(err, errlen, "cannot format the report");
+	if (snd.started && !sender_is_ours()) {
+		/* contain_spank: another process's sender, out of reach */
+		snd.started = snd.finished = 0;
+		snd.fd = -1;
+		snd.pid = 0;
+	}
 	if (!snd.started && start_sender(host, port, uid, gid, err, errlen) < 0)
 		return -1;
 	if (snd.fd < 0) {
@@ -293,7 +325,7 @@ int te_failrep_sender_finish(int wait_ms, char *err, size_t errlen)
 	ssize_t n = -1;
 
 	err[0] = '\0';
-	if (!snd.started || snd.finished)
+	if (!snd.started || snd.finished || !sender_is_ours())
 		return 0;
 	snd.finished = 1;
 	if (snd.fd < 0) {
