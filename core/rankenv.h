@@ -23,6 +23,11 @@
 #define TE_RANKENV_VALUE_MAX 256
 #define TE_RANK_VARS_ENV "TRAINENV_RANK_VARS"
 #define TE_LAUNCHER_ENV "TRAINENV_LAUNCHER"
+/* srun tells the step what kind it is: "external-launcher" for the daemons
+ * of an MPI launcher (srun --external-launcher, Slurm 23.11+), whose tasks
+ * are no ranks; unset for every other step. */
+#define TE_STEP_KIND_ENV "TRAINENV_STEP_KIND"
+#define TE_STEP_KIND_EXTERNAL "external-launcher"
 
 enum te_launch { TE_LAUNCH_TASK, TE_LAUNCH_TORCHRUN };
 

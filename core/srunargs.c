@@ -198,3 +198,10 @@ int te_srun_asks_signal(int argc, char *const *argv)
 
 	return own_option(argc, argv, "signal", &v);
 }
+
+int te_srun_asks(int argc, char *const *argv, const char *name)
+{
+	const char *v;
+
+	return own_option(argc, argv, name, &v);
+}

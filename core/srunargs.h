@@ -23,4 +23,8 @@ int te_srun_reads_stdin(int argc, char *const *argv);
 /* 1 when srun's own options ask for --signal. */
 int te_srun_asks_signal(int argc, char *const *argv);
 
+/* 1 when srun's own options hold the long option NAME (without its
+ * dashes, e.g. "external-launcher"), with or without a value. */
+int te_srun_asks(int argc, char *const *argv, const char *name);
+
 #endif

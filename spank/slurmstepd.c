@@ -180,13 +180,19 @@ static void gather_step(spank_t sp)
 	if (spank_get_item(sp, S_JOB_ARGV, &te_step.argc, &te_step.argv) !=
 	    ESPANK_SUCCESS)
 		te_step.argc = 0;
+	/* srun tells an external launcher's step (its daemons are no
+	 * ranks: the launcher starts those) apart from a step of ranks */
+	s = te_stepd_getenv(sp, TE_STEP_KIND_ENV);
+	te_step.launcher_daemons = s && !strcmp(s, TE_STEP_KIND_EXTERNAL);
 	te_step.batch = te_step.step_id == SLURM_BATCH_SCRIPT ||
-		     te_step.step_id == SLURM_EXTERN_CONT;
+		     te_step.step_id == SLURM_EXTERN_CONT ||
+		     te_step.launcher_daemons;
 	find_node_name(sp);
 	if (!te_step.batch)
 		find_master(sp);
 
-	if ((s = te_stepd_getenv(sp, TE_FAILREP_ENV)) &&
+	if (!te_step.launcher_daemons &&
+	    (s = te_stepd_getenv(sp, TE_FAILREP_ENV)) &&
 	    te_failrep_env_parse(s, &te_step.report_port, te_step.report_token,
 				 sizeof(te_step.report_token)) == 0 &&
 	    (s = te_stepd_getenv(sp, "SLURM_SRUN_COMM_HOST")) &&

@@ -15,7 +15,9 @@
 /* Facts about the step, gathered once in user_init. */
 struct te_step {
 	int have;
-	int batch;			/* batch script or extern step */
+	int batch;			/* no ranks: batch script, extern
+					   step, launcher_daemons */
+	int launcher_daemons;		/* srun --external-launcher */
 	uint32_t job_id, step_id, nnodes, node_id, ntasks, local_tasks;
 	int argc;
 	char **argv;

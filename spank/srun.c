@@ -18,7 +18,9 @@
 #include "hangup.h"
 #include "plugin.h"
 #include "portrange.h"
+#include "slurm_compat.h"
 #include "srun_fence.h"
+#include "srunargs.h"
 #include "rankenv.h"
 #include "strutil.h"
 #include "steprecord.h"
@@ -27,12 +29,79 @@
 #include "srun_recovery.h"
 
 static int post_opt_done, user_init_done;
+/* srun --external-launcher (23.11+): the step's tasks are an MPI
+ * launcher's daemons (mpirun, hydra), which start the ranks themselves;
+ * srun --async (26.05+): srun launches the step and leaves. */
+static int external_launcher, async_launch;
 /* the step, for its record at srun's end */
 static struct {
 	int have;
 	uint32_t job, step;
 	int64_t start;
 } rec;
+
+/* --train-exit-grace or --train-stall asks for srun's exit watchdog. */
+static int exit_watch_wanted(void)
+{
+	const struct te_value *g = &te_plug.cfg.v[TE_S_EXIT_GRACE];
+	const struct te_value *st = &te_plug.cfg.v[TE_S_STALL];
+
+	return (g->set && g->word == TE_W_VALUE && g->num) ||
+	       (st->set && st->word == TE_W_VALUE && st->num);
+}
+
+/* --train-requeue asks srun to requeue the job after a node's fault. */
+static int requeue_wanted(void)
+{
+	const struct te_value *rq = &te_plug.cfg.v[TE_S_REQUEUE];
+
+	return rq->set && rq->word == TE_W_VALUE;
+}
+
+/* The step's kind from srun's own options (or the variable srun reads for
+ * --external-launcher), told to the step, and what it changes said once:
+ * an external launcher's tasks are no ranks, so trainenv gives them no rank
+ * environment, binding, rendezvous or reports (the ranks the daemons start
+ * inherit the timeout policy); --async leaves before local_user_init, where
+ * srun's side of the reports, watchdog, requeue and record starts. */
+static void step_kind(spank_t sp)
+{
+	const struct te_config *c = &te_plug.cfg;
+	char **argv = NULL;
+	int argc = te_srun_argv(&argv);
+
+	external_launcher = te_srun_asks(argc, argv, "external-launcher");
+#if TE_SLURM_AT_LEAST(23, 11)
+	if (getenv("SLURM_EXTERNAL_LAUNCHER"))
+		external_launcher = 1;
+#endif
+	async_launch = te_srun_asks(argc, argv, "async");
+	/* never inherited from an enclosing step: srun alone says */
+	if (!external_launcher) {
+		spank_unsetenv(sp, TE_STEP_KIND_ENV);
+		unsetenv(TE_STEP_KIND_ENV);
+	} else if (spank_setenv(sp, TE_STEP_KIND_ENV, TE_STEP_KIND_EXTERNAL,
+				1) != ESPANK_SUCCESS) {
+		setenv(TE_STEP_KIND_ENV, TE_STEP_KIND_EXTERNAL, 1);
+	}
+	if (!te_submit_train_on())
+		return;
+	if (external_launcher && (te_plug.explain ||
+				  exit_watch_wanted() || requeue_wanted()))
+		fprintf(stderr, TE_PREFIX "note: srun --external-launcher: "
+			"this step's tasks are an MPI launcher's daemons, not "
+			"ranks; trainenv gives them its timeout and signal "
+			"policy only (no rank environment, binding, "
+			"rendezvous, failure report, exit watchdog or "
+			"requeue)\n");
+	else if (async_launch && (c->v[TE_S_FAILURE_REPORT].word == TE_W_ON ||
+				  exit_watch_wanted() || requeue_wanted() ||
+				  te_record_dir(c)))
+		fprintf(stderr, TE_PREFIX "note: srun --async does not stay "
+			"with the step: its first-failure report, exit "
+			"watchdog, requeue and step record are off (the step "
+			"runs with the rest of trainenv's settings)\n");
+}
 
 int te_srun_post_opt(spank_t sp)
 {
@@ -43,9 +112,12 @@ int te_srun_post_opt(spank_t sp)
 		return 0;
 	if (te_submit_resolve() < 0)
 		return -1;
+	step_kind(sp);
 	/* shield (0) and ignore (1) shield srun; default (2) is Slurm's */
 	if (!te_submit_train_on() || te_plug.cfg.v[TE_S_SIGHUP].word == TE_W_SIGHUP_DEFAULT)
 		return 0;
+	if (async_launch)
+		return 0;	/* srun leaves at once: nothing to shield */
 	if (te_hangup_is_pty())
 		return 0;	/* an interactive shell ends with its terminal */
 	/* Must happen before srun starts its signal thread, which turns
@@ -255,7 +327,7 @@ static int exit_watch_arm(spank_t sp)
 	unsigned stall = st->set && st->word == TE_W_VALUE ?
 				 (unsigned)st->num : 0;
 
-	if (!grace && !stall)
+	if (!exit_watch_wanted())
 		return 0;		/* off */
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
@@ -299,7 +371,7 @@ int te_srun_user_init(spank_t sp)
 	}
 	if (te_submit_train_on() && pmix_notice() < 0)
 		return -1;
-	if (!te_submit_train_on())
+	if (!te_submit_train_on() || external_launcher)
 		return 0;
 	rec.have = spank_get_item(sp, S_JOB_ID, &rec.job) == ESPANK_SUCCESS &&
 		   spank_get_item(sp, S_JOB_STEPID, &rec.step) == ESPANK_SUCCESS;

@@ -361,6 +361,40 @@ static void test_programs(void)
 	   "sbatch 25.11: --requeue never takes the next word");
 }
 
+/* te_srun_asks: the step kinds srun's own options ask for. */
+static const char *asks_name;
+static int asks_fn(int argc, char *const *argv)
+{
+	return te_srun_asks(argc, argv, asks_name);
+}
+
+static int asks(unsigned v, const char *name, const char *cmd)
+{
+	asks_name = name;
+	return walk(v, cmd, asks_fn);
+}
+
+static void test_asks(void)
+{
+	unsigned v2311 = REL(23, 11, 11), v2405 = REL(24, 5, 8),
+		 v2605 = REL(26, 5, 3);
+
+	ok(asks(v2311, "external-launcher", "srun --external-launcher -N2 prted"),
+	   "23.11: --external-launcher (a flag) is seen");
+	ok(asks(v2405, "external-launcher", "srun --external-launcher=1 -N2 prted"),
+	   "24.05: --external-launcher=VALUE (optional value) is seen");
+	ok(asks(v2405, "external-launcher", "srun --external-launcher -N2 prted"),
+	   "24.05: --external-launcher without a value is seen");
+	ok(!asks(v2405, "external-launcher", "srun -N2 prted --external-launcher"),
+	   "the command's own --external-launcher is not srun's");
+	ok(asks(v2605, "async", "srun --async -o out.%j -N2 python3 train.py"),
+	   "26.05: --async is seen");
+	ok(!asks(v2605, "async", "srun -o --async python3 train.py"),
+	   "26.05: --async as the value of -o is not srun's");
+	ok(!asks(v2605, "async", "srun -N2 python3 train.py"),
+	   "26.05: a plain srun is not --async");
+}
+
 int main(void)
 {
 	test_table();
@@ -370,5 +404,6 @@ int main(void)
 	test_short();
 	test_abbreviations();
 	test_programs();
+	test_asks();
 	return tap_done();
 }
