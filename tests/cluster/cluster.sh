@@ -240,7 +240,8 @@ write_slurm_conf() {
 	# Every node claims $CPUS CPUs whatever the machine has: slurmd reports the
 	# real count and config_overrides makes slurmctld trust this file instead
 	# of marking the node INVALID. So "srun -N3 -n24" needs no -O.
-	SlurmdParameters=config_overrides
+	# TE_SLURMD_PARAMS adds to it (contain_spank, t27).
+	SlurmdParameters=config_overrides${TE_SLURMD_PARAMS:+,$TE_SLURMD_PARAMS}
 	EOF
 	for ((i = 1; i <= NODES; i++)); do
 		echo "NodeName=n$i NodeAddr=$(node_addr "n$i") NodeHostname=n$i CPUs=$CPUS State=UNKNOWN"
