@@ -20,10 +20,16 @@ if [ "$slurm" != host ]; then
 	# Outside the root: make it, then run this script in there.
 	if [ "$(cat /etc/trainenv-root 2>/dev/null)" != "$slurm" ]; then
 		tests/releases/root.sh "$slurm"
-		# configure and the Makefile.in files are made here, by this
+		# configure, Makefile.in and config.h.in are made here, by this
 		# machine's autotools, as for _build/: the root's newer ones
-		# never rewrite what the host's build uses.
-		if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
+		# never rewrite what the host's build uses (and make never runs
+		# them in there, below).
+		stale=0
+		[ -x configure ] && [ -f Makefile.in ] && [ -f config.h.in ] || stale=1
+		for f in configure.ac Makefile.am m4/*.m4; do
+			[ "$f" -nt configure ] || [ "$f" -nt Makefile.in ] || [ "$f" -nt config.h.in ] && stale=1
+		done
+		if [ $stale = 1 ]; then
 			command -v autoreconf >/dev/null ||
 				{ echo "check.sh: autoreconf is missing here: run tests/deps.sh" >&2; exit 1; }
 			autoreconf -fi >/dev/null
@@ -37,8 +43,16 @@ if [ "$slurm" = host ] && { [ ! -x configure ] || [ configure.ac -nt configure ]
 fi
 mkdir -p "$build"
 cd "$build"
-if [ ! -f Makefile ] || [ ../configure -nt Makefile ]; then
+# In a root, make treats the host-made files as up to date (-o: a
+# Makefile.am edited meanwhile waits for the next run), so configure runs
+# again when they changed.
+keep=()
+if [ "$slurm" != host ]; then
+	keep=(-o ../configure -o ../aclocal.m4 -o ../Makefile.in -o ../config.h.in)
+fi
+if [ ! -f Makefile ] || [ ../configure -nt Makefile ] ||
+	{ [ "$slurm" != host ] && { [ ../Makefile.in -nt Makefile ] || [ ../config.h.in -nt Makefile ]; }; }; then
 	../configure --prefix=/usr/local ${TE_CONFIGURE_FLAGS:-} >/dev/null
 fi
-make -j"$(nproc)" >/dev/null
-make -s check
+make "${keep[@]}" -j"$(nproc)" >/dev/null
+make "${keep[@]}" -s check

@@ -565,7 +565,7 @@ cmd_start() {
 	done
 	wait_all_idle "$timeout_s"
 	trap - INT TERM HUP
-	echo "cluster $ID: $NODES nodes idle in $(elapsed "$t0") s (start to all-idle); controller $CTLD_ADDR:$CTLD_PORT"
+	echo "cluster $ID: $NODES nodes idle in $(elapsed "$t0") s (start to all-idle); controller $CTLD_ADDR:$CTLD_PORT; $(slurmd -V 2>&1)"
 	echo "clients: . $DIR/env.sh   (or: eval \"\$($self env --dir $DIR)\")"
 }
 
