@@ -2,16 +2,25 @@
  *
  * srun answers SIGHUP (and SIGPIPE) by SIGKILLing every task, and resets an
  * inherited SIG_IGN, so neither nohup nor a SIGHUP handler in the tasks can
- * keep a step alive when the submitting terminal goes away. So, before srun
- * starts its signal thread, we fork:
+ * keep a step alive when the submitting terminal goes away. So, in srun's
+ * init_post_opt (before srun handles any signal of the step), srun splits:
  *
- *  - the child calls setsid() and carries on as srun: it has left the
+ *  - a child calls setsid() and is srun from then on: it has left the
  *    terminal's session, so the terminal's hang-up never reaches it;
- *  - the parent (the shield) keeps srun's pid, process group and terminal.
- *    It ignores SIGHUP, forwards the signals a user sends from the terminal
- *    or with kill (INT, QUIT, TERM, USR1, USR2, ALRM, WINCH, CONT) so that
- *    Ctrl-C and kill behave as Slurm documents, follows Ctrl-Z (stops and
- *    resumes srun with itself), and exits with srun's status.
+ *  - the original process (the shield) keeps srun's pid, process group and
+ *    terminal. It ignores SIGHUP, forwards the signals a user sends from
+ *    the terminal or with kill (INT, QUIT, TERM, USR1, USR2, ALRM, WINCH,
+ *    CONT) so that Ctrl-C and kill behave as Slurm documents, follows
+ *    Ctrl-Z (stops and resumes srun with itself), and exits with srun's
+ *    status (_exit: srun's exit handlers never run in it).
+ *
+ * Up to Slurm 25.11 srun runs no thread yet at init_post_opt: the child of
+ * a fork() carries on as srun. Slurm 26.05's srun starts its connection
+ * manager's threads before any SPANK callback, and a forked copy of it
+ * hangs (the manager shuts itself down in a child): when srun runs threads
+ * (counted, not guessed from the release), the child executes srun again
+ * (hangup_exec.c) and the shield first makes srun's other threads block
+ * every signal it takes, so that none of them handles one in its place.
  *
  * When srun's stdout/stderr is a terminal, pipe or socket, the shield also
  * relays it: srun writes into a pipe the shield holds open, so a terminal
@@ -52,6 +61,7 @@
 #include <unistd.h>
 
 #include "hangup.h"
+#include "hangup_exec.h"
 #include "relaybuf.h"
 #include "srunargs.h"
 #include "strutil.h"
@@ -67,6 +77,9 @@
 /* How long the shield keeps reading srun's pipes after srun is gone: a
  * process srun left behind may hold them open. */
 #define LEFTOVER_MS 2000
+/* How long a re-executed srun's first words are held (hangup_exec.c) at
+ * most: longer, and they go out (srun never took its stderr back). */
+#define HOLD_MS 15000
 
 static const int forwarded[] = {
 	SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH, SIGCONT,
@@ -164,6 +177,8 @@ static int stop_with(int sig)
 
 struct relay {
 	int input;	/* the terminal to srun's stdin (else srun's output) */
+	int hold;	/* a re-executed srun's stderr until its plugin takes
+			 * the real one back: kept, not written */
 	int in;		/* where it comes from, -1 when done */
 	int out;	/* the destination, as srun had it */
 	int wfd;	/* our own non-blocking descriptor for out, or -1 */
@@ -182,6 +197,7 @@ static void relay_open(struct relay *r, int in, int out, char *mem)
 	struct stat st;
 
 	r->input = 0;
+	r->hold = 0;
 	r->in = in;
 	r->out = out;
 	r->wfd = -1;
@@ -189,8 +205,8 @@ static void relay_open(struct relay *r, int in, int out, char *mem)
 	r->dead = 0;
 	r->full = 0;
 	te_relaybuf_init(&r->buf, mem, RELAY_CAP);
-	if (r->sock)
-		return;
+	if (r->sock || !needs_relay(out))
+		return;		/* a file: written as it is, at its offset */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", out);
 	r->wfd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (r->wfd < 0 && (errno == ENXIO || errno == EIO))
@@ -204,7 +220,7 @@ static void relay_flush(struct relay *r, int may_write)
 	const char *data = te_relaybuf_data(&r->buf, &n);
 	int guarded = !r->sock && r->wfd < 0;
 
-	while (n > 0 && !r->dead) {
+	while (n > 0 && !r->dead && !r->hold) {
 		ssize_t w;
 
 		if (guarded) {
@@ -241,12 +257,17 @@ static void relay_flush(struct relay *r, int may_write)
 /* Reads from srun while there is room. */
 static void relay_fill(struct relay *r)
 {
+	static char drop[4096];
 	size_t room;
 	char *p = te_relaybuf_space(&r->buf, &room);
 	ssize_t n;
 
-	if (room == 0)
+	if (room == 0 && !r->hold)
 		return;
+	if (room == 0) {	/* held and full: the rest is dropped */
+		p = drop;
+		room = sizeof(drop);
+	}
 	n = read(r->in, p, room);
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
@@ -258,7 +279,7 @@ static void relay_fill(struct relay *r)
 		r->in = -1;
 		return;
 	}
-	if (r->dead)
+	if (r->dead || p == drop)
 		return;		/* read and dropped: srun must not block */
 	te_relaybuf_added(&r->buf, (size_t)n);
 }
@@ -308,7 +329,31 @@ struct shield {
 	int srun_stopped;
 	int done, status;
 	int64_t deadline;
+	int64_t hold_until;	/* see HOLD_MS */
 };
+
+/* The held stderr of a re-executed srun (hangup_exec.c): its end (EOF)
+ * while srun runs means the plugin took the real stderr back, and what was
+ * held was said before, by the first srun: dropped. When srun ended first,
+ * or kept it past HOLD_MS, it goes out. */
+static void hold_settle(struct shield *s, struct relay *r)
+{
+	siginfo_t si;
+
+	if (!r->hold)
+		return;
+	memset(&si, 0, sizeof(si));
+	if (s->done || te_now_ms() >= s->hold_until)
+		r->hold = 0;
+	else if (r->in < 0) {
+		r->hold = 0;
+		if (waitid(P_PID, (id_t)s->child, &si, WEXITED | WNOHANG |
+			   WNOWAIT) == 0 && si.si_pid == s->child)
+			return;		/* srun has ended: written out */
+		r->dead = 1;
+		te_relaybuf_taken(&r->buf, r->buf.len);
+	}
+}
 
 /* srun is stopped: the shield stops too, so the shell sees the job stopped
  * (Ctrl-Z); it goes on when the shell continues the job. */
@@ -376,6 +421,7 @@ static void __attribute__((noreturn)) shield_loop(struct shield *s)
 		struct pollfd p[1 + 3 * 2];
 		int who[1 + 3 * 2];	/* relay index, or -1 */
 		int np = 0, i, timeout = -1, busy = 0, reading = 0;
+		int64_t wake = -1;	/* when to look again, if not before */
 
 		if (s->done && te_now_ms() >= s->deadline)
 			/* A process srun left behind may hold its pipes
@@ -392,14 +438,17 @@ static void __attribute__((noreturn)) shield_loop(struct shield *s)
 			struct relay *r = &s->r[i];
 
 			input_settle(r, s->done);
+			hold_settle(s, r);
+			if (r->hold)
+				wake = s->hold_until;
 			if (r->input)
 				continue;	/* polled below, never busy */
-			if (r->in >= 0 && r->buf.len < r->buf.cap) {
+			if (r->in >= 0 && (r->buf.len < r->buf.cap || r->hold)) {
 				p[np].fd = r->in;
 				p[np].events = POLLIN;
 				who[np++] = i;
 			}
-			if (r->buf.len > 0 && !r->dead &&
+			if (r->buf.len > 0 && !r->dead && !r->hold &&
 			    (r->full || (!r->sock && r->wfd < 0))) {
 				p[np].fd = r->sock || r->wfd < 0 ? r->out :
 								   r->wfd;
@@ -433,9 +482,13 @@ static void __attribute__((noreturn)) shield_loop(struct shield *s)
 			if (!busy)
 				exit_like(s->status);
 			if (reading)
-				timeout = (int)(s->deadline - te_now_ms());
-			if (timeout < 0 && reading)
-				timeout = 0;
+				wake = s->deadline;
+		}
+		if (wake >= 0) {
+			int64_t left = wake - te_now_ms();
+
+			timeout = left < 0 ? 0 : left > INT_MAX ? INT_MAX :
+								  (int)left;
 		}
 		if (poll(p, (nfds_t)np, timeout) < 0 && errno != EINTR)
 			exit_like(s->done ? s->status : (1 << 8));
@@ -444,7 +497,11 @@ static void __attribute__((noreturn)) shield_loop(struct shield *s)
 			struct signalfd_siginfo si;
 
 			while (read(s->sfd, &si, sizeof(si)) == sizeof(si))
-				on_signal(s, (int)si.ssi_signo);
+				/* a timer srun's threads set (26.05's
+				 * connection manager) is not the user's */
+				if (si.ssi_signo != SIGALRM ||
+				    si.ssi_code != SI_TIMER)
+					on_signal(s, (int)si.ssi_signo);
 		}
 		for (i = 1; i < np; i++) {
 			struct relay *r = &s->r[who[i]];
@@ -465,27 +522,47 @@ static void __attribute__((noreturn)) shield_loop(struct shield *s)
 
 int te_hangup_shield(char *err, size_t errlen)
 {
-	static char mem[3][RELAY_CAP];
+	static char mem[4][RELAY_CAP];
 	/* srun's stdout and stderr, then its stdin */
 	int relay_fd[3] = { STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO };
 	int pipes[3][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
-	struct relay r[3];
+	/* a re-executed srun's first stderr, and its real one (for it) */
+	int hold[2] = { -1, -1 }, keep = -1;
+	struct te_hup_argv a;
+	struct relay r[4];
 	struct shield s;
 	sigset_t set, old;
-	int i, sfd = -1, tty = terminal_for_srun();
+	int i, sfd = -1, tty = -1, reexec;
 	pid_t pid;
 
+	memset(&a, 0, sizeof(a));
 	memset(&s, 0, sizeof(s));
+	if (te_hup_reexeced())
+		return 0;	/* its shield started this srun: carry on */
+	reexec = te_hup_must_reexec();
+	tty = terminal_for_srun();
 	for (i = 0; i < 3; i++) {
 		if (i == 2 ? tty < 0 : !needs_relay(relay_fd[i]))
 			continue;
-		if (pipe2(pipes[i], O_CLOEXEC) < 0) {
+		if (te_hup_pipe(pipes[i]) < 0) {
 			te_snprintf(err, errlen, "pipe: %s", strerror(errno));
 			goto fail;
 		}
 	}
-	/* Block what the shield handles before forking so that nothing sent
-	 * in between is lost; the child restores srun's mask. */
+	if (reexec) {
+		if (te_hup_argv_read(&a, err, errlen) < 0)
+			goto fail;
+		/* without a stderr, nothing to hold */
+		if (fcntl(STDERR_FILENO, F_GETFD) >= 0 &&
+		    (te_hup_pipe(hold) < 0 ||
+		     (keep = fcntl(pipes[1][1] >= 0 ? pipes[1][1] :
+				   STDERR_FILENO, F_DUPFD, 3)) < 0)) {
+			te_snprintf(err, errlen, "pipe: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	/* Block what the shield handles before srun starts so that nothing
+	 * sent in between is lost; srun gets its own mask back. */
 	sigemptyset(&set);
 	for (i = 0; i < (int)(sizeof(forwarded) / sizeof(forwarded[0])); i++)
 		sigaddset(&set, forwarded[i]);
@@ -502,19 +579,34 @@ int te_hangup_shield(char *err, size_t errlen)
 	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		te_snprintf(err, errlen, "signalfd: %s", strerror(errno));
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		goto fail;
+		goto fail_mask;
 	}
-	/* SIGHUP is blocked across the fork too (a hang-up now must not
+	/* SIGHUP is blocked while srun starts too (a hang-up now must not
 	 * reach srun before it has left the session), but never read: the
 	 * shield ignores it. */
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	pid = fork();
-	if (pid < 0) {
-		te_snprintf(err, errlen, "fork: %s", strerror(errno));
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		goto fail;
+	if (reexec) {
+		/* srun's other threads leave the signals to the shield; if
+		 * srun must go on unshielded, it takes them on this one */
+		int from[3] = { pipes[2][0], pipes[0][1], hold[1] >= 0 ?
+				hold[1] : pipes[1][1] };
+
+		if (te_hup_quiet_threads(err, errlen) < 0)
+			goto fail_mask;
+		pid = te_hup_respawn(&a, from, keep, &old, err, errlen);
+		if (pid < 0)
+			goto fail_mask;
+		te_hup_argv_free(&a);
+		close(keep);
+		close(hold[1]);
+		keep = hold[1] = -1;
+	} else {
+		pid = fork();
+		if (pid < 0) {
+			te_snprintf(err, errlen, "fork: %s", strerror(errno));
+			goto fail_mask;
+		}
 	}
 	if (pid == 0) {
 		/* The child goes on as srun, out of the terminal's session. */
@@ -535,7 +627,7 @@ int te_hangup_shield(char *err, size_t errlen)
 		return 0;
 	}
 
-	/* The shield. Never returns into srun. */
+	/* The shield. Never returns into srun, never runs its exit code. */
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	s.child = pid;
@@ -560,18 +652,34 @@ int te_hangup_shield(char *err, size_t errlen)
 		te_relaybuf_init(&r[s.nr].buf, mem[2], RELAY_CAP);
 		s.nr++;
 	}
+	if (hold[0] >= 0) {
+		fcntl(hold[0], F_SETFL, O_NONBLOCK);
+		relay_open(&r[s.nr], hold[0], STDERR_FILENO, mem[3]);
+		r[s.nr++].hold = 1;
+		s.hold_until = te_now_ms() + HOLD_MS;
+	}
 	shield_loop(&s);
 
+fail_mask:
+	te_hup_quiet_undo();
+	sigprocmask(SIG_SETMASK, &old, NULL);
 fail:
+	te_hup_argv_free(&a);
 	if (sfd >= 0)
 		close(sfd);
 	if (tty >= 0)
 		close(tty);
+	if (keep >= 0)
+		close(keep);
 	for (i = 0; i < 3; i++) {
 		if (pipes[i][0] >= 0)
 			close(pipes[i][0]);
 		if (pipes[i][1] >= 0)
 			close(pipes[i][1]);
 	}
+	if (hold[0] >= 0)
+		close(hold[0]);
+	if (hold[1] >= 0)
+		close(hold[1]);
 	return -1;
 }

@@ -4,10 +4,11 @@
 
 #include <stddef.h>
 
-/* Forks srun into a new session and turns the calling process into the
- * shield (see hangup.c). Returns 0 in the child, which carries on as srun;
- * -1 with a reason when the shield could not be set up (srun then carries
- * on unshielded). The shield itself never returns. */
+/* Moves srun into a new session and turns the calling process into the
+ * shield (see hangup.c). Returns 0 where srun carries on: in the forked
+ * child, or in the srun that a shield started again (hangup_exec.c); -1
+ * with a reason when the shield could not be set up (srun then carries on
+ * unshielded, in this process). The shield itself never returns. */
 int te_hangup_shield(char *err, size_t errlen);
 
 /* 1 when srun was asked for an interactive --pty session. */

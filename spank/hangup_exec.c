@@ -1,0 +1,384 @@
+/* The hang-up shield's way out of the terminal's session for an srun that
+ * already runs threads (Slurm 26.05 starts its connection manager before
+ * any SPANK callback).
+ *
+ * A child made by fork() holds only the forking thread; 26.05's connection
+ * manager marks itself shut down in such a child (pthread_atfork) and
+ * srun's step launch, which needs it, waits forever. So the shield's child
+ * does not carry on as srun: it executes srun again (/proc/self/exe, the
+ * command line and starting environment srun was given, plus a marker),
+ * in a session of its own. posix_spawn does that without running srun's
+ * fork handlers and says whether the execve worked, so that a failure
+ * leaves srun as it was.
+ *
+ * The re-executed srun prints again whatever srun printed before its
+ * plugins' init_post_opt (option warnings, -v's list, trainenv's own
+ * warnings): its stderr goes to a pipe the shield holds (hangup.c), and the
+ * plugin puts srun's real stderr back when it sees the marker
+ * (te_hup_reexeced). The shield drops what was held then, and writes it out
+ * when srun ends before that (its errors).
+ *
+ * The shield itself stays in the original process, whose other threads
+ * would take the signals meant for the shield (a process-directed signal
+ * goes to any thread that does not block it): te_hup_quiet_threads makes
+ * each of them block those. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "hangup_exec.h"
+#include "plugin.h"
+#include "strutil.h"
+#include "sysutil.h"
+
+#define ARGS_MAX (1024 * 1024)		/* srun's command line */
+#define ENV_MAX (4 * 1024 * 1024)	/* its environment */
+#define QUIET_MS 1000			/* for every thread to block them */
+#define QUIET_RESEND 50			/* rounds (1 ms) between two sends */
+
+/* The marker this process was started with (its plugin's first look). */
+static int marker_ok, marker_fd = -1;
+
+/* At load: the marker never reaches the tasks' environment, nor an srun
+ * that a task runs (its parent is not the shield). */
+__attribute__((constructor)) static void take_marker(void)
+{
+	const char *v = getenv(TE_SHIELD_ENV);
+	char *end;
+	long pid, fd = 0;
+
+	if (!v)
+		return;
+	errno = 0;
+	pid = strtol(v, &end, 10);
+	if (*end == ':')
+		fd = strtol(end + 1, &end, 10);
+	if (!errno && *end == ':' && pid > 1 && pid == (long)getppid() &&
+	    (fd == -1 || (fd > 2 && fd < 65536))) {
+		marker_ok = 1;
+		marker_fd = (int)fd;
+		/* the name ps and pkill know srun by, not "exe" */
+		if (end[1] && strlen(end + 1) < 16)
+			prctl(PR_SET_NAME, end + 1, 0, 0, 0);
+	}
+	unsetenv(TE_SHIELD_ENV);
+}
+
+int te_hup_reexeced(void)
+{
+	if (!marker_ok)
+		return 0;
+	marker_ok = 0;
+	if (marker_fd > 2 && fcntl(marker_fd, F_GETFD) >= 0) {
+		dup2(marker_fd, STDERR_FILENO);
+		close(marker_fd);
+	}
+	return 1;
+}
+
+int te_hup_must_reexec(void)
+{
+	const char *v = getenv("TRAINENV_TEST_SHIELD_REEXEC");
+
+	if (te_plug.cfg.v[TE_S_TEST_HOOKS].word == TE_W_ON && v && *v == '1')
+		return 1;
+	return te_hup_thread_count() > 1;
+}
+
+int te_hup_pipe(int p[2])
+{
+	int i;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		int h = p[i] > 2 ? p[i] : fcntl(p[i], F_DUPFD_CLOEXEC, 3);
+
+		if (h < 0) {
+			close(p[0]);
+			close(p[1]);
+			p[0] = p[1] = -1;
+			return -1;
+		}
+		if (h != p[i])
+			close(p[i]);
+		p[i] = h;
+	}
+	return 0;
+}
+
+/* A field of /proc/self[/task/TID]/status, as a number in base; -1 when
+ * the file or the field is missing (a thread that has ended). */
+static long long status_field(pid_t tid, const char *field, int base)
+{
+	char path[64], buf[4096], *p;
+	size_t fl = strlen(field);
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/self/task/%d/status",
+			 (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	if (te_read_small(path, buf, sizeof(buf), 0) < 0)
+		return -1;
+	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, field, fl) && p[fl] == ':')
+			return (long long)strtoull(p + fl + 1, NULL, base);
+	return -1;
+}
+
+int te_hup_thread_count(void)
+{
+	long long n = status_field(0, "Threads", 10);
+
+	return n > 0 && n < 1000000 ? (int)n : 0;
+}
+
+/* The asynchronous signals, which no thread of srun's may take from now
+ * on. The synchronous ones (SEGV, BUS, FPE, ILL, TRAP, SYS) go to the
+ * thread that caused them, and glibc's own (32, 33) stay open. */
+static const int quiet_sigs[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM,
+	SIGCHLD, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU, SIGURG, SIGXCPU, SIGXFSZ,
+	SIGVTALRM, SIGPROF, SIGWINCH, SIGIO, SIGPWR,
+};
+#define NQUIET (sizeof(quiet_sigs) / sizeof(quiet_sigs[0]))
+
+/* The threads that ran quiet_handler, and the signal that carries it. */
+#define ACKED_MAX 1024
+static pid_t acked[ACKED_MAX];
+static int nacked, quiet_sig;
+
+/* Runs on the thread it was sent to: the mask restored when the handler
+ * returns is the one in its context, so the thread goes on blocking. */
+static void quiet_handler(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	int k;
+	size_t i;
+
+	(void)sig;
+	(void)si;
+	for (i = 0; i < NQUIET; i++)
+		sigaddset(&uc->uc_sigmask, quiet_sigs[i]);
+	k = __atomic_fetch_add(&nacked, 1, __ATOMIC_SEQ_CST);
+	if (k < ACKED_MAX)
+		__atomic_store_n(&acked[k], (pid_t)syscall(SYS_gettid),
+				 __ATOMIC_SEQ_CST);
+}
+
+/* tid has run quiet_handler, or has it pending (a thread that pthread_create
+ * has not yet given its mask to blocks everything: it takes that signal,
+ * its own, before any the process gets, as soon as it takes any). */
+static int settled(pid_t tid, unsigned long long bit)
+{
+	int i, n = __atomic_load_n(&nacked, __ATOMIC_SEQ_CST);
+	long long pnd;
+
+	for (i = 0; i < n && i < ACKED_MAX; i++)
+		if (__atomic_load_n(&acked[i], __ATOMIC_SEQ_CST) == tid)
+			return 1;
+	pnd = status_field(tid, "SigPnd", 16);
+	return pnd < 0 || ((unsigned long long)pnd & bit);	/* or gone */
+}
+
+/* Each thread but this one gets a signal whose handler makes it block
+ * quiet_sigs. Every round (1 ms) lists the threads again, so that one
+ * started by a thread not yet quiet is seen too. The handler stays: the
+ * shield never returns into srun (te_hup_quiet_undo where it must). */
+int te_hup_quiet_threads(char *err, size_t errlen)
+{
+	struct sigaction sa, old;
+	pid_t me = (pid_t)syscall(SYS_gettid), pid = getpid();
+	int64_t deadline = te_now_ms() + QUIET_MS;
+	int sig, loud = 0, round;
+
+	/* a real-time signal nobody here handles carries the request */
+	for (sig = SIGRTMIN + 4; sig <= SIGRTMAX; sig++)
+		if (sigaction(sig, NULL, &old) == 0 &&
+		    !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
+			break;
+	if (sig > SIGRTMAX)
+		return te_err(err, errlen, "no free real-time signal to reach "
+			      "srun's threads with");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = quiet_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL) < 0)
+		return te_err(err, errlen, "sigaction: %s", strerror(errno));
+	quiet_sig = sig;
+	for (round = 0;; round++) {
+		DIR *d = opendir("/proc/self/task");
+		struct dirent *e;
+
+		if (!d) {
+			te_err(err, errlen, "/proc/self/task: %s",
+			       strerror(errno));
+			te_hup_quiet_undo();
+			return -1;
+		}
+		loud = 0;
+		while ((e = readdir(d))) {
+			pid_t tid = (pid_t)atoi(e->d_name);
+
+			if (tid <= 0 || tid == me ||
+			    settled(tid, 1ULL << (sig - 1)))
+				continue;
+			loud++;
+			if (round % QUIET_RESEND == 0)
+				syscall(SYS_tgkill, pid, tid, sig);
+		}
+		closedir(d);
+		if (!loud || te_now_ms() >= deadline)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	}
+	if (!loud)
+		return 0;
+	te_hup_quiet_undo();
+	return te_err(err, errlen, "%d of srun's threads did not block the "
+		      "signals within %d ms", loud, QUIET_MS);
+}
+
+void te_hup_quiet_undo(void)
+{
+	struct sigaction sa;
+
+	if (!quiet_sig)
+		return;
+	/* SIG_IGN drops what is still pending before the default is back */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(quiet_sig, &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	sigaction(quiet_sig, &sa, NULL);
+	quiet_sig = 0;
+}
+
+/* Reads a NUL-separated /proc file whole into *text; the entries into a
+ * new array with room for extra more. Their count, or -1. */
+static int read_list(const char *path, size_t max, int extra, char **text,
+		     char ***list, char *err, size_t errlen)
+{
+	char *t = malloc(max + 1), **l;
+	ssize_t n = t ? te_read_small(path, t, max + 1, TE_READ_WHOLE) : -1;
+	size_t k;
+	int count = 0;
+
+	*text = NULL;
+	*list = NULL;
+	if (n < 0) {
+		te_err(err, errlen, "%s: %s", path,
+		       t ? strerror(errno) : "out of memory");
+		free(t);
+		return -1;
+	}
+	for (k = 0; k < (size_t)n; k += strlen(t + k) + 1)
+		count++;
+	l = calloc((size_t)count + (size_t)extra + 1, sizeof(*l));
+	if (!l) {
+		free(t);
+		return te_err(err, errlen, "out of memory");
+	}
+	count = 0;
+	for (k = 0; k < (size_t)n; k += strlen(t + k) + 1)
+		l[count++] = t + k;
+	*text = t;
+	*list = l;
+	return count;
+}
+
+int te_hup_argv_read(struct te_hup_argv *a, char *err, size_t errlen)
+{
+	size_t ml = strlen(TE_SHIELD_ENV "=");
+	int n, i, j;
+
+	memset(a, 0, sizeof(*a));
+	/* its path, so that the kernel names the process as before; a binary
+	 * replaced since is still there as /proc/self/exe */
+	n = (int)readlink("/proc/self/exe", a->exe, sizeof(a->exe) - 1);
+	a->exe[n > 0 ? n : 0] = '\0';
+	if (n <= 0 || n >= (int)sizeof(a->exe) - 1 || a->exe[0] != '/' ||
+	    access(a->exe, X_OK) < 0)
+		te_snprintf(a->exe, sizeof(a->exe), "/proc/self/exe");
+	n = read_list("/proc/self/cmdline", ARGS_MAX, 0, &a->args, &a->argv,
+		      err, errlen);
+	if (n < 1) {
+		te_hup_argv_free(a);
+		return n < 0 ? -1 : te_err(err, errlen, "srun's command line "
+					   "is empty");
+	}
+	n = read_list("/proc/self/environ", ENV_MAX, 1, &a->env, &a->envp,
+		      err, errlen);
+	if (n < 0) {
+		te_hup_argv_free(a);
+		return -1;
+	}
+	for (i = j = 0; i < n; i++)	/* a marker srun was given */
+		if (strncmp(a->envp[i], TE_SHIELD_ENV "=", ml) != 0)
+			a->envp[j++] = a->envp[i];
+	a->envp[j++] = a->marker;	/* filled in by te_hup_respawn */
+	a->envp[j] = NULL;
+	return 0;
+}
+
+void te_hup_argv_free(struct te_hup_argv *a)
+{
+	free(a->argv);
+	free(a->envp);
+	free(a->args);
+	free(a->env);
+	memset(a, 0, sizeof(*a));
+}
+
+pid_t te_hup_respawn(struct te_hup_argv *a, const int from[3], int keep_err,
+		     const sigset_t *mask, char *err, size_t errlen)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	char comm[32] = "";
+	pid_t pid = -1;
+	int i, rc;
+
+	if (te_read_small("/proc/self/comm", comm, sizeof(comm), 0) > 0)
+		comm[strcspn(comm, "\n")] = '\0';
+	te_snprintf(a->marker, sizeof(a->marker), "%s=%d:%d:%s", TE_SHIELD_ENV,
+		    (int)getpid(), keep_err, comm);
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		return te_err(err, errlen, "posix_spawn: out of memory");
+	if (posix_spawnattr_init(&at) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return te_err(err, errlen, "posix_spawn: out of memory");
+	}
+	rc = 0;
+	for (i = 0; i < 3 && !rc; i++)
+		if (from[i] >= 0)
+			rc = posix_spawn_file_actions_adddup2(&fa, from[i], i);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&at, mask);
+	if (!rc)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID |
+					      POSIX_SPAWN_SETSIGMASK);
+	if (!rc)
+		rc = posix_spawn(&pid, a->exe, &fa, &at, a->argv, a->envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (rc != 0)
+		return te_err(err, errlen, "cannot start srun again (%s): %s",
+			      a->exe, strerror(rc));
+	return pid;
+}
