@@ -80,7 +80,8 @@ run_cmd() { # CWD CMD...
 	shift
 	local child rc
 	trap '[ -n "${child:-}" ] && kill -TERM "$child" 2>/dev/null' INT TERM HUP
-	"$@" &
+	exec 3<&0
+	"$@" <&3 3<&- &
 	child=$!
 	while :; do
 		wait "$child"
@@ -90,7 +91,17 @@ run_cmd() { # CWD CMD...
 	exit "$rc"
 }
 
-rc=0
-unshare --mount --propagation private --pid --fork --net \
-	/bin/bash -c "$(declare -f in_ns run_cmd); in_ns \"\$@\"" in_ns "$root" "$top" "$cwd" "$@" || rc=$?
+# unshare --fork ignores INT and TERM: they go to pid 1 (its child), which
+# passes them on to CMD; --kill-child: the same when unshare is killed.
+# (fd 3: the caller's stdin, which a command started with & would not get)
+exec 3<&0
+unshare --mount --propagation private --pid --fork --kill-child=TERM --net \
+	/bin/bash -c "$(declare -f in_ns run_cmd); in_ns \"\$@\"" in_ns "$root" "$top" "$cwd" "$@" <&3 3<&- &
+upid=$!
+trap 'kill -TERM $(pgrep -P "$upid") 2>/dev/null' INT TERM HUP
+while :; do
+	rc=0
+	wait "$upid" || rc=$?
+	kill -0 "$upid" 2>/dev/null || break
+done
 exit "$rc"
