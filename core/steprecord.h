@@ -1,8 +1,9 @@
 /* trainenv's record of one step, as JSON: the effective settings, the
  * first failure and how many tasks failed, and what the exit watchdog did
  * (the hang report's own JSON lies beside it). srun writes it at its end
- * into DIR/JOBID/trainenv.STEP.json (DIR: --train-nccl-dump-dir, else the
- * site's record-dir); trainenv(8), FILES, documents the fields. Pure. */
+ * into DIR/UID/JOBID/trainenv.STEP.json (DIR: --train-nccl-dump-dir, else
+ * the site's record-dir; core/dumpdir.h); trainenv(8), FILES, documents
+ * the fields. Pure. */
 #ifndef TE_STEPRECORD_H
 #define TE_STEPRECORD_H
 
@@ -26,8 +27,10 @@ struct te_step_record {
 };
 
 /* DIR of the record: --train-nccl-dump-dir, else the site's record-dir;
- * NULL when neither is set (no record). */
+ * NULL when neither is set (no record). te_record_dir_option: which of the
+ * two, for a message ("--train-nccl-dump-dir", "record-dir"). */
 const char *te_record_dir(const struct te_config *cfg);
+const char *te_record_dir_option(const struct te_config *cfg);
 
 /* The record into buf; 0, or -1 when it does not fit (buf then holds
  * nothing usable). */

@@ -398,15 +398,17 @@ static void end_step(const struct opts *o)
 	slurm_cmd(kill9, out, sizeof(out), 30000);
 }
 
-/* The report's JSON beside the step's record (DIR/JOBID, the user's own). */
+/* The report's JSON beside the step's record (DIR/UID/JOBID, the user's own). */
 static void write_hang_record(const struct opts *o, const char *json)
 {
-	char job[16], name[48], why[PATH_MAX + 200];
+	char job[16], name[48], why[PATH_MAX + 200],
+	     path[TE_DUMP_DIR_PATH_MAX];
 	int dfd, fd;
 
 	te_snprintf(job, sizeof(job), "%ld", o->job);
 	te_step_record_name(name, sizeof(name), (uint32_t)o->step, 1);
-	dfd = te_dump_dir_open(o->record_dir, job, getuid(), why, sizeof(why));
+	dfd = te_dump_dir_open(o->record_dir, job, getuid(), path, sizeof(path),
+			       why, sizeof(why));
 	if (dfd < 0) {
 		fprintf(stderr, PREFIX "no record of the hang report: %s\n", why);
 		return;
@@ -414,8 +416,8 @@ static void write_hang_record(const struct opts *o, const char *json)
 	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
 		    O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, json, strlen(json)) != (ssize_t)strlen(json))
-		fprintf(stderr, PREFIX "no record of the hang report: %s/%s/%s: "
-			"%s\n", o->record_dir, job, name,
+		fprintf(stderr, PREFIX "no record of the hang report: %s/%s: "
+			"%s\n", path, name,
 			fd < 0 ? strerror(errno) : "short write");
 	if (fd >= 0)
 		close(fd);

@@ -414,34 +414,35 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
 	spank_setenv(sp, TE_RANK_VARS_ENV, set_list, 1);
 }
 
-/* DIR/JOBID for the flight recorder dumps. task_init runs as the job user:
- * the directory is made with the user's rights, never root's. In a shared
- * DIR another user may have made DIR/JOBID first (job ids are predictable)
- * or put a link there: it is opened without following a link, relative to
- * DIR, and used only when te_dump_dir_verdict() says it is the user's own;
- * otherwise the task runs without TORCH_NCCL_DEBUG_INFO_TEMP_FILE, warned. */
+/* DIR/UID/JOBID for the flight recorder dumps (core/dumpdir.h). task_init
+ * runs as the job user: the directories are made with the user's rights,
+ * never root's, and used only when DIR's path and the levels below pass
+ * te_dump_dir_open's checks; otherwise the task runs without
+ * TORCH_NCCL_DEBUG_INFO_TEMP_FILE, warned. */
 static void export_dump_dir(spank_t sp, uint32_t local_id)
 {
 	const struct te_value *d = &te_plug.cfg.v[TE_S_NCCL_DUMP_DIR];
-	char file[TE_VALUE_MAX + 64], name[16], why[TE_VALUE_MAX + 200];
+	char file[TE_DUMP_DIR_PATH_MAX + 32], name[16],
+	     why[TE_DUMP_DIR_PATH_MAX + 200];
 	uid_t uid;
 	int dfd;
 
 	if (!d->set)
 		return;
-	if (te_snprintf(name, sizeof(name), "%u", te_step.job_id) < 0 ||
-	    te_snprintf(file, sizeof(file), "%s/%s/nccl_trace_rank_", d->text,
-			name) < 0)
+	if (te_snprintf(name, sizeof(name), "%u", te_step.job_id) < 0)
 		return;
 	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
 		uid = geteuid();
-	dfd = te_dump_dir_open(d->text, name, uid, why, sizeof(why));
+	dfd = te_dump_dir_open(d->text, name, uid, file, sizeof(file), why,
+			       sizeof(why));
 	if (dfd < 0) {
 		task_warn(local_id, "--train-nccl-dump-dir: %s%s", why, dfd == -1 ?
 			  "; no flight recorder dumps there" : "");
 		return;
 	}
 	close(dfd);
+	if (te_appendf(file, sizeof(file), "/nccl_trace_rank_") < 0)
+		return;
 	spank_setenv(sp, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", file,
 		     d->src == TE_SRC_ENFORCED);
 }

@@ -411,7 +411,8 @@ static void write_record(void)
 				    .end_sec = time(NULL) };
 	struct te_failrep first;
 	struct te_launch_skew launch;
-	char name[32], job[16], hang[48], why[TE_VALUE_MAX + 200];
+	char name[32], job[16], hang[48], why[TE_VALUE_MAX + 200],
+	     path[TE_DUMP_DIR_PATH_MAX];
 	int dfd, fd;
 	ssize_t n;
 
@@ -427,10 +428,11 @@ static void write_record(void)
 	te_snprintf(job, sizeof(job), "%u", rec.job);
 	if (te_step_record_json(json, sizeof(json), &r) < 0)
 		return;
-	dfd = te_dump_dir_open(dir, job, getuid(), why, sizeof(why));
+	dfd = te_dump_dir_open(dir, job, getuid(), path, sizeof(path), why,
+			       sizeof(why));
 	if (dfd < 0) {
 		fprintf(stderr, TE_PREFIX "warning: no record of this step: "
-			"%s\n", why);
+			"%s: %s\n", te_record_dir_option(&te_plug.cfg), why);
 		return;
 	}
 	/* the directory is the user's own and others cannot write there */
@@ -439,7 +441,7 @@ static void write_record(void)
 	n = fd >= 0 ? write(fd, json, strlen(json)) : -1;
 	if (n != (ssize_t)strlen(json))
 		fprintf(stderr, TE_PREFIX "warning: no record of this step: "
-			"%s/%s/%s: %s\n", dir, job, name,
+			"%s/%s: %s\n", path, name,
 			fd < 0 ? strerror(errno) : "short write");
 	if (fd >= 0)
 		close(fd);

@@ -112,14 +112,15 @@ mkdir -m 1777 "$dumps"
 out=$(timeout 60 "${as_nobody[@]}" srun -N2 "--train-nccl-dump-dir=$dumps" \
 	sh -c 'echo "$SLURM_JOB_ID $TORCH_NCCL_DEBUG_INFO_TEMP_FILE"' 2>&1)
 job=$(printf '%s\n' "$out" | awk 'NR == 1 { print $1 }')
-is "$(printf '%s\n' "$out" | awk '{ print $2 }' | sort -u)" "$dumps/$job/nccl_trace_rank_" "dump dir: every task gets TORCH_NCCL_DEBUG_INFO_TEMP_FILE=DIR/JOBID/nccl_trace_rank_"
-is "$(stat -c '%U %a %F' "$dumps/$job" 2>&1)" "nobody 700 directory" "dump dir: DIR/JOBID was created as the job's user (nobody), mode 700"
+nb=$(id -u nobody)
+is "$(printf '%s\n' "$out" | awk '{ print $2 }' | sort -u)" "$dumps/$nb/$job/nccl_trace_rank_" "dump dir: every task gets TORCH_NCCL_DEBUG_INFO_TEMP_FILE=DIR/UID/JOBID/nccl_trace_rank_"
+is "$(stat -c '%U %a %F' "$dumps/$nb/$job" 2>&1)" "nobody 700 directory" "dump dir: DIR/UID/JOBID was created as the job's user (nobody), mode 700"
 out=$(env TORCH_NCCL_DEBUG_INFO_TEMP_FILE=/mine/trace_ timeout 60 srun -N1 "--train-nccl-dump-dir=$dumps" printenv TORCH_NCCL_DEBUG_INFO_TEMP_FILE 2>&1)
 is "$out" "/mine/trace_" "dump dir: a TORCH_NCCL_DEBUG_INFO_TEMP_FILE the user set is kept"
 use_trainenv "nccl-dump-dir=$dumps" enforce=nccl-dump-dir
 out=$(env TORCH_NCCL_DEBUG_INFO_TEMP_FILE=/mine/trace_ timeout 60 srun -N1 sh -c 'echo "$SLURM_JOB_ID $TORCH_NCCL_DEBUG_INFO_TEMP_FILE"' 2>&1)
 job=${out%% *}
-is "$out" "$job $dumps/$job/nccl_trace_rank_" "dump dir enforced by the site: the site's directory wins"
+is "$out" "$job $dumps/0/$job/nccl_trace_rank_" "dump dir enforced by the site: the site's directory wins"
 use_trainenv
 
 # ---------------------------------------------------------------- rank env, task style

@@ -1,12 +1,16 @@
 #!/bin/bash
 # Files in places other users can write to (issue 11, findings 4 and 5),
 # attacked by user nobody on the real cluster; the jobs are root's.
-#   - --train-nccl-dump-dir=DIR: nobody makes DIR/JOBID first for the next
-#     job ids (its own directory, or a link into one of its own): the job
-#     does not use it (no TORCH_NCCL_DEBUG_INFO_TEMP_FILE, so nothing is
-#     dumped there) and each node's first task says why. Also refused: the
-#     job user's own DIR/JOBID writable by others, a DIR others may write
-#     to without the sticky bit. A fresh DIR/JOBID in a sticky DIR works.
+#   - --train-nccl-dump-dir=DIR (issue 25, item 3): the job's files go to
+#     DIR/UID/JOBID. nobody makes DIR/JOBID first for the next job ids (its
+#     own directory, or a link into one of its own): the job's files do
+#     not go there. nobody makes DIR/UID first (directory or link): not
+#     used (no TORCH_NCCL_DEBUG_INFO_TEMP_FILE) and each node's first task
+#     says why. Also refused: the job user's own DIR/UID/JOBID writable by
+#     others, a DIR others may write to without the sticky bit, a DIR of
+#     another user with mode 1777 (and the site's record-dir there), a
+#     directory above DIR of another user. A fresh DIR/UID/JOBID in a
+#     sticky DIR works.
 #   - --train-checkpoint-dir=DIR (shared, sticky): nobody makes the names
 #     the nodes' write probes had (job, step, node, pid: for the next
 #     thousands of pids): the check still passes, the names being random.
@@ -22,7 +26,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
-plan 27
+plan 41
 
 cluster_up --nodes 3 || bail_out "no cluster"
 ok 0 "cluster is up"
@@ -53,41 +57,61 @@ dumps=$TE_WORK/dumps
 mkdir -m 1777 "$dumps"
 loot=$TE_WORK/loot
 mkdir -m 777 "$loot" && chown nobody:nogroup "$loot"
+warn="^trainenv: warning: --train-nccl-dump-dir:"
+no_dumps="; no flight recorder dumps there$"
+first_job() { printf '%s\n' "$1" | awk '$1 == "job" { print $2; exit }'; }
 
-# nobody's own directories, mode 777, for the next 20 job ids
+# nobody's own directories, mode 777, as DIR/JOBID for the next 20 job ids:
+# the job's directory is DIR/UID/JOBID, out of their reach
 first=$(next_ids "$dumps" 20 "${NOBODY[@]}" mkdir -m 777)
 out=$(te_srun -t 60 -N2 $W --train-nccl-dump-dir="$dumps" sh -c "$dump_task" 2>&1)
-job=$(printf '%s\n' "$out" | awk '$1 == "job" { print $2; exit }')
+job=$(first_job "$out")
 [ -n "$job" ] && [ "$job" -ge "$first" ] && [ "$job" -lt $((first + 20)) ] &&
 	[ "$(stat -c %u "$dumps/$job")" = "$NB_UID" ]
 ok $? "the attack is set: $dumps/${job:-?} was made by nobody before root's job ${job:-?} started" || diag "$out"
-is "$(printf '%s\n' "$out" | grep -c '^job [0-9]* unset$')" 2 \
-	"a DIR/JOBID another user made first is not used: no task gets TORCH_NCCL_DEBUG_INFO_TEMP_FILE" || diag "$out"
-is "$(printf '%s\n' "$out" | grep -c "^trainenv: warning: --train-nccl-dump-dir: $dumps/$job belongs to uid $NB_UID, not to the job's user (uid 0): someone else made it; no flight recorder dumps there$")" 2 \
-	"... and each node's first task says whose it is" || diag "$out"
-is "$(ls -A "$dumps/$job" 2>&1)" "" "... and nothing was dumped into nobody's directory"
+is "$(printf '%s\n' "$out" | grep -c "^job $job $dumps/0/$job/nccl_trace_rank_$")" 2 \
+	"a DIR/JOBID another user made first does not capture the job: every task dumps into DIR/UID/JOBID" || diag "$out"
+is "$(ls -A "$dumps/$job" 2>&1)|$(ls "$dumps/0/$job" 2>&1 | tr '\n' ' ')" \
+	"|nccl_trace_rank_0 nccl_trace_rank_1 trainenv.0.json " \
+	"... nothing went into nobody's directory; the dumps and srun's record are in the job's own"
+is "$(printf '%s\n' "$out" | grep -c 'trainenv: warning')" 0 "... without a warning" || diag "$out"
 rm -rf "${dumps:?}"/*
 
-# links to nobody's own directory, for the next 20 job ids
+# links to nobody's own directory as DIR/JOBID, for the next 20 job ids
 first=$(next_ids "$dumps" 20 "${NOBODY[@]}" ln -s "$loot")
 out=$(te_srun -t 60 -N2 $W --train-nccl-dump-dir="$dumps" sh -c "$dump_task" 2>&1)
-job=$(printf '%s\n' "$out" | awk '$1 == "job" { print $2; exit }')
+job=$(first_job "$out")
 [ -n "$job" ] && [ -L "$dumps/$job" ]
 ok $? "the attack is set: $dumps/${job:-?} was nobody's link to $loot before the job started" || diag "$out"
-is "$(printf '%s\n' "$out" | grep -c '^job [0-9]* unset$')" 2 \
-	"a DIR/JOBID that is a symbolic link is not used" || diag "$out"
-is "$(printf '%s\n' "$out" | grep -c "^trainenv: warning: --train-nccl-dump-dir: $dumps/$job is a symbolic link; no flight recorder dumps there$")" 2 \
-	"... and each node's first task says it is a link" || diag "$out"
+is "$(printf '%s\n' "$out" | grep -c "^job $job $dumps/0/$job/nccl_trace_rank_$")" 2 \
+	"a DIR/JOBID that is another user's link does not capture the job either" || diag "$out"
 is "$(ls -A "$loot" 2>&1)" "" "... and nothing was dumped through it"
 rm -rf "${dumps:?}"/*
 
-# the job user's own DIR/JOBID, but writable by everyone
-first=$(next_ids "$dumps" 20 mkdir -m 777)
+# the per-user level made first by nobody: its own directory, then a link
+"${NOBODY[@]}" mkdir -m 777 "$dumps/0"
+out=$(te_srun -t 60 -N2 $W --train-nccl-dump-dir="$dumps" sh -c "$dump_task" 2>&1)
+is "$(printf '%s\n' "$out" | grep -c '^job [0-9]* unset$')" 2 \
+	"DIR/UID made first by another user is not used: no task gets TORCH_NCCL_DEBUG_INFO_TEMP_FILE" || diag "$out"
+is "$(printf '%s\n' "$out" | grep -c "$warn $dumps/0 belongs to uid $NB_UID, not to the job's user (uid 0): someone else made it$no_dumps")" 2 \
+	"... and each node's first task says whose it is" || diag "$out"
+is "$(ls -A "$dumps/0" 2>&1)" "" "... and nothing was made or dumped in it"
+rm -rf "${dumps:?}"/*
+"${NOBODY[@]}" ln -s "$loot" "$dumps/0"
+out=$(te_srun -t 60 -N2 $W --train-nccl-dump-dir="$dumps" sh -c "$dump_task" 2>&1)
+is "$(printf '%s\n' "$out" | grep -c "$warn $dumps/0 is a symbolic link$no_dumps")" 2 \
+	"DIR/UID another user's link: not used, each node says it is a link" || diag "$out"
+is "$(ls -A "$loot" 2>&1)" "" "... and nothing was made or dumped through it"
+rm -rf "${dumps:?}"/*
+
+# the job user's own DIR/UID/JOBID, but writable by everyone
+mkdir -m 700 "$dumps/0"
+first=$(next_ids "$dumps/0" 20 mkdir -m 777)
 out=$(te_srun -t 60 -N1 $W --train-nccl-dump-dir="$dumps" sh -c "$dump_task" 2>&1)
-job=$(printf '%s\n' "$out" | awk '$1 == "job" { print $2; exit }')
+job=$(first_job "$out")
 is "$(printf '%s\n' "$out" | grep -c '^job [0-9]* unset$')" 1 \
-	"the job user's own DIR/JOBID writable by others (mode 777) is not used" || diag "$out"
-like "$out" "^trainenv: warning: --train-nccl-dump-dir: $dumps/$job is writable by group or others \\(mode 0777\\); no flight recorder dumps there$" \
+	"the job user's own DIR/UID/JOBID writable by others (mode 777) is not used" || diag "$out"
+like "$out" "$warn $dumps/0/$job is writable by group or others \\(mode 0777\\)$no_dumps" \
 	"... saying so, with the mode"
 rm -rf "${dumps:?}"/*
 
@@ -95,19 +119,51 @@ rm -rf "${dumps:?}"/*
 open=$TE_WORK/open-dumps
 mkdir -m 777 "$open"
 out=$(te_srun -t 60 -N1 $W --train-nccl-dump-dir="$open" sh -c "$dump_task" 2>&1)
-job=$(printf '%s\n' "$out" | awk '$1 == "job" { print $2; exit }')
 is "$(printf '%s\n' "$out" | grep -c '^job [0-9]* unset$')" 1 \
-	"a DIR others may write to without the sticky bit is not used (they could swap DIR/JOBID)" || diag "$out"
-like "$out" "^trainenv: warning: --train-nccl-dump-dir: $open/$job is in a directory others may write to without the sticky bit \\(mode 0777\\)" \
+	"a DIR others may write to without the sticky bit is not used (they could swap what is in it)" || diag "$out"
+like "$out" "$warn $open is writable by others \\(mode 0777\\) without the sticky bit: others could swap what is in it$no_dumps" \
 	"... saying so"
+is "$(ls -A "$open")" "" "... and nothing is made in it"
+
+# the issue's attack: DIR is another user's, mode 1777 (sticky does not
+# keep its owner from swapping DIR/JOBID and reading the dumps)
+theirs=$TE_WORK/theirs
+mkdir -m 1777 "$theirs" && chown nobody:nogroup "$theirs"
+out=$(te_srun -t 60 -N2 $W --train-nccl-dump-dir="$theirs" sh -c "$dump_task" 2>&1)
+is "$(printf '%s\n' "$out" | grep -c '^job [0-9]* unset$')" 2 \
+	"a DIR of another user with mode 1777 is not used" || diag "$out"
+is "$(printf '%s\n' "$out" | grep -c "$warn $theirs belongs to uid $NB_UID, neither root nor the job's user (uid 0): its owner could swap what is in it$no_dumps")" 2 \
+	"... and each node's first task names DIR and whose it is" || diag "$out"
+like "$out" "^trainenv: warning: no record of this step: --train-nccl-dump-dir: $theirs belongs to uid $NB_UID" \
+	"... and srun writes no record there, saying why"
+is "$(ls -A "$theirs")" "" "... nothing is made in it"
+# ... nor a directory above DIR that is another user's
+mkdir -m 1777 "$theirs/sub"
+out=$(te_srun -t 60 -N1 $W --train-nccl-dump-dir="$theirs/sub" sh -c "$dump_task" 2>&1)
+like "$out" "$warn $theirs \\(in the path of $theirs/sub\\) belongs to uid $NB_UID" \
+	"a directory above DIR that is another user's: not used, naming that directory" || diag "$out"
+is "$(ls -A "$theirs/sub")" "" "... nothing is made in DIR"
+# ... nor the site's record-dir
+pmix_plugstack "record-dir=$theirs"
+out=$(te_srun -t 60 -N1 $W sh -c "$dump_task" 2>&1)
+is "$(printf '%s\n' "$out" | grep -c "^trainenv: warning: no record of this step: record-dir: $theirs belongs to uid $NB_UID, neither root nor the job's user (uid 0)")" 1 \
+	"record-dir= another user's 1777 directory: srun writes no record, one line naming the setting and why" || diag "$out"
+is "$(find "$theirs" -mindepth 1 | tr '\n' ' ')" "$theirs/sub " "... nothing is made there"
+pmix_plugstack "record-dir=$dumps"
+out=$(te_srun -t 60 -N1 $W sh -c "$dump_task" 2>&1)
+job=$(first_job "$out")
+is "$(stat -c '%U %a' "$dumps/0" "$dumps/0/$job" "$dumps/0/$job/trainenv.0.json" 2>&1 | tr '\n' ' ')" \
+	"root 700 root 700 root 600 " "control: record-dir= root's sticky directory: the record is DIR/UID/JOBID/trainenv.0.json, the user's own" || diag "$out"
+pmix_plugstack
+rm -rf "${dumps:?}"/*
 
 # control: nothing there before the job
 out=$(te_srun -t 60 -N2 $W --train-nccl-dump-dir="$dumps" sh -c "$dump_task" 2>&1)
-job=$(printf '%s\n' "$out" | awk '$1 == "job" { print $2; exit }')
-is "$(printf '%s\n' "$out" | grep -c "^job $job $dumps/$job/nccl_trace_rank_$")" 2 \
-	"control: a fresh DIR/JOBID in a sticky DIR is used by every task" || diag "$out"
-is "$(stat -c '%U %a' "$dumps/$job" 2>&1) $(ls "$dumps/$job" 2>&1 | tr '\n' ' ')" \
-	"root 700 nccl_trace_rank_0 nccl_trace_rank_1 trainenv.0.json " "... the job user's own (mode 700), and the dumps are there (and srun's record of the step)"
+job=$(first_job "$out")
+is "$(printf '%s\n' "$out" | grep -c "^job $job $dumps/0/$job/nccl_trace_rank_$")" 2 \
+	"control: a fresh DIR/UID/JOBID in a sticky DIR is used by every task" || diag "$out"
+is "$(stat -c '%U %a' "$dumps/0" "$dumps/0/$job" 2>&1 | tr '\n' ' ')$(ls "$dumps/0/$job" 2>&1 | tr '\n' ' ')" \
+	"root 700 root 700 nccl_trace_rank_0 nccl_trace_rank_1 trainenv.0.json " "... the job user's own (mode 700), and the dumps are there (and srun's record of the step)"
 is "$(printf '%s\n' "$out" | grep -c 'trainenv: warning')" 0 "... without a warning"
 
 # ================================================================ checkpoint probe

@@ -161,7 +161,7 @@ ok $? "--train-explain, n2 3 s late: the step runs" || diag "$out"
 is "$(count_lines "$out" '^trainenv: barrier: 6 ranks on 3 nodes; the last, n2, arrived [2-5]\.[0-9] s after the first$')" 1 \
 	"--train-explain: the line whatever the skew, once, naming n2" ||
 	diag "$(printf '%s\n' "$out" | grep '^trainenv: barrier')"
-json=$(cat "$rec"/*/trainenv.0.json 2>&1)
+json=$(cat "$rec"/0/*/trainenv.0.json 2>&1)
 "$PY" - "$json" <<'PY'
 import json, sys
 l = json.loads(sys.argv[1])["launch"]

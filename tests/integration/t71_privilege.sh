@@ -120,7 +120,7 @@ rc=$?
 out=$(cat "$NB/who.out")
 is "$rc $(printf '%s\n' "$out" | grep -c "^ran $NB_UID$")" "0 6" "once n3 arrives the 6 tasks run as nobody" || diag "$out"
 is "$(ls -A "$ckpt")" "" "the checkpoint check leaves nothing behind"
-is "$(stat -c '%U %a' "$dump/$job" 2>/dev/null)" "nobody 700" "the NCCL dump directory $dump/$job is nobody's, mode 700"
+is "$(stat -c '%U %a' "$dump/$NB_UID" "$dump/$NB_UID/$job" 2>/dev/null | tr '\n' ' ')" "nobody 700 nobody 700 " "the NCCL dump directory $dump/$NB_UID/$job and the level above are nobody's, mode 700"
 
 # The pre-flight program (--train-preflight): the plugin runs it from a
 # helper directory whose trainenv-preflight is a wrapper that writes down
@@ -157,7 +157,7 @@ out=$(cd "$NB" && timeout 60 "${NOBODY[@]}" srun --mpi=pmix -N2 --ntasks-per-nod
 	sh -c 'echo ran $TORCH_NCCL_DEBUG_INFO_TEMP_FILE' 2>&1)
 job=$(te_last_job_id)
 is "$(printf '%s\n' "$out" | grep -c '^ran$')" 4 "--train-nccl-dump-dir=<root's 0700 dir> as nobody: the step runs, without TORCH_NCCL_DEBUG_INFO_TEMP_FILE" || diag "$out"
-is "$(printf '%s\n' "$out" | grep -c "^trainenv: warning: --train-nccl-dump-dir: cannot create $R/$job: Permission denied$")" 2 \
+is "$(printf '%s\n' "$out" | grep -c "^trainenv: warning: --train-nccl-dump-dir: cannot create $R/$NB_UID: Permission denied$")" 2 \
 	"... and the first task of each node says it cannot create the directory (the user's rights)" || diag "$out"
 is "$(ls -A "$R")" "" "... and nothing is created there"
 out=$(cd "$NB" && timeout 60 "${NOBODY[@]}" srun --mpi=pmix -N2 --ntasks-per-node=2 $W --train-checkpoint-dir="$R" \
@@ -169,8 +169,8 @@ like "$out" "^trainenv: error: checkpoint dir $R: rank 0 \\(node n1\\) cannot wr
 is "$(ls -A "$R")" "" "... and nothing is created there"
 out=$(te_srun -t 60 --mpi=pmix -N2 $W --train-nccl-dump-dir="$R" sh -c 'echo ran' 2>&1)
 job=$(te_last_job_id)
-[ -d "$R/$job" ] && [ "$(stat -c %U "$R/$job")" = root ]
-ok $? "control: root's own job creates $R/$job (so the denial above came from nobody's rights)"
+[ -d "$R/0/$job" ] && [ "$(stat -c %U "$R/0/$job")" = root ]
+ok $? "control: root's own job creates $R/0/$job (so the denial above came from nobody's rights)"
 # The helper is looked up and run with the user's rights too.
 mkdir -p "$TE_WORK/hroot" && install -m 755 "$helper" "$TE_WORK/hroot/trainenv-rdzv" && chmod 700 "$TE_WORK/hroot"
 set_plugstack "required $plugin helper-dir=$TE_WORK/hroot"

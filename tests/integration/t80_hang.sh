@@ -79,7 +79,7 @@ out=$(left_on_nodes "hang.py exit $ready")
 [ -z "$out" ]
 ok $? "no process of the step is left on any node" || diag "$out"
 job=$(te_last_job_id)
-python3 - "$dumps/$job/trainenv.0.json" <<'PY'
+python3 - "$dumps/0/$job/trainenv.0.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["job"] > 0 and r["step"] == 0 and r["end"] >= r["start"], r
@@ -90,16 +90,16 @@ assert r["failed_tasks"] == 1 and r["first_failure"]["rank"] == 4, r
 assert r["first_failure"]["how"] == "signal" and r["first_failure"]["value"] == 15, r
 PY
 ok $? "the step's record: settings, why the report ran, the first failure (rank 4, SIGTERM)" ||
-	diag "$(cat "$dumps/$job/trainenv.0.json" 2>&1)"
-python3 - "$dumps/$job/trainenv.0.hang.json" <<'PY'
+	diag "$(cat "$dumps/0/$job/trainenv.0.json" 2>&1)"
+python3 - "$dumps/0/$job/trainenv.0.hang.json" <<'PY'
 import json, sys
 g = json.load(open(sys.argv[1]))["groups"]
 assert len(g) == 1 and g[0]["ranks"] == [4], g
 assert any(f.get("function") == "save_final" for t in g[0]["threads"] for f in t["frames"]), g
 PY
 ok $? "the hang report's JSON beside it: rank 4 in save_final" ||
-	diag "$(head -c 1500 "$dumps/$job/trainenv.0.hang.json" 2>&1)"
-[ "$(stat -c '%U %a' "$dumps/$job/trainenv.0.json")" = "root 600" ]
+	diag "$(head -c 1500 "$dumps/0/$job/trainenv.0.hang.json" 2>&1)"
+[ "$(stat -c '%U %a' "$dumps/0/$job/trainenv.0.json")" = "root 600" ]
 ok $? "the record is the user's own, mode 600"
 
 # ================================================================ (a') torchrun
