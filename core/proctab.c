@@ -102,6 +102,7 @@ void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p)
 	p->step = env_num(env, len, "SLURM_STEP_ID");
 	p->procid = env_num(env, len, "SLURM_PROCID");
 	p->rank = env_num(env, len, "RANK");
+	p->world = env_num(env, len, "WORLD_SIZE");
 	p->elastic = env_value(env, len, "TORCHELASTIC_RUN_ID", &vl) != NULL;
 	v = env_value(env, len, "TRAINENV_LAUNCHER", &vl);
 	p->agent = v && vl >= 8 && !memcmp(v, "torchrun", 8);
@@ -111,6 +112,32 @@ void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p)
 		memcpy(p->node, v, vl);
 		p->node[vl] = '\0';
 	}
+}
+
+int te_proc_stepd_title(const char *cmd, size_t len, long *job, long *step)
+{
+	static const char pre[] = "slurmstepd: [";
+	char buf[48], *dot, *end;
+	size_t k = strnlen(cmd, len);
+	uint64_t j, st;
+
+	/* the title is one argument: up to the first NUL */
+	if (k <= sizeof(pre) - 1 || k >= sizeof(buf) ||
+	    memcmp(cmd, pre, sizeof(pre) - 1) || cmd[k - 1] != ']')
+		return -1;
+	memcpy(buf, cmd + sizeof(pre) - 1, k - sizeof(pre));
+	buf[k - sizeof(pre)] = '\0';
+	dot = strchr(buf, '.');
+	if (!dot)
+		return -1;
+	*dot = '\0';
+	end = dot + 1;
+	if (te_parse_u64(buf, 0x7fffffff, &j) < 0 ||
+	    te_parse_u64(end, 0x7fffffff, &st) < 0)
+		return -1;
+	*job = (long)j;
+	*step = (long)st;
+	return 0;
 }
 
 int te_proc_is_python(const char *exe)
@@ -139,79 +166,119 @@ static int by_rank(const void *a, const void *b)
 	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-/* Index of pid among the step's processes, or -1. */
-static int find_pid(const struct te_proc *t, size_t n, long job, long step,
-		    int pid)
-{
-	size_t i;
+struct pid_idx {
+	int pid;
+	int i;
+};
 
-	for (i = 0; i < n; i++)
-		if (t[i].pid == pid && of_step(&t[i], job, step))
-			return (int)i;
-	return -1;
+static int by_pid(const void *a, const void *b)
+{
+	const struct pid_idx *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* 1 when t[i] descends from t[root] within the step (depth-bounded: a
- * table is a snapshot, its parent links may loop). */
-static int under(const struct te_proc *t, size_t n, long job, long step,
-		 size_t i, size_t root)
+/* The step's process with pid in the sorted index, or -1 (the first in
+ * table order when a snapshot holds a pid twice). */
+static int find(const struct pid_idx *ix, size_t m, int pid)
 {
-	int k, cur = (int)i;
+	size_t lo = 0, hi = m;
 
-	for (k = 0; k < 64 && cur >= 0; k++) {
-		if ((size_t)cur == root)
-			return 1;
-		cur = find_pid(t, n, job, step, t[cur].ppid);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return 0;
+	return lo < m && ix[lo].pid == pid ? ix[lo].i : -1;
 }
+
+#define DEPTH_MAX 64	/* a table is a snapshot: parent links may loop */
 
 size_t te_proc_pick_ranks(const struct te_proc *t, size_t n, long job,
 			  long step, struct te_rank_proc *out, size_t max)
 {
-	size_t i, j, k = 0;
+	struct pid_idx *ix = calloc(n ? n : 1, sizeof(*ix));
+	int *up = calloc(n ? n : 1, sizeof(*up));	/* parent, -1 */
+	int *root = calloc(n ? n : 1, sizeof(*root));	/* its task, -1 */
+	int *depth = calloc(n ? n : 1, sizeof(*depth));
+	int *best = calloc(n ? n : 1, sizeof(*best));	/* per task */
+	int *workers = calloc(n ? n : 1, sizeof(*workers));
+	size_t i, m = 0, k = 0;
 
+	if (!ix || !up || !root || !depth || !best || !workers)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (of_step(&t[i], job, step)) {
+			ix[m].pid = t[i].pid;
+			ix[m++].i = (int)i;
+		}
+	qsort(ix, m, sizeof(*ix), by_pid);
+	for (i = 0; i < n; i++) {
+		up[i] = of_step(&t[i], job, step) ? find(ix, m, t[i].ppid) : -1;
+		best[i] = -1;
+	}
+	/* each process's task: the top of its chain within the step, when
+	 * that is a child of the step's slurmstepd (or of a parent not
+	 * looked at) */
+	for (i = 0; i < n; i++) {
+		int cur = (int)i, d = 0;
+
+		root[i] = -1;
+		if (!of_step(&t[i], job, step))
+			continue;
+		while (up[cur] >= 0 && d < DEPTH_MAX) {
+			cur = up[cur];
+			d++;
+		}
+		if (up[cur] >= 0)
+			continue;	/* a loop, or too deep */
+		if (t[cur].parent_kind == TE_PARENT_OTHER ||
+		    (t[cur].parent_kind == TE_PARENT_STEPD &&
+		     (t[cur].stepd_job != job || t[cur].stepd_step != step)))
+			continue;	/* an orphan, and what is under it */
+		root[i] = cur;
+		depth[i] = d;
+	}
+	/* torchrun's workers (not their own children: data loaders inherit
+	 * RANK, the worker stands for them); else the task's shallowest
+	 * Python process, the first in table order */
+	for (i = 0; i < n; i++) {
+		int r = root[i], p = up[i];
+
+		if (r < 0 || (size_t)r == i)
+			continue;
+		if (t[i].elastic && t[i].rank >= 0) {
+			if (p >= 0 && t[p].elastic && t[p].rank == t[i].rank)
+				continue;
+			workers[r]++;
+		} else if (t[i].is_python &&
+			   (best[r] < 0 || depth[i] < depth[best[r]])) {
+			best[r] = (int)i;
+		}
+	}
 	for (i = 0; i < n && k < max; i++) {
-		int workers = 0, depth, best = -1, best_depth = 1 << 30;
+		int r = root[i], p = up[i];
 
-		if (!of_step(&t[i], job, step) ||
-		    find_pid(t, n, job, step, t[i].ppid) >= 0)
-			continue;	/* not a task: its parent is the step's */
-		for (j = 0; j < n && k < max; j++) {
-			int up;
-
-			if (j == i || !of_step(&t[j], job, step) ||
-			    !t[j].elastic || t[j].rank < 0 ||
-			    !under(t, n, job, step, j, i))
-				continue;
-			/* a worker's own children (data loaders) inherit
-			 * its RANK: the worker stands for them */
-			up = find_pid(t, n, job, step, t[j].ppid);
-			if (up >= 0 && t[up].elastic && t[up].rank == t[j].rank)
-				continue;
-			out[k].rank = t[j].rank;
-			out[k++].idx = (int)j;
-			workers++;
+		if (r == (int)i && !workers[i] && !t[i].agent) {
+			/* a task: itself, or its shallowest Python process
+			 * (an agent whose workers are gone stands for none) */
+			out[k].rank = t[i].procid;
+			out[k++].idx = t[i].is_python || best[i] < 0 ? (int)i :
+				       best[i];
+		} else if (r >= 0 && r != (int)i && workers[r] &&
+			   t[i].elastic && t[i].rank >= 0 &&
+			   !(p >= 0 && t[p].elastic && t[p].rank == t[i].rank)) {
+			out[k].rank = t[i].rank;	/* a worker */
+			out[k++].idx = (int)i;
 		}
-		if (workers || t[i].agent)
-			continue;	/* an agent stands for no rank */
-		/* the shallowest Python process of the task's tree */
-		for (j = 0; j < n; j++) {
-			int cur = (int)j;
-
-			if (!of_step(&t[j], job, step) || !t[j].is_python)
-				continue;
-			for (depth = 0; depth < 64 && cur >= 0 &&
-			     (size_t)cur != i; depth++)
-				cur = find_pid(t, n, job, step, t[cur].ppid);
-			if (cur >= 0 && (size_t)cur == i && depth < best_depth) {
-				best = (int)j;
-				best_depth = depth;
-			}
-		}
-		out[k].rank = t[i].procid;
-		out[k++].idx = best >= 0 ? best : (int)i;
 	}
 	qsort(out, k, sizeof(out[0]), by_rank);
+out:
+	free(ix); free(up); free(root); free(depth); free(best); free(workers);
 	return k;
 }

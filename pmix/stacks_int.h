@@ -11,8 +11,13 @@
 int te_stacks_node(long job, long step, uid_t uid);
 
 /* uid's processes of any step on this node (node: SLURMD_NODENAME, NULL:
- * any) into t; how many. A process counts when its real uid is uid (not
- * only its /proc directory's owner: root owns a non-dumpable process's). */
+ * any) into t, with what each one's parent is (a step's slurmstepd or
+ * not: te_proc_pick_ranks takes only its children for tasks); how many.
+ * A process counts when its real uid is uid (not only its /proc
+ * directory's owner: root owns a non-dumpable process's). A task's
+ * environment names its node (SLURMD_NODENAME, set by slurmd): where
+ * nodes share a process table (containers, the test cluster) only this
+ * node's count, and a process outside any task (no node) is not a rank. */
 struct te_proc;
 size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 		      uid_t uid);

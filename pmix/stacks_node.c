@@ -28,11 +28,6 @@
 
 extern char **environ;
 
-/* The step's processes of this user on this node into t; how many. A
- * task's environment names its node (SLURMD_NODENAME, set by slurmd, as in
- * ours): where nodes share a process table (containers, the test cluster)
- * only this node's count, and a process outside any task (no node) is not
- * a rank. */
 /* The real uid on /proc/PID/status's "Uid:" line, or -1. */
 static long real_uid(const char *pid)
 {
@@ -48,6 +43,33 @@ static long real_uid(const char *pid)
 		u++;
 	u[strcspn(u, "\t \n")] = '\0';
 	return te_parse_u64(u, 0x7fffffff, &n) == 0 ? (long)n : -1;
+}
+
+/* What p's parent is: the slurmstepd of a step (its process title), or
+ * something else; unknown when /proc does not show it (hidepid). The
+ * processes of a step share few parents: the last one is kept. */
+static void parent_of(struct te_proc *p)
+{
+	static int last_ppid = -1, last_kind;
+	static long last_job, last_step;
+	char path[64], cmd[64];
+	ssize_t len;
+
+	if (p->ppid != last_ppid) {
+		last_ppid = p->ppid;
+		te_snprintf(path, sizeof(path), "/proc/%d/cmdline", p->ppid);
+		len = p->ppid > 0 ? te_read_small(path, cmd, sizeof(cmd), 0) : -1;
+		if (len <= 0)
+			last_kind = TE_PARENT_UNKNOWN;
+		else if (te_proc_stepd_title(cmd, (size_t)len, &last_job,
+					     &last_step) == 0)
+			last_kind = TE_PARENT_STEPD;
+		else
+			last_kind = TE_PARENT_OTHER;
+	}
+	p->parent_kind = last_kind;
+	p->stepd_job = last_job;
+	p->stepd_step = last_step;
 }
 
 size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
@@ -82,6 +104,7 @@ size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 		te_proc_environ_parse(env, len > 0 ? (size_t)len : 0, p);
 		if (p->job < 0 || !p->node[0] || (node && strcmp(p->node, node)))
 			continue;
+		parent_of(p);
 		te_snprintf(path, sizeof(path), "/proc/%s/exe", d->d_name);
 		len = readlink(path, exe, sizeof(exe) - 1);
 		if (len > 0) {

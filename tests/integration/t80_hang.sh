@@ -6,6 +6,8 @@
 #       process is left.
 #   (b) trainenv stacks JOB.STEP on a running 6-rank step: rank 1 in
 #       odd_one(), the others in common(): two groups, rank 1 first.
+#   (b') a process each task left behind (adopted by init, the step's
+#       environment) is no rank (issue 25, item 6).
 #   (c) a C program (sleep) past the grace: native frames.
 #   (d) no debugger (TRAINENV_GDB names none): rank, node and state are
 #       still there, and the report says what is missing.
@@ -25,7 +27,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 37
+plan 38
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -172,6 +174,26 @@ grep -qE '^trainenv: hang: rank 1 on n[1-3] \(1 rank' <<<"$out" && grep -q 'in o
 ok $? "user nobody: trainenv stacks on their own step shows their frames" || diag "$out"
 scancel "$job"
 wait "$npid" 2>/dev/null
+
+# ================================================================ (b') orphans
+# Each task leaves a process behind (a data loader whose parent died):
+# it keeps the step's environment but is adopted by init. trainenv stacks
+# names the two tasks only (issue 25, item 6: it named the orphans too).
+rm -f "$ready"/rank.*
+te_srun -t 120 -N2 sh -c '(exec sleep 6131 &) ; touch "$1/rank.$SLURM_PROCID"; exec sleep 6132' sh "$ready" \
+	>/dev/null 2>&1 &
+opid=$!
+te_on_exit "kill $opid 2>/dev/null"
+wait_ready 2 60
+job=$(te_last_job_id)
+[ -n "$(left_on_nodes "^sleep 6131$")" ] &&
+	timeout 60 "$TE_TOOL" stacks --json "$job.0" >"$TE_WORK/o.json" 2>&1 &&
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=[x for g in d["groups"] for x in g["procs"]]; assert sorted(x["rank"] for x in p)==[0,1], p' "$TE_WORK/o.json"
+ok $? "a process each task left behind (adopted by init) is not reported: ranks 0 and 1 once each" ||
+	diag "$(left_on_nodes "sleep 613")" "$(head -c 2000 "$TE_WORK/o.json")"
+scancel "$job"
+wait "$opid" 2>/dev/null
+for n in n1 n2; do cluster_exec "$n" pkill -f "^sleep 6131$" 2>/dev/null; done
 
 # ================================================================ (c) native frames, (d) no debugger
 te_srun -t 60 -N2 --train-exit-grace=3 --train-exit-action=kill sh -c '[ "$SLURM_PROCID" = 1 ] && exec sleep 600; sleep 1' \

@@ -1,9 +1,11 @@
 /* Unit tests of the hang report's process table (core/proctab.c): /proc
- * stat lines, environment blocks, and which process stands for each rank
- * (plain tasks, a shell that runs Python, torchrun workers, other steps). */
+ * stat lines, environment blocks, slurmstepd's title, and which process
+ * stands for each rank (plain tasks, a shell that runs Python, torchrun
+ * workers, other steps, orphaned data loaders, tables of 2,048). */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "proctab.h"
@@ -49,8 +51,10 @@ static void test_environ(void)
 
 	te_proc_environ_parse(env, sizeof(env) - 1, &p);
 	ok(p.job == 17 && p.step == 0 && p.procid == 5 && p.rank == 11 &&
-	   p.elastic && p.node[0] == '\0',
+	   p.elastic && p.node[0] == '\0' && p.world == -1,
 	   "job, step, procid, rank and torchrun's run id read");
+	te_proc_environ_parse("WORLD_SIZE=16\0RANK=3", 20, &p);
+	ok(p.world == 16 && p.rank == 3, "WORLD_SIZE read");
 	te_proc_environ_parse("SLURMD_NODENAME=n7\0A=1", 22, &p);
 	is_str(p.node, "n7", "the node slurmd set (SLURMD_NODENAME)");
 	ok(!p.agent, "not a torchrun agent");
@@ -156,11 +160,158 @@ static void test_pick(void)
 	is_int(k, 0, "no process: nothing");
 }
 
+static void test_stepd_title(void)
+{
+	long j = 0, s = 0;
+
+	ok(te_proc_stepd_title("slurmstepd: [57.3]", 19, &j, &s) == 0 &&
+	   j == 57 && s == 3, "slurmstepd's title: its job and step");
+	ok(te_proc_stepd_title("slurmstepd: [57.0]\0\0\0", 21, &j, &s) == 0 &&
+	   j == 57 && s == 0, "... padded with NULs");
+	ok(te_proc_stepd_title("slurmstepd: [57.batch]", 22, &j, &s) < 0 &&
+	   te_proc_stepd_title("slurmstepd: [57.extern]", 23, &j, &s) < 0,
+	   "the batch and extern steps: no numbered step");
+	ok(te_proc_stepd_title("/sbin/init", 10, &j, &s) < 0 &&
+	   te_proc_stepd_title("slurmstepd: [57.0", 17, &j, &s) < 0 &&
+	   te_proc_stepd_title("slurmstepd: [57.0]x", 19, &j, &s) < 0 &&
+	   te_proc_stepd_title("slurmstepd: [.0]", 16, &j, &s) < 0 &&
+	   te_proc_stepd_title("slurmstepd: [5x.0]", 18, &j, &s) < 0 &&
+	   te_proc_stepd_title("slurmstepd: [57.0]", 10, &j, &s) < 0 &&
+	   te_proc_stepd_title("", 0, &j, &s) < 0,
+	   "anything else, cut or malformed: not slurmstepd");
+}
+
+/* A process of job.step whose parent is the step's slurmstepd. */
+static struct te_proc T(int pid, long job, long step, long procid, int py)
+{
+	struct te_proc p = P(pid, 2, job, step, procid, -1, 0, py);
+
+	p.parent_kind = TE_PARENT_STEPD;
+	p.stepd_job = job;
+	p.stepd_step = step;
+	return p;
+}
+
+static void test_orphans(void)
+{
+	struct te_proc t[16];
+	struct te_rank_proc r[16];
+	size_t n = 0, k;
+
+	/* rank 0's task and a data loader; rank 1's task died and its loader
+	 * was adopted by init (same environment, SLURM_PROCID 1) */
+	t[n++] = T(100, 5, 0, 0, 1);
+	t[n++] = P(101, 100, 5, 0, 0, -1, 0, 1);
+	t[n] = P(201, 1, 5, 0, 1, -1, 0, 1);
+	t[n++].parent_kind = TE_PARENT_OTHER;
+	t[n] = P(202, 201, 5, 0, 1, -1, 0, 1);		/* the orphan's child */
+	t[n++].parent_kind = TE_PARENT_OTHER;
+	k = te_proc_pick_ranks(t, n, 5, 0, r, 16);
+	ok(k == 1 && r[0].rank == 0 && t[r[0].idx].pid == 100,
+	   "an orphaned data loader (adopted by init) is no rank, nor its child");
+	/* a process of the step's environment under another step's
+	 * slurmstepd (a collector started inside the step) */
+	t[2] = T(201, 5, 0, 1, 1);
+	t[2].stepd_step = 1;
+	k = te_proc_pick_ranks(t, 3, 5, 0, r, 16);
+	ok(k == 1 && r[0].rank == 0,
+	   "a process under another step's slurmstepd is no task of this one");
+	t[2].stepd_step = 0;
+	k = te_proc_pick_ranks(t, 3, 5, 0, r, 16);
+	ok(k == 2 && r[1].rank == 1 && t[r[1].idx].pid == 201,
+	   "control: under the step's own slurmstepd it is rank 1's task");
+	t[2].parent_kind = TE_PARENT_UNKNOWN;
+	k = te_proc_pick_ranks(t, 3, 5, 0, r, 16);
+	is_int(k, 2, "a parent /proc does not show (hidepid): taken as a task");
+
+	/* torchrun: a worker's loader adopted by init after its worker died */
+	n = 0;
+	t[n] = T(30, 8, 0, 1, 1);
+	t[n++].agent = 1;
+	t[n++] = P(31, 30, 8, 0, 1, 7, 1, 1);		/* worker RANK 7 */
+	t[n] = P(33, 1, 8, 0, 1, 6, 1, 1);		/* RANK 6's loader */
+	t[n++].parent_kind = TE_PARENT_OTHER;
+	k = te_proc_pick_ranks(t, n, 8, 0, r, 16);
+	ok(k == 1 && r[0].rank == 7 && t[r[0].idx].pid == 31,
+	   "torchrun: an orphaned worker's loader is no rank");
+}
+
+/* 2,048 processes, all of the step: answers checked one by one. */
+static void test_big(void)
+{
+	struct te_proc *t = calloc(2048, sizeof(*t));
+	struct te_rank_proc *r = calloc(2048, sizeof(*r));
+	size_t i, k, good = 0;
+
+	if (!t || !r) {
+		ok(0, "no memory");
+		return;
+	}
+	/* shuffled pids: the index must not rely on table order */
+	for (i = 0; i < 2048; i++)
+		t[i] = T((int)(100000 - 37 * ((i * 1031) % 2048)), 9, 0,
+			 (long)(2047 - i), 1);
+	k = te_proc_pick_ranks(t, 2048, 9, 0, r, 2048);
+	for (i = 0; i < k; i++)
+		good += r[i].rank == (long)i && t[r[i].idx].procid == (long)i;
+	ok(k == 2048 && good == 2048,
+	   "2,048 detached tasks: 2,048 ranks, each its own process, in order");
+
+	/* 256 tasks (a shell), each a Python child and 6 loaders under it */
+	for (i = 0; i < 2048; i++) {
+		size_t task = i / 8 * 8;
+
+		if (i == task)
+			t[i] = T((int)(3000 + i), 9, 0, (long)(i / 8), 0);
+		else
+			t[i] = P((int)(3000 + i), 3000 + (int)(i % 8 == 1 ? task :
+							       task + 1),
+				 9, 0, (long)(i / 8), -1, 0, 1);
+	}
+	k = te_proc_pick_ranks(t, 2048, 9, 0, r, 2048);
+	for (i = 0, good = 0; i < k; i++)
+		good += r[i].rank == (long)i &&
+			t[r[i].idx].pid == 3000 + (int)(8 * i + 1);
+	ok(k == 256 && good == 256,
+	   "256 shell tasks x 8: 256 ranks, each its Python child");
+
+	/* the same, every rank's task gone: its loaders are orphans */
+	for (i = 0; i < 2048; i += 8) {
+		t[i].pid = 1;	/* no such process of the step */
+		t[i].job = -1;
+		t[i + 1].ppid = 1;
+		t[i + 1].parent_kind = TE_PARENT_OTHER;
+	}
+	k = te_proc_pick_ranks(t, 2048, 9, 0, r, 2048);
+	is_int(k, 0, "... and with every task gone, 1,792 orphaned processes: no rank");
+
+	/* 8 torchrun agents x 255 workers */
+	for (i = 0; i < 2048; i++) {
+		if (i % 256 == 0) {
+			t[i] = T((int)(7000 + i), 9, 0, (long)(i / 256), 1);
+			t[i].agent = 1;
+		} else {
+			t[i] = P((int)(7000 + i), 7000 + (int)(i / 256 * 256), 9,
+				 0, (long)(i / 256), (long)(i - i / 256 - 1), 1, 1);
+		}
+	}
+	k = te_proc_pick_ranks(t, 2048, 9, 0, r, 2048);
+	for (i = 0, good = 0; i < k; i++)
+		good += r[i].rank == (long)i && t[r[i].idx].rank == (long)i;
+	ok(k == 2040 && good == 2040,
+	   "8 torchrun agents x 255 workers: the 2,040 workers, in rank order");
+	free(t);
+	free(r);
+}
+
 int main(void)
 {
 	test_stat();
 	test_environ();
 	test_python();
 	test_pick();
+	test_stepd_title();
+	test_orphans();
+	test_big();
 	return tap_done();
 }
