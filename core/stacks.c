@@ -16,6 +16,7 @@ void te_stack_init(struct te_proc_stack *ps)
 	ps->state = '?';
 	ps->cpu_ms = -1;
 	ps->since_ms = -1;
+	ps->world = -1;
 	ps->text_used = 1;		/* text[0] is the empty string */
 }
 
@@ -43,18 +44,21 @@ const char *te_stack_state_word(char state)
 }
 
 /* The offset of s[0..len) in the text, stored once (cut at
- * TE_STACK_NAME_MAX with "...", control bytes as '?'); -1 when the text is
- * full. */
+ * TE_STACK_NAME_MAX with "...", between two UTF-8 characters; control
+ * bytes as '?'); -1 when the text is full. */
 static int text_add(struct te_proc_stack *ps, const char *s, size_t len,
 		    int *cut)
 {
 	char tmp[TE_STACK_NAME_MAX + 1];
-	size_t i, n = len, p;
+	size_t i, n = len, p, k;
 
 	if (!s || !len)
 		return 0;
 	if (n > TE_STACK_NAME_MAX) {
-		n = TE_STACK_NAME_MAX;
+		n = TE_STACK_NAME_MAX - 3;
+		/* not inside a character (at most 3 bytes follow its first) */
+		for (k = 0; k < 3 && ((unsigned char)s[n] & 0xc0) == 0x80; k++)
+			n--;
 		*cut = 1;
 	}
 	for (i = 0; i < n; i++) {
@@ -62,8 +66,10 @@ static int text_add(struct te_proc_stack *ps, const char *s, size_t len,
 
 		tmp[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
 	}
-	if (len > TE_STACK_NAME_MAX)
-		memcpy(tmp + n - 3, "...", 3);
+	if (len > TE_STACK_NAME_MAX) {
+		memcpy(tmp + n, "...", 3);
+		n += 3;
+	}
 	tmp[n] = '\0';
 	for (p = 1; p < ps->text_used; p += strlen(ps->text + p) + 1)
 		if (!strcmp(ps->text + p, tmp))

@@ -30,6 +30,8 @@
 #define TE_STACK_NODE_MAX 64
 #define TE_STACK_WCHAN_MAX 64
 #define TE_STACK_NOTE_MAX 128
+#define TE_STACK_NODE_RANKS 1024	/* records one node sends at most */
+#define TE_STACK_RECORD_MAX (64 * 1024)	/* one process's record */
 
 enum te_frame_kind { TE_FRAME_PY = 1, TE_FRAME_NATIVE = 2 };
 #define TE_FRAME_CUT 1u			/* a name of the frame was cut */
@@ -58,6 +60,7 @@ struct te_proc_stack {
 	char wchan[TE_STACK_WCHAN_MAX];
 	int64_t cpu_ms;			/* CPU used since the reference, -1 unknown */
 	int64_t since_ms;		/* since the first exit, -1 unknown */
+	int world;			/* its WORLD_SIZE, -1 unknown */
 	char note[TE_STACK_NOTE_MAX];	/* what is missing, "" when nothing */
 	uint16_t nthreads;
 	uint16_t threads_nopy;		/* threads left out: no Python frame */
@@ -145,34 +148,54 @@ int te_stack_report_text(char *buf, size_t len,
 			 const struct te_proc_stack *procs, size_t n);
 /* The same as JSON: {"groups":[{"ranks":[..],"nodes":[..],"procs":[..],
  * "note":..,"threads":[{"frames":[..]}]}],"more_groups":N}. Strings are
- * escaped (quote, backslash, control and non-ASCII bytes as \u00XX).
+ * written by te_buf_json_str (core/textbuf.h): valid UTF-8 as it is,
+ * quote, backslash and control characters escaped, ill-formed bytes as
+ * U+FFFD. Built with an append cursor: linear in the report's size.
  * Returns 0, or -1 when groups were left out (counted in more_groups). */
 int te_stack_report_json(char *buf, size_t len,
 			 const struct te_proc_stack *procs, size_t n);
-/* s as a JSON string (quotes included) appended to buf; 0 or -1 (cut:
- * buf is left as it was). */
+/* s as a JSON string (quotes included, as te_buf_json_str) appended to
+ * the terminated text in buf; 0 or -1 (cut: buf is left as it was). */
 int te_json_str_append(char *buf, size_t len, const char *s);
 
 /* ---------------------------------------------------------------- wire */
 
 /* One process as a few lines (every string percent-encoded, "-" for ""):
  *   TE-STACK1 proc rank=4 pid=77 node=n3 state=S cpu_ms=0 since_ms=12000
- *     wchan=hrtimer_nanosleep nopy=1 tcut=0 note=-
+ *     wchan=hrtimer_nanosleep nopy=1 tcut=0 note=- world=8
  *   thread lwp=77 cut=0
  *   frame py LINE FUNC FILE FLAGS
  *   frame native ADDR LINE FUNC FILE LIB FLAGS
  *   end
- * Records of several processes follow each other. 0, or -1 when buf is too
- * small. */
+ * Records of several processes follow each other. A process whose record
+ * does not fit len (16 threads of deep C++ stacks are over 64 KiB) is
+ * never dropped: the outermost frames go first (each thread keeps its
+ * innermost ones, the same number for all, and is marked cut); when not
+ * one frame of every thread fits, the innermost frame of the first
+ * threads that do (the others counted in tcut); the note says so.
+ * Returns 0 (whole), 1 (cut to fit), or -1 when not even the proc line
+ * fits (buf then holds ""). */
 #define TE_STACK_WIRE_MAGIC "TE-STACK1"
 #define TE_STACK_WIRE_LINE_MAX 1536
 int te_stack_wire_encode(char *buf, size_t len, const struct te_proc_stack *ps);
 /* Decodes the record at buf[0..len) into ps; *used gets its length (with
- * its last newline). Refuses, with a one-line reason in err, a bad magic or
+ * its last newline). world= may be left out (a collector before it).
+ * Refuses, with a one-line reason in err, a bad magic or
  * key, NUL or control bytes, over-long lines or fields, numbers out of
  * range, more threads or frames than the bounds, and a record without
  * "end". Returns 0 or -1. */
 int te_stack_wire_decode(const char *buf, size_t len, size_t *used,
 			 struct te_proc_stack *ps, char *err, size_t errlen);
+
+/* The login side's merger: the records of every node in buf[0..len)
+ * (lines that are no record skipped) into *procs, grown with realloc (the
+ * caller frees it). It stops at the step's rank count: ntasks (one task a
+ * rank), or the WORLD_SIZE its records carry when that is more (torchrun:
+ * a task stands for its workers), never past what nnodes nodes can send
+ * (TE_STACK_NODE_RANKS each); *left_out is then 1 (also when memory runs
+ * out: what came is kept). Returns how many. */
+long te_stack_merge(const char *buf, size_t len, unsigned ntasks,
+		    unsigned nnodes, struct te_proc_stack **procs,
+		    int *left_out);
 
 #endif

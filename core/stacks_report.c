@@ -8,6 +8,7 @@
 
 #include "stacks.h"
 #include "strutil.h"
+#include "textbuf.h"
 
 /* ---------------------------------------------------------------- groups */
 
@@ -325,7 +326,7 @@ static void frame_text(char *out, size_t len, const struct te_proc_stack *ps,
 		te_appendf(out, len, " from %s", li);
 }
 
-static int group_text(char *buf, size_t len, const struct te_proc_stack *procs,
+static int group_text(struct te_buf *b, const struct te_proc_stack *procs,
 		      const size_t *m, size_t count)
 {
 	const struct te_proc_stack *rep = &procs[m[0]];
@@ -352,15 +353,15 @@ static int group_text(char *buf, size_t len, const struct te_proc_stack *procs,
 		}
 	}
 	te_clean_text(w, sizeof(w), rep->wchan, SIZE_MAX);
-	bad |= te_appendf(buf, len, "trainenv: hang: %s (%zu rank%s", where,
+	bad |= te_buf_printf(b, "trainenv: hang: %s (%zu rank%s", where,
 			  count, count == 1 ? "" : "s");
 	if (count == 1)
-		bad |= te_appendf(buf, len, ", pid %d): state %c (%s%s%s)",
+		bad |= te_buf_printf(b, ", pid %d): state %c (%s%s%s)",
 				  rep->pid, rep->state > 0x20 && rep->state < 0x7f ?
 				  rep->state : '?', te_stack_state_word(rep->state),
 				  w[0] ? ", wchan " : "", w);
 	else {
-		bad |= te_appendf(buf, len, "): states");
+		bad |= te_buf_printf(b, "): states");
 		for (j = 0;; j++) {	/* the commonest state first */
 			size_t best = 0;
 
@@ -369,7 +370,7 @@ static int group_text(char *buf, size_t len, const struct te_proc_stack *procs,
 					best = c;
 			if (!best)
 				break;
-			bad |= te_appendf(buf, len, "%s %zu %c (%s)",
+			bad |= te_buf_printf(b, "%s %zu %c (%s)",
 					  j ? "," : "", nstate[best],
 					  best > 0x20 && best < 0x7f ?
 					  (char)best : '?',
@@ -377,38 +378,38 @@ static int group_text(char *buf, size_t len, const struct te_proc_stack *procs,
 			nstate[best] = 0;
 		}
 		if (same_wchan && w[0])
-			bad |= te_appendf(buf, len, ", wchan %s", w);
+			bad |= te_buf_printf(b, ", wchan %s", w);
 	}
 	if (shi >= 0)
 		secs(t, sizeof(t), slo, shi),
-		bad |= te_appendf(buf, len, ", %s s since the first exit", t);
+		bad |= te_buf_printf(b, ", %s s since the first exit", t);
 	if (chi >= 0)
 		secs(t, sizeof(t), clo, chi),
-		bad |= te_appendf(buf, len, ", cpu %s s", t);
-	bad |= te_appendf(buf, len, "\n");
+		bad |= te_buf_printf(b, ", cpu %s s", t);
+	bad |= te_buf_printf(b, "\n");
 	te_clean_text(note, sizeof(note), rep->note, SIZE_MAX);
 	if (note[0])
-		bad |= te_appendf(buf, len, "  note: %s\n", note);
+		bad |= te_buf_printf(b, "  note: %s\n", note);
 	for (i = 0; i < rep->nthreads; i++) {
 		const struct te_thread_stack *th = &rep->threads[i];
 
-		bad |= te_appendf(buf, len, "  thread %zu of %u, most recent "
+		bad |= te_buf_printf(b, "  thread %zu of %u, most recent "
 				  "call first:\n", i + 1, (unsigned)rep->nthreads);
 		for (j = 0; j < th->count; j++) {
 			frame_text(line, sizeof(line), rep,
 				   &rep->frames[th->first + j], j);
-			bad |= te_appendf(buf, len, "    %s\n", line);
+			bad |= te_buf_printf(b, "    %s\n", line);
 		}
 		if (th->cut)
-			bad |= te_appendf(buf, len, "    ... more frames not "
+			bad |= te_buf_printf(b, "    ... more frames not "
 					  "shown\n");
 	}
 	if (rep->threads_nopy)
-		bad |= te_appendf(buf, len, "  (%u more thread%s without "
+		bad |= te_buf_printf(b, "  (%u more thread%s without "
 				  "Python frames)\n", (unsigned)rep->threads_nopy,
 				  rep->threads_nopy == 1 ? "" : "s");
 	if (rep->threads_cut)
-		bad |= te_appendf(buf, len, "  (%u more thread%s not shown)\n",
+		bad |= te_buf_printf(b, "  (%u more thread%s not shown)\n",
 				  (unsigned)rep->threads_cut,
 				  rep->threads_cut == 1 ? "" : "s");
 	return bad ? -1 : 0;
@@ -439,23 +440,24 @@ int te_stack_report_text(char *buf, size_t len,
 			 const struct te_proc_stack *procs, size_t n)
 {
 	struct te_stack_group *groups;
+	struct te_buf b;
 	size_t *order, g, room = len > 2 * REPORT_RESERVE ?
 		len - REPORT_RESERVE : len;
 	long ng;
 
 	if (!len)
 		return -1;
-	buf[0] = '\0';
+	te_buf_init(&b, buf, room);
 	ng = grouped(procs, n, &order, &groups);
 	if (ng < 0)
 		return te_err(buf, len, "trainenv: hang: no memory for the "
 			      "report\n");
 	for (g = 0; g < (size_t)ng; g++) {
-		size_t mark = strlen(buf);
+		size_t mark = b.used;
 
-		if (group_text(buf, room, procs, order + groups[g].first,
+		if (group_text(&b, procs, order + groups[g].first,
 			       groups[g].count) < 0) {
-			buf[mark] = '\0';
+			te_buf_rewind(&b, mark);
 			break;
 		}
 	}
@@ -463,8 +465,9 @@ int te_stack_report_text(char *buf, size_t len,
 	free(groups);
 	if (g == (size_t)ng)
 		return 0;
-	te_appendf(buf, len, "trainenv: hang: ... %zu more group%s\n",
-		   (size_t)ng - g, (size_t)ng - g == 1 ? "" : "s");
+	b.len = len;
+	te_buf_printf(&b, "trainenv: hang: ... %zu more group%s\n",
+		      (size_t)ng - g, (size_t)ng - g == 1 ? "" : "s");
 	return -1;
 }
 
@@ -472,57 +475,36 @@ int te_stack_report_text(char *buf, size_t len,
 
 int te_json_str_append(char *buf, size_t len, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t o = strnlen(buf, len), mark = o;
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	struct te_buf b;
 
-#define PUT(c) do { if (o + 1 >= len) goto cut; buf[o++] = (char)(c); } while (0)
-	if (mark >= len)
+	if (!len)
 		return -1;
-	PUT('"');
-	for (; *p; p++) {
-		if (*p == '"' || *p == '\\') {
-			PUT('\\');
-			PUT(*p);
-		} else if (*p == '\n') {
-			PUT('\\');
-			PUT('n');
-		} else if (*p < 0x20 || *p >= 0x7f) {
-			PUT('\\'); PUT('u'); PUT('0'); PUT('0');
-			PUT(hex[*p >> 4]);
-			PUT(hex[*p & 15]);
-		} else {
-			PUT(*p);
-		}
-	}
-	PUT('"');
-#undef PUT
-	buf[o] = '\0';
-	return 0;
-cut:
-	buf[mark] = '\0';
-	return -1;
+	b.p = buf;
+	b.len = len;
+	b.used = strnlen(buf, len);
+	b.cut = b.used >= len;
+	return te_buf_json_str(&b, s);
 }
 
-static int json_frame(char *buf, size_t len, const struct te_proc_stack *ps,
+static int json_frame(struct te_buf *b, const struct te_proc_stack *ps,
 		      const struct te_frame *f)
 {
-	int bad = te_appendf(buf, len, "{\"kind\":\"%s\",\"function\":",
+	int bad = te_buf_printf(b, "{\"kind\":\"%s\",\"function\":",
 			     f->kind == TE_FRAME_PY ? "py" : "native");
 
-	bad |= te_json_str_append(buf, len, te_frame_str(ps, f->func));
-	bad |= te_appendf(buf, len, ",\"file\":");
-	bad |= te_json_str_append(buf, len, te_frame_str(ps, f->file));
-	bad |= te_appendf(buf, len, ",\"line\":%u", (unsigned)f->line);
+	bad |= te_buf_json_str(b, te_frame_str(ps, f->func));
+	bad |= te_buf_printf(b, ",\"file\":");
+	bad |= te_buf_json_str(b, te_frame_str(ps, f->file));
+	bad |= te_buf_printf(b, ",\"line\":%u", (unsigned)f->line);
 	if (f->kind == TE_FRAME_NATIVE) {
-		bad |= te_appendf(buf, len, ",\"library\":");
-		bad |= te_json_str_append(buf, len, te_frame_str(ps, f->lib));
+		bad |= te_buf_printf(b, ",\"library\":");
+		bad |= te_buf_json_str(b, te_frame_str(ps, f->lib));
 	}
-	return bad | te_appendf(buf, len, ",\"cut\":%s}",
+	return bad | te_buf_printf(b, ",\"cut\":%s}",
 				f->flags & TE_FRAME_CUT ? "true" : "false");
 }
 
-static int json_group(char *buf, size_t len, const struct te_proc_stack *procs,
+static int json_group(struct te_buf *b, const struct te_proc_stack *procs,
 		      const size_t *m, size_t count)
 {
 	const struct te_proc_stack *rep = &procs[m[0]];
@@ -537,43 +519,43 @@ static int json_group(char *buf, size_t len, const struct te_proc_stack *procs,
 		names[i] = procs[m[i]].node;
 	(void)te_nodes_format(nodes, sizeof(nodes), names, count);
 	free(names);
-	bad |= te_appendf(buf, len, "{\"count\":%zu,\"ranks\":[", count);
+	bad |= te_buf_printf(b, "{\"count\":%zu,\"ranks\":[", count);
 	for (i = 0; i < count; i++)
-		bad |= te_appendf(buf, len, "%s%d", i ? "," : "",
+		bad |= te_buf_printf(b, "%s%d", i ? "," : "",
 				  procs[m[i]].rank);
-	bad |= te_appendf(buf, len, "],\"nodes\":");
-	bad |= te_json_str_append(buf, len, nodes);
-	bad |= te_appendf(buf, len, ",\"note\":");
-	bad |= te_json_str_append(buf, len, rep->note);
-	bad |= te_appendf(buf, len, ",\"procs\":[");
+	bad |= te_buf_printf(b, "],\"nodes\":");
+	bad |= te_buf_json_str(b, nodes);
+	bad |= te_buf_printf(b, ",\"note\":");
+	bad |= te_buf_json_str(b, rep->note);
+	bad |= te_buf_printf(b, ",\"procs\":[");
 	for (i = 0; i < count && !bad; i++) {
 		const struct te_proc_stack *p = &procs[m[i]];
 
 		st[0] = p->state;
-		bad |= te_appendf(buf, len, "%s{\"rank\":%d,\"pid\":%d,\"node\":",
+		bad |= te_buf_printf(b, "%s{\"rank\":%d,\"pid\":%d,\"node\":",
 				  i ? "," : "", p->rank, p->pid);
-		bad |= te_json_str_append(buf, len, p->node);
-		bad |= te_appendf(buf, len, ",\"state\":");
-		bad |= te_json_str_append(buf, len, st);
-		bad |= te_appendf(buf, len, ",\"state_word\":\"%s\",\"wchan\":",
+		bad |= te_buf_json_str(b, p->node);
+		bad |= te_buf_printf(b, ",\"state\":");
+		bad |= te_buf_json_str(b, st);
+		bad |= te_buf_printf(b, ",\"state_word\":\"%s\",\"wchan\":",
 				  te_stack_state_word(p->state));
-		bad |= te_json_str_append(buf, len, p->wchan);
-		bad |= te_appendf(buf, len, ",\"cpu_ms\":%lld,\"since_ms\":%lld}",
+		bad |= te_buf_json_str(b, p->wchan);
+		bad |= te_buf_printf(b, ",\"cpu_ms\":%lld,\"since_ms\":%lld}",
 				  (long long)p->cpu_ms, (long long)p->since_ms);
 	}
-	bad |= te_appendf(buf, len, "],\"threads\":[");
+	bad |= te_buf_printf(b, "],\"threads\":[");
 	for (i = 0; i < rep->nthreads && !bad; i++) {
 		const struct te_thread_stack *th = &rep->threads[i];
 
-		bad |= te_appendf(buf, len, "%s{\"frames\":[", i ? "," : "");
+		bad |= te_buf_printf(b, "%s{\"frames\":[", i ? "," : "");
 		for (j = 0; j < th->count && !bad; j++)
-			bad |= te_appendf(buf, len, "%s", j ? "," : "") |
-				json_frame(buf, len, rep,
+			bad |= te_buf_printf(b, "%s", j ? "," : "") |
+				json_frame(b, rep,
 					   &rep->frames[th->first + j]);
-		bad |= te_appendf(buf, len, "],\"cut\":%s}",
+		bad |= te_buf_printf(b, "],\"cut\":%s}",
 				  th->cut ? "true" : "false");
 	}
-	bad |= te_appendf(buf, len, "],\"threads_nopy\":%u,\"threads_cut\":%u}",
+	bad |= te_buf_printf(b, "],\"threads_nopy\":%u,\"threads_cut\":%u}",
 			  (unsigned)rep->threads_nopy,
 			  (unsigned)rep->threads_cut);
 	return bad ? -1 : 0;
@@ -583,32 +565,34 @@ int te_stack_report_json(char *buf, size_t len,
 			 const struct te_proc_stack *procs, size_t n)
 {
 	struct te_stack_group *groups;
+	struct te_buf b;
 	size_t *order, g, room = len > REPORT_RESERVE ? len - REPORT_RESERVE
 		: 0;
 	long ng;
 
 	if (!len)
 		return -1;
-	buf[0] = '\0';
+	te_buf_init(&b, buf, room);
 	ng = grouped(procs, n, &order, &groups);
-	if (ng < 0 || te_appendf(buf, room, "{\"groups\":[") < 0) {
+	if (ng < 0 || te_buf_printf(&b, "{\"groups\":[") < 0) {
 		free(order);
 		free(groups);
 		return te_snprintf(buf, len, "{\"error\":\"%s\"}",
 				   ng < 0 ? "no memory" : "no room"), -1;
 	}
 	for (g = 0; g < (size_t)ng; g++) {
-		size_t mark = strlen(buf);
+		size_t mark = b.used;
 
-		if ((g && te_appendf(buf, room, ",") < 0) ||
-		    json_group(buf, room, procs, order + groups[g].first,
+		if ((g && te_buf_printf(&b, ",") < 0) ||
+		    json_group(&b, procs, order + groups[g].first,
 			       groups[g].count) < 0) {
-			buf[mark] = '\0';
+			te_buf_rewind(&b, mark);
 			break;
 		}
 	}
 	free(order);
 	free(groups);
-	te_appendf(buf, len, "],\"more_groups\":%zu}\n", (size_t)ng - g);
+	b.len = len;
+	te_buf_printf(&b, "],\"more_groups\":%zu}\n", (size_t)ng - g);
 	return g == (size_t)ng ? 0 : -1;
 }

@@ -4,10 +4,12 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stacks.h"
 #include "strutil.h"
+#include "textbuf.h"
 
 #define ENC_MAX (3 * TE_STACK_NOTE_MAX + 1)
 
@@ -28,61 +30,110 @@ static char wire_state(char c)
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ? c : '?';
 }
 
-int te_stack_wire_encode(char *buf, size_t len, const struct te_proc_stack *ps)
+/* The record with at most tmax threads of at most kmax frames each (the
+ * innermost: frames are most recent first), note as given, tcut_more more
+ * threads counted as cut. 0, or -1 when it does not fit. */
+static int encode(struct te_buf *b, const struct te_proc_stack *ps,
+		  const char *note_in, size_t tmax, size_t kmax)
 {
-	char a[ENC_MAX], b[ENC_MAX], c[ENC_MAX], d[ENC_MAX],
-	     note[TE_STACK_NOTE_MAX], wchan[TE_STACK_WCHAN_MAX];
-	size_t i, j;
-	int bad = 0;
+	char a[ENC_MAX], c[ENC_MAX], d[ENC_MAX], note[TE_STACK_NOTE_MAX],
+	     wchan[TE_STACK_WCHAN_MAX];
+	size_t i, j, nt = ps->nthreads < TE_STACK_THREADS ? ps->nthreads :
+		TE_STACK_THREADS;
+	unsigned tcut = ps->threads_cut + (unsigned)(nt > tmax ? nt - tmax : 0);
 
-	if (!len)
-		return -1;
-	buf[0] = '\0';
+	te_buf_rewind(b, 0);
 	/* The decoder refuses control bytes: a collector's note or a wchan
 	 * that holds one goes with '?' instead. */
-	te_clean_text(note, sizeof(note), ps->note, SIZE_MAX);
+	te_clean_text(note, sizeof(note), note_in, SIZE_MAX);
 	te_clean_text(wchan, sizeof(wchan), ps->wchan, SIZE_MAX);
-	bad |= te_appendf(buf, len, TE_STACK_WIRE_MAGIC " proc rank=%d pid=%d "
-			  "node=%s state=%c cpu_ms=%lld since_ms=%lld wchan=%s "
-			  "nopy=%u tcut=%u note=%s\n", ps->rank, ps->pid,
-			  enc(a, sizeof(a), ps->node), wire_state(ps->state),
-			  (long long)ps->cpu_ms, (long long)ps->since_ms,
-			  enc(b, sizeof(b), wchan),
-			  (unsigned)ps->threads_nopy, (unsigned)ps->threads_cut,
-			  enc(c, sizeof(c), note));
-	for (i = 0; i < ps->nthreads && i < TE_STACK_THREADS && !bad; i++) {
+	te_buf_printf(b, TE_STACK_WIRE_MAGIC " proc rank=%d pid=%d node=%s "
+		      "state=%c cpu_ms=%lld since_ms=%lld wchan=%s nopy=%u "
+		      "tcut=%u note=%s world=%d\n", ps->rank, ps->pid,
+		      enc(a, sizeof(a), ps->node), wire_state(ps->state),
+		      (long long)ps->cpu_ms, (long long)ps->since_ms,
+		      enc(c, sizeof(c), wchan), (unsigned)ps->threads_nopy,
+		      tcut < UINT16_MAX ? tcut : UINT16_MAX,
+		      enc(d, sizeof(d), note), ps->world >= 0 ? ps->world : -1);
+	for (i = 0; i < nt && i < tmax && !b->cut; i++) {
 		const struct te_thread_stack *t = &ps->threads[i];
 
-		bad |= te_appendf(buf, len, "thread lwp=%d cut=%d\n", t->lwp,
-				  t->cut ? 1 : 0);
-		for (j = 0; j < t->count && t->first + j < TE_STACK_FRAMES_ALL;
-		     j++) {
+		te_buf_printf(b, "thread lwp=%d cut=%d\n", t->lwp,
+			      t->cut || t->count > kmax ? 1 : 0);
+		for (j = 0; j < t->count && j < kmax &&
+		     t->first + j < TE_STACK_FRAMES_ALL && !b->cut; j++) {
 			const struct te_frame *f = &ps->frames[t->first + j];
 
 			if (f->kind == TE_FRAME_PY)
-				bad |= te_appendf(buf, len, "frame py %u %s %s "
-						  "%u\n", (unsigned)f->line,
-						  enc(a, sizeof(a),
-						      te_frame_str(ps, f->func)),
-						  enc(b, sizeof(b),
-						      te_frame_str(ps, f->file)),
-						  (unsigned)f->flags);
+				te_buf_printf(b, "frame py %u %s %s %u\n",
+					      (unsigned)f->line,
+					      enc(a, sizeof(a),
+						  te_frame_str(ps, f->func)),
+					      enc(c, sizeof(c),
+						  te_frame_str(ps, f->file)),
+					      (unsigned)f->flags);
 			else
-				bad |= te_appendf(buf, len, "frame native %llx "
-						  "%u %s %s %s %u\n",
-						  (unsigned long long)f->addr,
-						  (unsigned)f->line,
-						  enc(a, sizeof(a),
-						      te_frame_str(ps, f->func)),
-						  enc(b, sizeof(b),
-						      te_frame_str(ps, f->file)),
-						  enc(d, sizeof(d),
-						      te_frame_str(ps, f->lib)),
-						  (unsigned)f->flags);
+				te_buf_printf(b, "frame native %llx %u %s %s "
+					      "%s %u\n",
+					      (unsigned long long)f->addr,
+					      (unsigned)f->line,
+					      enc(a, sizeof(a),
+						  te_frame_str(ps, f->func)),
+					      enc(c, sizeof(c),
+						  te_frame_str(ps, f->file)),
+					      enc(d, sizeof(d),
+						  te_frame_str(ps, f->lib)),
+					      (unsigned)f->flags);
 		}
 	}
-	bad |= te_appendf(buf, len, "end\n");
-	return bad ? -1 : 0;
+	te_buf_printf(b, "end\n");
+	return b->cut ? -1 : 0;
+}
+
+#define CUT_NOTE "stack cut to fit its record (outermost frames first)"
+
+int te_stack_wire_encode(char *buf, size_t len, const struct te_proc_stack *ps)
+{
+	char note[TE_STACK_NOTE_MAX];
+	size_t nt = ps->nthreads < TE_STACK_THREADS ? ps->nthreads :
+		TE_STACK_THREADS, deepest = 0, lo, hi, i;
+	struct te_buf b;
+
+	te_buf_init(&b, buf, len);
+	if (encode(&b, ps, ps->note, nt, TE_STACK_FRAMES_ALL) == 0)
+		return 0;
+	/* Too big: never dropped. The note says so (after the collector's
+	 * own, when both fit). */
+	if (!ps->note[0])
+		te_strlcpy(note, CUT_NOTE, sizeof(note));
+	else if (te_snprintf(note, sizeof(note), "%s; %s", ps->note,
+			     CUT_NOTE) < 0)
+		te_strlcpy(note, ps->note, sizeof(note));
+	for (i = 0; i < nt; i++)
+		if (ps->threads[i].count > deepest)
+			deepest = ps->threads[i].count;
+	if (deepest && encode(&b, ps, note, nt, 1) == 0) {
+		/* the most frames per thread that fit: fits(lo), not hi */
+		for (lo = 1, hi = deepest; hi - lo > 1;) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (encode(&b, ps, note, nt, mid) == 0)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		return encode(&b, ps, note, nt, lo) == 0 ? 1 : -1;
+	}
+	/* not one frame of every thread: the innermost frame of the first
+	 * threads that fit (the others counted as cut), else only lines */
+	for (i = nt; deepest && i-- > 1;)
+		if (encode(&b, ps, note, i, 1) == 0)
+			return 1;
+	for (i = nt + 1; i-- > 0;)
+		if (encode(&b, ps, note, i, 0) == 0)
+			return 1;
+	te_buf_rewind(&b, 0);
+	return -1;
 }
 
 /* ---------------------------------------------------------------- decoder */
@@ -152,7 +203,7 @@ static int dec_str(struct dec *d, const char *s, char *out, size_t size,
 	return dec_str_as(d, s, out, size, max, what, 0);
 }
 
-#define TOK_MAX 12
+#define TOK_MAX 13
 
 /* Splits line at single spaces; -1 for empty words or too many. */
 static int split(struct dec *d, char *line, char **tok)
@@ -191,8 +242,9 @@ static int dec_proc(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
 	if (n < 2 || strcmp(tok[0], TE_STACK_WIRE_MAGIC) || strcmp(tok[1], "proc"))
 		return te_err(d->err, d->errlen, "line 1: not a \"%s proc\" "
 			      "line", TE_STACK_WIRE_MAGIC);
-	if (n != 12)
-		return te_err(d->err, d->errlen, "line 1: %d words, want 12", n);
+	if (n != 12 && n != 13)
+		return te_err(d->err, d->errlen, "line 1: %d words, want 12 "
+			      "or 13", n);
 	for (i = 0; i < 10; i++)
 		if (dec_key(d, tok[i + 2], keys[i], &v[i]) < 0)
 			return -1;
@@ -227,8 +279,16 @@ static int dec_proc(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
 	if (dec_num(d, v[8], 0, UINT16_MAX, "tcut", &x) < 0)
 		return -1;
 	ps->threads_cut = (uint16_t)x;
-	return dec_str_as(d, v[9], ps->note, sizeof(ps->note),
-		       sizeof(ps->note) - 1, "note", 1);
+	if (dec_str_as(d, v[9], ps->note, sizeof(ps->note),
+		       sizeof(ps->note) - 1, "note", 1) < 0)
+		return -1;
+	if (n == 13) {
+		if (dec_key(d, tok[12], "world", &v[0]) < 0 ||
+		    dec_num(d, v[0], -1, INT_MAX, "world", &x) < 0)
+			return -1;
+		ps->world = (int)x;
+	}
+	return 0;
 }
 
 static int dec_frame(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
@@ -368,4 +428,54 @@ int te_stack_wire_decode(const char *buf, size_t len, size_t *used,
 				      d.lineno);
 		}
 	}
+}
+
+long te_stack_merge(const char *buf, size_t len, unsigned ntasks,
+		    unsigned nnodes, struct te_proc_stack **procs,
+		    int *left_out)
+{
+	long n = 0, ceiling = (long)nnodes * TE_STACK_NODE_RANKS,
+	     limit = ntasks && ntasks < ceiling ? (long)ntasks : ceiling;
+	size_t off = 0, cap = 0;
+	char err[160];
+
+	*left_out = 0;
+	while (off < len) {
+		size_t used = 0;
+		const char *nl;
+
+		if (n >= (long)cap) {
+			/* one slot past the limit: the record that says more
+			 * came than the step has ranks */
+			size_t nc = cap ? cap * 2 : 64;
+			struct te_proc_stack *p;
+
+			nc = nc < (size_t)limit + 1 ? nc : (size_t)limit + 1;
+			p = realloc(*procs, nc * sizeof(*p));
+			if (!p) {
+				*left_out = 1;	/* keep what came */
+				break;
+			}
+			*procs = p;
+			cap = nc;
+		}
+		if (te_stack_wire_decode(buf + off, len - off, &used,
+					 &(*procs)[n], err, sizeof(err)) == 0) {
+			int w = (*procs)[n].world;
+
+			off += used;
+			if (w > limit)
+				limit = w < ceiling ? w : ceiling;
+			if (n == limit) {
+				*left_out = 1;
+				break;
+			}
+			n++;
+			continue;
+		}
+		/* not a record: skip the line (a node's stray output) */
+		nl = memchr(buf + off, '\n', len - off);
+		off = nl ? (size_t)(nl - buf) + 1 : len;
+	}
+	return n;
 }

@@ -198,10 +198,10 @@ static long step_uid(const char *line)
 	return te_parse_u64(num, 0x7fffffff, &n) == 0 ? (long)n : -1;
 }
 
-/* The step's node list and node count; with step -1, the job's newest
- * numbered step. */
+/* The step's node list, node and task count; with step -1, the job's
+ * newest numbered step. */
 static int step_nodes(long job, long *step, char *nodes, size_t len,
-		      unsigned *nnodes, long *uid)
+		      unsigned *nnodes, unsigned *ntasks, long *uid)
 {
 	static char out[STEP_INFO_MAX];
 	char id[48], sid[48], num[16], *line, *save = NULL;
@@ -229,6 +229,8 @@ static int step_nodes(long job, long *step, char *nodes, size_t len,
 			continue;
 		best = s;
 		*nnodes = (unsigned)n;
+		*ntasks = field(line, "Tasks", num, sizeof(num)) == 0 &&
+			  te_parse_u64(num, 1u << 24, &n) == 0 ? (unsigned)n : 0;
 		*uid = step_uid(line);
 	}
 	if (best < 0) {
@@ -264,13 +266,14 @@ static char **clean_env(void)
 	return e;
 }
 
-/* Every node's records, decoded into *procs (grown); how many, or -1. */
+/* Every node's records, decoded into *procs (grown); how many, or -1.
+ * te_stack_merge stops at the step's rank count. */
 static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
-		    struct te_proc_stack **procs)
+		    unsigned ntasks, struct te_proc_stack **procs)
 {
 	char self[PATH_MAX], jobarg[32], nodesarg[4096], nn[16], step[48];
 	char srun[PATH_MAX], uidarg[24];
-	char err[256], derr[160];
+	char err[256];
 	char *argv[] = {
 		(char *)"srun", (char *)"--overlap", jobarg, nodesarg,
 		(char *)"-N", nn, (char *)"--ntasks-per-node=1",
@@ -279,8 +282,8 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 		(char *)"--uid", uidarg, NULL
 	};
 	struct te_spawn_out so;
-	size_t off = 0, cap = 0;
 	long n = 0;
+	int left_out = 0;
 	ssize_t l;
 	char **env, *out;
 
@@ -315,31 +318,10 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 	if (so.killed)
 		fprintf(stderr, PREFIX "some nodes did not answer within %d s\n",
 			COLLECT_MS / 1000);
-	while (off < so.got) {
-		size_t used = 0;
-
-		if (n >= (long)cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			struct te_proc_stack *p = realloc(*procs, nc * sizeof(*p));
-
-			if (!p)
-				break;
-			*procs = p;
-			cap = nc;
-		}
-		if (te_stack_wire_decode(out + off, so.got - off, &used,
-					 &(*procs)[n], derr, sizeof(derr)) == 0) {
-			n++;
-			off += used;
-			continue;
-		}
-		/* not a record: skip the line (a node's stray output) */
-		{
-			const char *nl = memchr(out + off, '\n', so.got - off);
-
-			off = nl ? (size_t)(nl - out) + 1 : so.got;
-		}
-	}
+	n = te_stack_merge(out, so.got, ntasks, nnodes, procs, &left_out);
+	if (left_out)
+		fprintf(stderr, PREFIX "more processes than the step's ranks "
+			"were reported: the rest are left out\n");
 	/* Slurm refused the overlapping step (not the job's owner, the job
 	 * ended) or it failed on every node: that is no "nothing runs" */
 	if (n == 0 && (so.killed || !WIFEXITED(so.status) ||
@@ -428,19 +410,19 @@ static int login_side(struct opts *o)
 {
 	struct te_proc_stack *procs = NULL;
 	char nodes[4000], *report;
-	unsigned nnodes = 0;
+	unsigned nnodes = 0, ntasks = 0;
 	int64_t t0 = te_now_ms();
 	long n, i;
 
 	if (step_nodes(o->job, &o->step, nodes, sizeof(nodes), &nnodes,
-		       &o->uid) < 0)
+		       &ntasks, &o->uid) < 0)
 		return 1;
 	if (o->uid < 0) {
 		fprintf(stderr, PREFIX "step %ld.%ld: its user is unknown\n",
 			o->job, o->step);
 		return 1;
 	}
-	n = collect(o, nodes, nnodes, &procs);
+	n = collect(o, nodes, nnodes, ntasks, &procs);
 	if (n < 0) {
 		free(procs);
 		return 1;

@@ -218,11 +218,11 @@ static void take_stack(const char *gdb, int pid, int is_python,
 int te_stacks_node(long job, long step, uid_t uid)
 {
 	static struct te_proc t[TE_PROC_MAX];
-	static struct te_rank_proc r[1024];
+	static struct te_rank_proc r[TE_STACK_NODE_RANKS];
 	static struct te_proc_stack ps;
-	static char rec[64 * 1024];
+	static char rec[TE_STACK_RECORD_MAX];
 	char node[TE_STACK_NODE_MAX], gdb[PATH_MAX], gdb_note[TE_STACK_NOTE_MAX];
-	uint64_t before[1024];
+	static uint64_t before[TE_STACK_NODE_RANKS];
 	long hz = sysconf(_SC_CLK_TCK);
 	int64_t deadline = te_now_ms() + TE_STACKS_NODE_MS;
 	size_t n, k, i;
@@ -233,7 +233,7 @@ int te_stacks_node(long job, long step, uid_t uid)
 	else
 		te_node_name(node, sizeof(node));
 	n = te_stacks_scan(t, TE_PROC_MAX, getenv("SLURMD_NODENAME"), uid);
-	k = te_proc_pick_ranks(t, n, job, step, r, 1024);
+	k = te_proc_pick_ranks(t, n, job, step, r, TE_STACK_NODE_RANKS);
 	/* the CPU each rank uses over one second: spinning or waiting */
 	for (i = 0; i < k; i++)
 		before[i] = t[r[i].idx].cpu_ticks;
@@ -248,6 +248,7 @@ int te_stacks_node(long job, long step, uid_t uid)
 		ps.rank = r[i].rank >= 0 && r[i].rank <= INT_MAX ?
 				  (int)r[i].rank : -1;
 		ps.pid = p->pid;
+		ps.world = p->world >= 0 && p->world <= INT_MAX ? (int)p->world : -1;
 		te_strlcpy(ps.node, node, sizeof(ps.node));
 		ps.state = p->state;
 		read_wchan(p->pid, ps.wchan, sizeof(ps.wchan));
@@ -261,7 +262,8 @@ int te_stacks_node(long job, long step, uid_t uid)
 				    TE_STACKS_NODE_MS / 1000);
 		else
 			te_strlcpy(ps.note, gdb_note, sizeof(ps.note));
-		if (te_stack_wire_encode(rec, sizeof(rec), &ps) == 0)
+		/* a stack over the record's size is cut, never dropped */
+		if (te_stack_wire_encode(rec, sizeof(rec), &ps) >= 0)
 			fputs(rec, stdout);
 		fflush(stdout);
 	}

@@ -1,12 +1,15 @@
 /* libFuzzer target: the hang report's parsers (core/stacks*.c). The first
  * byte picks the input: even, gdb's batch output about a user's process;
- * odd, the wire records a node sends the merger. Whatever parses must stay
- * in bounds, survive an encode/decode round trip unchanged and format. */
-// FUZZ-SOURCES: core/stacks.c core/stacks_report.c core/stacks_wire.c core/strutil.c|
+ * odd, the wire records a node sends the merger (also through the merger,
+ * te_stack_merge). Whatever parses must stay in bounds, survive an
+ * encode/decode round trip unchanged, still decode when cut to fit a small
+ * record (same rank, no more frames), and format. */
+// FUZZ-SOURCES: core/stacks.c core/stacks_report.c core/stacks_wire.c core/strutil.c core/textbuf.c|
 #include "config.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stacks.h"
@@ -14,7 +17,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct te_proc_stack procs[4], back;
-static char wire[1 << 20], report[1 << 16];
+static char wire[1 << 20], small[2048], report[1 << 16];
 
 static void check(const struct te_proc_stack *ps)
 {
@@ -31,7 +34,15 @@ static void check(const struct te_proc_stack *ps)
 	    te_stack_wire_decode(wire, strlen(wire), &used, &back, err,
 				 sizeof(err)) < 0 ||
 	    used != strlen(wire) || !te_stack_same(ps, &back) ||
-	    back.nframes != ps->nframes)
+	    back.nframes != ps->nframes || back.world != ps->world)
+		__builtin_trap();
+	/* cut to fit 2 KiB: a record still, of the same process */
+	if (te_stack_wire_encode(small, sizeof(small), ps) < 0 ||
+	    strlen(small) >= sizeof(small) ||
+	    te_stack_wire_decode(small, strlen(small), &used, &back, err,
+				 sizeof(err)) < 0 ||
+	    back.rank != ps->rank || back.nframes > ps->nframes ||
+	    back.nthreads > ps->nthreads)
 		__builtin_trap();
 }
 
@@ -49,6 +60,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		te_stack_parse_gdb(in, len, data[0] & 2, &procs[0]);
 		n = 1;
 	} else {
+		/* the merger, for a step of data[0] / 2 tasks on one node:
+		 * never past what a node sends, nor past the tasks unless a
+		 * record's WORLD_SIZE says so */
+		struct te_proc_stack *m = NULL;
+		unsigned ntasks = data[0] >> 1;
+		int left, world = 0;
+		long k = te_stack_merge(in, len, ntasks, 1, &m, &left), i;
+
+		for (i = 0; i < k; i++)
+			world = m[i].world > world ? m[i].world : world;
+		if (k < 0 || k > TE_STACK_NODE_RANKS ||
+		    (ntasks && k > (long)ntasks && k > world))
+			__builtin_trap();
+		free(m);
 		while (n < 4 && te_stack_wire_decode(in, len, &used, &procs[n],
 						     err, sizeof(err)) == 0) {
 			if (!used || used > len)

@@ -72,16 +72,17 @@ in_ns() { # ROOT TOP CWD CMD...
 }
 
 # Still pid 1, inside the root: runs CMD, passes INT, TERM and HUP on to it
-# as TERM (a command started with & ignores INT), reaps what is left to it,
-# exits with CMD's status; the kernel then kills whatever still runs in the
-# namespace.
+# as TERM, reaps what is left to it, exits with CMD's status; the kernel
+# then kills whatever still runs in the namespace. CMD starts with INT and
+# QUIT at their defaults, as from a terminal: bash starts a command with &
+# with both ignored, and that would reach slurmd, slurmstepd and the tasks.
 run_cmd() { # CWD CMD...
 	cd "$1" || exit 1
 	shift
 	local child rc
 	trap '[ -n "${child:-}" ] && kill -TERM "$child" 2>/dev/null' INT TERM HUP
 	exec 3<&0
-	"$@" <&3 3<&- &
+	env --default-signal=INT,QUIT "$@" <&3 3<&- &
 	child=$!
 	while :; do
 		wait "$child"
