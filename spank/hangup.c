@@ -329,30 +329,29 @@ struct shield {
 	int srun_stopped;
 	int done, status;
 	int64_t deadline;
+	struct te_hup_hold *hold;	/* a re-executed srun's, or NULL */
 	int64_t hold_until;	/* see HOLD_MS */
 };
 
-/* The held stderr of a re-executed srun (hangup_exec.c): its end (EOF)
- * while srun runs means the plugin took the real stderr back, and what was
- * held was said before, by the first srun: dropped. When srun ended first,
- * or kept it past HOLD_MS, it goes out. */
+/* The held stderr of a re-executed srun (hangup_exec.c): once its plugin
+ * says it took the real stderr back, what was held was said before, by the
+ * first srun: dropped. When srun ended first, or kept it past HOLD_MS, it
+ * goes out. */
 static void hold_settle(struct shield *s, struct relay *r)
 {
-	siginfo_t si;
+	int word;
 
 	if (!r->hold)
 		return;
-	memset(&si, 0, sizeof(si));
-	if (s->done || te_now_ms() >= s->hold_until)
-		r->hold = 0;
-	else if (r->in < 0) {
-		r->hold = 0;
-		if (waitid(P_PID, (id_t)s->child, &si, WEXITED | WNOHANG |
-			   WNOWAIT) == 0 && si.si_pid == s->child)
-			return;		/* srun has ended: written out */
+	word = te_hup_hold_word(s->hold);
+	if (word < 0 && !s->done && te_now_ms() < s->hold_until)
+		return;
+	r->hold = 0;
+	if (word == 1) {
 		r->dead = 1;
 		te_relaybuf_taken(&r->buf, r->buf.len);
 	}
+	relay_flush(r, 0);	/* from now on as any output */
 }
 
 /* srun is stopped: the shield stops too, so the shell sees the job stopped
@@ -418,8 +417,9 @@ static void on_signal(struct shield *s, int sig)
 static void __attribute__((noreturn)) shield_loop(struct shield *s)
 {
 	for (;;) {
-		struct pollfd p[1 + 3 * 2];
-		int who[1 + 3 * 2];	/* relay index, or -1 */
+		/* signals, 4 relays both ways, the plugin's word */
+		struct pollfd p[1 + 4 * 2 + 1];
+		int who[1 + 4 * 2 + 1];	/* relay index, or -1 */
 		int np = 0, i, timeout = -1, busy = 0, reading = 0;
 		int64_t wake = -1;	/* when to look again, if not before */
 
@@ -439,8 +439,12 @@ static void __attribute__((noreturn)) shield_loop(struct shield *s)
 
 			input_settle(r, s->done);
 			hold_settle(s, r);
-			if (r->hold)
+			if (r->hold) {
 				wake = s->hold_until;
+				p[np].fd = s->hold->said;
+				p[np].events = POLLIN;
+				who[np++] = -1;
+			}
 			if (r->input)
 				continue;	/* polled below, never busy */
 			if (r->in >= 0 && (r->buf.len < r->buf.cap || r->hold)) {
@@ -504,10 +508,10 @@ static void __attribute__((noreturn)) shield_loop(struct shield *s)
 					on_signal(s, (int)si.ssi_signo);
 		}
 		for (i = 1; i < np; i++) {
-			struct relay *r = &s->r[who[i]];
+			struct relay *r = &s->r[who[i] < 0 ? 0 : who[i]];
 
-			if (!p[i].revents)
-				continue;
+			if (!p[i].revents || who[i] < 0)
+				continue;	/* the word: read above */
 			if (p[i].events & POLLIN) {
 				if (r->in == p[i].fd)
 					relay_fill(r);
@@ -526,8 +530,7 @@ int te_hangup_shield(char *err, size_t errlen)
 	/* srun's stdout and stderr, then its stdin */
 	int relay_fd[3] = { STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO };
 	int pipes[3][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
-	/* a re-executed srun's first stderr, and its real one (for it) */
-	int hold[2] = { -1, -1 }, keep = -1;
+	struct te_hup_hold hold = { -1, -1, -1, -1, -1 };
 	struct te_hup_argv a;
 	struct relay r[4];
 	struct shield s;
@@ -539,7 +542,7 @@ int te_hangup_shield(char *err, size_t errlen)
 	memset(&s, 0, sizeof(s));
 	if (te_hup_reexeced())
 		return 0;	/* its shield started this srun: carry on */
-	reexec = te_hup_must_reexec();
+	reexec = te_hup_thread_count() > 1;	/* see hangup_exec.c */
 	tty = terminal_for_srun();
 	for (i = 0; i < 3; i++) {
 		if (i == 2 ? tty < 0 : !needs_relay(relay_fd[i]))
@@ -552,11 +555,8 @@ int te_hangup_shield(char *err, size_t errlen)
 	if (reexec) {
 		if (te_hup_argv_read(&a, err, errlen) < 0)
 			goto fail;
-		/* without a stderr, nothing to hold */
-		if (fcntl(STDERR_FILENO, F_GETFD) >= 0 &&
-		    (te_hup_pipe(hold) < 0 ||
-		     (keep = fcntl(pipes[1][1] >= 0 ? pipes[1][1] :
-				   STDERR_FILENO, F_DUPFD, 3)) < 0)) {
+		if (te_hup_hold_open(&hold, pipes[1][1] >= 0 ? pipes[1][1] :
+				     STDERR_FILENO) < 0) {
 			te_snprintf(err, errlen, "pipe: %s", strerror(errno));
 			goto fail;
 		}
@@ -589,18 +589,16 @@ int te_hangup_shield(char *err, size_t errlen)
 	if (reexec) {
 		/* srun's other threads leave the signals to the shield; if
 		 * srun must go on unshielded, it takes them on this one */
-		int from[3] = { pipes[2][0], pipes[0][1], hold[1] >= 0 ?
-				hold[1] : pipes[1][1] };
+		int from[3] = { pipes[2][0], pipes[0][1], hold.wr >= 0 ?
+				hold.wr : pipes[1][1] };
 
 		if (te_hup_quiet_threads(err, errlen) < 0)
 			goto fail_mask;
-		pid = te_hup_respawn(&a, from, keep, &old, err, errlen);
+		pid = te_hup_respawn(&a, from, &hold, &old, err, errlen);
 		if (pid < 0)
 			goto fail_mask;
 		te_hup_argv_free(&a);
-		close(keep);
-		close(hold[1]);
-		keep = hold[1] = -1;
+		te_hup_hold_started(&hold);
 	} else {
 		pid = fork();
 		if (pid < 0) {
@@ -652,10 +650,10 @@ int te_hangup_shield(char *err, size_t errlen)
 		te_relaybuf_init(&r[s.nr].buf, mem[2], RELAY_CAP);
 		s.nr++;
 	}
-	if (hold[0] >= 0) {
-		fcntl(hold[0], F_SETFL, O_NONBLOCK);
-		relay_open(&r[s.nr], hold[0], STDERR_FILENO, mem[3]);
+	if (hold.rd >= 0) {
+		relay_open(&r[s.nr], hold.rd, STDERR_FILENO, mem[3]);
 		r[s.nr++].hold = 1;
+		s.hold = &hold;
 		s.hold_until = te_now_ms() + HOLD_MS;
 	}
 	shield_loop(&s);
@@ -665,21 +663,16 @@ fail_mask:
 	sigprocmask(SIG_SETMASK, &old, NULL);
 fail:
 	te_hup_argv_free(&a);
+	te_hup_hold_close(&hold);
 	if (sfd >= 0)
 		close(sfd);
 	if (tty >= 0)
 		close(tty);
-	if (keep >= 0)
-		close(keep);
 	for (i = 0; i < 3; i++) {
 		if (pipes[i][0] >= 0)
 			close(pipes[i][0]);
 		if (pipes[i][1] >= 0)
 			close(pipes[i][1]);
 	}
-	if (hold[0] >= 0)
-		close(hold[0]);
-	if (hold[1] >= 0)
-		close(hold[1]);
 	return -1;
 }

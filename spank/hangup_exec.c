@@ -5,7 +5,7 @@
  * A child made by fork() holds only the forking thread; 26.05's connection
  * manager marks itself shut down in such a child (pthread_atfork) and
  * srun's step launch, which needs it, waits forever. So the shield's child
- * does not carry on as srun: it executes srun again (/proc/self/exe, the
+ * does not carry on as srun: it executes srun again (srun's binary, the
  * command line and starting environment srun was given, plus a marker),
  * in a session of its own. posix_spawn does that without running srun's
  * fork handlers and says whether the execve worked, so that a failure
@@ -13,10 +13,11 @@
  *
  * The re-executed srun prints again whatever srun printed before its
  * plugins' init_post_opt (option warnings, -v's list, trainenv's own
- * warnings): its stderr goes to a pipe the shield holds (hangup.c), and the
- * plugin puts srun's real stderr back when it sees the marker
- * (te_hup_reexeced). The shield drops what was held then, and writes it out
- * when srun ends before that (its errors).
+ * warnings): its stderr goes to a pipe the shield holds (hangup.c), and in
+ * init_post_opt the plugin puts srun's real stderr back and says so on a
+ * pipe of its own (te_hup_reexeced; the end of the held pipe alone cannot
+ * tell that from srun's exit). The shield drops what was held then, and
+ * writes it out when srun ends before that (its errors).
  *
  * The shield itself stays in the original process, whose other threads
  * would take the signals meant for the shield (a process-directed signal
@@ -40,7 +41,6 @@
 #include <unistd.h>
 
 #include "hangup_exec.h"
-#include "plugin.h"
 #include "strutil.h"
 #include "sysutil.h"
 
@@ -50,7 +50,12 @@
 #define QUIET_RESEND 50			/* rounds (1 ms) between two sends */
 
 /* The marker this process was started with (its plugin's first look). */
-static int marker_ok, marker_fd = -1;
+static int marker_ok, marker_err = -1, marker_tell = -1;
+
+static int fd_ok(long fd)
+{
+	return fd == -1 || (fd > 2 && fd < 65536);
+}
 
 /* At load: the marker never reaches the tasks' environment, nor an srun
  * that a task runs (its parent is not the shield). */
@@ -58,7 +63,7 @@ __attribute__((constructor)) static void take_marker(void)
 {
 	const char *v = getenv(TE_SHIELD_ENV);
 	char *end;
-	long pid, fd = 0;
+	long pid, fd = 0, tell = 0;
 
 	if (!v)
 		return;
@@ -66,10 +71,13 @@ __attribute__((constructor)) static void take_marker(void)
 	pid = strtol(v, &end, 10);
 	if (*end == ':')
 		fd = strtol(end + 1, &end, 10);
+	if (*end == ':')
+		tell = strtol(end + 1, &end, 10);
 	if (!errno && *end == ':' && pid > 1 && pid == (long)getppid() &&
-	    (fd == -1 || (fd > 2 && fd < 65536))) {
+	    fd_ok(fd) && fd_ok(tell)) {
 		marker_ok = 1;
-		marker_fd = (int)fd;
+		marker_err = (int)fd;
+		marker_tell = (int)tell;
 		/* the name ps and pkill know srun by, not "exe" */
 		if (end[1] && strlen(end + 1) < 16)
 			prctl(PR_SET_NAME, end + 1, 0, 0, 0);
@@ -82,20 +90,17 @@ int te_hup_reexeced(void)
 	if (!marker_ok)
 		return 0;
 	marker_ok = 0;
-	if (marker_fd > 2 && fcntl(marker_fd, F_GETFD) >= 0) {
-		dup2(marker_fd, STDERR_FILENO);
-		close(marker_fd);
+	if (marker_err > 2 && fcntl(marker_err, F_GETFD) >= 0) {
+		dup2(marker_err, STDERR_FILENO);
+		close(marker_err);
+	}
+	if (marker_tell > 2 && fcntl(marker_tell, F_GETFD) >= 0) {
+		ssize_t rc = write(marker_tell, "1", 1);
+
+		(void)rc;	/* the shield's deadline covers a failure */
+		close(marker_tell);
 	}
 	return 1;
-}
-
-int te_hup_must_reexec(void)
-{
-	const char *v = getenv("TRAINENV_TEST_SHIELD_REEXEC");
-
-	if (te_plug.cfg.v[TE_S_TEST_HOOKS].word == TE_W_ON && v && *v == '1')
-		return 1;
-	return te_hup_thread_count() > 1;
 }
 
 int te_hup_pipe(int p[2])
@@ -345,8 +350,74 @@ void te_hup_argv_free(struct te_hup_argv *a)
 	memset(a, 0, sizeof(*a));
 }
 
-pid_t te_hup_respawn(struct te_hup_argv *a, const int from[3], int keep_err,
-		     const sigset_t *mask, char *err, size_t errlen)
+/* A copy of fd at a number above stderr, left open across execve. */
+static int dup_kept(int fd)
+{
+	return fcntl(fd, F_DUPFD, 3);
+}
+
+int te_hup_hold_open(struct te_hup_hold *h, int real_err)
+{
+	int said[2], held[2];
+
+	h->rd = h->wr = h->keep = h->said = h->tell = -1;
+	if (fcntl(real_err, F_GETFD) < 0)
+		return 0;	/* no stderr: nothing to hold */
+	if (te_hup_pipe(said) < 0)
+		return -1;
+	h->said = said[0];
+	h->tell = dup_kept(said[1]);
+	close(said[1]);
+	h->keep = dup_kept(real_err);
+	if (h->tell < 0 || h->keep < 0 || te_hup_pipe(held) < 0) {
+		te_hup_hold_close(h);
+		return -1;
+	}
+	h->rd = held[0];
+	h->wr = held[1];
+	fcntl(h->rd, F_SETFL, O_NONBLOCK);
+	fcntl(h->said, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+static void close_set(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void te_hup_hold_started(struct te_hup_hold *h)
+{
+	close_set(&h->wr);
+	close_set(&h->keep);
+	close_set(&h->tell);
+}
+
+void te_hup_hold_close(struct te_hup_hold *h)
+{
+	te_hup_hold_started(h);
+	close_set(&h->rd);
+	close_set(&h->said);
+}
+
+int te_hup_hold_word(struct te_hup_hold *h)
+{
+	char c;
+	ssize_t n;
+
+	if (h->said < 0)
+		return 0;
+	n = read(h->said, &c, 1);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return -1;
+	close_set(&h->said);
+	return n == 1;
+}
+
+pid_t te_hup_respawn(struct te_hup_argv *a, const int from[3],
+		     const struct te_hup_hold *h, const sigset_t *mask,
+		     char *err, size_t errlen)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -356,8 +427,8 @@ pid_t te_hup_respawn(struct te_hup_argv *a, const int from[3], int keep_err,
 
 	if (te_read_small("/proc/self/comm", comm, sizeof(comm), 0) > 0)
 		comm[strcspn(comm, "\n")] = '\0';
-	te_snprintf(a->marker, sizeof(a->marker), "%s=%d:%d:%s", TE_SHIELD_ENV,
-		    (int)getpid(), keep_err, comm);
+	te_snprintf(a->marker, sizeof(a->marker), "%s=%d:%d:%d:%s",
+		    TE_SHIELD_ENV, (int)getpid(), h->keep, h->tell, comm);
 	if (posix_spawn_file_actions_init(&fa) != 0)
 		return te_err(err, errlen, "posix_spawn: out of memory");
 	if (posix_spawnattr_init(&at) != 0) {

@@ -8,20 +8,15 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* The re-executed srun's marker, "PID:FD:NAME": started by the shield PID
- * (its parent), with its own stderr at FD (its stderr is held by the shield
- * until its plugin takes it back, te_hup_reexeced), or -1 (not held); NAME
- * is the process name srun had. The plugin removes it from the environment
- * as soon as it is loaded. */
+/* The re-executed srun's marker, "PID:ERR:TELL:NAME": started by the
+ * shield PID (its parent), with its real stderr at descriptor ERR and TELL
+ * the pipe to say it took that back (te_hup_reexeced; both -1 when srun has
+ * no stderr), NAME the process name srun had. The plugin removes it from
+ * the environment as soon as it is loaded. */
 #define TE_SHIELD_ENV "TRAINENV_SHIELD"
 
 /* The number of threads this process runs, 0 when unknown. */
 int te_hup_thread_count(void);
-
-/* 1 when srun must start again in the shield's child: it runs threads, or
- * the test hook TRAINENV_TEST_SHIELD_REEXEC=1 asks for this way (honoured
- * with the site policy test-hooks=on only). */
-int te_hup_must_reexec(void);
 
 /* pipe2(O_CLOEXEC) with both ends above stderr (srun may have started
  * without some of 0, 1, 2): moving them there cannot overwrite one. */
@@ -54,13 +49,33 @@ void te_hup_argv_free(struct te_hup_argv *a);
 int te_hup_quiet_threads(char *err, size_t errlen);
 void te_hup_quiet_undo(void);
 
+/* What a re-executed srun says before its plugin's init_post_opt (srun's
+ * option warnings, -v's list, trainenv's own warnings) was said by the
+ * first srun already: its stderr is a pipe the shield holds (hangup.c)
+ * until the plugin puts the real one back and says so. */
+struct te_hup_hold {
+	int rd, wr;	/* that pipe: the shield's end, srun's stderr */
+	int keep;	/* srun's real stderr, at that number in srun */
+	int said, tell;	/* the plugin's word: the shield's end, srun's */
+};
+/* Opens them for srun's real stderr real_err (all -1 when it has none).
+ * 0, or -1 with errno. */
+int te_hup_hold_open(struct te_hup_hold *h, int real_err);
+/* srun has started: srun's ends are closed here. */
+void te_hup_hold_started(struct te_hup_hold *h);
+void te_hup_hold_close(struct te_hup_hold *h);
+/* The plugin's word, without waiting: 1 srun took its stderr back (what was
+ * held is dropped), 0 srun ended without (it goes out), -1 not yet. */
+int te_hup_hold_word(struct te_hup_hold *h);
+
 /* Starts srun again as a child in a session of its own (posix_spawn:
- * setsid, then execve of /proc/self/exe with a's command line and
- * environment). from[i] >= 0 becomes the child's descriptor i; keep_err is
- * srun's real stderr, left open at that number in the child and named in
- * the marker; the child starts with mask blocked. The child's pid, or -1
- * with a reason (nothing was started). */
-pid_t te_hup_respawn(struct te_hup_argv *a, const int from[3], int keep_err,
-		     const sigset_t *mask, char *err, size_t errlen);
+ * setsid, then execve of srun's binary with a's command line and
+ * environment). from[i] >= 0 becomes the child's descriptor i; h's keep
+ * and tell stay open at their numbers in the child and are named in the
+ * marker; the child starts with mask blocked. The child's pid, or -1 with a
+ * reason (nothing was started). */
+pid_t te_hup_respawn(struct te_hup_argv *a, const int from[3],
+		     const struct te_hup_hold *h, const sigset_t *mask,
+		     char *err, size_t errlen);
 
 #endif
