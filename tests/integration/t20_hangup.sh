@@ -7,7 +7,8 @@
 # `nohup srun ... &` and kill -HUP.
 # Ctrl-C (once: status, twice: abort), Ctrl-Z/fg and scancel behave as Slurm
 # documents; `srun | cat` survives the terminal; --pty and --train=off are
-# not shielded.
+# not shielded. An srun that runs threads before trainenv's init_post_opt
+# (as Slurm 26.05's does; here a test plugin's) is shielded as well.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
@@ -15,7 +16,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 77
+plan 97
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -333,5 +334,73 @@ ok $? "the shield stays in the terminal's session; srun leads a session of its o
 wait_for_file "$TE_WORK/shape.done.0" 30
 ok $? "and the step ran to its end"
 te_tmux kill-session -t shape
+
+# ---------------------------------------------------------------- srun with threads
+# Slurm 26.05's srun runs threads before any SPANK callback, and a forked
+# copy of it hangs: then the shield's child starts srun again, and srun's
+# threads in the shield leave every signal to it. spank_threads.so, listed
+# first, gives srun such threads (and handlers that say when one ran) on
+# any release.
+cc -Wall -Werror -shared -fPIC -pthread -o "$TE_WORK/spank_threads.so" "$here/spank_threads.c" 2>&1 | sed 's/^/# /'
+ok "${PIPESTATUS[0]}" "threads: the test plugin compiles"
+set_plugstack "required $TE_WORK/spank_threads.so" "required $TE_PLUGIN"
+in_tmux thr "srun -N1 $task thr 3"
+wait_for_file "$TE_WORK/thr.start.0" 30
+tree=$(proc_tree "srun -N1 $task thr")
+is "$(printf '%s\n' "$tree" | awk '{ print $4 }' | tr '\n' ' ')" "top child grandchild " "threads: the shield, srun below it, srun's shepherd below that" || diag "$tree"
+read -r srun_pid _ srun_sid _ < <(printf '%s\n' "$tree" | sed -n 2p)
+[ -n "$srun_pid" ] && [ "$srun_sid" = "$srun_pid" ] && tr '\0' '\n' <"/proc/$srun_pid/environ" | grep -q '^TRAINENV_SHIELD='
+ok $? "threads: the shield's child started srun again, in a session of its own"
+is "$(cat "/proc/$srun_pid/comm" 2>/dev/null)" srun "threads: and it is named srun (ps, pkill)"
+te_tmux send-keys -t thr C-z
+for ((i = 0; i < 50; i++)); do tmux_screen thr | grep -q 'Stopped' && break; sleep 0.1; done
+like "$(tmux_screen thr)" 'Stopped +srun -N1' "threads, Ctrl-Z: the shell reports srun stopped"
+like "$(ps -o stat= -p "$srun_pid")" '^T' "threads, Ctrl-Z: srun itself is stopped"
+tmux_type thr "fg; echo rc=\$? >thr.rc"
+is "$(rc_of thr)" 0 "threads, fg: srun resumes and exits 0"
+wait_for_file "$TE_WORK/thr.done.0" 30
+ok $? "threads, Ctrl-Z, fg: the rank ran to its end"
+te_tmux kill-session -t thr
+out=$(te_srun -t 60 -N1 sh -c 'printenv TRAINENV_SHIELD || echo unset' 2>&1)
+is "$out" unset "threads: the tasks do not get the marker"
+
+ctrl_c thr-int2 2
+ok $? "threads, Ctrl-C twice: the step started, its output flows, Ctrl-C sent twice"
+rc=$(rc_of thr-int2)
+[ "$rc" = 130 ] || [ "$rc" = 137 ]
+ok $? "threads, Ctrl-C twice: srun exits 130 or 137 (status $rc)"
+err=$(cat "$TE_WORK/thr-int2.err")
+like "$err" '^srun: sending Ctrl-C to StepId=[0-9]+\.0$' "threads, Ctrl-C twice: srun sends Ctrl-C to the step"
+! grep -q spank_threads <<<"$err"
+ok $? "threads, Ctrl-C twice: no thread of srun's took the signal"
+te_tmux kill-session -t thr-int2
+
+nohup_run thr-usr1 -N1
+wait_for_file "$TE_WORK/thr-usr1.start.0" 30
+kill -USR1 "$pid"
+reap
+is "$rc" 138 "threads, kill -USR1 of srun: the task dies of it, srun exits 138"
+! grep -q spank_threads "$TE_WORK/thr-usr1.out"
+ok $? "threads, kill -USR1: no thread of srun's took the signal"
+nohup_run thr-hup -N2
+started thr-hup
+kill -HUP "$pid"
+reap
+is "$rc" 0 "threads, nohup srun & + kill -HUP: srun exits 0"
+finished thr-hup
+ok $? "threads, kill -HUP: both ranks wrote their result"
+
+# srun's own words before the step's options are checked (-v lists them)
+# come once, not again from the srun started anew.
+n_def=$(te_srun -t 60 -N1 -v --train-sighup=default true 2>&1 | grep -c 'defined options')
+n_shield=$(te_srun -t 60 -N1 -v true 2>&1 | grep -c 'defined options')
+[ "$n_def" -gt 0 ] && [ "$n_shield" = "$n_def" ]
+ok $? "threads: srun -v lists the options as often shielded as not ($n_shield, $n_def)"
+# and when the srun started anew ends before that, what it said comes out
+set_plugstack "required $TE_WORK/spank_threads.so fail-again" "required $TE_PLUGIN"
+out=$(set -o pipefail; timeout 60 srun -N1 true 2>&1 | cat)
+is "$?" 1 "threads: an srun started anew that fails before init_post_opt: srun's status, at once"
+is "$(grep -c 'failing in the srun started again' <<<"$out")" 1 "threads: and what it said comes out, once" || diag "$out"
+use_trainenv
 
 done_testing
