@@ -243,6 +243,8 @@ write_slurm_conf() {
 	# TE_SLURMD_PARAMS adds to it (contain_spank, t27).
 	SlurmdParameters=config_overrides${TE_SLURMD_PARAMS:+,$TE_SLURMD_PARAMS}
 	EOF
+	# TE_SLURM_CONF_EXTRA: more lines, as they are (a test's own cluster).
+	[ -n "${TE_SLURM_CONF_EXTRA:-}" ] && printf '%s\n' "$TE_SLURM_CONF_EXTRA"
 	for ((i = 1; i <= NODES; i++)); do
 		echo "NodeName=n$i NodeAddr=$(node_addr "n$i") NodeHostname=n$i CPUs=$CPUS State=UNKNOWN"
 	done
