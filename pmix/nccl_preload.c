@@ -17,6 +17,8 @@
  * before the first collective then. */
 #define _GNU_SOURCE
 #include "config.h"
+/* loads in images older than the build machine (its first line says how) */
+#include "glibc_compat.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
