@@ -49,6 +49,9 @@ packages=(
 	debhelper dh-python lintian rpm git
 	# real clients run in the integration tests
 	python3 python3-torch python3-mpi4py libopenmpi-dev openmpi-bin
+	# containers (tests/containers/build.sh: enroot and pyxis from their
+	# release sources, a debootstrap image packed with mksquashfs)
+	jq parallel squashfs-tools zstd pigz libcap2-bin makeself linux-libc-dev debootstrap
 )
 
 if [ "${1:-}" = --list ]; then
