@@ -66,6 +66,13 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+	if (spank_context() == S_CTX_REMOTE)
+		return te_stepd_task_init_priv(sp);
+	return 0;
+}
+
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	if (spank_context() == S_CTX_REMOTE)

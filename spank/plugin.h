@@ -36,6 +36,7 @@ int te_srun_exit(spank_t sp);
 int te_alloc_post_opt(spank_t sp);
 int te_stepd_post_opt(spank_t sp);
 int te_stepd_user_init(spank_t sp);
+int te_stepd_task_init_priv(spank_t sp);
 int te_stepd_task_init(spank_t sp);
 int te_stepd_task_exit(spank_t sp);
 int te_stepd_exit(spank_t sp);

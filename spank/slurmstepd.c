@@ -447,6 +447,14 @@ static void export_dump_dir(spank_t sp, uint32_t local_id)
 		     d->src == TE_SRC_ENFORCED);
 }
 
+/* Root, in the task before any plugin's task_init. */
+int te_stepd_task_init_priv(spank_t sp)
+{
+	(void)sp;
+	te_stepd_container_note();
+	return 0;
+}
+
 int te_stepd_task_init(spank_t sp)
 {
 	static char enc[TE_S_COUNT * (3 * TE_VALUE_MAX + 3 * TE_ORIGIN_MAX + 80)];
@@ -463,6 +471,8 @@ int te_stepd_task_init(spank_t sp)
 		spank_setenv(sp, TE_SETTINGS_ENV, enc, 1);
 	if (te_plug.cfg.v[TE_S_TRAIN].word != TE_W_ON)
 		return 0;	/* --train=off */
+	if (te_stepd_container_check() < 0)
+		return task_fail(sp);
 	spank_get_item(sp, S_TASK_ID, &local_id);
 	spank_get_item(sp, S_TASK_GLOBAL_ID, &global_id);
 
@@ -503,6 +513,11 @@ int te_stepd_task_init(spank_t sp)
 				      pf < 0 ? pf_why : NULL);
 		if (pf < 0) {
 			te_strlcpy(te_stepd_err, pf_line, sizeof(te_stepd_err));
+			/* a check that could not be started is no fault of
+			 * the node: the task fails as for any other
+			 * configuration error */
+			if (pf == -2)
+				return task_fail(sp);
 			task_fail(sp);
 			/* the node's fault, not the program's: a code of its
 			 * own that --train-requeue (srun) and users can tell

@@ -48,7 +48,8 @@ void te_stepd_gpu_env(spank_t sp, struct te_bind_gpu_env *e,
 void te_stepd_watch_workers(spank_t sp);
 
 /* stepd_preflight.c: --train-preflight for one task. 0, or -1 (the task
- * fails: line is its own error, why the others'). */
+ * fails: line is its own error, why the others'), or -2 (the same, but
+ * the check could not be started: not the node's fault). */
 int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 		       char *line, size_t linelen, char *why, size_t whylen);
 
@@ -61,5 +62,13 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 			struct te_rdzv_result *rr, int *quiet,
 			const char *failed);
 int te_stepd_preload_nccl_barrier(spank_t sp);
+
+/* stepd_container.c: the task's mount namespace and root as Slurm made
+ * them (noted in task_init_privileged), and task_init's check that no
+ * plugin listed before trainenv (pyxis) has moved the task into a
+ * container since: 0, or -1 with te_stepd_err saying to list trainenv
+ * first. */
+void te_stepd_container_note(void);
+int te_stepd_container_check(void);
 
 #endif

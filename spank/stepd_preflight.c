@@ -54,7 +54,12 @@ static void preflight_spawn_err(const struct te_spawn_out *o, const char *buf,
  * job user, with trainenv-preflight (the CUDA runtime is only loaded in
  * that program, never here). 0: the GPU works, or there is nothing to
  * check on this node (said once for the step); -1: the task must fail,
- * with line (the task's own error) and why (for the other ranks). */
+ * with line (the task's own error) and why (for the other ranks): the
+ * GPU failed its check, a node fault; -2: the same, but the check could
+ * not be started at all (no such program, not executable, its loader
+ * failed: exit 126 or 127), which is the installation's or the
+ * configuration's fault, never the node's: the caller must not exit with
+ * TE_EXIT_NODE_FAULT, which --train-requeue takes for a bad node. */
 int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 			 char *line, size_t linelen, char *why, size_t whylen)
 {
@@ -71,7 +76,7 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 	char bufs[3][1024], busid[TE_BIND_BUSID_LEN], merr[TE_ERR_MAX];
 	char path[TE_VALUE_MAX + 32], serr[TE_ERR_MAX], hook[TE_PF_ERROR_MAX + 1];
 	char perr[8], *argv[8], **envp = NULL;
-	int n = 0;
+	int n = 0, unstarted = 0;
 
 	if (c->v[TE_S_PREFLIGHT].word != TE_W_PREFLIGHT_ON &&
 	    c->v[TE_S_PREFLIGHT].word != TE_W_PREFLIGHT_VERBOSE)
@@ -87,10 +92,12 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 	serr[0] = '\0';
 	if (te_helper_path(TE_PREFLIGHT_HELPER, path, sizeof(path)) < 0) {
 		te_snprintf(serr, sizeof(serr), "helper-dir is too long");
+		unstarted = 1;
 	} else if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS ||
 		   !envp) {
 		te_snprintf(serr, sizeof(serr), "cannot read the task's "
 			    "environment for the check");
+		unstarted = 1;
 	} else {
 		argv[n++] = (char *)TE_PREFLIGHT_HELPER;
 		argv[n++] = (char *)"--gpu";
@@ -110,7 +117,13 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 			te_snprintf(m, sizeof(m), "cannot run the check: %s",
 				    serr);
 			te_strlcpy(serr, m, sizeof(serr));
+			unstarted = 1;
 		} else {
+			/* the shell's convention, which ld.so follows for
+			 * a library it cannot load */
+			unstarted = !so.killed && WIFEXITED(so.status) &&
+				    (WEXITSTATUS(so.status) == 126 ||
+				     WEXITSTATUS(so.status) == 127);
 			preflight_spawn_err(&so, obuf, serr, sizeof(serr));
 			if (!serr[0] &&
 			    te_pf_parse(obuf, so.got, &res, perr,
@@ -126,7 +139,12 @@ report:
 	if (out.action == TE_PF_FAIL) {
 		te_strlcpy(line, out.line, linelen);
 		te_strlcpy(why, out.why, whylen);
-		return -1;
+		if (!unstarted)
+			return -1;
+		te_appendf(line, linelen, " (the check could not be started: "
+			   "trainenv's installation or helper-dir, not the "
+			   "node)");
+		return -2;
 	}
 	if (out.action == TE_PF_PASS)
 		spank_setenv(sp, TE_PF_ENV, out.env, 1);

@@ -5,6 +5,7 @@
  * without the task's output streams; it ends with the task. */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,9 +43,20 @@ void te_stepd_watch_workers(spank_t sp)
 	char **env = NULL;
 	pid_t pid;
 
-	if (!te_step.report || te_helper_path(TE_STACKS_HELPER, path,
-					      sizeof(path)) < 0 ||
-	    spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env)
+	if (!te_step.report)
+		return;
+	/* Its exec happens in a detached grandchild, where a failure would
+	 * go unseen: said here, once per node, instead. */
+	if (te_helper_path(TE_STACKS_HELPER, path, sizeof(path)) < 0 ||
+	    access(path, X_OK) < 0) {
+		fprintf(stderr, TE_PREFIX "warning: --train-exit-grace: cannot "
+			"run the worker watcher %s: %s (helper-dir); this "
+			"torchrun task's workers are not watched\n", path,
+			strerror(errno));
+		fflush(stderr);
+		return;
+	}
+	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env)
 		return;
 	te_snprintf(js, sizeof(js), "%u.%u", te_step.job_id, te_step.step_id);
 	te_snprintf(spid, sizeof(spid), "%d", (int)getpid());
