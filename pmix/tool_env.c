@@ -1,11 +1,14 @@
 /* trainenv env: the --train-explain report from inside a task. The plugin
- * records the effective settings in TRAINENV_SETTINGS just before exec. */
+ * records the effective settings in TRAINENV_SETTINGS just before exec;
+ * in a pyxis container, trainenv's enroot hook records what the
+ * container's environment set (TRAINENV_CONTAINER). */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "container_env.h"
 #include "settings.h"
 #include "tool.h"
 
@@ -42,6 +45,11 @@ int te_tool_env(int argc, char **argv)
 	for (i = 0; i < TE_S_COUNT; i++) {
 		te_explain_line(&cfg, i, line, sizeof(line));
 		printf("%s\n", line);
+	}
+	/* set by trainenv's enroot hook in a pyxis container */
+	if ((s = getenv(TE_CENV_ENV))) {
+		te_cenv_record_text(s, line, sizeof(line));
+		printf("container: %s\n", line);
 	}
 	return 0;
 }

@@ -548,6 +548,10 @@ int te_stepd_task_init(spank_t sp)
 		    te_stepd_preload_nccl_barrier(sp) < 0)
 			return task_fail(sp);
 	}
+	/* last: the check compares the program's environment with all of
+	 * the above */
+	if (te_stepd_container_coming(sp))
+		te_stepd_container_watch(sp, local_id, global_id);
 	return 0;
 }
 

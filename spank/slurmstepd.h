@@ -70,5 +70,12 @@ int te_stepd_preload_nccl_barrier(spank_t sp);
  * first. */
 void te_stepd_container_note(void);
 int te_stepd_container_check(void);
+/* pyxis will put the task in a container (its options or their
+ * environment defaults); the node's first task then starts the check of
+ * what the program sees (TE_CONTAINER_HELPER, detached). */
+#define TE_CONTAINER_HELPER "trainenv-container"
+int te_stepd_container_coming(spank_t sp);
+void te_stepd_container_watch(spank_t sp, uint32_t local_id,
+			      uint32_t global_id);
 
 #endif

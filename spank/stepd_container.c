@@ -9,13 +9,20 @@
  * after Slurm's own job container, job_container/tmpfs, joined the task to
  * the job's namespace), and task_init refuses to go on when a plugin has
  * changed both since: one line tells the administrator to list trainenv
- * first. Listed first, trainenv prepares the task on the node. */
+ * first. Listed first, trainenv prepares the task on the node, its enroot
+ * hook (etc/enroot-hook.sh.in) keeps what it decided in the container's
+ * environment, and for a step that pyxis runs in a container the node's
+ * first task starts trainenv-container (pmix/container_tool.c), which
+ * compares what the program sees with what trainenv decided. */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "slurmstepd.h"
 #include "strutil.h"
@@ -70,4 +77,123 @@ int te_stepd_container_check(void)
 		      "pyxis, entered it, and trainenv's helpers and settings "
 		      "must come first; list trainenv's line before that "
 		      "plugin's (for plugstack.conf.d: 00-trainenv.conf)");
+}
+
+/* pyxis will put this task in a container: its --container-image or
+ * --container-name option was given (SPANK finds another plugin's option
+ * by its name) or their PYXIS_CONTAINER_* defaults are in the job's
+ * environment (pyxis 0.17 and later read them). */
+int te_stepd_container_coming(spank_t sp)
+{
+	static const char *const opts[] = { "container-image",
+					    "container-name" };
+	static const char *const envs[] = { "PYXIS_CONTAINER_IMAGE",
+					    "PYXIS_CONTAINER_NAME" };
+	size_t i;
+
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		struct spank_option o = { .name = (char *)opts[i], .has_arg = 1 };
+		char *arg = NULL;
+
+		if (spank_option_getopt(sp, &o, &arg) == ESPANK_SUCCESS)
+			return 1;
+		if (te_stepd_getenv(sp, envs[i]))
+			return 1;
+	}
+	return 0;
+}
+
+#define ENV_MAX 4096
+
+/* The check sees the task's environment as trainenv left it, without
+ * SLURM_JOB_ID and SLURM_STEP_ID: it is not one of the step's ranks when
+ * the hang report looks for them. */
+static char **check_env(char **env, char **out, size_t max)
+{
+	size_t i, k = 0;
+
+	for (i = 0; env[i] && k + 1 < max; i++)
+		if (strncmp(env[i], "SLURM_JOB_ID=", 13) &&
+		    strncmp(env[i], "SLURM_STEP_ID=", 14))
+			out[k++] = env[i];
+	out[k] = NULL;
+	return out;
+}
+
+void te_stepd_container_watch(spank_t sp, uint32_t local_id,
+			      uint32_t global_id)
+{
+	static char *env2[ENV_MAX];
+	char path[TE_VALUE_MAX + 32], exe[4096], spid[16], rank[16];
+	char *argv[14], **env = NULL;
+	ssize_t n;
+	pid_t pid;
+	int k = 0, p[2];
+
+	if (local_id != 0)
+		return;	/* one per node: the node's first task */
+	if (te_helper_path(TE_CONTAINER_HELPER, path, sizeof(path)) < 0 ||
+	    access(path, X_OK) < 0) {
+		fprintf(stderr, TE_PREFIX "warning: cannot run %s: %s "
+			"(helper-dir); what the container changes in the "
+			"tasks' environment is not checked\n", path,
+			strerror(errno));
+		fflush(stderr);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0 || spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS ||
+	    !env)
+		return;
+	exe[n] = '\0';
+	te_snprintf(spid, sizeof(spid), "%d", (int)getpid());
+	te_snprintf(rank, sizeof(rank), "%u", global_id);
+	argv[k++] = (char *)TE_CONTAINER_HELPER;
+	argv[k++] = (char *)"check";
+	argv[k++] = spid;
+	argv[k++] = (char *)"--before";
+	argv[k++] = exe;
+	argv[k++] = (char *)"--fd";
+	argv[k++] = (char *)"3";
+	argv[k++] = (char *)"--rank";
+	argv[k++] = rank;
+	argv[k++] = (char *)"--node";
+	argv[k++] = te_step.node;
+	if (te_plug.explain && global_id == 0)
+		argv[k++] = (char *)"--explain";
+	argv[k] = NULL;
+	check_env(env, env2, ENV_MAX);
+	/* The task keeps the write end, close-on-exec: the check reads end
+	 * of file the moment the task executes its program. */
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		/* stderr stays: its lines are the task's, in srun's output */
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+		}
+		close(p[1]);
+		if (p[0] == 3)
+			fcntl(3, F_SETFD, 0);
+		else if (dup2(p[0], 3) < 0)
+			_exit(127);
+		close_range(4, ~0U, 0);
+		execve(path, argv, env2);
+		_exit(127);
+	}
+	close(p[0]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
 }
