@@ -52,8 +52,10 @@ for f in "$enroot_tar" "$pyxis_tar"; do
 done
 slurm_v=$(dpkg-query -W -f='${Version}' libslurm-dev 2>/dev/null | sed 's/-[^-]*$//') ||
 	slurm_v=
-[ -n "$slurm_v" ] && [ -f /usr/include/slurm/spank.h ] ||
+if [ -z "$slurm_v" ] || [ ! -f /usr/include/slurm/spank.h ]; then
 	cannot "libslurm-dev is not installed (pyxis is built against it; run tests/deps.sh)"
+fi
+# shellcheck disable=SC1091
 codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 
 enroot_dir=$cache/enroot-$enroot_v

@@ -1,0 +1,204 @@
+#!/bin/bash
+# trainenv under pyxis and enroot (NVIDIA's, built from their release
+# sources by tests/containers/build.sh, with enroot's PMIx and PyTorch hooks
+# on, as sites run them), on a cluster of its own whose slurmd find that
+# enroot first on their PATH (pyxis runs "enroot" from slurmstepd's PATH).
+# The image is a Debian root with python3 whose ENV (/etc/environment) sets
+# PYTORCH_VERSION (so enroot's PyTorch hook sets MASTER_ADDR, MASTER_PORT,
+# WORLD_SIZE...) and TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=60.
+#  trainenv listed first (00-trainenv.conf before pyxis.conf): a 3-node x
+#    2-rank step in the image sees RANK, LOCAL_RANK, WORLD_SIZE and
+#    MASTER_ADDR as the same step without a container, MASTER_PORT from
+#    trainenv's range, the enforced nccl-heartbeat (900, not the image's
+#    60), nothing warned; --train-explain says what the container set; the
+#    failure report names a failed rank; without trainenv's enroot hook the
+#    program sees the container's values and every node warns, naming them;
+#    the GPU pre-flight (fake GPUs, a stand-in CUDA runtime) runs before the
+#    container and TRAINENV_PREFLIGHT reaches it; a pre-flight that cannot be
+#    started fails the step without exit code 75; trainenv stacks finds the
+#    six ranks in their containers.
+#  pyxis listed first: the container step fails on every task with the one
+#    line that says to list trainenv first; a step without a container runs.
+# Skips with one line where the runtimes cannot be built.
+# shellcheck disable=SC2016 # $VARS in single quotes are the tasks'
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
+
+n_checks=32
+plan $n_checks
+
+# The runtimes: built once into /var/lib/trainenv-containers, from the
+# checkout's script (its sources are beside the checkout, not staged).
+real_src=${TE_REAL_SRCDIR:-$(cd "$here/../.." && pwd -P)}
+out=$("$real_src/tests/containers/build.sh" 2>&1)
+rc=$?
+if [ "$rc" = 77 ]; then
+	skip "$(printf '%s\n' "$out" | tail -n 1)" $n_checks
+	done_testing
+fi
+[ "$rc" = 0 ] || bail_out "tests/containers/build.sh failed: $(printf '%s\n' "$out" | tail -n 5)"
+diag "$(printf '%s\n' "$out" | tail -n 1)"
+cache=${TE_CONTAINERS_CACHE:-/var/lib/trainenv-containers}
+# shellcheck disable=SC1091
+. "$cache/env.sh"
+image=$TE_CONTAINER_IMAGE
+te_build_init
+
+# An enroot of this run's own, with trainenv's hook (pointing at the staged
+# build's trainenv-container) in its hooks.d.
+enr=$(mktemp -d /var/tmp/te-enroot.XXXXXX) || bail_out "no /var/tmp directory"
+te_on_exit "rm -rf '$enr'"
+hook=$enr.hook/99-trainenv.sh
+mkdir -p "$enr.hook" && te_on_exit "rm -rf '$enr.hook'"
+sed "s|@pkglibexecdir@|$TE_BUILDDIR|" "$TE_SRCDIR/etc/enroot-hook.sh.in" >"$hook"
+"$real_src/tests/containers/instance.sh" "$enr" "$hook" ||
+	bail_out "tests/containers/instance.sh failed"
+
+unset TE_CLUSTER_DIR
+export TE_SLURMD_ENV="PATH=$enr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+cluster_up --nodes 3 || bail_out "no cluster"
+ok 0 "cluster is up; enroot $TE_ENROOT_VERSION and pyxis $TE_PYXIS_VERSION built, image $image"
+# pyxis's runtime directory, per node (its slurmd-side init makes it only
+# when pyxis is in plugstack.conf at slurmd's start).
+for n in n1 n2 n3; do cluster_exec "$n" install -d -m 0755 /tmp/pyxis-run; done
+pyxis="required $TE_PYXIS_SO runtime_path=/tmp/pyxis-run"
+train="required $TE_PLUGIN helper-dir=$TE_BUILDDIR nccl-heartbeat=900 enforce=nccl-heartbeat"
+set_plugstack "$train" "$pyxis"
+
+show='echo "env $SLURM_PROCID $RANK $LOCAL_RANK $WORLD_SIZE $MASTER_ADDR $MASTER_PORT $TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC ${PYTORCH_VERSION:-none} ${NCCL_DEBUG:-none}"; [ "$SLURM_PROCID" != 0 ] || echo "rec ${TRAINENV_CONTAINER:-none}"'
+ranks() { grep '^env ' | awk '{ print $2, $3, $4, $5, $6 }' | sort -n; }
+field() { grep '^env ' | awk -v f="$1" '{ print $f }' | sort -u | paste -sd, -; }
+
+# ================================================================ trainenv first
+base=$(te_srun -t 120 --mpi=pmix -N3 --ntasks-per-node=2 sh -c "$show" 2>&1)
+in=$(te_srun -t 180 --mpi=pmix -N3 --ntasks-per-node=2 --container-image="$image" sh -c "$show" 2>"$TE_WORK/in.err")
+rc=$?
+diag "$(cat "$TE_WORK/in.err")"
+ok $rc "a 3x2 step in the image runs (trainenv listed before pyxis)"
+is "$(ranks <<<"$in")" "$(ranks <<<"$base")" \
+	"in the container each rank's RANK, LOCAL_RANK, WORLD_SIZE and MASTER_ADDR are those of the same step without one"
+is "$(ranks <<<"$in" | wc -l)" 6 "  six ranks"
+port=$(field 7 <<<"$in")
+[[ $port =~ ^[0-9]+$ ]] && [ "$port" -ge 20000 ] && [ "$port" -le 29999 ]
+ok $? "MASTER_PORT is trainenv's, the same on every rank, in its range 20000-29999 (got $port; enroot's hook would set 61000 + job % 4536)"
+is "$(field 8 <<<"$in")" 900 "the enforced nccl-heartbeat is 900 on every rank (the image's ENV says 60)"
+is "$(field 9 <<<"$in"),$(field 10 <<<"$in")" "2.3.0,WARN" \
+	"the image's other variables reach the program (PYTORCH_VERSION, NCCL_DEBUG)"
+like "$(grep '^rec ' <<<"$in")" '^rec enroot:.*TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=60.*MASTER_ADDR=n1;MASTER_PORT=6[0-9]+' \
+	"TRAINENV_CONTAINER records what the container had set (the image's heartbeat, the PyTorch hook's MASTER_*)"
+is "$(grep -c 'trainenv: warning' "$TE_WORK/in.err")" 0 "no warning: the program sees what trainenv decided"
+
+out=$(te_srun -t 180 --mpi=pmix -N3 --ntasks-per-node=2 --train-explain --container-image="$image" sleep 1 2>&1)
+like "$out" "^trainenv: container: the container's environment set TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=60, .*MASTER_ADDR=n1, MASTER_PORT=[0-9]+, WORLD_SIZE=6; trainenv's enroot hook kept trainenv's values$" \
+	"--train-explain says what the container's environment set, and that trainenv's values were kept"
+like "$out" '^trainenv: container: rank 0 sees every value trainenv decided \([0-9]+ variables\)$' \
+	"  and that rank 0's program sees every value trainenv decided"
+
+# The failure report from inside containers.
+out=$(te_srun -t 180 --mpi=pmix -N3 --ntasks-per-node=2 --container-image="$image" \
+	sh -c '[ "$RANK" != 3 ] || exit 7; sleep 1' 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]
+ok $? "a step whose rank 3 exits 7 fails (rc=$rc)"
+like "$out" '^trainenv: rank 3 \(node n2, local rank 1\) exited with code 7 at .*: the first failure of this step$' \
+	"the failure report names rank 3 on n2, the first failure"
+
+# Without trainenv's hook: the container's values win, and every node says so.
+mv "$enr/etc/enroot/hooks.d/99-trainenv.sh" "$enr.hook/off"
+# (a program that ends within a millisecond of its start may end before
+# the check reads its environment: these run a second)
+in=$(te_srun -t 180 --mpi=pmix -N3 --ntasks-per-node=2 --container-image="$image" sh -c "$show; sleep 1" 2>"$TE_WORK/nohook.err")
+mv "$enr.hook/off" "$enr/etc/enroot/hooks.d/99-trainenv.sh"
+is "$(field 8 <<<"$in")" 60 "without trainenv's enroot hook the program sees the image's heartbeat (60): what the hook prevents"
+is "$(grep -cE "^trainenv: warning: rank [024] \(node n[123]\): the container changed what trainenv decided \(enforced values included\): TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=60 \(trainenv: 900, enforced\); MASTER_ADDR=n1 \(trainenv: [0-9.]+\); MASTER_PORT=[0-9]+ \(trainenv: [0-9]+\); trainenv's enroot hook did not run" "$TE_WORK/nohook.err")" 3 \
+	"  and each node warns once, naming the replaced values and the missing hook" || diag "$(cat "$TE_WORK/nohook.err")"
+
+# trainenv stacks finds the ranks in their containers.
+before=$(te_last_job_id)
+te_srun -t 180 --mpi=pmix -N3 --ntasks-per-node=2 --container-image="$image" \
+	python3 -c 'import time; time.sleep(40)' >/dev/null 2>&1 &
+spid=$!
+found='' job=''
+for _ in $(seq 1 60); do
+	job=$(te_jobs_after "$before" | awk '{ print $1 }')
+	if [ -n "$job" ] && out=$(timeout 60 "$TE_TOOL" stacks "$job.0" 2>&1) &&
+		grep -qE '^trainenv: hang: ranks 0-5 on n1-n3 \(6 ranks' <<<"$out"; then
+		found=1
+		break
+	fi
+	sleep 1
+done
+[ -n "$found" ]
+ok $? "trainenv stacks $job.0 finds the six ranks running in containers on n1-n3" || diag "$out"
+[ -n "$job" ] && timeout 10 scancel "$job"
+wait "$spid" 2>/dev/null
+
+# ---------------------------------------------------------------- pre-flight
+fakelib=$TE_BUILDDIR/tests/unit/.libs/libfakecudart.so
+if [ -f "$fakelib" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
+	"$TE_SRCDIR/tests/integration/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; then
+	mkdir -p "$TE_WORK/fake" && ln -sf "$fakelib" "$TE_WORK/fake/libcudart.so"
+	set_plugstack "$train bind-topology=$TE_WORK/gpus.xml" "$pyxis"
+	rep='echo "pf $RANK ${TRAINENV_PREFLIGHT:-none}"'
+	out=$(LD_LIBRARY_PATH=$TE_WORK/fake CUDA_VISIBLE_DEVICES=0,1 te_srun -t 180 --mpi=pmix -N3 \
+		--ntasks-per-node=2 --train-preflight=verbose --container-image="$image" sh -c "$rep" 2>&1)
+	is "$(grep -cE '^pf [0-5] gpu=0000:8[12]:00.0 free=[0-9]+ total=85899345920 runtime=12040 driver=12080$' <<<"$out")" 6 \
+		"pre-flight with fake GPUs runs on the node before the container, and TRAINENV_PREFLIGHT reaches every rank in it" ||
+		diag "$out"
+	is "$(grep -cE '^trainenv: preflight: rank [0-5] \(node n[123]\) GPU 0000:8[12]:00.0: ok' <<<"$out")" 6 \
+		"  one verbose line per rank"
+	# A helper directory without trainenv-preflight: the check cannot be
+	# started, a configuration error, never the node's fault (exit 75).
+	mkdir -p "$TE_WORK/nopf"
+	ln -sf "$TE_BUILDDIR/trainenv-rdzv" "$TE_WORK/nopf/trainenv-rdzv"
+	ln -sf "$TE_BUILDDIR/trainenv-container" "$TE_WORK/nopf/trainenv-container"
+	set_plugstack "required $TE_PLUGIN helper-dir=$TE_WORK/nopf bind-topology=$TE_WORK/gpus.xml" "$pyxis"
+	out=$(LD_LIBRARY_PATH=$TE_WORK/fake CUDA_VISIBLE_DEVICES=0,1 te_srun -t 180 --mpi=pmix -N2 \
+		--ntasks-per-node=2 --train-preflight=on --container-image="$image" true 2>&1)
+	rc=$?
+	[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]
+	ok $? "a pre-flight that cannot be started fails the step (rc=$rc)"
+	like "$out" "trainenv: error: preflight: rank [0-3] \(node n[12]\) GPU [0-9a-f:.]+: cannot run the check: .*/nopf/trainenv-preflight: No such file or directory \(the check could not be started: trainenv's installation or helper-dir, not the node\)" \
+		"  saying the check could not be started, not the node's fault"
+	is "$(grep -cE 'exit(ed with)? code 75' <<<"$out")" 0 "  and no task exits with 75 (TE_EXIT_NODE_FAULT, which --train-requeue takes for a bad node)" ||
+		diag "$out"
+	set_plugstack "$train" "$pyxis"
+else
+	skip "no stand-in CUDA runtime in the build (make check-unit builds tests/unit/libfakecudart.so) or no hwloc export" 5
+fi
+
+# ================================================================ pyxis first
+set_plugstack "$pyxis" "$train"
+out=$(te_srun -t 180 --mpi=pmix -N3 --ntasks-per-node=2 --container-image="$image" sh -c "$show" 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]
+ok $? "pyxis listed first: the container step fails (rc=$rc)"
+is "$(grep -c "^trainenv: error: this task is already in a container (another mount namespace and root than slurmstepd gave it): a plugin listed before trainenv in plugstack.conf, such as pyxis, entered it, and trainenv's helpers and settings must come first; list trainenv's line before that plugin's (for plugstack.conf.d: 00-trainenv.conf)$" <<<"$out")" 6 \
+	"  every task says in one line to list trainenv first" || diag "$out"
+is "$(grep -c '^env ' <<<"$out")" 0 "  no task ran its program"
+is "$(grep -cE 'exit(ed with)? code 75' <<<"$out")" 0 "  no task exits with 75 (a configuration error is no node fault)"
+is "$(grep -cE 'rendezvous helper|No such file' <<<"$out")" 0 "  no helper was tried inside the container"
+out=$(te_srun -t 120 --mpi=pmix -N3 --ntasks-per-node=2 sh -c "$show" 2>&1)
+is "$(ranks <<<"$out")" "$(ranks <<<"$base")" "pyxis first, a step without a container runs as before"
+
+# ================================================================ after
+set_plugstack "$train" "$pyxis"
+out=$(te_srun -t 180 --mpi=pmix -N1 -n2 --container-image="$image" sh -c "$show" 2>&1)
+is "$(field 8 <<<"$out")" 900 "trainenv listed first again: a step in the image runs with the enforced value"
+wait_nodes_idle 30
+ok $? "every node is idle"
+left=$(for n in n1 n2 n3; do
+	# shellcheck disable=SC2016 # expanded in the node
+	cluster_exec "$n" sh -c 'pgrep --ns $$ --nslist net -af "trainenv-container|enroot|sleep\(40\)"' 2>/dev/null |
+		grep -v pgrep | sed "s/^/$n: /"
+done)
+is "$left" "" "no trainenv-container, enroot or program is left on a node"
+left=$(for n in n1 n2 n3; do cluster_exec "$n" sh -c 'ls -d /tmp/enroot-data-*/pyxis_* 2>/dev/null'; done)
+is "$left" "" "no container root file system is left in the nodes' enroot data directories"
+ok 0 "the run's enroot is $enr (removed at exit)"
+
+done_testing
