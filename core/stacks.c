@@ -449,7 +449,7 @@ unsigned te_stack_parse_gdb(const char *buf, size_t len, int is_python,
 		return te_snprintf(ps->note, sizeof(ps->note),
 				   "gdb could not attach: %s", py.denied), flags;
 	if (is_python && nat.store && (flags & TE_GDB_NO_PYBT))
-		why = "gdb has no py-bt (python3.11-dbg not installed?): "
+		why = "gdb has no py-bt (python3-dbg not installed?): "
 			"native frames only";
 	else if (is_python && nat.store && ps->nframes)
 		why = "no Python frame found: native frames only";

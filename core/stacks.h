@@ -106,6 +106,49 @@ int te_stack_add_frame(struct te_proc_stack *ps, int kind, const char *func,
 unsigned te_stack_parse_gdb(const char *buf, size_t len, int is_python,
 			    struct te_proc_stack *ps);
 
+/* ---------------------------------------------------------------- containers */
+/* core/stacks_files.c. A process whose root (/proc/PID/root) is not the
+ * node's runs in a container (pyxis/enroot, Apptainer, a chroot): gdb
+ * reads its files through /proc/PID/root (its sysroot), and the
+ * interpreter's gdb script (py-bt) is the container's, which the host's
+ * gdb does not find by itself. */
+
+/* What the node side found out about a process's files. */
+enum te_stack_script {
+	TE_SCRIPT_UNKNOWN = 0,		/* not looked for */
+	TE_SCRIPT_NONE,			/* not in the container */
+	TE_SCRIPT_USED,			/* found and given to gdb */
+	TE_SCRIPT_NOT_RUN		/* found; not run as root for another user */
+};
+struct te_stack_files {
+	int container;			/* its root is not the node's */
+	int unreadable;			/* its root or program could not be opened */
+	int script;			/* enum te_stack_script */
+	char interp[32];		/* its interpreter's name ("python3.9"), "" */
+};
+
+/* The path of exe (readlink of /proc/PID/exe) inside the process's root
+ * (readlink of /proc/PID/root, both as this process sees them): exe
+ * without root's prefix, or exe itself when root is "/" or no prefix of it
+ * (a root in another mount namespace reads as "/"). 0, or -1 (out "")
+ * when exe is not absolute or out is too small. */
+int te_stack_inner_path(char *out, size_t len, const char *exe,
+			const char *root);
+/* Where Debian's and Ubuntu's pythonX.Y-dbg put the gdb script of the
+ * interpreter at inner (a path inside the root), which gdb loads for py-bt:
+ * /usr/share/gdb/auto-load + inner + "-gdb.py". 0, or -1 (out "") for a
+ * relative path, "/../", or a character outside [A-Za-z0-9._+/-] (the path
+ * goes into a gdb command). */
+int te_stack_gdb_script_path(char *out, size_t len, const char *inner);
+/* After te_stack_parse_gdb (its flags), rewrites ps's note with the real
+ * cause when frames are missing: in a container, gdb could not read its
+ * files (they could not be opened, or no thread's innermost frame has a
+ * name), or its pythonX.Y-dbg is missing there,
+ * or the script was not run; on the node itself, pythonX.Y-dbg of the
+ * process's own interpreter. f NULL: the note is left as it is. */
+void te_stack_note_files(struct te_proc_stack *ps, unsigned flags,
+			 int is_python, const struct te_stack_files *f);
+
 /* ---------------------------------------------------------------- groups */
 
 /* The signature: every thread's frames (kind, function, file, line,

@@ -1,11 +1,14 @@
 /* trainenv-stacks --local: on one node, as the job's user, the stacks of
  * the step's ranks still running: the processes from /proc (core/proctab),
  * their state, wait channel and CPU, and gdb's view of each (Python frames
- * with Debian's python3-dbg, native ones without), bounded in time. */
+ * with Debian's python3-dbg, native ones without), bounded in time. A
+ * process in a container (its root not the node's) is read through its
+ * /proc/PID/root, with the container's pythonX.Y-dbg. */
 #include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -175,26 +178,145 @@ static char **gdb_env(void)
 	return env;
 }
 
+/* The last component of a path inside a process's root, when it is a
+ * link: followed inside that root (an absolute target is the root's, not
+ * this node's; Debian's pythonX.Y-gdb.py links to pythonX.Ym-gdb.py).
+ * path: "/proc/PID/root" + the path inside. 0 when it ends at a regular
+ * file. */
+static int regular_in_root(char *path, size_t len, int pid)
+{
+	char target[PATH_MAX], next[PATH_MAX], *slash;
+	struct stat st;
+	ssize_t n;
+	int hops;
+
+	for (hops = 0; hops < 8; hops++) {
+		if (lstat(path, &st) < 0)
+			return -1;
+		if (S_ISREG(st.st_mode))
+			return 0;
+		if (!S_ISLNK(st.st_mode) ||
+		    (n = readlink(path, target, sizeof(target) - 1)) <= 0)
+			return -1;
+		target[n] = '\0';
+		if (strstr(target, ".."))
+			return -1;	/* never out of the root */
+		if (target[0] == '/') {
+			if (te_snprintf(next, sizeof(next), "/proc/%d/root%s",
+					pid, target) < 0)
+				return -1;
+		} else {
+			slash = strrchr(path, '/');
+			if (!slash || te_snprintf(next, sizeof(next), "%.*s/%s",
+						  (int)(slash - path), path,
+						  target) < 0)
+				return -1;
+		}
+		if (te_strlcpy(path, next, len) >= len)
+			return -1;
+	}
+	return -1;
+}
+
+/* Where pid's files are (core/stacks.h): whether its root is this
+ * node's, its interpreter's name, and in a container the interpreter's
+ * gdb script there (into script, "" when none is to be given to gdb). The
+ * script is Python that gdb runs: never as root for another user's
+ * process (its container's files are that user's). */
+static void proc_files(int pid, int is_python, uid_t uid,
+		       struct te_stack_files *f, char *script, size_t slen)
+{
+	char path[64], root[PATH_MAX], exe[PATH_MAX], inner[PATH_MAX];
+	char rel[PATH_MAX];
+	struct stat me, it;
+	ssize_t n;
+	int fd;
+
+	memset(f, 0, sizeof(*f));
+	script[0] = '\0';
+	te_snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	if (stat("/", &me) == 0 && stat(path, &it) == 0 &&
+	    (me.st_dev != it.st_dev || me.st_ino != it.st_ino))
+		f->container = 1;
+	n = readlink(path, root, sizeof(root) - 1);
+	root[n > 0 ? n : 0] = '\0';
+	te_snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	te_snprintf(path, sizeof(path), "/proc/%d/root/", pid);
+	f->unreadable = fd < 0 || access(path, X_OK) < 0;
+	if (!is_python)
+		return;
+	te_snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	if (te_stack_inner_path(inner, sizeof(inner), exe, root) < 0)
+		return;
+	te_strlcpy(f->interp, strrchr(inner, '/') + 1, sizeof(f->interp));
+	if (!f->container)
+		return;	/* gdb finds the node's own script */
+	f->script = TE_SCRIPT_NONE;
+	if (te_stack_gdb_script_path(rel, sizeof(rel), inner) < 0 ||
+	    te_snprintf(script, slen, "/proc/%d/root%s", pid, rel) < 0 ||
+	    regular_in_root(script, slen, pid) < 0) {
+		script[0] = '\0';
+		return;
+	}
+	f->script = TE_SCRIPT_USED;
+	if (geteuid() == 0 && uid != 0) {
+		f->script = TE_SCRIPT_NOT_RUN;
+		script[0] = '\0';
+	}
+}
+
 /* gdb's view of one process into ps. A gdb past its deadline is killed; the
- * process it had stopped is continued. */
+ * process it had stopped is continued. In a container (f) gdb reads the
+ * program and libraries through /proc/PID/root, and gets the container's
+ * gdb script for py-bt (script, "" for none). */
 static void take_stack(const char *gdb, int pid, int is_python,
+		       const struct te_stack_files *f, const char *script,
 		       struct te_proc_stack *ps)
 {
 	static char out[GDB_OUT_MAX];
-	char spid[16], err[256];
-	char *argv[] = {
-		(char *)"gdb", (char *)"-p", spid, (char *)"-batch",
-		(char *)"-nx", (char *)"-q",
-		/* never a download (nothing is fetched at run time) */
-		(char *)"-iex", (char *)"set debuginfod enabled off",
-		(char *)"-ex", (char *)"set pagination off",
-		(char *)"-ex", (char *)"thread apply all py-bt",
-		(char *)"-ex", (char *)"thread apply all bt", NULL
-	};
+	char spid[16], err[256], exe[64], sysroot[64], source[PATH_MAX + 8];
+	char *argv[24];
 	struct te_spawn_out so;
-	unsigned f;
+	size_t k = 0;
+	unsigned fl;
 
 	te_snprintf(spid, sizeof(spid), "%d", pid);
+	te_snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	te_snprintf(sysroot, sizeof(sysroot), "set sysroot /proc/%d/root", pid);
+	argv[k++] = (char *)"gdb";
+	argv[k++] = (char *)"-p";
+	argv[k++] = spid;
+	if (f->container)
+		argv[k++] = exe;	/* found under the sysroot otherwise */
+	argv[k++] = (char *)"-batch";
+	argv[k++] = (char *)"-nx";
+	argv[k++] = (char *)"-q";
+	/* never a download (nothing is fetched at run time) */
+	argv[k++] = (char *)"-iex";
+	argv[k++] = (char *)"set debuginfod enabled off";
+	if (f->container) {
+		argv[k++] = (char *)"-iex";
+		argv[k++] = sysroot;
+	}
+	argv[k++] = (char *)"-ex";
+	argv[k++] = (char *)"set pagination off";
+	if (script[0] &&
+	    te_snprintf(source, sizeof(source), "source %s", script) == 0) {
+		argv[k++] = (char *)"-ex";
+		argv[k++] = source;
+	}
+	argv[k++] = (char *)"-ex";
+	argv[k++] = (char *)"thread apply all py-bt";
+	argv[k++] = (char *)"-ex";
+	argv[k++] = (char *)"thread apply all bt";
+	argv[k] = NULL;
 	if (te_spawn_capture(gdb, argv, gdb_env(), TE_STACKS_GDB_MS,
 			     TE_SPAWN_STDERR, out, sizeof(out), &so, err,
 			     sizeof(err)) < 0) {
@@ -209,10 +331,11 @@ static void take_stack(const char *gdb, int pid, int is_python,
 			    "%d s: stack not taken", TE_STACKS_GDB_MS / 1000);
 		return;
 	}
-	f = te_stack_parse_gdb(out, so.got, is_python, ps);
-	if ((f & TE_GDB_DENIED) && !ps->note[0])
+	fl = te_stack_parse_gdb(out, so.got, is_python, ps);
+	if ((fl & TE_GDB_DENIED) && !ps->note[0])
 		te_strlcpy(ps->note, "gdb could not attach (ptrace denied: "
 			   "kernel.yama.ptrace_scope?)", sizeof(ps->note));
+	te_stack_note_files(ps, fl, is_python, f);
 }
 
 int te_stacks_node(long job, long step, uid_t uid)
@@ -221,6 +344,8 @@ int te_stacks_node(long job, long step, uid_t uid)
 	static struct te_rank_proc r[TE_STACK_NODE_RANKS];
 	static struct te_proc_stack ps;
 	static char rec[TE_STACK_RECORD_MAX];
+	static char script[PATH_MAX];
+	struct te_stack_files files;
 	char node[TE_STACK_NODE_MAX], gdb[PATH_MAX], gdb_note[TE_STACK_NOTE_MAX];
 	static uint64_t before[TE_STACK_NODE_RANKS];
 	long hz = sysconf(_SC_CLK_TCK);
@@ -254,8 +379,11 @@ int te_stacks_node(long job, long step, uid_t uid)
 		read_wchan(p->pid, ps.wchan, sizeof(ps.wchan));
 		ps.cpu_ms = now >= before[i] && hz > 0 ?
 				    (int64_t)((now - before[i]) * 1000 / (uint64_t)hz) : -1;
+		proc_files(p->pid, p->is_python, uid, &files, script,
+			   sizeof(script));
 		if (have_gdb && te_now_ms() < deadline)
-			take_stack(gdb, p->pid, p->is_python, &ps);
+			take_stack(gdb, p->pid, p->is_python, &files, script,
+				   &ps);
 		else if (have_gdb)
 			te_snprintf(ps.note, sizeof(ps.note), "stack not taken: "
 				    "this node's %d s for stacks are spent",
