@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "apptainer.h"
 #include "bindstep.h"
 #include "dumpdir.h"
 #include "failrep_net.h"
@@ -548,6 +549,8 @@ int te_stepd_task_init(spank_t sp)
 		    te_stepd_preload_nccl_barrier(sp) < 0)
 			return task_fail(sp);
 	}
+	/* Apptainer's copies of what trainenv set (spank/apptainer.c) */
+	te_stepd_apptainer_env(sp, local_id);
 	/* last: the check compares the program's environment with all of
 	 * the above */
 	if (te_stepd_container_coming(sp))

@@ -1,0 +1,13 @@
+/* slurmstepd, per task: APPTAINERENV_ and SINGULARITYENV_ copies of what
+ * trainenv set (spank/apptainer.c, core/apptainer_env.h). */
+#ifndef TE_SPANK_APPTAINER_H
+#define TE_SPANK_APPTAINER_H
+
+#include <stdint.h>
+#include <slurm/spank.h>
+
+/* Last in task_init, once the task's environment is what trainenv
+ * decided. */
+void te_stepd_apptainer_env(spank_t sp, uint32_t local_id);
+
+#endif
