@@ -28,7 +28,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=32
+n_checks=35
 plan $n_checks
 
 # The runtimes: built once into /var/lib/trainenv-containers, from the
@@ -117,6 +117,17 @@ is "$(field 8 <<<"$in")" 60 "without trainenv's enroot hook the program sees the
 is "$(grep -cE "^trainenv: warning: rank [024] \(node n[123]\): the container changed what trainenv decided \(enforced values included\): TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=60 \(trainenv: 900, enforced\); MASTER_ADDR=n1 \(trainenv: [0-9.]+\); MASTER_PORT=[0-9]+ \(trainenv: [0-9]+\); trainenv's enroot hook did not run" "$TE_WORK/nohook.err")" 3 \
 	"  and each node warns once, naming the replaced values and the missing hook" || diag "$(cat "$TE_WORK/nohook.err")"
 
+# Signal dispositions set in task_init survive pyxis's setns and the exec.
+sig='echo "sig $RANK $(grep SigIgn /proc/self/status | cut -f2)"'
+base_sig=$(te_srun -t 120 --mpi=pmix -N3 --ntasks-per-node=2 --train-sighup=ignore \
+	--train-ignore-signals=PIPE sh -c "$sig" 2>&1 | grep '^sig ' | sort)
+in_sig=$(te_srun -t 180 --mpi=pmix -N3 --ntasks-per-node=2 --train-sighup=ignore \
+	--train-ignore-signals=PIPE --container-image="$image" sh -c "$sig" 2>&1 | grep '^sig ' | sort)
+is "$in_sig" "$base_sig" "the ignored signals in the container are those of the same step without one"
+mask=$(awk 'NR == 1 { print $3 }' <<<"$in_sig")
+sig_ignored "$mask" 1 && sig_ignored "$mask" 13 && [ "$(grep -c . <<<"$in_sig")" = 6 ]
+ok $? "  --train-sighup=ignore and --train-ignore-signals=PIPE: SIGHUP and SIGPIPE ignored in every rank (SigIgn $mask)"
+
 # trainenv stacks finds the ranks in their containers.
 before=$(te_last_job_id)
 te_srun -t 180 --mpi=pmix -N3 --ntasks-per-node=2 --container-image="$image" \
@@ -143,14 +154,17 @@ if [ -f "$fakelib" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here
 	"$TE_SRCDIR/tests/integration/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; then
 	mkdir -p "$TE_WORK/fake" && ln -sf "$fakelib" "$TE_WORK/fake/libcudart.so"
 	set_plugstack "$train bind-topology=$TE_WORK/gpus.xml" "$pyxis"
-	rep='echo "pf $RANK ${TRAINENV_PREFLIGHT:-none}"'
+	rep='echo "pf $RANK ${TRAINENV_PREFLIGHT:-none}"; c=$(echo "$TRAINENV_BIND" | sed -n "s/.*cpus=\([^ ]*\).*/\1/p"); echo "bind $RANK ${c:-none} $(grep Cpus_allowed_list /proc/self/status | cut -f2)"'
 	out=$(LD_LIBRARY_PATH=$TE_WORK/fake CUDA_VISIBLE_DEVICES=0,1 te_srun -t 180 --mpi=pmix -N3 \
-		--ntasks-per-node=2 --train-preflight=verbose --container-image="$image" sh -c "$rep" 2>&1)
+		--ntasks-per-node=2 --train-preflight=verbose --train-bind=cores --container-image="$image" \
+		sh -c "$rep" 2>&1)
 	is "$(grep -cE '^pf [0-5] gpu=0000:8[12]:00.0 free=[0-9]+ total=85899345920 runtime=12040 driver=12080$' <<<"$out")" 6 \
 		"pre-flight with fake GPUs runs on the node before the container, and TRAINENV_PREFLIGHT reaches every rank in it" ||
 		diag "$out"
 	is "$(grep -cE '^trainenv: preflight: rank [0-5] \(node n[123]\) GPU 0000:8[12]:00.0: ok' <<<"$out")" 6 \
 		"  one verbose line per rank"
+	is "$(grep -cE '^bind [0-5] ([0-9,-]+) \1$' <<<"$out")" 6 \
+		"--train-bind=cores: in the container every rank runs on the CPUs of its TRAINENV_BIND" || diag "$out"
 	# A helper directory without trainenv-preflight: the check cannot be
 	# started, a configuration error, never the node's fault (exit 75).
 	mkdir -p "$TE_WORK/nopf"
@@ -168,7 +182,7 @@ if [ -f "$fakelib" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here
 		diag "$out"
 	set_plugstack "$train" "$pyxis"
 else
-	skip "no stand-in CUDA runtime in the build (make check-unit builds tests/unit/libfakecudart.so) or no hwloc export" 5
+	skip "no stand-in CUDA runtime in the build (make check-unit builds tests/unit/libfakecudart.so) or no hwloc export" 6
 fi
 
 # ================================================================ pyxis first
