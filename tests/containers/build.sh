@@ -26,7 +26,8 @@
 #
 # Usage: tests/containers/build.sh [--check]
 #   --check: build nothing; exit 0 when everything is made, 1 if not.
-# Exit status: 0 ready; 77 cannot be built on this machine (one line on
+# Exit status: 0 ready (without the sources, when an earlier run built these
+# versions for this Slurm); 77 cannot be built on this machine (one line on
 # stderr says why: the sources are absent, not root, a tool is missing);
 # 1 a build failed (its log is named).
 set -euo pipefail
@@ -47,14 +48,24 @@ check_only=
 
 enroot_tar=$shared/enroot-$enroot_v.tar.xz
 pyxis_tar=$shared/pyxis-$pyxis_v.tar.xz
-for f in "$enroot_tar" "$pyxis_tar"; do
-	[ -r "$f" ] || cannot "no $(basename "$f") in $shared (set TE_SHARED_CONTAINERS to the folder of enroot's and pyxis's release sources)"
-done
 slurm_v=$(dpkg-query -W -f='${Version}' libslurm-dev 2>/dev/null | sed 's/-[^-]*$//') ||
 	slurm_v=
 if [ -z "$slurm_v" ] || [ ! -f /usr/include/slurm/spank.h ]; then
 	cannot "libslurm-dev is not installed (pyxis is built against it; run tests/deps.sh)"
 fi
+for f in "$enroot_tar" "$pyxis_tar"; do
+	[ -r "$f" ] && continue
+	# Without the sources, what an earlier run built for these versions
+	# (and this Slurm) still serves.
+	if [ -f "$cache/env.sh" ] &&
+		grep -qs "^enroot $enroot_v " "$cache/enroot-$enroot_v/.stamp" &&
+		grep -qs "^pyxis $pyxis_v .* slurm $slurm_v " "$cache/pyxis-$pyxis_v-slurm-$slurm_v/.stamp" &&
+		[ -f "$cache/images/trainenv-test.sqsh" ]; then
+		say "no $(basename "$f") in $shared: using what was built in $cache"
+		exit 0
+	fi
+	cannot "no $(basename "$f") in $shared (set TE_SHARED_CONTAINERS to the folder of enroot's and pyxis's release sources)"
+done
 # shellcheck disable=SC1091
 codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 
