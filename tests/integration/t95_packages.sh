@@ -68,7 +68,11 @@ ok $? "a clean clone of HEAD" || bail_out "cannot clone $checkout"
 ok $? "apt-get build-dep . reads the build dependencies" || diag "$(tail -5 "$work/build-dep.log")"
 like "$(cat "$work/build-dep.log")" "^0 upgraded, 0 newly installed" \
 	"every build dependency is installed (tests/deps.sh installs them)"
-te_seconds env -C "$work/trainenv" DEB_BUILD_OPTIONS=parallel=2 \
+# Without this run's trees in the environment: the package's make check
+# (test_slurm_releases.sh) would build the staged tree (TE_BUILDDIR) instead
+# of its own, as no packager's machine has.
+te_seconds env -u TE_SRCDIR -u TE_BUILDDIR -u TE_STAGE -u TE_REAL_SRCDIR \
+	-u TE_REAL_BUILDDIR -C "$work/trainenv" DEB_BUILD_OPTIONS=parallel=2 \
 	nice dpkg-buildpackage -us -uc -b >"$work/dpkg-buildpackage.log" 2>&1
 ok $? "dpkg-buildpackage -us -uc -b builds (${TE_SECONDS}s, unit tests included)" ||
 	bail_out "dpkg-buildpackage failed: $(tail -20 "$work/dpkg-buildpackage.log")"

@@ -40,9 +40,13 @@ if [ ! -f "$build/Makefile" ] || [ ! -f "$build/.libs/trainenv.so" ]; then
 	echo "1..$n"
 	exit 0
 fi
+# The matrix's makes are builds of their own, not jobs of a parallel make
+# check that runs this script: without its jobserver flags, which they
+# cannot use ("jobserver unavailable: using -j1" would be their output).
+tmake() { env -u MAKEFLAGS -u MFLAGS make "$@"; }
 # A Makefile older than its Makefile.am is remade first, not in the
 # middle of a release's build (whose output must be empty).
-make -s -C "$build" --no-print-directory Makefile >/dev/null 2>&1
+tmake -s -C "$build" --no-print-directory Makefile >/dev/null 2>&1
 work=$(mktemp -d /var/tmp/te-releases.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -50,7 +54,7 @@ trap 'rm -rf "$work"' EXIT
 one_release() {
 	local name=$1 inc=$2 lib=${3:-} out=$work/$1/trainenv.so log imports undecl
 	mkdir -p "$work/$name"
-	log=$(make -s -C "$build" --no-print-directory te-plugin-release \
+	log=$(tmake -s -C "$build" --no-print-directory te-plugin-release \
 		TE_REL_INCLUDE="$inc" TE_REL_OUT="$out" 2>&1)
 	check $? "Slurm $name: the plugin builds against its headers, no warning" "$log"
 	[ -f "$out" ] || return
