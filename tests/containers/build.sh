@@ -39,7 +39,7 @@ mirror=${TE_MIRROR:-http://deb.debian.org/debian}
 enroot_v=4.1.2
 pyxis_v=0.24.0
 # Bumped whenever what a part is made of changes: a stale part is remade.
-recipe=1
+recipe=2
 say() { echo "containers: $*" >&2; }
 cannot() { say "$*"; exit 77; }
 
@@ -218,7 +218,7 @@ build_image() {
 		PYTORCH_VERSION=2.3.0
 		TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=60
 		NCCL_DEBUG=WARN
-		TRAINENV_TEST_IMAGE=1
+		TE_TEST_IMAGE=1
 	EOF
 	cat >"$root/etc/rc" <<-'EOF'
 		# /etc/rc of the trainenv test image (tests/containers/build.sh)
@@ -232,6 +232,11 @@ build_image() {
 		exec /bin/sh
 	EOF
 	: >"$root/etc/rc.local"
+	# No device nodes, as in an image from a registry: enroot mounts the
+	# node's /dev, and an unprivileged user's unsquashfs cannot make them
+	# ("could not create character device ... because you're not
+	# superuser!", and enroot create fails).
+	find "$root/dev" -mindepth 1 -delete
 	# Smaller and quicker to unpack on every node: no apt lists, caches,
 	# documentation or locales.
 	rm -rf "$root/var/lib/apt/lists"/* "$root/var/cache/apt"/*.bin \

@@ -28,7 +28,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=35
+n_checks=37
 plan $n_checks
 
 # The runtimes: built once into /var/lib/trainenv-containers, from the
@@ -127,6 +127,16 @@ is "$in_sig" "$base_sig" "the ignored signals in the container are those of the 
 mask=$(awk 'NR == 1 { print $3 }' <<<"$in_sig")
 sig_ignored "$mask" 1 && sig_ignored "$mask" 13 && [ "$(grep -c . <<<"$in_sig")" = 6 ]
 ok $? "  --train-sighup=ignore and --train-ignore-signals=PIPE: SIGHUP and SIGPIPE ignored in every rank (SigIgn $mask)"
+
+# An unprivileged user: enroot in a user namespace, pyxis's seccomp filter.
+# (nobody's login shell is nologin, which enroot would run for the
+# container's first process: ENROOT_LOGIN_SHELL=no, which pyxis passes on.)
+in=$(ENROOT_LOGIN_SHELL=no timeout -k 10 180 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	srun --mpi=pmix -N3 --ntasks-per-node=2 --container-image="$image" \
+	sh -c "$show; echo uid \$(id -u)" 2>"$TE_WORK/nobody.err")
+ok $? "user nobody: a 3x2 step in the image runs" || diag "$(cat "$TE_WORK/nobody.err")"
+is "$(ranks <<<"$in") $(field 8 <<<"$in") $(grep '^uid ' <<<"$in" | sort -u)" "$(ranks <<<"$base") 900 uid 65534" \
+	"  each rank sees trainenv's rank variables and the enforced heartbeat, as uid 65534"
 
 # trainenv stacks finds the ranks in their containers.
 before=$(te_last_job_id)
