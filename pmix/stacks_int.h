@@ -6,6 +6,7 @@
 /* Prints, as TE-STACK1 records on stdout, the stack of every rank of
  * job.step (of user uid) still running on this node (core/stacks.h). 0,
  * or 1 with a line on stderr when it cannot look. */
+#include <stddef.h>
 #include <sys/types.h>
 
 int te_stacks_node(long job, long step, uid_t uid);
@@ -26,6 +27,12 @@ size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
  * torchrun workers of job.step ends (then said to srun). 0. */
 int te_stacks_watch_workers(long job, long step, const char *node,
 			    int task_pid);
+
+/* gdb's command line that defines trainenv-py-bt (stacks_pybt.c): py-bt,
+ * or where py-bt cannot read the frames (Python 3.12+), the thread state's
+ * frame chain. 0, or -1 when buf is too small (8 KiB is enough). */
+#define TE_STACKS_PYBT_CMD_MAX 8192
+int te_stacks_pybt_command(char *buf, size_t len);
 
 /* How long gdb may take for one process. */
 #define TE_STACKS_GDB_MS 8000

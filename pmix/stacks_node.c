@@ -281,6 +281,7 @@ static void take_stack(const char *gdb, int pid, int is_python,
 		       struct te_proc_stack *ps)
 {
 	static char out[GDB_OUT_MAX];
+	static char pybt[TE_STACKS_PYBT_CMD_MAX];
 	char spid[16], err[256], exe[64], sysroot[64], source[PATH_MAX + 8];
 	char *argv[24];
 	struct te_spawn_out so;
@@ -313,7 +314,14 @@ static void take_stack(const char *gdb, int pid, int is_python,
 		argv[k++] = source;
 	}
 	argv[k++] = (char *)"-ex";
-	argv[k++] = (char *)"thread apply all py-bt";
+	if (is_python && te_stacks_pybt_command(pybt, sizeof(pybt)) == 0) {
+		/* py-bt, or the frames it cannot read (Python 3.12+) */
+		argv[k++] = pybt;
+		argv[k++] = (char *)"-ex";
+		argv[k++] = (char *)"thread apply all trainenv-py-bt";
+	} else {
+		argv[k++] = (char *)"thread apply all py-bt";
+	}
 	argv[k++] = (char *)"-ex";
 	argv[k++] = (char *)"thread apply all bt";
 	argv[k] = NULL;
