@@ -286,6 +286,11 @@ write_plugstack() { # LINE...
 }
 
 # ------------------------------------------------------------ daemons
+# Every daemon starts with all signals at their defaults (env
+# --default-signal), as under systemd: started with & from a script it would
+# have SIGINT and SIGQUIT ignored (and SIGHUP under nohup), and Slurm 26.05's
+# tasks start with the dispositions slurmd was started with (verified:
+# SigIgn 0x6 in every task of a sid cluster, 0 with this).
 start_munged() {
 	local deadline
 	install -d -m 0755 "$DIR/munge"
@@ -295,7 +300,7 @@ start_munged() {
 	# -F: stays in the foreground so that $! is munged itself (it then logs to
 	# stderr, munged.out). --force: a socket left by a killed munged is no
 	# reason to fail.
-	setsid munged -F --force \
+	env --default-signal setsid munged -F --force \
 		--socket="$DIR/munge/munge.socket" \
 		--key-file="$DIR/munge/munge.key" \
 		--pid-file="$DIR/munge/munged.pid" \
@@ -345,7 +350,7 @@ start_node() { # NODE
 	rm -f "$DIR/run/$node.ready"
 	# nsenter --net, not `ip netns exec`: the latter remounts /sys, which
 	# hides /sys/fs/cgroup, and slurmd then refuses to start.
-	setsid nsenter --net="/run/netns/$ns" \
+	env --default-signal setsid nsenter --net="/run/netns/$ns" \
 		unshare --mount --uts --propagation private \
 		bash "$self" _node_anchor "$DIR" "$node" \
 		</dev/null >>"$DIR/log/anchor.$node.log" 2>&1 9>&- &
@@ -371,7 +376,7 @@ start_slurmd() { # NODE
 	# --root --wd: entering a mount namespace resets the root and working
 	# directories to the namespace's; keep the anchor's (its root may be a
 	# chroot: tests/releases/enter.sh; its working directory is /).
-	setsid nsenter --target "$anchor" --net --mount --uts --root --wd \
+	env --default-signal setsid nsenter --target "$anchor" --net --mount --uts --root --wd \
 		env "${extra[@]}" slurmd -D -N "$node" -f "$DIR/etc/slurm.conf" \
 		</dev/null >>"$DIR/log/slurmd.$node.out" 2>&1 9>&- &
 	record_pid "slurmd.$node" $!
@@ -402,7 +407,7 @@ node_anchor() { # DIR NODE
 }
 
 start_slurmctld() {
-	setsid slurmctld -D -c -f "$DIR/etc/slurm.conf" \
+	env --default-signal setsid slurmctld -D -c -f "$DIR/etc/slurm.conf" \
 		</dev/null >>"$DIR/log/slurmctld.out" 2>&1 9>&- &
 	record_pid slurmctld $!
 }
