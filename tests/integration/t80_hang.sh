@@ -106,9 +106,12 @@ ok $? "the record is the user's own, mode 600"
 
 # ================================================================ (a') torchrun
 # Debian 12's torch 1.13 under Python 3.11 needs torchrun's --redirects and
-# --tee set (see t22); torch < 2 spells --nproc_per_node.
+# --tee set (see t22); torch < 2 spells --nproc_per_node. Debian trixie's
+# and sid's torch is built without libuv, which torchrun's store asks for
+# unless USE_LIBUV=0 ("use_libuv was requested but PyTorch was build
+# without libuv support"); torch 1.13 ignores it.
 rm -f "$ready"/rank.*
-PET_REDIRECTS=1 PET_TEE=1 te_seconds te_srun -t 180 -N3 --ntasks-per-node=1 --train-exit-grace=10 \
+PET_REDIRECTS=1 PET_TEE=1 USE_LIBUV=0 te_seconds te_srun -t 180 -N3 --ntasks-per-node=1 --train-exit-grace=10 \
 	torchrun --nproc_per_node=2 "$hang" exit "$ready" >"$TE_WORK/t.out" 2>"$TE_WORK/t.err"
 rc=$?
 secs=$TE_SECONDS
