@@ -242,7 +242,11 @@ static int step_nodes(long job, long *step, char *nodes, size_t len,
 }
 
 /* The job's environment without Slurm's step variables (the overlapping
- * step gets its own), nor trainenv's. */
+ * step gets its own), nor trainenv's, nor the SPANK options of the step's
+ * srun (_SLURM_SPANK_OPTION_*, which srun started by the exit watchdog
+ * inherits and passes on) and pyxis's defaults (PYXIS_CONTAINER_*): the
+ * collector runs on the node, never in the step's container, where it
+ * does not exist. */
 static char **clean_env(void)
 {
 	size_t n = 0, k = 0, i;
@@ -258,6 +262,8 @@ static char **clean_env(void)
 
 		if ((!strncmp(v, "SLURM_", 6) && strncmp(v, "SLURM_CONF=", 11)) ||
 		    !strncmp(v, "SRUN_", 5) || !strncmp(v, "PMIX_", 5) ||
+		    !strncmp(v, "_SLURM_SPANK_OPTION_", 20) ||
+		    !strncmp(v, "PYXIS_CONTAINER_", 16) ||
 		    (!strncmp(v, "TRAINENV_", 9) &&
 		     strncmp(v, "TRAINENV_GDB=", 13)))
 			continue;
@@ -425,6 +431,9 @@ static int login_side(struct opts *o)
 	n = collect(o, nodes, nnodes, ntasks, &procs);
 	if (n < 0) {
 		free(procs);
+		/* no stacks is no reason to leave a hung step running */
+		if (o->exit_report && strcmp(o->action, "report"))
+			end_step(o);
 		return 1;
 	}
 	if (o->exit_report) {

@@ -222,15 +222,23 @@ static int regular_in_root(char *path, size_t len, int pid)
  * node's, its interpreter's name, and in a container the interpreter's
  * gdb script there (into script, "" when none is to be given to gdb). The
  * script is Python that gdb runs: never as root for another user's
- * process (its container's files are that user's). */
-static void proc_files(int pid, int is_python, uid_t uid,
-		       struct te_stack_files *f, char *script, size_t slen)
+ * process (its container's files are that user's).
+ *
+ * Returns 1 when gdb must be given the program (/proc/PID/exe): a root
+ * this node sees as a directory (a chroot, unshare --root) reads as that
+ * directory, and so does the program's path, which gdb would look for
+ * under the sysroot again. A root in another mount namespace (pyxis and
+ * enroot) reads as "/" and the program as its path inside: gdb finds it
+ * under the sysroot by itself, and given /proc/PID/exe it would resolve
+ * that link to the node's file of the same name. */
+static int proc_files(int pid, int is_python, uid_t uid,
+		      struct te_stack_files *f, char *script, size_t slen)
 {
 	char path[64], root[PATH_MAX], exe[PATH_MAX], inner[PATH_MAX];
 	char rel[PATH_MAX];
 	struct stat me, it;
 	ssize_t n;
-	int fd;
+	int fd, give_exe;
 
 	memset(f, 0, sizeof(*f));
 	script[0] = '\0';
@@ -240,6 +248,7 @@ static void proc_files(int pid, int is_python, uid_t uid,
 		f->container = 1;
 	n = readlink(path, root, sizeof(root) - 1);
 	root[n > 0 ? n : 0] = '\0';
+	give_exe = f->container && root[0] == '/' && root[1];
 	te_snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
@@ -247,38 +256,40 @@ static void proc_files(int pid, int is_python, uid_t uid,
 	te_snprintf(path, sizeof(path), "/proc/%d/root/", pid);
 	f->unreadable = fd < 0 || access(path, X_OK) < 0;
 	if (!is_python)
-		return;
+		return give_exe;
 	te_snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	if (n <= 0)
-		return;
+		return give_exe;
 	exe[n] = '\0';
 	if (te_stack_inner_path(inner, sizeof(inner), exe, root) < 0)
-		return;
+		return give_exe;
 	te_strlcpy(f->interp, strrchr(inner, '/') + 1, sizeof(f->interp));
 	if (!f->container)
-		return;	/* gdb finds the node's own script */
+		return 0;	/* gdb finds the node's own script */
 	f->script = TE_SCRIPT_NONE;
 	if (te_stack_gdb_script_path(rel, sizeof(rel), inner) < 0 ||
 	    te_snprintf(script, slen, "/proc/%d/root%s", pid, rel) < 0 ||
 	    regular_in_root(script, slen, pid) < 0) {
 		script[0] = '\0';
-		return;
+		return give_exe;
 	}
 	f->script = TE_SCRIPT_USED;
 	if (geteuid() == 0 && uid != 0) {
 		f->script = TE_SCRIPT_NOT_RUN;
 		script[0] = '\0';
 	}
+	return give_exe;
 }
 
 /* gdb's view of one process into ps. A gdb past its deadline is killed; the
  * process it had stopped is continued. In a container (f) gdb reads the
- * program and libraries through /proc/PID/root, and gets the container's
- * gdb script for py-bt (script, "" for none). */
+ * program and libraries through /proc/PID/root (the program given as
+ * /proc/PID/exe with give_exe: proc_files), and gets the container's gdb
+ * script for py-bt (script, "" for none). */
 static void take_stack(const char *gdb, int pid, int is_python,
-		       const struct te_stack_files *f, const char *script,
-		       struct te_proc_stack *ps)
+		       const struct te_stack_files *f, int give_exe,
+		       const char *script, struct te_proc_stack *ps)
 {
 	static char out[GDB_OUT_MAX];
 	static char pybt[TE_STACKS_PYBT_CMD_MAX];
@@ -294,8 +305,8 @@ static void take_stack(const char *gdb, int pid, int is_python,
 	argv[k++] = (char *)"gdb";
 	argv[k++] = (char *)"-p";
 	argv[k++] = spid;
-	if (f->container)
-		argv[k++] = exe;	/* found under the sysroot otherwise */
+	if (give_exe)
+		argv[k++] = exe;
 	argv[k++] = (char *)"-batch";
 	argv[k++] = (char *)"-nx";
 	argv[k++] = (char *)"-q";
@@ -354,6 +365,7 @@ int te_stacks_node(long job, long step, uid_t uid)
 	static char rec[TE_STACK_RECORD_MAX];
 	static char script[PATH_MAX];
 	struct te_stack_files files;
+	int give_exe;
 	char node[TE_STACK_NODE_MAX], gdb[PATH_MAX], gdb_note[TE_STACK_NOTE_MAX];
 	static uint64_t before[TE_STACK_NODE_RANKS];
 	long hz = sysconf(_SC_CLK_TCK);
@@ -387,11 +399,11 @@ int te_stacks_node(long job, long step, uid_t uid)
 		read_wchan(p->pid, ps.wchan, sizeof(ps.wchan));
 		ps.cpu_ms = now >= before[i] && hz > 0 ?
 				    (int64_t)((now - before[i]) * 1000 / (uint64_t)hz) : -1;
-		proc_files(p->pid, p->is_python, uid, &files, script,
-			   sizeof(script));
+		give_exe = proc_files(p->pid, p->is_python, uid, &files,
+				      script, sizeof(script));
 		if (have_gdb && te_now_ms() < deadline)
-			take_stack(gdb, p->pid, p->is_python, &files, script,
-				   &ps);
+			take_stack(gdb, p->pid, p->is_python, &files, give_exe,
+				   script, &ps);
 		else if (have_gdb)
 			te_snprintf(ps.note, sizeof(ps.note), "stack not taken: "
 				    "this node's %d s for stacks are spent",

@@ -1,10 +1,12 @@
 #!/bin/bash
-# old_root.sh: makes or reuses two Debian 11 (bullseye: glibc 2.31, Python 3.9) roots that stand for an older container image, /var/lib/trainenv-roots/old (python3, python3.9-dbg, gcc) and old-nodbg (the same without python3.9-dbg); prints the first's path. Exit 0 ready, 1 cannot be made (one line on stderr).
+# old_root.sh [--images]: makes or reuses two Debian 11 (bullseye: glibc 2.31, Python 3.9) roots that stand for an older container image, /var/lib/trainenv-roots/old (python3, python3.9-dbg, gcc) and old-nodbg (the same without python3.9-dbg); prints the first's path. --images also packs each into an enroot image, old.sqsh and old-nodbg.sqsh beside them. Exit 0 ready, 1 cannot be made (one line on stderr).
 #
 # The image-side tests use them: trainenv-nccl.so loaded in a program built
 # and run inside the root (tests/unit/test_glibc_baseline.sh asks for the
 # GLIBC baseline, tests/integration/t62_nccl_oldroot.sh loads it), and the
-# hang report of a rank that runs chrooted into one (t81_stacks_container.sh).
+# hang report of a rank that runs chrooted into one (t81_stacks_container.sh)
+# or in an enroot container of one under pyxis (t83_stacks_pyxis.sh, the
+# images: mksquashfs without the compiler, headers and documentation).
 # Same approach as root.sh (which makes the Slurm roots trixie and sid):
 # debootstrap --variant=minbase from http://deb.debian.org/debian, a stamp
 # that names the package list, reused without the network. bullseye is the
@@ -13,6 +15,8 @@
 # nobody read them. Run as root. Environment: TE_ROOTS (default
 # /var/lib/trainenv-roots), TE_MIRROR (default http://deb.debian.org/debian).
 set -euo pipefail
+images=
+[ "${1:-}" = --images ] && images=1
 suite=bullseye
 pkgs=python3,python3.9-dbg,gcc,libc6-dev
 dbg_pkgs="python3.9-dbg libpython3.9-dbg"
@@ -27,7 +31,27 @@ ready() {
 	[ "$(cat "$root/etc/trainenv-old-root" 2>/dev/null)" = "$want" ] &&
 		[ "$(cat "$nodbg/etc/trainenv-old-root" 2>/dev/null)" = "$want nodbg" ]
 }
+# The enroot images of both roots, packed again when a root was made anew.
+pack() {
+	local r
+	[ -n "$images" ] || return 0
+	command -v mksquashfs >/dev/null || { say "no mksquashfs (Debian: squashfs-tools)"; return 1; }
+	for r in "$root" "$nodbg"; do
+		[ "$(cat "$r.sqsh.stamp" 2>/dev/null)" = "$(cat "$r/etc/trainenv-old-root")" ] && continue
+		rm -f "$r.sqsh" "$r.sqsh.stamp"
+		mksquashfs "$r" "$r.sqsh.new" -noappend -comp zstd -quiet -wildcards \
+			-e usr/lib/gcc usr/include usr/share/doc usr/share/man 'tmp/*' \
+			>>"$roots/old.debootstrap.log" 2>&1 || { say "mksquashfs $r failed"; return 1; }
+		chmod 0644 "$r.sqsh.new"
+		mv -f "$r.sqsh.new" "$r.sqsh"
+		cat "$r/etc/trainenv-old-root" >"$r.sqsh.stamp"
+		say "packed $r.sqsh ($(du -h "$r.sqsh" | cut -f1))"
+	done
+}
 if ready; then
+	exec 8>"$roots/.old.lock"
+	flock -w 1800 8 || { say "another old_root.sh held the lock for 30 min"; exit 1; }
+	pack || exit 1
 	echo "$root"
 	exit 0
 fi
@@ -36,6 +60,7 @@ install -d -m 0755 "$roots"
 exec 8>"$roots/.old.lock"
 flock -w 1800 8 || { say "another old_root.sh held the lock for 30 min"; exit 1; }
 if ready; then
+	pack || exit 1
 	echo "$root"
 	exit 0
 fi
@@ -68,4 +93,5 @@ echo "$want nodbg" >"$nodbg.new/etc/trainenv-old-root"
 mv "$root.new" "$root"
 mv "$nodbg.new" "$nodbg"
 say "made $root and $nodbg in $(( $(date +%s) - t0 )) s"
+pack || exit 1
 echo "$root"
