@@ -25,6 +25,10 @@ plan 14
 
 dir=$(mktemp -d "$root/tmp/t62.XXXXXX") || bail_out "no directory in $root/tmp"
 te_on_exit "rm -rf '$dir'"
+# the harness runs te_on_exit's commands from the EXIT trap that a cluster
+# or a stage of the test's own sets; under make check (one stage for all,
+# no cluster here) nothing would
+trap _te_exit EXIT
 in=/tmp/${dir##*/}		# the same directory, seen from inside the root
 inroot() { chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin LANG=C.UTF-8 "$@"; }
 
