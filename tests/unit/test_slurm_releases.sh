@@ -7,7 +7,8 @@
 # 22.05 on this machine, Debian's trixie 24.11 and sid 26.05 packages). A
 # plugin linked -z now that imports one symbol its Slurm lacks loads in no
 # process at all.
-# Environment: TE_SRCDIR, TE_BUILDDIR (a configured and built tree);
+# Environment: TE_SRCDIR, TE_BUILDDIR (a configured and built tree, when
+#   not run from one);
 #   TE_SLURM_HEADERS: the folder of slurm-X.Y.Z.tar.xz header sets
 #     (default: the shared/slurm-headers beside the checkout);
 #   TE_SLURM_DEBS: where tests/lib/debian_slurm_dev.sh unpacks Debian's
@@ -15,7 +16,10 @@
 #     fetched from Debian's archive when missing).
 set -u
 src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
+# The tree make runs it in (t90's sanitizer build runs it inside the outer
+# run, whose TE_BUILDDIR names another tree), else TE_BUILDDIR's.
 build=${TE_BUILDDIR:-$PWD}
+grep -qs '^te-plugin-release:' "$PWD/Makefile" && build=$PWD
 headers=${TE_SLURM_HEADERS:-$(cd "$src/.." && pwd -P)/shared/slurm-headers}
 debs=${TE_SLURM_DEBS:-/var/cache/trainenv-slurm-dev}
 n=0 failed=0
