@@ -182,7 +182,7 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 	},
 	[TE_S_NCCL_DUMP_DIR] = {
 		.name = "nccl-dump-dir", .type = TE_T_PATH, .arginfo = "DIR",
-		.help = "flight recorder dumps go to DIR/JOBID/ "
+		.help = "flight recorder dumps go to DIR/UID/JOBID/ "
 			"(TORCH_NCCL_DEBUG_INFO_TEMP_FILE)",
 	},
 	[TE_S_DEEPSPEED_TIMEOUT] = {
@@ -371,7 +371,7 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 		.name = "record-dir", .type = TE_T_PATH, .words = w_off,
 		.arginfo = "DIR|off",
 		.help = "srun writes each step's record (settings, failures, "
-			"hang reports; JSON) into DIR/JOBID/ as the user, when "
+			"hang reports; JSON) into DIR/UID/JOBID/ as the user, when "
 			"--train-nccl-dump-dir does not name a directory "
 			"(site policy only)",
 		.flags = TE_F_NO_OPTION,
