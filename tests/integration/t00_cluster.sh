@@ -54,13 +54,13 @@ ok $? "the root namespace does not see n1's /tmp file either"
 checkout=${TE_REAL_SRCDIR:-$(cd "$here/../.." && pwd -P)}
 cluster_exec n1 test ! -e "$checkout/tests/integration/t00_cluster.sh"
 ok $? "node n1 does not see the checkout ($checkout)"
-out=$(te_srun -t 60 -N3 sh -c "test -e '$checkout/configure.ac' && echo sees-checkout; hostname" 2>&1 | sort | tr '\n' ' ')
+out=$(te_srun -t 60 -Q -N3 sh -c "test -e '$checkout/configure.ac' && echo sees-checkout; hostname" 2>&1 | sort | tr '\n' ' ')
 is "$out" "n1 n2 n3 " "no task on any node sees the checkout"
 if [ -n "${TE_STAGE:-}" ]; then
 	case $TE_STAGE/ in "$checkout"/* | /tmp/*) false ;; esac
 	ok $? "the build is staged outside the checkout and /tmp ($TE_STAGE)"
 	out=$(timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		srun -N3 sh -c "test -r '$TE_BUILDDIR/.libs/trainenv.so' && test -x '$TE_BUILDDIR/trainenv' && test -r '$TE_SRCDIR/etc/examples/ddp_gloo.py' && echo readable" 2>&1 | tr '\n' ' ')
+		srun -Q -N3 sh -c "test -r '$TE_BUILDDIR/.libs/trainenv.so' && test -x '$TE_BUILDDIR/trainenv' && test -r '$TE_SRCDIR/etc/examples/ddp_gloo.py' && echo readable" 2>&1 | tr '\n' ' ')
 	is "$out" "readable readable readable " "user nobody reads the staged plugin, tool and examples on every node"
 else
 	skip "nothing is built, so nothing was staged (build first to check the staged copy)" 2
