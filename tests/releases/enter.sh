@@ -3,8 +3,10 @@
 #
 # In the root: /proc (of the new PID namespace), /sys (of the new network
 # namespace, with the machine's cgroup tree), /dev with a private /dev/shm and
-# /dev/pts, a tmpfs on /run and on /tmp, the machine's /etc/hosts; the root's own /var/tmp (where the
-# cluster and the staged build live). The network namespace has loopback
+# /dev/pts, a tmpfs on /run and on /tmp, the machine's /etc/hosts and, read
+# only, its CUDA toolkit /usr/local/cuda when there is one (not a Debian
+# package: t60 and t61 load its NCCL and CUDA runtime); the root's own
+# /var/tmp (where the cluster and the staged build live). The network namespace has loopback
 # only until the cluster harness adds its bridge: nothing leaves the machine.
 # The directories made for the checkout's mount point inside the root are
 # removed again at the end when empty. Run as root.
@@ -33,7 +35,13 @@ esac
 case $top/ in /tmp/*) ;; *)
 	[ "$(realpath -m "$root$top")" = "$root$top" ] || die "$root$top leads out of the root (a link)" ;;
 esac
+cuda=""
+if [ -d /usr/local/cuda ]; then
+	cuda=$(readlink -f /usr/local/cuda)
+	[ -e "$root/usr/local/cuda" ] || { mkdir "$root/usr/local/cuda"; made_cuda=1; }
+fi
 cleanup() {
+	[ -n "${made_cuda:-}" ] && rmdir "$root/usr/local/cuda" 2>/dev/null
 	[ -n "$made" ] || return 0
 	local d=$top
 	while :; do
@@ -45,10 +53,10 @@ cleanup() {
 trap cleanup EXIT
 
 # pid 1 of the new PID namespace: the mounts, then chroot into the root.
-in_ns() { # ROOT TOP CWD CMD...
+in_ns() { # ROOT TOP CWD CUDA CMD...
 	set -eu
-	local root=$1 top=$2 cwd=$3
-	shift 3
+	local root=$1 top=$2 cwd=$3 cuda=$4
+	shift 4
 	# The root is a mount point of its own: `ip -n NS` makes / a slave mount,
 	# which a chroot's / must be for that.
 	mount --bind "$root" "$root"
@@ -65,6 +73,7 @@ in_ns() { # ROOT TOP CWD CMD...
 	# The same machine: its host name resolves as outside (Slurm's
 	# SlurmctldHost is the machine's host name).
 	mount --bind -o ro /etc/hosts "$root/etc/hosts"
+	[ -z "$cuda" ] || mount --bind -o ro "$cuda" "$root/usr/local/cuda"
 	mkdir -p "$root$top"
 	mount --bind "$top" "$root$top"
 	ip link set lo up
@@ -97,7 +106,7 @@ run_cmd() { # CWD CMD...
 # (fd 3: the caller's stdin, which a command started with & would not get)
 exec 3<&0
 unshare --mount --propagation private --pid --fork --kill-child=TERM --net \
-	/bin/bash -c "$(declare -f in_ns run_cmd); in_ns \"\$@\"" in_ns "$root" "$top" "$cwd" "$@" <&3 3<&- &
+	/bin/bash -c "$(declare -f in_ns run_cmd); in_ns \"\$@\"" in_ns "$root" "$top" "$cwd" "$cuda" "$@" <&3 3<&- &
 upid=$!
 trap 'kill -TERM $(pgrep -P "$upid") 2>/dev/null' INT TERM HUP
 while :; do
