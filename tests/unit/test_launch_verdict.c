@@ -317,9 +317,12 @@ static void test_probe(void)
 
 /* ---------------------------------------------------------------- args */
 
+/* The options point into argv, as in the helper, whose argv lives as
+ * long as the process: the copy outlives the call (static). */
 static int parse(const char *line, struct te_rdzv_opts *o, char *err)
 {
-	char copy[1024], *argv[32], *save = NULL, *w;
+	static char copy[1024];
+	char *argv[32], *save = NULL, *w;
 	int argc = 0;
 
 	SET(copy, line);
