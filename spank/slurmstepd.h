@@ -47,6 +47,12 @@ void te_stepd_gpu_env(spank_t sp, struct te_bind_gpu_env *e,
 /* stepd_watch.c: a torchrun task's worker watcher (--train-exit-grace). */
 void te_stepd_watch_workers(spank_t sp);
 
+/* env without SLURM_JOB_ID and SLURM_STEP_ID into out (at most max - 1
+ * entries, NULL-terminated), for a process started beside a task that
+ * must not pass for one of the step's ranks (stepd_watch.c). */
+#define TE_STEPD_ENV_MAX 4096
+char **te_stepd_env_not_a_rank(char **env, char **out, size_t max);
+
 /* stepd_preflight.c: --train-preflight for one task. 0, or -1 (the task
  * fails: line is its own error, why the others'), or -2 (the same, but
  * the check could not be started: not the node's fault). */

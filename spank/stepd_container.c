@@ -103,27 +103,10 @@ int te_stepd_container_coming(spank_t sp)
 	return 0;
 }
 
-#define ENV_MAX 4096
-
-/* The check sees the task's environment as trainenv left it, without
- * SLURM_JOB_ID and SLURM_STEP_ID: it is not one of the step's ranks when
- * the hang report looks for them. */
-static char **check_env(char **env, char **out, size_t max)
-{
-	size_t i, k = 0;
-
-	for (i = 0; env[i] && k + 1 < max; i++)
-		if (strncmp(env[i], "SLURM_JOB_ID=", 13) &&
-		    strncmp(env[i], "SLURM_STEP_ID=", 14))
-			out[k++] = env[i];
-	out[k] = NULL;
-	return out;
-}
-
 void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 			      uint32_t global_id)
 {
-	static char *env2[ENV_MAX];
+	static char *env2[TE_STEPD_ENV_MAX];
 	char path[TE_VALUE_MAX + 32], exe[4096], spid[16], rank[16];
 	char *argv[14], **env = NULL;
 	ssize_t n;
@@ -162,7 +145,7 @@ void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 	if (te_plug.explain && global_id == 0)
 		argv[k++] = (char *)"--explain";
 	argv[k] = NULL;
-	check_env(env, env2, ENV_MAX);
+	te_stepd_env_not_a_rank(env, env2, TE_STEPD_ENV_MAX);
 	/* The task keeps the write end, close-on-exec: the check reads end
 	 * of file the moment the task executes its program. */
 	if (pipe2(p, O_CLOEXEC) < 0)

@@ -17,11 +17,11 @@
 #include "slurmstepd.h"
 #include "strutil.h"
 
-#define ENV_MAX 4096
-
-/* The task's environment without SLURM_JOB_ID and SLURM_STEP_ID: the
- * watcher is not one of the step's ranks when the hang report looks. */
-static char **watcher_env(char **env, char **out, size_t max)
+/* The task's environment without SLURM_JOB_ID and SLURM_STEP_ID, for a
+ * process trainenv starts beside the task (the torchrun watcher, the
+ * container check): it is not one of the step's ranks when the hang report
+ * looks for them. */
+char **te_stepd_env_not_a_rank(char **env, char **out, size_t max)
 {
 	size_t i, k = 0;
 
@@ -35,7 +35,7 @@ static char **watcher_env(char **env, char **out, size_t max)
 
 void te_stepd_watch_workers(spank_t sp)
 {
-	static char *env2[ENV_MAX];
+	static char *env2[TE_STEPD_ENV_MAX];
 	char path[TE_VALUE_MAX + 32], js[32], spid[16];
 	char *argv[] = { (char *)TE_STACKS_HELPER, (char *)"--watch-workers",
 			 js, (char *)"--node", te_step.node,
@@ -60,7 +60,7 @@ void te_stepd_watch_workers(spank_t sp)
 		return;
 	te_snprintf(js, sizeof(js), "%u.%u", te_step.job_id, te_step.step_id);
 	te_snprintf(spid, sizeof(spid), "%d", (int)getpid());
-	watcher_env(env, env2, ENV_MAX);
+	te_stepd_env_not_a_rank(env, env2, TE_STEPD_ENV_MAX);
 	pid = fork();
 	if (pid < 0)
 		return;
