@@ -132,8 +132,8 @@ int te_failrep_parse(const char *line, const char *token,
 	return *p ? -1 : 0;
 }
 
-void te_failrep_describe(const struct te_failrep *r, int first, char *buf,
-			 size_t len)
+void te_failrep_describe(const struct te_failrep *r, int first,
+			 const char *ended_by, char *buf, size_t len)
 {
 	char when[64], how[96];
 	struct tm tm;
@@ -165,9 +165,15 @@ void te_failrep_describe(const struct te_failrep *r, int first, char *buf,
 	} else {
 		te_snprintf(how, sizeof(how), "exited with code %d", r->value);
 	}
-	te_snprintf(buf, len, "rank %u (node %s, local rank %u) %s at %s%s",
-		    r->rank, r->node, r->local_rank, how, when,
-		    first ? ": the first failure of this step" : "");
+	te_snprintf(buf, len, "rank %u (node %s, local rank %u) %s at %s",
+		    r->rank, r->node, r->local_rank, how, when);
+	/* a rank trainenv's own signal ended is never "the first failure":
+	 * what made trainenv end the step is */
+	if (r->by_trainenv)
+		te_appendf(buf, len, ": trainenv ended the step%s%s",
+			   ended_by ? ": " : "", ended_by ? ended_by : "");
+	else if (first)
+		te_appendf(buf, len, ": the first failure of this step");
 }
 
 int te_failrep_env_parse(const char *env, uint16_t *port, char *token,

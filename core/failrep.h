@@ -49,6 +49,10 @@ struct te_failrep {
 	struct te_launch_skew launch;
 	int value;			/* exit code or signal number */
 	int core;			/* core dumped */
+	int by_trainenv;		/* srun's side, not on the wire: it came
+					   after trainenv began to end the step
+					   (exit-grace or stall, exit-action
+					   term or kill) */
 	int64_t sec;			/* wall clock at exit */
 	uint32_t usec;
 };
@@ -58,8 +62,11 @@ int te_failrep_format(char *buf, size_t len, const char *token,
 		      const struct te_failrep *r);
 int te_failrep_parse(const char *line, const char *token,
 		     struct te_failrep *r);
-void te_failrep_describe(const struct te_failrep *r, int first, char *buf,
-			 size_t len);
+/* The line srun prints: "rank R (node N, local rank L) HOW at TIME", then
+ * ": trainenv ended the step: ENDED_BY" when r->by_trainenv (ended_by:
+ * why, or NULL), else ": the first failure of this step" when first. */
+void te_failrep_describe(const struct te_failrep *r, int first,
+			 const char *ended_by, char *buf, size_t len);
 /* "PORT:TOKEN" from the environment value; 0 or -1. */
 int te_failrep_env_parse(const char *env, uint16_t *port, char *token,
 			 size_t toklen);

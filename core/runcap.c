@@ -310,6 +310,45 @@ char **te_env_with(char *const envp[], const char *assignment)
 	return out;
 }
 
+static int has_prefix(const char *s, const char *const list[])
+{
+	size_t i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strncmp(s, list[i], strlen(list[i])))
+			return 1;
+	return 0;
+}
+
+size_t te_env_count(char *const envp[])
+{
+	size_t n = 0;
+
+	while (envp && envp[n])
+		n++;
+	return n;
+}
+
+long te_env_without(char *const envp[], const char *const drop[],
+		    const char *const keep[], char **out, size_t max)
+{
+	size_t i, k = 0;
+
+	if (max == 0)
+		return -1;
+	for (i = 0; envp && envp[i]; i++) {
+		if (has_prefix(envp[i], drop) && !has_prefix(envp[i], keep))
+			continue;
+		if (k + 1 >= max) {
+			out[k] = NULL;
+			return -1;
+		}
+		out[k++] = envp[i];
+	}
+	out[k] = NULL;
+	return (long)k;
+}
+
 int te_find_program(const char *name, char *path, size_t len)
 {
 	const char *p = getenv("PATH");

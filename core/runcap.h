@@ -24,6 +24,18 @@ int te_find_program(const char *name, char *path, size_t len);
  * end. NULL when out of memory. Free the array only. */
 char **te_env_with(char *const envp[], const char *assignment);
 
+/* envp without the entries that start with one of the prefixes in drop
+ * (NULL-terminated), unless they also start with one in keep (NULL or
+ * NULL-terminated): "SLURM_" with keep "SLURM_CONF=" drops every Slurm
+ * variable but SLURM_CONF. Written into out (max slots, the NULL at the
+ * end among them; no allocation: slurmstepd's task child calls it), the
+ * strings envp's. The number of entries kept, or -1 when out is too small
+ * (then out holds what fits, NULL-terminated). */
+long te_env_without(char *const envp[], const char *const drop[],
+		    const char *const keep[], char **out, size_t max);
+/* The number of entries of envp (NULL: 0). */
+size_t te_env_count(char *const envp[]);
+
 /* Runs path with argv and envp, stdin from /dev/null, stdout into a pipe
  * read into buf (at most cap - 1 bytes), stderr inherited (or into the
  * same pipe: TE_SPAWN_STDERR), every other descriptor closed, in its own

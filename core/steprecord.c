@@ -73,8 +73,10 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 			   r->first->rank, r->first->local_rank);
 		bad |= te_json_str_append(buf, len, r->first->node);
 		te_appendf(buf, len, ",\"how\":\"%s\",\"value\":%d,"
-			   "\"time\":%lld.%06u}", how(r->first), r->first->value,
-			   (long long)r->first->sec, r->first->usec);
+			   "\"time\":%lld.%06u,\"ended_by_trainenv\":%s}",
+			   how(r->first), r->first->value,
+			   (long long)r->first->sec, r->first->usec,
+			   r->first->by_trainenv ? "true" : "false");
 	} else {
 		te_appendf(buf, len, "null");
 	}

@@ -160,24 +160,56 @@ static int field(const char *line, const char *key, char *out, size_t len)
 	return -1;
 }
 
-/* Runs a Slurm command; its output in buf. 0, or -1 (said on stderr). */
+/* One run of a command found on PATH (scontrol, scancel, srun): its
+ * output in out (stderr too with TE_SPAWN_STDERR), at most ms long. */
+struct cmd {
+	char *const *argv, *const *envp;
+	int ms;
+	unsigned flags;
+	char *out;
+	size_t cap;
+	struct te_spawn_out so;
+	char err[PATH_MAX + 256];	/* why it did not run, or failed */
+};
+
+/* 0 when it ran and exited 0 in time; -1 with why in c->err otherwise
+ * (c->so tells what happened when it ran). Says nothing itself. */
+static int run_cmd(struct cmd *c)
+{
+	char path[PATH_MAX], why[256];
+
+	memset(&c->so, 0, sizeof(c->so));
+	c->out[0] = '\0';
+	if (te_find_program(c->argv[0], path, sizeof(path)) < 0) {
+		te_snprintf(c->err, sizeof(c->err), "%s is not on PATH",
+			    c->argv[0]);
+		c->so.killed = -1;	/* it did not run */
+		return -1;
+	}
+	if (te_spawn_capture(path, c->argv, c->envp ? c->envp : environ, c->ms,
+			     c->flags, c->out, c->cap, &c->so, why,
+			     sizeof(why)) < 0) {
+		te_snprintf(c->err, sizeof(c->err), "%s", why);
+		c->so.killed = -1;	/* it did not run */
+		return -1;
+	}
+	if (c->so.killed || !WIFEXITED(c->so.status) ||
+	    WEXITSTATUS(c->so.status)) {
+		te_snprintf(c->err, sizeof(c->err), "%s failed%s", c->argv[0],
+			    c->so.killed ? " (no answer in time)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* Runs a Slurm command; its output in buf. 0, or -1 (said on stderr:
+ * its own message, which it wrote there, and that it failed). */
 static int slurm_cmd(char *const argv[], char *buf, size_t cap, int ms)
 {
-	struct te_spawn_out so;
-	char path[PATH_MAX], err[256];
+	struct cmd c = { .argv = argv, .ms = ms, .out = buf, .cap = cap };
 
-	if (te_find_program(argv[0], path, sizeof(path)) < 0) {
-		fprintf(stderr, PREFIX "%s is not on PATH\n", argv[0]);
-		return -1;
-	}
-	if (te_spawn_capture(path, argv, environ, ms, 0, buf, cap, &so, err,
-			     sizeof(err)) < 0) {
-		fprintf(stderr, PREFIX "%s\n", err);
-		return -1;
-	}
-	if (so.killed || !WIFEXITED(so.status) || WEXITSTATUS(so.status)) {
-		fprintf(stderr, PREFIX "%s failed%s\n", argv[0],
-			so.killed ? " (no answer in time)" : "");
+	if (run_cmd(&c) < 0) {
+		fprintf(stderr, PREFIX "%s\n", c.err);
 		return -1;
 	}
 	return 0;
@@ -249,26 +281,15 @@ static int step_nodes(long job, long *step, char *nodes, size_t len,
  * does not exist. */
 static char **clean_env(void)
 {
-	size_t n = 0, k = 0, i;
-	char **e;
+	static const char *const drop[] = { "SLURM_", "SRUN_", "PMIX_",
+		"_SLURM_SPANK_OPTION_", "PYXIS_CONTAINER_", "TRAINENV_", NULL };
+	static const char *const keep[] = { "SLURM_CONF=", "TRAINENV_GDB=",
+					    NULL };
+	size_t n = te_env_count(environ) + 1;
+	char **e = calloc(n, sizeof(*e));
 
-	while (environ[n])
-		n++;
-	e = calloc(n + 1, sizeof(*e));
-	if (!e)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		const char *v = environ[i];
-
-		if ((!strncmp(v, "SLURM_", 6) && strncmp(v, "SLURM_CONF=", 11)) ||
-		    !strncmp(v, "SRUN_", 5) || !strncmp(v, "PMIX_", 5) ||
-		    !strncmp(v, "_SLURM_SPANK_OPTION_", 20) ||
-		    !strncmp(v, "PYXIS_CONTAINER_", 16) ||
-		    (!strncmp(v, "TRAINENV_", 9) &&
-		     strncmp(v, "TRAINENV_GDB=", 13)))
-			continue;
-		e[k++] = environ[i];
-	}
+	if (e)
+		te_env_without(environ, drop, keep, e, n);
 	return e;
 }
 
@@ -278,8 +299,7 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 		    unsigned ntasks, struct te_proc_stack **procs)
 {
 	char self[PATH_MAX], jobarg[32], nodesarg[4096], nn[16], step[48];
-	char srun[PATH_MAX], uidarg[24];
-	char err[256];
+	char uidarg[24];
 	char *argv[] = {
 		(char *)"srun", (char *)"--overlap", jobarg, nodesarg,
 		(char *)"-N", nn, (char *)"--ntasks-per-node=1",
@@ -287,7 +307,8 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 		(char *)"--train=off", self, (char *)"--local", step,
 		(char *)"--uid", uidarg, NULL
 	};
-	struct te_spawn_out so;
+	struct cmd c = { .argv = argv, .ms = COLLECT_MS, .cap = NODES_OUT_MAX };
+	const struct te_spawn_out *so = &c.so;
 	long n = 0;
 	int left_out = 0;
 	ssize_t l;
@@ -310,28 +331,25 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 		free(out);
 		return -1;
 	}
-	if (te_find_program("srun", srun, sizeof(srun)) < 0) {
-		fprintf(stderr, PREFIX "srun is not on PATH\n");
+	c.envp = env;
+	c.out = out;
+	if (run_cmd(&c) < 0 && c.so.killed < 0) {
+		fprintf(stderr, PREFIX "cannot look into the step: %s\n",
+			c.err);
 		n = -1;
 		goto out;
 	}
-	if (te_spawn_capture(srun, argv, env, COLLECT_MS, 0, out,
-			     NODES_OUT_MAX, &so, err, sizeof(err)) < 0) {
-		fprintf(stderr, PREFIX "cannot look into the step: %s\n", err);
-		n = -1;
-		goto out;
-	}
-	if (so.killed)
+	if (so->killed)
 		fprintf(stderr, PREFIX "some nodes did not answer within %d s\n",
 			COLLECT_MS / 1000);
-	n = te_stack_merge(out, so.got, ntasks, nnodes, procs, &left_out);
+	n = te_stack_merge(out, so->got, ntasks, nnodes, procs, &left_out);
 	if (left_out)
 		fprintf(stderr, PREFIX "more processes than the step's ranks "
 			"were reported: the rest are left out\n");
 	/* Slurm refused the overlapping step (not the job's owner, the job
 	 * ended) or it failed on every node: that is no "nothing runs" */
-	if (n == 0 && (so.killed || !WIFEXITED(so.status) ||
-		       WEXITSTATUS(so.status))) {
+	if (n == 0 && (so->killed || !WIFEXITED(so->status) ||
+		       WEXITSTATUS(so->status))) {
 		fprintf(stderr, PREFIX "cannot look into step %s: srun failed "
 			"(see its message above)\n", step);
 		n = -1;
@@ -348,16 +366,33 @@ static int step_alive(const char *id)
 	static char out[STEP_INFO_MAX];
 	char *argv[] = { (char *)"scontrol", (char *)"show", (char *)"step",
 			 (char *)id, (char *)"-o", NULL };
-	struct te_spawn_out so;
-	char err[256];
+	struct cmd c = { .argv = argv, .ms = 10000, .out = out,
+			 .cap = sizeof(out) };
 
-	char path[PATH_MAX];
+	return run_cmd(&c) == 0 && strstr(out, "StepId=") != NULL;
+}
 
-	return te_find_program("scontrol", path, sizeof(path)) == 0 &&
-	       te_spawn_capture(path, argv, environ, 10000, 0,
-				out, sizeof(out), &so, err, sizeof(err)) == 0 &&
-	       !so.killed && WIFEXITED(so.status) && !WEXITSTATUS(so.status) &&
-	       strstr(out, "StepId=") != NULL;
+/* scancel ARGV..., its words kept (stderr too): they count only if the
+ * step then runs on. 0 when it did what was asked. */
+static int scancel_quiet(char *const argv[], char *out, size_t cap,
+			 char *err, size_t errlen)
+{
+	struct cmd c = { .argv = argv, .ms = 30000, .flags = TE_SPAWN_STDERR,
+			 .out = out, .cap = cap };
+	int rc = run_cmd(&c);
+
+	if (rc < 0)
+		te_snprintf(err, errlen, "%s", c.err);
+	return rc;
+}
+
+/* What scancel said, on one line, when the step outlived it. */
+static void scancel_failed(const char *id, const char *what, const char *err,
+			   char *out)
+{
+	out[strcspn(out, "\n")] = '\0';
+	fprintf(stderr, PREFIX "step %s still runs: %s: %s%s%s\n", id, what,
+		err, out[0] ? ": " : "", out);
 }
 
 /* The exit-action: end the step. term: SIGTERM (Python and most programs
@@ -366,24 +401,34 @@ static int step_alive(const char *id)
 #define TERM_WAIT_S 10
 static void end_step(const struct opts *o)
 {
-	char id[48], out[4096];
+	char id[48], out[4096], err[PATH_MAX + 256];
 	char *term[] = { (char *)"scancel", (char *)"-Q", (char *)"--signal=TERM",
 			 id, NULL };
 	char *kill9[] = { (char *)"scancel", (char *)"-Q", id, NULL };
-	int kill_now = !strcmp(o->action, "kill"), i;
+	int kill_now = !strcmp(o->action, "kill"), i, rc;
 
 	te_snprintf(id, sizeof(id), "%ld.%ld", o->job, o->step);
 	fprintf(stderr, PREFIX "%s: ending step %s (exit-action=%s: %s)\n",
 		o->stall ? "stall" : "exit-grace", id, o->action, kill_now ? "SIGKILL" :
 		"SIGTERM, SIGKILL " TE_STR(TERM_WAIT_S) " s later if it still runs");
 	if (!kill_now) {
-		slurm_cmd(term, out, sizeof(out), 30000);
+		/* libslurm signals the step on every node of the job; a node
+		 * whose ranks have all ended has no slurmstepd of the step
+		 * left and answers "Invalid job id specified", so scancel
+		 * fails although every rank still running got the signal:
+		 * what it said counts only when the step outlives it. */
+		rc = scancel_quiet(term, out, sizeof(out), err, sizeof(err));
 		for (i = 0; i < TERM_WAIT_S * 2 && step_alive(id); i++)
 			poll(NULL, 0, 500);
 		if (!step_alive(id))
 			return;
+		if (rc < 0)
+			scancel_failed(id, "scancel --signal=TERM", err, out);
 	}
-	slurm_cmd(kill9, out, sizeof(out), 30000);
+	/* through slurmctld; the step may end meanwhile (no error then) */
+	if (scancel_quiet(kill9, out, sizeof(out), err, sizeof(err)) < 0 &&
+	    step_alive(id))
+		scancel_failed(id, "scancel", err, out);
 }
 
 /* The report's JSON beside the step's record (DIR/UID/JOBID, the user's own). */

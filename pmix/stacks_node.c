@@ -167,14 +167,18 @@ static uint64_t cpu_ticks(int pid)
  * which would break gdb's own Python (py-bt). */
 static char **gdb_env(void)
 {
-	static char *env[4096];
-	size_t i, k = 0;
+	static const char *const drop[] = { "PYTHONHOME=", "PYTHONPATH=",
+					    NULL };
+	static char **env;
 
-	for (i = 0; environ[i] && k + 1 < sizeof(env) / sizeof(env[0]); i++)
-		if (strncmp(environ[i], "PYTHONHOME=", 11) &&
-		    strncmp(environ[i], "PYTHONPATH=", 11))
-			env[k++] = environ[i];
-	env[k] = NULL;
+	if (!env) {
+		size_t n = te_env_count(environ) + 1;
+
+		env = calloc(n, sizeof(*env));
+		if (!env)
+			return environ;
+		te_env_without(environ, drop, NULL, env, n);
+	}
 	return env;
 }
 

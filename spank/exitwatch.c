@@ -29,6 +29,7 @@ static struct {
 	int64_t stall_ms;		/* monotonic, 0: no stall said */
 	char why_opt[16];		/* --first-exit or --stall */
 	char why[192];
+	char cause[256];		/* why trainenv ends the step */
 	char job_step[32], grace[16], stall[16], action[16];
 	char helper[TE_VALUE_MAX + 32];
 	char record_dir[TE_VALUE_MAX + 1];
@@ -189,6 +190,12 @@ void te_exitwatch_fire(int64_t now_ms)
 				    ew.first.signaled ? "killed by signal" :
 				    "exited with code", ew.first.value);
 	}
+	if (ew.stall_ms)
+		te_strlcpy(ew.cause, ew.why, sizeof(ew.cause));
+	else
+		te_snprintf(ew.cause, sizeof(ew.cause), "ranks still ran "
+			    "%u s after %s (--train-exit-grace=%u)",
+			    ew.grace_s, ew.why, ew.grace_s);
 	if (ew.record_dir[0]) {
 		argv[9] = (char *)"--record-dir";
 		argv[10] = ew.record_dir;
@@ -238,4 +245,9 @@ const char *te_exitwatch_hang_node(void)
 const char *te_exitwatch_fired(void)
 {
 	return ew.fired ? ew.why : NULL;
+}
+
+const char *te_exitwatch_ending(void)
+{
+	return ew.fired && strcmp(ew.action, "report") ? ew.cause : NULL;
 }

@@ -46,5 +46,10 @@ int te_exitwatch_reap(void);
 const char *te_exitwatch_hang_node(void);
 /* Why the hang report ran, or NULL when it did not. */
 const char *te_exitwatch_fired(void);
+/* The report ran and ends the step (exit-action term or kill): why, as
+ * the failure report says it ("rank 3 on n2 sent no heartbeat for 10 s
+ * (--train-stall=10)"); NULL otherwise. Ranks that fail from then on were
+ * ended by trainenv: none of them is the step's first failure. */
+const char *te_exitwatch_ending(void);
 
 #endif

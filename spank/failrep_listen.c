@@ -40,6 +40,7 @@ static struct {
 	struct te_failrep held[MAX_HELD];
 	int nheld, printed, dropped, first_done;
 	struct te_failrep first;	/* the first failure printed */
+	int have_first;
 	int64_t first_at;
 	int grace_ms;		/* set by finish before it wakes the thread */
 	int print_failures;	/* failure-report=on (else only exits count) */
@@ -67,10 +68,14 @@ static void print_report(const struct te_failrep *r, int first)
 		fr.dropped++;
 		return;
 	}
-	te_failrep_describe(r, first, line, sizeof(line));
+	te_failrep_describe(r, first, te_exitwatch_ending(), line,
+			    sizeof(line));
 	print_line(line);
-	if (first)
+	/* the record's first failure: the first that is one; else (every
+	 * rank was ended by trainenv) the first ended, marked so */
+	if (first || !fr.have_first)
 		fr.first = *r;
+	fr.have_first = 1;
 	fr.printed++;
 }
 
@@ -89,15 +94,40 @@ static int by_time(const void *a, const void *b)
  * that "first" means first to fail, not first to arrive. */
 static void flush_held(void)
 {
-	int i;
+	int i, want_first = !fr.first_done;
 
 	if (!fr.nheld)
 		return;
 	qsort(fr.held, (size_t)fr.nheld, sizeof(fr.held[0]), by_time);
-	for (i = 0; i < fr.nheld; i++)
-		print_report(&fr.held[i], !fr.first_done && i == 0);
+	for (i = 0; i < fr.nheld; i++) {
+		int first = want_first && !fr.held[i].by_trainenv;
+
+		if (first)
+			want_first = 0;
+		print_report(&fr.held[i], first);
+	}
 	fr.first_done = 1;
 	fr.nheld = 0;
+}
+
+/* A failure: held with the first ones, printed when they are. One that
+ * comes once trainenv ends the step (its own SIGTERM, mostly) is marked:
+ * it is none of the step's first failure. */
+static void hold_or_print(const struct te_failrep *report)
+{
+	struct te_failrep r = *report;
+
+	r.by_trainenv = te_exitwatch_ending() != NULL;
+	if (fr.first_done) {
+		print_report(&r, 0);
+		return;
+	}
+	if (!fr.nheld)
+		fr.first_at = te_now_ms();
+	if (fr.nheld < MAX_HELD)
+		fr.held[fr.nheld++] = r;
+	else
+		fr.dropped++;
 }
 
 static void on_report(const struct te_failrep *r, void *ctx)
@@ -110,33 +140,25 @@ static void on_report(const struct te_failrep *r, void *ctx)
 		}
 		return;
 	}
-	/* the exit watchdog counts every exit; a task that exited 0 is only
-	 * sent for it (its node's first exit) and is no failure */
-	if (r->stalled) {
-		te_exitwatch_stall(r, te_now_ms());
-		return;
-	}
 	if (r->resumed) {
 		te_exitwatch_resumed();
 		return;
 	}
-	te_exitwatch_task_exit(r, te_now_ms());
-	if (!r->signaled && r->value == 0)
-		return;
-	if (fr.nkept < TE_FAILREP_KEEP)
-		fr.kept[fr.nkept++] = *r;
+	/* the exit watchdog counts every exit; a task that exited 0 is only
+	 * sent for it (its node's first exit) and is no failure. A stall is
+	 * one, and may be the first (the reason trainenv ends the step). */
+	if (r->stalled) {
+		te_exitwatch_stall(r, te_now_ms());
+	} else {
+		te_exitwatch_task_exit(r, te_now_ms());
+		if (!r->signaled && r->value == 0)
+			return;
+		if (fr.nkept < TE_FAILREP_KEEP)
+			fr.kept[fr.nkept++] = *r;
+	}
 	if (!fr.print_failures)
 		return;
-	if (fr.first_done) {
-		print_report(r, 0);
-		return;
-	}
-	if (!fr.nheld)
-		fr.first_at = te_now_ms();
-	if (fr.nheld < MAX_HELD)
-		fr.held[fr.nheld++] = *r;
-	else
-		fr.dropped++;
+	hold_or_print(r);
 }
 
 static void conn_close(struct te_failrep_conn *c)
@@ -439,7 +461,7 @@ void te_failrep_finish(int grace_ms)
 
 int te_failrep_failed(struct te_failrep *first)
 {
-	if (fr.printed)
+	if (fr.have_first)
 		*first = fr.first;
 	return fr.printed + fr.dropped;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "exitwatch.h"
+#include "runcap.h"
 #include "slurmstepd.h"
 #include "strutil.h"
 
@@ -23,13 +24,10 @@
  * looks for them. */
 char **te_stepd_env_not_a_rank(char **env, char **out, size_t max)
 {
-	size_t i, k = 0;
+	static const char *const ids[] = { "SLURM_JOB_ID=", "SLURM_STEP_ID=",
+					   NULL };
 
-	for (i = 0; env[i] && k + 1 < max; i++)
-		if (strncmp(env[i], "SLURM_JOB_ID=", 13) &&
-		    strncmp(env[i], "SLURM_STEP_ID=", 14))
-			out[k++] = env[i];
-	out[k] = NULL;
+	te_env_without(env, ids, NULL, out, max);
 	return out;
 }
 

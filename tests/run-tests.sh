@@ -41,7 +41,19 @@ for t in "$@"; do
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
 	if [ "$f" -gt 0 ]; then
 		printf 'FAIL  %-46s %3d ok, %d failed%s  [%ss]\n' "$name" "$p" "$f" "$extra" "$secs"
-		grep -E '^not ok|^#' "$log" | head -40 | sed 's/^/      /'
+		# The failed checks first (a CI excerpt may keep only the top),
+		# then each with the last 20 comment lines before it and the
+		# first 10 after it (diag comes on either side of its check).
+		grep -E '^not ok' "$log" | sed 's/^/      /'
+		awk '
+			/^ok [0-9]+/ { n = 0; after = 0; next }
+			/^not ok [0-9]+/ {
+				print "--- " $0
+				for (i = n > 20 ? n - 20 : 0; i < n; i++) print buf[i % 20]
+				n = 0; after = 10; next
+			}
+			/^#/ { if (after > 0) { print; after--; next } buf[n % 20] = $0; n++ }
+		' "$log" | head -200 | sed 's/^/      /'
 		echo "      full log: $log"
 		failed_names+=("$name")
 	else

@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    te_failrep_parse(line, TOKEN, &again) < 0 ||
 		    memcmp(&r, &again, sizeof(r)) != 0)
 			abort();
-		te_failrep_describe(&r, 1, line, sizeof(line));
+		te_failrep_describe(&r, 1, NULL, line, sizeof(line));
 	}
 	if (te_failrep_env_parse(s, &port, tok, sizeof(tok)) == 0 &&
 	    (port == 0 || strlen(tok) != TE_FAILREP_TOKEN_LEN))

@@ -160,7 +160,7 @@ static void test_line_kinds(void)
 	ok(te_failrep_parse(line, TOKEN, &back) == 0 && back.stalled &&
 	   !back.signaled && back.value == 31 && back.rank == 12,
 	   "  and parses back as a stall of 31 s");
-	te_failrep_describe(&back, 0, text, sizeof(text));
+	te_failrep_describe(&back, 0, NULL, text, sizeof(text));
 	like(text, "rank 12 (node n4, local rank 3) sent no heartbeat for 31 s",
 	     "  described as a heartbeat that stopped");
 	r.stalled = 0;
@@ -178,7 +178,7 @@ static void test_line_kinds(void)
 	ok(te_failrep_parse(line, TOKEN, &back) == 0 && back.ended &&
 	   !back.stalled && strstr(line, " ended 0 "),
 	   "a torchrun worker's end ('ended') parses back");
-	te_failrep_describe(&back, 0, text, sizeof(text));
+	te_failrep_describe(&back, 0, NULL, text, sizeof(text));
 	like(text, "rank 12 (node n4, local rank 3) ended (a torchrun worker)",
 	     "  described as a worker's end");
 	r.ended = 0;
@@ -205,7 +205,7 @@ static void test_line_kinds(void)
 		   !strcmp(back.launch.first, "n1") &&
 		   !strcmp(back.launch.last, "n3"),
 		   "  and parses back");
-		te_failrep_describe(&back, 0, text, sizeof(text));
+		te_failrep_describe(&back, 0, NULL, text, sizeof(text));
 		is_str(text, "barrier: 24 ranks on 3 nodes; the last, n3, "
 		       "arrived 20.3 s after the first", "  described");
 		snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 0 0 n1 barrier "
@@ -272,8 +272,50 @@ static void test_conn_policy(void)
 	   "but not for ever");
 }
 
+static int ends_with(const char *s, const char *tail)
+{
+	size_t a = strlen(s), b = strlen(tail);
+
+	return a >= b && !strcmp(s + a - b, tail);
+}
+
+/* Issue 25, item 0: a rank trainenv's own signal ended is no "first
+ * failure"; the line says trainenv ended the step, and why. */
+static void test_describe_ended(void)
+{
+	struct te_failrep r = { .rank = 1, .local_rank = 0, .node = "n2",
+				.signaled = 1, .value = 15, .sec = 1700000000 };
+	const char *first = ": the first failure of this step";
+	const char *why = "rank 3 on n2 sent no heartbeat for 10 s "
+			  "(--train-stall=10)";
+	char text[512], want[256];
+
+	te_failrep_describe(&r, 1, why, text, sizeof(text));
+	ok(!strncmp(text, "rank 1 (node n2, local rank 0) was killed by signal "
+		    "15 (SIGTERM) at ", 68) && ends_with(text, first),
+	   "a SIGTERM of its own is the first failure: %s", text);
+	r.by_trainenv = 1;
+	te_failrep_describe(&r, 1, why, text, sizeof(text));
+	snprintf(want, sizeof(want), ": trainenv ended the step: %s", why);
+	ok(ends_with(text, want) && !strstr(text, "first failure"),
+	   "trainenv's SIGTERM: 'trainenv ended the step' and why, never "
+	   "'the first failure': %s", text);
+	te_failrep_describe(&r, 0, NULL, text, sizeof(text));
+	ok(ends_with(text, ": trainenv ended the step"),
+	   "  without a reason: the words alone");
+	r.stalled = 1;
+	r.signaled = 0;
+	r.value = 10;
+	r.by_trainenv = 0;
+	te_failrep_describe(&r, 1, NULL, text, sizeof(text));
+	ok(!strncmp(text, "rank 1 (node n2, local rank 0) sent no heartbeat "
+		    "for 10 s at ", 61) && ends_with(text, first),
+	   "a stall can be the first failure: %s", text);
+}
+
 int main(void)
 {
+	test_describe_ended();
 	test_port_range();
 	test_slurmconf();
 	test_conn_take();

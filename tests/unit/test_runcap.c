@@ -1,6 +1,6 @@
 /* Unit tests of te_spawn_capture (core/runcap.c): output, status,
  * deadline, what the child inherits and what it does not, and a program
- * that cannot be run. */
+ * that cannot be run; te_env_without, the one environment filter. */
 #include "config.h"
 
 #include <errno.h>
@@ -50,8 +50,48 @@ static unsigned long long sig_mask(const char *status, const char *name)
 	return p ? strtoull(p + strlen(name), NULL, 16) : ~0ULL;
 }
 
+/* The filter of the hang report's collector, the task watchers and gdb. */
+static void test_env_without(void)
+{
+	char *envp[] = { "SLURM_JOB_ID=7", "SLURM_CONF=/etc/s.conf", "PATH=/bin",
+			"TRAINENV_X=1", "TRAINENV_GDB=/g", "SLURM_STEP_ID=0",
+			"SLURM_JOB_IDX=9", "PYTHONPATH=/p", NULL };
+	const char *slurm[] = { "SLURM_", "TRAINENV_", NULL };
+	const char *keep[] = { "SLURM_CONF=", "TRAINENV_GDB=", NULL };
+	const char *ids[] = { "SLURM_JOB_ID=", "SLURM_STEP_ID=", NULL };
+	char *out[16], *tiny[3];
+	static char *big[20002], *bigout[20002];
+	char names[20000][8];
+	size_t i;
+
+	is_int((int)te_env_without(envp, slurm, keep, out, 16), 4,
+	       "env_without: prefixes dropped, the kept ones stay");
+	ok(!strcmp(out[0], "SLURM_CONF=/etc/s.conf") &&
+	   !strcmp(out[1], "PATH=/bin") && !strcmp(out[2], "TRAINENV_GDB=/g") &&
+	   !strcmp(out[3], "PYTHONPATH=/p") && !out[4],
+	   "  in their order, NULL at the end");
+	is_int((int)te_env_without(envp, ids, NULL, out, 16), 6,
+	       "env_without: whole names (SLURM_JOB_IDX stays)");
+	ok(!strcmp(out[4], "SLURM_JOB_IDX=9"), "  SLURM_JOB_IDX=9 kept");
+	is_int((int)te_env_without(envp, ids, NULL, tiny, 3), -1,
+	       "env_without: out too small: -1");
+	ok(tiny[2] == NULL && !strcmp(tiny[1], "PATH=/bin"),
+	   "  what fits, NULL-terminated");
+	is_int((int)te_env_without(NULL, ids, NULL, out, 16), 0,
+	       "env_without: no environment");
+	for (i = 0; i < 20000; i++) {
+		snprintf(names[i], sizeof(names[i]), "V%zu=", i);
+		big[i] = names[i];
+	}
+	big[20000] = "SLURM_JOB_ID=1";
+	is_int((int)te_env_without(big, ids, NULL, bigout, 20002), 20000,
+	       "env_without: 20,000 variables, whole");
+	is_int((int)te_env_count(big), 20001, "env_count");
+}
+
 int main(void)
 {
+	test_env_without();
 	char buf[4096], err[512], small[8], path[] = "/tmp/te-runcap-XXXXXX";
 	struct te_spawn_out o;
 	struct sigaction usr1 = { .sa_handler = on_usr1 }, ign = {

@@ -94,7 +94,14 @@ int main(void)
 	is_int(te_step_record_json(buf, sizeof(buf), &r), 0, "a step that hung");
 	like(buf, "\"failed_tasks\":3,\"first_failure\":{\"rank\":4,"
 	     "\"local_rank\":0,\"node\":\"n3\",\"how\":\"signal\",\"value\":9,"
-	     "\"time\":1700000000.000042}", "  the first failure");
+	     "\"time\":1700000000.000042,\"ended_by_trainenv\":false}",
+	     "  the first failure");
+	f.by_trainenv = 1;
+	te_step_record_json(buf, sizeof(buf), &r);
+	like(buf, "\"value\":9,\"time\":1700000000.000042,"
+	     "\"ended_by_trainenv\":true}",
+	     "  one trainenv's own signal ended (exit-grace): marked so");
+	f.by_trainenv = 0;
 	like(buf, "\"watchdog\":\"rank 1 on n1 exited with code 0\","
 	     "\"hang_report\":\"trainenv.2.hang.json\"}",
 	     "  why the hang report ran, and its file");
