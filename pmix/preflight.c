@@ -4,6 +4,7 @@
  * (the binding's rank -> GPU mapping), and reads its result from the pipe
  * on stdout (core/preflight_proto.h); it kills it after
  * TE_PF_TIMEOUT_S seconds.
+ * SPDX-License-Identifier: GPL-2.0-or-later
  *
  *   trainenv-preflight --gpu BUSID [--test-fail TEXT]
  *

@@ -3,7 +3,8 @@
  * runs itself on every node of the step in an overlapping step (--local),
  * merges what the nodes send (core/stacks.h), prints the ranks grouped by
  * stack, and for --exit-report ends the step per exit-action. As the job's
- * user: no root, nothing Slurm does not let the user do. */
+ * user: no root, nothing Slurm does not let the user do.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* trainenv: the command-line tool. One subcommand per file; this file only
- * dispatches. */
+ * dispatches.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* The plugin's side of the launch rendezvous: runs trainenv-rdzv from
- * task_init and reads its result, with a deadline (rdzv_client.h). */
+ * task_init and reads its result, with a deadline (rdzv_client.h).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>

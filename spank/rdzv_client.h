@@ -2,7 +2,8 @@
  * trainenv-rdzv (a PMIx client; the plugin never calls PMIx itself) with
  * the task's environment, reads its results from a pipe and enforces a
  * deadline. Runs in the forked task process, as the job user, before
- * exec. */
+ * exec.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_RDZV_CLIENT_H
 #define TE_RDZV_CLIENT_H
 

@@ -1,6 +1,7 @@
 /* slurmstepd, per task: the launch rendezvous (the node's first task runs
  * trainenv-rdzv for the node, the others follow through files: see
- * rdzv_client.c) and the first-collective barrier's preload. */
+ * rdzv_client.c) and the first-collective barrier's preload.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>

@@ -10,6 +10,7 @@
 #              tests/releases/root.sh NAME (made or reused first), building
 #              in _build-NAME/ (tests/releases/enter.sh); unset or "host":
 #              this machine's Slurm.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)

@@ -1,6 +1,7 @@
 /* Unit tests of the launch rendezvous planning (core/rdzv_plan.c): each
  * task's role, the barrier seconds and deadline, and the helper's command
- * line, from real resolved settings. No Slurm involved. */
+ * line, from real resolved settings. No Slurm involved.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>
