@@ -65,6 +65,32 @@ int te_protocol_answer_parse(const char *buf, size_t n, int *proto,
 	return 0;
 }
 
+int te_protocol_args(int *argc, char ***argv)
+{
+	char **a = *argv, buf[TE_PROTOCOL_ANSWER_MAX];
+	char want[16];
+
+	if (*argc == 2 && !strcmp(a[1], "--protocol-version")) {
+		te_protocol_answer_format(buf, sizeof(buf));
+		fputs(buf, stdout);
+		fflush(stdout);
+		return 0;
+	}
+	if (*argc < 3 || strcmp(a[1], "--protocol") != 0)
+		return -1;
+	snprintf(want, sizeof(want), "%d", TE_PROTOCOL_VERSION);
+	if (strcmp(a[2], want) != 0) {
+		te_protocol_answer_format(buf, sizeof(buf));
+		fputs(buf, stdout);
+		fflush(stdout);
+		return TE_PROTOCOL_EXIT;
+	}
+	a[2] = a[0];
+	*argv = a + 2;
+	*argc -= 2;
+	return -1;
+}
+
 int te_protocol_mismatch_line(const char *what, const char *dir, int proto,
 			      const char *pkg, char *buf, size_t len)
 {

@@ -36,6 +36,16 @@ int te_protocol_answer_format(char *buf, size_t len);
 int te_protocol_answer_parse(const char *buf, size_t n, int *proto,
 			     char *pkg, size_t pkglen);
 
+/* What every helper does first with its command line: "--protocol-version"
+ * alone prints the answer and returns 0 (exit 0); "--protocol N" with N
+ * another protocol prints the answer on stdout and returns
+ * TE_PROTOCOL_EXIT (exit with it); with N its own, both words are taken
+ * off (*argc, *argv keep argv[0]) and it returns -1 (go on). Any other
+ * command line: -1, unchanged. A helper of any protocol keeps this, so
+ * that the plugin of another one gets an answer it can read. */
+#define TE_PROTOCOL_EXIT 3
+int te_protocol_args(int *argc, char ***argv);
+
 /* The one line a mismatch on a node prints:
  * "trainenv-rdzv in /usr/libexec/trainenv speaks protocol 2 (trainenv
  * 1.0.0), the plugin protocol 1 (trainenv 0.9.0): install the same

@@ -33,6 +33,7 @@
 #include "preflight_proto.h"
 #include "strutil.h"
 #include "sysutil.h"
+#include "version.h"
 
 #define BUF_BYTES (1u << 20)
 #define CUDA_ERR_MEMORY_ALLOCATION 2
@@ -185,6 +186,8 @@ int main(int argc, char **argv)
 	int i, out;
 
 	t0 = te_now_ms();
+	if ((i = te_protocol_args(&argc, &argv)) >= 0)
+		return i;
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--gpu") && i + 1 < argc)
 			busid = argv[++i];

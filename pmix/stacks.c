@@ -24,6 +24,7 @@
 #include "steprecord.h"
 #include "strutil.h"
 #include "sysutil.h"
+#include "version.h"
 
 #define PREFIX "trainenv: "
 #define TE_STR_(x) #x
@@ -488,7 +489,10 @@ static int login_side(struct opts *o)
 int main(int argc, char **argv)
 {
 	struct opts o;
+	int rc;
 
+	if ((rc = te_protocol_args(&argc, &argv)) >= 0)
+		return rc;
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
 		return usage(stdout);
 	if (parse_args(argc, argv, &o) < 0)

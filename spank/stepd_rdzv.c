@@ -189,6 +189,10 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	rc = te_rdzv_spawn(path, args.argv, helper_env ? helper_env : envp,
 			   plan.timeout_ms, rr, err, sizeof(err));
 	free(helper_env);
+	if (rc == -2) {		/* the one line that names both versions */
+		te_strlcpy(te_stepd_err, err, sizeof(te_stepd_err));
+		goto leader_failed;
+	}
 	if (rc < 0) {
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "rendezvous: %s "
 			    "(--train-rdzv=computed skips the PMIx rendezvous)",

@@ -89,10 +89,39 @@ static void test_mismatch(void)
 	is_int((int)strlen(buf), 15, "  cut to the caller's buffer");
 }
 
+static void test_args(void)
+{
+	char *a1[] = { "h", "--protocol", "1", "--job", "7", NULL };
+	char *a2[] = { "h", "--job", "7", NULL };
+	char *a3[] = { "h", "--protocol", "999999", "--job", "7", NULL };
+	char own[16], **av;
+	int argc;
+
+	snprintf(own, sizeof(own), "%d", TE_PROTOCOL_VERSION);
+	a1[2] = own;
+	av = a1;
+	argc = 5;
+	is_int(te_protocol_args(&argc, &av), -1, "its own protocol: go on");
+	ok(argc == 3 && !strcmp(av[0], "h") && !strcmp(av[1], "--job") &&
+	   !strcmp(av[2], "7") && av[3] == NULL,
+	   "  --protocol N taken off, argv[0] kept");
+	av = a2;
+	argc = 3;
+	ok(te_protocol_args(&argc, &av) == -1 && argc == 3 && av == a2,
+	   "no --protocol (an older plugin): unchanged");
+	av = a3;
+	argc = 5;
+	fflush(stdout);
+	printf("# ");	/* the answer goes to stdout: a TAP comment here */
+	is_int(te_protocol_args(&argc, &av), TE_PROTOCOL_EXIT,
+	       "another protocol: answer and exit %d", TE_PROTOCOL_EXIT);
+}
+
 int main(void)
 {
 	test_line();
 	test_answer();
 	test_mismatch();
+	test_args();
 	return tap_done();
 }

@@ -71,6 +71,19 @@ else
 	n=$((n + 1))
 fi
 
+# Every helper answers --protocol-version, and one given another protocol
+# answers with its own and exits TE_PROTOCOL_EXIT (3): what the plugin
+# reads to say a node's helpers do not match it.
+answer="trainenv-protocol $proto $ver"
+for h in trainenv-rdzv trainenv-preflight trainenv-stacks trainenv-container trainenv; do
+	got=$("$build/$h" --protocol-version 2>&1)
+	check "$(rc test "$got" = "$answer")" "$h --protocol-version: '$answer'" "got: $got"
+done
+got=$("$build/trainenv-rdzv" --protocol $((proto + 1)) --job 1 2>&1)
+code=$?
+check "$(rc test "$got|$code" = "$answer|3")" \
+	"trainenv-rdzv given protocol $((proto + 1)) answers with its own and exits 3, before anything else" "got: $got|$code"
+
 # The release notes and the packages: their newest entry is this release.
 news=$(sed -n 's/^## \([^ ]*\).*/\1/p' "$src/NEWS.md" | head -1)
 check "$(rc test "$news" = "$rel")" "NEWS.md's newest section is $rel" "got: $news"
