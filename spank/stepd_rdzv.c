@@ -190,7 +190,8 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 			   plan.timeout_ms, rr, err, sizeof(err));
 	free(helper_env);
 	if (rc == -2) {		/* the one line that names both versions */
-		te_strlcpy(te_stepd_err, err, sizeof(te_stepd_err));
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "node %s: %s",
+			    te_step.node, err);
 		goto leader_failed;
 	}
 	if (rc < 0) {
