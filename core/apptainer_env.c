@@ -1,5 +1,6 @@
 /* APPTAINERENV_ and SINGULARITYENV_ copies of what trainenv set in a task
- * (core/apptainer_env.h). Pure: no I/O. */
+ * (core/apptainer_env.h). Pure: no I/O.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <string.h>

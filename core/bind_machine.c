@@ -1,6 +1,7 @@
 /* bind: the machine, as the mapping sees it: the hwloc topology (this
  * system, or stored XML), its compute GPUs in PCI order, and the GPUs
- * Slurm gave the step (its environment). */
+ * Slurm gave the step (its environment).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* The job's directory DIR/UID/JOBID: the rule for DIR's path, the verdict
- * on the levels trainenv makes, and their safe opening (dumpdir.h). */
+ * on the levels trainenv makes, and their safe opening (dumpdir.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <errno.h>

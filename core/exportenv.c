@@ -1,4 +1,5 @@
-/* The tasks' environment as srun's --export decides (see exportenv.h). */
+/* The tasks' environment as srun's --export decides (see exportenv.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <string.h>

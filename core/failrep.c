@@ -1,5 +1,6 @@
 /* First-failure report, the pure part: the wire line, its parser, the line
- * srun prints, and the listener's decisions about a connection. */
+ * srun prints, and the listener's decisions about a connection.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <ctype.h>

@@ -2,6 +2,7 @@
  * srun prints, and the decisions about srun's listener's connections. The
  * network halves are spank/failrep_listen.c and spank/failrep_send.c
  * (failrep_net.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * slurmstepd tells srun which task failed, where, how and when; srun prints
  * one line per failed task and marks the first.

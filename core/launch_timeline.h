@@ -6,7 +6,8 @@
  *    first"
  * (always with --train-explain, else past the site's barrier-skew-warn),
  * and the same facts go into the step's record. Pure: no clock, no I/O;
- * the caller passes the times. */
+ * the caller passes the times.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef TE_LAUNCH_TIMELINE_H
 #define TE_LAUNCH_TIMELINE_H
 

@@ -1,6 +1,7 @@
 /* The launch tree: tree index math, the job's process map, the bounded
  * subtree summary (merge, wire form) and rank 0's reports from it (see
- * launch_tree.h). */
+ * launch_tree.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <stdio.h>

@@ -7,6 +7,7 @@
  * 0 prints from the merged summary the same reports it printed when every
  * node spoke to it (docs/pmix.md). No PMIx, no sockets: unit-tested and
  * fuzzed; every line parsed here comes from the network.
+ * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Wire lines, child -> parent, after "TEBAR1 TOKEN " (rdzv_core.h):
  *   "grp v COUNT HOSTS VERSIONS"  COUNT nodes have these versions

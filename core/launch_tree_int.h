@@ -1,4 +1,5 @@
-/* What the launch tree's files (core/launch_tree*.c) share. */
+/* What the launch tree's files (core/launch_tree*.c) share.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef TE_LAUNCH_TREE_INT_H
 #define TE_LAUNCH_TREE_INT_H
 

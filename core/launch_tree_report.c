@@ -1,5 +1,6 @@
 /* Rank 0's reports from the launch tree's summary: who is missing, the
- * version and checkpoint verdict, the timeline (launch_tree.h). */
+ * version and checkpoint verdict, the timeline (launch_tree.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <stdio.h>

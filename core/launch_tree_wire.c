@@ -1,5 +1,6 @@
 /* The launch tree's wire: a subtree summary as lines for the parent,
- * and the strict parser of what a child sends (launch_tree.h). */
+ * and the strict parser of what a child sends (launch_tree.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* trainenv admin policy: plugstack.conf arguments and policy files read
- * into defaults, bounds and enforced knobs, then cross-checked. */
+ * into defaults, bounds and enforced knobs, then cross-checked.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
-/* SrunPortRange: parse the value, find it in slurm.conf text (pure). */
+/* SrunPortRange: parse the value, find it in slurm.conf text (pure).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <ctype.h>

@@ -2,6 +2,7 @@
  * checker program trainenv-preflight (run by the plugin's task_init, as
  * the job user, for the rank's GPU) and the plugin, and the decisions the
  * plugin takes from its result. Pure code: unit-tested and fuzzed.
+ * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The program writes, on its stdout (a pipe), nothing but:
  *

@@ -1,6 +1,7 @@
 /* trainenv's view of a step's processes on one node: /proc stat lines and
  * environment blocks parsed, and the process that stands for each rank
- * picked (see proctab.h). */
+ * picked (see proctab.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <stdlib.h>

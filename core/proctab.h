@@ -1,7 +1,8 @@
 /* trainenv's view of a step's processes on one node, from /proc: the pure
  * part (parse a stat line, an environment block and slurmstepd's process
  * title, pick the process that stands for each rank) for the hang
- * report's node-side collector and the torchrun watcher. */
+ * report's node-side collector and the torchrun watcher.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef TE_PROCTAB_H
 #define TE_PROCTAB_H
 

@@ -1,4 +1,5 @@
-/* The rank environment of a task, from what Slurm knows (rankenv.h). */
+/* The rank environment of a task, from what Slurm knows (rankenv.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <ctype.h>

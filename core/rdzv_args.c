@@ -1,4 +1,5 @@
-/* The trainenv-rdzv helper's command line, parsed into plain options. */
+/* The trainenv-rdzv helper's command line, parsed into plain options.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <string.h>

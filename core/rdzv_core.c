@@ -1,5 +1,6 @@
 /* The pure part of the PMIx layer: coordinator lines, reports, port and
- * interface choices (see rdzv_core.h). */
+ * interface choices (see rdzv_core.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <ctype.h>

@@ -1,6 +1,7 @@
 /* trainenv launch rendezvous planning: a task's role at launch and the
  * helper's command line (see rdzv_plan.h); spank/stepd_rdzv.c carries them
- * out. */
+ * out.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "rdzv_plan.h"
 #include "steprecord.h"
 #include "strutil.h"
+#include "version.h"
 
 enum te_rdzv_role te_rdzv_wanted(const struct te_config *cfg, int has_pmix)
 {
@@ -74,7 +76,12 @@ void te_rdzv_helper_argv(const struct te_config *cfg,
 		    te_master_port(job_id, step_id, (uint16_t)range->num,
 				   (uint16_t)range->num2));
 	te_snprintf(out->barrier, sizeof(out->barrier), "%lu", p->barrier_secs);
+	/* first, whatever the helper's protocol: one of another protocol
+	 * answers with its own and stops (core/version.h) */
+	te_snprintf(out->proto, sizeof(out->proto), "%d", TE_PROTOCOL_VERSION);
 	argv[n++] = (char *)helper_name;
+	argv[n++] = (char *)"--protocol";
+	argv[n++] = out->proto;
 	argv[n++] = (char *)"--job";
 	argv[n++] = out->job;
 	argv[n++] = (char *)"--step";

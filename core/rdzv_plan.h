@@ -1,6 +1,7 @@
 /* trainenv launch rendezvous planning: what one task does at launch (no
  * rendezvous, follow the node's helper, run the helper) and the helper's
- * command line, as pure functions of the settings and the step's facts. */
+ * command line, as pure functions of the settings and the step's facts.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef TE_RDZV_PLAN_H
 #define TE_RDZV_PLAN_H
 
@@ -55,11 +56,11 @@ void te_rdzv_plan_make(const struct te_config *cfg,
 		       const struct te_rdzv_facts *f, struct te_rdzv_plan *p);
 
 /* The helper's command line. */
-#define TE_RDZV_ARGV_MAX 26
+#define TE_RDZV_ARGV_MAX 28
 struct te_rdzv_argv {
 	char *argv[TE_RDZV_ARGV_MAX];
 	char job[16], step[16], range[16], start[8], barrier[24];
-	char width[8];
+	char width[8], proto[12];
 };
 
 /* Fills out->argv (NULL-terminated; its strings point into out, cfg and

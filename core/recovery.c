@@ -1,6 +1,7 @@
 /* Recovery decisions (core/recovery.h): the node a failed step blames, the
  * requeue plan, the progress guard's state line and the time signal's due
- * time. Pure: srun's side (spank/srun_recovery.c) gathers the facts. */
+ * time. Pure: srun's side (spank/srun_recovery.c) gathers the facts.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <inttypes.h>

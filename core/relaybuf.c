@@ -1,4 +1,5 @@
-/* The bounded relay buffer (see relaybuf.h). */
+/* The bounded relay buffer (see relaybuf.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <string.h>

@@ -2,7 +2,8 @@
  * hang-up shield's relay of srun's output): space is taken at the tail,
  * data leaves from the head, and when it is full the reader stops reading,
  * which holds the producer back (backpressure) instead of growing or
- * dropping. Pure functions over caller-owned memory. */
+ * dropping. Pure functions over caller-owned memory.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef TE_RELAYBUF_H
 #define TE_RELAYBUF_H
 

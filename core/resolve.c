@@ -1,5 +1,6 @@
 /* trainenv precedence: policy + user options + job environment resolved into
- * each knob's effective value; the explain report; TRAINENV_SETTINGS. */
+ * each knob's effective value; the explain report; TRAINENV_SETTINGS.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <stdlib.h>

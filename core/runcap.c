@@ -1,4 +1,5 @@
-/* Runs a program with a deadline and reads its output (core/runcap.h). */
+/* Runs a program with a deadline and reads its output (core/runcap.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <errno.h>

@@ -1,7 +1,8 @@
 /* Runs a program with a deadline and reads its output: the one way the
  * plugin (as the job user, from task_init) and the tools start their
  * helpers. The program dies with its parent, runs in its own process
- * group, and is killed with that group at the deadline. */
+ * group, and is killed with that group at the deadline.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef TE_RUNCAP_H
 #define TE_RUNCAP_H
 

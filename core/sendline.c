@@ -1,4 +1,5 @@
-/* One line to a TCP listener within a deadline (core/sendline.h). */
+/* One line to a TCP listener within a deadline (core/sendline.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* trainenv settings: the table of every knob (names, types, words, limits,
- * environment variables, --help text) and how its accepted values read. */
+ * environment variables, --help text) and how its accepted values read.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <string.h>

@@ -1,4 +1,5 @@
-/* What srun was asked for on its own command line (srunargs.c). */
+/* What srun was asked for on its own command line (srunargs.c).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef TE_SRUNARGS_H
 #define TE_SRUNARGS_H
 

@@ -1,6 +1,7 @@
 /* The hang report for processes in containers, the pure part: the paths a
  * process sees inside its own root, and the note that names the real
- * cause when its frames are missing (core/stacks.h). */
+ * cause when its frames are missing (core/stacks.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <string.h>

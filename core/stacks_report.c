@@ -1,5 +1,6 @@
 /* The hang report's grouping of identical stacks, its rank and node lists,
- * and the text and JSON reports (core/stacks.h). */
+ * and the text and JSON reports (core/stacks.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <limits.h>

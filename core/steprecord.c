@@ -1,4 +1,5 @@
-/* trainenv's record of one step as JSON (steprecord.h). */
+/* trainenv's record of one step as JSON (steprecord.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <string.h>
@@ -6,6 +7,7 @@
 #include "stacks.h"
 #include "steprecord.h"
 #include "strutil.h"
+#include "version.h"
 
 const char *te_record_dir(const struct te_config *cfg)
 {
@@ -49,6 +51,7 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 	buf[0] = '\0';
 	te_appendf(buf, len, "{\"trainenv\":");
 	bad |= te_json_str_append(buf, len, PACKAGE_VERSION);
+	te_appendf(buf, len, ",\"protocol\":%d", TE_PROTOCOL_VERSION);
 	te_appendf(buf, len, ",\"job\":%u,\"step\":%u,\"start\":%lld,"
 		   "\"end\":%lld,\"settings\":{", r->job, r->step,
 		   (long long)r->start_sec, (long long)r->end_sec);

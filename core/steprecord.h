@@ -3,7 +3,8 @@
  * (the hang report's own JSON lies beside it). srun writes it at its end
  * into DIR/UID/JOBID/trainenv.STEP.json (DIR: --train-nccl-dump-dir, else
  * the site's record-dir; core/dumpdir.h); trainenv(8), FILES, documents
- * the fields. Pure. */
+ * the fields. Pure.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef TE_STEPRECORD_H
 #define TE_STEPRECORD_H
 

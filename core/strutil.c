@@ -1,4 +1,5 @@
-/* Small, strict string helpers shared by every side (strutil.h). */
+/* Small, strict string helpers shared by every side (strutil.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <ctype.h>

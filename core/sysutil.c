@@ -1,5 +1,6 @@
 /* Small OS helpers: the monotonic clock, random bytes and hex tokens, the
- * small-file reader (sysutil.h). */
+ * small-file reader (sysutil.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
-/* An append cursor and JSON strings (textbuf.h). */
+/* An append cursor and JSON strings (textbuf.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <stdarg.h>

@@ -1,5 +1,6 @@
 /* trainenv settings: one value text checked against its knob (type, hard
- * limits, site bounds) and turned into its canonical form. */
+ * limits, site bounds) and turned into its canonical form.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <signal.h>

@@ -1,6 +1,7 @@
 /* The PMIx barrier: prepare (the coordinator at once for the launch, lazily
  * for later barriers), the wait loop with its deadline, and the result and
- * its message. See barrier.h and barrier_int.h for the parts. */
+ * its message. See barrier.h and barrier_int.h for the parts.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <errno.h>

@@ -1,6 +1,7 @@
 /* The barrier's client, on every rank but 0: finds rank 0's coordinator
  * (PMIx, or a file on rank 0's node), registers its node and ranks, tries
- * again when cut or refused, and reads rank 0's answer. */
+ * again when cut or refused, and reads rank 0's answer.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <errno.h>

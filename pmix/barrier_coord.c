@@ -1,6 +1,7 @@
 /* The barrier's coordinator, on rank 0: listens, takes the helpers'
  * registrations and their ranks' arrivals or failures, answers done,
- * reject, abort or the report of who is missing. Strangers: coord_conns.c. */
+ * reject, abort or the report of who is missing. Strangers: coord_conns.c.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <arpa/inet.h>

@@ -3,7 +3,8 @@
  * wait loop, the result; barrier_session.c: the PMIx session, its
  * callbacks and the loop's descriptors; barrier_coord.c: rank 0's
  * coordinator; barrier_client.c: the other ranks' side of it;
- * barrier_followers.c: the node's ranks this helper stands for. */
+ * barrier_followers.c: the node's ranks this helper stands for.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef TE_BARRIER_INT_H
 #define TE_BARRIER_INT_H
 

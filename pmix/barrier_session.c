@@ -1,6 +1,7 @@
 /* The barrier's PMIx session: PMIx_Init and the job's facts, put, get and
  * commit, the non-blocking fence and get with their callbacks (from PMIx's
- * progress thread), and the epoll set and wake pipe the barriers share. */
+ * progress thread), and the epoll set and wake pipe the barriers share.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <errno.h>

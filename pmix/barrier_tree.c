@@ -3,7 +3,8 @@
  * ranks, its children's summaries, the summary it sends its parent, and
  * what it passes down (done, reject, the report, abort). The pure parts
  * are core/launch_tree*.c; the connections are the coordinator's and the
- * client's (barrier_coord.c, barrier_client.c). */
+ * client's (barrier_coord.c, barrier_client.c).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <errno.h>

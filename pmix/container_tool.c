@@ -1,5 +1,6 @@
 /* trainenv-container: what trainenv decided for a task, kept and checked
  * in a container (pyxis and enroot; core/container_env.h).
+ * SPDX-License-Identifier: GPL-2.0-or-later
  *
  *   trainenv-container enroot-hook
  *     Run by etc/enroot-hook.sh.in, installed as enroot's last system hook
@@ -41,6 +42,7 @@
 
 #include "container_env.h"
 #include "strutil.h"
+#include "version.h"
 
 #define PREFIX "trainenv: "
 #define WAIT_S 3600
@@ -284,6 +286,8 @@ int main(int argc, char **argv)
 	uint64_t pid, fd = 0;
 	int i, explain = 0, have_fd = 0;
 
+	if ((i = te_protocol_args(&argc, &argv)) >= 0)
+		return i;
 	if (argc == 2 && !strcmp(argv[1], "enroot-hook"))
 		return enroot_hook();
 	if (argc < 3 || strcmp(argv[1], "check") ||

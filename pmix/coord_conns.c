@@ -1,5 +1,6 @@
 /* The barrier coordinator's connection table: helpers' slots, the pool of
- * unauthenticated connections, an accept that never spins (coord_conns.h). */
+ * unauthenticated connections, an accept that never spins (coord_conns.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <errno.h>

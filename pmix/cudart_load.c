@@ -1,4 +1,5 @@
-/* Loading the CUDA runtime with dlopen (see cudart_load.h). */
+/* Loading the CUDA runtime with dlopen (see cudart_load.h).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <dlfcn.h>

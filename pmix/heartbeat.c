@@ -3,7 +3,8 @@
  * call); its first call starts a watchdog thread that, once the last call
  * is older than TRAINENV_STALL seconds, tells srun's listener (the failure
  * report's channel, TRAINENV_REPORT) which rank stalled, once. The thread
- * runs whatever the calling thread is blocked in. */
+ * runs whatever the calling thread is blocked in.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <poll.h>

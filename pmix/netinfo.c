@@ -1,4 +1,5 @@
-/* The node's network facts: its address, routes, free ports (netinfo.h). */
+/* The node's network facts: its address, routes, free ports (netinfo.h).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <arpa/inet.h>

@@ -4,6 +4,7 @@
  * (the binding's rank -> GPU mapping), and reads its result from the pipe
  * on stdout (core/preflight_proto.h); it kills it after
  * TE_PF_TIMEOUT_S seconds.
+ * SPDX-License-Identifier: GPL-2.0-or-later
  *
  *   trainenv-preflight --gpu BUSID [--test-fail TEXT]
  *
@@ -32,6 +33,7 @@
 #include "preflight_proto.h"
 #include "strutil.h"
 #include "sysutil.h"
+#include "version.h"
 
 #define BUF_BYTES (1u << 20)
 #define CUDA_ERR_MEMORY_ALLOCATION 2
@@ -184,6 +186,8 @@ int main(int argc, char **argv)
 	int i, out;
 
 	t0 = te_now_ms();
+	if ((i = te_protocol_args(&argc, &argv)) >= 0)
+		return i;
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--gpu") && i + 1 < argc)
 			busid = argv[++i];

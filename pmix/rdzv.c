@@ -4,6 +4,7 @@
  * stdout (core/rdzv_proto.h). It is a plain PMIx client, so that no PMIx
  * client call ever runs inside slurmstepd or the task before exec
  * (docs/design.md section 3).
+ * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * One helper per node (--lead: the node's first task) stands for the
  * node's other tasks, which only leave an arrival file in the step's
@@ -49,6 +50,7 @@
 #include "rdzv_proto.h"
 #include "sendline.h"
 #include "strutil.h"
+#include "version.h"
 #include "sysutil.h"
 
 static struct te_rdzv_result res;
@@ -559,10 +561,13 @@ int main(int argc, char **argv)
 	struct te_pmix p;
 	struct te_rdzv_opts o;
 	char err[TE_RDZV_TEXT_MAX], why[TE_RDZV_TEXT_MAX + 128];
+	int rc;
 
 	signal(SIGPIPE, SIG_IGN);
 	t_start = te_now_ms();
 	profile = getenv("TRAINENV_RDZV_PROFILE") != NULL;
+	if ((rc = te_protocol_args(&argc, &argv)) >= 0)
+		return rc;	/* the plugin compares and says it */
 	if (te_rdzv_args_parse(argc, argv, &o, err, sizeof(err)) < 0) {
 		fail(0, "trainenv-rdzv: %s", err);
 		return emit();

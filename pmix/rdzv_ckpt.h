@@ -1,4 +1,5 @@
-/* The launch's checkpoint probe in trainenv-rdzv (rdzv_ckpt.c). */
+/* The launch's checkpoint probe in trainenv-rdzv (rdzv_ckpt.c).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_RDZV_CKPT_H
 #define TE_RDZV_CKPT_H
 

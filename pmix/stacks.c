@@ -3,7 +3,8 @@
  * runs itself on every node of the step in an overlapping step (--local),
  * merges what the nodes send (core/stacks.h), prints the ranks grouped by
  * stack, and for --exit-report ends the step per exit-action. As the job's
- * user: no root, nothing Slurm does not let the user do. */
+ * user: no root, nothing Slurm does not let the user do.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include "steprecord.h"
 #include "strutil.h"
 #include "sysutil.h"
+#include "version.h"
 
 #define PREFIX "trainenv: "
 #define TE_STR_(x) #x
@@ -532,7 +534,10 @@ static int login_side(struct opts *o)
 int main(int argc, char **argv)
 {
 	struct opts o;
+	int rc;
 
+	if ((rc = te_protocol_args(&argc, &argv)) >= 0)
+		return rc;
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
 		return usage(stdout);
 	if (parse_args(argc, argv, &o) < 0)

@@ -3,7 +3,8 @@
  * their state, wait channel and CPU, and gdb's view of each (Python frames
  * with Debian's python3-dbg, native ones without), bounded in time. A
  * process in a container (its root not the node's) is read through its
- * /proc/PID/root, with the container's pythonX.Y-dbg. */
+ * /proc/PID/root, with the container's pythonX.Y-dbg.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <dirent.h>

@@ -8,6 +8,7 @@
  * current_frame, or cframe->current_frame before 3.13), which the command
  * walks with the interpreter's own gdb script (libpython's PyFramePtr), in
  * py-bt's format, so the report's parser reads both alike.
+ * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * The script is handed to gdb on its command line, hex-encoded (gdb's
  * "python" takes one line; no file to install or to trust). */

@@ -5,7 +5,8 @@
  * (as the job's user, detached); polls /proc once a second; a worker gone
  * for two polls with no new one for its rank is said to srun's listener
  * as "ended"; workers that come back after that (a torchrun restart) as
- * "resumed", which voids the grace. It exits when its task is gone. */
+ * "resumed", which voids the grace. It exits when its task is gone.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>

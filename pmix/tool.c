@@ -1,5 +1,6 @@
 /* trainenv: the command-line tool. One subcommand per file; this file only
- * dispatches. */
+ * dispatches.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>
@@ -7,6 +8,7 @@
 
 #include "tool.h"
 #include "tool_bind.h"
+#include "version.h"
 
 static const struct {
 	const char *name;
@@ -43,6 +45,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "--protocol-version"))
+		return te_protocol_args(&argc, &argv);
 	if (!strcmp(argv[1], "--version"))
 		return te_tool_version(argc - 1, argv + 1);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)

@@ -1,4 +1,5 @@
-/* The trainenv tool's subcommands (pmix/tool*.c). */
+/* The trainenv tool's subcommands (pmix/tool*.c).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_TOOL_H
 #define TE_TOOL_H
 

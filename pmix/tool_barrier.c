@@ -1,6 +1,7 @@
 /* trainenv barrier [--timeout S]: the job-wide barrier from a shell, e.g.
  * `srun --mpi=pmix sh -c 'trainenv barrier && exec python train.py'` or
- * before torchrun. Same barrier as libtrainenv's (it calls it). */
+ * before torchrun. Same barrier as libtrainenv's (it calls it).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

@@ -2,6 +2,7 @@
  * process for its LOCAL_RANK and run a command (a torchrun worker wrapper:
  * `torchrun --no-python ... trainenv bind -- python3 train.py`).
  * Policy and environment rules: core/bind.h.
+ * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "config.h"
 

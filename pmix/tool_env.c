@@ -1,7 +1,8 @@
 /* trainenv env: the --train-explain report from inside a task. The plugin
  * records the effective settings in TRAINENV_SETTINGS just before exec;
  * in a pyxis container, trainenv's enroot hook records what the
- * container's environment set (TRAINENV_CONTAINER). */
+ * container's environment set (TRAINENV_CONTAINER).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "container_env.h"
 #include "settings.h"
 #include "tool.h"
+#include "version.h"
 
 int te_tool_env(int argc, char **argv)
 {
@@ -56,6 +58,9 @@ int te_tool_env(int argc, char **argv)
 
 int te_tool_version(int argc, char **argv)
 {
-	printf("trainenv %s\n", PACKAGE_VERSION);
+	char line[128];
+
+	te_version_line(line, sizeof(line));
+	printf("%s\n", line);
 	return 0;
 }

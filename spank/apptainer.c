@@ -8,7 +8,8 @@
  * with the task's value (core/apptainer_env.h), which Apptainer applies
  * inside the container whatever those say. A copy of the user's own
  * variable (one trainenv did not decide) is never made; a copy the user
- * had for a decided one is replaced, like the variable itself. */
+ * had for a decided one is replaced, like the variable itself.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

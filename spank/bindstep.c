@@ -3,7 +3,8 @@
  * forks the tasks; each task then applies its own rank's binding in
  * task_init, just before exec, so every thread and first-touched page of
  * the program starts next to its GPU. A binding that cannot be done as asked
- * warns (and the task runs unbound) or fails the task, per bind-failure. */
+ * warns (and the task runs unbound) or fails the task, per bind-failure.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* Binding in slurmstepd: the step's topology and GPU map made once per
- * step (cached per boot), then each task bound before its exec (bind.h). */
+ * step (cached per boot), then each task bound before its exec (bind.h).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_BINDSTEP_H
 #define TE_BINDSTEP_H
 

@@ -1,6 +1,7 @@
 /* First-failure report, the network halves: srun's listener
  * (failrep_listen.c) and slurmstepd's one sender per step (failrep_send.c).
- * The line and the decisions about connections are core/failrep.h. */
+ * The line and the decisions about connections are core/failrep.h.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_FAILREP_NET_H
 #define TE_FAILREP_NET_H
 

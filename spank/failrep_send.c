@@ -10,6 +10,7 @@
  * tasks still run. Slurm kills every process of the step once the last task
  * is reaped: the last task_exit lets the sender finish first (finish, at
  * most wait_ms, once per step). Its last message says what it delivered.
+ * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * SlurmdParameters=contain_spank (24.05 and later) runs task_exit in a
  * clone(CLONE_VM) child of slurmstepd with a copy of its descriptors: the

@@ -1,4 +1,5 @@
-/* The srun-side hang-up shield (hangup.c). */
+/* The srun-side hang-up shield (hangup.c).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_HANGUP_H
 #define TE_HANGUP_H
 

@@ -1,6 +1,7 @@
 /* The hang-up shield's way out of the terminal's session for an srun that
  * already runs threads (Slurm 26.05 starts its connection manager before
  * any SPANK callback).
+ * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * A child made by fork() holds only the forking thread; 26.05's connection
  * manager marks itself shut down in such a child (pthread_atfork) and

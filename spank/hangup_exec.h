@@ -1,6 +1,7 @@
 /* How the hang-up shield starts srun anew when srun already runs threads
  * (hangup_exec.c): a copy of a multithreaded srun made by fork() cannot
- * carry on as srun, so the shield's child executes srun again. */
+ * carry on as srun, so the shield's child executes srun again.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_HANGUP_EXEC_H
 #define TE_HANGUP_EXEC_H
 

@@ -2,7 +2,8 @@
  * spank_option_register() in every context (the static spank_options table is
  * ignored in sbatch/salloc). The callback only records the text; checking
  * against the site policy happens at once on the submit side so that a bad
- * value stops srun/sbatch before anything is allocated. */
+ * value stops srun/sbatch before anything is allocated.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "plugin.h"
 #include "strutil.h"
+#include "version.h"
 
 #define TE_OPT_EXPLAIN TE_S_COUNT
 #define TE_NOPTS (TE_S_COUNT + 1)
@@ -26,11 +28,12 @@ static int opt_cb(int val, const char *optarg, int remote);
 
 void te_print_help(void)
 {
-	char acc[256], name[64];
+	char acc[256], name[64], version[128];
 	int i;
 
-	printf("trainenv: distributed training job environment for Slurm\n\n"
-	       "Options (srun, sbatch, salloc):\n");
+	te_version_line(version, sizeof(version));
+	printf("%s: distributed training job environment for Slurm\n\n"
+	       "Options (srun, sbatch, salloc):\n", version);
 	for (i = 0; i < TE_S_COUNT; i++) {
 		if (te_settings[i].flags & TE_F_NO_OPTION)
 			continue;

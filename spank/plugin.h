@@ -1,6 +1,7 @@
 /* State shared by the plugin's files. plugin.c owns SPANK_PLUGIN() and every
  * slurm_spank_* callback and only dispatches on the context: srun.c is srun,
- * alloc.c is sbatch/salloc, slurmstepd.c is slurmstepd. */
+ * alloc.c is sbatch/salloc, slurmstepd.c is slurmstepd.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_PLUGIN_H
 #define TE_PLUGIN_H
 

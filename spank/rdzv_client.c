@@ -1,5 +1,6 @@
 /* The plugin's side of the launch rendezvous: runs trainenv-rdzv from
- * task_init and reads its result, with a deadline (rdzv_client.h). */
+ * task_init and reads its result, with a deadline (rdzv_client.h).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include "settings.h"
 #include "strutil.h"
 #include "sysutil.h"
+#include "version.h"
 
 int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 		  int timeout_ms, struct te_rdzv_result *r, char *err,
@@ -41,6 +43,20 @@ int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 	if (o.too_long)
 		return te_err(err, errlen, "the rendezvous helper wrote more than "
 			      "%d bytes", TE_RDZV_OUT_MAX);
+	/* a helper of another protocol answers with its own and exits */
+	if (!WIFSIGNALED(o.status) && WEXITSTATUS(o.status) == TE_PROTOCOL_EXIT) {
+		char pkg[40], dir[512];
+		const char *slash = strrchr(path, '/');
+		int proto;
+
+		te_snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+			    slash ? path : ".");
+		if (te_protocol_answer_parse(buf, o.got, &proto, pkg,
+					     sizeof(pkg)) == 0 &&
+		    te_protocol_mismatch_line(TE_RDZV_HELPER, dir, proto, pkg,
+					      err, errlen))
+			return -2;
+	}
 	if (te_rdzv_parse(buf, o.got, r, perr, sizeof(perr)) < 0) {
 		if (WIFSIGNALED(o.status))
 			te_snprintf(err, errlen, "the rendezvous helper was "

@@ -2,7 +2,8 @@
  * trainenv-rdzv (a PMIx client; the plugin never calls PMIx itself) with
  * the task's environment, reads its results from a pipe and enforces a
  * deadline. Runs in the forked task process, as the job user, before
- * exec. */
+ * exec.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_RDZV_CLIENT_H
 #define TE_RDZV_CLIENT_H
 
@@ -21,7 +22,8 @@
  * the helper is killed (SIGKILL to its group). Returns 0 with r filled
  * from its output (r->failed may be set: the helper's verdict), or -1 with
  * a reason in err when the helper could not run or its output is not
- * believable. */
+ * believable, or -2 with the one line of core/version.h in err when the
+ * helper speaks another protocol (it answered "trainenv-protocol N V"). */
 int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 		  int timeout_ms, struct te_rdzv_result *r, char *err,
 		  size_t errlen);

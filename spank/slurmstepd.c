@@ -5,7 +5,8 @@
  * stderr (which reaches srun) and in the slurmd log. The features it runs
  * per task have their own files: binding (bindstep.c), the GPU pre-flight
  * (stepd_preflight.c), the launch rendezvous (stepd_rdzv.c, rdzv_client.c),
- * the failure report's sender (failrep_send.c). */
+ * the failure report's sender (failrep_send.c).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <arpa/inet.h>

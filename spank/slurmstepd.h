@@ -1,6 +1,7 @@
 /* The slurmstepd side's shared state (private to slurmstepd.c and the
  * per-task features it calls): the step's facts, the task's failure text,
- * and the small helpers every feature uses. */
+ * and the small helpers every feature uses.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_SLURMSTEPD_H
 #define TE_SLURMSTEPD_H
 

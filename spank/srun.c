@@ -1,6 +1,7 @@
 /* The srun side of trainenv.so: refuse bad values before anything is
  * allocated, shield the step from the terminal's hang-up, explain the
- * settings, and print the first-failure report. */
+ * settings, and print the first-failure report.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>

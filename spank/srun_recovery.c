@@ -2,7 +2,8 @@
  * failed step blames, --train-time-signal signals the step's tasks before
  * the job's time limit. Asks slurmctld as the job's owner through the
  * libslurm srun already holds (no scontrol in the user's environment);
- * core/recovery.c decides. */
+ * core/recovery.c decides.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <dirent.h>

@@ -13,7 +13,8 @@
  * hook (etc/enroot-hook.sh.in) keeps what it decided in the container's
  * environment, and for a step that pyxis runs in a container the node's
  * first task starts trainenv-container (pmix/container_tool.c), which
- * compares what the program sees with what trainenv decided. */
+ * compares what the program sees with what trainenv decided.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>

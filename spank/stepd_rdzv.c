@@ -1,6 +1,7 @@
 /* slurmstepd, per task: the launch rendezvous (the node's first task runs
  * trainenv-rdzv for the node, the others follow through files: see
- * rdzv_client.c) and the first-collective barrier's preload. */
+ * rdzv_client.c) and the first-collective barrier's preload.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>
@@ -188,6 +189,11 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	rc = te_rdzv_spawn(path, args.argv, helper_env ? helper_env : envp,
 			   plan.timeout_ms, rr, err, sizeof(err));
 	free(helper_env);
+	if (rc == -2) {		/* the one line that names both versions */
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "node %s: %s",
+			    te_step.node, err);
+		goto leader_failed;
+	}
 	if (rc < 0) {
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "rendezvous: %s "
 			    "(--train-rdzv=computed skips the PMIx rendezvous)",

@@ -2,7 +2,8 @@
  * watcher of its workers (trainenv-stacks --watch-workers), because the
  * task itself (torchrun's agent) does not end when its workers do. Started
  * from task_init, in the task's process as the job's user, detached and
- * without the task's output streams; it ends with the task. */
+ * without the task's output streams; it ends with the task.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>

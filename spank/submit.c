@@ -1,6 +1,7 @@
 /* What srun, sbatch and salloc share: resolve the settings from the site
  * policy, the user's options and the submitting environment, refuse bad
- * values before anything is allocated, print --train-explain. */
+ * values before anything is allocated, print --train-explain.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "plugin.h"
 #include "strutil.h"
 #include "submit.h"
+#include "version.h"
 
 static const char *own_getenv(void *ctx, const char *name)
 {
@@ -80,8 +82,12 @@ static void explain_print(const struct te_config *cfg)
 
 void te_submit_explain(const char *what)
 {
+	char version[128];
+
 	if (!te_plug.explain)
 		return;
+	te_version_line(version, sizeof(version));
+	fprintf(stderr, TE_PREFIX "%s\n", version);
 	fprintf(stderr, TE_PREFIX "effective settings for this %s "
 		"(precedence: enforced > option > environment > admin default "
 		"> built-in):\n", what);

@@ -1,5 +1,6 @@
 /* What srun, sbatch and salloc share: settings resolved at submission
- * (submit.c). */
+ * (submit.c).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_SUBMIT_H
 #define TE_SUBMIT_H
 

@@ -5,6 +5,7 @@
 # tests/run-tests.sh (which ends with "N passed, N failed"), and always tears
 # the cluster down.
 # Usage: check-all.sh UNIT_TEST... -- INTEGRATION_TEST...
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
 builddir=$(cd "${TE_BUILDDIR:-$(pwd)}" && pwd -P)

@@ -10,6 +10,7 @@
 #              tests/releases/root.sh NAME (made or reused first), building
 #              in _build-NAME/ (tests/releases/enter.sh); unset or "host":
 #              this machine's Slurm.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -38,7 +39,10 @@ if [ "$slurm" != host ]; then
 	fi
 fi
 tests/deps.sh
-if [ "$slurm" = host ] && { [ ! -x configure ] || [ configure.ac -nt configure ]; }; then
+# configure holds the version of the commit autoreconf saw
+# (tools/version.sh): made again when the tree's version moved on.
+if [ "$slurm" = host ] && { [ ! -x configure ] || [ configure.ac -nt configure ] ||
+	[ "$(sh tools/version.sh)" != "$(sed -n "s/^PACKAGE_VERSION='\(.*\)'\$/\1/p" configure)" ]; }; then
 	autoreconf -fi >/dev/null
 fi
 mkdir -p "$build"

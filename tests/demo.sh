@@ -7,6 +7,7 @@
 # DDP training job through it (etc/examples/ddp_gloo.py: no rendezvous code)
 # with --train-explain, shows what trainenv set, and tears everything down.
 # Exits non-zero when anything fails; the cluster is always stopped.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)

@@ -9,6 +9,7 @@
 # debug interpreter).
 # Usage: tests/deps.sh [--check|--list]   (--check: list what is missing,
 #        exit 1 if any; --list: print the package names, one a line)
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -euo pipefail
 
 # The default clang's major version and python3's X.Y, for the versioned

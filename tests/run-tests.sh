@@ -7,6 +7,7 @@
 # failed check, or whose plan ("1..N") disagrees with what it ran, counts as one
 # failed check, so a crash is never silent. "# SKIP reason" is reported with its
 # reason and counted apart.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 log_dir=${TE_TEST_LOG_DIR:-tests/logs}
 if [ "${1:-}" = "--log-dir" ]; then log_dir=$2; shift 2; fi

@@ -7,6 +7,7 @@ trainenv, every task of `srun` gets them (one task per rank); under torchrun,
 torchrun sets them for its workers (trainenv gives torchrun its PET_*
 arguments). Run it with train.sbatch or torchrun.sbatch next to this file.
 """
+# SPDX-License-Identifier: GPL-2.0-or-later
 import os
 import socket
 

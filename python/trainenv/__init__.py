@@ -14,6 +14,7 @@ trainenv documentation). Standard library only: it calls libtrainenv
 through ctypes, or the ``trainenv barrier`` command when the library
 cannot be loaded.
 """
+# SPDX-License-Identifier: LGPL-2.1-or-later
 
 import ctypes
 import os

@@ -5,7 +5,8 @@
  * srun did not choose the fence: Slurm 22.05's fence without data is a
  * job-wide barrier only under the ring, or the tree from TreeWidth nodes
  * on, see docs/pmix.md). The fence is SLURM_PMIX_FENCE's, whoever set it
- * (bench_pmix.sh, bench_fence.sh). */
+ * (bench_pmix.sh, bench_fence.sh).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include <pmix.h>
 #include <stdio.h>
 #include <stdlib.h>

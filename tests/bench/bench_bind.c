@@ -5,6 +5,7 @@
  *   - applying a rank's binding to this process (te_bind_apply, and the raw
  *     hwloc cpubind + membind calls it makes).
  * Usage: bench_bind [TOPOLOGY.xml]   (default: the DGX-2 test topology)
+ * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "config.h"
 

@@ -7,6 +7,7 @@
 #    --train-bind=none, interleaved, median of N runs each, and the ratio
 #    (target: <= 1.05).
 # Usage: tests/bench/bench_bind_launch.sh [RUNS]   (from the build tree)
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
 builddir=${TE_BUILDDIR:-$(cd "$here/../.." && pwd -P)}

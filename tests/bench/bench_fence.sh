@@ -13,6 +13,7 @@
 # the ratio is ring / tree of the same run.
 # Usage: tests/bench/bench_fence.sh [--nodes N] [--runs N] [--iters N]
 #        [--ranks-per-node N]
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

@@ -7,7 +7,8 @@
  *   - trainenv_heartbeat() with TRAINENV_STALL set (watchdog running),
  *   - getppid() (one real system call, for scale),
  * and the ratios to the clock read. The system calls per heartbeat are
- * counted by the test t80 (strace) rather than here. */
+ * counted by the test t80 (strace) rather than here.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

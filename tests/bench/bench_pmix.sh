@@ -12,6 +12,7 @@
 # Ratios are against baselines measured in the same run.
 # Usage: tests/bench/bench_pmix.sh [--runs N] [--iters N]
 # Uses $TE_CLUSTER_DIR when it holds a running cluster, else starts one.
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

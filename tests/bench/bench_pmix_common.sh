@@ -3,6 +3,7 @@
 # after tests/lib/itest.sh and tests/integration/pmix_common.sh: the build
 # check, the plugin in plugstack.conf, the two fence programs, and the
 # median and ratio of figures.
+# SPDX-License-Identifier: GPL-2.0-or-later
 
 # Run from the benchmark's work directory on a running cluster: checks the
 # build, loads the plugin and compiles bare_fence and bench_barrier there.

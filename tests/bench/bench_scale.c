@@ -6,6 +6,7 @@
  * then '#' lines with what else it saw; exit 0 when every node's result
  * says done, 1 when one does not, 2 on bad usage, 3 when the size cannot
  * run on this machine (it says why).
+ * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * Each node gets what slurmstepd gives its first task (spank/stepd_rdzv.c,
  * core/rdzv_plan.c): a private PMIx directory (PMIX_SERVER_TMPDIR) where

@@ -14,6 +14,7 @@
 # Sizes: 128 1024 4096 8192 16384 (--nodes N: N only), 8 ranks per node.
 # TE_BUILDDIR: the build directory (default ./_build, else .); what the
 # benchmark needs there is built first.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 build=${TE_BUILDDIR:-}

@@ -8,7 +8,8 @@
  *   - picking the ranks of a node's process table of 2,048 processes,
  *     every one detached from the others (issue 25: 3.1 s before), and of
  *     256 tasks with 7 data-loader workers each.
- * Usage: bench_stacks [RANKS] */
+ * Usage: bench_stacks [RANKS]
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

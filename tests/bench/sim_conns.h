@@ -1,5 +1,6 @@
 /* The scale simulation's count of one process's connections
- * (sim_conns.c). */
+ * (sim_conns.c).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_SIM_CONNS_H
 #define TE_SIM_CONNS_H
 

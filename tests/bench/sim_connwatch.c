@@ -4,7 +4,8 @@
  * until closed) and at exit writes "PEAK ACCEPTED CONNECTED" to the file
  * named by TE_SIM_CONNWATCH. Exact where sampling /proc would miss a peak
  * that lasts microseconds (the star's last registration is answered at
- * once). It only counts: every call goes on to libc unchanged. */
+ * once). It only counts: every call goes on to libc unchanged.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>

@@ -4,6 +4,7 @@
 # shared/containers/ beside the checkout, or $TE_SHARED_CONTAINERS), and
 # makes a test image. Nothing is downloaded but Debian packages (the image
 # is a debootstrap root from Debian's archive).
+# SPDX-License-Identifier: GPL-2.0-or-later
 #
 #   enroot   FORCE_GLIBC=1 (glibc instead of their musl submodule); Debian's
 #            makeself and linux-libc-dev stand in for the other two

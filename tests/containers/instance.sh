@@ -9,6 +9,7 @@
 # hooks enabled), plus each HOOK given, and an enroot.conf whose runtime,
 # data and cache paths are per node and per user (under /tmp, which every
 # node of the local cluster has of its own, named by uid).
+# SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Usage: instance.sh DEST [HOOK...]
 # DEST must be world-readable and not under /tmp (the nodes and job users

@@ -3,7 +3,8 @@
  * coordinator's address, versions, rank lists, hook values, a rank's
  * failure before the barrier and rank 0's abort report), what a node
  * makes of rank 0's checkpoint probe,
- * and the coordinator's early garbage check of a stranger's bytes. */
+ * and the coordinator's early garbage check of a stranger's bytes.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 // FUZZ-SOURCES: core/rdzv_core.c core/rdzv_proto.c core/launch_timeline.c core/launch_verdict.c core/strutil.c core/settings.c core/value.c core/policy.c core/resolve.c|
 #include "config.h"
 

@@ -9,6 +9,7 @@
  * (7.5 million inputs in 90 s found nothing on the first run.)
  * Checks beyond "no crash": whatever parses formats back to the same set,
  * and every error is one line.
+ * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "config.h"
 

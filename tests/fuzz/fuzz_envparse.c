@@ -4,7 +4,8 @@
  * detection and srun's own options (per Slurm release) over an argv,
  * slurm.conf's SrunPortRange, SLURM_PMIX_FENCE and TRAINENV_FENCE. Beyond
  * "no crash": outputs stay bounded and terminated, parsed reports format
- * back to the same line. */
+ * back to the same line.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdint.h>

@@ -2,7 +2,8 @@
  * summary's grp, miss and sum lines, one input line after another on one
  * connection), the process map from PMIx (Slurm's PMIX_ANL_MAP), and
  * rank 0's reports and verdict over what was merged: nothing read may
- * overrun a bound or make a report longer than its buffer. */
+ * overrun a bound or make a report longer than its buffer.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 // FUZZ-SOURCES: core/launch_tree.c core/launch_tree_wire.c core/launch_tree_report.c core/launch_timeline.c core/launch_verdict.c core/rdzv_core.c core/strutil.c|
 #include "config.h"
 

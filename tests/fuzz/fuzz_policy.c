@@ -2,7 +2,8 @@
  * same bytes as plugstack.conf arguments split at blanks), then resolving
  * with the input's tail as user options and environment. Beyond "no
  * crash": every error is one bounded line, and a resolved configuration
- * survives the TRAINENV_SETTINGS round trip. */
+ * survives the TRAINENV_SETTINGS round trip.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdint.h>

@@ -1,6 +1,7 @@
 /* libFuzzer target: what trainenv-preflight writes on its pipe, as the
  * plugin reads it in the task (te_pf_parse), and the decisions and
- * messages made from an accepted result. */
+ * messages made from an accepted result.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 // FUZZ-SOURCES: core/preflight_proto.c core/strutil.c|
 #include "config.h"
 

@@ -1,6 +1,7 @@
 /* libFuzzer target: the rendezvous helper's command line (core/rdzv_args.c),
  * which any user can give trainenv-rdzv by hand: the input is split at
- * newlines into at most 40 words, and whatever parses reads back in range. */
+ * newlines into at most 40 words, and whatever parses reads back in range.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 // FUZZ-SOURCES: core/rdzv_args.c core/launch_timeline.c core/launch_verdict.c core/rdzv_core.c core/rdzv_proto.c core/strutil.c core/settings.c core/value.c core/policy.c core/resolve.c|
 #include "config.h"
 

@@ -1,5 +1,6 @@
 /* libFuzzer target: the helper's pipe output as the plugin reads it
- * (te_rdzv_parse). Built with ./configure --enable-fuzzers CC=clang. */
+ * (te_rdzv_parse). Built with ./configure --enable-fuzzers CC=clang.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 // FUZZ-SOURCES: core/rdzv_proto.c core/launch_timeline.c core/strutil.c core/settings.c core/value.c core/policy.c core/resolve.c|
 #include "config.h"
 

@@ -1,7 +1,8 @@
 /* libFuzzer target: the recovery decisions' inputs a user controls: the
  * progress guard's state file (its first line) and the excluded node list
  * and node name a requeue plan is built from. Beyond "no crash": a parsed
- * state formats back to the same line, and every plan line is bounded. */
+ * state formats back to the same line, and every plan line is bounded.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 // FUZZ-SOURCES: core/recovery.c core/strutil.c core/failrep.c core/launch_timeline.c|
 #include "config.h"
 

@@ -3,7 +3,8 @@
  * odd, the wire records a node sends the merger (also through the merger,
  * te_stack_merge). Whatever parses must stay in bounds, survive an
  * encode/decode round trip unchanged, still decode when cut to fit a small
- * record (same rank, no more frames), and format. */
+ * record (same rank, no more frames), and format.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 // FUZZ-SOURCES: core/stacks.c core/stacks_report.c core/stacks_wire.c core/strutil.c core/textbuf.c|
 #include "config.h"
 

@@ -6,6 +6,7 @@
 # Usage: tests/fuzz/run.sh [SECONDS] [TARGET...]     (run from anywhere)
 # Needs: clang, libclang-rt-dev (tests/deps.sh installs them), a configured
 # build tree in _build/ or the source tree (for config.h), or TE_BUILDDIR.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd -P)
 secs=${1:-60}

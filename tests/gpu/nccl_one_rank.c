@@ -3,7 +3,8 @@
  * of --train-barrier=first-collective runs right before it), then one
  * all_reduce of one float. Prints one line per step; exit 0 when NCCL
  * worked. Built by run_on_gpu.sh against the CUDA toolkit's headers and
- * libraries. */
+ * libraries.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <stdio.h>

@@ -15,6 +15,7 @@
 # /usr/local/cuda), cc; mpirun or prterun for the preload part.
 # Exit 0 when every check that could run passed; the output ends with a
 # summary line to paste into an issue.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd -P)
 build=${TE_BUILDDIR:-}

@@ -4,7 +4,8 @@
  * PROBE_LATE_RANK starts PROBE_LATE_SECONDS late; the rank in
  * PROBE_SKIP_RANK never calls NCCL (it exits at once). Linked against
  * libnccl.so so that the calls go through the dynamic linker, as they do
- * from PyTorch. */
+ * from PyTorch.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include <nccl.h>
 #include <stdio.h>
 #include <stdlib.h>

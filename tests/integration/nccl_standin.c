@@ -4,7 +4,8 @@
  * says so on stdout. Built with -DTE_STANDIN_BARRIER as libtrainenv.so.0
  * (the shim loads it from its own directory): trainenv_barrier says it ran
  * and succeeds, or fails with STANDIN_BARRIER_FAIL=1. Only libc, so that it
- * builds and runs in any root. */
+ * builds and runs in any root.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

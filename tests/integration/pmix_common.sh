@@ -5,6 +5,7 @@
 # hooks on (TRAINENV_TEST_*: documented in docs/pmix.md, never for
 # production).
 # shellcheck disable=SC2034 # used by the tests that source this
+# SPDX-License-Identifier: GPL-2.0-or-later
 builddir=${TE_BUILDDIR:-$(cd "$here/../.." && pwd -P)}
 # shellcheck disable=SC2034
 srcdir=${TE_SRCDIR:-$(cd "$here/../.." && pwd -P)}

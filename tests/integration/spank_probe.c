@@ -5,7 +5,8 @@
  * "pmix-dir-mode=OCTAL" (t50) it gives the step's PMIx directory (the job
  * user's) that mode in task_init, before trainenv's task_init when listed
  * first, as Slurm releases without the CVE-2023-41914 fix make it (0770).
- * Not part of trainenv. */
+ * Not part of trainenv.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

@@ -8,7 +8,8 @@
  * may take a signal meant for it. With the argument "fail-again", srun
  * fails in slurm_spank_init when trainenv's shield started it anew (its
  * starting environment holds TRAINENV_SHIELD): what such an srun says
- * before its init_post_opt must still come out. */
+ * before its init_post_opt must still come out.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>

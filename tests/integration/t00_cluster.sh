@@ -5,6 +5,7 @@
 # rewrite of plugstack.conf reaches the next step.
 # Runs standalone (starts and stops its own cluster) or against the cluster
 # in $TE_CLUSTER_DIR.
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

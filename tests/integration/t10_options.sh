@@ -6,6 +6,7 @@
 # names the source of every setting (enforced, option, environment, admin
 # default, built-in) and `trainenv env` inside a task says the same;
 # --train=off turns everything off unless the site enforces train.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -9,6 +9,7 @@
 # nodes' side only (the nodes have a private /tmp), where the step must fail
 # cleanly with the reason in srun's output and the slurmd log, without a
 # slurmstepd crash or a drained node.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

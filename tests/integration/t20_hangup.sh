@@ -9,6 +9,7 @@
 # documents; `srun | cat` survives the terminal; --pty and --train=off are
 # not shielded. An srun that runs threads before trainenv's init_post_opt
 # (as Slurm 26.05's does; here a test plugin's) is shielded as well.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

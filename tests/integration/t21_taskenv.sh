@@ -9,6 +9,7 @@
 # normal user (nobody) too.
 # Single-quoted $VARS here are for the tasks' shells and awk:
 # shellcheck disable=SC2016
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -11,6 +11,7 @@
 # step leaves the same weights on every rank.
 # Single-quoted $VARS are for eval (te_seconds):
 # shellcheck disable=SC2016
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -9,6 +9,7 @@
 # SIGINT twice and SIGTERM sent to srun, also while srun's output goes to a
 # pipe nobody reads; Ctrl-Z; a backgrounded srun while the user types at
 # the shell.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

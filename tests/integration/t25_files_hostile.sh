@@ -17,6 +17,7 @@
 #   - topology-cache=DIR: a cache in a directory that is not root's own is
 #     not read (a root-owned export there with fake GPUs stays unused), nor
 #     a cache file that is a link to one.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

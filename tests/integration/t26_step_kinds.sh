@@ -9,6 +9,7 @@
 # are off, the shield does not fork, and the step still runs with its rank
 # environment. Each part states in one line why it does not apply to an
 # older release.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -9,6 +9,7 @@
 # says a report could not go. On an older release it says in one line why
 # it does not apply.
 # shellcheck disable=SC2016 # $VARS in single quotes are the tasks'
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

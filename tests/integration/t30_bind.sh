@@ -7,6 +7,7 @@
 # plugin loads through the admin test key bind-topology= and applies for
 # real. Also: verbose lines, bind-gpus=own, failure policy, enforce, bad
 # values, and `trainenv bind` under torchrun.
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

@@ -21,6 +21,7 @@
 #    line that says to list trainenv first; a step without a container runs.
 # Skips with one line where the runtimes cannot be built.
 # shellcheck disable=SC2016 # $VARS in single quotes are the tasks'
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -6,6 +6,7 @@
 # win; torchrun mode gets PET_*. Without PMIx the computed rendezvous is
 # used and srun says once that the barrier cannot run. The plugin never
 # links libpmix.
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

@@ -14,6 +14,7 @@
 # (TRAINENV_TEST_DELAY, TRAINENV_TEST_FAIL_RANK; honoured only with the
 # site policy test-hooks=on), which act before the helper joins PMIx:
 # exactly where a slow node or a task that died early would be.
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

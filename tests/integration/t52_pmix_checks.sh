@@ -6,6 +6,7 @@
 # TRAINENV_TEST_FAKE_NCCL_VERSION) is reported once, naming which nodes
 # have which version; version-check=fail fails the step; off is silent;
 # only nodes with a GPU (/dev/nvidiactl) load NCCL and are compared.
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

@@ -7,6 +7,7 @@
 # application barrier that a rank skips fails on the others with the
 # report; without PMIx it says how to fix it; make install puts the Python
 # module into the prefix's site directory.
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

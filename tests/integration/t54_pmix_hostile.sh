@@ -11,6 +11,7 @@
 # connection is cut before it registered (test hook
 # TRAINENV_TEST_COORD_CUT: the coordinator cuts its first connections as a
 # flood of strangers could) tries again and gets in.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

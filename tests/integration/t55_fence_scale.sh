@@ -13,6 +13,7 @@
 # go before the late one arrives (Slurm's tree is no barrier below
 # TreeWidth). The site key fence-tree-min-nodes=off keeps the ring. No node
 # is drained, nothing is left running. About a minute on 2 CPUs.
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

@@ -12,6 +12,7 @@
 # when n2 is late n4 and n5 name it); a late
 # n2 hides its subtree, and the report says so; nothing is left running.
 # The default width (16) runs the same step as a star.
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

@@ -8,6 +8,7 @@
 # does not barrier again; a process that never uses NCCL never loads
 # libtrainenv or PMIx; a rank that never comes makes the others fail at the
 # deadline without entering NCCL.
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

@@ -13,6 +13,7 @@
 #      a 300 s barrier, every task naming node, rank, GPU and error, nothing
 #      left running, and the next step runs; TRAINENV_TEST_FAIL_RANK too;
 #      without PMIx only the failing node's tasks fail.
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

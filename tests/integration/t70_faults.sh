@@ -23,6 +23,7 @@
 # reads a mode-000 file: "unreadable" is tested with files root cannot
 # read either (/proc/sys/vm/drop_caches opens with EACCES for root,
 # /proc/self/mem fails on read) and with objects that are no files.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

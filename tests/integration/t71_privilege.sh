@@ -21,6 +21,7 @@
 #     srun run with the user's own slurm.conf (no trainenv, or trainenv
 #     with a policy of the user's own). Checked in what the task gets.
 #   - The pre-flight program (--train-preflight) runs as the job's user.
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

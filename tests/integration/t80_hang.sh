@@ -20,6 +20,7 @@
 #       are not reported.
 # Single-quoted $VARS are for the tasks' shells:
 # shellcheck disable=SC2016
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -18,6 +18,7 @@
 # requeue's revocation of the old one, and the job then fails.
 # Single-quoted $VARS are for the jobs' shells:
 # shellcheck disable=SC2016
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

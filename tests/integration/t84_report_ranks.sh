@@ -11,6 +11,7 @@
 # ranks had all ended); the failure report says that trainenv ended the
 # step and why, and calls no rank its SIGTERM ended "the first failure"
 # (a stall is the first failure).
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Single-quoted $VARS are for the tasks' shells:
 # shellcheck disable=SC2016
 set -u

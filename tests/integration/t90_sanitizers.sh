@@ -8,6 +8,7 @@
 # barrier, the first-failure report and a bad node policy; no report may
 # appear. A deliberately faulty plugin (asan_canary.c) is the positive
 # control: its overflow must be reported where the test looks.
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

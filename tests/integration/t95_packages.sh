@@ -9,6 +9,7 @@
 # them is left. The packages are purged at exit whatever happens; the test
 # does not run when any of them is installed already (it would not leave
 # the machine as it found it).
+# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

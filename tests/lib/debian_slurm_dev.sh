@@ -6,6 +6,7 @@
 # its imports with. A private apt configuration: the machine's own apt
 # state is not touched. Idempotent: a suite already unpacked is kept.
 # Usage: tests/lib/debian_slurm_dev.sh DEST [SUITE...]   (default: trixie sid)
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -euo pipefail
 dest=${1:?usage: $0 DEST [SUITE...]}
 shift

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
 # Sourced by the integration tests of the trainenv plugin, after itest.sh.
+# SPDX-License-Identifier: GPL-2.0-or-later
 #
 #   te_build_init              find the build: TE_BUILDDIR, TE_SRCDIR, TE_PLUGIN
 #                              (trainenv.so), TE_TOOL (the trainenv program);

@@ -6,7 +6,8 @@
  *   TE_FAKE_CUDART_SLEEP=SECONDS    cudaFree(0) (the context) takes that
  *                                   long: a hanging GPU
  *   TE_FAKE_CUDART_NOISE=1          prints on stdout, as a chatty
- *                                   library might */
+ *                                   library might
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

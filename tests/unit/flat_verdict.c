@@ -1,4 +1,5 @@
-/* The flat launch verdict (test support): see flat_verdict.h. */
+/* The flat launch verdict (test support): see flat_verdict.h.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

@@ -3,7 +3,8 @@
  * made it before the launch tree. It walks all nodes for each version
  * (quadratic in the nodes), so only the tests use it: the reference that
  * the tree's verdict over bounded summaries (te_tree_verdict) must agree
- * with, word for word. */
+ * with, word for word.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_FLAT_VERDICT_H
 #define TE_FLAT_VERDICT_H
 

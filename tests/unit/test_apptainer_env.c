@@ -3,7 +3,8 @@
  * MASTER_*, the timeout knobs, trainenv's own), what is never copied
  * (the user's own variables, Apptainer's, PATH, LD_PRELOAD), names and
  * values out of bounds; and the chain the plugin runs: te_cenv_decided
- * over a task's environment, then te_appt_env. */
+ * over a task's environment, then te_appt_env.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdlib.h>

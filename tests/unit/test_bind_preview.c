@@ -5,6 +5,7 @@
  * in other "##" lines how the expected mapping follows from the topology;
  * every other line is expected output. Then the tool's errors, and a real
  * bind-and-exec on this machine.
+ * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "config.h"
 

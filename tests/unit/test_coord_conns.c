@@ -5,7 +5,8 @@
  * of descriptors (a low RLIMIT_NOFILE): a stranger's descriptor is taken
  * for the newcomer, or the listener is left alone for a while, with the
  * CPU time of a second of that measured against a loop that keeps
- * polling the listener. No Slurm, no PMIx. */
+ * polling the listener. No Slurm, no PMIx.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <arpa/inet.h>

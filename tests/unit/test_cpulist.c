@@ -1,4 +1,5 @@
-/* Unit tests of the "0-3,8" list parser and formatter (core/cpulist.c). */
+/* Unit tests of the "0-3,8" list parser and formatter (core/cpulist.c).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <limits.h>

@@ -1,6 +1,7 @@
 /* Unit tests of the step's fence choice (core/fence_choice.c): one table of
  * node count, TreeWidth, site key and SLURM_PMIX_FENCE against the value
- * srun sets and whether it warns; the messages; the job side's rule. */
+ * srun sets and whether it warns; the messages; the job side's rule.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* Unit tests of the launch timeline (core/launch_timeline.c): per-node
- * arrivals, the skew, when rank 0's task says it, its line and wire form. */
+ * arrivals, the skew, when rank 0's task says it, its line and wire form.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

@@ -2,7 +2,8 @@
  * Slurm's process map, the subtree summary (merge, bounds, wire form,
  * hostile lines) and rank 0's reports from it, which must read as the
  * reports over every node's facts did (te_missing_summary,
- * te_launch_verdict). */
+ * te_launch_verdict).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

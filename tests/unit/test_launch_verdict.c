@@ -1,6 +1,7 @@
 /* The helper's launch decisions (core/launch_verdict.c, core/rdzv_args.c):
  * rank 0's verdict over the nodes' facts, a node against rank 0 without the
- * barrier, the checkpoint probe, and the helper's command line. */
+ * barrier, the checkpoint probe, and the helper's command line.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdint.h>

@@ -3,7 +3,8 @@
  * missing-rank and version reports, MASTER_PORT choice, the
  * NCCL_SOCKET_IFNAME syntax, the published data. Ends with a random-input
  * run of every parser (a small fuzz; the sanitizer build makes it
- * count). No Slurm, no PMIx. */
+ * count). No Slurm, no PMIx.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

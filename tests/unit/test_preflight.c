@@ -2,7 +2,8 @@
  * bounded, hostile input), the classification of CUDA errors, the
  * decisions the task takes from a result, and the real trainenv-preflight
  * program run against a stand-in CUDA runtime (fake_cudart.c) that works
- * or fails one chosen call. */
+ * or fails one chosen call.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>

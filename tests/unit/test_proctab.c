@@ -1,7 +1,8 @@
 /* Unit tests of the hang report's process table (core/proctab.c): /proc
  * stat lines, environment blocks, slurmstepd's title, and which process
  * stands for each rank (plain tasks, a shell that runs Python, torchrun
- * workers, other steps, orphaned data loaders, tables of 2,048). */
+ * workers, other steps, orphaned data loaders, tables of 2,048).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

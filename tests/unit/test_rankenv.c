@@ -1,5 +1,6 @@
 /* Unit tests of the rank environment core: launcher detection, master port,
- * host and device lists, and the variables of each launch style. */
+ * host and device lists, and the variables of each launch style.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

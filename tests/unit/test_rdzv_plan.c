@@ -1,6 +1,7 @@
 /* Unit tests of the launch rendezvous planning (core/rdzv_plan.c): each
  * task's role, the barrier seconds and deadline, and the helper's command
- * line, from real resolved settings. No Slurm involved. */
+ * line, from real resolved settings. No Slurm involved.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "strutil.h"
 #include "runcap.h"
 #include "tap.h"
+#include "version.h"
 
 static struct te_config cfg;
 
@@ -160,11 +162,11 @@ static void test_argv(void)
 	settings("port-range=30000-30099 socket-ifname=yes");
 	p = plan(1, 1, 0, 0);
 	te_rdzv_helper_argv(&cfg, &p, "trainenv-rdzv", 77, 3, NULL, &a);
-	te_snprintf(want, sizeof(want), "trainenv-rdzv --job 77 --step 3 "
+	te_snprintf(want, sizeof(want), "trainenv-rdzv --protocol %d --job 77 --step 3 "
 		    "--port-range 30000-30099 --port-start %u --barrier 300 "
 		    "--version-check warn --tree-width 16 --ifname --lead",
-		    te_master_port(77, 3, 30000, 30099));
-	is_str(joined(&a), want, "the node's helper: job, step, ports, barrier, "
+		    TE_PROTOCOL_VERSION, te_master_port(77, 3, 30000, 30099));
+	is_str(joined(&a), want, "the node's helper: its protocol first, job, step, ports, barrier, "
 	       "version check, interface names, --lead");
 	ok(te_master_port(77, 3, 30000, 30099) >= 30000 &&
 	   te_master_port(77, 3, 30000, 30099) <= 30099,
@@ -189,8 +191,8 @@ static void test_argv(void)
 
 		while (a.argv[n])
 			n++;
-		ok(n == 21 && n + 2 < TE_RDZV_ARGV_MAX,
-		   "every flag at once: 21 words, room for --test-hooks and "
+		ok(n == 23 && n + 2 < TE_RDZV_ARGV_MAX,
+		   "every flag at once: 23 words, room for --test-hooks and "
 		   "the end (got %d)", n);
 	}
 
@@ -216,6 +218,7 @@ static void test_timeline(void)
 	struct te_rdzv_opts o;
 	char err[TE_ERR_MAX];
 	int argc = 0;
+	char **av;
 
 	settings("");
 	te_rdzv_plan_make(&cfg, &f, &p);
@@ -242,8 +245,10 @@ static void test_timeline(void)
 	like(joined(&a), "--lead --record", "a record dir: --record");
 	while (a.argv[argc])
 		argc++;
-	ok(te_rdzv_args_parse(argc, a.argv, &o, err, sizeof(err)) == 0 &&
-	   o.record, "  and the helper reads it back");
+	av = a.argv;
+	ok(te_protocol_args(&argc, &av) == -1 &&
+	   te_rdzv_args_parse(argc, av, &o, err, sizeof(err)) == 0 &&
+	   o.record, "  and the helper reads it back (its own protocol taken off)");
 	settings("nccl-dump-dir=/dumps barrier=off");
 	te_rdzv_plan_make(&cfg, &f, &p);
 	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, NULL, &a);
@@ -265,9 +270,13 @@ static void test_round_trip(void)
 	p = plan(1, 1, 0, 1);
 	te_rdzv_helper_argv(&cfg, &p, "trainenv-rdzv", 4242, 7,
 			    "pre-flight: GPU 0 failed", &a);
+	char **av = a.argv;
+
 	while (a.argv[argc])
 		argc++;
-	is_int(te_rdzv_args_parse(argc, a.argv, &o, err, sizeof(err)), 0,
+	is_int(te_protocol_args(&argc, &av), -1,
+	       "the helper takes its own protocol off the command line");
+	is_int(te_rdzv_args_parse(argc, av, &o, err, sizeof(err)), 0,
 	       "the helper parses the plugin's command line");
 	ok(o.job == 4242 && o.step == 7 && o.port_lo == 40000 &&
 	   o.port_hi == 40999 && o.port_start == te_master_port(4242, 7, 40000,

@@ -1,6 +1,7 @@
 /* Unit tests of the recovery decisions (core/recovery.c): the node a failed
  * step blames, the requeue plan and its lines, the progress guard's state,
- * the time signal's due time. */
+ * the time signal's due time.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <signal.h>

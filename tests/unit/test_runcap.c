@@ -1,6 +1,7 @@
 /* Unit tests of te_spawn_capture (core/runcap.c): output, status,
  * deadline, what the child inherits and what it does not, and a program
- * that cannot be run; te_env_without, the one environment filter. */
+ * that cannot be run; te_env_without, the one environment filter.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>

@@ -5,6 +5,7 @@
 # not timing: the figures are tests/bench/bench_scale.sh's.
 # Environment: TE_BUILDDIR (default: the current directory, where
 # make check-unit runs it).
+# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 build=${TE_BUILDDIR:-$PWD}
 drv=$build/tests/bench/bench_scale

@@ -1,7 +1,8 @@
 /* Unit tests of the hang report's stacks (core/stacks*.c): gdb's real
  * output (tests/unit/data/stacks/, made by capture.sh), noise, garbage and
  * bounds; grouping; rank and node lists; the text and JSON reports; the
- * wire format's round trip and refusals. */
+ * wire format's round trip and refusals.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

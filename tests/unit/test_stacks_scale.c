@@ -3,7 +3,8 @@
  * the merger stops at the step's rank count; a record over its 64 KiB
  * (16 threads x 16 frames of 120-byte C++ names) is cut, outermost frames
  * first and marked, never dropped. Not timed: tests/bench/bench_stacks
- * prints the times. */
+ * prints the times.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* Unit tests of the step's JSON record (core/steprecord.c): fields, the
- * first failure of each kind, escaping, a buffer too small. */
+ * first failure of each kind, escaping, a buffer too small.
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <stdio.h>
@@ -7,6 +8,7 @@
 
 #include "steprecord.h"
 #include "tap.h"
+#include "version.h"
 
 static const char *no_env(void *ctx, const char *name)
 {
@@ -37,6 +39,14 @@ int main(void)
 		      sizeof(err)) == 0, "settings resolve");
 
 	is_int(te_step_record_json(buf, sizeof(buf), &r), 0, "a clean step");
+	{
+		char want[96];
+
+		snprintf(want, sizeof(want), "{\"trainenv\":\"%s\",\"protocol\":%d,",
+			 PACKAGE_VERSION, TE_PROTOCOL_VERSION);
+		ok(strncmp(buf, want, strlen(want)) == 0,
+		   "  opens with the configured version and the protocol");
+	}
 	like(buf, "\"job\":77,\"step\":2,\"start\":1700000000,\"end\":1700000100,",
 	     "  job, step, srun's start and end");
 	like(buf, "\"exit-grace\":{\"value\":\"10\",\"source\":\"option\"}",

@@ -1,7 +1,8 @@
 /* Unit tests of the shared helpers, one job each: the error path
  * (te_err), the text cleaner, the constant-time token compare
  * (core/strutil.c), the monotonic clock, random tokens and the small-file
- * reader (core/sysutil.c). */
+ * reader (core/sysutil.c).
+ * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <errno.h>

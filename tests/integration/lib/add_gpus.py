@@ -8,6 +8,7 @@ usage: add_gpus.py IN.xml OUT.xml NGPUS_PER_PACKAGE
 Each Package (or the Machine when there is no Package) gets a host bridge
 with NGPUS 3D controllers of vendor NVIDIA (class 0x0302, V100 ids), bus ids
 in increasing order so that PCI order = package order."""
+# SPDX-License-Identifier: GPL-2.0-or-later
 import sys
 import xml.etree.ElementTree as ET
 

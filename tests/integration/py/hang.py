@@ -11,6 +11,7 @@ Usage: hang.py MODE [READY_DIR]
           (default 1, -1: none) stops after 2 s and sleeps in stuck()
 READY_DIR: each rank touches READY_DIR/rank.R once it is where it stays.
 The rank is RANK (torchrun) or SLURM_PROCID."""
+# SPDX-License-Identifier: GPL-2.0-or-later
 import os
 import sys
 import threading

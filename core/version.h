@@ -1,0 +1,57 @@
+/* trainenv's versions: the package version every part is built with, and
+ * the protocol version the plugin, its helpers and libtrainenv speak.
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The package version (PACKAGE_VERSION, from VERSION and git:
+ * tools/version.sh) says which release a part comes from. The protocol
+ * version says what the parts exchange: the helpers' command lines and
+ * result pipes (core/rdzv_proto.h, core/preflight_proto.h), the
+ * rendezvous' per-node data and the files under the step's directory.
+ * Raise it with any change one side cannot read from an older other side;
+ * parts of one protocol work together whatever their package versions.
+ * A mismatch on a node (the plugin and its helpers) or between the nodes
+ * of one step stops the launch with one line naming both versions. */
+#ifndef TE_VERSION_H
+#define TE_VERSION_H
+
+#include <stddef.h>
+
+/* A build may say otherwise (-DTE_PROTOCOL_VERSION=N): the tests build a
+ * helper of another protocol that way. */
+#ifndef TE_PROTOCOL_VERSION
+#define TE_PROTOCOL_VERSION 1
+#endif
+
+/* "trainenv 0.9.0 (protocol 1)": what --version, srun --train=help and
+ * --train-explain print. Returns the length, or -1 when it did not fit. */
+int te_version_line(char *buf, size_t len);
+
+/* A helper's answer to --protocol-version: "trainenv-protocol 1 0.9.0\n".
+ * te_protocol_answer_parse() reads one (from a bounded buffer: at most
+ * TE_PROTOCOL_ANSWER_MAX bytes, one line, the version a version word of
+ * at most 31 characters) into *proto and pkg; returns 0, or -1 when the
+ * text is not such an answer. */
+#define TE_PROTOCOL_ANSWER_MAX 64
+int te_protocol_answer_format(char *buf, size_t len);
+int te_protocol_answer_parse(const char *buf, size_t n, int *proto,
+			     char *pkg, size_t pkglen);
+
+/* What every helper does first with its command line: "--protocol-version"
+ * alone prints the answer and returns 0 (exit 0); "--protocol N" with N
+ * another protocol prints the answer on stdout and returns
+ * TE_PROTOCOL_EXIT (exit with it); with N its own, both words are taken
+ * off (*argc, *argv keep argv[0]) and it returns -1 (go on). Any other
+ * command line: -1, unchanged. A helper of any protocol keeps this, so
+ * that the plugin of another one gets an answer it can read. */
+#define TE_PROTOCOL_EXIT 3
+int te_protocol_args(int *argc, char ***argv);
+
+/* The one line a mismatch on a node prints:
+ * "trainenv-rdzv in /usr/libexec/trainenv speaks protocol 2 (trainenv
+ * 1.0.0), the plugin protocol 1 (trainenv 0.9.0): install the same
+ * trainenv on every node (plugin, helpers and libtrainenv)". Returns 0
+ * when the protocols match (buf untouched), 1 when they differ. */
+int te_protocol_mismatch_line(const char *what, const char *dir, int proto,
+			      const char *pkg, char *buf, size_t len);
+
+#endif

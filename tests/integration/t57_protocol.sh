@@ -1,0 +1,81 @@
+#!/bin/bash
+# Mixed versions on the cluster (issue 26, item 3): a launch helper of
+# another protocol (trainenv-rdzv built with -DTE_PROTOCOL_VERSION=2) stops
+# the step before any rank runs, each task of that node failing with one
+# line that names the node, the helper's directory and both protocols and
+# versions; on every node at once the step ends at once, on one node (n2)
+# the others' ranks never run either. The same helper of the plugin's own
+# protocol runs the step.
+# SPDX-License-Identifier: GPL-2.0-or-later
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=pmix_common.sh
+. "$here/pmix_common.sh"
+
+# The objects are in the build tree itself (the staged copy the nodes see
+# holds the programs only).
+obuild=${TE_REAL_BUILDDIR:-$builddir}
+osrc=${TE_REAL_SRCDIR:-$srcdir}
+objs="$obuild/pmix/trainenv_rdzv-rdzv.o $obuild/pmix/trainenv_rdzv-rdzv_ckpt.o $obuild/pmix/trainenv_rdzv-cudart_load.o"
+for f in $objs "$obuild/.libs/libtepmix.a" "$obuild/.libs/libtecore.a" "$obuild/config.h"; do
+	[ -f "$f" ] || { echo "1..0 # SKIP $f is missing: the protocol-2 helper is linked from the build's objects (make)"; exit 0; }
+done
+
+plan 13
+
+cluster_up --nodes 3
+ok $? "cluster is up" || bail_out "no cluster"
+pmix_require_build
+ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$obuild/config.h")
+
+# The helper once more, of protocol 2: core/version.c compiled with the
+# override ahead of the convenience libraries (their version.o is then
+# not taken).
+mkdir -p "$TE_WORK/p2" "$TE_WORK/mixed"
+# shellcheck disable=SC2086 # objs is a list
+cc -o "$TE_WORK/p2/trainenv-rdzv" -DTE_PROTOCOL_VERSION=2 -DHAVE_CONFIG_H \
+	-I"$obuild" -I"$osrc/core" -I"$osrc/include" "$osrc/core/version.c" \
+	$objs "$obuild/.libs/libtepmix.a" "$obuild/.libs/libtecore.a" \
+	$(pkg-config --libs pmix) -ldl -lpthread 2>&1 | sed 's/^/# /'
+is "$("$TE_WORK/p2/trainenv-rdzv" --protocol-version)" "trainenv-protocol 2 $ver" \
+	"the protocol-2 helper says so"
+# n2's helper is the protocol-2 one, the others the build's.
+cat >"$TE_WORK/mixed/trainenv-rdzv" <<EOS
+#!/bin/sh
+[ "\$(hostname)" = n2 ] && exec "$TE_WORK/p2/trainenv-rdzv" "\$@"
+exec "$helper" "\$@"
+EOS
+chmod 755 "$TE_WORK/mixed/trainenv-rdzv" "$TE_WORK/p2" "$TE_WORK/mixed" "$TE_WORK/p2/trainenv-rdzv"
+
+line_re() { # DIR NODE
+	printf '%s' "node $2: trainenv-rdzv in $1 speaks protocol 2 \(trainenv ${ver//./\\.}\), the plugin protocol 1 \(trainenv ${ver//./\\.}\): install the same trainenv on every node \(plugin, helpers and libtrainenv\)"
+}
+
+# Every node's helper of protocol 2.
+set_plugstack "required $plugin helper-dir=$TE_WORK/p2 test-hooks=on"
+te_seconds eval 'out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-report=off sh -c "echo ran" 2>&1)'
+rc=$?
+[ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 15) }'
+ok $? "protocol 2 on every node: the step fails at once (exit $rc, $TE_SECONDS s)" || diag "$out"
+is "$(count_lines "$out" '^ran$')" 0 "  no rank ran"
+is "$(count_lines "$out" "$(line_re "$TE_WORK/p2" 'n[1-3]')")" 6 \
+	"  each of the 6 tasks says the one line naming its node and both versions" || diag "$out"
+is "$(printf '%s\n' "$out" | grep -oE 'node n[1-3]: trainenv-rdzv in' | sort -u | wc -l)" 3 "  the three nodes are named"
+
+# Only n2's helper of protocol 2, a short barrier.
+set_plugstack "required $plugin helper-dir=$TE_WORK/mixed test-hooks=on barrier=20"
+te_seconds eval 'out=$(te_srun -t 90 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-report=off sh -c "echo ran" 2>&1)'
+rc=$?
+ok "$([ $rc -ne 0 ] && echo 0 || echo 1)" "protocol 2 on n2 only: the step fails (exit $rc, $TE_SECONDS s)" || diag "$out"
+is "$(count_lines "$out" '^ran$')" 0 "  no rank ran, on n2 or elsewhere"
+is "$(count_lines "$out" "$(line_re "$TE_WORK/mixed" n2)")" 2 \
+	"  n2's two tasks say the line naming n2 and both versions" || diag "$out"
+is "$(count_lines "$out" 'node n[13]: trainenv-rdzv in .* speaks protocol')" 0 "  n1 and n3 say no such line"
+
+# The same wrapper with the build's helper everywhere: the step runs.
+sed -i 's/= n2 ]/= nowhere ]/' "$TE_WORK/mixed/trainenv-rdzv"
+out=$(te_srun -t 60 -Q --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] sh -c "echo ran" 2>&1)
+ok $? "the plugin's own protocol on every node: the step runs" || diag "$out"
+is "$(count_lines "$out" '^ran$')" 6 "  all 6 ranks ran"
+is "$(count_lines "$out" 'speaks protocol')" 0 "  and nothing is said about protocols"
