@@ -231,6 +231,30 @@ int te_stack_wire_encode(char *buf, size_t len, const struct te_proc_stack *ps);
 int te_stack_wire_decode(const char *buf, size_t len, size_t *used,
 			 struct te_proc_stack *ps, char *err, size_t errlen);
 
+/* Between the nodes and the login side, srun merges the collectors'
+ * outputs as slurmstepd sends them: in line-aligned messages of at most
+ * TE_STACK_WIRE_MSG_MAX bytes (SLURM_IO_MAX_MSG_LEN), so that one node's
+ * record may come in pieces with other nodes' lines in between. Each node
+ * tags its every line with "@TAG " (TAG: its task id in the collecting
+ * step); every line a record has (at most TE_STACK_WIRE_SEND_MAX bytes
+ * with its newline: encoded fields are cut to TE_STACK_WIRE_FIELD_MAX)
+ * fits one message with its tag, and comes whole. */
+#define TE_STACK_WIRE_MSG_MAX 1024
+#define TE_STACK_WIRE_FIELD_MAX 300
+#define TE_STACK_WIRE_SEND_MAX 960
+#define TE_STACK_WIRE_TAG_MAX 1048575u
+/* rec[0..len) (whole lines) with "@TAG " before each line, into out.
+ * The bytes written, or -1 when out is too small, tag is over the bound,
+ * or a line is over TE_STACK_WIRE_SEND_MAX. */
+long te_stack_wire_tag(char *out, size_t cap, const char *rec, size_t len,
+		       unsigned tag);
+/* The login side: the tagged lines of in[0..len), each tag's lines in the
+ * order they came and the tags one after another (by number), the tags
+ * taken off; lines without a tag (a node's stray output) are left out.
+ * *out is allocated (the caller frees it; NULL for none); its length, or
+ * -1 when memory runs out. */
+long te_stack_demux(const char *in, size_t len, char **out);
+
 /* The login side's merger: the records of every node in buf[0..len)
  * (lines that are no record skipped) into *procs, grown with realloc (the
  * caller frees it). It stops at the step's rank count: ntasks (one task a

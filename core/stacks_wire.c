@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,32 @@ static const char *enc(char *out, size_t len, const char *s)
 	if (te_pct_encode(out, len, s) < 0)
 		return "-";		/* cannot happen: out fits 3 x the bound */
 	return out;
+}
+
+/* enc() of s, at most TE_STACK_WIRE_FIELD_MAX bytes: a longer encoding
+ * (a name of many bytes that are escaped: C++ punctuation, non-ASCII) is
+ * of a shorter prefix of s, cut at a character's start, with "..." after
+ * it; so that every line of a record fits one of slurmstepd's output
+ * messages with its tag (te_stack_wire_tag). */
+static const char *enc_field(char *out, size_t len, const char *s)
+{
+	char cut[TE_STACK_NAME_MAX + 4];
+	size_t i, acc = 0, keep = 0;
+
+	if (te_pct_encoded_len(s) <= TE_STACK_WIRE_FIELD_MAX)
+		return enc(out, len, s);
+	/* the cut name with its "..." stays within the name's bound too */
+	for (i = 0; s[i] && i < TE_STACK_NAME_MAX - 3; i++) {
+		acc += te_pct_encoded_len((char[]){ s[i], 0 });
+		if (acc + 3 > TE_STACK_WIRE_FIELD_MAX)
+			break;
+		/* a UTF-8 continuation byte is no place to cut before */
+		if (((unsigned char)s[i + 1] & 0xc0) != 0x80)
+			keep = i + 1;
+	}
+	memcpy(cut, s, keep);
+	memcpy(cut + keep, "...", 4);
+	return enc(out, len, cut);
 }
 
 static char wire_state(char c)
@@ -68,9 +95,9 @@ static int encode(struct te_buf *b, const struct te_proc_stack *ps,
 			if (f->kind == TE_FRAME_PY)
 				te_buf_printf(b, "frame py %u %s %s %u\n",
 					      (unsigned)f->line,
-					      enc(a, sizeof(a),
+					      enc_field(a, sizeof(a),
 						  te_frame_str(ps, f->func)),
-					      enc(c, sizeof(c),
+					      enc_field(c, sizeof(c),
 						  te_frame_str(ps, f->file)),
 					      (unsigned)f->flags);
 			else
@@ -78,11 +105,11 @@ static int encode(struct te_buf *b, const struct te_proc_stack *ps,
 					      "%s %u\n",
 					      (unsigned long long)f->addr,
 					      (unsigned)f->line,
-					      enc(a, sizeof(a),
+					      enc_field(a, sizeof(a),
 						  te_frame_str(ps, f->func)),
-					      enc(c, sizeof(c),
+					      enc_field(c, sizeof(c),
 						  te_frame_str(ps, f->file)),
-					      enc(d, sizeof(d),
+					      enc_field(d, sizeof(d),
 						  te_frame_str(ps, f->lib)),
 					      (unsigned)f->flags);
 		}
@@ -429,6 +456,121 @@ int te_stack_wire_decode(const char *buf, size_t len, size_t *used,
 				      d.lineno);
 		}
 	}
+}
+
+/* ------------------------------------------------------------- the tags */
+
+long te_stack_wire_tag(char *out, size_t cap, const char *rec, size_t len,
+		       unsigned tag)
+{
+	size_t pos = 0, o = 0;
+	char t[16];
+	int tl;
+
+	if (tag > TE_STACK_WIRE_TAG_MAX)
+		return -1;
+	tl = snprintf(t, sizeof(t), "@%u ", tag);
+	while (pos < len) {
+		const char *nl = memchr(rec + pos, '\n', len - pos);
+		size_t k = nl ? (size_t)(nl - (rec + pos)) + 1 : len - pos;
+
+		if (k > TE_STACK_WIRE_SEND_MAX || o + (size_t)tl + k + 1 > cap)
+			return -1;
+		memcpy(out + o, t, (size_t)tl);
+		memcpy(out + o + (size_t)tl, rec + pos, k);
+		o += (size_t)tl + k;
+		if (!nl)
+			out[o++] = '\n';
+		pos += k;
+	}
+	if (o >= cap)
+		return -1;
+	out[o] = '\0';
+	return (long)o;
+}
+
+struct tagged_line {
+	uint32_t tag;
+	uint32_t len;		/* without the tag */
+	size_t off, seq;	/* where it starts (after the tag), arrival */
+};
+
+static int by_tag(const void *a, const void *b)
+{
+	const struct tagged_line *x = a, *y = b;
+
+	if (x->tag != y->tag)
+		return x->tag < y->tag ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* "@TAG " at p (n bytes on its line): the tag, and its length in *skip. */
+static int line_tag(const char *p, size_t n, uint32_t *tag, size_t *skip)
+{
+	uint64_t v = 0;
+	size_t i = 1;
+
+	if (n < 3 || p[0] != '@')
+		return -1;
+	while (i < n && i < 9 && p[i] >= '0' && p[i] <= '9')
+		v = v * 10 + (uint64_t)(p[i++] - '0');
+	if (i == 1 || i >= n || p[i] != ' ' || v > TE_STACK_WIRE_TAG_MAX ||
+	    (p[1] == '0' && i > 2))
+		return -1;
+	*tag = (uint32_t)v;
+	*skip = i + 1;
+	return 0;
+}
+
+long te_stack_demux(const char *in, size_t len, char **out)
+{
+	struct tagged_line *l = NULL;
+	size_t n = 0, cap = 0, pos = 0, o = 0, i;
+	char *buf;
+
+	*out = NULL;
+	while (pos < len) {
+		const char *nl = memchr(in + pos, '\n', len - pos);
+		size_t k = nl ? (size_t)(nl - (in + pos)) + 1 : len - pos, skip;
+		uint32_t tag;
+
+		/* a last line without its newline was cut: not whole */
+		if (nl && k - 1 <= UINT32_MAX &&
+		    line_tag(in + pos, k, &tag, &skip) == 0) {
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 256;
+				struct tagged_line *g = realloc(l, nc * sizeof(*l));
+
+				if (!g) {
+					free(l);
+					return -1;
+				}
+				l = g;
+				cap = nc;
+			}
+			l[n].tag = tag;
+			l[n].off = pos + skip;
+			l[n].len = (uint32_t)(k - skip);
+			l[n].seq = n;
+			n++;
+		}
+		pos += k;
+	}
+	buf = malloc(len + 1);
+	if (!buf) {
+		free(l);
+		return -1;
+	}
+	if (n)
+		qsort(l, n, sizeof(*l), by_tag);
+	for (i = 0; i < n; i++) {
+		memcpy(buf + o, in + l[i].off, l[i].len);
+		o += l[i].len;
+	}
+	buf[o] = '\0';
+	free(l);
+	*out = buf;
+	return (long)o;
 }
 
 long te_stack_merge(const char *buf, size_t len, unsigned ntasks,

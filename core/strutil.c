@@ -185,6 +185,15 @@ static int te_pct_plain(unsigned char c)
 	       (c >= '0' && c <= '9') || strchr("._/-,+@", c) != NULL;
 }
 
+size_t te_pct_encoded_len(const char *src)
+{
+	size_t n = 0;
+
+	for (; *src; src++)
+		n += te_pct_plain((unsigned char)*src) ? 1 : 3;
+	return n;
+}
+
 int te_pct_encode(char *dst, size_t size, const char *src)
 {
 	static const char hex[] = "0123456789ABCDEF";

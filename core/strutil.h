@@ -64,6 +64,8 @@ void te_quote(char *dst, size_t size, const char *s);
 /* Percent-encoding of every byte outside [A-Za-z0-9._/-,+@]. Returns 0, or -1
  * when dst is too small. */
 int te_pct_encode(char *dst, size_t size, const char *src);
+/* The length te_pct_encode gives src (without its NUL). */
+size_t te_pct_encoded_len(const char *src);
 /* Returns 0, or -1 for bad escapes, NUL bytes or a too small dst. */
 int te_pct_decode(char *dst, size_t size, const char *src, size_t srclen);
 

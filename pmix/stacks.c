@@ -311,10 +311,10 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 	};
 	struct cmd c = { .argv = argv, .ms = COLLECT_MS, .cap = NODES_OUT_MAX };
 	const struct te_spawn_out *so = &c.so;
-	long n = 0;
+	long n = 0, got;
 	int left_out = 0;
 	ssize_t l;
-	char **env, *out;
+	char **env, *out, *records = NULL;
 
 	l = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (l <= 0)
@@ -344,7 +344,17 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 	if (so->killed)
 		fprintf(stderr, PREFIX "some nodes did not answer within %d s\n",
 			COLLECT_MS / 1000);
-	n = te_stack_merge(out, so->got, ntasks, nnodes, procs, &left_out);
+	/* the nodes' lines, told apart by their tags however srun
+	 * interleaved them */
+	got = te_stack_demux(out, so->got, &records);
+	if (got < 0) {
+		fprintf(stderr, PREFIX "out of memory for the nodes' records\n");
+		n = -1;
+		goto out;
+	}
+	n = te_stack_merge(records, (size_t)got, ntasks, nnodes, procs,
+			   &left_out);
+	free(records);
 	if (left_out)
 		fprintf(stderr, PREFIX "more processes than the step's ranks "
 			"were reported: the rest are left out\n");

@@ -362,12 +362,48 @@ static void take_stack(const char *gdb, int pid, int is_python,
 	te_stack_note_files(ps, fl, is_python, f);
 }
 
+/* One record on stdout, every line tagged (core/stacks.h: srun merges the
+ * nodes' lines). A stack over the record's size is cut, never dropped;
+ * a record that cannot be tagged goes without its frames, with a note. */
+static void send_record(struct te_proc_stack *ps, unsigned tag)
+{
+	static char rec[TE_STACK_RECORD_MAX];
+	static char tagged[2 * TE_STACK_RECORD_MAX];	/* lines of 17+ bytes */
+	long n = -1;
+
+	if (te_stack_wire_encode(rec, sizeof(rec), ps) >= 0)
+		n = te_stack_wire_tag(tagged, sizeof(tagged), rec, strlen(rec),
+				      tag);
+	if (n < 0) {
+		ps->nthreads = 0;
+		ps->nframes = 0;
+		te_strlcpy(ps->note, "its record could not be sent: frames "
+			   "left out", sizeof(ps->note));
+		if (te_stack_wire_encode(rec, sizeof(rec), ps) >= 0)
+			n = te_stack_wire_tag(tagged, sizeof(tagged), rec,
+					      strlen(rec), tag);
+	}
+	if (n > 0)
+		fwrite(tagged, 1, (size_t)n, stdout);
+	fflush(stdout);
+}
+
+/* This collector's tag: its task id in the collecting step (one a node). */
+static unsigned node_tag(void)
+{
+	const char *id = getenv("SLURM_PROCID");
+	uint64_t v;
+
+	return id && te_parse_u64(id, TE_STACK_WIRE_TAG_MAX, &v) == 0 ?
+		       (unsigned)v : 0;
+}
+
 int te_stacks_node(long job, long step, uid_t uid)
 {
+	unsigned tag = node_tag();
 	static struct te_proc t[TE_PROC_MAX];
 	static struct te_rank_proc r[TE_STACK_NODE_RANKS];
 	static struct te_proc_stack ps;
-	static char rec[TE_STACK_RECORD_MAX];
 	static char script[PATH_MAX];
 	struct te_stack_files files;
 	int give_exe;
@@ -415,10 +451,7 @@ int te_stacks_node(long job, long step, uid_t uid)
 				    TE_STACKS_NODE_MS / 1000);
 		else
 			te_strlcpy(ps.note, gdb_note, sizeof(ps.note));
-		/* a stack over the record's size is cut, never dropped */
-		if (te_stack_wire_encode(rec, sizeof(rec), &ps) >= 0)
-			fputs(rec, stdout);
-		fflush(stdout);
+		send_record(&ps, tag);
 	}
 	return 0;
 }

@@ -9,6 +9,11 @@ Usage: hang.py MODE [READY_DIR]
   beat    every rank calls trainenv.heartbeat() every 0.1 s for RUN_FOR
           seconds (default: for ever), then exits 0; rank STALL_RANK
           (default 1, -1: none) stops after 2 s and sleeps in stuck()
+  deep    every rank below EXIT_RANK (default: none) sleeps 40 levels deep
+          in a recursion through functions of long names of its own
+          (rankR_levelNN_...), so that its record is well over 1 KiB; the
+          others exit 0 once the deep ones are in place. READY_DIR/rank.R
+          holds "PID NODE".
 READY_DIR: each rank touches READY_DIR/rank.R once it is where it stays.
 The rank is RANK (torchrun) or SLURM_PROCID."""
 # SPDX-License-Identifier: GPL-2.0-or-later
@@ -75,5 +80,34 @@ elif mode == "beat":
             stuck()
         time.sleep(0.1)
     mark()
+elif mode == "deep":
+    exit_rank = int(os.environ.get("EXIT_RANK", "-1"))
+    if 0 <= exit_rank <= rank:
+        while ready and len([f for f in os.listdir(ready)
+                             if f.startswith("rank.")]) < exit_rank:
+            time.sleep(0.1)
+        sys.exit(0)
+    node = os.environ.get("SLURMD_NODENAME", "?")
+
+    def bottom():
+        if ready:
+            with open(os.path.join(ready, f"rank.{rank}"), "w") as f:
+                f.write(f"{os.getpid()} {node}")
+        time.sleep(3600)
+
+    levels = []
+    for level in range(40):
+        name = (f"rank{rank}_level{level:02d}_of_a_recursion_with_a_long_"
+                f"function_name_that_fills_the_record")
+        code = (f"def {name}(n):\n"
+                f"    if n == 0:\n"
+                f"        bottom()\n"
+                f"    else:\n"
+                f"        levels[n - 1](n - 1)\n")
+        scope = {"levels": levels, "bottom": bottom}
+        exec(code, scope)
+        levels.append(scope[name])
+
+    levels[39](39)
 else:
     sys.exit(f"hang.py: unknown mode {mode}")
