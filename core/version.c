@@ -97,8 +97,7 @@ int te_protocol_mismatch_line(const char *what, const char *dir, int proto,
 	if (proto == TE_PROTOCOL_VERSION)
 		return 0;
 	snprintf(buf, len, "%s in %s speaks protocol %d (trainenv %s), the "
-		 "plugin protocol %d (trainenv %s): install the same trainenv "
-		 "on every node (plugin, helpers and libtrainenv)", what, dir,
+		 "plugin protocol %d (trainenv %s): " TE_PROTOCOL_ADVICE, what, dir,
 		 proto, pkg, TE_PROTOCOL_VERSION, PACKAGE_VERSION);
 	return 1;
 }

@@ -46,6 +46,10 @@ int te_protocol_answer_parse(const char *buf, size_t n, int *proto,
 #define TE_PROTOCOL_EXIT 3
 int te_protocol_args(int *argc, char ***argv);
 
+/* What every protocol mismatch line ends with. */
+#define TE_PROTOCOL_ADVICE "install the same trainenv on every node " \
+	"(plugin, helpers and libtrainenv)"
+
 /* The one line a mismatch on a node prints:
  * "trainenv-rdzv in /usr/libexec/trainenv speaks protocol 2 (trainenv
  * 1.0.0), the plugin protocol 1 (trainenv 0.9.0): install the same
