@@ -11,6 +11,11 @@
 #include "rdzv_core.h"
 #include "strutil.h"
 
+int te_protocol_version(void)
+{
+	return TE_PROTOCOL_VERSION;
+}
+
 int te_version_line(char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "trainenv %s (protocol %d)",

@@ -22,6 +22,12 @@
 #define TE_PROTOCOL_VERSION 1
 #endif
 
+/* TE_PROTOCOL_VERSION as this build's version.o has it: code outside
+ * core/version.c asks here, so that a helper linked with another
+ * version.o (the tests' protocol-2 helper) speaks that protocol
+ * throughout, its node's data included. */
+int te_protocol_version(void);
+
 /* "trainenv 0.9.0 (protocol 1)": what --version, srun --train=help and
  * --train-explain print. Returns the length, or -1 when it did not fit. */
 int te_version_line(char *buf, size_t len);

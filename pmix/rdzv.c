@@ -260,7 +260,7 @@ static void probe_versions(const struct te_rdzv_opts *o,
 
 	te_strlcpy(v->trainenv, PACKAGE_VERSION, sizeof(v->trainenv));
 	/* rank 0 fails the step on a node of another protocol */
-	v->protocol = TE_PROTOCOL_VERSION;
+	v->protocol = te_protocol_version();
 	te_strlcpy(v->nccl, absent, sizeof(v->nccl));
 	te_strlcpy(v->cuda, absent, sizeof(v->cuda));
 	te_strlcpy(v->cudart, absent, sizeof(v->cudart));

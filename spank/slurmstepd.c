@@ -532,8 +532,12 @@ int te_stepd_task_init(spank_t sp)
 			slurm_info(TE_PREFIX "%s", te_stepd_err);
 			return -1;
 		}
-		if (have < 0)
-			return task_fail(sp);
+		if (have < 0) {
+			task_fail(sp);
+			if (te_stepd_end_step)	/* another protocol: said */
+				te_stepd_end_step_now();
+			return -1;
+		}
 		export_rank_env(sp, local_id, global_id, have ? &rr : NULL);
 		if (te_step.torchrun && te_plug.cfg.v[TE_S_EXIT_GRACE].set &&
 		    te_plug.cfg.v[TE_S_EXIT_GRACE].word == TE_W_VALUE)
