@@ -10,6 +10,7 @@
 #include "launch_tree.h"
 #include "launch_tree_int.h"
 #include "strutil.h"
+#include "version.h"
 
 /* ---------------------------------------------------------------- reports */
 
@@ -139,6 +140,56 @@ static void version_differences(const struct te_tree_sum *s, char *vers,
 	}
 }
 
+/* Nodes of more than one protocol: one line naming them and every
+ * protocol with its trainenv version, "node n2 speaks protocol 2
+ * (trainenv X), nodes n1, n3 protocol 1 (trainenv Y): install ...", the
+ * nodes of rank 0's protocol last. 1 when they differ (text filled), else
+ * 0. From the bounded version groups: a protocol seen only among the
+ * nodes beyond TE_TREE_VGROUPS_MAX tuples goes unnamed. */
+static int protocol_differences(const struct te_tree_sum *s, char *text,
+				size_t len)
+{
+	struct te_tree_group g[TE_TREE_VGROUPS_MAX];
+	uint32_t i, n = 0, more = 0;
+	int p0, first = 1;
+
+	for (i = 0; i < s->nver; i++) {
+		struct te_versions v;
+		char key[TE_VER_MAX + 48];
+
+		if (te_versions_parse(s->ver[i].value, &v) < 0)
+			continue;
+		te_snprintf(key, sizeof(key), "protocol %d (trainenv %s)",
+			    v.protocol, v.trainenv);
+		te_tree_group_add(g, &n, TE_TREE_VGROUPS_MAX, &more, key,
+				  s->ver[i].count, s->ver[i].hosts,
+				  s->ver[i].nhosts);
+	}
+	if (n < 2)
+		return 0;
+	qsort(g, n, sizeof(g[0]), by_first_rank);
+	p0 = atoi(g[0].value + 9);	/* the smallest rank's: rank 0's */
+	for (i = 1; i < n && atoi(g[i].value + 9) == p0; i++)
+		;
+	if (i == n)
+		return 0;	/* one protocol, trainenv versions differ */
+	text[0] = '\0';
+	for (int pass = 0; pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			if ((atoi(g[i].value + 9) == p0) != pass)
+				continue;
+			te_appendf(text, len, "%s%s ", first ? "" : ", ",
+				   g[i].count > 1 ? "nodes" : "node");
+			hosts_text(&g[i], text, len);
+			te_appendf(text, len, " %s%s", first ? "speaks " : "",
+				   g[i].value);
+			first = 0;
+		}
+	}
+	te_appendf(text, len, ": " TE_PROTOCOL_ADVICE);
+	return 1;
+}
+
 int te_tree_verdict(const struct te_launch_checks *c,
 		    const struct te_tree_sum *s, char *text, size_t len)
 {
@@ -147,6 +198,10 @@ int te_tree_verdict(const struct te_launch_checks *c,
 	uint32_t i;
 
 	text[0] = '\0';
+	/* whatever --version-check says: nodes of two protocols cannot be
+	 * trusted to read each other's data; nothing else is said */
+	if (protocol_differences(s, text, len))
+		return TE_VERDICT_REJECT;
 	if (c->ckpt && (s->nck || s->ck_more)) {
 		struct te_tree_group g[TE_TREE_CGROUPS_MAX];
 		char part[TE_COORD_TEXT_MAX + 1] = "";

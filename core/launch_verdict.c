@@ -9,6 +9,7 @@
 
 #include "launch_verdict.h"
 #include "strutil.h"
+#include "version.h"
 
 /* One GPU component: equal, or a node without a GPU on either side. */
 static int gpu_part_equal(const char *a, const char *b)
@@ -19,7 +20,7 @@ static int gpu_part_equal(const char *a, const char *b)
 
 int te_versions_equal(const struct te_versions *a, const struct te_versions *b)
 {
-	return !strcmp(a->trainenv, b->trainenv) &&
+	return a->protocol == b->protocol && !strcmp(a->trainenv, b->trainenv) &&
 	       gpu_part_equal(a->nccl, b->nccl) &&
 	       gpu_part_equal(a->cuda, b->cuda) &&
 	       gpu_part_equal(a->cudart, b->cudart);
@@ -31,6 +32,15 @@ int te_rank0_versions_verdict(int vcheck, const char *host,
 			      size_t len)
 {
 	text[0] = '\0';
+	/* whatever --version-check says: the two sides cannot be trusted
+	 * to read each other's data */
+	if (mine->protocol != v0->protocol) {
+		te_snprintf(text, len, "node %s speaks protocol %d (trainenv %s), "
+			    "rank 0's node %s protocol %d (trainenv %s): "
+			    TE_PROTOCOL_ADVICE, host, mine->protocol,
+			    mine->trainenv, host0, v0->protocol, v0->trainenv);
+		return TE_VERDICT_REJECT;
+	}
 	if (vcheck == TE_W_VCHECK_OFF || te_versions_equal(mine, v0))
 		return TE_VERDICT_OK;
 	te_snprintf(text, len, "version mismatch: node %s has trainenv %s, "

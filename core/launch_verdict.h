@@ -26,13 +26,16 @@ struct te_launch_checks {
 	const char *rank0_host;		/* named in the checkpoint reports */
 };
 
-/* 1 when the four versions of a and b are the same. */
+/* 1 when the protocols and the four versions of a and b are the same. */
 int te_versions_equal(const struct te_versions *a, const struct te_versions *b);
 
 /* Without the barrier each node is compared with rank 0's node only: node
  * host with mine against host0 with v0. TE_VERDICT_OK with text "" when
  * they agree or vcheck is off; else "version mismatch: node ..." in text
- * and TE_VERDICT_REJECT under fail, TE_VERDICT_WARN under warn. */
+ * and TE_VERDICT_REJECT under fail, TE_VERDICT_WARN under warn. Another
+ * protocol is TE_VERDICT_REJECT whatever vcheck says: "node n2 speaks
+ * protocol 2 (trainenv X), rank 0's node n1 protocol 1 (trainenv Y):
+ * install the same trainenv on every node (...)". */
 int te_rank0_versions_verdict(int vcheck, const char *host,
 			      const struct te_versions *mine, const char *host0,
 			      const struct te_versions *v0, char *text,

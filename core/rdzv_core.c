@@ -371,10 +371,39 @@ int te_versions_format(char *buf, size_t len, const struct te_versions *v)
 {
 	if (!te_version_word_valid(v->trainenv) ||
 	    !te_version_word_valid(v->nccl) || !te_version_word_valid(v->cuda) ||
-	    !te_version_word_valid(v->cudart))
+	    !te_version_word_valid(v->cudart) || v->protocol < 0 ||
+	    v->protocol > TE_PROTOCOL_NUM_MAX)
 		return -1;
-	return te_snprintf(buf, len, "trainenv=%s nccl=%s cuda=%s cudart=%s",
-			   v->trainenv, v->nccl, v->cuda, v->cudart);
+	if (!v->protocol)	/* the form before protocols, as it was */
+		return te_snprintf(buf, len, "trainenv=%s nccl=%s cuda=%s "
+				   "cudart=%s", v->trainenv, v->nccl, v->cuda,
+				   v->cudart);
+	return te_snprintf(buf, len, "trainenv=%s nccl=%s cuda=%s cudart=%s "
+			   "protocol=%d", v->trainenv, v->nccl, v->cuda,
+			   v->cudart, v->protocol);
+}
+
+/* "protocol=N" at the end of a node's versions: N in 1..TE_PROTOCOL_NUM_MAX
+ * without leading zeros (one spelling per number: the launch tree keeps
+ * canonical tuples only). 0, or -1. */
+static int protocol_word_parse(const char *p, int *out)
+{
+	long v = 0;
+
+	if (strncmp(p, "protocol=", 9))
+		return -1;
+	p += 9;
+	if (*p < '1' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (*p - '0');
+		if (v > TE_PROTOCOL_NUM_MAX)
+			return -1;
+	}
+	if (*p)
+		return -1;
+	*out = (int)v;
+	return 0;
 }
 
 int te_versions_parse(const char *s, struct te_versions *v)
@@ -404,7 +433,8 @@ int te_versions_parse(const char *s, struct te_versions *v)
 			return -1;
 		te_strlcpy(dst[i], w, TE_VER_MAX);
 	}
-	return *p ? -1 : 0;
+	/* a node of trainenv 0.1.0 does not say its protocol */
+	return *p ? protocol_word_parse(p, &v->protocol) : 0;
 }
 
 void te_nccl_version_text(int code, char *buf, size_t len)

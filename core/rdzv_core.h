@@ -60,7 +60,13 @@ struct te_versions {
 	char nccl[TE_VER_MAX];
 	char cuda[TE_VER_MAX];		/* the CUDA driver */
 	char cudart[TE_VER_MAX];	/* the CUDA runtime (libcudart) */
+	/* the protocol the node's plugin and helpers speak (core/version.h);
+	 * 0: not said (a node of trainenv 0.1.0, before protocols) */
+	int protocol;
 };
+
+/* The largest protocol number a node's data may carry. */
+#define TE_PROTOCOL_NUM_MAX 1000000
 
 enum te_coord_req_kind { TE_CQ_ARRIVED, TE_CQ_STATUS, TE_CQ_NODE,
 			 TE_CQ_FAILED };
@@ -181,9 +187,12 @@ void te_missing_summary(uint32_t total, const unsigned char *arrived,
 
 /* ---------------------------------------------------------------- data */
 
-/* The versions each node publishes: "trainenv=0.1.0 nccl=2.28.9
- * cuda=12.4 cudart=13.0" ("none" when the library cannot be loaded).
- * The parser also takes the older form without cudart= (then "none"). */
+/* The versions each node publishes: "trainenv=0.9.0 nccl=2.28.9
+ * cuda=12.4 cudart=13.0 protocol=1" ("none" when the library cannot be
+ * loaded). The parser also takes the older forms without protocol= (then
+ * 0, which the formatter leaves out again) and without cudart= (then
+ * "none"). The protocol comes last and stays there in every later
+ * protocol: rank 0 reads it from a node of another protocol to say so. */
 int te_versions_format(char *buf, size_t len, const struct te_versions *v);
 int te_versions_parse(const char *s, struct te_versions *v);
 /* 1 when s is a version word: 1-31 of [A-Za-z0-9._+-]. */

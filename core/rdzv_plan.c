@@ -78,7 +78,7 @@ void te_rdzv_helper_argv(const struct te_config *cfg,
 	te_snprintf(out->barrier, sizeof(out->barrier), "%lu", p->barrier_secs);
 	/* first, whatever the helper's protocol: one of another protocol
 	 * answers with its own and stops (core/version.h) */
-	te_snprintf(out->proto, sizeof(out->proto), "%d", TE_PROTOCOL_VERSION);
+	te_snprintf(out->proto, sizeof(out->proto), "%d", te_protocol_version());
 	argv[n++] = (char *)helper_name;
 	argv[n++] = (char *)"--protocol";
 	argv[n++] = out->proto;

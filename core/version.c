@@ -6,10 +6,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "version.h"
 #include "rdzv_core.h"
 #include "strutil.h"
+
+int te_protocol_version(void)
+{
+	return TE_PROTOCOL_VERSION;
+}
 
 int te_version_line(char *buf, size_t len)
 {
@@ -65,10 +71,50 @@ int te_protocol_answer_parse(const char *buf, size_t n, int *proto,
 	return 0;
 }
 
+int te_protocol_refusal_line(const char *name, const char *dir,
+			     const char *node, const char *caller, char *buf,
+			     size_t len)
+{
+	int n = snprintf(buf, len, "node %s: %s in %s speaks protocol %d "
+			 "(trainenv %s), the plugin protocol %s: "
+			 TE_PROTOCOL_ADVICE, node, name, dir,
+			 TE_PROTOCOL_VERSION, PACKAGE_VERSION, caller);
+
+	return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
+/* What a helper told --protocol-say says on its stderr. */
+static void say_refusal(const char *argv0, const char *caller)
+{
+	char exe[512], host[TE_HOST_MAX], line[1024];
+	const char *node = getenv("SLURMD_NODENAME"), *name, *slash;
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	exe[k > 0 ? k : 0] = '\0';
+	if (k <= 0)
+		te_strlcpy(exe, argv0, sizeof(exe));
+	name = (slash = strrchr(argv0, '/')) ? slash + 1 : argv0;
+	if ((slash = strrchr(exe, '/')))
+		*(char *)(slash == exe ? slash + 1 : slash) = '\0';
+	else
+		te_strlcpy(exe, ".", sizeof(exe));
+	if (!node || !te_host_valid(node)) {
+		if (gethostname(host, sizeof(host)) < 0)
+			te_strlcpy(host, "?", sizeof(host));
+		host[sizeof(host) - 1] = '\0';
+		node = host;
+	}
+	if (te_protocol_refusal_line(name, exe, node, caller, line,
+				     sizeof(line)) > 0)
+		fprintf(stderr, "trainenv: error: %s\n", line);
+	fflush(stderr);
+}
+
 int te_protocol_args(int *argc, char ***argv)
 {
 	char **a = *argv, buf[TE_PROTOCOL_ANSWER_MAX];
 	char want[16];
+	int say;
 
 	if (*argc == 2 && !strcmp(a[1], "--protocol-version")) {
 		te_protocol_answer_format(buf, sizeof(buf));
@@ -76,9 +122,15 @@ int te_protocol_args(int *argc, char ***argv)
 		fflush(stdout);
 		return 0;
 	}
-	if (*argc < 3 || strcmp(a[1], "--protocol") != 0)
+	if (*argc < 3 || (strcmp(a[1], "--protocol") != 0 &&
+			  strcmp(a[1], "--protocol-say") != 0))
 		return -1;
+	say = a[1][10] == '-';
 	snprintf(want, sizeof(want), "%d", TE_PROTOCOL_VERSION);
+	if (strcmp(a[2], want) != 0 && say) {
+		say_refusal(a[0], te_word_valid(a[2], 12, "") ? a[2] : "?");
+		return TE_PROTOCOL_EXIT;
+	}
 	if (strcmp(a[2], want) != 0) {
 		te_protocol_answer_format(buf, sizeof(buf));
 		fputs(buf, stdout);
@@ -97,8 +149,43 @@ int te_protocol_mismatch_line(const char *what, const char *dir, int proto,
 	if (proto == TE_PROTOCOL_VERSION)
 		return 0;
 	snprintf(buf, len, "%s in %s speaks protocol %d (trainenv %s), the "
-		 "plugin protocol %d (trainenv %s): install the same trainenv "
-		 "on every node (plugin, helpers and libtrainenv)", what, dir,
+		 "plugin protocol %d (trainenv %s): " TE_PROTOCOL_ADVICE, what, dir,
 		 proto, pkg, TE_PROTOCOL_VERSION, PACKAGE_VERSION);
+	return 1;
+}
+
+int te_protocol_refused(const char *path, int code, const char *out,
+			size_t n, char *line, size_t len)
+{
+	char pkg[40], dir[512];
+	const char *slash = strrchr(path, '/');
+	int proto;
+
+	if (code != TE_PROTOCOL_EXIT ||
+	    te_protocol_answer_parse(out, n, &proto, pkg, sizeof(pkg)) < 0)
+		return 0;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	return te_protocol_mismatch_line(slash ? slash + 1 : path, dir, proto,
+					 pkg, line, len);
+}
+
+int te_protocol_env_check(const char *val, char *buf, size_t len)
+{
+	char want[16];
+
+	snprintf(want, sizeof(want), "%d", TE_PROTOCOL_VERSION);
+	if (!val || !strcmp(val, want))
+		return 0;
+	snprintf(buf, len, "libtrainenv speaks protocol %d (trainenv %s), the "
+		 "plugin that started this task protocol %s (" TE_PROTOCOL_ENV
+		 "): " TE_PROTOCOL_ADVICE "; trainenv's barrier may fail",
+		 TE_PROTOCOL_VERSION, PACKAGE_VERSION,
+		 *val && strlen(val) <= 7 && te_word_valid(val, 8, "") &&
+		 strspn(val, "0123456789") == strlen(val) ? val : "unreadable");
 	return 1;
 }

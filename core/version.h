@@ -20,7 +20,31 @@
  * helper of another protocol that way. */
 #ifndef TE_PROTOCOL_VERSION
 #define TE_PROTOCOL_VERSION 1
+/* The plugin exports the protocol it speaks to every task
+ * (TRAINENV_PROTOCOL=N); libtrainenv, loaded into the user's program,
+ * reads only what the plugin set in the environment (the settings, the
+ * barrier's deadline), so it compares at trainenv_init and warns, never
+ * aborts the program. te_protocol_env_check: 1 with the warning line in
+ * buf when val (the variable's value; NULL: unset, nothing to compare)
+ * is not this build's protocol, else 0. The value is shown only when it
+ * is a number of at most 7 digits. */
+#define TE_PROTOCOL_ENV "TRAINENV_PROTOCOL"
+int te_protocol_env_check(const char *val, char *buf, size_t len);
+
+/* A helper at path exited with code, having written out[0..n): 1 with
+ * the mismatch line above in line (naming the helper, its directory and
+ * both protocols and versions) when it answered another protocol (exit
+ * TE_PROTOCOL_EXIT and a readable answer), else 0. */
+int te_protocol_refused(const char *path, int code, const char *out,
+			size_t n, char *line, size_t len);
+
 #endif
+
+/* TE_PROTOCOL_VERSION as this build's version.o has it: code outside
+ * core/version.c asks here, so that a helper linked with another
+ * version.o (the tests' protocol-2 helper) speaks that protocol
+ * throughout, its node's data included. */
+int te_protocol_version(void);
 
 /* "trainenv 0.9.0 (protocol 1)": what --version, srun --train=help and
  * --train-explain print. Returns the length, or -1 when it did not fit. */
@@ -45,6 +69,21 @@ int te_protocol_answer_parse(const char *buf, size_t n, int *proto,
  * that the plugin of another one gets an answer it can read. */
 #define TE_PROTOCOL_EXIT 3
 int te_protocol_args(int *argc, char ***argv);
+/* "--protocol-say N" in the same place: the same, except that a helper of
+ * another protocol says so in one line on its stderr instead of answering
+ * on stdout: for the helpers nobody waits for (srun's hang report, the
+ * container check), whose stderr is srun's or the task's. The line:
+ * "node NODE: NAME in DIR speaks protocol P (trainenv V), the plugin
+ * protocol CALLER: install ..." (te_protocol_refusal_line; NODE is
+ * SLURMD_NODENAME or the host name, DIR the helper's own directory).
+ * Returns its length, or -1 when it did not fit. */
+int te_protocol_refusal_line(const char *name, const char *dir,
+			     const char *node, const char *caller, char *buf,
+			     size_t len);
+
+/* What every protocol mismatch line ends with. */
+#define TE_PROTOCOL_ADVICE "install the same trainenv on every node " \
+	"(plugin, helpers and libtrainenv)"
 
 /* The one line a mismatch on a node prints:
  * "trainenv-rdzv in /usr/libexec/trainenv speaks protocol 2 (trainenv
@@ -53,5 +92,23 @@ int te_protocol_args(int *argc, char ***argv);
  * when the protocols match (buf untouched), 1 when they differ. */
 int te_protocol_mismatch_line(const char *what, const char *dir, int proto,
 			      const char *pkg, char *buf, size_t len);
+
+/* The plugin exports the protocol it speaks to every task
+ * (TRAINENV_PROTOCOL=N); libtrainenv, loaded into the user's program,
+ * reads only what the plugin set in the environment (the settings, the
+ * barrier's deadline), so it compares at trainenv_init and warns, never
+ * aborts the program. te_protocol_env_check: 1 with the warning line in
+ * buf when val (the variable's value; NULL: unset, nothing to compare)
+ * is not this build's protocol, else 0. The value is shown only when it
+ * is a number of at most 7 digits. */
+#define TE_PROTOCOL_ENV "TRAINENV_PROTOCOL"
+int te_protocol_env_check(const char *val, char *buf, size_t len);
+
+/* A helper at path exited with code, having written out[0..n): 1 with
+ * the mismatch line above in line (naming the helper, its directory and
+ * both protocols and versions) when it answered another protocol (exit
+ * TE_PROTOCOL_EXIT and a readable answer), else 0. */
+int te_protocol_refused(const char *path, int code, const char *out,
+			size_t n, char *line, size_t len);
 
 #endif

@@ -24,6 +24,7 @@
 #include "rdzv_proto.h"
 #include "settings.h"
 #include "strutil.h"
+#include "version.h"
 #include "trainenv/trainenv.h"
 
 #define DEFAULT_TIMEOUT_S 300.0
@@ -150,6 +151,23 @@ static int open_locked(char *err, size_t errlen)
 	return te_pmix_open(&sess, err, errlen);
 }
 
+/* Once per process: a plugin of another protocol started this task (its
+ * settings and deadline in the environment may mean something else
+ * here). One line on stderr; the program goes on. */
+static void check_protocol_locked(void)
+{
+	static int checked;
+	char line[512];
+
+	if (checked)
+		return;
+	checked = 1;
+	if (te_protocol_env_check(getenv(TE_PROTOCOL_ENV), line, sizeof(line))) {
+		fprintf(stderr, "trainenv: warning: %s\n", line);
+		fflush(stderr);
+	}
+}
+
 int trainenv_init(char *err, size_t errlen)
 {
 	int rc = 0;
@@ -157,6 +175,7 @@ int trainenv_init(char *err, size_t errlen)
 	if (have_pmix_env(err, errlen) < 0)
 		return -1;
 	pthread_mutex_lock(&lib_mu);
+	check_protocol_locked();
 	if (!held && (rc = open_locked(err, errlen)) == 0)
 		held = 1;
 	else if (held)

@@ -259,6 +259,8 @@ static void probe_versions(const struct te_rdzv_opts *o,
 	const char *absent = gpu ? "none" : TE_VER_NOGPU;
 
 	te_strlcpy(v->trainenv, PACKAGE_VERSION, sizeof(v->trainenv));
+	/* rank 0 fails the step on a node of another protocol */
+	v->protocol = te_protocol_version();
 	te_strlcpy(v->nccl, absent, sizeof(v->nccl));
 	te_strlcpy(v->cuda, absent, sizeof(v->cuda));
 	te_strlcpy(v->cudart, absent, sizeof(v->cudart));

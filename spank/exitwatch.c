@@ -19,6 +19,7 @@
 #include "exitwatch.h"
 #include "plugin.h"
 #include "strutil.h"
+#include "version.h"
 
 extern char **environ;
 
@@ -164,8 +165,12 @@ int64_t te_exitwatch_due(void)
 
 void te_exitwatch_fire(int64_t now_ms)
 {
+	/* a reporter of another protocol says so on srun's stderr (its
+	 * own) in one line and stops */
+	char proto[12];
 	char *argv[] = {
-		(char *)TE_STACKS_HELPER, (char *)"--exit-report",
+		(char *)TE_STACKS_HELPER, (char *)"--protocol-say", proto,
+		(char *)"--exit-report",
 		ew.job_step, (char *)"--grace", ew.grace, (char *)"--action",
 		ew.action, ew.why_opt, ew.why, NULL, NULL, NULL
 	};
@@ -197,9 +202,10 @@ void te_exitwatch_fire(int64_t now_ms)
 		te_snprintf(ew.cause, sizeof(ew.cause), "ranks still ran "
 			    "%u s after %s (--train-exit-grace=%u)",
 			    ew.grace_s, ew.why, ew.grace_s);
+	te_snprintf(proto, sizeof(proto), "%d", te_protocol_version());
 	if (ew.record_dir[0]) {
-		argv[9] = (char *)"--record-dir";
-		argv[10] = ew.record_dir;
+		argv[11] = (char *)"--record-dir";
+		argv[12] = ew.record_dir;
 	}
 	/* the reporter starts with default signal handling and nothing
 	 * blocked, whatever srun's threads have */

@@ -44,19 +44,10 @@ int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 		return te_err(err, errlen, "the rendezvous helper wrote more than "
 			      "%d bytes", TE_RDZV_OUT_MAX);
 	/* a helper of another protocol answers with its own and exits */
-	if (!WIFSIGNALED(o.status) && WEXITSTATUS(o.status) == TE_PROTOCOL_EXIT) {
-		char pkg[40], dir[512];
-		const char *slash = strrchr(path, '/');
-		int proto;
-
-		te_snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
-			    slash ? path : ".");
-		if (te_protocol_answer_parse(buf, o.got, &proto, pkg,
-					     sizeof(pkg)) == 0 &&
-		    te_protocol_mismatch_line(TE_RDZV_HELPER, dir, proto, pkg,
-					      err, errlen))
-			return -2;
-	}
+	if (!WIFSIGNALED(o.status) &&
+	    te_protocol_refused(path, WEXITSTATUS(o.status), buf, o.got, err,
+				errlen))
+		return -2;
 	if (te_rdzv_parse(buf, o.got, r, perr, sizeof(perr)) < 0) {
 		if (WIFSIGNALED(o.status))
 			te_snprintf(err, errlen, "the rendezvous helper was "

@@ -35,6 +35,7 @@
 #include "slurm_compat.h"
 #include "slurmstepd.h"
 #include "strutil.h"
+#include "version.h"
 
 #define TE_CHECKPOINT_ENV "TRAINENV_CHECKPOINT_DIR"
 
@@ -471,6 +472,13 @@ int te_stepd_task_init(spank_t sp)
 
 	if (te_config_encode(&te_plug.cfg, enc, sizeof(enc)) == 0)
 		spank_setenv(sp, TE_SETTINGS_ENV, enc, 1);
+	/* what libtrainenv compares at trainenv_init (core/version.h) */
+	{
+		char proto[12];
+
+		te_snprintf(proto, sizeof(proto), "%d", te_protocol_version());
+		spank_setenv(sp, TE_PROTOCOL_ENV, proto, 1);
+	}
 	if (te_plug.cfg.v[TE_S_TRAIN].word != TE_W_ON)
 		return 0;	/* --train=off */
 	if (te_stepd_container_check() < 0)
@@ -532,8 +540,12 @@ int te_stepd_task_init(spank_t sp)
 			slurm_info(TE_PREFIX "%s", te_stepd_err);
 			return -1;
 		}
-		if (have < 0)
-			return task_fail(sp);
+		if (have < 0) {
+			task_fail(sp);
+			if (te_stepd_end_step)	/* another protocol: said */
+				te_stepd_end_step_now();
+			return -1;
+		}
 		export_rank_env(sp, local_id, global_id, have ? &rr : NULL);
 		if (te_step.torchrun && te_plug.cfg.v[TE_S_EXIT_GRACE].set &&
 		    te_plug.cfg.v[TE_S_EXIT_GRACE].word == TE_W_VALUE)

@@ -69,6 +69,12 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 			struct te_rdzv_result *rr, int *quiet,
 			const char *failed);
 int te_stepd_preload_nccl_barrier(spank_t sp);
+/* Set by te_stepd_rendezvous when this task's helper speaks another
+ * protocol under the barrier: after saying why, the task ends the step
+ * (te_stepd_end_step_now), so that the other nodes need not wait for the
+ * barrier's deadline. */
+extern int te_stepd_end_step;
+void te_stepd_end_step_now(void);
 
 /* stepd_container.c: the task's mount namespace and root as Slurm made
  * them (noted in task_init_privileged), and task_init's check that no

@@ -27,6 +27,7 @@
 
 #include "slurmstepd.h"
 #include "strutil.h"
+#include "version.h"
 
 struct te_fsid {
 	int have;
@@ -109,7 +110,7 @@ void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 {
 	static char *env2[TE_STEPD_ENV_MAX];
 	char path[TE_VALUE_MAX + 32], exe[4096], spid[16], rank[16];
-	char *argv[14], **env = NULL;
+	char *argv[16], **env = NULL, proto[12];
 	ssize_t n;
 	pid_t pid;
 	int k = 0, p[2];
@@ -132,7 +133,12 @@ void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 	exe[n] = '\0';
 	te_snprintf(spid, sizeof(spid), "%d", (int)getpid());
 	te_snprintf(rank, sizeof(rank), "%u", global_id);
+	/* a check of another protocol says so on the task's stderr, which it
+	 * keeps, and stops: nobody waits for its answer */
+	te_snprintf(proto, sizeof(proto), "%d", te_protocol_version());
 	argv[k++] = (char *)TE_CONTAINER_HELPER;
+	argv[k++] = (char *)"--protocol-say";
+	argv[k++] = proto;
 	argv[k++] = (char *)"check";
 	argv[k++] = spid;
 	argv[k++] = (char *)"--before";

@@ -15,6 +15,7 @@
 #include "rdzv_client.h"
 #include "slurmstepd.h"
 #include "strutil.h"
+#include "version.h"
 
 /* What the program's run says when its output is not a result. */
 static void preflight_spawn_err(const struct te_spawn_out *o, const char *buf,
@@ -76,7 +77,7 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 	struct te_spawn_out so;
 	char bufs[3][1024], busid[TE_BIND_BUSID_LEN], merr[TE_ERR_MAX];
 	char path[TE_VALUE_MAX + 32], serr[TE_ERR_MAX], hook[TE_PF_ERROR_MAX + 1];
-	char perr[8], *argv[8], **envp = NULL;
+	char perr[8], *argv[10], **envp = NULL, proto[12];
 	int n = 0, unstarted = 0;
 
 	if (c->v[TE_S_PREFLIGHT].word != TE_W_PREFLIGHT_ON &&
@@ -100,7 +101,11 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 			    "environment for the check");
 		unstarted = 1;
 	} else {
+		/* first: a check of another protocol answers and stops */
+		te_snprintf(proto, sizeof(proto), "%d", te_protocol_version());
 		argv[n++] = (char *)TE_PREFLIGHT_HELPER;
+		argv[n++] = (char *)"--protocol";
+		argv[n++] = proto;
 		argv[n++] = (char *)"--gpu";
 		argv[n++] = busid;
 		if (c->v[TE_S_TEST_HOOKS].word == TE_W_ON &&
@@ -119,6 +124,16 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 				    serr);
 			te_strlcpy(serr, m, sizeof(serr));
 			unstarted = 1;
+		} else if (!so.killed && WIFEXITED(so.status) &&
+			   te_protocol_refused(path, WEXITSTATUS(so.status),
+					       obuf, so.got, serr,
+					       sizeof(serr))) {
+			/* the installation's fault, not the node's: one
+			 * line, and no node-fault exit */
+			te_snprintf(line, linelen, "node %s: %s", te_step.node,
+				    serr);
+			te_strlcpy(why, line, whylen);
+			return -2;
 		} else {
 			/* the shell's convention, which ld.so follows for
 			 * a library it cannot load */

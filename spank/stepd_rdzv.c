@@ -5,11 +5,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "slurm_compat.h"
 
 #include "rankenv.h"
 #include "rdzv_client.h"
@@ -17,6 +20,29 @@
 #include "runcap.h"
 #include "slurmstepd.h"
 #include "strutil.h"
+
+int te_stepd_end_step;
+
+/* A node whose launch helper speaks another protocol cannot take part in
+ * the rendezvous as a failed node: what tells rank 0 of a failure before
+ * the barrier (a failure file, the helper's --failed, the coordinator's
+ * "failed" line) is that very helper, and the coordinator's address and
+ * token are only published over PMIx, which slurmstepd must not speak
+ * (docs/design.md section 3). The other nodes would wait for the
+ * barrier's deadline (300 s by default). So under the barrier, once the
+ * node's tasks have said why, the task that ran the helper ends the step
+ * through slurmctld, as the job's user ending its own step (task_init runs
+ * in the task's process, as that user): every other rank is still held
+ * at the barrier, none has run. Slurm's RPC is bounded by its
+ * MessageTimeout; a refusal goes to the node's log, and the others then
+ * wait for the deadline as before. */
+void te_stepd_end_step_now(void)
+{
+	if (te_slurm_signal_step(te_step.job_id, te_step.step_id, SIGKILL) != 0)
+		slurm_info(TE_PREFIX "could not end step %u.%u after the "
+			   "protocol mismatch: %s", te_step.job_id,
+			   te_step.step_id, slurm_strerror(te_slurm_errno()));
+}
 
 /* The step has a PMIx server for its tasks (srun --mpi=pmix). */
 int te_stepd_has_pmix(spank_t sp)
@@ -192,6 +218,7 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	if (rc == -2) {		/* the one line that names both versions */
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "node %s: %s",
 			    te_step.node, err);
+		te_stepd_end_step = plan.barrier_mode;
 		goto leader_failed;
 	}
 	if (rc < 0) {

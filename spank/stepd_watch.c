@@ -18,6 +18,7 @@
 #include "runcap.h"
 #include "slurmstepd.h"
 #include "strutil.h"
+#include "version.h"
 
 /* The task's environment without SLURM_JOB_ID and SLURM_STEP_ID, for a
  * process trainenv starts beside the task (the torchrun watcher, the
@@ -35,8 +36,11 @@ char **te_stepd_env_not_a_rank(char **env, char **out, size_t max)
 void te_stepd_watch_workers(spank_t sp)
 {
 	static char *env2[TE_STEPD_ENV_MAX];
-	char path[TE_VALUE_MAX + 32], js[32], spid[16];
-	char *argv[] = { (char *)TE_STACKS_HELPER, (char *)"--watch-workers",
+	char path[TE_VALUE_MAX + 32], js[32], spid[16], proto[12];
+	/* a watcher of another protocol would say so on its stderr, which
+	 * is /dev/null here: it only does not watch (docs/RELIABILITY.md) */
+	char *argv[] = { (char *)TE_STACKS_HELPER, (char *)"--protocol-say",
+			 proto, (char *)"--watch-workers",
 			 js, (char *)"--node", te_step.node,
 			 (char *)"--task-pid", spid, NULL };
 	char **env = NULL;
@@ -58,6 +62,7 @@ void te_stepd_watch_workers(spank_t sp)
 	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env)
 		return;
 	te_snprintf(js, sizeof(js), "%u.%u", te_step.job_id, te_step.step_id);
+	te_snprintf(proto, sizeof(proto), "%d", te_protocol_version());
 	te_snprintf(spid, sizeof(spid), "%d", (int)getpid());
 	te_stepd_env_not_a_rank(env, env2, TE_STEPD_ENV_MAX);
 	pid = fork();

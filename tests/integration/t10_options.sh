@@ -63,7 +63,7 @@ admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
 	lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 140
+plan 145
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -156,6 +156,14 @@ done
 is "${missing[*]}" "" "srun --train=help describes every option"
 like "$out" 'Precedence: enforced > option > job environment > site default > built-in' "the usage states the precedence"
 like "$out" 'accepted: 60 to 3600 seconds \(site bounds\)' "the usage shows the site's bounds for nccl-heartbeat"
+# The version configure gave the build (config.h), and the protocol of
+# core/version.h: what --version, the usage and explain say.
+cfg_ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "${TE_REAL_BUILDDIR:-$TE_BUILDDIR}/config.h")
+cfg_proto=$(sed -n 's/^#define TE_PROTOCOL_VERSION \([0-9]*\)$/\1/p' "${TE_REAL_SRCDIR:-${TE_SRCDIR:-$here/../..}}/core/version.h")
+version_line="trainenv $cfg_ver (protocol $cfg_proto)"
+ok "$([ -n "$cfg_ver" ] && [ -n "$cfg_proto" ] && echo 0 || echo 1)" "configure's version ($cfg_ver) and the protocol ($cfg_proto) are known"
+is "$(printf '%s\n' "$out" | head -1 | cut -c1-$((${#version_line} + 1)))" "$version_line:" "srun --train=help starts with '$version_line'" || diag "$(printf '%s\n' "$out" | head -3)"
+is "$("$TE_TOOL" --version 2>&1)" "$version_line" "trainenv --version says the same"
 # sbatch reads its script before it handles plugin options: give it one.
 out=$(timeout 30 sbatch --train=help --wrap true 2>&1)
 ok $? "sbatch --train=help exits 0"
@@ -172,6 +180,10 @@ tasks=$(TORCH_NCCL_ENABLE_MONITORING=0 te_srun -t 60 -N1 --train-explain \
 rc=$?
 explain=$(cat "$err")
 ok $rc "srun --train-explain runs the step" || diag "$explain"
+vl=$(printf '%s\n' "$explain" | grep -nxF "trainenv: $version_line" | head -1 | cut -d: -f1)
+hl=$(printf '%s\n' "$explain" | grep -n '^trainenv: effective settings' | head -1 | cut -d: -f1)
+ok "$([ -n "$vl" ] && [ -n "$hl" ] && [ "$vl" -lt "$hl" ] && echo 0 || echo 1)" "explain says 'trainenv: $version_line' before its settings (line $vl, header $hl)"
+is "$(printf '%s\n' "$explain" | grep -cxF "trainenv: $version_line")" 1 "  said once for the step"
 like "$explain" '^trainenv: effective settings for this step \(precedence: enforced > option > environment > admin default > built-in\):' "explain starts with a header stating the precedence"
 explained=$(explain_settings "$explain")
 is "$(printf '%s\n' "$explained" | awk '{ print $1 }' | tr '\n' ' ')" "${settings[*]} ${admin_keys[*]} " "explain prints one line per setting (options, then admin-only keys), each once, in order"

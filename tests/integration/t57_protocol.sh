@@ -3,9 +3,12 @@
 # another protocol (trainenv-rdzv built with -DTE_PROTOCOL_VERSION=2) stops
 # the step before any rank runs, each task of that node failing with one
 # line that names the node, the helper's directory and both protocols and
-# versions; on every node at once the step ends at once, on one node (n2)
-# the others' ranks never run either. The same helper of the plugin's own
-# protocol runs the step.
+# versions; on every node at once the step ends at once; on one node (n2)
+# too (n2's task ends the step: its helper cannot tell rank 0), and the
+# others' ranks never run either. A node whose plugin and helper both
+# speak protocol 2 (n2's helper given --protocol 2) is named by rank 0
+# from the nodes' data, with both protocols and versions, at once. The
+# same helper of the plugin's own protocol runs the step.
 # SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
@@ -22,7 +25,7 @@ for f in $objs "$obuild/.libs/libtepmix.a" "$obuild/.libs/libtecore.a" "$obuild/
 	[ -f "$f" ] || { echo "1..0 # SKIP $f is missing: the protocol-2 helper is linked from the build's objects (make)"; exit 0; }
 done
 
-plan 13
+plan 18
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
@@ -63,18 +66,44 @@ is "$(count_lines "$out" "$(line_re "$TE_WORK/p2" 'n[1-3]')")" 6 \
 	"  each of the 6 tasks says the one line naming its node and both versions" || diag "$out"
 is "$(printf '%s\n' "$out" | grep -oE 'node n[1-3]: trainenv-rdzv in' | sort -u | wc -l)" 3 "  the three nodes are named"
 
-# Only n2's helper of protocol 2, a short barrier.
+# Only n2's helper of protocol 2, a barrier of 20 s: n2 ends the step
+# (before, the others waited for the deadline).
 set_plugstack "required $plugin helper-dir=$TE_WORK/mixed test-hooks=on barrier=20"
 te_seconds eval 'out=$(te_srun -t 90 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-report=off sh -c "echo ran" 2>&1)'
 rc=$?
-ok "$([ $rc -ne 0 ] && echo 0 || echo 1)" "protocol 2 on n2 only: the step fails (exit $rc, $TE_SECONDS s)" || diag "$out"
+[ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 8) }'
+ok $? "protocol 2 on n2 only: the step fails well before the 20 s barrier (exit $rc, $TE_SECONDS s)" || diag "$out"
 is "$(count_lines "$out" '^ran$')" 0 "  no rank ran, on n2 or elsewhere"
-is "$(count_lines "$out" "$(line_re "$TE_WORK/mixed" n2)")" 2 \
-	"  n2's two tasks say the line naming n2 and both versions" || diag "$out"
+ok "$([ "$(count_lines "$out" "$(line_re "$TE_WORK/mixed" n2)")" -ge 1 ] && echo 0 || echo 1)" \
+	"  srun's stderr has the line naming n2 and both versions" || diag "$out"
 is "$(count_lines "$out" 'node n[13]: trainenv-rdzv in .* speaks protocol')" 0 "  n1 and n3 say no such line"
+is "$(count_lines "$out" 'barrier timed out')" 0 "  nobody waited for the barrier's deadline"
+diag "n2 only: $(printf '%s\n' "$out" | grep -v '^ran$' | head -8)"
+
+# n2 all of protocol 2 (its plugin would pass --protocol 2: the wrapper
+# does): n2's helper runs and says protocol=2 in its node's data; rank 0
+# rejects the step at once, naming n2 and the others with both versions.
+cat >"$TE_WORK/mixed/trainenv-rdzv" <<EOS
+#!/bin/sh
+if [ "\$(hostname)" = n2 ] && [ "\$1" = --protocol ]; then
+	shift 2
+	exec "$TE_WORK/p2/trainenv-rdzv" --protocol 2 "\$@"
+fi
+exec "$helper" "\$@"
+EOS
+te_seconds eval 'out=$(te_srun -t 90 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-report=off sh -c "echo ran" 2>&1)'
+rc=$?
+[ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 8) }'
+ok $? "n2 of protocol 2 throughout: rank 0 fails the step at once (exit $rc, $TE_SECONDS s)" || diag "$out"
+is "$(count_lines "$out" '^ran$')" 0 "  no rank ran"
+want="node n2 speaks protocol 2 \(trainenv ${ver//./\\.}\), nodes n1, n3 protocol 1 \(trainenv ${ver//./\\.}\): install the same trainenv on every node \(plugin, helpers and libtrainenv\)"
+ok "$([ "$(count_lines "$out" "$want")" -ge 1 ] && echo 0 || echo 1)" \
+	"  one line names n2, n1 and n3 with both protocols and versions" || diag "$out"
+is "$(count_lines "$out" 'barrier timed out')" 0 "  nobody waited for the barrier's deadline"
 
 # The same wrapper with the build's helper everywhere: the step runs.
 sed -i 's/= n2 ]/= nowhere ]/' "$TE_WORK/mixed/trainenv-rdzv"
+grep -q nowhere "$TE_WORK/mixed/trainenv-rdzv" || bail_out "the wrapper was not changed"
 out=$(te_srun -t 60 -Q --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] sh -c "echo ran" 2>&1)
 ok $? "the plugin's own protocol on every node: the step runs" || diag "$out"
 is "$(count_lines "$out" '^ran$')" 6 "  all 6 ranks ran"

@@ -8,6 +8,7 @@
 
 #include "flat_verdict.h"
 #include "strutil.h"
+#include "version.h"
 
 /* Appends the hosts that have version ver (from index first on), each
  * once, at most TE_VERSION_HOSTS_SHOWN of them; returns how many. */
@@ -169,6 +170,58 @@ static void version_differences(const struct te_coord_req *nodes, size_t n,
 	}
 }
 
+/* Nodes (in rank order) of more than one protocol: 1 with "node n2 speaks
+ * protocol 2 (trainenv X), nodes n1, n3 protocol 1 (trainenv Y): install
+ * ..." in text (the nodes of rank 0's protocol last), else 0. */
+typedef char protocol_key[TE_VER_MAX + 48];
+static int protocol_differences(const struct te_coord_req *nodes, size_t n,
+				char *text, size_t len)
+{
+	protocol_key *key;
+	size_t i, j;
+	int first = 1, differ = 0;
+
+	for (i = 1; i < n; i++)
+		differ |= nodes[i].ver.protocol != nodes[0].ver.protocol;
+	if (!differ || !(key = calloc(n, sizeof(*key))))
+		return 0;
+	for (i = 0; i < n; i++)
+		te_snprintf(key[i], sizeof(key[i]), "protocol %d (trainenv %s)",
+			    nodes[i].ver.protocol, nodes[i].ver.trainenv);
+	text[0] = '\0';
+	for (int pass = 0; pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			size_t count = 0, shown = 0;
+
+			if ((nodes[i].ver.protocol == nodes[0].ver.protocol) !=
+			    pass)
+				continue;
+			for (j = 0; j < i && strcmp(key[j], key[i]); j++)
+				;
+			if (j < i)
+				continue;	/* named with its first node */
+			for (j = i; j < n; j++)
+				count += !strcmp(key[j], key[i]);
+			te_appendf(text, len, "%s%s ", first ? "" : ", ",
+				   count > 1 ? "nodes" : "node");
+			for (j = i; j < n && shown < TE_VERSION_HOSTS_SHOWN; j++)
+				if (!strcmp(key[j], key[i]))
+					te_appendf(text, len, "%s%s",
+						   shown++ ? ", " : "",
+						   nodes[j].host);
+			if (count > shown)
+				te_appendf(text, len, " and %zu more nodes",
+					   count - shown);
+			te_appendf(text, len, " %s%s", first ? "speaks " : "",
+				   key[i]);
+			first = 0;
+		}
+	}
+	te_appendf(text, len, ": " TE_PROTOCOL_ADVICE);
+	free(key);
+	return 1;
+}
+
 int te_launch_verdict(const struct te_launch_checks *c,
 		      const struct te_coord_req *nodes, size_t n, char *text,
 		      size_t len)
@@ -181,6 +234,10 @@ int te_launch_verdict(const struct te_launch_checks *c,
 	if (!nv) {
 		te_snprintf(text, len, "launch checks: out of memory");
 		return TE_VERDICT_WARN;
+	}
+	if (protocol_differences(nodes, n, text, len)) {
+		free(nv);
+		return TE_VERDICT_REJECT;
 	}
 	if (c->ckpt)
 		rc = ckpt_verdict(c, nodes, n, nv, text, len);

@@ -100,7 +100,7 @@ static void procmap(void)
 
 static struct te_versions ver(const char *nccl)
 {
-	struct te_versions v;
+	struct te_versions v = { .protocol = 0 };
 
 	te_strlcpy(v.trainenv, "0.1.0", sizeof(v.trainenv));
 	te_strlcpy(v.nccl, nccl, sizeof(v.nccl));
@@ -305,7 +305,7 @@ static void bounds(void)
 	   (TE_TREE_MISS_MAX - 1) * 10, "the smallest ranges kept, in order");
 	for (i = 0; i < 30; i++) {
 		char h[16];
-		struct te_versions v;
+		struct te_versions v = { .protocol = 0 };
 
 		te_snprintf(h, sizeof(h), "n%u", i);
 		te_snprintf(v.nccl, sizeof(v.nccl), "2.%u.0", i % 12);
@@ -432,12 +432,81 @@ static void wire(void)
 	}
 }
 
+/* Nodes of another protocol (core/version.h): rejected whatever
+ * --version-check says, one line naming each protocol's nodes and
+ * trainenv version, rank 0's protocol last; the flat walk says the same. */
+static void protocol_nodes(void)
+{
+	struct te_coord_req nodes[12];
+	struct te_launch_checks c = { .vcheck = TE_W_VCHECK_OFF,
+				      .rank0_host = "n1" };
+	char got[1024];
+	int i;
+
+	for (i = 0; i < 12; i++) {
+		memset(&nodes[i], 0, sizeof(nodes[i]));
+		nodes[i].rank = (uint32_t)(2 * i);
+		te_snprintf(nodes[i].host, sizeof(nodes[i].host), "n%d", i + 1);
+		nodes[i].ver = ver("2.28.9");
+		nodes[i].ver.protocol = 1;
+		te_strlcpy(nodes[i].ver.trainenv, "0.9.0",
+			   sizeof(nodes[i].ver.trainenv));
+	}
+	same_verdict(&c, nodes, 3, TE_VERDICT_OK, got, sizeof(got),
+		     "one protocol: no verdict");
+	nodes[1].ver.protocol = 2;
+	te_strlcpy(nodes[1].ver.trainenv, "1.0.0", sizeof(nodes[1].ver.trainenv));
+	same_verdict(&c, nodes, 3, TE_VERDICT_REJECT, got, sizeof(got),
+		     "n2 of protocol 2, version-check=off: rejected");
+	is_str(got, "node n2 speaks protocol 2 (trainenv 1.0.0), nodes n1, n3 "
+	       "protocol 1 (trainenv 0.9.0): install the same trainenv on "
+	       "every node (plugin, helpers and libtrainenv)",
+	       "  one line: the odd node first, then rank 0's protocol");
+	nodes[2].ver = ver("2.27.3");	/* and another NCCL: not said */
+	nodes[2].ver.protocol = 1;
+	te_strlcpy(nodes[2].ver.trainenv, "0.9.0", sizeof(nodes[2].ver.trainenv));
+	c.vcheck = TE_W_VCHECK_FAIL;
+	same_verdict(&c, nodes, 3, TE_VERDICT_REJECT, got, sizeof(got),
+		     "under version-check=fail, an NCCL mismatch beside it");
+	is_str(got, "node n2 speaks protocol 2 (trainenv 1.0.0), nodes n1, n3 "
+	       "protocol 1 (trainenv 0.9.0): install the same trainenv on "
+	       "every node (plugin, helpers and libtrainenv)",
+	       "  only the protocols are named (two tuples, one group)");
+	nodes[0].ver.protocol = 2;	/* rank 0 is of protocol 2 */
+	same_verdict(&c, nodes, 3, TE_VERDICT_REJECT, got, sizeof(got),
+		     "rank 0's node of protocol 2");
+	is_str(got, "node n3 speaks protocol 1 (trainenv 0.9.0), node n1 "
+	       "protocol 2 (trainenv 0.9.0), node n2 protocol 2 (trainenv "
+	       "1.0.0): install the same trainenv on every node (plugin, "
+	       "helpers and libtrainenv)", "  rank 0's protocol last");
+	{
+		struct te_versions p1 = nodes[3].ver, p2 = nodes[1].ver;
+
+		for (i = 0; i < 12; i++)
+			nodes[i].ver = (i % 3) ? p1 : p2;
+	}
+	same_verdict(&c, nodes, 12, TE_VERDICT_REJECT, got, sizeof(got),
+		     "12 nodes, 4 of protocol 2");
+	is_str(got, "nodes n2, n3, n5, n6, n8, n9, n11, n12 speaks protocol 1 "
+	     "(trainenv 0.9.0), nodes n1, n4, n7, n10 protocol 2 (trainenv "
+	     "1.0.0): install the same trainenv on every node (plugin, "
+	     "helpers and libtrainenv)", "  eight hosts named, none counted; rank 0's (n1) last");
+	nodes[0].ver = nodes[3].ver;	/* a node of 0.1.0 says none */
+	nodes[0].ver.protocol = 0;
+	same_verdict(&c, nodes, 2, TE_VERDICT_REJECT, got, sizeof(got),
+		     "a node that says no protocol (0.1.0) beside protocol 1");
+	like(got, "node n2 speaks protocol 1 (trainenv 0.9.0), node n1 "
+	     "protocol 0 (trainenv 1.0.0): install",
+	     "  says protocol 0");
+}
+
 int main(void)
 {
 	tree_math();
 	procmap();
 	reports_as_before();
 	nogpu_nodes();
+	protocol_nodes();
 	timeline();
 	bounds();
 	wire();

@@ -257,6 +257,24 @@ static void test_rank0(void)
 	       "  against rank 0 under fail: fine");
 	SET(b.trainenv, "0.2.0");
 	ok(!te_versions_equal(&a, &b), "  but its trainenv is still compared");
+
+	/* another protocol (issue 26): rejected whatever vcheck says */
+	b = a;
+	a.protocol = 1;
+	b.protocol = 2;
+	SET(b.trainenv, "1.0.0");
+	ok(!te_versions_equal(&a, &b), "another protocol: not equal");
+	is_int(te_rank0_versions_verdict(TE_W_VCHECK_OFF, "n2", &b, "n1", &a,
+					 text, sizeof(text)), TE_VERDICT_REJECT,
+	       "another protocol than rank 0's under off: rejected");
+	is_str(text, "node n2 speaks protocol 2 (trainenv 1.0.0), rank 0's node "
+	       "n1 protocol 1 (trainenv 0.1.0): install the same trainenv on "
+	       "every node (plugin, helpers and libtrainenv)",
+	       "  one line naming both nodes, protocols and versions");
+	b = a;
+	b.protocol = 0;
+	ok(!te_versions_equal(&a, &b), "no protocol (0.1.0) against 1: not equal");
+	a.protocol = 0;
 	ok(!te_version_compared(TE_VER_NOGPU) && te_version_compared("none") &&
 	   te_version_compared("2.28.9"), "nogpu is the one value left out");
 	ok(te_version_word_valid(TE_VER_NOGPU), "and a valid version word");

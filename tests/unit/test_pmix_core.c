@@ -508,6 +508,42 @@ static void test_versions(void)
 	       "odd character refused");
 	is_int(te_versions_parse("trainenv=0.1.0 nccl=2 cuda=1 x=1", &ver2), -1,
 	       "extra field refused");
+	/* the protocol (issue 26): last, 1..1000000, one spelling */
+	ver.protocol = 1;
+	is_int(te_versions_format(buf, sizeof(buf), &ver), 0,
+	       "versions with a protocol format");
+	is_str(buf, "trainenv=0.1.0 nccl=2.28.9 cuda=none cudart=13.0 protocol=1",
+	       "  protocol=N comes last");
+	is_int(te_versions_parse(buf, &ver2), 0, "  and parses");
+	is_int(ver2.protocol, 1, "  protocol read back");
+	is_int(te_versions_parse("trainenv=0.1.0 nccl=2 cuda=1 cudart=1", &ver2),
+	       0, "no protocol= (trainenv 0.1.0) parses");
+	is_int(ver2.protocol, 0, "  as protocol 0");
+	ver.protocol = -1;
+	is_int(te_versions_format(buf, sizeof(buf), &ver), -1,
+	       "a negative protocol is not formatted");
+	ver.protocol = TE_PROTOCOL_NUM_MAX + 1;
+	is_int(te_versions_format(buf, sizeof(buf), &ver), -1,
+	       "nor one past the largest");
+	{
+		static const char *const bad[] = {
+			"protocol=0", "protocol=01", "protocol=", "protocol=1 ",
+			"protocol=1x", "protocol=-1", "protocol=1000001",
+			"protocol=99999999999999999999", "proto=1",
+			"protocol=1 protocol=1",
+		};
+		char line[160];
+
+		for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			te_snprintf(line, sizeof(line), "trainenv=0.1.0 nccl=2 "
+				    "cuda=1 cudart=1 %s", bad[k]);
+			is_int(te_versions_parse(line, &ver2), -1,
+			       "'%s' refused", bad[k]);
+		}
+		is_int(te_versions_parse("trainenv=0.1.0 nccl=2 cuda=1 "
+					 "cudart=1 protocol=1000000", &ver2), 0,
+		       "protocol=1000000 taken");
+	}
 	strcpy(ver.nccl, "a b");
 	is_int(te_versions_format(buf, sizeof(buf), &ver), -1,
 	       "format refuses a bad version word");

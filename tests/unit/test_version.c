@@ -117,9 +117,83 @@ static void test_args(void)
 	       "another protocol: answer and exit %d", TE_PROTOCOL_EXIT);
 }
 
+/* The helpers started beside the plugin (issue 26, item 3): a refusal
+ * read from a captured answer, the line one told --protocol-say writes,
+ * libtrainenv's comparison with TRAINENV_PROTOCOL. */
+static void test_refusals(void)
+{
+	char line[1024] = "untouched", want[1024], ans[64];
+
+	snprintf(ans, sizeof(ans), "trainenv-protocol %d 1.0.0\n",
+		 TE_PROTOCOL_VERSION + 1);
+	is_int(te_protocol_refused("/opt/te2/trainenv-preflight",
+				   TE_PROTOCOL_EXIT, ans, strlen(ans), line,
+				   sizeof(line)), 1,
+	       "a check that answered another protocol with exit 3: refused");
+	snprintf(want, sizeof(want), "trainenv-preflight in /opt/te2 speaks "
+		 "protocol %d (trainenv 1.0.0), the plugin protocol %d "
+		 "(trainenv %s): install the same trainenv on every node "
+		 "(plugin, helpers and libtrainenv)", TE_PROTOCOL_VERSION + 1,
+		 TE_PROTOCOL_VERSION, PACKAGE_VERSION);
+	is_str(line, want, "  the line names it, its directory, both versions");
+	is_int(te_protocol_refused("/trainenv-rdzv", TE_PROTOCOL_EXIT, ans,
+				   strlen(ans), line, sizeof(line)), 1,
+	       "a helper in /");
+	like(line, "trainenv-rdzv in / speaks", "  its directory is /");
+	strcpy(line, "untouched");
+	is_int(te_protocol_refused("/opt/te2/trainenv-preflight", 1, ans,
+				   strlen(ans), line, sizeof(line)), 0,
+	       "the same text with exit 1: no refusal");
+	is_int(te_protocol_refused("/opt/te2/trainenv-preflight",
+				   TE_PROTOCOL_EXIT, "gpu ok\n", 7, line,
+				   sizeof(line)), 0,
+	       "exit 3 without an answer: no refusal (the caller's own error)");
+	snprintf(ans, sizeof(ans), "trainenv-protocol %d 0.8.0\n",
+		 TE_PROTOCOL_VERSION);
+	is_int(te_protocol_refused("/x/h", TE_PROTOCOL_EXIT, ans, strlen(ans),
+				   line, sizeof(line)), 0,
+	       "an answer of this protocol: no refusal");
+	is_str(line, "untouched", "  and no line");
+
+	ok(te_protocol_refusal_line("trainenv-stacks", "/opt/te2", "n2", "7",
+				    line, sizeof(line)) > 0,
+	   "the line a helper told --protocol-say writes");
+	snprintf(want, sizeof(want), "node n2: trainenv-stacks in /opt/te2 "
+		 "speaks protocol %d (trainenv %s), the plugin protocol 7: "
+		 "install the same trainenv on every node (plugin, helpers and "
+		 "libtrainenv)", TE_PROTOCOL_VERSION, PACKAGE_VERSION);
+	is_str(line, want, "  names the node, the helper, both protocols");
+	is_int(te_protocol_refusal_line("h", "/d", "n", "7", line, 20), -1,
+	       "  -1 when it does not fit");
+
+	snprintf(ans, sizeof(ans), "%d", TE_PROTOCOL_VERSION);
+	strcpy(line, "untouched");
+	is_int(te_protocol_env_check(NULL, line, sizeof(line)), 0,
+	       "TRAINENV_PROTOCOL unset (no plugin): nothing said");
+	is_int(te_protocol_env_check(ans, line, sizeof(line)), 0,
+	       "the same protocol: nothing said");
+	is_str(line, "untouched", "  no line");
+	is_int(te_protocol_env_check("999", line, sizeof(line)), 1,
+	       "another protocol: a warning");
+	snprintf(want, sizeof(want), "libtrainenv speaks protocol %d (trainenv "
+		 "%s), the plugin that started this task protocol 999 "
+		 "(TRAINENV_PROTOCOL): install the same trainenv on every node "
+		 "(plugin, helpers and libtrainenv); trainenv's barrier may fail",
+		 TE_PROTOCOL_VERSION, PACKAGE_VERSION);
+	is_str(line, want, "  one line naming both");
+	static const char *const odd[] = { "", "x", "1 2", "12345678", "-1",
+					   "1\n" };
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+		te_protocol_env_check(odd[i], line, sizeof(line));
+		like(line, "protocol unreadable (TRAINENV_PROTOCOL)",
+		     "  '%s' is shown as unreadable", odd[i]);
+	}
+}
+
 int main(void)
 {
 	test_line();
+	test_refusals();
 	test_answer();
 	test_mismatch();
 	test_args();

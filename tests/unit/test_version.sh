@@ -83,6 +83,16 @@ got=$("$build/trainenv-rdzv" --protocol $((proto + 1)) --job 1 2>&1)
 code=$?
 check "$(rc test "$got|$code" = "$answer|3")" \
 	"trainenv-rdzv given protocol $((proto + 1)) answers with its own and exits 3, before anything else" "got: $got|$code"
+# --protocol-say: the helpers nobody waits for say it on stderr, one line
+for h in trainenv-stacks trainenv-container; do
+	out=$(SLURMD_NODENAME=n7 "$build/$h" --protocol-say $((proto + 1)) --exit-report 1.0 2>/dev/null)
+	err=$(SLURMD_NODENAME=n7 "$build/$h" --protocol-say $((proto + 1)) --exit-report 1.0 2>&1 >/dev/null)
+	code=$?
+	dir=$(cd "$build" && pwd -P)
+	want="trainenv: error: node n7: $h in $dir speaks protocol $proto (trainenv $ver), the plugin protocol $((proto + 1)): install the same trainenv on every node (plugin, helpers and libtrainenv)"
+	check "$(rc test "$out|$err|$code" = "|$want|3")" \
+		"$h --protocol-say $((proto + 1)): one line on stderr, nothing on stdout, exit 3" "got: $out|$err|$code"
+done
 
 # The release notes and the packages: their newest entry is this release.
 news=$(sed -n 's/^## \([^ ]*\).*/\1/p' "$src/NEWS.md" | head -1)
