@@ -115,6 +115,62 @@ void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p)
 	}
 }
 
+/* What te_proc_environ_parse reads (a bit each in te_env_pick.seen). */
+static const char *const picked[] = { "SLURM_JOB_ID=", "SLURM_STEP_ID=",
+	"SLURM_PROCID=", "RANK=", "WORLD_SIZE=", "TORCHELASTIC_RUN_ID=",
+	"TRAINENV_LAUNCHER=", "SLURMD_NODENAME=" };
+
+void te_env_pick_init(struct te_env_pick *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+static void pick_entry(struct te_env_pick *s)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(picked) / sizeof(picked[0]); i++) {
+		size_t k = strlen(picked[i]);
+
+		if (s->curlen < k || memcmp(s->cur, picked[i], k))
+			continue;
+		if (!(s->seen & (1u << i)) &&
+		    s->outlen + s->curlen + 1 <= sizeof(s->out)) {
+			memcpy(s->out + s->outlen, s->cur, s->curlen);
+			s->outlen += s->curlen;
+			s->out[s->outlen++] = '\0';
+			s->seen |= 1u << i;
+		}
+		return;
+	}
+}
+
+void te_env_pick_feed(struct te_env_pick *s, const char *buf, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (buf[i] == '\0') {
+			if (!s->too_long)
+				pick_entry(s);
+			s->curlen = 0;
+			s->too_long = 0;
+		} else if (s->curlen < sizeof(s->cur)) {
+			s->cur[s->curlen++] = buf[i];
+		} else {
+			s->too_long = 1;
+		}
+	}
+}
+
+void te_env_pick_end(struct te_env_pick *s)
+{
+	if (s->curlen && !s->too_long)
+		pick_entry(s);
+	s->curlen = 0;
+	s->too_long = 0;
+}
+
 int te_proc_stepd_title(const char *cmd, size_t len, long *job, long *step)
 {
 	static const char pre[] = "slurmstepd: [";

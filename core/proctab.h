@@ -46,6 +46,25 @@ int te_proc_stat_parse(const char *line, struct te_proc *p);
  * -1, 0 or ""). */
 void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p);
 
+/* A process's environment read whole, however large (a task may have
+ * 20,000 variables, megabytes), in pieces of any size: only the first
+ * entry of each variable te_proc_environ_parse reads is kept, in out (a
+ * block for it); entries longer than TE_ENV_PICK_ENTRY are none of them
+ * (their values would not parse) and are skipped. */
+#define TE_ENV_PICK_ENTRY 256
+struct te_env_pick {
+	char cur[TE_ENV_PICK_ENTRY];
+	size_t curlen;
+	int too_long;		/* the current entry is skipped */
+	unsigned seen;		/* the variables kept (a bit each) */
+	char out[16 * TE_ENV_PICK_ENTRY];
+	size_t outlen;
+};
+void te_env_pick_init(struct te_env_pick *s);
+void te_env_pick_feed(struct te_env_pick *s, const char *buf, size_t n);
+/* The last entry, when the block did not end with its NUL. */
+void te_env_pick_end(struct te_env_pick *s);
+
 /* slurmstepd's process title, /proc/PID/cmdline cmd[0..len): 0 with its
  * job and step when it is "slurmstepd: [JOB.STEP]" (a numbered step),
  * else -1 (another program, the batch or extern step). */

@@ -39,6 +39,7 @@ extern char **environ;
 struct opts {
 	long job, step;		/* step -1: the job's newest step */
 	int local, json, exit_report, watch, task_pid;
+	uint64_t task_start;	/* --watch-workers: the task's start time */
 	long uid;		/* the step's user: whose processes count */
 	const char *node;
 	unsigned grace;
@@ -120,6 +121,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		} else if (!strcmp(a, "--task-pid") && v &&
 			   te_parse_u64(v, 0x3fffffff, &n) == 0 && n > 1) {
 			o->task_pid = (int)n;
+			i++;
+		} else if (!strcmp(a, "--task-start") && v &&
+			   te_parse_u64(v, UINT64_MAX, &n) == 0) {
+			o->task_start = n;
 			i++;
 		} else if (!strcmp(a, "--uid") && v &&
 			   te_parse_u64(v, 0x7fffffff, &n) == 0) {
@@ -558,6 +563,7 @@ int main(int argc, char **argv)
 	if (o.watch)
 		return o.node && o.task_pid ?
 			       te_stacks_watch_workers(o.job, o.step, o.node,
-						       o.task_pid) : usage(stderr);
+						       o.task_pid, o.task_start) :
+				       usage(stderr);
 	return login_side(&o);
 }

@@ -8,6 +8,7 @@
  * job.step (of user uid) still running on this node (core/stacks.h). 0,
  * or 1 with a line on stderr when it cannot look. */
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 int te_stacks_node(long job, long step, uid_t uid);
@@ -24,10 +25,11 @@ struct te_proc;
 size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 		      uid_t uid);
 
-/* --watch-workers: until task_pid is gone, or the first of the node's
+/* --watch-workers: until the task (task_pid with its start time
+ * task_start; 0: the first seen) is gone, or the first of the node's
  * torchrun workers of job.step ends (then said to srun). 0. */
 int te_stacks_watch_workers(long job, long step, const char *node,
-			    int task_pid);
+			    int task_pid, uint64_t task_start);
 
 /* gdb's command line that defines trainenv-py-bt (stacks_pybt.c): py-bt,
  * or where py-bt cannot read the frames (Python 3.12+), the thread state's

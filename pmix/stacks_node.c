@@ -12,11 +12,15 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,7 +32,7 @@
 #include "sysutil.h"
 
 #define GDB_OUT_MAX (256 * 1024)
-#define ENV_MAX (256 * 1024)
+#define ENV_CHUNK (64 * 1024)
 
 extern char **environ;
 
@@ -76,10 +80,28 @@ static void parent_of(struct te_proc *p)
 	p->stepd_step = last_step;
 }
 
+/* The variables the picking reads, from the process's whole environment
+ * (read in pieces: a task may carry megabytes of it). */
+static void read_environ(const char *path, struct te_proc *p)
+{
+	static char buf[ENV_CHUNK];
+	static struct te_env_pick pick;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	ssize_t got;
+
+	te_env_pick_init(&pick);
+	if (fd >= 0) {
+		while ((got = read(fd, buf, sizeof(buf))) > 0)
+			te_env_pick_feed(&pick, buf, (size_t)got);
+		close(fd);
+	}
+	te_env_pick_end(&pick);
+	te_proc_environ_parse(pick.out, pick.outlen, p);
+}
+
 size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 		      uid_t uid)
 {
-	static char env[ENV_MAX];
 	char path[64], buf[1024], exe[PATH_MAX];
 	struct dirent *d;
 	struct stat st;
@@ -104,8 +126,7 @@ size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 		    te_proc_stat_parse(buf, p) < 0)
 			continue;
 		te_snprintf(path, sizeof(path), "/proc/%s/environ", d->d_name);
-		len = te_read_small(path, env, sizeof(env), 0);
-		te_proc_environ_parse(env, len > 0 ? (size_t)len : 0, p);
+		read_environ(path, p);
 		if (p->job < 0 || !p->node[0] || (node && strcmp(p->node, node)))
 			continue;
 		parent_of(p);
@@ -155,13 +176,8 @@ static void read_wchan(int pid, char *out, size_t len)
 static uint64_t cpu_ticks(int pid)
 {
 	struct te_proc p;
-	char path[64], buf[1024];
 
-	te_snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (te_read_small(path, buf, sizeof(buf), 0) <= 0 ||
-	    te_proc_stat_parse(buf, &p) < 0)
-		return 0;
-	return p.cpu_ticks;
+	return te_proc_stat_read(pid, &p) == 0 ? p.cpu_ticks : 0;
 }
 
 /* The environment for gdb: without the user's PYTHONHOME and PYTHONPATH,
@@ -292,7 +308,9 @@ static int proc_files(int pid, int is_python, uid_t uid,
  * program and libraries through /proc/PID/root (the program given as
  * /proc/PID/exe with give_exe: proc_files), and gets the container's gdb
  * script for py-bt (script, "" for none). */
-static void take_stack(const char *gdb, int pid, int is_python,
+static void continue_process(int pid, int pidfd);
+
+static void take_stack(const char *gdb, int pid, int pidfd, int is_python,
 		       const struct te_stack_files *f, int give_exe,
 		       const char *script, struct te_proc_stack *ps)
 {
@@ -349,7 +367,7 @@ static void take_stack(const char *gdb, int pid, int is_python,
 	}
 	/* a gdb killed or crashed while attached may leave it stopped */
 	if (so.killed || !WIFEXITED(so.status) || WEXITSTATUS(so.status))
-		kill(pid, SIGCONT);
+		continue_process(pid, pidfd);
 	if (so.killed) {
 		te_snprintf(ps->note, sizeof(ps->note), "gdb took more than "
 			    "%d s: stack not taken", TE_STACKS_GDB_MS / 1000);
@@ -398,6 +416,88 @@ static unsigned node_tag(void)
 		       (unsigned)v : 0;
 }
 
+/* Run as root (root's `trainenv stacks`, an admin's srun): the job's user
+ * from here on, before anything of the job's is looked at: gdb, the
+ * container's files and its gdb script are the user's own, read with the
+ * user's rights only. 0, or -1 (said). */
+static int become_job_user(uid_t uid, const char *node)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	gid_t gid;
+
+	if (geteuid() != 0 || uid == 0)
+		return 0;
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res) {
+		fprintf(stderr, "trainenv: node %s: the job's user (uid %u) "
+			"is unknown here: no stacks from this node as root\n",
+			node, (unsigned)uid);
+		return -1;
+	}
+	gid = pw.pw_gid;
+	if (setgroups(1, &gid) < 0 || setgid(gid) < 0 || setuid(uid) < 0 ||
+	    getuid() != uid || geteuid() != uid || setuid(0) == 0) {
+		fprintf(stderr, "trainenv: node %s: cannot become the job's "
+			"user (uid %u): %s: no stacks from this node\n", node,
+			(unsigned)uid, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* A rank's process, held from the scan to its SIGCONT: a pidfd opened
+ * while its start time is still the one scanned (then it names that
+ * process, not a later one of the same pid). -1 when it is gone. */
+static int hold_process(const struct te_proc *p)
+{
+	uint64_t start;
+	int fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+
+	if (fd < 0)
+		return -1;
+	if (te_proc_start_time(p->pid, &start) < 0 || start != p->start) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Without a pidfd: the pid is still the process scanned. */
+static int same_process(const struct te_proc *p)
+{
+	uint64_t start;
+
+	return te_proc_start_time(p->pid, &start) == 0 && start == p->start;
+}
+
+/* SIGCONT to the process held (by pid only when no pidfd could be had:
+ * then checked by its start time just before). */
+static void continue_process(int pid, int pidfd)
+{
+	if (pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0);
+	else
+		kill(pid, SIGCONT);
+}
+
+/* A pidfd for every rank of a node: the soft limit up to the hard one. */
+static void raise_fd_limit(size_t ranks)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < ranks + 64 &&
+	    rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = ranks + 64 < rl.rlim_max ? ranks + 64 : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int still_there(int pidfd)
+{
+	return pidfd >= 0 &&
+	       syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+}
+
 int te_stacks_node(long job, long step, uid_t uid)
 {
 	unsigned tag = node_tag();
@@ -409,6 +509,7 @@ int te_stacks_node(long job, long step, uid_t uid)
 	int give_exe;
 	char node[TE_STACK_NODE_MAX], gdb[PATH_MAX], gdb_note[TE_STACK_NOTE_MAX];
 	static uint64_t before[TE_STACK_NODE_RANKS];
+	static int held[TE_STACK_NODE_RANKS];	/* pidfds, -1: none */
 	long hz = sysconf(_SC_CLK_TCK);
 	int64_t deadline = te_now_ms() + TE_STACKS_NODE_MS;
 	size_t n, k, i;
@@ -418,11 +519,16 @@ int te_stacks_node(long job, long step, uid_t uid)
 		te_node_name_from(getenv("SLURMD_NODENAME"), node, sizeof(node));
 	else
 		te_node_name(node, sizeof(node));
+	if (become_job_user(uid, node) < 0)
+		return 1;
 	n = te_stacks_scan(t, TE_PROC_MAX, getenv("SLURMD_NODENAME"), uid);
 	k = te_proc_pick_ranks(t, n, job, step, r, TE_STACK_NODE_RANKS);
+	raise_fd_limit(k);
 	/* the CPU each rank uses over one second: spinning or waiting */
-	for (i = 0; i < k; i++)
+	for (i = 0; i < k; i++) {
 		before[i] = t[r[i].idx].cpu_ticks;
+		held[i] = hold_process(&t[r[i].idx]);
+	}
 	if (k)
 		sleep(1);
 	have_gdb = find_gdb(gdb, sizeof(gdb), gdb_note, sizeof(gdb_note)) == 0;
@@ -430,6 +536,13 @@ int te_stacks_node(long job, long step, uid_t uid)
 		const struct te_proc *p = &t[r[i].idx];
 		uint64_t now = cpu_ticks(p->pid);
 
+		/* ended since the scan (or a pidfd could not be had, and its
+		 * pid is another process's now): no rank of the step */
+		if (held[i] == -1 ? !same_process(p) : !still_there(held[i])) {
+			if (held[i] >= 0)
+				close(held[i]);
+			continue;
+		}
 		te_stack_init(&ps);
 		ps.rank = r[i].rank >= 0 && r[i].rank <= INT_MAX ?
 				  (int)r[i].rank : -1;
@@ -443,8 +556,8 @@ int te_stacks_node(long job, long step, uid_t uid)
 		give_exe = proc_files(p->pid, p->is_python, uid, &files,
 				      script, sizeof(script));
 		if (have_gdb && te_now_ms() < deadline)
-			take_stack(gdb, p->pid, p->is_python, &files, give_exe,
-				   script, &ps);
+			take_stack(gdb, p->pid, held[i], p->is_python, &files,
+				   give_exe, script, &ps);
 		else if (have_gdb)
 			te_snprintf(ps.note, sizeof(ps.note), "stack not taken: "
 				    "this node's %d s for stacks are spent",
@@ -452,6 +565,8 @@ int te_stacks_node(long job, long step, uid_t uid)
 		else
 			te_strlcpy(ps.note, gdb_note, sizeof(ps.note));
 		send_record(&ps, tag);
+		if (held[i] >= 0)
+			close(held[i]);
 	}
 	return 0;
 }

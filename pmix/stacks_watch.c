@@ -5,7 +5,9 @@
  * (as the job's user, detached); polls /proc once a second; a worker gone
  * for two polls with no new one for its rank is said to srun's listener
  * as "ended"; workers that come back after that (a torchrun restart) as
- * "resumed", which voids the grace. It exits when its task is gone.
+ * "resumed", which voids the grace. It exits when its task is gone: the
+ * process of its pid and start time, which it waits for however long the
+ * task takes to show as the step's.
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
@@ -22,6 +24,7 @@
 #include "sendline.h"
 #include "stacks_int.h"
 #include "strutil.h"
+#include "sysutil.h"
 
 #define WATCH_MAX 256
 #define SEND_MS 2000
@@ -36,24 +39,19 @@ struct seen {
 
 /* The workers of job.step on the task's node now: up to max, with their
  * pids. The node is the task's own SLURMD_NODENAME (set by slurmd; the
- * host name may differ from Slurm's node name). *task_alive: the task is
- * still there (the same process: its start time). */
-static size_t workers(long job, long step, int task_pid, uint64_t *task_start,
-		      struct seen *now, size_t max, int *task_alive)
+ * host name may differ from Slurm's node name), once the task shows in the
+ * scan as the step's (until then: none). */
+static size_t workers(long job, long step, int task_pid, uint64_t task_start,
+		      struct seen *now, size_t max)
 {
 	static struct te_proc t[TE_PROC_MAX];
 	static struct te_rank_proc r[WATCH_MAX];
 	size_t n = te_stacks_scan(t, TE_PROC_MAX, NULL, getuid()), k, i, m = 0;
 	const char *node = NULL;
 
-	*task_alive = 0;
 	for (i = 0; i < n; i++)
-		if (t[i].pid == task_pid &&
-		    (!*task_start || t[i].start == *task_start)) {
-			*task_start = t[i].start;
-			*task_alive = 1;
+		if (t[i].pid == task_pid && t[i].start == task_start)
 			node = t[i].node;
-		}
 	if (!node)
 		return 0;
 	te_strlcpy(watch_node, node, sizeof(watch_node));
@@ -68,6 +66,20 @@ static size_t workers(long job, long step, int task_pid, uint64_t *task_start,
 	return m;
 }
 
+/* The task is still the process it was: its pid with its start time
+ * (task_start 0: the first one seen). A task another plugin's task_init
+ * keeps from its program for a while is there all along. */
+static int task_alive(int task_pid, uint64_t *task_start)
+{
+	uint64_t st;
+
+	if (te_proc_start_time(task_pid, &st) < 0)
+		return 0;
+	if (!*task_start)
+		*task_start = st;
+	return st == *task_start;
+}
+
 /* One line to srun's listener: a worker ended, or workers are back (a
  * torchrun restart: the grace that line started is void). */
 static int tell_srun(long rank, const char *node, int resumed)
@@ -80,20 +92,19 @@ static int tell_srun(long rank, const char *node, int resumed)
 }
 
 int te_stacks_watch_workers(long job, long step, const char *node,
-			    int task_pid)
+			    int task_pid, uint64_t task_start)
 {
 	static struct seen seen[WATCH_MAX], now[WATCH_MAX];
 	size_t nseen = 0, nnow, i, j;
-	uint64_t task_start = 0;
-	int alive, ended = 0;
+	int ended = 0;
 
 	signal(SIGHUP, SIG_IGN);
 	for (;;) {
 		poll(NULL, 0, 1000);
-		nnow = workers(job, step, task_pid, &task_start, now,
-			       WATCH_MAX, &alive);
-		if (!alive)
+		if (!task_alive(task_pid, &task_start))
 			return 0;	/* the task (torchrun) is gone */
+		nnow = workers(job, step, task_pid, task_start, now,
+			       WATCH_MAX);
 		if (ended) {
 			/* a worker that was not there at the end: torchrun
 			 * restarted them (--max-restarts); on a node that

@@ -42,6 +42,8 @@ static struct {
 	 * the hang is blamed on the one node that has none */
 	char ended[TE_EXITWATCH_NODES][sizeof(((struct te_failrep *)0)->node)];
 	int nended, ended_full;
+	int ended_at_fire, full_at_fire;	/* at the report */
+	int hang_node_done;
 	char hang_node[sizeof(((struct te_failrep *)0)->node)];
 } ew;
 
@@ -59,11 +61,13 @@ static void note_ended(const char *node)
 	te_strlcpy(ew.ended[ew.nended++], node, sizeof(ew.ended[0]));
 }
 
+/* Whether node had a task end before the report ran (the step's end,
+ * which the report causes, ends them all). */
 static int has_ended(const char *node)
 {
 	int i;
 
-	for (i = 0; i < ew.nended; i++)
+	for (i = 0; i < ew.ended_at_fire; i++)
 		if (!strcmp(ew.ended[i], node))
 			return 1;
 	return 0;
@@ -84,7 +88,7 @@ static void find_hang_node(void)
 		te_strlcpy(ew.hang_node, ew.stall_node, sizeof(ew.hang_node));
 		return;
 	}
-	if (ew.ended_full || !(l = slurm_job_step_layout_get(&id)))
+	if (ew.full_at_fire || !(l = slurm_job_step_layout_get(&id)))
 		return;
 	hl = l->node_list ? slurm_hostlist_create(l->node_list) : NULL;
 	while (hl && (h = slurm_hostlist_shift(hl))) {
@@ -183,7 +187,10 @@ void te_exitwatch_fire(int64_t now_ms)
 	if (!te_exitwatch_due() || ew.fired)
 		return;
 	ew.fired = 1;
-	find_hang_node();
+	/* the hang node is found at srun's end (te_exitwatch_hang_node):
+	 * this thread asks slurmctld nothing */
+	ew.ended_at_fire = ew.nended;
+	ew.full_at_fire = ew.ended_full;
 	if (!ew.stall_ms) {
 		te_strlcpy(ew.why_opt, "--first-exit", sizeof(ew.why_opt));
 		if (ew.first.ended)
@@ -246,7 +253,13 @@ void te_exitwatch_disarm(void)
 
 const char *te_exitwatch_hang_node(void)
 {
-	return ew.fired && ew.hang_node[0] ? ew.hang_node : NULL;
+	if (!ew.fired)
+		return NULL;
+	if (!ew.hang_node_done) {
+		ew.hang_node_done = 1;
+		find_hang_node();
+	}
+	return ew.hang_node[0] ? ew.hang_node : NULL;
 }
 
 const char *te_exitwatch_fired(void)

@@ -42,7 +42,8 @@ void te_exitwatch_disarm(void);
 int te_exitwatch_reap(void);
 /* The report ran and every rank still running was on one node (the only
  * node none of whose tasks had ended; a stalled rank's node): its name,
- * for --train-requeue; else NULL. */
+ * for --train-requeue; else NULL. Asks slurmctld for the step's layout:
+ * srun's main thread, at its end, after te_failrep_finish. */
 #define TE_EXITWATCH_NODES 4096		/* nodes whose ends are told apart */
 const char *te_exitwatch_hang_node(void);
 /* Why the hang report ran, or NULL when it did not. */

@@ -21,7 +21,6 @@
 
 #include "exitwatch.h"
 #include "failrep_net.h"
-#include "srun_recovery.h"
 #include "strutil.h"
 #include "sysutil.h"
 
@@ -254,8 +253,15 @@ static void *listener(void *arg)
 			if (c->fd < 0)
 				continue;
 			if (te_failrep_conn_expired(c, now)) {
-				conn_close(c);
-				continue;
+				/* what came meanwhile is read first: a report
+				 * sent in time counts, however busy this
+				 * thread was (its token makes it a sender,
+				 * who may stay longer) */
+				conn_read(c);
+				if (c->fd >= 0 && te_failrep_conn_expired(c, now))
+					conn_close(c);
+				if (c->fd < 0)
+					continue;
 			}
 			open++;
 			wake_at = min64(wake_at, c->since + (c->authed ?
@@ -269,13 +275,6 @@ static void *listener(void *arg)
 				continue;
 			}
 			wake_at = min64(wake_at, te_exitwatch_due());
-		}
-		if (!draining && te_timesig_due()) {
-			if (now >= te_timesig_due()) {
-				te_timesig_fire(now);
-				continue;
-			}
-			wake_at = min64(wake_at, te_timesig_due());
 		}
 		if (draining) {
 			/* bounded whatever others do; early once all is quiet */

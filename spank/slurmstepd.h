@@ -48,11 +48,11 @@ void te_stepd_gpu_env(spank_t sp, struct te_bind_gpu_env *e,
 /* stepd_watch.c: a torchrun task's worker watcher (--train-exit-grace). */
 void te_stepd_watch_workers(spank_t sp);
 
-/* env without SLURM_JOB_ID and SLURM_STEP_ID into out (at most max - 1
- * entries, NULL-terminated), for a process started beside a task that
- * must not pass for one of the step's ranks (stepd_watch.c). */
-#define TE_STEPD_ENV_MAX 4096
-char **te_stepd_env_not_a_rank(char **env, char **out, size_t max);
+/* env without SLURM_JOB_ID and SLURM_STEP_ID, whole however many
+ * variables it has (an allocated array of env's strings: free the array
+ * only; NULL when out of memory), for a process started beside a task
+ * that must not pass for one of the step's ranks (stepd_watch.c). */
+char **te_stepd_env_not_a_rank(char **env);
 
 /* stepd_preflight.c: --train-preflight for one task. 0, or -1 (the task
  * fails: line is its own error, why the others'), or -2 (the same, but

@@ -9,6 +9,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -145,6 +147,65 @@ static void timesig_arm(const job_info_t *j)
 	}
 }
 
+/* The time signal's own thread: it asks slurmctld (the job's end time may
+ * have moved, then the signal), which the failure listener's thread never
+ * does (a slow slurmctld would hold the reports up). */
+static struct {
+	pthread_t thread;
+	int running, wake[2];
+} timer = { .wake = { -1, -1 } };
+
+static void timesig_fire(int64_t now_ms);
+
+static void *timesig_thread(void *arg)
+{
+	sigset_t all;
+
+	(void)arg;
+	/* srun's signal thread must receive every signal, not this one */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	while (rc.sig_due_ms) {
+		int64_t now = te_now_ms();
+		struct pollfd p = { .fd = timer.wake[0], .events = POLLIN };
+
+		if (now >= rc.sig_due_ms) {
+			timesig_fire(now);
+			continue;
+		}
+		if (poll(&p, 1, (int)(rc.sig_due_ms - now > 60000 ? 60000 :
+				      rc.sig_due_ms - now)) > 0)
+			break;		/* srun ends */
+	}
+	return NULL;
+}
+
+static void timesig_start(void)
+{
+	if (!rc.sig_due_ms)
+		return;
+	if (pipe2(timer.wake, O_CLOEXEC) < 0 ||
+	    pthread_create(&timer.thread, NULL, timesig_thread, NULL) != 0) {
+		say("warning: --train-time-signal: cannot start its timer: %s",
+		    strerror(errno));
+		rc.sig_due_ms = 0;
+		return;
+	}
+	timer.running = 1;
+}
+
+/* srun's end: the timer stops (a signal being sent is sent first). */
+static void timesig_stop(void)
+{
+	if (!timer.running)
+		return;
+	close(timer.wake[1]);
+	pthread_join(timer.thread, NULL);
+	close(timer.wake[0]);
+	timer.wake[0] = timer.wake[1] = -1;
+	timer.running = 0;
+}
+
 int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step)
 {
 	const struct te_value *rq = &te_plug.cfg.v[TE_S_REQUEUE];
@@ -184,15 +245,11 @@ int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step)
 	}
 	timesig_arm(j);
 	slurm_free_job_info_msg(msg);
-	return rc.requeue || rc.sig_due_ms;
+	timesig_start();
+	return rc.requeue;
 }
 
-int64_t te_timesig_due(void)
-{
-	return rc.sig_due_ms;
-}
-
-void te_timesig_fire(int64_t now_ms)
+static void timesig_fire(int64_t now_ms)
 {
 	job_info_msg_t *msg;
 	int64_t at, now = time(NULL);
@@ -403,6 +460,7 @@ void te_recovery_srun_exit(void)
 	char lost[TE_NODE_MAX], excl[TE_EXCLUDE_MAX], why[TE_ERR_MAX];
 	sigset_t all, old;
 
+	timesig_stop();
 	rc.sig_due_ms = 0;
 	if (!rc.requeue)
 		return;

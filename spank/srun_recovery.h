@@ -9,14 +9,10 @@
 
 /* At srun's user_init, once the step's ids are known: reads the job from
  * slurmctld, gives the tasks TRAINENV_RESTART and TRAINENV_EXCLUDED_NODES
- * (with --train-requeue), arms the time signal. Returns 1 when srun's
- * listener thread must run for it (failure reports or the timer). */
+ * (with --train-requeue), arms the time signal in a thread of its own
+ * (it re-reads the job's end time when due: it may have moved). Returns 1
+ * when srun's listener thread must run for it (the failure reports). */
 int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step);
-
-/* The listener thread's timer: the monotonic ms the time signal is due, or
- * 0; fire it (re-reads the job's end time first: it may have moved). */
-int64_t te_timesig_due(void);
-void te_timesig_fire(int64_t now_ms);
 
 /* At srun's end, after the failure reports are in: blame, decide, requeue
  * without the node (or say why not). May end srun with exit code 93 when

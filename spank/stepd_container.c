@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -108,7 +109,7 @@ int te_stepd_container_coming(spank_t sp)
 void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 			      uint32_t global_id)
 {
-	static char *env2[TE_STEPD_ENV_MAX];
+	char **env2;
 	char path[TE_VALUE_MAX + 32], exe[4096], spid[16], rank[16];
 	char *argv[16], **env = NULL, proto[12];
 	ssize_t n;
@@ -152,15 +153,18 @@ void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 	if (te_plug.explain && global_id == 0)
 		argv[k++] = (char *)"--explain";
 	argv[k] = NULL;
-	te_stepd_env_not_a_rank(env, env2, TE_STEPD_ENV_MAX);
+	env2 = te_stepd_env_not_a_rank(env);
 	/* The task keeps the write end, close-on-exec: the check reads end
 	 * of file the moment the task executes its program. */
-	if (pipe2(p, O_CLOEXEC) < 0)
+	if (!env2 || pipe2(p, O_CLOEXEC) < 0) {
+		free(env2);
 		return;
+	}
 	pid = fork();
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
+		free(env2);
 		return;
 	}
 	if (pid == 0) {
@@ -184,6 +188,7 @@ void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 		_exit(127);
 	}
 	close(p[0]);
+	free(env2);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
 }

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,32 +19,37 @@
 #include "runcap.h"
 #include "slurmstepd.h"
 #include "strutil.h"
+#include "sysutil.h"
 #include "version.h"
 
 /* The task's environment without SLURM_JOB_ID and SLURM_STEP_ID, for a
  * process trainenv starts beside the task (the torchrun watcher, the
  * container check): it is not one of the step's ranks when the hang report
  * looks for them. */
-char **te_stepd_env_not_a_rank(char **env, char **out, size_t max)
+char **te_stepd_env_not_a_rank(char **env)
 {
 	static const char *const ids[] = { "SLURM_JOB_ID=", "SLURM_STEP_ID=",
 					   NULL };
+	size_t n = te_env_count(env) + 1;
+	char **out = calloc(n, sizeof(*out));
 
-	te_env_without(env, ids, NULL, out, max);
+	if (out)
+		te_env_without(env, ids, NULL, out, n);
 	return out;
 }
 
 void te_stepd_watch_workers(spank_t sp)
 {
-	static char *env2[TE_STEPD_ENV_MAX];
-	char path[TE_VALUE_MAX + 32], js[32], spid[16], proto[12];
+	char path[TE_VALUE_MAX + 32], js[32], spid[16], sstart[24], proto[12];
 	/* a watcher of another protocol would say so on its stderr, which
 	 * is /dev/null here: it only does not watch (docs/RELIABILITY.md) */
 	char *argv[] = { (char *)TE_STACKS_HELPER, (char *)"--protocol-say",
 			 proto, (char *)"--watch-workers",
 			 js, (char *)"--node", te_step.node,
-			 (char *)"--task-pid", spid, NULL };
-	char **env = NULL;
+			 (char *)"--task-pid", spid, (char *)"--task-start",
+			 sstart, NULL };
+	char **env = NULL, **env2;
+	uint64_t start;
 	pid_t pid;
 
 	if (!te_step.report)
@@ -64,10 +70,19 @@ void te_stepd_watch_workers(spank_t sp)
 	te_snprintf(js, sizeof(js), "%u.%u", te_step.job_id, te_step.step_id);
 	te_snprintf(proto, sizeof(proto), "%d", te_protocol_version());
 	te_snprintf(spid, sizeof(spid), "%d", (int)getpid());
-	te_stepd_env_not_a_rank(env, env2, TE_STEPD_ENV_MAX);
-	pid = fork();
-	if (pid < 0)
+	/* the task by its pid and start time: the watcher never takes a
+	 * later process of the same pid for it */
+	if (te_proc_start_time(getpid(), &start) < 0)
 		return;
+	te_snprintf(sstart, sizeof(sstart), "%llu", (unsigned long long)start);
+	env2 = te_stepd_env_not_a_rank(env);
+	if (!env2)
+		return;
+	pid = fork();
+	if (pid < 0) {
+		free(env2);
+		return;
+	}
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDWR);
 
@@ -83,5 +98,6 @@ void te_stepd_watch_workers(spank_t sp)
 		execve(path, argv, env2);
 		_exit(127);
 	}
+	free(env2);
 	waitpid(pid, NULL, 0);
 }

@@ -95,7 +95,9 @@ if ls "$cuda"/lib64/libcudart.so* >/dev/null 2>&1; then
 	is "$(count_lines "$out" '^ran [0-5] [0-9]+ none$')" 6 "GPUs in the step, CUDA runtime but no driver: the tasks run" ||
 		diag "$out"
 	is "$(runs)" 6 "the check ran once per rank"
-	is "$(awk '{ print $4 }' "$count" | sort | uniq -c | awk '{ print $1 }' | paste -sd,)" "3,3" \
+	# the PCI bus id after --gpu (the protocol comes first: issue 26)
+	is "$(awk '{ for (i = 3; i < NF; i++) if ($i == "--gpu") print $(i + 1) }' "$count" |
+		sort | uniq -c | awk '{ print $1 }' | paste -sd,)" "3,3" \
 		"  each rank for its own GPU (2 ranks a node: 0000:81:00.0 and 0000:82:00.0)"
 	is "$(count_lines "$out" '^trainenv: preflight: nothing to check on node n1: no usable CUDA runtime or driver \(cudaDeviceGetByPCIBusId: .*driver.*; runtime [0-9.]+, driver none\); the tasks run unchecked$')" 1 \
 		"'no usable CUDA runtime or driver' said once, with the CUDA error" || diag "$out"

@@ -25,7 +25,7 @@ if [ "$rc" -ne 0 ] || [ ! -d "$root" ]; then
 fi
 nodbg=$root-nodbg
 
-plan 18
+plan 19
 
 te_build_init
 cluster_up --nodes 2 || bail_out "no cluster"
@@ -139,6 +139,18 @@ out=$(timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups "$TE_TOOL
 diag "$out"
 grep -qE '^trainenv: hang: rank 0 on n[12] \(1 rank' <<<"$out" && grep -q 'in common' <<<"$out"
 ok $? "trainenv stacks as nobody: the rank's Python frame common"
+# An admin's node-side collector, run as root on the rank's node for
+# nobody's job (as pdsh would: root's srun may not step into another
+# user's job): it becomes nobody before it looks at anything of the job's
+# (issue 25, item 4), so the container's gdb script runs, with nobody's
+# rights; as root it was left out ("run as root for another user ...:
+# native frames only").
+rnode=$(sed -nE 's/^trainenv: hang: rank 0 on (n[0-9]+) .*/\1/p' <<<"$out")
+out=$(cluster_exec "${rnode:-n1}" timeout 60 "$TE_BUILDDIR/trainenv-stacks" --local "$job.0" \
+	--uid "$(id -u nobody)" 2>&1)
+diag "$out"
+grep -qE '^@[0-9]+ frame py [0-9]+ common ' <<<"$out" && ! grep -q 'run%20as%20root' <<<"$out"
+ok $? "the node side run as root for nobody's job: the same Python frame, read as nobody"
 pid=$(cat "$ready/rank.0" 2>/dev/null)
 # The same gdb without the sysroot, as before: it opens none of the files.
 old=$(setpriv --reuid=nobody --regid=nogroup --clear-groups \

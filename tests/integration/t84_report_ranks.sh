@@ -21,7 +21,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 24
+plan 26
 
 te_build_init
 cluster_up --nodes 2 || bail_out "no cluster"
@@ -178,3 +178,48 @@ assert f["ended_by_trainenv"] is False, f
 PY
 ok $? "a failure of its own: ended_by_trainenv false" ||
 	diag "$(cat "$dumps/0/$job/trainenv.0.json" 2>&1)"
+
+# ================================================================ (g) a slow slurmctld (item 8)
+# slurmctld stops (SIGSTOP) a second after rank 0 exits and stays stopped
+# for 8 s: the grace runs out meanwhile (the report waits for slurmctld;
+# srun's listener must not: it asked slurmctld for the step's layout there
+# before) and rank 1 fails at 5 s. Its failure line comes within 2 s of
+# its exit, not after slurmctld is back.
+ctld=$(awk '$1 == "slurmctld" { p = $2 } END { print p }' "$TE_CLUSTER_DIR/pids")
+rm -f "$ready"/rank.*
+python3 - "$TE_WORK/g.lines" "$ready" "$TE_SRUN_TIMEOUT" <<'PY' &
+import subprocess, sys, time
+out, ready, secs = sys.argv[1], sys.argv[2], sys.argv[3]
+script = ('if [ "$SLURM_PROCID" = 0 ]; then touch %s/rank.0; exit 0; fi; sleep 5; exit 7' % ready)
+p = subprocess.Popen(["timeout", "-k", "10", secs, "srun", "-N2", "--ntasks-per-node=1",
+                      "--train-exit-grace=2", "--train-exit-action=report", "bash", "-c", script],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+with open(out, "w") as f:
+    for line in p.stderr:
+        f.write("%.3f %s" % (time.time(), line))
+        f.flush()
+    f.write("%.3f srun-rc %d\n" % (time.time(), p.wait()))
+PY
+gpid=$!
+te_on_exit "kill -CONT $ctld 2>/dev/null"
+for ((i = 0; i < 300; i++)); do [ -e "$ready/rank.0" ] && break; sleep 0.1; done
+sleep 1
+kill -STOP "$ctld"
+sleep 8
+kill -CONT "$ctld"
+wait "$gpid"
+diag "$(cat "$TE_WORK/g.lines")"
+python3 - "$TE_WORK/g.lines" <<'PY'
+import datetime, re, sys
+for line in open(sys.argv[1]):
+    m = re.match(r"(\S+) trainenv: rank 1 \(node n2, local rank 0\) exited with code 7 at (\S+ \S+):", line)
+    if m:
+        exited = datetime.datetime.strptime(m.group(2), "%Y-%m-%d %H:%M:%S.%f").timestamp()
+        late = float(m.group(1)) - exited
+        print("%.1f s after the exit" % late)
+        sys.exit(0 if late < 2 else 1)
+sys.exit("no failure line for rank 1")
+PY
+ok $? "slurmctld stopped for 8 s: rank 1's failure line comes within 2 s of its exit"
+grep -qE '^[0-9.]+ srun-rc 7$' "$TE_WORK/g.lines"
+ok $? "and srun ends by itself once slurmctld is back, with rank 1's exit code 7"

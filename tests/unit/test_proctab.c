@@ -305,8 +305,56 @@ static void test_big(void)
 	free(r);
 }
 
+/* Issue 25, item 7: the environment read whole, in pieces of any size:
+ * 20,000 variables (over a megabyte) before the step's, an entry split
+ * across pieces, a long entry skipped, the first of two kept. */
+static void test_env_pick(void)
+{
+	static char env[2 * 1024 * 1024];
+	static struct te_env_pick pick;
+	struct te_proc p;
+	size_t len = 0, i, piece, n_ok = 0;
+	size_t pieces[] = { 1, 7, 4096, 65536, sizeof(env) };
+
+	for (i = 0; i < 20000; i++)
+		len += (size_t)snprintf(env + len, sizeof(env) - len,
+					"USER_VARIABLE_%05zu=%s", i,
+					"some value of about forty bytes here") + 1;
+	len += (size_t)snprintf(env + len, sizeof(env) - len, "RANK=%0300d", 1) + 1;
+	memcpy(env + len, "SLURM_JOB_ID=77\0SLURM_STEP_ID=0\0SLURM_PROCID=5\0"
+	       "SLURMD_NODENAME=n3\0RANK=4\0TORCHELASTIC_RUN_ID=x\0"
+	       "SLURM_JOB_ID=99\0WORLD_SIZE=8", 123);
+	len += 123;
+	ok(len > 1024 * 1024, "an environment of %zu bytes", len);
+	for (piece = 0; piece < sizeof(pieces) / sizeof(pieces[0]); piece++) {
+		te_env_pick_init(&pick);
+		for (i = 0; i < len; i += pieces[piece])
+			te_env_pick_feed(&pick, env + i, len - i < pieces[piece] ?
+					 len - i : pieces[piece]);
+		te_env_pick_end(&pick);
+		memset(&p, 0, sizeof(p));
+		te_proc_environ_parse(pick.out, pick.outlen, &p);
+		if (p.job == 77 && p.step == 0 && p.procid == 5 && p.rank == 4 &&
+		    p.elastic && p.world == 8 && !strcmp(p.node, "n3"))
+			n_ok++;
+	}
+	is_int((int)n_ok, 5, "the step's variables found after 20,000 others, "
+	       "in pieces of 1, 7, 4096, 65536 bytes and whole; a 305-byte "
+	       "RANK skipped, the first SLURM_JOB_ID kept, the last entry "
+	       "without its NUL read");
+	ok(pick.outlen < sizeof(pick.out), "  what is kept: %zu bytes",
+	   pick.outlen);
+	te_env_pick_init(&pick);
+	te_env_pick_feed(&pick, env, 20000);
+	te_env_pick_end(&pick);
+	memset(&p, 0, sizeof(p));
+	te_proc_environ_parse(pick.out, pick.outlen, &p);
+	ok(p.job == -1 && pick.outlen == 0, "none of them: nothing kept");
+}
+
 int main(void)
 {
+	test_env_pick();
 	test_stat();
 	test_environ();
 	test_python();
