@@ -226,6 +226,28 @@ int te_progress_parse(const char *line, struct te_progress *p)
 	return 0;
 }
 
+int te_progress_entry(const char *name, int is_dir, uint32_t owner,
+		      uint32_t me)
+{
+	if (!name || !name[0] || !strcmp(name, ".") || !strcmp(name, "..") ||
+	    !strncmp(name, TE_OWN_FILE_PREFIX, strlen(TE_OWN_FILE_PREFIX)) ||
+	    owner != me)
+		return TE_PROGRESS_SKIP;
+	return is_dir ? TE_PROGRESS_DESCEND : TE_PROGRESS_COUNT;
+}
+
+int te_progress_tmp_name(const char *hex, char *name, size_t len)
+{
+	size_t i;
+
+	if (!hex || strlen(hex) != TE_PROGRESS_TMP_HEX)
+		return -1;
+	for (i = 0; i < TE_PROGRESS_TMP_HEX; i++)
+		if (!strchr("0123456789abcdef", hex[i]))
+			return -1;
+	return te_snprintf(name, len, "%s.tmp-%s", TE_PROGRESS_FILE, hex);
+}
+
 uint32_t te_progress_next(const struct te_progress *prev, uint32_t job,
 			  uint32_t restart, int64_t newest_ns,
 			  struct te_progress *next)

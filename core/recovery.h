@@ -92,6 +92,22 @@ struct te_progress {
 };
 int te_progress_format(const struct te_progress *p, char *buf, size_t len);
 int te_progress_parse(const char *line, struct te_progress *p);
+/* Names that are trainenv's own in a checkpoint directory (the guard's
+ * state, its temporary files, the launch's probe files): never progress. */
+#define TE_OWN_FILE_PREFIX ".trainenv-"
+/* What the guard makes of one entry of the checkpoint directory: a regular
+ * file (is_dir 0) or a directory of owner, looked at by user me. Only the
+ * user's own files and directories count: another user's file in a shared
+ * directory, or one of trainenv's own, says nothing of this job. */
+enum { TE_PROGRESS_SKIP, TE_PROGRESS_COUNT, TE_PROGRESS_DESCEND };
+int te_progress_entry(const char *name, int is_dir, uint32_t owner,
+		      uint32_t me);
+/* The temporary file the state is written to before its rename: its
+ * random part hex (16 lower-case hex digits) makes it unguessable, so
+ * another user cannot put a file or link there first. 0, or -1 (hex not
+ * 16 hex digits, or len too small). */
+#define TE_PROGRESS_TMP_HEX 16
+int te_progress_tmp_name(const char *hex, char *name, size_t len);
 /* The state after this failure: prev (NULL: none or another job's) and the
  * newest checkpoint now. Returns the new stall count. */
 uint32_t te_progress_next(const struct te_progress *prev, uint32_t job,

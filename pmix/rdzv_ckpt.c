@@ -36,8 +36,10 @@ int te_rdzv_ckpt_write(struct te_pmix *p, const struct te_rdzv_opts *o,
 		ckpt_file[0] = '\0';
 		goto put;
 	}
+	/* 0600: the nodes read it as the job's user; nobody else need see
+	 * the token (DIR may be shared) */
 	fd = open(ckpt_file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0644);
+		  0600);
 	if (fd < 0) {
 		te_snprintf(val, sizeof(val), "error %s", strerror(errno));
 		ckpt_file[0] = '\0';

@@ -320,12 +320,14 @@ static uint32_t partition_nodes(const char *part)
 	return n;
 }
 
-/* The newest mtime (ns) of the regular files in dir and its subdirectories
- * (one level), read as the user, bounded; -1 when dir cannot be read. */
+/* The newest mtime (ns) of the user's own regular files in dir and its
+ * subdirectories (one level; core/recovery.c says which entries count),
+ * read as the user, bounded; -1 when dir cannot be read. */
 static int64_t newest_checkpoint(const char *dir)
 {
 	int64_t newest = 0;
-	int budget = PROGRESS_SCAN_MAX, top, level;
+	int budget = PROGRESS_SCAN_MAX, top, level, what;
+	uint32_t me = (uint32_t)geteuid();
 	int fds[2];
 	DIR *d[2] = { NULL, NULL };
 	struct dirent *e;
@@ -346,17 +348,18 @@ static int64_t newest_checkpoint(const char *dir)
 			d[level--] = NULL;
 			continue;
 		}
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    !strcmp(e->d_name, TE_PROGRESS_FILE) ||
-		    fstatat(fds[level], e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (fstatat(fds[level], e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 			continue;
-		if (S_ISREG(st.st_mode)) {
+		what = te_progress_entry(e->d_name, S_ISDIR(st.st_mode),
+					 (uint32_t)st.st_uid, me);
+		if (what == TE_PROGRESS_COUNT) {
 			int64_t ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL +
 				     st.st_mtim.tv_nsec;
 
 			if (ns > newest)
 				newest = ns;
-		} else if (S_ISDIR(st.st_mode) && level == 0) {
+		} else if (what == TE_PROGRESS_DESCEND && level == 0) {
 			int fd = openat(fds[0], e->d_name, O_RDONLY |
 					O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
@@ -373,6 +376,48 @@ static int64_t newest_checkpoint(const char *dir)
 	return newest;
 }
 
+/* Replaces DIR/.trainenv-progress with line: written to a new file of a
+ * random name beside it (O_EXCL, never through a link: another user of a
+ * shared directory can neither make that name first nor point it
+ * elsewhere), then renamed over the state. 0, or -1 with why. */
+static int progress_save(const char *dir, const char *line, char *why,
+			 size_t len)
+{
+	char path[TE_VALUE_MAX + 64], tmp[TE_VALUE_MAX + 96], name[64];
+	char hex[TE_PROGRESS_TMP_HEX + 1];
+	int fd = -1, tries, ok, e;
+
+	if (te_snprintf(path, sizeof(path), "%s/%s", dir, TE_PROGRESS_FILE) < 0)
+		return te_err(why, len, "the path is too long");
+	for (tries = 0; tries < 8 && fd < 0; tries++) {
+		if (te_random_hex(hex, sizeof(hex), TE_PROGRESS_TMP_HEX) < 0 ||
+		    te_progress_tmp_name(hex, name, sizeof(name)) < 0 ||
+		    te_snprintf(tmp, sizeof(tmp), "%s/%s", dir, name) < 0)
+			return te_err(why, len, "no random name");
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			  O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			return te_err(why, len, "%s", strerror(errno));
+	}
+	if (fd < 0)
+		return te_err(why, len, "no free temporary name");
+	ok = write(fd, line, strlen(line)) == (ssize_t)strlen(line);
+	e = ok ? 0 : errno ? errno : EIO;
+	if (close(fd) < 0 && ok) {
+		ok = 0;
+		e = errno;
+	}
+	if (ok && rename(tmp, path) < 0) {
+		ok = 0;
+		e = errno;
+	}
+	if (!ok) {
+		unlink(tmp);
+		return te_err(why, len, "%s", strerror(e));
+	}
+	return 0;
+}
+
 /* The progress guard: 1 when the requeues must stop (said), else 0. The
  * state is the user's file in the checkpoint directory, replaced whole. */
 static int progress_stops(const job_info_t *j)
@@ -380,11 +425,11 @@ static int progress_stops(const job_info_t *j)
 	const struct te_value *ck = &te_plug.cfg.v[TE_S_CHECKPOINT_DIR];
 	const struct te_value *lim = &te_plug.cfg.v[TE_S_REQUEUE_NO_PROGRESS];
 	struct te_progress prev, next;
-	char path[TE_VALUE_MAX + 64], tmp[TE_VALUE_MAX + 96];
+	char path[TE_VALUE_MAX + 64], why[TE_ERR_MAX];
 	char line[TE_PROGRESS_LINE_MAX];
 	int64_t newest;
 	ssize_t got;
-	int fd, have;
+	int have;
 
 	if (!ck->set || ck->word != TE_W_VALUE || !lim->set ||
 	    lim->word != TE_W_VALUE)
@@ -403,16 +448,11 @@ static int progress_stops(const job_info_t *j)
 	have = got > 0 && te_progress_parse(line, &prev) == 0;
 	te_progress_next(have ? &prev : NULL, j->job_id, j->restart_cnt,
 			 newest, &next);
-	te_snprintf(tmp, sizeof(tmp), "%s/%s.%u", ck->text, TE_PROGRESS_FILE,
-		    (unsigned)getpid());
-	if (te_progress_format(&next, line, sizeof(line)) == 0 &&
-	    (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		       O_CLOEXEC, 0600)) >= 0) {
-		int ok = write(fd, line, strlen(line)) == (ssize_t)strlen(line);
-
-		if (close(fd) < 0 || !ok || rename(tmp, path) < 0)
-			unlink(tmp);
-	}
+	if (te_progress_format(&next, line, sizeof(line)) < 0 ||
+	    progress_save(ck->text, line, why, sizeof(why)) < 0)
+		say("warning: requeue: cannot save the progress guard's state "
+		    "in %s: %s; the next restart does not know this one's "
+		    "checkpoint (--train-checkpoint-dir)", path, why);
 	if (next.stalls < lim->num)
 		return 0;
 	say("requeue: stopped: the newest checkpoint in %s did not change in %u "
@@ -422,29 +462,61 @@ static int progress_stops(const job_info_t *j)
 	return 1;
 }
 
-/* Requeue as the job's owner, then exclude the node: Slurm takes a new
- * excluded list only while the job is pending, which it is right after the
- * requeue. The batch script (srun's parent) is being ended meanwhile. */
+/* Test hook (test-hooks=on only): TRAINENV_TEST_REQUEUE_PAUSE=S (1 to 9
+ * seconds) pauses srun right after the requeue, so that t82 can look at
+ * the job in the moment between the requeue and its exclusion. */
+static void te_test_requeue_pause(void)
+{
+	const char *v = getenv("TRAINENV_TEST_REQUEUE_PAUSE");
+
+	if (te_plug.cfg.v[TE_S_TEST_HOOKS].word != TE_W_ON || !v ||
+	    v[0] < '1' || v[0] > '9' || v[1])
+		return;
+	sleep((unsigned)(v[0] - '0'));
+}
+
+/* Requeue without the node, with no moment in which the job could start
+ * again on it: Slurm takes a new excluded list only while the job is
+ * pending, so the job is requeued held (JOB_REQUEUE_HOLD: a user hold,
+ * which its owner may release), gets its excluded list, then is released
+ * (priority INFINITE, as scontrol release does). A refused exclusion still
+ * releases the job: held, it would wait for a person. The batch script
+ * (srun's parent) is being ended meanwhile: KillWait bounds all this. */
 static int requeue_without(uint32_t job, const char *exclude, char *why,
 			   size_t len)
 {
 	job_desc_msg_t d;
-	int tries;
+	int tries, excluded = 0, e = 0;
 
-	if (te_slurm_requeue(job, 0) != 0)
+	if (te_slurm_requeue(job, JOB_REQUEUE_HOLD) != 0)
 		return te_err(why, len, "Slurm refused the requeue: %s",
 			      slurm_strerror(te_slurm_errno()));
+	te_test_requeue_pause();
 	slurm_init_job_desc_msg(&d);
 	te_slurm_job_desc_set_job(&d, job);
 	d.exc_nodes = (char *)exclude;
-	for (tries = 0; tries < 20; tries++) {
+	for (tries = 0; tries < 20 && !excluded; tries++) {
 		if (slurm_update_job(&d) == 0)
-			return 0;
-		usleep(100 * 1000);	/* not pending yet: 2 s at most */
+			excluded = 1;
+		else if ((e = te_slurm_errno()) != ESLURM_JOB_NOT_PENDING)
+			break;
+		else
+			usleep(100 * 1000);	/* 2 s at most */
 	}
-	return te_err(why, len, "the job was requeued, but Slurm refused to "
-		      "exclude %s: %s", exclude,
-		      slurm_strerror(te_slurm_errno()));
+	slurm_init_job_desc_msg(&d);
+	te_slurm_job_desc_set_job(&d, job);
+	d.priority = INFINITE;
+	if (slurm_update_job(&d) != 0)
+		return te_err(why, len, "the job was requeued held%s, but Slurm "
+			      "refused to release it: %s; release it with "
+			      "scontrol release %u", excluded ? " without "
+			      "the node" : "", slurm_strerror(te_slurm_errno()),
+			      job);
+	if (!excluded)
+		return te_err(why, len, "the job was requeued, but Slurm "
+			      "refused to exclude %s: %s", exclude,
+			      slurm_strerror(e));
+	return 0;
 }
 
 void te_recovery_srun_exit(void)

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "launch_verdict.h"
 #include "recovery.h"
 #include "strutil.h"
+#include "sysutil.h"
 #include "tap.h"
 
 static struct te_failrep rep(uint32_t rank, const char *node, int signaled,
@@ -222,6 +224,63 @@ static void progress(void)
 	       "again does not count");
 }
 
+/* Issue 25, item 9: what the progress guard counts, and its temporary
+ * file's name. */
+static void progress_files(void)
+{
+	char a[64], b[64], hex[TE_PROGRESS_TMP_HEX + 1], probe[128];
+	int i, same = 0;
+
+	is_int(te_progress_entry("step-100.pt", 0, 1000, 1000),
+	       TE_PROGRESS_COUNT, "the user's own file counts");
+	is_int(te_progress_entry("run1", 1, 1000, 1000), TE_PROGRESS_DESCEND,
+	       "the user's own directory is looked into");
+	is_int(te_progress_entry("step-200.pt", 0, 1001, 1000),
+	       TE_PROGRESS_SKIP, "another user's file is no progress");
+	is_int(te_progress_entry("run2", 1, 0, 1000), TE_PROGRESS_SKIP,
+	       "another user's directory is not looked into");
+	is_int(te_progress_entry(TE_PROGRESS_FILE, 0, 1000, 1000),
+	       TE_PROGRESS_SKIP, "the guard's state is no progress");
+	is_int(te_progress_entry(".trainenv-progress.4242", 0, 1000, 1000),
+	       TE_PROGRESS_SKIP, "a temporary state file left behind is none");
+	ok(te_ckpt_probe_name(7, 0, "0123456789abcdef", probe,
+			      sizeof(probe)) == 0 &&
+	   te_progress_entry(probe, 0, 1000, 1000) == TE_PROGRESS_SKIP,
+	   "rank 0's checkpoint probe is none (%s)", probe);
+	is_int(te_progress_entry(".trainenv-probe-7.0-00ff", 0, 1000, 1000),
+	       TE_PROGRESS_SKIP, "a node's probe is none");
+	is_int(te_progress_entry(".trainenv-x", 1, 1000, 1000),
+	       TE_PROGRESS_SKIP, "a directory of trainenv's is not looked into");
+	is_int(te_progress_entry(".hidden.pt", 0, 0, 0), TE_PROGRESS_COUNT,
+	       "root's own dot-file counts for root");
+	is_int(te_progress_entry("..", 1, 0, 0), TE_PROGRESS_SKIP, "'..' skipped");
+
+	is_int(te_progress_tmp_name("0123456789abcdef", a, sizeof(a)), 0,
+	       "the temporary state file's name");
+	is_str(a, ".trainenv-progress.tmp-0123456789abcdef",
+	       "  beside the state, with 16 random hex digits");
+	is_int(te_progress_entry(a, 0, 1000, 1000), TE_PROGRESS_SKIP,
+	       "  and is no progress");
+	is_int(te_progress_tmp_name("0123456789abcde", a, sizeof(a)), -1,
+	       "15 digits refused");
+	is_int(te_progress_tmp_name("0123456789abcdeg", a, sizeof(a)), -1,
+	       "a non-hex digit refused");
+	is_int(te_progress_tmp_name("../../../etc/pwd", a, sizeof(a)), -1,
+	       "a path refused");
+	is_int(te_progress_tmp_name("0123456789abcdef", a, 20), -1,
+	       "a name that does not fit: -1");
+	for (i = 0; i < 100; i++) {
+		if (te_random_hex(hex, sizeof(hex), TE_PROGRESS_TMP_HEX) < 0 ||
+		    te_progress_tmp_name(hex, a, sizeof(a)) < 0 ||
+		    te_random_hex(hex, sizeof(hex), TE_PROGRESS_TMP_HEX) < 0 ||
+		    te_progress_tmp_name(hex, b, sizeof(b)) < 0 ||
+		    !strcmp(a, b))
+			same++;
+	}
+	is_int(same, 0, "100 pairs of names from the kernel's random: all "
+	       "made, none the same (nothing another user can guess)");
+}
+
 static void time_signal(void)
 {
 	is_int(te_time_signal_at(1000, 100), 900, "100 s before the end");
@@ -235,6 +294,7 @@ int main(void)
 	fault_find();
 	requeue();
 	progress();
+	progress_files();
 	time_signal();
 	return tap_done();
 }
