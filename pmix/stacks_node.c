@@ -80,7 +80,7 @@ size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 		      uid_t uid)
 {
 	static char env[ENV_MAX];
-	char path[64], buf[1024], exe[PATH_MAX];
+	char path[64], exe[PATH_MAX];
 	struct dirent *d;
 	struct stat st;
 	size_t n = 0;
@@ -99,9 +99,7 @@ size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 		    real_uid(d->d_name) != (long)uid)
 			continue;
 		memset(p, 0, sizeof(*p));
-		te_snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
-		if (te_read_small(path, buf, sizeof(buf), 0) <= 0 ||
-		    te_proc_stat_parse(buf, p) < 0)
+		if (te_proc_stat_read(atoi(d->d_name), p) < 0)
 			continue;
 		te_snprintf(path, sizeof(path), "/proc/%s/environ", d->d_name);
 		len = te_read_small(path, env, sizeof(env), 0);
@@ -155,13 +153,8 @@ static void read_wchan(int pid, char *out, size_t len)
 static uint64_t cpu_ticks(int pid)
 {
 	struct te_proc p;
-	char path[64], buf[1024];
 
-	te_snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (te_read_small(path, buf, sizeof(buf), 0) <= 0 ||
-	    te_proc_stat_parse(buf, &p) < 0)
-		return 0;
-	return p.cpu_ticks;
+	return te_proc_stat_read(pid, &p) == 0 ? p.cpu_ticks : 0;
 }
 
 /* The environment for gdb: without the user's PYTHONHOME and PYTHONPATH,
