@@ -10,8 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proctab.h"
-#include "strutil.h"
 #include "sysutil.h"
 
 int64_t te_now_ms(void)
@@ -119,25 +117,4 @@ ssize_t te_read_small(const char *path, char *buf, size_t size,
 	close(fd);
 	errno = e;
 	return got;
-}
-
-int te_proc_stat_read(int pid, struct te_proc *p)
-{
-	char path[32], buf[1024];
-
-	if (pid <= 0 ||
-	    te_snprintf(path, sizeof(path), "/proc/%d/stat", pid) < 0 ||
-	    te_read_small(path, buf, sizeof(buf), 0) <= 0)
-		return -1;
-	return te_proc_stat_parse(buf, p);
-}
-
-int te_proc_start_time(int pid, uint64_t *start)
-{
-	struct te_proc p;
-
-	if (te_proc_stat_read(pid, &p) < 0)
-		return -1;
-	*start = p.start;
-	return 0;
 }

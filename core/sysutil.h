@@ -37,12 +37,4 @@ ssize_t te_read_fd(int fd, char *buf, size_t size, unsigned flags);
 ssize_t te_read_small(const char *path, char *buf, size_t size,
 		      unsigned flags);
 
-/* /proc/PID/stat read and parsed (te_proc_stat_parse, core/proctab.h) into
- * p: 0, or -1 (no such process, or not readable). */
-struct te_proc;
-int te_proc_stat_read(int pid, struct te_proc *p);
-/* A process's start time (clock ticks after boot): a pid and its start
- * time name one process, never a later one of the same pid. 0 or -1. */
-int te_proc_start_time(int pid, uint64_t *start);
-
 #endif

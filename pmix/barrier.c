@@ -1,6 +1,7 @@
-/* The PMIx barrier: prepare (the coordinator at once for the launch, lazily
- * for later barriers), the wait loop with its deadline, and the result and
- * its message. See barrier.h and barrier_int.h for the parts.
+/* The PMIx barrier, the top of its files: prepare (the coordinator at once
+ * for the launch, lazily for later barriers), the wait loop with its
+ * deadline that drives the roles, and the result and its message. See
+ * barrier.h, and barrier_int.h for the layers below.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
@@ -25,21 +26,6 @@ int te_barrier_lazy_ms(double timeout_s)
 	if (ms > 2000)
 		ms = 2000;
 	return (int)ms;
-}
-
-int ep_add(struct te_barrier *b, int fd, uint32_t events, uint64_t tag)
-{
-	struct epoll_event ev = { .events = events, .data.u64 = tag };
-
-	return epoll_ctl(b->epfd, EPOLL_CTL_ADD, fd, &ev);
-}
-
-/* why a rank failed, fit for the wire: printable ASCII, never empty */
-void fail_text(char *dst, size_t size, const char *why)
-{
-	te_rdzv_clean_text(dst, size, why && *why ? why : "no reason given");
-	if (strlen(dst) > TE_FAIL_TEXT_MAX)
-		dst[TE_FAIL_TEXT_MAX] = '\0';
 }
 
 static int fence_nodata = -1;
@@ -228,23 +214,19 @@ void te_barrier_free(struct te_barrier *b)
 	free(b);
 }
 
-/* Takes the first whole line (newline included) out of a connection's
- * buffer buf[0..*len) into line. 0: no whole line yet; 1: taken; -1:
- * taken, but it holds a NUL byte (no protocol line does). */
-int take_line(char *buf, size_t *len, char line[TE_COORD_LINE_MAX + 1])
+/* A new connection to the parent (rank 0, or the launch tree's parent)
+ * starts from nothing: what it must hear is queued whole, then dialled.
+ * The launch tree: the subtree's summary and its first failure; otherwise
+ * this rank and the ranks it stands for. */
+static void register_up(struct te_barrier *b)
 {
-	char *nl = memchr(buf, '\n', *len);
-	size_t ll;
-
-	if (!nl)
-		return 0;
-	ll = (size_t)(nl - buf) + 1;
-	memcpy(line, buf, ll);
-	line[ll] = '\0';
-	memmove(buf, buf + ll, *len - ll);
-	*len -= ll;
-	buf[*len] = '\0';
-	return memchr(line, '\0', ll - 1) ? -1 : 1;
+	b->outlen = b->outoff = 0;
+	b->clen = 0;
+	if (b->tree)
+		tree_queue_registration(b);
+	else
+		client_queue_ranks(b);
+	client_dial(b);
 }
 
 static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
@@ -256,7 +238,7 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 	if (b->is_root) {
 		char text[TE_COORD_TEXT_MAX + 1];
 
-		coord_summary(b, text, sizeof(text));
+		missing_report(b, text, sizeof(text));
 		te_snprintf(msg, len, "%s: %s", head, text);
 		return;
 	}
@@ -346,11 +328,11 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 			    now >= b->deadline) {
 				size_t c;
 
-				coord_accept(b);
+				conns_accept(b);
 				for (c = 0; c < b->cc.cap; c++)
 					if (b->cc.c[c].fd >= 0 &&
 					    b->cc.c[c].registered)
-						coord_abort_conn(b, c);
+						conn_abort(b, c);
 				r->aborted = 1;
 				te_strlcpy(r->msg, b->abort_text,
 					   sizeof(r->msg));
@@ -380,12 +362,12 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 				b->aborting = 1;
 				te_strlcpy(b->abort_text, b->rank0_text,
 					   sizeof(b->abort_text));
-				coord_hosts(b);
-				coord_accept(b);
+				abort_hosts(b);
+				conns_accept(b);
 				for (c = 0; c < b->cc.cap; c++)
 					if (b->cc.c[c].fd >= 0 &&
 					    b->cc.c[c].registered)
-						coord_abort_conn(b, c);
+						conn_abort(b, c);
 				continue;
 			}
 		} else if (b->got_abort) {
@@ -438,13 +420,13 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 			if (b->cs == C_IDLE && now - b->start >= b->lazy_ms)
 				b->cs = C_LOOKUP;
 			if (b->cs == C_LOOKUP) {
-				if (b->get_pending)
-					client_get_done(b, now);
-				if (b->cs == C_LOOKUP)
-					client_lookup(b, now);
+				if (b->get_pending && client_get_done(b, now))
+					register_up(b);
+				if (b->cs == C_LOOKUP && client_lookup(b, now))
+					register_up(b);
 			}
 			if (b->cs == C_RETRY && now >= b->next_retry)
-				client_dial(b);
+				register_up(b);
 			if (b->cs == C_IDLE)
 				wait = b->start + b->lazy_ms - now;
 			else if (b->cs == C_LOOKUP && !b->get_pending)
@@ -501,7 +483,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 					/* EAGAIN: a wake already drained */
 				}
 			} else if (tag == TAG_LISTEN) {
-				coord_accept(b);
+				conns_accept(b);
 			} else if (tag == TAG_CLIENT) {
 				if (b->cfd >= 0)
 					client_io(b, ev[i].events);
@@ -518,7 +500,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 			te_coord_reply_format(line, sizeof(line), TE_CR_DONE, "");
 		else {
 			if (b->is_root)
-				coord_summary(b, text, sizeof(text));
+				missing_report(b, text, sizeof(text));
 			else if (b->got_state || b->got_fail)
 				te_strlcpy(text, b->rank0_text, sizeof(text));
 			else	/* what this node says, without its head */
@@ -529,8 +511,8 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 					      text);
 		}
 		/* take the last registrations before answering */
-		coord_accept(b);
-		coord_broadcast(b, line);
+		conns_accept(b);
+		conns_broadcast(b, line);
 	}
 	r->reporter = b->is_root;
 	r->test_cut = b->test_cut_done;

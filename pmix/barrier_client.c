@@ -1,6 +1,8 @@
 /* The barrier's client, on every rank but 0: finds rank 0's coordinator
- * (PMIx, or a file on rank 0's node), registers its node and ranks, tries
- * again when cut or refused, and reads rank 0's answer.
+ * (PMIx, or a file on rank 0's node) or its parent's in the launch tree,
+ * connects with the registration queued (barrier.c's register_up), and
+ * reads the answer. The queue, its flush and a cut (try again):
+ * barrier_state.c.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
@@ -38,112 +40,26 @@ static int read_coord_file(struct te_barrier *b, char *out, size_t len)
 	return te_read_small(path, out, len, TE_READ_NOFOLLOW) > 0 ? 0 : -1;
 }
 
-/* ---------------------------------------------------------------- followers */
-
-/* Queues a line for the coordinator (client side). */
-static void queue_line(struct te_barrier *b, const struct te_coord_req *q)
-{
-	char line[TE_COORD_LINE_MAX];
-
-	if (te_coord_req_format(line, sizeof(line), b->up_info.token, q) < 0 ||
-	    b->outlen + strlen(line) > b->outcap)
-		return;
-	memcpy(b->out + b->outlen, line, strlen(line));
-	b->outlen += strlen(line);
-}
-
-void queue_arrived(struct te_barrier *b, uint32_t rank)
-{
-	struct te_coord_req q = { .kind = TE_CQ_ARRIVED, .rank = rank };
-
-	te_strlcpy(q.host, b->p->host, sizeof(q.host));
-	queue_line(b, &q);
-}
-
-void queue_failed(struct te_barrier *b, uint32_t rank, const char *why)
-{
-	struct te_coord_req q = { .kind = TE_CQ_FAILED, .rank = rank };
-
-	te_strlcpy(q.host, b->p->host, sizeof(q.host));
-	fail_text(q.why, sizeof(q.why), why);
-	queue_line(b, &q);
-}
-
 /* ---------------------------------------------------------------- client */
 
-/* The connection could not be made (e), or was cut before rank 0 answered
- * (e, or 0: closed). A stranger may have pushed it out of the
- * coordinator's pool, or the coordinator may be out of descriptors: try
- * again, with the whole registration, until this rank's deadline. Only
- * refusals for GONE_GRACE_MS in a row mean that nobody listens any more
- * (rank 0 has left the barrier). A registered helper's connection is never
- * cut by rank 0 while it waits; where the network cut it, rank 0 counts
- * its ranks as gone and answers the new connection "abort". */
-static void client_cut(struct te_barrier *b, int e)
-{
-	int64_t now = te_now_ms();
-	int refused = e == ECONNREFUSED;
-
-	if (b->cfd >= 0) {
-		close(b->cfd);
-		b->cfd = -1;
-	}
-	if (b->cs == C_DONE || b->got_reject || b->got_abort || b->got_fail ||
-	    b->got_state)
-		return;		/* answered: nothing more to hear */
-	if (!refused)
-		b->refusing = 0;
-	else if (!b->refusing) {
-		b->refusing = 1;
-		b->refused_since = now;
-	}
-	if (te_coord_after_cut(refused, b->refused_since, now,
-			       GONE_GRACE_MS) == TE_CUT_GONE) {
-		b->cs = C_GONE;		/* the loop fails at once */
-		b->gone_at = b->refused_since;
-		return;
-	}
-	if (e)
-		te_snprintf(b->unreach, sizeof(b->unreach), "its coordinator "
-			    "at %s port %u cannot be reached: %s", b->up_info.addr,
-			    (unsigned)b->up_info.port, strerror(e));
-	else
-		te_snprintf(b->unreach, sizeof(b->unreach), "its coordinator "
-			    "at %s port %u closed every connection before "
-			    "answering", b->up_info.addr, (unsigned)b->up_info.port);
-	b->retry_ms = te_coord_retry_ms(b->retry_ms);
-	b->next_retry = now + b->retry_ms;
-	b->cs = C_RETRY;
-}
-
-static void client_connect(struct te_barrier *b, const char *text)
+/* The coordinator's address as published: 0, or -1 (unreachable). */
+static int client_connect(struct te_barrier *b, const char *text)
 {
 	if (te_coord_info_parse(text, &b->up_info) < 0) {
 		b->cs = C_UNREACH;
 		te_snprintf(b->unreach, sizeof(b->unreach), "it published an "
 			    "unreadable coordinator address");
-		return;
+		return -1;
 	}
-	client_dial(b);
+	return 0;
 }
 
-/* Connects to the coordinator in b->up_info, with the whole registration
- * queued (a new connection starts from nothing). */
-void client_dial(struct te_barrier *b)
+/* Without the launch tree, what rank 0 must hear on a new connection:
+ * this rank, then the ranks it stands for (arrived or failed). */
+void client_queue_ranks(struct te_barrier *b)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
-	struct addrinfo *ai = NULL;
-	char port[8];
 	size_t i;
 
-	/* what rank 0 must hear: this node's facts, then who is here */
-	b->outlen = b->outoff = 0;
-	b->clen = 0;
-	if (b->tree) {
-		tree_queue_registration(b);
-		goto dial;
-	}
 	if (b->self_failed[0])
 		queue_failed(b, b->p->me.rank, b->self_failed);
 	else
@@ -162,10 +78,19 @@ void client_dial(struct te_barrier *b)
 			queue_arrived(b, b->followers[i]);
 		}
 	}
-dial:
+}
+
+/* Connects to the coordinator in b->up_info (the registration queued). */
+void client_dial(struct te_barrier *b)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
+	struct addrinfo *ai = NULL;
+	char port[8];
+
 	te_snprintf(port, sizeof(port), "%u", (unsigned)b->up_info.port);
 	if (getaddrinfo(b->up_info.addr, port, &hints, &ai) != 0) {
-		client_cut(b, EINVAL);
+		up_cut(b, EINVAL);
 		return;
 	}
 	b->cfd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
@@ -174,7 +99,7 @@ dial:
 		int e = errno;
 
 		freeaddrinfo(ai);
-		client_cut(b, e);
+		up_cut(b, e);
 		return;
 	}
 	if (connect(b->cfd, ai->ai_addr, ai->ai_addrlen) < 0 &&
@@ -182,46 +107,45 @@ dial:
 		int e = errno;
 
 		freeaddrinfo(ai);
-		client_cut(b, e);
+		up_cut(b, e);
 		return;
 	}
 	freeaddrinfo(ai);
 	if (ep_add(b, b->cfd, EPOLLOUT | EPOLLIN, TAG_CLIENT) < 0) {
-		client_cut(b, errno);
+		up_cut(b, errno);
 		return;
 	}
 	b->cs = C_CONNECTING;
 }
 
-void client_lookup(struct te_barrier *b, int64_t now)
+int client_lookup(struct te_barrier *b, int64_t now)
 {
 	char text[512];
 
 	if (now < b->next_lookup)
-		return;
+		return 0;
 	if (!b->rank0_host[0])	/* rank 0's peers read a file */
 		b->rank0_local = !strcmp(rank0_host(b), b->p->host);
 	if (b->rank0_local && b->tmpdir[0]) {
-		if (read_coord_file(b, text, sizeof(text)) == 0) {
-			client_connect(b, text);
-			return;
-		}
+		if (read_coord_file(b, text, sizeof(text)) == 0)
+			return client_connect(b, text) == 0;
 	} else if (!b->get_pending) {
 		/* Later barriers must see rank 0's new data, not what this
 		 * node cached from an earlier one. */
 		if (start_get(b->p, b->up_rank, b->key, b->seq > 0) == 0)
 			b->get_pending = 1;
-		return;
+		return 0;
 	} else {
-		return;	/* wait for the answer */
+		return 0;	/* wait for the answer */
 	}
 	b->backoff = b->backoff ? b->backoff * 2 : 5;
 	if (b->backoff > 500)
 		b->backoff = 500;
 	b->next_lookup = now + b->backoff;
+	return 0;
 }
 
-void client_get_done(struct te_barrier *b, int64_t now)
+int client_get_done(struct te_barrier *b, int64_t now)
 {
 	int done;
 	pmix_status_t st;
@@ -229,44 +153,15 @@ void client_get_done(struct te_barrier *b, int64_t now)
 
 	done = get_take(&st, text, sizeof(text));
 	if (!done)
-		return;
+		return 0;
 	b->get_pending = 0;
-	if (st == PMIX_SUCCESS) {
-		client_connect(b, text);
-		return;
-	}
+	if (st == PMIX_SUCCESS)
+		return client_connect(b, text) == 0;
 	b->backoff = b->backoff ? b->backoff * 2 : 20;
 	if (b->backoff > 500)
 		b->backoff = 500;
 	b->next_lookup = now + b->backoff;
-}
-
-void client_flush(struct te_barrier *b)
-{
-	while (b->outoff < b->outlen && b->cfd >= 0) {
-		ssize_t n = send(b->cfd, b->out + b->outoff,
-				 b->outlen - b->outoff,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n > 0) {
-			b->outoff += (size_t)n;
-			continue;
-		}
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			break;
-		client_cut(b, n < 0 ? errno : EPIPE);
-		return;
-	}
-	if (b->cfd >= 0) {
-		struct epoll_event ev = {
-			.events = EPOLLIN | (b->outoff < b->outlen ? EPOLLOUT : 0),
-			.data.u64 = TAG_CLIENT
-		};
-
-		epoll_ctl(b->epfd, EPOLL_CTL_MOD, b->cfd, &ev);
-	}
-	if (b->outoff >= b->outlen)
-		b->outoff = b->outlen = 0;
+	return 0;
 }
 
 void client_io(struct te_barrier *b, uint32_t events)
@@ -278,14 +173,14 @@ void client_io(struct te_barrier *b, uint32_t events)
 		if (getsockopt(b->cfd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
 			e = errno;
 		if (e) {
-			client_cut(b, e);
+			up_cut(b, e);
 			return;
 		}
 		b->cs = C_SENT;
 		b->refusing = 0;
 	}
 	if (b->cs == C_SENT || b->cs == C_DONE)
-		client_flush(b);
+		up_flush(b);
 	if (b->cfd >= 0 && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
 		ssize_t n = read(b->cfd, b->cbuf + b->clen,
 				 TE_COORD_LINE_MAX - b->clen);
@@ -293,7 +188,7 @@ void client_io(struct te_barrier *b, uint32_t events)
 		int got;
 
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-			client_cut(b, n == 0 ? 0 : errno);
+			up_cut(b, n == 0 ? 0 : errno);
 			return;
 		}
 		if (n < 0)

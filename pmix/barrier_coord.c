@@ -1,6 +1,9 @@
-/* The barrier's coordinator, on rank 0: listens, takes the helpers'
- * registrations and their ranks' arrivals or failures, answers done,
- * reject, abort or the report of who is missing. Strangers: coord_conns.c.
+/* The barrier's coordinator, on rank 0 (and, in the launch tree, on every
+ * helper with children): listens, reads the helpers' registrations, their
+ * ranks' arrivals or failures and the children's summaries, and answers
+ * done or reject when every rank is here, or the report of who is missing.
+ * The connections themselves, abort and the report: barrier_state.c;
+ * strangers: coord_conns.c.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
@@ -54,18 +57,6 @@ static void raise_nofile(struct te_barrier *b, rlim_t want)
 			      want : rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
 		b->nofile_raised = 1;
-}
-
-void mark_arrived(struct te_barrier *b, uint32_t rank, const char *host)
-{
-	if (b->tree) {
-		tree_own_arrived(b, rank);
-		return;
-	}
-	if (rank < b->p->size && !b->arrived[rank]) {
-		b->arrived[rank] = 1;
-		b->narrived++;
-	}
 }
 
 int coord_start(struct te_barrier *b, const char *addr, char *err,
@@ -125,145 +116,83 @@ int coord_start(struct te_barrier *b, const char *addr, char *err,
 	if (b->is_root)
 		write_coord_file(b, text);
 	if (b->self_failed[0])
-		coord_rank_failed(b, p->me.rank, p->host, b->self_failed);
+		rank_failed(b, p->me.rank, p->host, b->self_failed);
 	return 0;
 }
 
-/* ---------------------------------------------------------------- coordinator */
+/* ---------------------------------------------------------------- reading */
 
-static int host_cb(void *ctx, uint32_t rank, char *host, size_t len)
-{
-	return te_pmix_host_of(ctx, rank, host, len);
-}
-
-static void conn_close(struct te_barrier *b, size_t i)
+/* A summary completed on connection i by rank: whose is it? */
+static int take_sum(struct te_barrier *b, size_t i, uint32_t rank)
 {
 	struct te_coord_conn *c = &b->cc.c[i];
-	char host[TE_HOST_MAX];
-	int lost;
+	uint32_t node = te_procmap_node_of(&b->map, rank);
+	size_t kid, t;
 
-	if (c->fd < 0)
-		return;
-	/* Launch barrier: a node's helper keeps its connection until rank 0
-	 * answers, or until its own deadline (it asks for the report
-	 * first). One that goes away before is dead (killed, or its task
-	 * was), and the ranks it stood for will never start: the step
-	 * fails now, as for a rank that failed before the barrier, instead
-	 * of releasing the others into a job without them. */
-	lost = b->tree && c->registered && c->has_rank &&
-	       !c->leaving && !b->finishing && !b->aborting;
-	te_strlcpy(host, c->host, sizeof(host));
-	if (b->tree) {
-		uint32_t rank = c->rank;
+	if (node == b->my_node) {
+		size_t pos = own_pos(b, rank);
 
-		if (lost) {
-			tree_told(b, i);	/* nobody there to tell */
-			tree_conn_closed(b, i);
-			te_cc_release(&b->cc, i);
-			coord_rank_failed(b, rank, host[0] ? host : "?",
-					  HELPER_GONE_WHY);
-			return;
+		if (rank == b->p->me.rank || pos == NO_KID ||
+		    b->nkids == b->nchildren)
+			return -1;
+		kid = b->nchildren + pos;
+		if (b->pend[i]->final)
+			tree_own_arrived(b, rank);
+	} else {
+		t = te_tree_index_of(&b->map, node);
+		if (!t || te_tree_parent(t, b->k) != b->my_index ||
+		    rank != b->map.node_lead[node] || t < b->first_child ||
+		    t >= b->first_child + b->nchildren)
+			return -1;
+		kid = t - b->first_child;
+		if (b->kids[kid].has) {
+			b->kids_arrived -= b->kids[kid].sum.arrived;
+			b->kids_final -= b->kids[kid].sum.final ? 1 : 0;
 		}
-		tree_conn_closed(b, i);
+		b->kids[kid].sum = *b->pend[i];
+		b->kids[kid].has = 1;
+		b->kids_arrived += b->kids[kid].sum.arrived;
+		b->kids_final += b->kids[kid].sum.final ? 1 : 0;
 	}
-	te_cc_release(&b->cc, i);	/* also leaves the epoll set */
-}
-
-static void conn_send(struct te_barrier *b, size_t i, const char *line)
-{
-	size_t len = strlen(line);
-
-	/* Small lines into an idle socket: one send does it. A peer that
-	 * cannot take them is not waiting for them. */
-	if (send(b->cc.c[i].fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT) !=
-	    (ssize_t)len)
-		conn_close(b, i);
-}
-
-void coord_summary(struct te_barrier *b, char *out, size_t len)
-{
-	if (b->tree) {
-		tree_report(b, out, len);
-		return;
+	if (b->kids[kid].conn != NO_KID && b->kids[kid].conn != i &&
+	    b->kids[kid].conn < b->cc.cap)
+		b->cc.c[b->kids[kid].conn].leaving = 1;	/* replaced */
+	b->kids[kid].conn = i;
+	b->conn_kid[i] = kid;
+	if (!c->has_rank) {
+		c->rank = rank;
+		c->has_rank = 1;
+		te_pmix_host_of(b->p, rank, c->host, sizeof(c->host));
 	}
-	if (!b->arrived) {	/* the coordinator never started */
-		te_snprintf(out, len, "who arrived is unknown");
-		return;
+	te_tree_sum_init(b->pend[i]);
+	b->sub_dirty = 1;
+	return 0;
+}
+
+/* One summary line from connection i: 1 when it completed a summary, 0
+ * when more is to come, -1 to close it. */
+static int tree_line(struct te_barrier *b, size_t i, const char *line)
+{
+	uint32_t rank;
+	int kind;
+
+	if (!b->pend[i]) {
+		if (!(b->pend[i] = malloc(sizeof(*b->pend[i]))))
+			return -1;
+		te_tree_sum_init(b->pend[i]);
 	}
-	te_missing_summary(b->p->size, b->arrived, host_cb, b->p, out, len);
-}
-
-/* Aborting: this node may end once each of its children has been told
- * (each child then stays for its own). */
-void coord_hosts(struct te_barrier *b)
-{
-	b->nhosts = b->nchildren;
-	b->hosts_known = 1;
-}
-
-/* Rank 0, aborting: answers one registered connection and closes it; its
- * helper writes the report for its node's tasks, so its node is told. */
-void coord_abort_conn(struct te_barrier *b, size_t i)
-{
-	char line[TE_COORD_LINE_MAX];
-
-	if (te_coord_reply_format(line, sizeof(line), TE_CR_ABORT,
-				  b->abort_text) < 0)
-		return;
-	tree_told(b, i);
-	conn_send(b, i, line);
-	if (b->cc.c[i].fd >= 0) {
-		char junk[4096];
-
-		/* what the peer sent and nobody will read: closing over it
-		 * would reset the connection and could drop the answer */
-		while (read(b->cc.c[i].fd, junk, sizeof(junk)) > 0)
-			;
-		conn_close(b, i);
-	}
-}
-
-/* Rank 0: rank failed before the barrier. The first failure is the
- * report; every node registered so far is answered at once, the others
- * as soon as they register. */
-void coord_rank_failed(struct te_barrier *b, uint32_t rank,
-		       const char *host, const char *why)
-{
-	size_t i;
-
-	if (b->tree && !b->is_root) {	/* up the tree, to rank 0 */
-		tree_failed(b, rank, host, why);
-		return;
-	}
-	if (b->aborting || !b->cc.c)
-		return;		/* the first failure is the one reported */
-	b->aborting = 1;
-	te_failed_report(rank, host, why, b->abort_text,
-			 sizeof(b->abort_text));
-	coord_hosts(b);
-	for (i = 0; i < b->cc.cap; i++)
-		if (b->cc.c[i].fd >= 0 && b->cc.c[i].registered)
-			coord_abort_conn(b, i);
-}
-
-static void coord_new_conn(void *ctx, size_t i)
-{
-	struct te_barrier *b = ctx;
-
-	if (b->test_cut) {	/* as if strangers pushed it out */
-		b->test_cut--;
-		b->test_cut_done++;
-		conn_close(b, i);
-	} else if (ep_add(b, b->cc.c[i].fd, EPOLLIN, TAG_CONN + i) < 0) {
-		conn_close(b, i);
-	}
-}
-
-/* A burst at most (coord_conns.h): what is left keeps the listener
- * readable for the next turn. */
-void coord_accept(struct te_barrier *b)
-{
-	te_cc_accept_burst(&b->cc, b->lfd, b->epfd, te_now_ms(), coord_new_conn, b);
+	kind = te_tree_line_parse(line, b->info.token, b->p->size,
+				  b->map.nnodes, te_now_ms(), b->pend[i],
+				  &rank);
+	if (kind < 0)
+		return -1;
+	if (kind != TE_TL_SUM)
+		return 0;
+	/* registered once whole: it then says whose connection this is */
+	if (take_sum(b, i, rank) < 0)
+		return -1;
+	te_cc_registered(&b->cc, i);
+	return 1;
 }
 
 void coord_read(struct te_barrier *b, size_t i)
@@ -303,7 +232,7 @@ void coord_read(struct te_barrier *b, size_t i)
 				return;
 			}
 			if (whole && b->aborting) {
-				coord_abort_conn(b, i);
+				conn_abort(b, i);
 				return;
 			}
 			continue;
@@ -319,7 +248,7 @@ void coord_read(struct te_barrier *b, size_t i)
 		if (q.kind == TE_CQ_ARRIVED) {
 			mark_arrived(b, q.rank, q.host);
 		} else if (q.kind == TE_CQ_FAILED) {
-			coord_rank_failed(b, q.rank, q.host, q.why);
+			rank_failed(b, q.rank, q.host, q.why);
 		} else if (b->tree && !b->is_root) {
 			c->leaving = 1;	/* its deadline: rank 0's report */
 			tree_ask_state(b, i);
@@ -327,7 +256,7 @@ void coord_read(struct te_barrier *b, size_t i)
 			char text[TE_COORD_TEXT_MAX + 1], out[TE_COORD_LINE_MAX];
 
 			c->leaving = 1;
-			coord_summary(b, text, sizeof(text));
+			missing_report(b, text, sizeof(text));
 			if (te_coord_reply_format(out, sizeof(out), TE_CR_STATE,
 						  text) == 0)
 				conn_send(b, i, out);
@@ -337,25 +266,12 @@ void coord_read(struct te_barrier *b, size_t i)
 		if (c->fd < 0)
 			return;		/* answered (abort) and closed */
 		if (b->aborting) {	/* answered at its first line */
-			coord_abort_conn(b, i);
+			conn_abort(b, i);
 			return;
 		}
 	}
 	if (c->len >= TE_COORD_LINE_MAX)
 		conn_close(b, i);	/* a line too long */
-}
-
-void coord_broadcast(struct te_barrier *b, const char *line)
-{
-	size_t i;
-
-	b->finishing = 1;
-	for (i = 0; i < b->cc.cap; i++)
-		if (b->cc.c[i].fd >= 0) {
-			if (b->cc.c[i].registered)
-				conn_send(b, i, line);
-			conn_close(b, i);
-		}
 }
 
 /* Rank 0, coordinated: every rank is here; the launch checks decide. */
@@ -380,6 +296,6 @@ void coord_complete(struct te_barrier *b, struct te_barrier_result *r)
 		te_coord_reply_format(line, sizeof(line), TE_CR_DONE,
 				      b->done_text);
 	}
-	coord_accept(b);
-	coord_broadcast(b, line);
+	conns_accept(b);
+	conns_broadcast(b, line);
 }

@@ -16,20 +16,6 @@
 #include "rdzv_proto.h"
 #include "strutil.h"
 
-/* A follower's failure file: its one line, cleaned. 0, or -1 when it is
- * not there or not this user's regular file. */
-int read_failed_file(const char *path, char *why, size_t len)
-{
-	char buf[TE_FAILED_TEXT_MAX + 2];
-
-	if (te_read_small(path, buf, sizeof(buf),
-			  TE_READ_NOFOLLOW | TE_READ_MINE) < 0)
-		return -1;
-	buf[strcspn(buf, "\n")] = '\0';
-	fail_text(why, len, buf);
-	return 0;
-}
-
 /* The local ranks this process stands for say they are here with a file
  * (the plugin writes it in task_init), or that they failed before the
  * barrier with another file. */
@@ -56,7 +42,7 @@ void check_followers(struct te_barrier *b, int64_t now)
 			b->nfollowers_here++;
 			news = 1;
 			if (b->tree || b->p->me.rank == 0)
-				coord_rank_failed(b, b->followers[i], b->p->host,
+				rank_failed(b, b->followers[i], b->p->host,
 						  why);
 			else if (b->cs == C_SENT || b->cs == C_CONNECTING)
 				queue_failed(b, b->followers[i], why);
@@ -76,7 +62,7 @@ void check_followers(struct te_barrier *b, int64_t now)
 			queue_arrived(b, b->followers[i]);
 	}
 	if (news && b->cs == C_SENT)
-		client_flush(b);
+		up_flush(b);
 	b->follower_wait = news ? 1 : (b->follower_wait ? b->follower_wait * 2 : 1);
 	if (b->follower_wait > 4)
 		b->follower_wait = 4;
@@ -122,11 +108,11 @@ void check_alive(struct te_barrier *b, int64_t now)
 		b->follower_here[i] = 2;
 		news = 1;
 		if (b->tree || b->p->me.rank == 0)
-			coord_rank_failed(b, b->followers[i], b->p->host,
+			rank_failed(b, b->followers[i], b->p->host,
 					  TASK_GONE_WHY);
 		else if (b->cs == C_SENT || b->cs == C_CONNECTING)
 			queue_failed(b, b->followers[i], TASK_GONE_WHY);
 	}
 	if (news && b->cs == C_SENT)
-		client_flush(b);
+		up_flush(b);
 }

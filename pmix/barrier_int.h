@@ -1,9 +1,21 @@
 /* The barrier's private header (pmix/barrier*.c): the state of one
- * barrier and what its parts call of each other. barrier.c: prepare, the
- * wait loop, the result; barrier_session.c: the PMIx session, its
- * callbacks and the loop's descriptors; barrier_coord.c: rank 0's
- * coordinator; barrier_client.c: the other ranks' side of it;
- * barrier_followers.c: the node's ranks this helper stands for.
+ * barrier and what its files call of each other. The calls go one way,
+ * down (tests/unit/test_layering.sh checks it on the objects):
+ *   barrier.c            te_barrier_*: prepare, the wait loop that drives
+ *                        the roles, the result. Start reading here.
+ *   the roles            barrier_client.c (the link up to rank 0 or the
+ *                        launch tree's parent: lookup, dial, read the
+ *                        answer), barrier_coord.c (listen, read the
+ *                        registrations and children's summaries, complete),
+ *                        barrier_followers.c (the node's ranks this helper
+ *                        stands for), barrier_tree.c (the launch tree's
+ *                        shape, the summaries sent up, answers passed
+ *                        down). A role never calls another role: what two
+ *                        need is in the layers below.
+ *   barrier_state.c      the shared state: the queue up and its flush,
+ *                        the connections down, ranks' arrivals and
+ *                        failures, the report of who is missing.
+ *   barrier_session.c    the PMIx session, its callbacks, the loop's fds.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef TE_BARRIER_INT_H
 #define TE_BARRIER_INT_H
@@ -158,8 +170,10 @@ struct te_barrier {
 #define TAG_LISTEN 1
 #define TAG_CLIENT 2
 #define TAG_CONN 3	/* + slot index */
+#define NO_KID ((size_t)-1)	/* a slot or rank that is no kid of ours */
 
-/* ---------------------------------------------------------------- session */
+/* ================================================================ session
+ * barrier_session.c */
 void cb_attach(int wake_fd);
 /* Forgets pending operations and the pipe: nothing is written to the fd
  * once this returns. */
@@ -177,7 +191,8 @@ int fence_state(pmix_status_t *st);
  * abandoned operation left): 0, or -1 with errno. */
 int loop_attach(int *epfd, int wake[2]);
 
-/* ---------------------------------------------------------------- barrier.c */
+/* ================================================================ state
+ * barrier_state.c: what the roles share */
 int ep_add(struct te_barrier *b, int fd, uint32_t events, uint64_t tag);
 /* why a rank failed, fit for the wire: printable ASCII, never empty */
 void fail_text(char *dst, size_t size, const char *why);
@@ -185,41 +200,79 @@ void fail_text(char *dst, size_t size, const char *why);
  * buffer buf[0..*len) into line. 0: no whole line yet; 1: taken; -1:
  * taken, but it holds a NUL byte (no protocol line does). */
 int take_line(char *buf, size_t *len, char line[TE_COORD_LINE_MAX + 1]);
+/* A follower's failure file: its one line, cleaned. 0, or -1 when it is
+ * not there or not this user's regular file. */
+int read_failed_file(const char *path, char *why, size_t len);
 
-/* ---------------------------------------------------------------- coordinator */
-int coord_start(struct te_barrier *b, const char *addr, char *err,
-		size_t errlen);
-/* rank of host is here; its first arrival goes into the timeline */
-void mark_arrived(struct te_barrier *b, uint32_t rank, const char *host);
-/* Rank 0: rank failed before the barrier. The first failure is the
- * report; every node registered so far is answered at once, the others
- * as soon as they register. */
-void coord_rank_failed(struct te_barrier *b, uint32_t rank, const char *host,
-		       const char *why);
-void coord_summary(struct te_barrier *b, char *out, size_t len);
+/* The link up: lines queued for the parent (rank 0, or the launch tree's
+ * parent), sent by up_flush; up_cut: the connection failed or was cut
+ * (errno e, or 0: closed), try again or give up. */
+void queue_text(struct te_barrier *b, const char *text);
+void queue_arrived(struct te_barrier *b, uint32_t rank);
+void queue_failed(struct te_barrier *b, uint32_t rank, const char *why);
+void up_flush(struct te_barrier *b);
+void up_cut(struct te_barrier *b, int e);
+/* The launch tree, not the root: a rank of the subtree failed (the first
+ * one goes up); a child asked for the report (asked from above). */
+void tree_failed(struct te_barrier *b, uint32_t rank, const char *host,
+		 const char *why);
+void tree_ask_state(struct te_barrier *b, size_t i);
+
+/* The connections down (b->cc): which child a slot speaks for, close,
+ * send, accept a burst (coord_conns.h), answer all and close them. */
+int tree_conns_init(struct te_barrier *b);
+void tree_conn_closed(struct te_barrier *b, size_t i);
+void tree_told(struct te_barrier *b, size_t i);
+void conn_close(struct te_barrier *b, size_t i);
+void conn_send(struct te_barrier *b, size_t i, const char *line);
 /* Aborting: the nodes (later barriers) or children (the launch tree)
  * that must be told before this process may end. */
-void coord_hosts(struct te_barrier *b);
-/* Rank 0, aborting: answers one registered connection and closes it. */
-void coord_abort_conn(struct te_barrier *b, size_t i);
-/* A burst of accepts at most (coord_conns.h). */
-void coord_accept(struct te_barrier *b);
-void coord_read(struct te_barrier *b, size_t i);
+void abort_hosts(struct te_barrier *b);
+/* Aborting: answers one registered connection and closes it. */
+void conn_abort(struct te_barrier *b, size_t i);
+void conns_accept(struct te_barrier *b);
 /* Sends line to every registered connection and closes them all. */
-void coord_broadcast(struct te_barrier *b, const char *line);
+void conns_broadcast(struct te_barrier *b, const char *line);
+/* The report a child asked for came from above (b->rank0_text). */
+void tree_relay_state(struct te_barrier *b);
+
+/* Arrivals and failures of ranks. own_pos: rank's place among this
+ * node's ranks (the launch tree), or NO_KID. */
+size_t own_pos(struct te_barrier *b, uint32_t rank);
+void tree_own_arrived(struct te_barrier *b, uint32_t rank);
+/* rank of host is here; its first arrival goes into the timeline */
+void mark_arrived(struct te_barrier *b, uint32_t rank, const char *host);
+/* rank failed before the barrier. Rank 0: the first failure is the
+ * report; every node registered so far is answered at once, the others
+ * as soon as they register. The launch tree's other helpers: it goes up. */
+void rank_failed(struct te_barrier *b, uint32_t rank, const char *host,
+		 const char *why);
+
+/* The report: the subtree's summary (merged now if anything changed),
+ * and who is missing (the launch tree, or rank 0's arrivals). */
+const struct te_tree_sum *tree_sum(struct te_barrier *b);
+void tree_report(struct te_barrier *b, char *out, size_t len);
+void missing_report(struct te_barrier *b, char *out, size_t len);
+
+/* ================================================================ roles
+ * Each uses only the layers above in this header, never another role. */
+
+/* ---------------------------------------------------------------- coord */
+int coord_start(struct te_barrier *b, const char *addr, char *err,
+		size_t errlen);
+void coord_read(struct te_barrier *b, size_t i);
 /* Rank 0, coordinated: every rank is here; the launch checks decide. */
 void coord_complete(struct te_barrier *b, struct te_barrier_result *r);
 
 /* ---------------------------------------------------------------- client */
 const char *rank0_host(struct te_barrier *b);
-void queue_arrived(struct te_barrier *b, uint32_t rank);
-void queue_failed(struct te_barrier *b, uint32_t rank, const char *why);
-void client_flush(struct te_barrier *b);
-/* Connects to the coordinator in b->info, with the whole registration
- * queued (a new connection starts from nothing). */
+/* Without the launch tree: this rank and its followers, queued. */
+void client_queue_ranks(struct te_barrier *b);
+/* Connects to the coordinator in b->up_info (the registration queued). */
 void client_dial(struct te_barrier *b);
-void client_lookup(struct te_barrier *b, int64_t now);
-void client_get_done(struct te_barrier *b, int64_t now);
+/* 1 when the coordinator's address is known: dial it now */
+int client_lookup(struct te_barrier *b, int64_t now);
+int client_get_done(struct te_barrier *b, int64_t now);
 void client_io(struct te_barrier *b, uint32_t events);
 /* At this rank's own deadline: ask rank 0 for the current report. */
 void client_ask_status(struct te_barrier *b);
@@ -230,30 +283,16 @@ void client_ask_status(struct te_barrier *b);
  * files (else they connect). 0, or -1 with a reason. */
 int tree_setup(struct te_barrier *b, unsigned k, int followers, char *err,
 	       size_t errlen);
-int tree_conns_init(struct te_barrier *b);
 void tree_self(struct te_barrier *b);
 void tree_free(struct te_barrier *b);
-void tree_own_arrived(struct te_barrier *b, uint32_t rank);
 int tree_complete(struct te_barrier *b);
-/* The subtree's summary, merged now if anything changed. */
-const struct te_tree_sum *tree_sum(struct te_barrier *b);
-void tree_report(struct te_barrier *b, char *out, size_t len);
+/* Everything the parent must hear on a new connection. */
 void tree_queue_registration(struct te_barrier *b);
 int64_t tree_tick(struct te_barrier *b, int64_t now);
-void tree_failed(struct te_barrier *b, uint32_t rank, const char *host,
-		 const char *why);
-void tree_conn_closed(struct te_barrier *b, size_t i);
-void tree_told(struct te_barrier *b, size_t i);
-int tree_line(struct te_barrier *b, size_t i, const char *line);
 void tree_relay(struct te_barrier *b, enum te_coord_reply_kind k,
 		const char *text);
-void tree_relay_state(struct te_barrier *b);
-void tree_ask_state(struct te_barrier *b, size_t i);
 
 /* ---------------------------------------------------------------- followers */
-/* A follower's failure file: its one line, cleaned. 0, or -1 when it is
- * not there or not this user's regular file. */
-int read_failed_file(const char *path, char *why, size_t len);
 void check_followers(struct te_barrier *b, int64_t now);
 void check_alive(struct te_barrier *b, int64_t now);
 

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "container_env.h"
+#include "proctab.h"
 #include "strutil.h"
 #include "version.h"
 
@@ -147,29 +148,12 @@ static int enroot_hook(void)
 
 /* ---------------------------------------------------------------- check */
 
-/* Field 22 of /proc/PID/stat (the start time), 0 when unreadable. */
+/* The start time (field 22 of /proc/PID/stat), 0 when unreadable. */
 static unsigned long long start_time(int pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-	ssize_t n;
-	int fd, i;
+	struct te_proc p;
 
-	te_snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');	/* the name may hold anything */
-	for (i = 2; p && i < 22; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		t = strtoull(p + 1, NULL, 10);
-	return t;
+	return te_proc_stat_read(pid, &p) == 0 ? p.start : 0;
 }
 
 static void nap(long ms)

@@ -102,7 +102,7 @@ static void read_environ(const char *path, struct te_proc *p)
 size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 		      uid_t uid)
 {
-	char path[64], buf[1024], exe[PATH_MAX];
+	char path[64], exe[PATH_MAX];
 	struct dirent *d;
 	struct stat st;
 	size_t n = 0;
@@ -121,9 +121,7 @@ size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 		    real_uid(d->d_name) != (long)uid)
 			continue;
 		memset(p, 0, sizeof(*p));
-		te_snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
-		if (te_read_small(path, buf, sizeof(buf), 0) <= 0 ||
-		    te_proc_stat_parse(buf, p) < 0)
+		if (te_proc_stat_read(atoi(d->d_name), p) < 0)
 			continue;
 		te_snprintf(path, sizeof(path), "/proc/%s/environ", d->d_name);
 		read_environ(path, p);

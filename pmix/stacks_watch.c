@@ -24,7 +24,6 @@
 #include "sendline.h"
 #include "stacks_int.h"
 #include "strutil.h"
-#include "sysutil.h"
 
 #define WATCH_MAX 256
 #define SEND_MS 2000

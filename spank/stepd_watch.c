@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include "exitwatch.h"
+#include "proctab.h"
 #include "runcap.h"
 #include "slurmstepd.h"
 #include "strutil.h"
-#include "sysutil.h"
 #include "version.h"
 
 /* The task's environment without SLURM_JOB_ID and SLURM_STEP_ID, for a

@@ -1,13 +1,19 @@
 /* Unit tests of the hang report's process table (core/proctab.c): /proc
- * stat lines, environment blocks, slurmstepd's title, and which process
- * stands for each rank (plain tasks, a shell that runs Python, torchrun
- * workers, other steps, orphaned data loaders, tables of 2,048).
+ * stat lines (hostile names, cut lines; the one reader, core/proc_stat.c,
+ * on a real process), environment blocks, slurmstepd's title, and which
+ * process stands for each rank (plain tasks, a shell that runs Python,
+ * torchrun workers, other steps, orphaned data loaders, tables of 2,048).
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "proctab.h"
 #include "tap.h"
@@ -41,6 +47,65 @@ static void test_stat(void)
 	   "no pid: refused");
 	ok(te_proc_stat_parse("5 (y) S 1 2 3 4 5 6 7 8 9 10 zz 12", &p) < 0,
 	   "a field that is not a number: refused");
+	/* a comm that imitates the fields after it */
+	ok(te_proc_stat_parse("10 (x) S 9 9 9) R 77 10 10 0 -1 0 0 0 0 0 3 4 "
+			      "0 0 20 0 1 0 555\n", &p) == 0 &&
+	   !strcmp(p.comm, "x) S 9 9 9") && p.state == 'R' && p.ppid == 77 &&
+	   p.cpu_ticks == 7 && p.start == 555,
+	   "a comm holding ') S 9 9 9': the fields after the last ')' count");
+	ok(te_proc_stat_parse("10 (x) S 9 9 9) R 77 1 2 3", &p) < 0,
+	   "the same, cut before utime and stime: refused");
+	ok(te_proc_stat_parse("13 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15", &p)
+	   == 0 && p.cpu_ticks == 23 && p.start == 0,
+	   "cut before the start time: read, start time 0");
+	ok(te_proc_stat_parse("13 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 "
+			      "17 18 1", &p) == 0 && p.start == 1,
+	   "cut inside the start time: what is there is read");
+	ok(te_proc_stat_parse("13 (x S 1 2 3 4 5 6 7 8 9 10 11 12", &p) < 0,
+	   "no ')': refused");
+	ok(te_proc_stat_parse("13 x) S 1 2 3 4 5 6 7 8 9 10 11 12", &p) < 0,
+	   "no '(': refused");
+	ok(te_proc_stat_parse("13 (x) ", &p) < 0, "cut before the state: refused");
+	ok(te_proc_stat_parse("13 (x) S 1 2 3 4 5 6 7 8 9 10 11 ", &p) < 0,
+	   "cut after utime: refused");
+	ok(te_proc_stat_parse("0 (x) S 1 2 3 4 5 6 7 8 9 10 11 12", &p) < 0,
+	   "pid 0: refused");
+}
+
+/* The one reader, on a real process whose name is hostile. */
+static void test_stat_read(void)
+{
+	static const char name[] = "a) R 1 (b c";	/* 11 of comm's 15 */
+	struct te_proc p;
+	int fd[2], pid;
+	char c;
+
+	ok(te_proc_stat_read(getpid(), &p) == 0 && p.pid == getpid() &&
+	   p.ppid == getppid() && p.state == 'R' && p.start > 0,
+	   "this process: pid, parent, running, a start time");
+	ok(te_proc_stat_read(0, &p) < 0 && te_proc_stat_read(-1, &p) < 0,
+	   "pid 0 and -1: refused");
+	ok(te_proc_stat_read(INT_MAX, &p) < 0, "a pid that is not there: -1");
+	if (pipe(fd) < 0 || (pid = fork()) < 0) {
+		ok(0, "pipe and fork");
+		return;
+	}
+	if (pid == 0) {
+		prctl(PR_SET_NAME, name);
+		if (write(fd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fd[1]);
+	if (read(fd[0], &c, 1) != 1)
+		c = 0;
+	close(fd[0]);
+	ok(c == 'x' && te_proc_stat_read(pid, &p) == 0 && p.pid == pid &&
+	   p.ppid == getpid() && !strcmp(p.comm, name),
+	   "a child named 'a) R 1 (b c': its name whole, its parent");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 }
 
 static void test_environ(void)
@@ -356,6 +421,7 @@ int main(void)
 {
 	test_env_pick();
 	test_stat();
+	test_stat_read();
 	test_environ();
 	test_python();
 	test_pick();
