@@ -38,18 +38,7 @@ use_trainenv "helper-dir=$TE_BUILDDIR"
 hang=$TE_SRCDIR/tests/integration/py/hang.py
 ready=$TE_CLUSTER_DIR/shared/ready
 mkdir -p "$ready" && chmod 1777 "$ready"
-left_on_nodes() { # PATTERN: the processes matching it on any node
-	local n
-	for n in n1 n2 n3; do cluster_exec "$n" pgrep -af "$1" 2>/dev/null; done
-}
-wait_ready() { # COUNT SECS
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		[ "$(find "$ready" -name 'rank.*' | wc -l)" -ge "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_ready() { wait_rank_files "$ready" "$@"; } # COUNT SECS
 
 # ================================================================ (a) exit grace
 rm -f "$ready"/rank.*

@@ -44,14 +44,7 @@ for r in "$root" "$nodbg"; do
 	te_on_exit "rm -rf '$r$in'"
 done
 ready=$root$in/ready
-wait_ready() { # DIR COUNT SECS
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		[ "$(find "$1" -name 'rank.*' | wc -l)" -ge "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_ready() { wait_rank_files "$@"; } # DIR COUNT SECS
 inside() { # PID: its root is not the node's (nodes share this machine's root)
 	[ -d "/proc/$1" ] && [ "$(stat -L -c %d:%i "/proc/$1/root")" != "$(stat -L -c %d:%i /)" ]
 }

@@ -54,14 +54,7 @@ mkdir -p "$job/ready"
 cp "$TE_SRCDIR/tests/integration/py/hang.py" "$job/"
 chmod 1777 "$job/ready"
 mounts=--container-mounts=$job:/job
-wait_ready() { # COUNT SECS
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		[ "$(find "$job/ready" -name 'rank.*' | wc -l)" -ge "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_ready() { wait_rank_files "$job/ready" "$@"; } # COUNT SECS
 
 # ================================================================ (a) exit grace
 te_seconds te_srun -t 240 -N2 --ntasks-per-node=1 --train-exit-grace=10 \

@@ -32,10 +32,6 @@ ready=$TE_CLUSTER_DIR/shared/ready84
 mkdir -p "$ready" && chmod 1777 "$ready"
 out_dir=$TE_CLUSTER_DIR/shared/out84
 mkdir -p "$out_dir" && chmod 1777 "$out_dir"
-left_on_nodes() { # PATTERN: the processes matching it on any node
-	local n
-	for n in n1 n2; do cluster_exec "$n" pgrep -af "$1" 2>/dev/null; done
-}
 
 # What trainenv's own commands must never print, and its own processes'
 # frames, which must never be in a report.
@@ -94,7 +90,7 @@ ok $? "srun alone: the step ends, rank 3 by SIGTERM (rc=$rc, ${TE_SECONDS} s)"
 hang_checks "srun alone" "$TE_WORK/c.out"
 job=$(te_last_job_id)
 sleep 1
-is "$(left_on_nodes "hang.py exit $ready")" "" "srun alone: nothing of the step is left on the nodes"
+is "$(left_on_nodes "hang.py exit $ready" n1 n2)" "" "srun alone: nothing of the step is left on the nodes"
 
 # ================================================================ (d) sbatch + torchrun per node
 # (t80 says why torchrun cannot start with Debian trixie's and sid's torch)
@@ -121,7 +117,7 @@ EOF
 	! grep -q 'the first failure of this step' "$TE_WORK/d.out"
 	ok $? "sbatch + torchrun: no task trainenv ended is called the first failure"
 	sleep 1
-	is "$(left_on_nodes "hang.py exit $ready")" "" "sbatch + torchrun: nothing of the step is left"
+	is "$(left_on_nodes "hang.py exit $ready" n1 n2)" "" "sbatch + torchrun: nothing of the step is left"
 else
 	skip "torchrun cannot start here: this torch's TCPStore asks for libuv, which it was built without (Debian's torch 2.x)" 4
 fi

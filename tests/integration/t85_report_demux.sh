@@ -24,14 +24,7 @@ use_trainenv "helper-dir=$TE_BUILDDIR"
 hang=$TE_SRCDIR/tests/integration/py/hang.py
 ready=$TE_CLUSTER_DIR/shared/ready85
 mkdir -p "$ready" && chmod 1777 "$ready"
-wait_ready() { # COUNT SECS
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		[ "$(find "$ready" -name 'rank.*' | wc -l)" -ge "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_ready() { wait_rank_files "$ready" "$@"; } # COUNT SECS
 
 # check_text FILE: every rank 0-5 in a group of its own, on the node its
 # rank file names, with 40 frames of its own and none of another rank's.

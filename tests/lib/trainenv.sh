@@ -136,3 +136,24 @@ new_logs() {
 		i=$((i + 1))
 	done
 }
+
+# The hang tests' ranks say where they stay by a file DIR/rank.R each
+# (tests/integration/py/hang.py): 0 once COUNT are there, 1 after SECS.
+wait_rank_files() { # DIR COUNT SECS
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		[ "$(find "$1" -name 'rank.*' | wc -l)" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The processes matching PATTERN on the cluster's nodes NODE... (n1 n2 n3
+# when none is named), as "PID COMMAND" lines.
+left_on_nodes() { # PATTERN [NODE...]
+	local pattern=$1 n nodes
+	shift
+	nodes=("$@")
+	[ ${#nodes[@]} -gt 0 ] || nodes=(n1 n2 n3)
+	for n in "${nodes[@]}"; do cluster_exec "$n" pgrep -af "$pattern" 2>/dev/null; done
+}

@@ -12,18 +12,9 @@
 set -u
 src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
 build=${TE_BUILDDIR:-$PWD}
-n=0 failed=0
 
-check() { # RC NAME [DETAIL]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | sed 's/^/#   /'
-	fi
-}
+# shellcheck source=../lib/unit_check.sh
+. "$src/tests/lib/unit_check.sh"
 
 # The quoted includes of the C files in DIR: "FILE HEADER" lines.
 quoted_includes() {

@@ -23,18 +23,9 @@ build=${TE_BUILDDIR:-$PWD}
 grep -qs '^te-plugin-release:' "$PWD/Makefile" && build=$PWD
 headers=${TE_SLURM_HEADERS:-$(cd "$src/.." && pwd -P)/shared/slurm-headers}
 debs=${TE_SLURM_DEBS:-/var/cache/trainenv-slurm-dev}
-n=0 failed=0
 
-check() { # RC NAME [DETAIL]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | head -n 30 | sed 's/^/#   /'
-	fi
-}
+# shellcheck source=../lib/unit_check.sh
+. "$src/tests/lib/unit_check.sh"
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 
 # The releases' header sets the matrix must cover (issue 23).

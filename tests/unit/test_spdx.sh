@@ -20,18 +20,9 @@ src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
 GPL=GPL-2.0-or-later
 LGPL=LGPL-2.1-or-later
 HEAD_LINES=40
-n=0 failed=0
 
-check() { # RC NAME [DETAIL]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | sed 's/^/#   /'
-	fi
-}
+# shellcheck source=../lib/unit_check.sh
+. "$src/tests/lib/unit_check.sh"
 
 # Files that need no SPDX line, and why. Expected test outputs and inputs
 # (data compared byte for byte or parsed as XML, fuzz corpora), the

@@ -16,15 +16,8 @@
 set -u
 build=${TE_BUILDDIR:-$PWD}
 src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
-n=0 failed=0
-check() { # RC NAME [DETAIL]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n - $2"; else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | sed 's/^/#   /'
-	fi
-}
+# shellcheck source=../lib/unit_check.sh
+. "$src/tests/lib/unit_check.sh"
 rc() { "$@" && echo 0 || echo 1; }
 
 ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$build/config.h" 2>/dev/null)
