@@ -68,8 +68,10 @@ set_plugstack "required $TE_PLUGIN helper-dir=$TE_BUILDDIR" "required $shared/sl
 run_hang slow
 reported slow
 ok $? "another plugin's task_init of 3 s: the watcher waits for its task; the report names rank 3 on n2 (rc=$rc, ${TE_SECONDS} s)"
-[ "$rc" -ne 0 ] && awk -v s="$TE_SECONDS" 'BEGIN { exit !(s < 40) }'
-ok $? "  and the step ends (rc=$rc, ${TE_SECONDS} s)"
+# ended by trainenv (SIGTERM, then SIGKILL for torchrun's agent), not by
+# the test's 120 s limit (124, as on the code before)
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && awk -v s="$TE_SECONDS" 'BEGIN { exit !(s < 100) }'
+ok $? "  and the step ends, by trainenv (rc=$rc, ${TE_SECONDS} s)"
 
 # ================================================================ (b) 20,000 variables
 use_trainenv "helper-dir=$TE_BUILDDIR"
@@ -81,6 +83,8 @@ while IFS= read -r v; do export "${v?}"; done <<<"$big"
 run_hang big
 reported big
 ok $? "20,000 variables before Slurm's: the report names rank 3 on n2 (rc=$rc, ${TE_SECONDS} s)"
-[ "$rc" -ne 0 ] && awk -v s="$TE_SECONDS" 'BEGIN { exit !(s < 40) }'
-ok $? "  and the step ends (rc=$rc, ${TE_SECONDS} s)"
+# ended by trainenv (SIGTERM, then SIGKILL for torchrun's agent), not by
+# the test's 120 s limit (124, as on the code before)
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && awk -v s="$TE_SECONDS" 'BEGIN { exit !(s < 100) }'
+ok $? "  and the step ends, by trainenv (rc=$rc, ${TE_SECONDS} s)"
 while IFS= read -r v; do unset "${v%%=*}"; done <<<"$big"
