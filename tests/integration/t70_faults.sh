@@ -58,7 +58,7 @@ node_procs() { # NODE ERE
 step_left() { # JOB
 	local n
 	for n in "${nodes[@]}"; do
-		node_procs "$n" "[s]lurmstepd: \\[$1\\.|[t]rainenv-rdzv --job $1 " | sed "s/^/$n: /"
+		node_procs "$n" "[s]lurmstepd: \\[$1\\.|[t]rainenv-rdzv (--protocol [0-9]+ )?--job $1 " | sed "s/^/$n: /"
 	done
 }
 # Prefixes each line with the time it was read.
@@ -90,7 +90,7 @@ wait_pid() { # PID SECS
 step_tasks() { # NODE JOB
 	local end=$(( $(date +%s) + 10 )) h
 	while :; do
-		h=$(node_procs "$1" "[t]rainenv-rdzv --job $2 " | awk 'NR == 1 { print $1 }')
+		h=$(node_procs "$1" "[t]rainenv-rdzv (--protocol [0-9]+ )?--job $2 " | awk 'NR == 1 { print $1 }')
 		[ -n "$h" ] && break
 		[ "$(date +%s)" -ge "$end" ] && return 1
 		sleep 0.1
@@ -146,7 +146,7 @@ ok $? "node death: the step (job ${job:-?}) runs and n3's helper waits out its d
 te_on_exit restart_slurmd_n3
 "$TE_CLUSTER_SH" slurmd --dir "$TE_CLUSTER_DIR" n3 kill
 # shellcheck disable=SC2046
-kill -KILL $(node_procs n3 "[s]lurmstepd: \\[$job\\.|[t]rainenv-rdzv --job $job " | awk '{ print $1 }') 2>/dev/null
+kill -KILL $(node_procs n3 "[s]lurmstepd: \\[$job\\.|[t]rainenv-rdzv (--protocol [0-9]+ )?--job $job " | awk '{ print $1 }') 2>/dev/null
 is "$(step_left "$job" | grep -c '^n3:')" 0 "node death: n3's slurmd, slurmstepd, tasks and helper are gone"
 re='^[0-9.]+ trainenv: error: barrier timed out after 8 s: 4 of 6 ranks arrived; missing: ranks 4-5 \(node n3\)$'
 wait_lines "$TE_WORK/node.out" "$re" 4 $((8 + 15))

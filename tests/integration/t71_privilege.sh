@@ -79,7 +79,7 @@ job=$(new_job "$before")
 # every node's helper (n3's sleeps out its delay) and waiting task
 end=$(( $(date +%s) + 10 ))
 while :; do
-	helpers=$(for n in "${nodes[@]}"; do node_procs "$n" "[t]rainenv-rdzv --job $job " | sed "s/^/$n /"; done)
+	helpers=$(for n in "${nodes[@]}"; do node_procs "$n" "[t]rainenv-rdzv (--protocol [0-9]+ )?--job $job " | sed "s/^/$n /"; done)
 	probe=$(cd "$ckpt" && for f in .trainenv-ckpt-"$job".*; do [ -e "$f" ] && echo "$f"; done | head -n 1)
 	[ "$(printf '%s\n' "$helpers" | grep -c .)" -eq 3 ] && [ -n "$probe" ] && break
 	[ "$(date +%s)" -ge "$end" ] && break
