@@ -30,6 +30,9 @@ cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
 pmix_require_build
 pmix_plugstack
+# Debian trixie's torch 2.x has no libuv: init_process_group needs
+# USE_LIBUV=0 there (tests/lib/itest.sh).
+te_torch_store_env
 
 # ---------------------------------------------------------------- fast path
 te_seconds te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 --train-barrier=30 true

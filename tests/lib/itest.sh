@@ -321,6 +321,8 @@ wait_nodes_idle() { # SECS
 #   te_require_mpi_pmix         the whole test needs srun --mpi=pmix: before
 #                               plan, "1..0 # SKIP why" and exit 0 without it
 #   te_skip_all WHY             "1..0 # SKIP WHY", exit 0 (before plan)
+#   te_torch_store_env          where te_no_torchrun_store, export USE_LIBUV=0
+#                               (what init_process_group's env:// reads)
 TE_WHY=
 
 te_skip_all() {
@@ -359,12 +361,24 @@ te_require_mpi_pmix() {
 	if te_no_mpi_pmix; then te_skip_all "$TE_WHY"; fi
 }
 
+_te_store_probe=
 te_no_torchrun_store() {
-	local out
-	out=$(timeout 60 /usr/bin/python3 -c 'import torch.distributed as d; d.TCPStore("127.0.0.1", 0, 1, True)' 2>&1)
-	if grep -q 'use_libuv was requested' <<<"$out"; then
+	[ -n "$_te_store_probe" ] ||
+		_te_store_probe=$(timeout 60 /usr/bin/python3 -c 'import torch.distributed as d; d.TCPStore("127.0.0.1", 0, 1, True)' 2>&1; echo "exit $?")
+	if grep -q 'use_libuv was requested' <<<"$_te_store_probe"; then
 		TE_WHY="torchrun cannot start here: this torch's TCPStore (torchrun's static rendezvous) asks for libuv, which it was built without (Debian's torch 2.x)"
 		return 0
 	fi
 	return 1
+}
+
+# init_process_group's env:// and tcp:// rendezvous do read USE_LIBUV
+# (torch/distributed/rendezvous.py), torchrun's static one does not: where
+# this torch lacks libuv, USE_LIBUV=0 in the environment srun and sbatch
+# pass on lets the task-per-rank scripts meet. Nothing changes elsewhere.
+te_torch_store_env() {
+	if te_no_torchrun_store; then
+		export USE_LIBUV=0
+		diag "this torch has no libuv: USE_LIBUV=0 for init_process_group"
+	fi
 }
