@@ -68,6 +68,9 @@ submit() { # SBATCH ARGS...: prints the job id
 }
 
 # ================================================================ (a)
+if te_no_mpi_pmix; then
+	skip "$TE_WHY" 11
+else
 cat >job_a.sh <<'EOF'
 #!/bin/bash
 echo "run on $SLURM_JOB_NODELIST"
@@ -91,6 +94,7 @@ like "$out" 'ran 1 n3 restart=1 excluded=n1' "rank 1 on n3 too"
 like "$out" 'trainenv: restart 1 of this job; excluded nodes: n1' "the restart says so in its own output"
 is "$(job_field "$id" Restarts)" 1 "scontrol show job: Restarts=1"
 is "$(job_field "$id" ExcNodeList)" n1 "scontrol show job: ExcNodeList=n1"
+fi
 
 # The restart line alone when the output is truncated at the restart (Slurm's default).
 # ================================================================ (b)
@@ -238,6 +242,9 @@ plug
 
 # ================================================================ (g)
 # Rank 0's checkpoint probe, while n3 is 5 s late: only its user reads it.
+if te_no_mpi_pmix; then
+	skip "$TE_WHY" 2
+else
 mkdir -p "$TE_WORK/g" && chmod 1777 "$TE_WORK/g"
 (TRAINENV_TEST_DELAY=n3:5 te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 --train-barrier=20 \
 	--train-checkpoint-dir="$TE_WORK/g" true >"$TE_WORK/g.out" 2>&1) &
@@ -250,3 +257,4 @@ done
 wait
 is "$modes" "600 root" "rank 0's probe file is mode 0600" || diag "$(cat "$TE_WORK/g.out")"
 is "$(ls -A "$TE_WORK/g")" "" "  and is removed after"
+fi
