@@ -78,7 +78,9 @@ te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n3:20 te_srun -t 90 --mpi=pmix -K1 -N
 rc=$?
 [ $rc -ne 0 ]
 ok $? "without the barrier, n3 20 s late and a 10 s PG timeout: the job fails" || diag "$out"
-like "$out" "rank [0-3] on n[12]: FAILED after [0-9.]+ s: (Socket Timeout|.*longer than the 10 s process-group timeout)" \
+# torch 1.13 says "Socket Timeout", torch 2.x (Debian trixie) "wait timeout
+# after 10000ms, keys: ...".
+like "$out" "rank [0-3] on n[12]: FAILED after [0-9.]+ s: (Socket Timeout|wait timeout after [0-9]+ms|.*longer than the 10 s process-group timeout)" \
 	"an early rank hit the 10 s process-group timeout"
 ! printf '%s\n' "$out" | grep -qE "rank [0-3] on n[12]: all_reduce"
 ok $? "no early rank got through its first collective in time"
