@@ -332,7 +332,7 @@ te_skip_all() {
 
 # srun --mpi=list needs a slurm.conf, not a running cluster: the cluster's
 # when there is one, else a minimal one of our own (srun only reads it).
-_te_mpi_list=
+_te_mpi_list= _te_srun_version=
 te_no_mpi_pmix() {
 	local conf=${SLURM_CONF:-} tmp=
 	if [ -z "$_te_mpi_list" ]; then
@@ -346,12 +346,14 @@ te_no_mpi_pmix() {
 				NodeName=localhost 'PartitionName=p Nodes=localhost' >"$conf"
 		fi
 		_te_mpi_list=$(SLURM_CONF=$conf timeout 30 srun --mpi=list 2>&1)
+		# srun --version needs a slurm.conf too.
+		_te_srun_version=$(SLURM_CONF=$conf timeout 30 srun --version 2>&1 | head -n 1)
 		[ -n "$tmp" ] && rm -rf "$tmp"
 	fi
 	# Only a list that srun printed and that lacks pmix says "missing".
 	if printf '%s\n' "$_te_mpi_list" | grep -q '^MPI plugin types are' &&
 		! printf '%s\n' "$_te_mpi_list" | grep -qx '[[:space:]]*pmix'; then
-		TE_WHY="this Slurm ($(srun --version 2>&1)) has no mpi/pmix plugin (srun --mpi=list)"
+		TE_WHY="this Slurm ($_te_srun_version) has no mpi/pmix plugin (srun --mpi=list)"
 		return 0
 	fi
 	return 1
