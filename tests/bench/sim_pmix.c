@@ -162,6 +162,36 @@ pmix_status_t PMIx_Info_load(pmix_info_t *info, const char *key,
 	return PMIx_Value_load(&info->value, data, type);
 }
 
+#if PMIX_VERSION_MAJOR >= 5
+/* OpenPMIx 5 made these functions (PMIX_LOAD_PROCID, PMIX_VALUE_RELEASE,
+ * PMIX_VALUE_FREE and PMIX_INFO_DESTRUCT call them): a helper built
+ * against it imports them; 4.x's macros did the work inline. */
+void PMIx_Load_procid(pmix_proc_t *p, const char *ns, pmix_rank_t rk)
+{
+	memset(p, 0, sizeof(*p));
+	if (ns)
+		snprintf(p->nspace, sizeof(p->nspace), "%s", ns);
+	p->rank = rk;
+}
+
+void PMIx_Value_free(pmix_value_t *v, size_t n)
+{
+	size_t i;
+
+	if (!v)
+		return;
+	for (i = 0; i < n; i++)
+		PMIx_Value_destruct(&v[i]);
+	free(v);
+}
+
+void PMIx_Info_destruct(pmix_info_t *p)
+{
+	if (p)
+		PMIx_Value_destruct(&p->value);
+}
+#endif
+
 const char *PMIx_Error_string(pmix_status_t st)
 {
 	switch (st) {

@@ -112,10 +112,10 @@ is "$out" "unreachable unreachable unreachable " "no node can route to an addres
 # ---------------------------------------------------------------- PMIx
 # A Slurm built without PMIx has no mpi/pmix plugin (Debian's 26.05.5-1
 # dropped it: #1149781): its checks are skipped, with the reason, only
-# when srun lists its MPI plugins and pmix is not among them.
-mpi_list=$(timeout 30 srun --mpi=list 2>&1)
-if ! printf '%s\n' "$mpi_list" | grep -q '^MPI plugin types are' ||
-	printf '%s\n' "$mpi_list" | grep -qx '[[:space:]]*pmix'; then
+# when srun lists its MPI plugins and pmix is not among them
+# (tests/lib/itest.sh's te_no_mpi_pmix, which every test that needs
+# mpi/pmix asks).
+if ! te_no_mpi_pmix; then
 	out=$(te_srun -t 60 --mpi=pmix -N3 -n3 printenv PMIX_RANK 2>&1 | sort | tr '\n' ' ')
 	is "$out" "0 1 2 " "srun --mpi=pmix gives every task a PMIx rank"
 
@@ -140,7 +140,7 @@ EOF
 	is "$sums" 6 "all six ranks computed the allreduce sum 21"
 	is "$hosts" "n1 n2 n3 " "the ranks ran on three nodes"
 else
-	skip "this Slurm ($(srun --version 2>&1)) has no mpi/pmix plugin (srun --mpi=list)" 5
+	skip "$TE_WHY" 5
 fi
 
 # ---------------------------------------------------------------- batch

@@ -318,6 +318,12 @@ on_nodes() { # SHELL-CMD: run on every node (in its namespaces), as root
 	for n in "${nodes[@]}"; do cluster_exec "$n" sh -c "$1" || return 1; done
 }
 
+# What slurmstepd's main() logs at its normal end (src/slurmd/slurmstepd/
+# slurmstepd.c): 22.05 "done with job"; 24.11 and 26.05 "done with step",
+# or "main: done with step (...)" when the step's or the cleanup's return
+# code is not 0 (here the tasks exit 1).
+stepd_done='^n[123]: .*\] (done with job|([A-Za-z_]+: )?done with step)'
+
 remote_bad() { # WHAT REGEX (the nodes' file is prepared by the caller); sets out, log
 	local what=$1 re=$2 rc sizes i
 	mapfile -t sizes < <(log_sizes)
@@ -329,18 +335,18 @@ remote_bad() { # WHAT REGEX (the nodes' file is prepared by the caller); sets ou
 	[ "$(printf '%s\n' "$out" | grep -c '^ran$')" -eq 0 ] &&
 		[ "$(printf '%s\n' "$out" | grep -cE 'srun: error: n[123]: task [012]: Exited with exit code 1')" -eq 3 ]
 	ok $? "nodes' policy $what: no task ran; each of the 3 tasks ended with exit code 1 (not a launch failure)" || diag "$out"
-	# slurmstepd logs "done with job" when it ends its normal way: wait
-	# for it on each node (up to 10 s).
+	# slurmstepd logs that it is done when it ends its normal way
+	# ($stepd_done): wait for it on each node (up to 10 s).
 	for ((i = 0; i < 100; i++)); do
 		log=$(new_logs "${sizes[@]}")
-		[ "$(printf '%s\n' "$log" | grep -E '^n[123]: .*\] done with job' | cut -d: -f1 | sort -u | wc -l)" -eq 3 ] && break
+		[ "$(printf '%s\n' "$log" | grep -E "$stepd_done" | cut -d: -f1 | sort -u | wc -l)" -eq 3 ] && break
 		sleep 0.1
 	done
 	[ "$(printf '%s\n' "$log" | grep -E "^n[123]: .*error: trainenv: $re" | cut -d: -f1 | sort -u | wc -l)" -eq 3 ]
 	ok $? "nodes' policy $what: each node's slurmd log has the trainenv line" || diag "$log"
-	[ "$(printf '%s\n' "$log" | grep -E '^n[123]: .*\] done with job' | cut -d: -f1 | sort -u | wc -l)" -eq 3 ] &&
+	[ "$(printf '%s\n' "$log" | grep -E "$stepd_done" | cut -d: -f1 | sort -u | wc -l)" -eq 3 ] &&
 		! printf '%s\n' "$log" | grep -Eiq 'segfault|segmentation|core dump|fatal|abort|drain'
-	ok $? "nodes' policy $what: slurmstepd ended normally on each node (done with job), no crash, fatal error or drain logged" || diag "$log"
+	ok $? "nodes' policy $what: slurmstepd ended normally on each node (done with job/step), no crash, fatal error or drain logged" || diag "$log"
 	wait_nodes_idle 20
 	ok $? "nodes' policy $what: every node is idle, none drained"
 }

@@ -168,7 +168,11 @@ for v in numa,fast bogus "numa,verbose,verbose" "" "numa;rm"; do
 done
 
 # ---------------------------------------------------------------- torchrun
-if [ -x /usr/bin/torchrun ]; then
+if [ ! -x /usr/bin/torchrun ]; then
+	skip "torchrun is not installed"
+elif te_no_torchrun_store; then
+	skip "$TE_WHY"
+else
 	# Debian's torch 1.13 on Python 3.11: torchrun's default --redirects=0
 	# and --tee=0 map to None (IntFlag iteration skips Std.NONE) and it
 	# crashes; 1 (stdout) works.
@@ -177,8 +181,6 @@ if [ -x /usr/bin/torchrun ]; then
 		/usr/bin/torchrun --nproc_per_node=2 --no_python --redirects=1 --tee=1 \
 		"$tool" bind --mode cores --topology "$topo" -- "$TE_WORK/report.sh" 2>&1)
 	like "$(grep 'R n1 1 ' <<<"$out")" "cpus=$exp1 " "torchrun worker 1 bound by 'trainenv bind' as the preview says"
-else
-	skip "torchrun is not installed"
 fi
 
 done_testing

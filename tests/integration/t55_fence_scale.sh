@@ -28,6 +28,9 @@ case $(slurmd -V 2>/dev/null | awk '{ print $2 }') in
 esac
 N=$((W + 2))	# nodes: above TreeWidth
 
+# A test of the PMIx layer: its steps run under srun --mpi=pmix.
+te_require_mpi_pmix
+
 plan 33
 
 cluster_up --nodes "$N"

@@ -19,6 +19,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
+# A test of the PMIx layer: its steps run under srun --mpi=pmix.
+te_require_mpi_pmix
+
 plan 29
 
 cluster_up --nodes 5

@@ -25,6 +25,9 @@ for f in $objs "$obuild/.libs/libtepmix.a" "$obuild/.libs/libtecore.a" "$obuild/
 	[ -f "$f" ] || { echo "1..0 # SKIP $f is missing: the protocol-2 helper is linked from the build's objects (make)"; exit 0; }
 done
 
+# A test of the PMIx layer: its steps run under srun --mpi=pmix.
+te_require_mpi_pmix
+
 plan 18
 
 cluster_up --nodes 3

@@ -21,6 +21,10 @@ if [ ! -f "$cuda/include/nccl.h" ] || ! ls "$cuda"/lib64/libnccl.so* >/dev/null 
 	exit 0
 fi
 
+# Every step here runs under srun --mpi=pmix (the launch checks are the
+# PMIx layer's).
+te_require_mpi_pmix
+
 plan 16
 
 cluster_up --nodes 3 || bail_out "no cluster"

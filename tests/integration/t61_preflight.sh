@@ -20,6 +20,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
+# Every step here runs under srun --mpi=pmix (the launch checks are the
+# PMIx layer's).
+te_require_mpi_pmix
+
 plan 44
 
 cluster_up --nodes 3

@@ -101,8 +101,7 @@ ok $? "the record is the user's own, mode 600"
 # static rendezvous asks for it whatever the environment says ("use_libuv
 # was requested but PyTorch was build without libuv support"): torchrun
 # cannot start there, with or without trainenv.
-store=$(/usr/bin/python3 -c 'import torch.distributed as d; d.TCPStore("127.0.0.1", 0, 1, True)' 2>&1)
-if ! grep -q 'use_libuv was requested' <<<"$store"; then
+if ! te_no_torchrun_store; then
 	rm -f "$ready"/rank.*
 	PET_REDIRECTS=1 PET_TEE=1 te_seconds te_srun -t 180 -N3 --ntasks-per-node=1 --train-exit-grace=10 \
 		torchrun --nproc_per_node=2 "$hang" exit "$ready" >"$TE_WORK/t.out" 2>"$TE_WORK/t.err"
@@ -123,7 +122,7 @@ if ! grep -q 'use_libuv was requested' <<<"$store"; then
 	out=$(left_on_nodes "hang.py exit $ready")
 	[ -z "$out" ] || diag "$out"
 else
-	skip "torchrun cannot start here: this torch's TCPStore (torchrun's static rendezvous) asks for libuv, which it was built without (Debian's torch 2.x)" 4
+	skip "$TE_WHY" 4
 fi
 
 # ================================================================ (b) trainenv stacks

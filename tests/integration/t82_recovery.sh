@@ -68,6 +68,9 @@ submit() { # SBATCH ARGS...: prints the job id
 }
 
 # ================================================================ (a)
+if te_no_mpi_pmix; then
+	skip "$TE_WHY" 11
+else
 cat >job_a.sh <<'EOF'
 #!/bin/bash
 echo "run on $SLURM_JOB_NODELIST"
@@ -91,6 +94,7 @@ like "$out" 'ran 1 n3 restart=1 excluded=n1' "rank 1 on n3 too"
 like "$out" 'trainenv: restart 1 of this job; excluded nodes: n1' "the restart says so in its own output"
 is "$(job_field "$id" Restarts)" 1 "scontrol show job: Restarts=1"
 is "$(job_field "$id" ExcNodeList)" n1 "scontrol show job: ExcNodeList=n1"
+fi
 
 # The restart line alone when the output is truncated at the restart (Slurm's default).
 # ================================================================ (b)
@@ -106,6 +110,10 @@ like "$(cat b.out)" 'trainenv: requeue: not requeued: rank 1 exited with code 3:
 is "$(job_field "$id" Restarts)" 0 "  Restarts=0"
 
 # ================================================================ (c)
+# job_a.sh: under srun --mpi=pmix, as (a).
+if te_no_mpi_pmix; then
+	skip "$TE_WHY" 4
+else
 id=$(TRAINENV_TEST_PREFLIGHT_FAIL="n1:bad,n2:bad,n3:bad" CUDA_VISIBLE_DEVICES=0,1 \
 	submit -N1 -t 5 --open-mode=append -o "$TE_WORK/c.out" --train-requeue=1 job_a.sh)
 restart_now "$id" 1 60
@@ -115,6 +123,7 @@ is "$state" FAILED "the second failure ends the job" || diag "$(cat c.out)"
 like "$(cat c.out)" 'trainenv: requeue: not requeued: node n[23] failed \(rank 0 failed its check before training \(exit code 75\)\), but the restart budget is spent \(1 of 1 restarts done\)' \
 	"  with the budget's line" || diag "$(cat c.out)"
 is "$(job_field "$id" Restarts)" 1 "  Restarts=1"
+fi
 
 # ================================================================ (d)
 plug requeue-on=any requeue-no-progress=1
@@ -184,6 +193,10 @@ plug
 # Issue 25, item 10: no moment in which the requeued job could start again
 # on the node it excludes. Item 9: the guard says when it cannot save.
 plug requeue-no-progress=3
+# job_a.sh: under srun --mpi=pmix, as (a).
+if te_no_mpi_pmix; then
+	skip "$TE_WHY" 14
+else
 fdir=$TE_WORK/f && mkdir -p "$fdir/ckpt" && chmod 777 "$fdir" && chmod 1777 "$fdir/ckpt"
 echo "root's" >"$fdir/ckpt/.trainenv-progress"	# nobody cannot replace it (sticky)
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
@@ -234,10 +247,14 @@ like "$out" "trainenv: warning: requeue: cannot save the progress guard's state 
 	"the guard says it cannot save its state (root's file in the sticky directory)" || diag "$out"
 is "$(cat "$fdir/ckpt/.trainenv-progress")" "root's" "  root's file is untouched"
 is "$(find "$fdir/ckpt" -name '.trainenv-progress.*' | wc -l)" 0 "  and no temporary file is left"
+fi
 plug
 
 # ================================================================ (g)
 # Rank 0's checkpoint probe, while n3 is 5 s late: only its user reads it.
+if te_no_mpi_pmix; then
+	skip "$TE_WHY" 2
+else
 mkdir -p "$TE_WORK/g" && chmod 1777 "$TE_WORK/g"
 (TRAINENV_TEST_DELAY=n3:5 te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 --train-barrier=20 \
 	--train-checkpoint-dir="$TE_WORK/g" true >"$TE_WORK/g.out" 2>&1) &
@@ -250,3 +267,4 @@ done
 wait
 is "$modes" "600 root" "rank 0's probe file is mode 0600" || diag "$(cat "$TE_WORK/g.out")"
 is "$(ls -A "$TE_WORK/g")" "" "  and is removed after"
+fi

@@ -94,8 +94,7 @@ is "$(left_on_nodes "hang.py exit $ready" n1 n2)" "" "srun alone: nothing of the
 
 # ================================================================ (d) sbatch + torchrun per node
 # (t80 says why torchrun cannot start with Debian trixie's and sid's torch)
-store=$(/usr/bin/python3 -c 'import torch.distributed as d; d.TCPStore("127.0.0.1", 0, 1, True)' 2>&1)
-if ! grep -q 'use_libuv was requested' <<<"$store"; then
+if ! te_no_torchrun_store; then
 	rm -f "$ready"/rank.*
 	cat >"$out_dir/d.sh" <<EOF
 #!/bin/bash
@@ -119,7 +118,7 @@ EOF
 	sleep 1
 	is "$(left_on_nodes "hang.py exit $ready" n1 n2)" "" "sbatch + torchrun: nothing of the step is left"
 else
-	skip "torchrun cannot start here: this torch's TCPStore asks for libuv, which it was built without (Debian's torch 2.x)" 4
+	skip "$TE_WHY" 4
 fi
 
 # ================================================================ (e) sbatch + --train-stall

@@ -16,11 +16,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-store=$(/usr/bin/python3 -c 'import torch.distributed as d; d.TCPStore("127.0.0.1", 0, 1, True)' 2>&1)
-if grep -q 'use_libuv was requested' <<<"$store"; then
-	echo "1..0 # SKIP torchrun cannot start here: this torch's TCPStore asks for libuv, which it was built without (Debian's torch 2.x)"
-	exit 0
-fi
+te_no_torchrun_store && te_skip_all "$TE_WHY"
 command -v gcc >/dev/null || { echo "1..0 # SKIP no gcc to build the slow SPANK plugin"; exit 0; }
 
 plan 6

@@ -305,3 +305,82 @@ wait_nodes_idle() { # SECS
 		sleep 0.2
 	done
 }
+
+# ------------------------------------------------------------------ features
+# What this Slurm and this PyTorch can do, for the checks that need it. Each
+# returns 0 when the feature is MISSING and sets TE_WHY to one line saying
+# why (for skip, or for a whole test: te_skip_all "$TE_WHY"); 1 when it is
+# there, or when the probe itself could not tell (the checks then run and
+# say what went wrong).
+#   te_no_mpi_pmix              this Slurm has no mpi/pmix plugin (Debian's
+#                               26.05.5-1, #1149781): srun --mpi=list
+#   te_no_torchrun_store        this torch's TCPStore asks for libuv, which it
+#                               was built without (Debian trixie's and sid's
+#                               torch 2.x): torchrun's static rendezvous
+#                               cannot start, whatever USE_LIBUV says
+#   te_require_mpi_pmix         the whole test needs srun --mpi=pmix: before
+#                               plan, "1..0 # SKIP why" and exit 0 without it
+#   te_skip_all WHY             "1..0 # SKIP WHY", exit 0 (before plan)
+#   te_torch_store_env          where te_no_torchrun_store, export USE_LIBUV=0
+#                               (what init_process_group's env:// reads)
+TE_WHY=
+
+te_skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+# srun --mpi=list needs a slurm.conf, not a running cluster: the cluster's
+# when there is one, else a minimal one of our own (srun only reads it).
+_te_mpi_list= _te_srun_version=
+te_no_mpi_pmix() {
+	local conf=${SLURM_CONF:-} tmp=
+	if [ -z "$_te_mpi_list" ]; then
+		if [ -z "$conf" ] || [ ! -r "$conf" ]; then
+			conf=${TE_CLUSTER_DIR:+$TE_CLUSTER_DIR/etc/slurm.conf}
+		fi
+		if [ -z "$conf" ] || [ ! -r "$conf" ]; then
+			tmp=$(mktemp -d /var/tmp/te-mpilist.XXXXXX) || return 1
+			conf=$tmp/slurm.conf
+			printf '%s\n' ClusterName=probe SlurmctldHost=localhost \
+				NodeName=localhost 'PartitionName=p Nodes=localhost' >"$conf"
+		fi
+		_te_mpi_list=$(SLURM_CONF=$conf timeout 30 srun --mpi=list 2>&1)
+		# srun --version needs a slurm.conf too.
+		_te_srun_version=$(SLURM_CONF=$conf timeout 30 srun --version 2>&1 | head -n 1)
+		[ -n "$tmp" ] && rm -rf "$tmp"
+	fi
+	# Only a list that srun printed and that lacks pmix says "missing".
+	if printf '%s\n' "$_te_mpi_list" | grep -q '^MPI plugin types are' &&
+		! printf '%s\n' "$_te_mpi_list" | grep -qx '[[:space:]]*pmix'; then
+		TE_WHY="this Slurm ($_te_srun_version) has no mpi/pmix plugin (srun --mpi=list)"
+		return 0
+	fi
+	return 1
+}
+
+te_require_mpi_pmix() {
+	if te_no_mpi_pmix; then te_skip_all "$TE_WHY"; fi
+}
+
+_te_store_probe=
+te_no_torchrun_store() {
+	[ -n "$_te_store_probe" ] ||
+		_te_store_probe=$(timeout 60 /usr/bin/python3 -c 'import torch.distributed as d; d.TCPStore("127.0.0.1", 0, 1, True)' 2>&1; echo "exit $?")
+	if grep -q 'use_libuv was requested' <<<"$_te_store_probe"; then
+		TE_WHY="torchrun cannot start here: this torch's TCPStore (torchrun's static rendezvous) asks for libuv, which it was built without (Debian's torch 2.x)"
+		return 0
+	fi
+	return 1
+}
+
+# init_process_group's env:// and tcp:// rendezvous do read USE_LIBUV
+# (torch/distributed/rendezvous.py), torchrun's static one does not: where
+# this torch lacks libuv, USE_LIBUV=0 in the environment srun and sbatch
+# pass on lets the task-per-rank scripts meet. Nothing changes elsewhere.
+te_torch_store_env() {
+	if te_no_torchrun_store; then
+		export USE_LIBUV=0
+		diag "this torch has no libuv: USE_LIBUV=0 for init_process_group"
+	fi
+}

@@ -19,6 +19,14 @@ check() { # RC NAME [DETAIL]
 		[ -n "${3:-}" ] && printf '%s\n' "$3" | sed 's/^/#   /'
 	fi
 }
+# Every simulated node's helper looks for its rendezvous address on the
+# machine's interfaces: with loopback alone (tests/releases/enter.sh's
+# network namespace before the cluster's bridge is up, as when only unit
+# tests run) it has none, and nothing here could be measured.
+if ! ip -o addr show up scope global 2>/dev/null | grep -q .; then
+	echo "1..0 # SKIP no up interface with a non-loopback address here: the helper's rendezvous needs one"
+	exit 0
+fi
 echo 1..6
 run() { # HELPER NODES: the driver's output (its status in $rc)
 	out=$("$drv" --helper "$1" --simlib "$build/tests/bench/simpmix/.libs" \
