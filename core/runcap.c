@@ -350,6 +350,17 @@ long te_env_without(char *const envp[], const char *const drop[],
 	return (long)k;
 }
 
+char **te_env_without_dup(char *const envp[], const char *const drop[],
+			  const char *const keep[])
+{
+	size_t n = te_env_count(envp) + 1;
+	char **out = calloc(n, sizeof(*out));
+
+	if (out)
+		te_env_without(envp, drop, keep, out, n);
+	return out;
+}
+
 int te_find_program(const char *name, char *path, size_t len)
 {
 	const char *p = getenv("PATH");

@@ -36,6 +36,11 @@ long te_env_without(char *const envp[], const char *const drop[],
 		    const char *const keep[], char **out, size_t max);
 /* The number of entries of envp (NULL: 0). */
 size_t te_env_count(char *const envp[]);
+/* te_env_without into an array of its own, whole however many entries
+ * envp has (the strings are envp's: free the array only); NULL when out
+ * of memory. */
+char **te_env_without_dup(char *const envp[], const char *const drop[],
+			  const char *const keep[]);
 
 /* Runs path with argv and envp, stdin from /dev/null, stdout into a pipe
  * read into buf (at most cap - 1 bytes), stderr inherited (or into the

@@ -292,12 +292,8 @@ static char **clean_env(void)
 		"_SLURM_SPANK_OPTION_", "PYXIS_CONTAINER_", "TRAINENV_", NULL };
 	static const char *const keep[] = { "SLURM_CONF=", "TRAINENV_GDB=",
 					    NULL };
-	size_t n = te_env_count(environ) + 1;
-	char **e = calloc(n, sizeof(*e));
 
-	if (e)
-		te_env_without(environ, drop, keep, e, n);
-	return e;
+	return te_env_without_dup(environ, drop, keep);
 }
 
 /* Every node's records, decoded into *procs (grown); how many, or -1.
@@ -422,7 +418,7 @@ static void end_step(const struct opts *o)
 	char *term[] = { (char *)"scancel", (char *)"-Q", (char *)"--signal=TERM",
 			 id, NULL };
 	char *kill9[] = { (char *)"scancel", (char *)"-Q", id, NULL };
-	int kill_now = !strcmp(o->action, "kill"), i, rc;
+	int kill_now = !strcmp(o->action, "kill"), i, rc, alive;
 
 	te_snprintf(id, sizeof(id), "%ld.%ld", o->job, o->step);
 	fprintf(stderr, PREFIX "%s: ending step %s (exit-action=%s: %s)\n",
@@ -435,9 +431,9 @@ static void end_step(const struct opts *o)
 		 * fails although every rank still running got the signal:
 		 * what it said counts only when the step outlives it. */
 		rc = scancel_quiet(term, out, sizeof(out), err, sizeof(err));
-		for (i = 0; i < TERM_WAIT_S * 2 && step_alive(id); i++)
+		for (i = 0; (alive = step_alive(id)) && i < TERM_WAIT_S * 2; i++)
 			poll(NULL, 0, 500);
-		if (!step_alive(id))
+		if (!alive)
 			return;
 		if (rc < 0)
 			scancel_failed(id, "scancel --signal=TERM", err, out);

@@ -186,15 +186,9 @@ static char **gdb_env(void)
 					    NULL };
 	static char **env;
 
-	if (!env) {
-		size_t n = te_env_count(environ) + 1;
-
-		env = calloc(n, sizeof(*env));
-		if (!env)
-			return environ;
-		te_env_without(environ, drop, NULL, env, n);
-	}
-	return env;
+	if (!env)
+		env = te_env_without_dup(environ, drop, NULL);
+	return env ? env : environ;
 }
 
 /* The last component of a path inside a process's root, when it is a
@@ -443,29 +437,27 @@ static int become_job_user(uid_t uid, const char *node)
 	return 0;
 }
 
-/* A rank's process, held from the scan to its SIGCONT: a pidfd opened
- * while its start time is still the one scanned (then it names that
- * process, not a later one of the same pid). -1 when it is gone. */
-static int hold_process(const struct te_proc *p)
-{
-	uint64_t start;
-	int fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
-
-	if (fd < 0)
-		return -1;
-	if (te_proc_start_time(p->pid, &start) < 0 || start != p->start) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Without a pidfd: the pid is still the process scanned. */
+/* The pid is still the process scanned (its start time). */
 static int same_process(const struct te_proc *p)
 {
 	uint64_t start;
 
 	return te_proc_start_time(p->pid, &start) == 0 && start == p->start;
+}
+
+/* A rank's process, held from the scan to its SIGCONT: a pidfd opened
+ * while its start time is still the one scanned (then it names that
+ * process, not a later one of the same pid). -1 when it is gone (or no
+ * pidfd could be had). */
+static int hold_process(const struct te_proc *p)
+{
+	int fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+
+	if (fd >= 0 && !same_process(p)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
 }
 
 /* SIGCONT to the process held (by pid only when no pidfd could be had:

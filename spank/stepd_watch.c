@@ -30,12 +30,8 @@ char **te_stepd_env_not_a_rank(char **env)
 {
 	static const char *const ids[] = { "SLURM_JOB_ID=", "SLURM_STEP_ID=",
 					   NULL };
-	size_t n = te_env_count(env) + 1;
-	char **out = calloc(n, sizeof(*out));
 
-	if (out)
-		te_env_without(env, ids, NULL, out, n);
-	return out;
+	return te_env_without_dup(env, ids, NULL);
 }
 
 void te_stepd_watch_workers(spank_t sp)

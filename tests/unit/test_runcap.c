@@ -88,6 +88,13 @@ static void test_env_without(void)
 	is_int((int)te_env_without(big, ids, NULL, bigout, 20002), 20000,
 	       "env_without: 20,000 variables, whole");
 	is_int((int)te_env_count(big), 20001, "env_count");
+	{
+		char **dup = te_env_without_dup(big, ids, NULL);
+
+		ok(dup && te_env_count(dup) == 20000 && dup[19999] == big[19999],
+		   "env_without_dup: an array of its own, whole");
+		free(dup);
+	}
 }
 
 int main(void)
