@@ -237,9 +237,16 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 		    b->timeout_s);
 	if (b->is_root) {
 		char text[TE_COORD_TEXT_MAX + 1];
+		int64_t silent = te_pmix_server_silent_ms(b->p);
 
 		missing_report(b, text, sizeof(text));
-		te_snprintf(msg, len, "%s: %s", head, text);
+		if (silent)	/* the others could not learn our address */
+			te_snprintf(msg, len, "%s: %s (this node's PMIx server "
+				    "has not taken rank 0's address for %.0f s: "
+				    "ranks on other nodes could not find rank 0)",
+				    head, text, (double)silent / 1000.0);
+		else
+			te_snprintf(msg, len, "%s: %s", head, text);
 		return;
 	}
 	if (b->got_fail || b->got_state) {
@@ -247,8 +254,18 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 		return;
 	}
 	switch (b->cs) {
-	case C_IDLE:
 	case C_LOOKUP:
+		if (b->get_pending) {
+			te_snprintf(msg, len, "%s: rank %u (node %s) could not "
+				    "be found: PMIx gave no address for it in "
+				    "%.0f s (it has not arrived, has left, or "
+				    "its node's PMIx server is not answering)",
+				    head, b->up_rank, rank0_host(b),
+				    (double)(te_now_ms() - b->get_since) / 1000.0);
+			return;
+		}
+		/* fall through */
+	case C_IDLE:
 		te_snprintf(msg, len, "%s: rank %u (node %s) did not arrive",
 			    head, b->up_rank, rank0_host(b));
 		return;

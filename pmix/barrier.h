@@ -40,18 +40,27 @@ struct te_pmix {
 	int open;
 	uint32_t local_peers[TE_LOCAL_PEERS_MAX];	/* ranks on this node */
 	int nlocal;			/* -1: unknown */
+	int64_t commit_slow_since;	/* a commit the server has not answered */
 };
 
 /* PMIx_Init, the job size and this rank's host. 0, or -1 with a reason. */
 int te_pmix_open(struct te_pmix *p, char *err, size_t errlen);
 /* PMIx_Finalize. Always call it: Slurm's PMIx server kills the whole step
- * when a client goes away without it. */
+ * when a client goes away without it. After a commit the server left
+ * unanswered, it is waited for half a second and then finishes by itself
+ * (a later te_pmix_open fails while it has not). */
 void te_pmix_close(struct te_pmix *p);
 
 int te_pmix_host_of(struct te_pmix *p, uint32_t rank, char *host, size_t len);
 int te_pmix_put(struct te_pmix *p, const char *key, const char *val,
 		char *err, size_t errlen);
+/* PMIx_Commit. When the server does not answer within half a second the
+ * commit goes on by itself and this returns 0: the caller's deadline
+ * stands (see te_pmix_server_silent_ms). */
 int te_pmix_commit(struct te_pmix *p, char *err, size_t errlen);
+/* How long this node's PMIx server has left a commit of ours unanswered
+ * (0: it answered, or nothing asked). */
+int64_t te_pmix_server_silent_ms(struct te_pmix *p);
 /* A string another rank put. immediate: only what this node already has
  * (after a fence that collected data); never waits. 0 or -1. */
 int te_pmix_get(struct te_pmix *p, uint32_t rank, const char *key,

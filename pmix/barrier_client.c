@@ -122,6 +122,12 @@ int client_lookup(struct te_barrier *b, int64_t now)
 {
 	char text[512];
 
+	if (b->get_pending && now - b->get_asked >= GET_AGAIN_MS) {
+		/* a node's server can lose a request (Slurm's mpi/pmix on a
+		 * connection reset): ask again; the old answer is ignored */
+		b->get_pending = 0;
+		b->next_lookup = now;
+	}
 	if (now < b->next_lookup)
 		return 0;
 	if (!b->rank0_host[0])	/* rank 0's peers read a file */
@@ -132,8 +138,12 @@ int client_lookup(struct te_barrier *b, int64_t now)
 	} else if (!b->get_pending) {
 		/* Later barriers must see rank 0's new data, not what this
 		 * node cached from an earlier one. */
-		if (start_get(b->p, b->up_rank, b->key, b->seq > 0) == 0)
+		if (start_get(b->p, b->up_rank, b->key, b->seq > 0) == 0) {
+			if (!b->get_pending && !b->get_since)
+				b->get_since = now;
 			b->get_pending = 1;
+			b->get_asked = now;
+		}
 		return 0;
 	} else {
 		return 0;	/* wait for the answer */
@@ -155,6 +165,7 @@ int client_get_done(struct te_barrier *b, int64_t now)
 	if (!done)
 		return 0;
 	b->get_pending = 0;
+	b->get_since = 0;
 	if (st == PMIX_SUCCESS)
 		return client_connect(b, text) == 0;
 	b->backoff = b->backoff ? b->backoff * 2 : 20;

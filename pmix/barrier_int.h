@@ -31,6 +31,7 @@
 #define COORD_KEY_FMT "te.coord.%u"
 #define COORD_FILE_FMT "%s/trainenv-coord.%u"
 #define STATUS_WAIT_MS 1000	/* a rank's own deadline: ask rank 0 */
+#define GET_AGAIN_MS 2000	/* a lookup PMIx has not answered: ask again */
 /* rank 0 left: is our fence done anyway? Also how long a helper goes on
  * trying while every try is refused (nobody listens any more) */
 #define GONE_GRACE_MS 3000
@@ -152,6 +153,8 @@ struct te_barrier {
 	int64_t next_lookup;
 	int backoff;
 	int get_pending;
+	int64_t get_asked;	/* this get started */
+	int64_t get_since;	/* unanswered gets started (0: none) */
 	int cfd;
 	char cbuf[TE_COORD_LINE_MAX + 1];
 	size_t clen;

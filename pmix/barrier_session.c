@@ -1,6 +1,7 @@
 /* The barrier's PMIx session: PMIx_Init and the job's facts, put, get and
  * commit, the non-blocking fence and get with their callbacks (from PMIx's
- * progress thread), and the epoll set and wake pipe the barriers share.
+ * progress thread), commit and finalize with a bound on their wait, and
+ * the epoll set and wake pipe the barriers share.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
@@ -8,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +161,117 @@ int start_get(struct te_pmix *p, uint32_t rank, const char *key,
 	return rc == PMIX_SUCCESS ? 0 : -1;
 }
 
+/* ---------------------------------------------------------------- server calls
+ * PMIx_Commit and PMIx_Finalize wait for this node's PMIx server, and
+ * Slurm's (mpi/pmix in slurmstepd) can stop answering for a minute: it
+ * retries a send to a node whose step already ended (a rank that exited
+ * early) on the thread that also serves this node's clients. A barrier's
+ * deadline must hold anyway, so these calls run on a thread of their own
+ * and the caller waits for them only SERVER_WAIT_MS; one still running
+ * finishes by itself (the request is on its way to the server). */
+
+#define SERVER_WAIT_MS 500
+
+struct server_call {
+	int finalize;
+	int done, refs;
+	pmix_status_t st;
+};
+
+static pthread_cond_t call_cv = PTHREAD_COND_INITIALIZER;
+static int calls_pending;	/* started, not returned; under cb_mu */
+static int finalize_unfinished;	/* the last close left one running */
+
+static int calls_pending_now(void)
+{
+	int n;
+
+	pthread_mutex_lock(&cb_mu);
+	n = calls_pending;
+	pthread_mutex_unlock(&cb_mu);
+	return n;
+}
+
+static void server_call_put(struct server_call *c)
+{
+	if (--c->refs == 0)
+		free(c);
+}
+
+static void *server_call_main(void *arg)
+{
+	struct server_call *c = arg;
+	pmix_status_t st = c->finalize ? PMIx_Finalize(NULL, 0) : PMIx_Commit();
+
+	pthread_mutex_lock(&cb_mu);
+	c->st = st;
+	c->done = 1;
+	calls_pending--;
+	pthread_cond_broadcast(&call_cv);
+	server_call_put(c);
+	pthread_mutex_unlock(&cb_mu);
+	return NULL;
+}
+
+/* The call, waited for up to ms: 1 (its status in *st), or 0 when it still
+ * runs. Without a thread to spare it runs here, unbounded, as before. */
+static int server_call(int finalize, int ms, pmix_status_t *st)
+{
+	struct server_call *c = calloc(1, sizeof(*c));
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	struct timespec ts;
+	int rc, done;
+
+	if (c) {
+		c->finalize = finalize;
+		c->refs = 2;
+		pthread_mutex_lock(&cb_mu);
+		calls_pending++;
+		pthread_mutex_unlock(&cb_mu);
+		/* the program's signals stay with the program's threads */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		rc = pthread_attr_init(&attr);
+		if (rc == 0) {
+			pthread_attr_setdetachstate(&attr,
+						    PTHREAD_CREATE_DETACHED);
+			rc = pthread_create(&t, &attr, server_call_main, c);
+			pthread_attr_destroy(&attr);
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rc != 0) {
+			pthread_mutex_lock(&cb_mu);
+			calls_pending--;
+			pthread_mutex_unlock(&cb_mu);
+			free(c);
+			c = NULL;
+		}
+	}
+	if (!c) {
+		*st = finalize ? PMIx_Finalize(NULL, 0) : PMIx_Commit();
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&cb_mu);
+	while (!c->done &&
+	       pthread_cond_clockwait(&call_cv, &cb_mu, CLOCK_MONOTONIC,
+				      &ts) != ETIMEDOUT)
+		;
+	done = c->done;
+	*st = c->st;
+	server_call_put(c);
+	pthread_mutex_unlock(&cb_mu);
+	return done;
+}
+
 /* ---------------------------------------------------------------- session */
 
 int te_pmix_open(struct te_pmix *p, char *err, size_t errlen)
@@ -168,6 +281,12 @@ int te_pmix_open(struct te_pmix *p, char *err, size_t errlen)
 	pmix_status_t rc;
 
 	memset(p, 0, sizeof(*p));
+	if (finalize_unfinished && calls_pending_now())
+		return te_err(err, errlen, "PMIx: this node's PMIx server has "
+			      "not answered the last session's PMIx_Finalize "
+			      "(its server thread is busy, e.g. Slurm's "
+			      "mpi/pmix retrying a node whose step ended)");
+	finalize_unfinished = 0;
 	rc = PMIx_Init(&p->me, NULL, 0);
 	if (rc != PMIX_SUCCESS)
 		return te_err(err, errlen, "PMIx_Init: %s", PMIx_Error_string(rc));
@@ -208,7 +327,16 @@ void te_pmix_close(struct te_pmix *p)
 	if (!p->open)
 		return;
 	cb_detach();
-	PMIx_Finalize(NULL, 0);
+	if (calls_pending_now()) {
+		pmix_status_t st;
+
+		/* the server is not answering: its finalize would wait with
+		 * it; the message is sent, and it finishes on its own */
+		if (!server_call(1, SERVER_WAIT_MS, &st))
+			finalize_unfinished = 1;
+	} else {
+		PMIx_Finalize(NULL, 0);
+	}
 	loop_close();
 	p->open = 0;
 }
@@ -249,12 +377,31 @@ int te_pmix_put(struct te_pmix *p, const char *key, const char *val,
 
 int te_pmix_commit(struct te_pmix *p, char *err, size_t errlen)
 {
-	pmix_status_t rc = PMIx_Commit();
+	pmix_status_t rc;
 
+	if (!server_call(0, SERVER_WAIT_MS, &rc)) {
+		/* it goes on by itself; the caller's deadline stands */
+		if (!p->commit_slow_since)
+			p->commit_slow_since = te_now_ms() - SERVER_WAIT_MS;
+		return 0;
+	}
 	if (rc != PMIX_SUCCESS)
 		return te_err(err, errlen, "PMIx_Commit: %s",
 			      PMIx_Error_string(rc));
+	p->commit_slow_since = 0;
 	return 0;
+}
+
+int64_t te_pmix_server_silent_ms(struct te_pmix *p)
+{
+	int pending;
+
+	pthread_mutex_lock(&cb_mu);
+	pending = calls_pending;
+	pthread_mutex_unlock(&cb_mu);
+	if (!pending || !p->commit_slow_since)
+		return 0;
+	return te_now_ms() - p->commit_slow_since;
 }
 
 int te_pmix_get(struct te_pmix *p, uint32_t rank, const char *key,

@@ -2,7 +2,8 @@
  * two communicators with the real libnccl (this machine has no GPU, so
  * NCCL's own call fails after the barrier: that is expected). The rank in
  * PROBE_LATE_RANK starts PROBE_LATE_SECONDS late; the rank in
- * PROBE_SKIP_RANK never calls NCCL (it exits at once). Linked against
+ * PROBE_SKIP_RANK never calls NCCL (it exits after PROBE_SKIP_SECONDS,
+ * default at once). Linked against
  * libnccl.so so that the calls go through the dynamic linker, as they do
  * from PyTorch.
  * SPDX-License-Identifier: GPL-2.0-or-later */
@@ -28,6 +29,8 @@ int main(void)
 
 	if (rank == env_int("PROBE_SKIP_RANK", -1)) {
 		printf("rank %d skips NCCL\n", rank);
+		fflush(stdout);
+		sleep((unsigned)env_int("PROBE_SKIP_SECONDS", 0));
 		return 0;
 	}
 	if (rank == env_int("PROBE_LATE_RANK", -1))

@@ -25,7 +25,7 @@ fi
 # PMIx layer's).
 te_require_mpi_pmix
 
-plan 16
+plan 20
 
 cluster_up --nodes 3 || bail_out "no cluster"
 pmix_require_build
@@ -74,14 +74,51 @@ out=$(te_srun -t 60 --mpi=pmix -N1 -n1 sh -c 'echo "preload=${LD_PRELOAD:-none}"
 is "$out" "preload=none" "without first-collective there is no preload"
 
 # ---------------------------------------------------------------- missing rank
+# Rank 1 stays away past the deadline (25 s). A rank that exits at once
+# races Slurm's mpi/pmix: it may cancel the step itself ("Cannot establish
+# direct connection"), or stall a node's PMIx server (the next part).
 : >"$trace"
 start=$(date +%s)
-out=$(PROBE_SKIP_RANK=1 TRAINENV_NCCL_TRACE="$trace" te_srun -t 120 --mpi=pmix \
+out=$(PROBE_SKIP_RANK=1 PROBE_SKIP_SECONDS=25 TRAINENV_NCCL_TRACE="$trace" te_srun -t 120 --mpi=pmix \
 	-N3 --ntasks-per-node=1 --train-barrier=first-collective \
 	"$TE_WORK/nccl_probe" 2>&1)
 took=$(( $(date +%s) - start ))
 is "$(grep -c 'the barrier before the first NCCL communicator failed, NCCL not entered: barrier timed out after 20 s' <<<"$out")" 2 "a rank that never creates a communicator: the others fail at the 20 s deadline, saying so" || diag "$out"
 [ "$(grep -c ' nccl-enter ' "$trace")" = 0 ] && [ "$took" -lt 60 ]
-ok $? "and nobody entered NCCL; the step ended in ${took}s"
+ok $? "and nobody entered NCCL; the step ended in ${took}s" || diag "$out"
+
+# ---------------------------------------------------------------- a silent PMIx server
+# Slurm's mpi/pmix can leave a node's clients unanswered for a minute (it
+# retries a send to a node whose step ended, a rank that exited at once, on
+# the thread that serves the clients: seen here, rank 0's commit of its
+# address answered after 63 s). Here rank 0's slurmstepd is stopped for
+# 30 s as the barrier starts: the 20 s deadline must hold anyway, and the
+# reports say what happened.
+: >"$trace"
+PROBE_SKIP_RANK=1 PROBE_SKIP_SECONDS=25 TRAINENV_NCCL_TRACE="$trace" \
+	te_srun -t 120 --mpi=pmix -N3 --ntasks-per-node=1 \
+	--train-barrier=first-collective \
+	"$TE_WORK/nccl_probe" >"$TE_WORK/silent.out" 2>&1 &
+srun_pid=$!
+for ((i = 0; i < 300; i++)); do
+	grep -q '^0 barrier-start' "$trace" && break
+	sleep 0.1
+done
+# shellcheck disable=SC2016 # expanded in the node
+stepd=$(cluster_exec n1 sh -c 'pgrep --ns $$ --nslist net -f "slurmstepd: \[[0-9]+\.0\]"')
+[ -n "$stepd" ] && cluster_exec n1 kill -STOP $stepd
+ok $? "rank 0's slurmstepd stopped as its barrier started (pid ${stepd:-none})"
+sleep 30
+[ -n "$stepd" ] && cluster_exec n1 kill -CONT $stepd
+wait "$srun_pid"
+out=$(cat "$TE_WORK/silent.out")
+took=$(awk '$2 == "barrier-start" { s[$1] = $3 } $2 == "barrier-failed" { f[$1] = $3 }
+	END { printf "%.1f %.1f", f[0] - s[0], f[2] - s[2] }' "$trace")
+awk -v t="$took" 'BEGIN { split(t, a, " "); exit !(a[1] >= 19 && a[1] < 23 && a[2] >= 19 && a[2] < 23) }'
+ok $? "ranks 0 and 2 failed at the 20 s deadline, not when the server answered (after $took s)" || diag "$(cat "$trace")"
+like "$out" "rank 0: the barrier before the first NCCL communicator failed, NCCL not entered: barrier timed out after 20 s: .*missing: rank 1 \\(node n2\\), rank 2 \\(node n3\\) \\(this node's PMIx server has not taken rank 0's address for [0-9]+ s: ranks on other nodes could not find rank 0\\)" \
+	"rank 0 says its node's PMIx server did not take its address"
+like "$out" "rank 2: .*barrier timed out after 20 s: rank 0 \\(node n1\\) could not be found: PMIx gave no address for it in 1[0-9] s \\(it has not arrived, has left, or its node's PMIx server is not answering\\)" \
+	"rank 2 says PMIx did not answer for rank 0's address"
 
 done_testing
