@@ -33,6 +33,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
+# Every step here runs the PMIx launch (srun --mpi=pmix) whose faults
+# this test injects.
+te_require_mpi_pmix
+
 plan 111
 
 cluster_up --nodes 3 || bail_out "no cluster"

@@ -66,121 +66,128 @@ new_job() { # ID: the job started after ID (deadline 10 s)
 	done
 }
 
-# ================================================================ who runs what
-pmix_plugstack
-ckpt=$NB/ckpt dump=$NB/dump
-mkdir -p "$ckpt" "$dump" && chown nobody:nogroup "$ckpt" "$dump"
-before=$(te_last_job_id)
-(cd "$NB" && TRAINENV_TEST_DELAY=n3:6 timeout -k 10 60 "${NOBODY[@]}" \
-	srun --mpi=pmix -N3 --ntasks-per-node=2 $W --train-barrier=30 --train-checkpoint-dir="$ckpt" \
-	--train-nccl-dump-dir="$dump" sh -c 'echo "ran $(id -u)"' >"$NB/who.out" 2>&1) &
-pid=$!
-job=$(new_job "$before")
-# every node's helper (n3's sleeps out its delay) and waiting task
-end=$(( $(date +%s) + 10 ))
-while :; do
-	helpers=$(for n in "${nodes[@]}"; do node_procs "$n" "[t]rainenv-rdzv (--protocol [0-9]+ )?--job $job " | sed "s/^/$n /"; done)
-	probe=$(cd "$ckpt" && for f in .trainenv-ckpt-"$job".*; do [ -e "$f" ] && echo "$f"; done | head -n 1)
-	[ "$(printf '%s\n' "$helpers" | grep -c .)" -eq 3 ] && [ -n "$probe" ] && break
-	[ "$(date +%s)" -ge "$end" ] && break
-	sleep 0.1
-done
-is "$(printf '%s\n' "$helpers" | grep -c .)" 3 "nobody's step (job $job): one rendezvous helper per node is running"
-bad=""
-while read -r n p _; do
-	[ -n "${p:-}" ] || continue
-	[ "$(uids "$p")" = "$NB_UID $NB_UID $NB_UID $NB_UID" ] || bad="$bad $n:$p:($(uids "$p"))"
-done <<<"$helpers"
-is "$bad" "" "every helper runs as nobody: real, effective, saved and file-system uid $NB_UID"
-# the tasks waiting in task_init are slurmstepd's children: the job's user
-bad="" nt=0
-for n in "${nodes[@]}"; do
-	stepd=$(node_procs "$n" "[s]lurmstepd: \\[$job\\.0\\]" | awk '{ print $1 }')
-	for s in $stepd; do
-		for c in $(pgrep -P "$s"); do
-			case $(tr '\0' ' ' </proc/"$c"/cmdline 2>/dev/null) in
-			"slurmstepd: [$job.0]"*) nt=$((nt + 1))
-				[ "$(uids "$c")" = "$NB_UID $NB_UID $NB_UID $NB_UID" ] || bad="$bad $n:$c:($(uids "$c"))" ;;
-			esac
+# The PMIx launch's parts (helpers, checkpoint check, arrival files) need
+# srun --mpi=pmix; Debian's Slurm 26.05.5 has none.
+if te_no_mpi_pmix; then
+	skip "$TE_WHY" 19
+else
+	# ================================================================ who runs what
+	pmix_plugstack
+	ckpt=$NB/ckpt dump=$NB/dump
+	mkdir -p "$ckpt" "$dump" && chown nobody:nogroup "$ckpt" "$dump"
+	before=$(te_last_job_id)
+	(cd "$NB" && TRAINENV_TEST_DELAY=n3:6 timeout -k 10 60 "${NOBODY[@]}" \
+		srun --mpi=pmix -N3 --ntasks-per-node=2 $W --train-barrier=30 --train-checkpoint-dir="$ckpt" \
+		--train-nccl-dump-dir="$dump" sh -c 'echo "ran $(id -u)"' >"$NB/who.out" 2>&1) &
+	pid=$!
+	job=$(new_job "$before")
+	# every node's helper (n3's sleeps out its delay) and waiting task
+	end=$(( $(date +%s) + 10 ))
+	while :; do
+		helpers=$(for n in "${nodes[@]}"; do node_procs "$n" "[t]rainenv-rdzv (--protocol [0-9]+ )?--job $job " | sed "s/^/$n /"; done)
+		probe=$(cd "$ckpt" && for f in .trainenv-ckpt-"$job".*; do [ -e "$f" ] && echo "$f"; done | head -n 1)
+		[ "$(printf '%s\n' "$helpers" | grep -c .)" -eq 3 ] && [ -n "$probe" ] && break
+		[ "$(date +%s)" -ge "$end" ] && break
+		sleep 0.1
+	done
+	is "$(printf '%s\n' "$helpers" | grep -c .)" 3 "nobody's step (job $job): one rendezvous helper per node is running"
+	bad=""
+	while read -r n p _; do
+		[ -n "${p:-}" ] || continue
+		[ "$(uids "$p")" = "$NB_UID $NB_UID $NB_UID $NB_UID" ] || bad="$bad $n:$p:($(uids "$p"))"
+	done <<<"$helpers"
+	is "$bad" "" "every helper runs as nobody: real, effective, saved and file-system uid $NB_UID"
+	# the tasks waiting in task_init are slurmstepd's children: the job's user
+	bad="" nt=0
+	for n in "${nodes[@]}"; do
+		stepd=$(node_procs "$n" "[s]lurmstepd: \\[$job\\.0\\]" | awk '{ print $1 }')
+		for s in $stepd; do
+			for c in $(pgrep -P "$s"); do
+				case $(tr '\0' ' ' </proc/"$c"/cmdline 2>/dev/null) in
+				"slurmstepd: [$job.0]"*) nt=$((nt + 1))
+					[ "$(uids "$c")" = "$NB_UID $NB_UID $NB_UID $NB_UID" ] || bad="$bad $n:$c:($(uids "$c"))" ;;
+				esac
+			done
 		done
 	done
-done
-[ "$nt" -ge 6 ] && [ -z "$bad" ]
-ok $? "the $nt tasks waiting in task_init run as nobody (slurmstepd itself stays root)" || diag "$bad"
-f=$ckpt/$probe
-[ -n "$probe" ] && [ "$(stat -c %u "$f" 2>/dev/null)" = "$NB_UID" ]
-ok $? "rank 0's checkpoint probe file is nobody's (${probe:-none})"
-owners=$(for n in "${nodes[@]}"; do
-	# shellcheck disable=SC2016
-	cluster_exec "$n" bash -c 'stat -c "%U %a %n" "$1"/spool/pmix."$2".0 "$1"/spool/pmix."$2".0/trainenv-* "$1"/spool/pmix."$2".0/trainenv-arrived/* 2>/dev/null' \
-		bash "$TE_CLUSTER_DIR" "$job"; done)
-[ -n "$owners" ] && ! printf '%s\n' "$owners" | awk '$1 != "nobody"' | grep -q .
-ok $? "the step's PMIx directories and the arrival files in them are nobody's" || diag "$owners"
-wait "$pid"
-rc=$?
-out=$(cat "$NB/who.out")
-is "$rc $(printf '%s\n' "$out" | grep -c "^ran $NB_UID$")" "0 6" "once n3 arrives the 6 tasks run as nobody" || diag "$out"
-is "$(ls -A "$ckpt")" "" "the checkpoint check leaves nothing behind"
-is "$(stat -c '%U %a' "$dump/$NB_UID" "$dump/$NB_UID/$job" 2>/dev/null | tr '\n' ' ')" "nobody 700 nobody 700 " "the NCCL dump directory $dump/$NB_UID/$job and the level above are nobody's, mode 700"
+	[ "$nt" -ge 6 ] && [ -z "$bad" ]
+	ok $? "the $nt tasks waiting in task_init run as nobody (slurmstepd itself stays root)" || diag "$bad"
+	f=$ckpt/$probe
+	[ -n "$probe" ] && [ "$(stat -c %u "$f" 2>/dev/null)" = "$NB_UID" ]
+	ok $? "rank 0's checkpoint probe file is nobody's (${probe:-none})"
+	owners=$(for n in "${nodes[@]}"; do
+		# shellcheck disable=SC2016
+		cluster_exec "$n" bash -c 'stat -c "%U %a %n" "$1"/spool/pmix."$2".0 "$1"/spool/pmix."$2".0/trainenv-* "$1"/spool/pmix."$2".0/trainenv-arrived/* 2>/dev/null' \
+			bash "$TE_CLUSTER_DIR" "$job"; done)
+	[ -n "$owners" ] && ! printf '%s\n' "$owners" | awk '$1 != "nobody"' | grep -q .
+	ok $? "the step's PMIx directories and the arrival files in them are nobody's" || diag "$owners"
+	wait "$pid"
+	rc=$?
+	out=$(cat "$NB/who.out")
+	is "$rc $(printf '%s\n' "$out" | grep -c "^ran $NB_UID$")" "0 6" "once n3 arrives the 6 tasks run as nobody" || diag "$out"
+	is "$(ls -A "$ckpt")" "" "the checkpoint check leaves nothing behind"
+	is "$(stat -c '%U %a' "$dump/$NB_UID" "$dump/$NB_UID/$job" 2>/dev/null | tr '\n' ' ')" "nobody 700 nobody 700 " "the NCCL dump directory $dump/$NB_UID/$job and the level above are nobody's, mode 700"
 
-# The pre-flight program (--train-preflight): the plugin runs it from a
-# helper directory whose trainenv-preflight is a wrapper that writes down
-# its own uids, then runs the real one. GPUs in the step: this machine's
-# topology with fake NVIDIA GPUs (as t30, t61); no driver here, so the
-# check only says so and the tasks run.
-pfdir=$TE_WORK/pf
-mkdir -p "$pfdir"
-ln -sf "$helper" "$pfdir/trainenv-rdzv"
-cat >"$pfdir/trainenv-preflight" <<EOF
+	# The pre-flight program (--train-preflight): the plugin runs it from a
+	# helper directory whose trainenv-preflight is a wrapper that writes down
+	# its own uids, then runs the real one. GPUs in the step: this machine's
+	# topology with fake NVIDIA GPUs (as t30, t61); no driver here, so the
+	# check only says so and the tasks run.
+	pfdir=$TE_WORK/pf
+	mkdir -p "$pfdir"
+	ln -sf "$helper" "$pfdir/trainenv-rdzv"
+	cat >"$pfdir/trainenv-preflight" <<EOF
 #!/bin/sh
 echo "\$SLURMD_NODENAME \$(awk '/^Uid:/ { print \$2, \$3, \$4, \$5 }' /proc/self/status)" >>"$NB/preflight.uids"
 exec "$builddir/trainenv-preflight" "\$@"
 EOF
-chmod 755 "$pfdir/trainenv-preflight"
-if [ -x "$builddir/trainenv-preflight" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
-	"$here/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; then
-	set_plugstack "required $plugin helper-dir=$pfdir bind-topology=$TE_WORK/gpus.xml"
-	out=$(cd "$NB" && CUDA_VISIBLE_DEVICES=0,1 timeout 60 "${NOBODY[@]}" srun --mpi=pmix -N3 --ntasks-per-node=2 $W \
-		--train-preflight=on sh -c 'echo ran' 2>&1)
-	is "$(grep -c . "$NB/preflight.uids" 2>/dev/null)" 6 "nobody's step with GPUs: the pre-flight program ran once per rank" ||
-		diag "$out"
-	is "$(awk '{ print $2, $3, $4, $5 }' "$NB/preflight.uids" 2>/dev/null | sort -u)" "$NB_UID $NB_UID $NB_UID $NB_UID" \
-		"every pre-flight ran as nobody: real, effective, saved and file-system uid"
-	pmix_plugstack
-else
-	skip "no trainenv-preflight in the build, or no topology to add fake GPUs to" 2
-fi
+	chmod 755 "$pfdir/trainenv-preflight"
+	if [ -x "$builddir/trainenv-preflight" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
+		"$here/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; then
+		set_plugstack "required $plugin helper-dir=$pfdir bind-topology=$TE_WORK/gpus.xml"
+		out=$(cd "$NB" && CUDA_VISIBLE_DEVICES=0,1 timeout 60 "${NOBODY[@]}" srun --mpi=pmix -N3 --ntasks-per-node=2 $W \
+			--train-preflight=on sh -c 'echo ran' 2>&1)
+		is "$(grep -c . "$NB/preflight.uids" 2>/dev/null)" 6 "nobody's step with GPUs: the pre-flight program ran once per rank" ||
+			diag "$out"
+		is "$(awk '{ print $2, $3, $4, $5 }' "$NB/preflight.uids" 2>/dev/null | sort -u)" "$NB_UID $NB_UID $NB_UID $NB_UID" \
+			"every pre-flight ran as nobody: real, effective, saved and file-system uid"
+		pmix_plugstack
+	else
+		skip "no trainenv-preflight in the build, or no topology to add fake GPUs to" 2
+	fi
 
-# ================================================================ user paths, root's directory
-R=$TE_WORK/rootonly
-mkdir -p "$R" && chmod 700 "$R"
-out=$(cd "$NB" && timeout 60 "${NOBODY[@]}" srun --mpi=pmix -N2 --ntasks-per-node=2 $W --train-nccl-dump-dir="$R" \
-	sh -c 'echo ran $TORCH_NCCL_DEBUG_INFO_TEMP_FILE' 2>&1)
-job=$(te_last_job_id)
-is "$(printf '%s\n' "$out" | grep -c '^ran$')" 4 "--train-nccl-dump-dir=<root's 0700 dir> as nobody: the step runs, without TORCH_NCCL_DEBUG_INFO_TEMP_FILE" || diag "$out"
-is "$(printf '%s\n' "$out" | grep -c "^trainenv: warning: --train-nccl-dump-dir: cannot create $R/$NB_UID: Permission denied$")" 2 \
-	"... and the first task of each node says it cannot create the directory (the user's rights)" || diag "$out"
-is "$(ls -A "$R")" "" "... and nothing is created there"
-out=$(cd "$NB" && timeout 60 "${NOBODY[@]}" srun --mpi=pmix -N2 --ntasks-per-node=2 $W --train-checkpoint-dir="$R" \
-	--train-failure-report=off sh -c 'echo ran' 2>&1)
-rc=$?
-[ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^ran'
-ok $? "--train-checkpoint-dir=<root's 0700 dir> as nobody: the step fails before the program"
-like "$out" "^trainenv: error: checkpoint dir $R: rank 0 \\(node n1\\) cannot write there" "... saying rank 0 cannot write there"
-is "$(ls -A "$R")" "" "... and nothing is created there"
-out=$(te_srun -t 60 --mpi=pmix -N2 $W --train-nccl-dump-dir="$R" sh -c 'echo ran' 2>&1)
-job=$(te_last_job_id)
-[ -d "$R/0/$job" ] && [ "$(stat -c %U "$R/0/$job")" = root ]
-ok $? "control: root's own job creates $R/0/$job (so the denial above came from nobody's rights)"
-# The helper is looked up and run with the user's rights too.
-mkdir -p "$TE_WORK/hroot" && install -m 755 "$helper" "$TE_WORK/hroot/trainenv-rdzv" && chmod 700 "$TE_WORK/hroot"
-set_plugstack "required $plugin helper-dir=$TE_WORK/hroot"
-out=$(cd "$NB" && timeout 60 "${NOBODY[@]}" srun --mpi=pmix -N2 $W --train-failure-report=off sh -c 'echo ran' 2>&1)
-like "$out" "^trainenv: error: rendezvous: the rendezvous helper $TE_WORK/hroot/trainenv-rdzv: Permission denied" \
-	"a helper in a root-only directory: nobody's tasks cannot reach it (they run as nobody)"
-out=$(te_srun -t 60 --mpi=pmix -N2 $W sh -c 'echo ran' 2>&1)
-is "$(printf '%s\n' "$out" | grep -c '^ran$')" 2 "control: root's job runs that helper"
-pmix_plugstack
+	# ================================================================ user paths, root's directory
+	R=$TE_WORK/rootonly
+	mkdir -p "$R" && chmod 700 "$R"
+	out=$(cd "$NB" && timeout 60 "${NOBODY[@]}" srun --mpi=pmix -N2 --ntasks-per-node=2 $W --train-nccl-dump-dir="$R" \
+		sh -c 'echo ran $TORCH_NCCL_DEBUG_INFO_TEMP_FILE' 2>&1)
+	job=$(te_last_job_id)
+	is "$(printf '%s\n' "$out" | grep -c '^ran$')" 4 "--train-nccl-dump-dir=<root's 0700 dir> as nobody: the step runs, without TORCH_NCCL_DEBUG_INFO_TEMP_FILE" || diag "$out"
+	is "$(printf '%s\n' "$out" | grep -c "^trainenv: warning: --train-nccl-dump-dir: cannot create $R/$NB_UID: Permission denied$")" 2 \
+		"... and the first task of each node says it cannot create the directory (the user's rights)" || diag "$out"
+	is "$(ls -A "$R")" "" "... and nothing is created there"
+	out=$(cd "$NB" && timeout 60 "${NOBODY[@]}" srun --mpi=pmix -N2 --ntasks-per-node=2 $W --train-checkpoint-dir="$R" \
+		--train-failure-report=off sh -c 'echo ran' 2>&1)
+	rc=$?
+	[ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^ran'
+	ok $? "--train-checkpoint-dir=<root's 0700 dir> as nobody: the step fails before the program"
+	like "$out" "^trainenv: error: checkpoint dir $R: rank 0 \\(node n1\\) cannot write there" "... saying rank 0 cannot write there"
+	is "$(ls -A "$R")" "" "... and nothing is created there"
+	out=$(te_srun -t 60 --mpi=pmix -N2 $W --train-nccl-dump-dir="$R" sh -c 'echo ran' 2>&1)
+	job=$(te_last_job_id)
+	[ -d "$R/0/$job" ] && [ "$(stat -c %U "$R/0/$job")" = root ]
+	ok $? "control: root's own job creates $R/0/$job (so the denial above came from nobody's rights)"
+	# The helper is looked up and run with the user's rights too.
+	mkdir -p "$TE_WORK/hroot" && install -m 755 "$helper" "$TE_WORK/hroot/trainenv-rdzv" && chmod 700 "$TE_WORK/hroot"
+	set_plugstack "required $plugin helper-dir=$TE_WORK/hroot"
+	out=$(cd "$NB" && timeout 60 "${NOBODY[@]}" srun --mpi=pmix -N2 $W --train-failure-report=off sh -c 'echo ran' 2>&1)
+	like "$out" "^trainenv: error: rendezvous: the rendezvous helper $TE_WORK/hroot/trainenv-rdzv: Permission denied" \
+		"a helper in a root-only directory: nobody's tasks cannot reach it (they run as nobody)"
+	out=$(te_srun -t 60 --mpi=pmix -N2 $W sh -c 'echo ran' 2>&1)
+	is "$(printf '%s\n' "$out" | grep -c '^ran$')" 2 "control: root's job runs that helper"
+	pmix_plugstack
+
+fi
 
 # ================================================================ the failure report's connection
 # The user's own slurm.conf, its plugstack.conf without trainenv: srun

@@ -48,7 +48,10 @@ list_files() { # the tree's files, relative to $1
 	if git -C "$1" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 		git -C "$1" ls-files
 	else
-		(cd "$1" && find . -type f ! -path './_build*' | sed 's|^\./||' | sort)
+		# less Python's byte-code caches, which the Python tests of a
+		# build beside it may be writing at this moment
+		(cd "$1" && find . -type f ! -path './_build*' ! -path '*/__pycache__/*' |
+			sed 's|^\./||' | sort)
 	fi
 }
 
