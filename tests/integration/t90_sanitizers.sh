@@ -18,6 +18,13 @@ libasan=$(readlink -f "$libasan")
 
 plan 20
 
+# Where srun has no mpi/pmix (Debian's Slurm 26.05.5) the PMIx layer's
+# checks are skipped, and the junk and environment checks run without it.
+# Asked before the cluster's plugstack holds the sanitized plugin, which
+# a plain srun cannot load.
+pmix_why= pmix_opts=(--mpi=pmix --train-barrier=20)
+if te_no_mpi_pmix; then pmix_why=$TE_WHY pmix_opts=(); fi
+
 # This test runs its own cluster (its slurmd needs the ASan runtime), not
 # the shared one: the exit handler tears it down.
 trap _te_exit EXIT
@@ -135,10 +142,6 @@ asan_srun -N3 -n6 --train-explain --train-nccl-heartbeat=1200 true >"$work/s1.ou
 ok $? "srun (sanitized plugin, ASan srun): explain, options, shield, 6 tasks"
 CUDA_VISIBLE_DEVICES=0,1 asan_srun -N3 --ntasks-per-node=2 --train-bind=cores,verbose true >"$work/s2.out" 2>&1
 ok $? "binding with the test topology"
-# Where srun has no mpi/pmix (Debian's Slurm 26.05.5) the PMIx layer's
-# checks are skipped, and the junk and environment checks run without it.
-pmix_why= pmix_opts=(--mpi=pmix --train-barrier=20)
-if te_no_mpi_pmix; then pmix_why=$TE_WHY pmix_opts=(); fi
 if [ -z "$pmix_why" ]; then
 	asan_srun --mpi=pmix -N3 -n6 --train-barrier=30 --train-checkpoint-dir="$work" true >"$work/s3.out" 2>&1
 	ok $? "the PMIx rendezvous, barrier and checkpoint check"
