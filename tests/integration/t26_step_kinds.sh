@@ -26,8 +26,10 @@ at_least() { # MAJOR.MINOR: the cluster's release is that or newer
 }
 # An async step is created by the job's own step manager: slurmctld
 # refuses one ("Invalid feature specification", stepmgr.c), so 26.05's
-# cluster here runs with enable_stepmgr (which needs PrologFlags=contain).
+# cluster here runs with enable_stepmgr (which needs PrologFlags=contain):
+# our own cluster, not the suite's shared one.
 if at_least 26.05; then
+	unset TE_CLUSTER_DIR
 	export TE_SLURM_CONF_EXTRA=$'PrologFlags=contain\nSlurmctldParameters=enable_stepmgr'
 fi
 

@@ -54,7 +54,7 @@ ok $? "the plugin is instrumented (links libasan)"
 # ---------------------------------------------------------------- unit tests
 out=$(env ASAN_OPTIONS=detect_leaks=1 make -s check-unit 2>&1)
 rc=$?
-ok $rc "the unit tests pass under ASan+UBSan with leak detection ($(tail -1 <<<"$out"))" || diag "$(grep -E '^FAIL|not ok' <<<"$out" | head)"
+ok $rc "the unit tests pass under ASan+UBSan with leak detection ($(tail -1 <<<"$out"))" || diag "$(grep -E -A12 '^FAIL|not ok' <<<"$out" | head -40)"
 ! grep -rqE 'AddressSanitizer|LeakSanitizer|runtime error' tests/logs/
 ok $? "no sanitizer report in the unit test logs"
 
