@@ -161,6 +161,21 @@ int start_get(struct te_pmix *p, uint32_t rank, const char *key,
 	return rc == PMIX_SUCCESS ? 0 : -1;
 }
 
+/* CLOCK_MONOTONIC's time ms milliseconds from now (for the waits below). */
+static struct timespec monotonic_in(int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
 /* ---------------------------------------------------------------- server calls
  * PMIx_Commit and PMIx_Finalize wait for this node's PMIx server, and
  * Slurm's (mpi/pmix in slurmstepd) can stop answering for a minute: it
@@ -253,13 +268,7 @@ static int server_call(int finalize, int ms, pmix_status_t *st)
 		*st = finalize ? PMIx_Finalize(NULL, 0) : PMIx_Commit();
 		return 1;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	ts = monotonic_in(ms);
 	pthread_mutex_lock(&cb_mu);
 	while (!c->done &&
 	       pthread_cond_clockwait(&call_cv, &cb_mu, CLOCK_MONOTONIC,
@@ -578,13 +587,7 @@ void fence_sleep(int ms)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	ts = monotonic_in(ms);
 	pthread_mutex_lock(&cb_mu);
 	if (!cb.fence_done) {
 		cb.cv_waiting = 1;
