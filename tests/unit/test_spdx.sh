@@ -40,6 +40,9 @@ exempt() { # PATH: 0 when PATH needs no SPDX line
 		debian/copyright | debian/*.symbols) return 0 ;;
 	configure | Makefile.in | aclocal.m4 | config.h.in | build-aux/* | \
 		autom4te.cache/* | m4/libtool.m4 | m4/lt*.m4) return 0 ;;
+	# the backups autoconf and autoheader leave (configure~,
+	# config.h.in~), seen in a tree staged in a release root
+	configure~ | config.h.in~) return 0 ;;
 	esac
 	return 1
 }
