@@ -196,6 +196,7 @@ fi
 # A listener there whose accept queue is full keeps the connect in
 # SYN-SENT for its 1 s deadline: long enough to read the socket's owner
 # in the node's /proc/net/tcp.
+pmix_plugstack	# the nodes' trainenv (the sections above may have been skipped)
 mine=$NB/slurm.conf
 sed "s|^PlugStackConfig=.*|PlugStackConfig=$NB/plugstack.conf|" "$SLURM_CONF" >"$mine"
 : >"$NB/plugstack.conf"
