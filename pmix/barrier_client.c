@@ -139,7 +139,7 @@ int client_lookup(struct te_barrier *b, int64_t now)
 		/* Later barriers must see rank 0's new data, not what this
 		 * node cached from an earlier one. */
 		if (start_get(b->p, b->up_rank, b->key, b->seq > 0) == 0) {
-			if (!b->get_pending && !b->get_since)
+			if (!b->get_since)	/* the first of a series */
 				b->get_since = now;
 			b->get_pending = 1;
 			b->get_asked = now;

@@ -213,10 +213,15 @@ static void server_call_put(struct server_call *c)
 		free(c);
 }
 
+static pmix_status_t server_call_run(int finalize)
+{
+	return finalize ? PMIx_Finalize(NULL, 0) : PMIx_Commit();
+}
+
 static void *server_call_main(void *arg)
 {
 	struct server_call *c = arg;
-	pmix_status_t st = c->finalize ? PMIx_Finalize(NULL, 0) : PMIx_Commit();
+	pmix_status_t st = server_call_run(c->finalize);
 
 	pthread_mutex_lock(&cb_mu);
 	c->st = st;
@@ -265,7 +270,7 @@ static int server_call(int finalize, int ms, pmix_status_t *st)
 		}
 	}
 	if (!c) {
-		*st = finalize ? PMIx_Finalize(NULL, 0) : PMIx_Commit();
+		*st = server_call_run(finalize);
 		return 1;
 	}
 	ts = monotonic_in(ms);
@@ -403,12 +408,7 @@ int te_pmix_commit(struct te_pmix *p, char *err, size_t errlen)
 
 int64_t te_pmix_server_silent_ms(struct te_pmix *p)
 {
-	int pending;
-
-	pthread_mutex_lock(&cb_mu);
-	pending = calls_pending;
-	pthread_mutex_unlock(&cb_mu);
-	if (!pending || !p->commit_slow_since)
+	if (!p->commit_slow_since || !calls_pending_now())
 		return 0;
 	return te_now_ms() - p->commit_slow_since;
 }
