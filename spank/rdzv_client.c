@@ -49,6 +49,20 @@ int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 				errlen))
 		return -2;
 	if (te_rdzv_parse(buf, o.got, r, perr, sizeof(perr)) < 0) {
+		/* SIGKILL from outside: Slurm kills a step's processes
+		 * when it cancels the step (as a node that failed it on
+		 * purpose asks), and the kernel's OOM killer sends it too;
+		 * neither is the rendezvous's fault, and the task has not
+		 * been killed (Slurm leaves a task that has not started
+		 * its program): say so, not a hint to skip PMIx. */
+		if (WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGKILL) {
+			te_snprintf(err, errlen, "the rendezvous helper was "
+				    "killed (signal 9) before it answered, not "
+				    "by trainenv: as when Slurm cancels the step "
+				    "(another node's line says why) or the node "
+				    "runs out of memory");
+			return -3;
+		}
 		if (WIFSIGNALED(o.status))
 			te_snprintf(err, errlen, "the rendezvous helper was "
 				    "killed by signal %d", WTERMSIG(o.status));

@@ -221,6 +221,11 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 		te_stepd_end_step = plan.barrier_mode;
 		goto leader_failed;
 	}
+	if (rc == -3) {		/* not the rendezvous's fault: no hint */
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "node %s: "
+			    "rendezvous: %s", te_step.node, err);
+		goto leader_failed;
+	}
 	if (rc < 0) {
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "rendezvous: %s "
 			    "(--train-rdzv=computed skips the PMIx rendezvous)",

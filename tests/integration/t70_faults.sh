@@ -269,8 +269,8 @@ ok $? "n2's first task killed: the 4 tasks on n1, n3 fail naming rank 2 on n2 (o
 after_kill "n2's first task"
 
 kill_case "helper" n2 helper
-like "$OUT" '^trainenv: error: rendezvous: the rendezvous helper was killed by signal 9' \
-	"n2's registered helper killed: n2's tasks say so"
+like "$OUT" '^trainenv: error: node n2: rendezvous: the rendezvous helper was killed \(signal 9\) before it answered, not by trainenv' \
+	"n2's registered helper killed: n2's tasks say so, naming n2"
 is "$(printf '%s\n' "$OUT" | grep -cE "^trainenv: error: rank 2 \(node n2\) failed before the barrier: its node's rendezvous helper went away before every rank arrived$")" 4 \
 	"helper killed: the 4 tasks on n1, n3 fail naming n2's helper (not released when n3 arrives)" || diag "$OUT"
 after_kill "helper"
