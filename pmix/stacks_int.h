@@ -37,7 +37,10 @@ int te_stacks_watch_workers(long job, long step, const char *node,
 #define TE_STACKS_PYBT_CMD_MAX 8192
 int te_stacks_pybt_command(char *buf, size_t len);
 
-/* How long gdb may take for one process. */
+/* How long gdb may take for one process at least: each gets its share of
+ * the node's time left (TE_STACKS_NODE_MS over the ranks still to take),
+ * never less than this (a Python 3.14 py-bt took 9-14 s on a busy 2-CPU
+ * node, with its debug symbols to read). */
 #define TE_STACKS_GDB_MS 8000
 /* How long one node may spend on gdb in all (the login side waits 90 s). */
 #define TE_STACKS_NODE_MS 60000

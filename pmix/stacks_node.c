@@ -295,6 +295,21 @@ static int proc_files(int pid, int is_python, uid_t uid,
 	return give_exe;
 }
 
+/* One gdb's time: its share of what is left of the node's (ms_left over
+ * the ranks still to take), at least TE_STACKS_GDB_MS, at most what is
+ * left. A slow gdb on a busy node then still gets its rank's stack, and a
+ * hung one costs only its share. */
+static int gdb_share_ms(int64_t ms_left, size_t ranks_left)
+{
+	int64_t share = ranks_left ? ms_left / (int64_t)ranks_left : ms_left;
+
+	if (share < TE_STACKS_GDB_MS)
+		share = TE_STACKS_GDB_MS;
+	if (share > ms_left)
+		share = ms_left;
+	return share > 1000 ? (int)share : 1000;
+}
+
 /* gdb's view of one process into ps. A gdb past its deadline is killed; the
  * process it had stopped is continued. In a container (f) gdb reads the
  * program and libraries through /proc/PID/root (the program given as
@@ -304,7 +319,8 @@ static void continue_process(int pid, int pidfd);
 
 static void take_stack(const char *gdb, int pid, int pidfd, int is_python,
 		       const struct te_stack_files *f, int give_exe,
-		       const char *script, struct te_proc_stack *ps)
+		       const char *script, int gdb_ms,
+		       struct te_proc_stack *ps)
 {
 	static char out[GDB_OUT_MAX];
 	static char pybt[TE_STACKS_PYBT_CMD_MAX];
@@ -351,7 +367,7 @@ static void take_stack(const char *gdb, int pid, int pidfd, int is_python,
 	argv[k++] = (char *)"-ex";
 	argv[k++] = (char *)"thread apply all bt";
 	argv[k] = NULL;
-	if (te_spawn_capture(gdb, argv, gdb_env(), TE_STACKS_GDB_MS,
+	if (te_spawn_capture(gdb, argv, gdb_env(), gdb_ms,
 			     TE_SPAWN_STDERR, out, sizeof(out), &so, err,
 			     sizeof(err)) < 0) {
 		te_snprintf(ps->note, sizeof(ps->note), "gdb: %s", err);
@@ -362,7 +378,7 @@ static void take_stack(const char *gdb, int pid, int pidfd, int is_python,
 		continue_process(pid, pidfd);
 	if (so.killed) {
 		te_snprintf(ps->note, sizeof(ps->note), "gdb took more than "
-			    "%d s: stack not taken", TE_STACKS_GDB_MS / 1000);
+			    "%d s: stack not taken", gdb_ms / 1000);
 		return;
 	}
 	fl = te_stack_parse_gdb(out, so.got, is_python, ps);
@@ -547,7 +563,9 @@ int te_stacks_node(long job, long step, uid_t uid)
 				      script, sizeof(script));
 		if (have_gdb && te_now_ms() < deadline)
 			take_stack(gdb, p->pid, held[i], p->is_python, &files,
-				   give_exe, script, &ps);
+				   give_exe, script,
+				   gdb_share_ms(deadline - te_now_ms(), k - i),
+				   &ps);
 		else if (have_gdb)
 			te_snprintf(ps.note, sizeof(ps.note), "stack not taken: "
 				    "this node's %d s for stacks are spent",
