@@ -27,7 +27,18 @@
  *     task's stderr (srun's output); --explain also says what the
  *     container had set (TRAINENV_CONTAINER). Gives up silently when the
  *     task ends first; waits at most an hour (an image import can take
- *     minutes). */
+ *     minutes).
+ *
+ *   trainenv-container barrier-proxy --fd N
+ *     Started by the plugin (task_init, detached, as the job's user, with
+ *     the task's environment, before pyxis enters the container) for each
+ *     task of a step that pyxis runs in a container, with PMIx.
+ *     Descriptor N is a socket whose other end the task's program holds
+ *     (TRAINENV_BARRIER_FD): each request of trainenv-nccl.so or the
+ *     Python module there gets the job-wide barrier's answer, the barrier
+ *     run once, here on the node, as the task's rank (core/barrier_proxy.h).
+ *     Ends when every holder of the other end has closed it (the task
+ *     ended). */
 #include "config.h"
 
 #include <errno.h>
@@ -36,14 +47,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "barrier_proxy.h"
 #include "container_env.h"
 #include "proctab.h"
 #include "strutil.h"
 #include "version.h"
+#include "trainenv/trainenv.h"
 
 #define PREFIX "trainenv: "
 #define WAIT_S 3600
@@ -256,11 +270,61 @@ static int check(int pid, const char *before, int fd, const char *rank,
 	return 0;
 }
 
+/* ---------------------------------------------------------------- proxy */
+
+/* The answer to one request: the barrier's (run at the first request,
+ * then kept: a process's children may ask again), or why the request
+ * cannot be served. */
+static int proxy_answer(const char *in, size_t n, char *out, size_t len)
+{
+	static int ran, failed;
+	static char why[TRAINENV_ERR_MAX];
+	char line[TRAINENV_ERR_MAX + 160];
+	double timeout;
+	int proto;
+
+	if (te_bproxy_parse_request(in, n, &proto, &timeout) < 0)
+		return te_bproxy_answer(out, len, "the barrier proxy got no "
+					"barrier request");
+	if (proto != te_protocol_version()) {
+		te_snprintf(line, sizeof(line), "trainenv in the container "
+			    "speaks protocol %d, the node's barrier proxy %d "
+			    "(trainenv %s): %s", proto, te_protocol_version(),
+			    PACKAGE_VERSION, TE_PROTOCOL_ADVICE);
+		return te_bproxy_answer(out, len, line);
+	}
+	if (!ran) {
+		failed = trainenv_barrier(timeout, why, sizeof(why)) < 0;
+		ran = 1;
+	}
+	return te_bproxy_answer(out, len, failed ? why : NULL);
+}
+
+static int barrier_proxy(int fd)
+{
+	char in[TE_BPROXY_MSG_MAX + 1], out[TE_BPROXY_MSG_MAX + 1];
+
+	for (;;) {
+		ssize_t n = recv(fd, in, sizeof(in), 0);
+		int k;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0;	/* every holder closed it */
+		k = proxy_answer(in, (size_t)n, out, sizeof(out));
+		if (k > 0 && send(fd, out, (size_t)k, MSG_NOSIGNAL) < 0 &&
+		    errno != EINTR)
+			return 0;
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: trainenv-container enroot-hook\n"
 		"       trainenv-container check PID --before EXE [--fd N] "
-		"--rank R --node NODE [--explain]\n");
+		"--rank R --node NODE [--explain]\n"
+		"       trainenv-container barrier-proxy --fd N\n");
 }
 
 int main(int argc, char **argv)
@@ -274,6 +338,10 @@ int main(int argc, char **argv)
 		return i;
 	if (argc == 2 && !strcmp(argv[1], "enroot-hook"))
 		return enroot_hook();
+	if (argc == 4 && !strcmp(argv[1], "barrier-proxy") &&
+	    !strcmp(argv[2], "--fd") && te_parse_u64(argv[3], 1023, &fd) == 0 &&
+	    fd > 2)
+		return barrier_proxy((int)fd);
 	if (argc < 3 || strcmp(argv[1], "check") ||
 	    te_parse_u64(argv[2], 4194304, &pid) < 0 || pid == 0) {
 		usage(stderr);

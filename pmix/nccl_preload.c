@@ -22,14 +22,20 @@
 #include "glibc_compat.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "barrier_proxy.h"
+#include "version.h"
 
 /* NCCL's types, as far as the calls need them (nccl.h is not required to
  * build trainenv). */
@@ -131,14 +137,74 @@ static barrier_fn load_barrier(char *err, size_t errlen)
 	return fn;
 }
 
+/* In a container (TRAINENV_BARRIER_FD set by the plugin): the barrier
+ * runs on the node, in this task's proxy, which answers one request on
+ * the inherited socket (core/barrier_proxy.h); neither libtrainenv nor
+ * libpmix need be in the image. Waits for the answer as long as the
+ * barrier's deadline and a minute more: the proxy keeps the deadline. 0,
+ * or -1 with why in err. */
+static int proxy_barrier(int fd, char *err, size_t errlen)
+{
+	const char *t = getenv("TRAINENV_BARRIER_TIMEOUT");
+	char msg[TE_BPROXY_MSG_MAX + 1];
+	long wait_s = 0;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	double end;
+	ssize_t n;
+	int k = te_bproxy_request(msg, sizeof(msg), TE_PROTOCOL_VERSION, 0);
+
+	/* by hand, not atol: see core/barrier_proxy.c */
+	while (t && *t >= '0' && *t <= '9' && wait_s < 7 * 86400L)
+		wait_s = wait_s * 10 + (*t++ - '0');
+	if (wait_s <= 0 || wait_s > 7 * 86400L)
+		wait_s = 300;
+	wait_s += 60;
+	if (k < 0 || send(fd, msg, (size_t)k, MSG_NOSIGNAL) != k) {
+		snprintf(err, errlen, "cannot ask the barrier proxy "
+			 "(TRAINENV_BARRIER_FD=%d): %s", fd, strerror(errno));
+		return -1;
+	}
+	end = now() + (double)wait_s;
+	for (;;) {
+		double left = end - now();
+		int r;
+
+		if (left <= 0) {
+			snprintf(err, errlen, "the barrier proxy did not "
+				 "answer in %ld s", wait_s);
+			return -1;
+		}
+		r = poll(&p, 1, left > 60 ? 60000 : (int)(left * 1000) + 1);
+		if (r < 0 && errno != EINTR) {
+			snprintf(err, errlen, "the barrier proxy: %s",
+				 strerror(errno));
+			return -1;
+		}
+		if (r > 0)
+			break;
+	}
+	n = recv(fd, msg, sizeof(msg) - 1, 0);
+	if (n <= 0) {
+		snprintf(err, errlen, "the barrier proxy went away before it "
+			 "answered (its node's trainenv-container ended)");
+		return -1;
+	}
+	return te_bproxy_parse_answer(msg, (size_t)n, err, errlen) == 0 ? 0 : -1;
+}
+
 static void run_barrier(void)
 {
 	char err[1400] = "";
-	barrier_fn fn;
+	barrier_fn fn = NULL;
+	int fd = te_bproxy_fd(getenv(TE_BPROXY_FD_ENV)), failed;
 
 	trace("barrier-start", NULL);
-	fn = load_barrier(err, sizeof(err));
-	if (!fn || fn(0, err, sizeof(err)) < 0) {
+	if (fd >= 0)
+		failed = proxy_barrier(fd, err, sizeof(err)) < 0;
+	else
+		failed = !(fn = load_barrier(err, sizeof(err))) ||
+			 fn(0, err, sizeof(err)) < 0;
+	if (failed) {
 		barrier_failed = 1;
 		fprintf(stderr, "trainenv: rank %s: the barrier before the "
 			"first NCCL communicator failed, NCCL not entered: %s\n",

@@ -511,7 +511,8 @@ int te_stepd_task_init(spank_t sp)
 		const struct te_value *ckpt =
 			&te_plug.cfg.v[TE_S_CHECKPOINT_DIR];
 		char pf_line[TE_PF_LINE_MAX], pf_why[TE_PF_LINE_MAX];
-		int have, quiet, pf;
+		int have, quiet, pf, first_coll = te_plug.cfg.v[TE_S_BARRIER].word ==
+						TE_W_BARRIER_FIRST_COLLECTIVE;
 
 		/* Bound first: the rendezvous helper and the pre-flight
 		 * then start on the rank's CPUs too. */
@@ -558,8 +559,15 @@ int te_stepd_task_init(spank_t sp)
 		 * tool) needs the hash store: docs/design.md section 3. */
 		if (have)
 			spank_setenv(sp, "PMIX_MCA_gds", "hash", 0);
-		if (te_plug.cfg.v[TE_S_BARRIER].word == TE_W_BARRIER_FIRST_COLLECTIVE && te_stepd_has_pmix(sp) &&
+		if (first_coll && te_stepd_has_pmix(sp) &&
 		    te_stepd_preload_nccl_barrier(sp) < 0)
+			return task_fail(sp);
+		/* in a container the barrier runs on the node, by proxy;
+		 * torchrun's workers are ranks of their own, not the
+		 * task's (docs/pmix.md) */
+		if (have > 0 && !te_step.torchrun &&
+		    te_stepd_container_coming(sp) &&
+		    te_stepd_container_proxy(sp, first_coll) < 0 && first_coll)
 			return task_fail(sp);
 	}
 	/* Apptainer's copies of what trainenv set (spank/apptainer.c) */

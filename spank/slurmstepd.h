@@ -88,6 +88,15 @@ int te_stepd_container_check(void);
  * what the program sees (TE_CONTAINER_HELPER, detached). */
 #define TE_CONTAINER_HELPER "trainenv-container"
 int te_stepd_container_coming(spank_t sp);
+/* For a step pyxis runs in a container, with PMIx: starts this task's
+ * barrier proxy (trainenv-container barrier-proxy, detached) joined to
+ * the task by a socket whose end the task keeps across the container's
+ * entry and its exec (TRAINENV_BARRIER_FD): trainenv-nccl.so and the
+ * Python module in the container ask it for the job-wide barrier, which
+ * it runs on the node (core/barrier_proxy.h). 0, or -1 when it could not
+ * be started (te_stepd_err says why; a warning already said when
+ * !required). */
+int te_stepd_container_proxy(spank_t sp, int required);
 void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 			      uint32_t global_id);
 

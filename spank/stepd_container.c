@@ -22,10 +22,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "barrier_proxy.h"
+#include "runcap.h"
 #include "slurmstepd.h"
 #include "strutil.h"
 #include "version.h"
@@ -106,6 +109,107 @@ int te_stepd_container_coming(spank_t sp)
 	return 0;
 }
 
+/* Runs path with argv and env in a process of its own session, detached
+ * (reparented at once: nobody reaps it), stdin and stdout /dev/null,
+ * stderr the task's (its lines are in srun's output), fd its descriptor
+ * 3 and no other. 0, or -1 (errno) when it could not be forked. */
+static int spawn_detached(const char *path, char *const argv[],
+			  char *const env[], int fd)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+		}
+		if (fd == 3)
+			fcntl(3, F_SETFD, 0);
+		else if (dup2(fd, 3) < 0)
+			_exit(127);
+		close_range(4, ~0U, 0);
+		execve(path, argv, env);
+		_exit(127);
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+/* The container helper's path, or -1 with why in te_stepd_err. */
+static int helper(char *path, size_t len)
+{
+	if (te_helper_path(TE_CONTAINER_HELPER, path, len) < 0) {
+		errno = ENAMETOOLONG;
+		return te_err(te_stepd_err, sizeof(te_stepd_err), "cannot run "
+			      "%s: helper-dir is too long", TE_CONTAINER_HELPER);
+	}
+	if (access(path, X_OK) < 0)
+		return te_err(te_stepd_err, sizeof(te_stepd_err), "cannot run "
+			      "%s: %s (helper-dir)", path, strerror(errno));
+	return 0;
+}
+
+int te_stepd_container_proxy(spank_t sp, int required)
+{
+	static const char *const drop[] = { "LD_PRELOAD=", NULL };
+	char path[TE_VALUE_MAX + 32], proto[12], fdtext[12];
+	char *argv[8], **env = NULL, **env2;
+	int k = 0, sv[2], rc;
+
+	if (helper(path, sizeof(path)) < 0)
+		goto failed;
+	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot read "
+			    "the task's environment for the barrier proxy");
+		goto failed;
+	}
+	te_snprintf(proto, sizeof(proto), "%d", te_protocol_version());
+	argv[k++] = (char *)TE_CONTAINER_HELPER;
+	argv[k++] = (char *)"--protocol-say";
+	argv[k++] = proto;
+	argv[k++] = (char *)"barrier-proxy";
+	argv[k++] = (char *)"--fd";
+	argv[k++] = (char *)"3";
+	argv[k] = NULL;
+	/* the task's own rank and PMIx server, not the user's preloads */
+	env2 = te_env_without_dup(env, drop, NULL);
+	if (!env2 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+				sv) < 0) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot make "
+			    "the barrier proxy's socket: %s", strerror(errno));
+		free(env2);
+		goto failed;
+	}
+	rc = spawn_detached(path, argv, env2, sv[1]);
+	free(env2);
+	close(sv[1]);
+	/* the task's end survives its exec: the program inherits it */
+	if (rc < 0 || fcntl(sv[0], F_SETFD, 0) < 0) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot start "
+			    "the barrier proxy: %s", strerror(errno));
+		close(sv[0]);
+		goto failed;
+	}
+	te_snprintf(fdtext, sizeof(fdtext), "%d", sv[0]);
+	spank_setenv(sp, TE_BPROXY_FD_ENV, fdtext, 1);
+	return 0;
+failed:
+	if (!required) {
+		fprintf(stderr, TE_PREFIX "warning: %s; trainenv.barrier() "
+			"cannot run in this container\n", te_stepd_err);
+		fflush(stderr);
+	}
+	return -1;
+}
+
 void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 			      uint32_t global_id)
 {
@@ -113,17 +217,14 @@ void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 	char path[TE_VALUE_MAX + 32], exe[4096], spid[16], rank[16];
 	char *argv[16], **env = NULL, proto[12];
 	ssize_t n;
-	pid_t pid;
 	int k = 0, p[2];
 
 	if (local_id != 0)
 		return;	/* one per node: the node's first task */
-	if (te_helper_path(TE_CONTAINER_HELPER, path, sizeof(path)) < 0 ||
-	    access(path, X_OK) < 0) {
-		fprintf(stderr, TE_PREFIX "warning: cannot run %s: %s "
-			"(helper-dir); what the container changes in the "
-			"tasks' environment is not checked\n", path,
-			strerror(errno));
+	if (helper(path, sizeof(path)) < 0) {
+		fprintf(stderr, TE_PREFIX "warning: %s; what the container "
+			"changes in the tasks' environment is not checked\n",
+			te_stepd_err);
 		fflush(stderr);
 		return;
 	}
@@ -160,35 +261,7 @@ void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 		free(env2);
 		return;
 	}
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		free(env2);
-		return;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		setsid();
-		if (fork() != 0)
-			_exit(0);
-		/* stderr stays: its lines are the task's, in srun's output */
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-		}
-		close(p[1]);
-		if (p[0] == 3)
-			fcntl(3, F_SETFD, 0);
-		else if (dup2(p[0], 3) < 0)
-			_exit(127);
-		close_range(4, ~0U, 0);
-		execve(path, argv, env2);
-		_exit(127);
-	}
+	spawn_detached(path, argv, env2, p[0]);
 	close(p[0]);
 	free(env2);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
 }

@@ -29,6 +29,10 @@ except ImportError:  # running from a source tree
 
 _ERR_MAX = 1200
 _lib = None
+# The protocol this module speaks to trainenv's helpers: core/version.h's
+# TE_PROTOCOL_VERSION (tests/unit/test_python_proxy.sh checks they agree).
+_PROTOCOL = 1
+_MSG_MAX = 1400
 
 
 class BarrierError(RuntimeError):
@@ -81,6 +85,10 @@ def barrier(timeout=None):
     t = 0.0 if timeout is None else float(timeout)
     if timeout is not None and not t > 0:
         raise ValueError("timeout must be a positive number of seconds")
+    fd = _proxy_fd()
+    if fd is not None:
+        _proxy_barrier(fd, t)
+        return
     lib = _library()
     if lib is not None:
         buf = ctypes.create_string_buffer(_ERR_MAX)
@@ -95,6 +103,58 @@ def barrier(timeout=None):
         msg = proc.stderr.decode("ascii", "replace").strip()
         raise BarrierError(msg.replace("trainenv barrier: ", "", 1) or
                            "trainenv barrier exited with %d" % proc.returncode)
+
+
+def _proxy_fd():
+    """TRAINENV_BARRIER_FD: the socket to this task's barrier proxy, which
+    the plugin starts on the node for a step in a container (the image
+    then needs neither libtrainenv nor libpmix); None without one."""
+    v = os.environ.get("TRAINENV_BARRIER_FD", "")
+    if not (v.isdigit() and v.isascii() and 1 <= len(v) <= 5):
+        return None
+    fd = int(v)
+    return fd if 3 <= fd <= 65535 else None
+
+
+def _proxy_barrier(fd, timeout):
+    """One request to the proxy, one answer (core/barrier_proxy.h); the
+    proxy keeps the barrier's deadline, this waits a minute more."""
+    import select
+    import time
+    t = timeout if 0 < timeout <= 604800 else 0.0
+    try:
+        wait = float(os.environ.get("TRAINENV_BARRIER_TIMEOUT", "300"))
+    except ValueError:
+        wait = 300.0
+    wait = (t or (wait if 0 < wait <= 604800 else 300.0)) + 60
+    # os-level calls on the inherited descriptor: a socket object's
+    # timeout would make the description non-blocking for every holder
+    # (the process's other threads, its children, trainenv-nccl.so)
+    try:
+        os.write(fd, b"trainenv-barrier %d %.3f\n" % (_PROTOCOL, t))
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        end = time.monotonic() + wait
+        while not poller.poll(max(0, min(60.0, end - time.monotonic())) * 1000):
+            if time.monotonic() >= end:
+                raise BarrierError("the barrier proxy did not answer in "
+                                   "%d s" % wait)
+        answer = os.read(fd, _MSG_MAX + 1)
+    except OSError as e:
+        raise BarrierError("the barrier proxy (TRAINENV_BARRIER_FD=%d): %s"
+                           % (fd, e))
+    if answer == b"ok\n":
+        return
+    text = answer.decode("ascii", "replace")
+    if (answer.startswith(b"error ") and answer.endswith(b"\n") and
+            answer.count(b"\n") == 1 and len(answer) > 7):
+        raise BarrierError("".join(c if c.isprintable() else " "
+                                   for c in text[6:-1]))
+    if not answer:
+        raise BarrierError("the barrier proxy went away before it answered "
+                           "(its node's trainenv-container ended)")
+    raise BarrierError("an unreadable answer from the barrier proxy "
+                       "(%d bytes)" % len(answer))
 
 
 _beat = None
@@ -129,6 +189,10 @@ def _nothing():
 
 def version():
     """The trainenv version of the loaded library (or of this module)."""
+    fd = _proxy_fd()
+    if fd is not None:
+        _proxy_barrier(fd, t)
+        return
     lib = _library()
     if lib is not None:
         return lib.trainenv_version().decode("ascii", "replace")

@@ -6,7 +6,8 @@
 # clears the environment it runs enroot with), the helpers and library
 # are the build's. DEST/etc/enroot holds enroot's hooks, mounts and
 # environment files as the build installed them (with the PMIx and PyTorch
-# hooks enabled), plus each HOOK given, and an enroot.conf whose runtime,
+# hooks enabled), plus each HOOK given (a NAME.fstab goes to mounts.d),
+# and an enroot.conf whose runtime,
 # data and cache paths are per node and per user (under /tmp, which every
 # node of the local cluster has of its own, named by uid).
 # SPDX-License-Identifier: GPL-2.0-or-later
@@ -37,7 +38,10 @@ for f in "$pre"/bin/enroot-*; do
 	ln -s "$f" "$dest/bin/$(basename "$f")"
 done
 for h in "$@"; do
-	install -m 0755 "$h" "$dest/etc/enroot/hooks.d/$(basename "$h")"
+	case $h in
+	*.fstab) install -m 0644 "$h" "$dest/etc/enroot/mounts.d/$(basename "$h")" ;;
+	*) install -m 0755 "$h" "$dest/etc/enroot/hooks.d/$(basename "$h")" ;;
+	esac
 done
 # ${UID}: enroot evaluates the values as the user it runs as.
 cat >"$dest/etc/enroot/enroot.conf" <<-'EOF'

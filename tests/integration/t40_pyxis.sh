@@ -29,7 +29,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=37
+n_checks=48
 plan $n_checks
 
 # The runtimes: built once into /var/lib/trainenv-containers, from the
@@ -56,7 +56,12 @@ te_on_exit "rm -rf '$enr'"
 hook=$enr.hook/99-trainenv.sh
 mkdir -p "$enr.hook" && te_on_exit "rm -rf '$enr.hook'"
 sed "s|@pkglibexecdir@|$TE_BUILDDIR|" "$TE_SRCDIR/etc/enroot-hook.sh.in" >"$hook"
-"$real_src/tests/containers/instance.sh" "$enr" "$hook" ||
+# trainenv's mount entries: the shim (lib-dir below) and the module
+sed "s|@pkglibdir@|$TE_BUILDDIR/.libs|g" "$TE_SRCDIR/etc/enroot-mounts.fstab.in" >"$enr.hook/99-trainenv.fstab"
+sed "s|@trainenvpydir@|$TE_SRCDIR/python/trainenv|g" "$TE_SRCDIR/etc/enroot-mounts-python.fstab.in" \
+	>"$enr.hook/99-trainenv-python.fstab"
+"$real_src/tests/containers/instance.sh" "$enr" "$hook" "$enr.hook/99-trainenv.fstab" \
+	"$enr.hook/99-trainenv-python.fstab" ||
 	bail_out "tests/containers/instance.sh failed"
 
 unset TE_CLUSTER_DIR
@@ -67,7 +72,7 @@ ok 0 "cluster is up; enroot $TE_ENROOT_VERSION and pyxis $TE_PYXIS_VERSION built
 # when pyxis is in plugstack.conf at slurmd's start).
 for n in n1 n2 n3; do cluster_exec "$n" install -d -m 0755 /tmp/pyxis-run; done
 pyxis="required $TE_PYXIS_SO runtime_path=/tmp/pyxis-run"
-train="required $TE_PLUGIN helper-dir=$TE_BUILDDIR nccl-heartbeat=900 enforce=nccl-heartbeat"
+train="required $TE_PLUGIN helper-dir=$TE_BUILDDIR lib-dir=$TE_BUILDDIR/.libs nccl-heartbeat=900 enforce=nccl-heartbeat"
 set_plugstack "$train" "$pyxis"
 
 show='echo "env $SLURM_PROCID $RANK $LOCAL_RANK $WORLD_SIZE $MASTER_ADDR $MASTER_PORT $TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC ${PYTORCH_VERSION:-none} ${NCCL_DEBUG:-none}"; [ "$SLURM_PROCID" != 0 ] || echo "rec ${TRAINENV_CONTAINER:-none}"'
@@ -158,6 +163,66 @@ done
 ok $? "trainenv stacks $job.0 finds the six ranks running in containers on n1-n3" || diag "$out"
 [ -n "$job" ] && timeout 10 scancel "$job"
 wait "$spid" 2>/dev/null
+
+# ------------------------------------------- the barrier from inside the image
+# The image holds neither trainenv nor libpmix. trainenv's enroot mount
+# entries (etc/enroot-mounts*.fstab.in, with this build's paths) put
+# trainenv-nccl.so and the Python module in every container; each task's
+# barrier proxy runs on its node. The probe and a stand-in libnccl (t62's)
+# are built here and mounted in with pyxis's --container-mounts.
+probe=$TE_WORK/probe
+mkdir -p "$probe/nccl"
+cp "$here/nccl_standin.h" "$probe/nccl.h"
+out=$(gcc -O2 -fPIC -shared -I"$probe" -o "$probe/nccl/libnccl.so.2" "$here/nccl_standin.c" 2>&1 &&
+	gcc -O2 -I"$probe" -o "$probe/probe" "$here/nccl_probe.c" -L"$probe/nccl" -l:libnccl.so.2 \
+		-Wl,-rpath,/probe/nccl 2>&1)
+ok $? "the NCCL probe and a stand-in libnccl build" || diag "$out"
+chmod -R a+rX "$probe"
+coll() { # VAR=VALUE...: the probe in the image, 3x2, first-collective
+	local t0
+	: >"$probe/trace"
+	chmod 666 "$probe/trace"
+	t0=$(date +%s.%N)
+	out=$(te_srun -t 180 --mpi=pmix -N3 --ntasks-per-node=2 --container-image="$image" \
+		--container-mounts="$probe:/probe" --train-barrier=first-collective \
+		env TRAINENV_NCCL_TRACE=/probe/trace "$@" /probe/probe 2>&1)
+	rc=$?
+	secs=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+	trace=$(cat "$probe/trace")
+}
+set_plugstack "$train barrier=20" "$pyxis"
+coll PROBE_LATE_RANK=3 PROBE_LATE_SECONDS=4
+ok $rc "first-collective in the image, rank 3 four seconds late: the step runs" || diag "$out"
+is "$(grep -c '^rank [0-5] first ncclCommInitRank: 0 ' <<<"$out")" 6 \
+	"  every rank reached (the stand-in) NCCL after the barrier" || diag "$out"
+is "$(grep -c ' barrier-done ' <<<"$trace")" 6 "  every rank completed the barrier, through its node's proxy" || diag "$out"
+last_arrival=$(awk '$2 == "barrier-start" { if ($3 > m) m = $3 } END { printf "%.6f", m }' <<<"$trace")
+first_release=$(awk '$2 == "barrier-done" { if (m == "" || $3 < m) m = $3 } END { printf "%.6f", m }' <<<"$trace")
+early=$(awk '$1 == 0 && $2 == "barrier-start" { print $3 }' <<<"$trace")
+awk -v a="$last_arrival" -v r="$first_release" -v e="$early" 'BEGIN { exit !(r >= a && a - e >= 3) }'
+ok $? "  no rank left the barrier before the late rank arrived (rank 0 at $early, last arrival $last_arrival, first release $first_release)"
+is "$(grep -cE 'cannot be preloaded|cannot load|libtrainenv|libpmix' <<<"$out")" 0 \
+	"  the shim loaded in the image, which has no libtrainenv or libpmix" || diag "$out"
+
+set_plugstack "$train barrier=8" "$pyxis"
+coll PROBE_SKIP_RANK=2 PROBE_SKIP_SECONDS=25
+# (the deadline is the step's, from the first rank's arrival)
+waited=$(awk '$2 == "barrier-start" && (s == "" || $3 < s) { s = $3 } $2 == "barrier-failed" { f[$1] = $3 }
+	END { for (r in f) { printf "%s%.1f", sep, f[r] - s; sep = "," } }' <<<"$trace")
+is "$(awk -v w="$waited" 'BEGIN { n = split(w, a, ","); for (i = 1; i <= n; i++) if (a[i] < 7.5 || a[i] > 12) n = -1; print n }')" 5 \
+	"rank 2 never comes: the 5 other ranks fail at the barrier's 8 s deadline (after $waited s from the first arrival)" || diag "$out"
+is "$(grep -cE '^trainenv: rank [013-5]: the barrier before the first NCCL communicator failed, NCCL not entered: barrier timed out after 8 s: .*rank 2 \(node n2\)' <<<"$out")" 5 \
+	"  the 5 other ranks say so in one line each, naming rank 2 on n2" || diag "$out"
+is "$(grep -c '^standin ncclCommInitRank' <<<"$out"),$(grep -c '^rank [013-5] first ncclCommInitRank: 2 ' <<<"$out")" 0,5 \
+	"  and none entered NCCL: their calls failed (ncclSystemError)" || diag "$out"
+
+# The Python module in the image, through the proxy (no first-collective).
+py="import sys; sys.path.insert(0, '$TE_SRCDIR/python'); import trainenv; trainenv.barrier(); print('py', trainenv.__file__)"
+set_plugstack "$train barrier=20" "$pyxis"
+out=$(te_srun -t 180 --mpi=pmix -N3 --ntasks-per-node=2 --container-image="$image" python3 -c "$py" 2>&1)
+ok $? "trainenv.barrier() in the image: every rank passes" || diag "$out"
+is "$(grep -c "^py $TE_SRCDIR/python/trainenv/__init__.py$" <<<"$out")" 6 \
+	"  the module came from trainenv's mount entry, on each of the 6 ranks" || diag "$out"
 
 # ---------------------------------------------------------------- pre-flight
 fakelib=$TE_BUILDDIR/tests/unit/.libs/libfakecudart.so

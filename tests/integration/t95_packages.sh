@@ -51,7 +51,7 @@ for t in dpkg-buildpackage dh lintian rpmbuild rpmspec; do
 	command -v "$t" >/dev/null || bail_out "$t is missing: run tests/deps.sh (debhelper, lintian, rpm)"
 done
 
-plan 36
+plan 39
 
 work=$(mktemp -d /var/tmp/te-pkg.XXXXXX) || bail_out "no work directory"
 # The clone, its build and the logs: kept when something failed.
@@ -89,6 +89,13 @@ like "$contents" "^\.$plugin\$" "the plugin package puts trainenv.so where Debia
 contents=$(dpkg-deb -c "$(deb_of trainenv)" | awk '{ print $6 }')
 like "$contents" "^\./usr/libexec/trainenv/trainenv-rdzv\$" "the trainenv package holds the helpers"
 like "$contents" "^\.$preload\$" "and the NCCL preload library, in a private directory"
+like "$contents" '^\./etc/enroot/hooks\.d/99-trainenv\.sh$' "and trainenv's enroot hook"
+fstab=$(dpkg-deb --fsys-tarfile "$(deb_of trainenv)" | tar -xO ./etc/enroot/mounts.d/99-trainenv.fstab 2>&1 | grep -v '^#')
+is "$fstab" "${preload%/*} ${preload%/*} none x-create=dir,bind,ro,nosuid,nodev,private 0 -1" \
+	"and its enroot mount entry binds the preload library's directory into containers"
+pyfstab=$(dpkg-deb --fsys-tarfile "$(deb_of python3-trainenv)" | tar -xO ./etc/enroot/mounts.d/99-trainenv-python.fstab 2>&1 | grep -v '^#')
+is "$pyfstab" "/usr/lib/python3/dist-packages/trainenv /usr/lib/python3/dist-packages/trainenv none x-create=dir,bind,ro,nosuid,nodev,private 0 -1" \
+	"python3-trainenv's enroot mount entry binds the module into containers"
 slurm_mm=$(dpkg-query -W -f='${Version}' slurmd 2>/dev/null | cut -d. -f1-2)
 dep=$(dpkg-deb -f "$(deb_of trainenv-slurm-plugin)" Depends)
 like "$dep" "slurm-wlm-basic-plugins \(>= ${slurm_mm}~\), slurm-wlm-basic-plugins \(<< " \

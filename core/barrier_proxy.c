@@ -1,0 +1,159 @@
+/* The barrier proxy's messages (barrier_proxy.h). Plain libc only: this
+ * file is also built into trainenv-nccl.so, which loads in old images.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "barrier_proxy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WEEK_S 604800.0
+#define REQUEST_WORD "trainenv-barrier "
+
+int te_bproxy_fd(const char *val)
+{
+	long fd = 0;
+	const char *p;
+
+	if (!val || !*val || strlen(val) > 5)
+		return -1;
+	for (p = val; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		fd = fd * 10 + (*p - '0');
+	}
+	return fd >= 3 && fd <= 65535 ? (int)fd : -1;
+}
+
+int te_bproxy_request(char *buf, size_t len, int protocol, double timeout_s)
+{
+	int n;
+
+	if (!(timeout_s >= 0 && timeout_s <= WEEK_S))
+		timeout_s = 0;
+	n = snprintf(buf, len, REQUEST_WORD "%d %.3f\n", protocol, timeout_s);
+	return n > 0 && (size_t)n < len ? n : -1;
+}
+
+/* A copy of buf[0..n) without its one final newline, or -1: empty, too
+ * long, a NUL or another newline inside. */
+static int one_line(const char *buf, size_t n, char *line, size_t len)
+{
+	if (!n || buf[n - 1] != '\n' || n > len || n > TE_BPROXY_MSG_MAX)
+		return -1;
+	if (memchr(buf, '\0', n - 1) || memchr(buf, '\n', n - 1))
+		return -1;
+	memcpy(line, buf, n - 1);
+	line[n - 1] = '\0';
+	return 0;
+}
+
+/* Digits at *p as a number (at most 9 of them), *p moved past them; -1
+ * when there is none. Written out, not strtol/strtod: glibc 2.38 and
+ * later bind those to new symbols the old images' glibc lacks. */
+static long digits(const char **p, int *count)
+{
+	long v = 0;
+	int k = 0;
+
+	while (**p >= '0' && **p <= '9' && k < 9) {
+		v = v * 10 + (**p - '0');
+		(*p)++;
+		k++;
+	}
+	*count = k;
+	return k ? v : -1;
+}
+
+int te_bproxy_parse_request(const char *buf, size_t n, int *protocol,
+			    double *timeout_s)
+{
+	char line[64];
+	const char *p;
+	long proto, whole, frac = 0;
+	int k, kf = 0;
+	double t, scale;
+
+	if (one_line(buf, n, line, sizeof(line)) < 0 ||
+	    strncmp(line, REQUEST_WORD, sizeof(REQUEST_WORD) - 1))
+		return -1;
+	p = line + sizeof(REQUEST_WORD) - 1;
+	proto = digits(&p, &k);
+	if (proto < 0 || k > 6 || *p++ != ' ')
+		return -1;
+	whole = digits(&p, &k);
+	if (whole < 0)
+		return -1;
+	if (*p == '.') {
+		p++;
+		frac = digits(&p, &kf);
+		if (frac < 0)
+			return -1;
+	}
+	if (*p)
+		return -1;
+	scale = 1;
+	while (kf-- > 0)
+		scale *= 10;
+	t = (double)whole + (double)frac / scale;
+	*protocol = (int)proto;
+	*timeout_s = t <= WEEK_S ? t : 0;
+	return 0;
+}
+
+int te_bproxy_answer(char *buf, size_t len, const char *err)
+{
+	size_t k, at;
+
+	if (!err) {
+		if (len < 4)
+			return -1;
+		memcpy(buf, "ok\n", 4);
+		return 3;
+	}
+	if (len > TE_BPROXY_MSG_MAX + 1)
+		len = TE_BPROXY_MSG_MAX + 1;
+	if (len < sizeof("error \n"))
+		return -1;
+	memcpy(buf, "error ", 6);
+	at = 6;
+	for (k = 0; err[k] && at + 2 < len; k++) {
+		unsigned char c = (unsigned char)err[k];
+
+		buf[at++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+	}
+	buf[at++] = '\n';
+	buf[at] = '\0';
+	return (int)at;
+}
+
+int te_bproxy_parse_answer(const char *buf, size_t n, char *err,
+			   size_t errlen)
+{
+	char line[TE_BPROXY_MSG_MAX + 1];
+	size_t k;
+
+	if (errlen)
+		err[0] = '\0';
+	if (one_line(buf, n, line, sizeof(line)) < 0) {
+		if (errlen)
+			snprintf(err, errlen, "an unreadable answer from the "
+				 "barrier proxy (%zu bytes)", n);
+		return -1;
+	}
+	if (!strcmp(line, "ok"))
+		return 0;
+	if (strncmp(line, "error ", 6) || !line[6]) {
+		if (errlen)
+			snprintf(err, errlen, "an unreadable answer from the "
+				 "barrier proxy");
+		return -1;
+	}
+	if (errlen) {
+		snprintf(err, errlen, "%s", line + 6);
+		for (k = 0; err[k]; k++)
+			if ((unsigned char)err[k] < 0x20 || err[k] == 0x7f)
+				err[k] = ' ';
+	}
+	return 1;
+}

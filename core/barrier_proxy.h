@@ -1,0 +1,52 @@
+/* The barrier proxy's messages: how a rank inside a container asks the
+ * job-wide barrier of a helper outside it, over a socket it inherited.
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * In a container (pyxis/enroot) neither libtrainenv nor libpmix is in
+ * the image, and the step's PMIx directory is a path of the node. So the
+ * plugin, before the container is entered, starts one helper per task on
+ * the node (trainenv-container barrier-proxy) joined to the task by a
+ * socket pair; the task's end stays open across the container's entry
+ * and the program's exec, its number in TRAINENV_BARRIER_FD. The NCCL
+ * shim and the Python module send one request and read one answer; the
+ * helper runs the barrier as the task's rank, with the node's libpmix.
+ *
+ *   request: "trainenv-barrier PROTOCOL TIMEOUT\n"  (TIMEOUT in seconds,
+ *            0: the step's --train-barrier value)
+ *   answer:  "ok\n", or "error TEXT\n" (TEXT one line, no control
+ *            characters)
+ *
+ * One message per datagram (SOCK_SEQPACKET). */
+#ifndef TE_BARRIER_PROXY_H
+#define TE_BARRIER_PROXY_H
+
+#include <stddef.h>
+
+#define TE_BPROXY_FD_ENV "TRAINENV_BARRIER_FD"
+/* the longest message either way, its newline included */
+#define TE_BPROXY_MSG_MAX 1400
+
+/* The descriptor val names: a decimal number 3..65535 (no sign, no
+ * spaces), else -1 (unset, empty, junk: no proxy). */
+int te_bproxy_fd(const char *val);
+
+/* The request for timeout_s (0: the step's value; negative, NaN or over
+ * a week: 0). Its length, or -1 when buf is too small. */
+int te_bproxy_request(char *buf, size_t len, int protocol, double timeout_s);
+
+/* buf[0..n) as a request: 0 with *protocol and *timeout_s (0 when it was
+ * not a number in 0..604800), -1 when it is no request. */
+int te_bproxy_parse_request(const char *buf, size_t n, int *protocol,
+			    double *timeout_s);
+
+/* The answer: "ok" when err is NULL, else "error " and err with every
+ * control character made a space, cut to fit. Its length, or -1 when buf
+ * cannot hold even "error \n". */
+int te_bproxy_answer(char *buf, size_t len, const char *err);
+
+/* buf[0..n) as an answer: 0 for ok, 1 for an error (its text in err),
+ * -1 when it is neither (err says so). */
+int te_bproxy_parse_answer(const char *buf, size_t n, char *err,
+			   size_t errlen);
+
+#endif

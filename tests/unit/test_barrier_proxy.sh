@@ -1,0 +1,100 @@
+#!/bin/bash
+# The barrier proxy end to end without Slurm (TAP): the real
+# trainenv-container barrier-proxy on one end of a socket pair, the Python
+# module and trainenv-nccl.so on the other, as a program in a container
+# has them (TRAINENV_BARRIER_FD). Without a PMIx server the barrier
+# fails: its reason must come back through the proxy, once per task, and
+# the proxy must end when the program's end closes. The barrier itself
+# through the proxy, on a cluster in a pyxis container: t40_pyxis.sh.
+# Environment: TE_BUILDDIR (default: the current directory), TE_SRCDIR
+# (default: this file's checkout).
+# SPDX-License-Identifier: GPL-2.0-or-later
+set -u
+build=${TE_BUILDDIR:-$PWD}
+src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
+# shellcheck source=../lib/unit_check.sh
+. "$src/tests/lib/unit_check.sh"
+
+proxy=$build/trainenv-container
+shim=$build/.libs/trainenv-nccl.so
+proto=$(sed -n 's/^#define TE_PROTOCOL_VERSION \([0-9]*\)$/\1/p' "$src/core/version.h")
+pyproto=$(sed -n 's/^_PROTOCOL = \([0-9]*\)$/\1/p' "$src/python/trainenv/__init__.py")
+check "$([ -n "$proto" ] && [ "$proto" = "$pyproto" ] && echo 0 || echo 1)" \
+	"the Python module speaks core/version.h's protocol ($pyproto, $proto)"
+if [ ! -x "$proxy" ] || [ ! -f "$shim" ] || ! command -v python3 >/dev/null; then
+	echo "1..$n # SKIP trainenv-container, trainenv-nccl.so or python3 is not there (build first)"
+	exit 0
+fi
+
+# python3 with a socket pair, the proxy on one end and
+# the caller's end in TRAINENV_BARRIER_FD; what it prints, then the
+# proxy's exit after the caller's end closed.
+out=$(env -i PATH=/usr/bin:/bin PYTHONPATH="$src/python" PROXY="$proxy" \
+	SHIM="$shim" PROTO="$proto" python3 - 2>&1 <<'EOF'
+import os, socket, subprocess, sys, time
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+p = subprocess.Popen([os.environ["PROXY"], "barrier-proxy", "--fd",
+                      str(b.fileno())], pass_fds=[b.fileno()],
+                     stdin=subprocess.DEVNULL)
+b.close()
+os.set_inheritable(a.fileno(), True)
+os.environ["TRAINENV_BARRIER_FD"] = str(a.fileno())
+import trainenv
+for i in (1, 2):
+    try:
+        trainenv.barrier()
+        print("py%d ok" % i)
+    except trainenv.BarrierError as e:
+        print("py%d error %s" % (i, e))
+# the shim in a process of its own, given the same socket
+r = subprocess.run([sys.executable, "-c",
+                    "import ctypes; print('shim rc', ctypes.CDLL(None)."
+                    "ncclCommInitRank(None, 1, None, 0))"],
+                   env=dict(os.environ, LD_PRELOAD=os.environ["SHIM"]),
+                   pass_fds=[a.fileno()], capture_output=True, text=True)
+print(r.stdout.strip())
+print("shimerr", r.stderr.strip().replace("\n", " | "))
+# another protocol, junk
+a.send(b"trainenv-barrier %d 0\n" % (int(os.environ["PROTO"]) + 1))
+print("proto", a.recv(2000).decode())
+a.send(b"hello\n")
+print("junk", a.recv(2000).decode())
+a.close()
+t0 = time.time()
+try:
+    rc = p.wait(timeout=10)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = "still running"
+print("proxy exit", rc, "%.1f" % (time.time() - t0))
+EOF
+)
+get() { printf '%s\n' "$out" | sed -n "s/^$1 //p"; }
+py1=$(get py1)
+check "$(case $py1 in "error "*PMIx*) echo 0 ;; *) echo 1 ;; esac)" \
+	"trainenv.barrier() without a PMIx server: the proxy's barrier fails and its reason comes back" "$out"
+check "$(case $py1 in "error "*PMIx*) [ "$(get py2)" = "$py1" ] && echo 0 || echo 1 ;; *) echo 1 ;; esac)" \
+	"  a second call gets the same answer (the barrier runs once per task)" "$out"
+check "$([ "$(get 'shim rc')" = 2 ] && echo 0 || echo 1)" \
+	"trainenv-nccl.so through the proxy: ncclCommInitRank fails (ncclSystemError) without NCCL being entered" "$out"
+shimerr=$(get shimerr)
+check "$(case $shimerr in "trainenv: rank ?: the barrier before the first NCCL communicator failed, NCCL not entered: "*PMIx*) echo 0 ;; *) echo 1 ;; esac)" \
+	"  and says why in one line, the proxy's reason" "$out"
+check "$(case $shimerr in *"cannot load"*|*libtrainenv*) echo 1 ;; *) echo 0 ;; esac)" \
+	"  without loading libtrainenv" "$out"
+check "$(case $(get proto) in "error trainenv in the container speaks protocol $((proto + 1)), the node's barrier proxy $proto (trainenv "*"): install the same trainenv on every node"*) echo 0 ;; *) echo 1 ;; esac)" \
+	"a request of another protocol: the one line naming both" "$out"
+check "$([ "$(get junk)" = "error the barrier proxy got no barrier request" ] && echo 0 || echo 1)" \
+	"junk: refused in one line" "$out"
+check "$(case $(get 'proxy exit') in "0 "*) echo 0 ;; *) echo 1 ;; esac)" \
+	"the proxy ends (exit 0) when the program's end of the socket closes" "$out"
+
+# Bad fd values: the module and the shim fall back to libtrainenv.
+out=$(env -i PATH=/usr/bin:/bin PYTHONPATH="$src/python" TRAINENV_BARRIER_FD=1 python3 -c \
+	'import trainenv; print(trainenv._proxy_fd())' 2>&1)
+check "$([ "$out" = None ] && echo 0 || echo 1)" "TRAINENV_BARRIER_FD=1 (stdout) is no proxy" "$out"
+out=$(env -i PATH=/usr/bin:/bin PYTHONPATH="$src/python" TRAINENV_BARRIER_FD='٣' python3 -c \
+	'import trainenv; print(trainenv._proxy_fd())' 2>&1)
+check "$([ "$out" = None ] && echo 0 || echo 1)" "a non-ASCII digit is no proxy" "$out"
+echo "1..$n"
+[ "$failed" = 0 ]
