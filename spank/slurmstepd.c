@@ -559,7 +559,9 @@ int te_stepd_task_init(spank_t sp)
 		 * tool) needs the hash store: docs/design.md section 3. */
 		if (have)
 			spank_setenv(sp, "PMIX_MCA_gds", "hash", 0);
+		/* not in Slurm's OCI containers: srun said why (srun.c) */
 		if (first_coll && te_stepd_has_pmix(sp) &&
+		    !te_stepd_getenv(sp, "SLURM_CONTAINER") &&
 		    te_stepd_preload_nccl_barrier(sp) < 0)
 			return task_fail(sp);
 		/* in a container the barrier runs on the node, by proxy;

@@ -53,6 +53,13 @@ void te_stepd_watch_workers(spank_t sp);
  * only; NULL when out of memory), for a process started beside a task
  * that must not pass for one of the step's ranks (stepd_watch.c). */
 char **te_stepd_env_not_a_rank(char **env);
+/* Runs path with argv and env in a process of its own session, detached
+ * (reparented at once: nobody reaps it), stdin and stdout /dev/null,
+ * stderr the task's with keep_stderr (its lines are in srun's output)
+ * else /dev/null, fd (-1: none) its descriptor 3 and no other. 0, or -1
+ * (errno) when it could not be forked. */
+int te_stepd_spawn_detached(const char *path, char *const argv[],
+			    char *const env[], int fd, int keep_stderr);
 
 /* stepd_preflight.c: --train-preflight for one task. 0, or -1 (the task
  * fails: line is its own error, why the others'), or -2 (the same, but

@@ -59,6 +59,43 @@ static int requeue_wanted(void)
 	return rq->set && rq->word == TE_W_VALUE;
 }
 
+/* Slurm's own OCI containers (srun --container=BUNDLE, or the
+ * SLURM_CONTAINER it reads, with oci.conf): what trainenv can do there,
+ * said once. Slurm before 23.02 writes the container's config.json, its
+ * environment included, before any plugin runs (slurmstepd's
+ * setup_container), so nothing a plugin sets reaches the program; later
+ * releases write it per task after task_init. The OCI runtime passes the
+ * program no inherited descriptor, so the barrier proxy of a pyxis
+ * container (stepd_container.c) cannot serve it, and the bundle holds no
+ * trainenv-nccl.so: first-collective is not offered there (the step's
+ * tasks get no preload, stepd_rdzv.c). */
+static void oci_container_note(int argc, char **argv)
+{
+	const char *env = getenv("SLURM_CONTAINER");
+
+	if (!te_srun_asks(argc, argv, "container") && !(env && *env))
+		return;
+#if !TE_SLURM_AT_LEAST(23, 2)
+	fprintf(stderr, TE_PREFIX "warning: srun --container: Slurm %d.%02d "
+		"writes the OCI container's environment "
+		"before any plugin runs, so nothing trainenv sets for the tasks "
+		"(rank variables, MASTER_ADDR and MASTER_PORT, timeouts, "
+		"TRAINENV_*) reaches the program in the container; Slurm 23.02 "
+		"and later pass it (or use pyxis)\n",
+		SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
+		SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER));
+#else
+	if (te_plug.cfg.v[TE_S_BARRIER].word == TE_W_BARRIER_FIRST_COLLECTIVE)
+		fprintf(stderr, TE_PREFIX "note: srun --container: "
+			"--train-barrier=first-collective does not run in an "
+			"OCI container (the runtime gives the program no "
+			"descriptor of trainenv's barrier helper, and the "
+			"bundle has no trainenv-nccl.so): no barrier runs; "
+			"--train-barrier=SECONDS runs it on the nodes before "
+			"the program starts\n");
+#endif
+}
+
 /* The step's kind from srun's own options (or the variable srun reads for
  * --external-launcher), told to the step, and what it changes said once:
  * an external launcher's tasks are no ranks, so trainenv gives them no rank
@@ -87,6 +124,7 @@ static void step_kind(spank_t sp)
 	}
 	if (!te_submit_train_on())
 		return;
+	oci_container_note(argc, argv);
 	if (external_launcher && (te_plug.explain ||
 				  exit_watch_wanted() || requeue_wanted()))
 		fprintf(stderr, TE_PREFIX "note: srun --external-launcher: "

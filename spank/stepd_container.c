@@ -24,7 +24,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "barrier_proxy.h"
@@ -109,40 +108,6 @@ int te_stepd_container_coming(spank_t sp)
 	return 0;
 }
 
-/* Runs path with argv and env in a process of its own session, detached
- * (reparented at once: nobody reaps it), stdin and stdout /dev/null,
- * stderr the task's (its lines are in srun's output), fd its descriptor
- * 3 and no other. 0, or -1 (errno) when it could not be forked. */
-static int spawn_detached(const char *path, char *const argv[],
-			  char *const env[], int fd)
-{
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		setsid();
-		if (fork() != 0)
-			_exit(0);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-		}
-		if (fd == 3)
-			fcntl(3, F_SETFD, 0);
-		else if (dup2(fd, 3) < 0)
-			_exit(127);
-		close_range(4, ~0U, 0);
-		execve(path, argv, env);
-		_exit(127);
-	}
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	return 0;
-}
-
 /* The container helper's path, or -1 with why in te_stepd_err. */
 static int helper(char *path, size_t len)
 {
@@ -188,7 +153,7 @@ int te_stepd_container_proxy(spank_t sp, int required)
 		free(env2);
 		goto failed;
 	}
-	rc = spawn_detached(path, argv, env2, sv[1]);
+	rc = te_stepd_spawn_detached(path, argv, env2, sv[1], 1);
 	free(env2);
 	close(sv[1]);
 	/* the task's end survives its exec: the program inherits it */
@@ -261,7 +226,7 @@ void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 		free(env2);
 		return;
 	}
-	spawn_detached(path, argv, env2, p[0]);
+	te_stepd_spawn_detached(path, argv, env2, p[0], 1);
 	close(p[0]);
 	free(env2);
 }

@@ -2,7 +2,9 @@
  * watcher of its workers (trainenv-stacks --watch-workers), because the
  * task itself (torchrun's agent) does not end when its workers do. Started
  * from task_init, in the task's process as the job's user, detached and
- * without the task's output streams; it ends with the task.
+ * without the task's output streams; it ends with the task. Also the one
+ * way the plugin starts a helper detached (the container check and the
+ * barrier proxy, stepd_container.c).
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
@@ -34,6 +36,38 @@ char **te_stepd_env_not_a_rank(char **env)
 	return te_env_without_dup(env, ids, NULL);
 }
 
+int te_stepd_spawn_detached(const char *path, char *const argv[],
+			    char *const env[], int fd, int keep_stderr)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			if (!keep_stderr)
+				dup2(null, 2);
+		}
+		if (fd == 3)
+			fcntl(3, F_SETFD, 0);
+		else if (fd >= 0 && dup2(fd, 3) < 0)
+			_exit(127);
+		close_range(fd >= 0 ? 4 : 3, ~0U, 0);
+		execve(path, argv, env);
+		_exit(127);
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
 void te_stepd_watch_workers(spank_t sp)
 {
 	char path[TE_VALUE_MAX + 32], js[32], spid[16], sstart[24], proto[12];
@@ -46,7 +80,6 @@ void te_stepd_watch_workers(spank_t sp)
 			 sstart, NULL };
 	char **env = NULL, **env2;
 	uint64_t start;
-	pid_t pid;
 
 	if (!te_step.report)
 		return;
@@ -74,26 +107,6 @@ void te_stepd_watch_workers(spank_t sp)
 	env2 = te_stepd_env_not_a_rank(env);
 	if (!env2)
 		return;
-	pid = fork();
-	if (pid < 0) {
-		free(env2);
-		return;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		setsid();
-		if (fork() != 0)
-			_exit(0);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		close_range(3, ~0U, 0);
-		execve(path, argv, env2);
-		_exit(127);
-	}
+	te_stepd_spawn_detached(path, argv, env2, -1, 0);
 	free(env2);
-	waitpid(pid, NULL, 0);
 }

@@ -1,0 +1,118 @@
+#!/bin/bash
+# trainenv with Slurm's own OCI containers (srun --container=BUNDLE, oci.conf
+# with Debian's crun; issue 24, item 6), on the real cluster. The bundle's
+# root is made here: a shell and its libraries copied from this machine,
+# and a marker file; its config.json is crun's own (crun spec) sharing the
+# node's network and process namespaces, as training needs.
+#  Slurm before 23.02 (Debian 12's 22.05) writes the container's
+#    environment before any plugin runs: srun says so in one line, once,
+#    and the program indeed sees nothing of trainenv's; a step without a
+#    container says nothing.
+#  23.02 and later (trixie's 24.11): the program in the container sees
+#    trainenv's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and an enforced
+#    heartbeat, as the same step without a container; the failure report
+#    names a failed rank; --train-barrier=first-collective says in one line
+#    that it does not run there, and no task gets the preload.
+# crun runs through a wrapper that hides this machine's hybrid cgroup
+# mount (crun refuses "cgroups in hybrid mode"), with cgroups off.
+# shellcheck disable=SC2016 # $VARS in single quotes are the tasks'
+# SPDX-License-Identifier: GPL-2.0-or-later
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
+
+n_checks=8
+plan $n_checks
+if ! command -v crun >/dev/null; then
+	skip "crun is not installed (tests/deps.sh installs Debian's crun)" $n_checks
+	done_testing
+fi
+
+te_build_init
+cluster_up --nodes 3 || bail_out "no cluster"
+use_trainenv "helper-dir=$TE_BUILDDIR" "lib-dir=$TE_BUILDDIR/.libs" "nccl-heartbeat=900" "enforce=nccl-heartbeat"
+rel=$(sinfo -V | awk '{ print $2 }')
+new_slurm=$(awk -v v="$rel" 'BEGIN { split(v, a, "."); exit !(a[1] > 23 || (a[1] == 23 && a[2] >= 2)) }' && echo 1 || echo 0)
+
+# ---------------------------------------------------------------- the bundle
+bundle=$TE_WORK/bundle
+root=$bundle/rootfs
+mkdir -p "$root"/{bin,etc,proc,sys,dev,tmp,usr/bin}
+for p in /bin/sh /usr/bin/env /bin/cat; do
+	cp -L "$p" "$root$p"
+	for lib in $(ldd "$p" | grep -oE '/[^ ]+'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+done
+echo "te-oci-image" >"$root/etc/te-oci-image"
+(cd "$bundle" && crun spec) || bail_out "crun spec failed"
+python3 - "$bundle/config.json" <<'EOF' || bail_out "cannot edit config.json"
+import json, sys
+path = sys.argv[1]
+c = json.load(open(path))
+c["process"]["terminal"] = False
+# the node's network and processes: ranks reach each other, as in training
+c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"]
+                            if n["type"] not in ("network", "pid", "cgroup")]
+c["mounts"] = [m for m in c["mounts"] if m.get("type") != "cgroup"]
+json.dump(c, open(path, "w"), indent=1)
+EOF
+chmod -R a+rX "$bundle"
+
+wrap=$TE_WORK/crun.sh
+cat >"$wrap" <<'EOF'
+#!/bin/sh
+# crun with cgroups off, in a mount namespace without this machine's
+# cgroup2 mount at /sys/fs/cgroup/unified (crun refuses hybrid mode)
+exec unshare -m --propagation private sh -c \
+	'umount -l /sys/fs/cgroup/unified 2>/dev/null; exec crun --cgroup-manager=disabled --root=/tmp/te-crun "$@"' crun "$@"
+EOF
+chmod 755 "$wrap"
+conf=$(dirname "$SLURM_CONF")/oci.conf
+cat >"$conf" <<EOF
+RunTimeQuery="$wrap state %n.%u.%j.%s.%t"
+RunTimeKill="$wrap kill -a %n.%u.%j.%s.%t"
+RunTimeDelete="$wrap delete --force %n.%u.%j.%s.%t"
+RunTimeRun="$wrap run --bundle %b %n.%u.%j.%s.%t"
+EOF
+chmod 644 "$conf"
+te_on_exit "rm -f '$conf'"
+
+show='echo "env ${SLURM_PROCID:-none} ${RANK:-none} ${WORLD_SIZE:-none} ${MASTER_ADDR:-none} ${MASTER_PORT:-none} ${TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC:-none}"; cat /etc/te-oci-image 2>/dev/null || echo on-the-node'
+ranks() { grep '^env ' | sort -n -k2; }
+oci_line='^trainenv: warning: srun --container: Slurm 2[23]\.[0-9]+ writes the OCI container.s environment before any plugin runs, so nothing trainenv sets for the tasks \(rank variables, MASTER_ADDR and MASTER_PORT, timeouts, TRAINENV_\*\) reaches the program in the container; Slurm 23\.02 and later pass it \(or use pyxis\)$'
+
+base=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=1 sh -c "$show" 2>&1)
+out=$(te_srun -t 120 --mpi=pmix -N3 --ntasks-per-node=1 --container="$bundle" sh -c "$show" 2>&1)
+rc=$?
+is "$(grep -c '^te-oci-image$' <<<"$out")" 3 "srun --container=BUNDLE: the 3 tasks run in the container (rc=$rc)" || diag "$out"
+if [ "$new_slurm" = 0 ]; then
+	is "$(grep -cE "$oci_line" <<<"$out")" 1 "Slurm $rel: srun says once that trainenv's settings cannot reach the container" || diag "$out"
+	is "$(ranks <<<"$out" | awk '{ print $2, $3, $7 }' | sort -u)" "none none none" \
+		"  and indeed the program there sees no RANK and no heartbeat, not even SLURM_PROCID (what the line says)" || diag "$out"
+	out=$(SLURM_CONTAINER=$bundle te_srun -t 120 --mpi=pmix -N3 --ntasks-per-node=1 sh -c "$show" 2>&1)
+	is "$(grep -cE "$oci_line" <<<"$out")" 1 "  the same from SLURM_CONTAINER (srun's variable for --container)" || diag "$out"
+	skip "Slurm $rel: the failure report in the container is for 23.02 and later" 1
+	skip "Slurm $rel: first-collective in the container is for 23.02 and later" 2
+else
+	is "$(ranks <<<"$out")" "$(ranks <<<"$base")" \
+		"Slurm $rel: in the container each rank's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and the enforced heartbeat are those of the step without one" || diag "$out"
+	is "$(grep -c 'trainenv: warning' <<<"$out")" 0 "  and nothing is warned" || diag "$out"
+	out=$(te_srun -t 120 --mpi=pmix -N3 --ntasks-per-node=1 --container="$bundle" \
+		sh -c '[ "$RANK" != 1 ] || exit 7; sleep 1' 2>&1)
+	like "$out" '^trainenv: rank 1 \(node n2, local rank 0\) exited with code 7 at .*: the first failure of this step$' \
+		"the failure report names rank 1 on n2 in its container"
+	out=$(te_srun -t 120 --mpi=pmix -N3 --ntasks-per-node=1 --container="$bundle" \
+		--train-barrier=first-collective sh -c 'echo "preload ${LD_PRELOAD:-none}"' 2>&1)
+	is "$(grep -c '^trainenv: note: srun --container: --train-barrier=first-collective does not run in an OCI container' <<<"$out")" 1 \
+		"first-collective: srun says once that it does not run in an OCI container" || diag "$out"
+	is "$(grep '^preload ' <<<"$out" | sort -u)" "preload none" "  and no task gets the preload (no ld.so line per process)" || diag "$out"
+	skip "Slurm $rel passes the environment: no warning to check from SLURM_CONTAINER" 1
+fi
+out=$(te_srun -t 60 --mpi=pmix -N1 sh -c 'exit 0' 2>&1)
+is "$(grep -c 'srun --container' <<<"$out")" 0 "a step without a container says nothing of containers"
+done_testing
