@@ -29,7 +29,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=48
+n_checks=50
 plan $n_checks
 
 # The runtimes: built once into /var/lib/trainenv-containers, from the
@@ -223,6 +223,35 @@ out=$(te_srun -t 180 --mpi=pmix -N3 --ntasks-per-node=2 --container-image="$imag
 ok $? "trainenv.barrier() in the image: every rank passes" || diag "$out"
 is "$(grep -c "^py $TE_SRCDIR/python/trainenv/__init__.py$" <<<"$out")" 6 \
 	"  the module came from trainenv's mount entry, on each of the 6 ranks" || diag "$out"
+
+# The hang-up shield with a step in the image: srun's side, which the
+# container does not change (tasks write through the probe's mount).
+hup_run() { # NAME SRUN_ARGS...: nohup srun in the background; sets pid
+	local name=$1
+	shift
+	rm -f "$probe/$name".*
+	nohup srun -t 3 --mpi=pmix -N2 --ntasks-per-node=1 --container-image="$image" \
+		--container-mounts="$probe:/probe" "$@" sh -c \
+		"touch /probe/$name.started.\$SLURM_PROCID; sleep 8; touch /probe/$name.done.\$SLURM_PROCID" \
+		>"$TE_WORK/$name.out" 2>&1 &
+	pid=$!
+	te_on_exit "kill -KILL $pid 2>/dev/null"
+	for _ in $(seq 1 600); do
+		[ -e "$probe/$name.started.0" ] && [ -e "$probe/$name.started.1" ] && break
+		sleep 0.1
+	done
+	kill -HUP "$pid"
+	for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	wait "$pid"
+	rc=$?
+	done_files=$(ls "$probe/$name".done.* 2>/dev/null | wc -l)
+}
+hup_run hup
+is "$rc,$done_files" "0,2" "nohup srun --container-image & + kill -HUP: srun exits 0 and both ranks in the image finish (the shield)" ||
+	diag "$(cat "$TE_WORK/hup.out")"
+hup_run hupdef --train-sighup=default
+is "$rc,$done_files" "137,0" "  with --train-sighup=default: srun kills the step and exits 137, as Slurm does" ||
+	diag "$(cat "$TE_WORK/hupdef.out")"
 
 # ---------------------------------------------------------------- pre-flight
 fakelib=$TE_BUILDDIR/tests/unit/.libs/libfakecudart.so
