@@ -1,28 +1,65 @@
 /* The barrier proxy's messages (barrier_proxy.h). Plain libc only: this
  * file is also built into trainenv-nccl.so, which loads in old images.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
 #include "barrier_proxy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define WEEK_S 604800.0
+
+/* fstat(2) by its system call: glibc 2.33 made fstat an exported symbol
+ * of that version, which older images' glibc lacks (the shim must load
+ * with 2.17); on x86_64 and aarch64 the kernel's struct stat is glibc's. */
+static int raw_fstat(int fd, struct stat *st)
+{
+	return (int)syscall(SYS_fstat, fd, st);
+}
 #define REQUEST_WORD "trainenv-barrier "
 
 int te_bproxy_fd(const char *val)
 {
+	unsigned long long ino = 0;
+	struct stat st;
 	long fd = 0;
-	const char *p;
+	const char *p = val;
+	int k;
 
-	if (!val || !*val || strlen(val) > 5)
+	if (!val)
 		return -1;
-	for (p = val; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return -1;
+	for (k = 0; *p >= '0' && *p <= '9'; p++, k++)
 		fd = fd * 10 + (*p - '0');
+	if (!k || k > 5 || *p++ != ':' || fd < 3 || fd > 65535)
+		return -1;
+	for (k = 0; *p >= '0' && *p <= '9'; p++, k++) {
+		if (ino > (~0ULL - 9) / 10)
+			return -1;
+		ino = ino * 10 + (unsigned long long)(*p - '0');
 	}
-	return fd >= 3 && fd <= 65535 ? (int)fd : -1;
+	if (!k || *p || !ino)
+		return -1;
+	if (raw_fstat((int)fd, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+	    (unsigned long long)st.st_ino != ino)
+		return -1;
+	return (int)fd;
+}
+
+void te_bproxy_fd_value(int fd, char *buf, size_t len)
+{
+	struct stat st;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (fd >= 0 && raw_fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+		snprintf(buf, len, "%d:%llu", fd,
+			 (unsigned long long)st.st_ino);
 }
 
 int te_bproxy_request(char *buf, size_t len, int protocol, double timeout_s)

@@ -26,9 +26,18 @@
 /* the longest message either way, its newline included */
 #define TE_BPROXY_MSG_MAX 1400
 
-/* The descriptor val names: a decimal number 3..65535 (no sign, no
- * spaces), else -1 (unset, empty, junk: no proxy). */
+/* TRAINENV_BARRIER_FD is "FD:INODE": the descriptor's number and its
+ * socket's inode, so that a process that inherited the variable but not
+ * the descriptor (closed, or its number since reused for another file)
+ * never writes a request into something else. te_bproxy_fd: the
+ * descriptor val names, FD a decimal number 3..65535 and INODE one of
+ * 1..20 digits (no sign, no spaces), when fd is open as a socket of that
+ * inode (fstat), else -1 (unset, empty, junk, another file: no proxy).
+ * te_bproxy_fd_value: the variable's value for fd ("" when fd is no
+ * socket). */
+#define TE_BPROXY_FD_VALUE_MAX 32
 int te_bproxy_fd(const char *val);
+void te_bproxy_fd_value(int fd, char *buf, size_t len);
 
 /* The request for timeout_s (0: the step's value; negative, NaN or over
  * a week: 0). Its length, or -1 when buf is too small. */

@@ -161,7 +161,7 @@ static int proxy_barrier(int fd, char *err, size_t errlen)
 	wait_s += 60;
 	if (k < 0 || send(fd, msg, (size_t)k, MSG_NOSIGNAL) != k) {
 		snprintf(err, errlen, "cannot ask the barrier proxy "
-			 "(TRAINENV_BARRIER_FD=%d): %s", fd, strerror(errno));
+			 "(descriptor %d): %s", fd, strerror(errno));
 		return -1;
 	}
 	end = now() + (double)wait_s;

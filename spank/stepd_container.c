@@ -125,7 +125,7 @@ static int helper(char *path, size_t len)
 int te_stepd_container_proxy(spank_t sp, int required)
 {
 	static const char *const drop[] = { "LD_PRELOAD=", NULL };
-	char path[TE_VALUE_MAX + 32], proto[12], fdtext[12];
+	char path[TE_VALUE_MAX + 32], proto[12], fdtext[TE_BPROXY_FD_VALUE_MAX];
 	char *argv[8], **env = NULL, **env2;
 	int k = 0, sv[2], rc;
 
@@ -163,7 +163,7 @@ int te_stepd_container_proxy(spank_t sp, int required)
 		close(sv[0]);
 		goto failed;
 	}
-	te_snprintf(fdtext, sizeof(fdtext), "%d", sv[0]);
+	te_bproxy_fd_value(sv[0], fdtext, sizeof(fdtext));
 	spank_setenv(sp, TE_BPROXY_FD_ENV, fdtext, 1);
 	return 0;
 failed:

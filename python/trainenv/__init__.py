@@ -106,14 +106,26 @@ def barrier(timeout=None):
 
 
 def _proxy_fd():
-    """TRAINENV_BARRIER_FD: the socket to this task's barrier proxy, which
-    the plugin starts on the node for a step in a container (the image
-    then needs neither libtrainenv nor libpmix); None without one."""
-    v = os.environ.get("TRAINENV_BARRIER_FD", "")
-    if not (v.isdigit() and v.isascii() and 1 <= len(v) <= 5):
+    """TRAINENV_BARRIER_FD ("FD:INODE"): the socket to this task's barrier
+    proxy, which the plugin starts on the node for a step in a container
+    (the image then needs neither libtrainenv nor libpmix); None without
+    one, or when that descriptor is not that socket (closed, or reused for
+    another file by a process that inherited only the variable)."""
+    import stat
+    fd, sep, ino = os.environ.get("TRAINENV_BARRIER_FD", "").partition(":")
+    if not (sep and fd.isascii() and fd.isdigit() and 1 <= len(fd) <= 5 and
+            ino.isascii() and ino.isdigit() and 1 <= len(ino) <= 20):
         return None
-    fd = int(v)
-    return fd if 3 <= fd <= 65535 else None
+    fd = int(fd)
+    if not 3 <= fd <= 65535 or int(ino) == 0:
+        return None
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    if not stat.S_ISSOCK(st.st_mode) or st.st_ino != int(ino):
+        return None
+    return fd
 
 
 def _proxy_barrier(fd, timeout):
@@ -141,8 +153,7 @@ def _proxy_barrier(fd, timeout):
                                    "%d s" % wait)
         answer = os.read(fd, _MSG_MAX + 1)
     except OSError as e:
-        raise BarrierError("the barrier proxy (TRAINENV_BARRIER_FD=%d): %s"
-                           % (fd, e))
+        raise BarrierError("the barrier proxy (descriptor %d): %s" % (fd, e))
     if answer == b"ok\n":
         return
     text = answer.decode("ascii", "replace")

@@ -7,24 +7,58 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "barrier_proxy.h"
 #include "tap.h"
 
 static void test_fd(void)
 {
-	is_int(te_bproxy_fd("3"), 3, "fd 3");
-	is_int(te_bproxy_fd("65535"), 65535, "fd 65535");
+	char v[TE_BPROXY_FD_VALUE_MAX + 8], bad[64];
+	struct stat st;
+	int sv[2], fd, null;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0 || fstat(sv[0], &st) < 0) {
+		tap_skip("no socket pair here");
+		return;
+	}
+	/* a descriptor of 3 or more */
+	fd = sv[0] >= 3 ? sv[0] : dup(sv[0]);
+	fstat(fd, &st);
+	te_bproxy_fd_value(fd, v, sizeof(v));
+	snprintf(bad, sizeof(bad), "%d:%llu", fd, (unsigned long long)st.st_ino);
+	is_str(v, bad, "the value: FD:INODE of the socket");
+	is_int(te_bproxy_fd(v), fd, "it names the descriptor back");
+	snprintf(bad, sizeof(bad), "%d:%llu", fd, (unsigned long long)st.st_ino + 1);
+	is_int(te_bproxy_fd(bad), -1, "another inode: no proxy (the descriptor is another socket now)");
+	snprintf(bad, sizeof(bad), "%d", fd);
+	is_int(te_bproxy_fd(bad), -1, "no inode: no proxy");
+	null = open("/dev/null", O_RDONLY);
+	te_bproxy_fd_value(null, v, sizeof(v));
+	is_str(v, "", "a descriptor that is no socket has no value");
+	fstat(null, &st);
+	snprintf(bad, sizeof(bad), "%d:%llu", null, (unsigned long long)st.st_ino);
+	is_int(te_bproxy_fd(bad), -1, "a file that is no socket, its inode right: no proxy");
+	close(null);
+	snprintf(bad, sizeof(bad), "%d:%llu", null, (unsigned long long)st.st_ino);
+	is_int(te_bproxy_fd(bad), -1, "a closed descriptor: no proxy");
 	is_int(te_bproxy_fd(NULL), -1, "unset: no proxy");
 	is_int(te_bproxy_fd(""), -1, "empty: no proxy");
-	is_int(te_bproxy_fd("2"), -1, "stderr is never the proxy");
-	is_int(te_bproxy_fd("0"), -1, "stdin is never the proxy");
-	is_int(te_bproxy_fd("65536"), -1, "over 65535: refused");
-	is_int(te_bproxy_fd("123456"), -1, "six digits: refused");
-	is_int(te_bproxy_fd("-5"), -1, "a sign: refused");
-	is_int(te_bproxy_fd(" 5"), -1, "a space: refused");
-	is_int(te_bproxy_fd("5x"), -1, "junk after: refused");
-	is_int(te_bproxy_fd("0x10"), -1, "hex: refused");
+	is_int(te_bproxy_fd("2:5"), -1, "stderr is never the proxy");
+	is_int(te_bproxy_fd("65536:5"), -1, "over 65535: refused");
+	is_int(te_bproxy_fd("123456:5"), -1, "six digits: refused");
+	is_int(te_bproxy_fd("-5:5"), -1, "a sign: refused");
+	is_int(te_bproxy_fd(" 5:5"), -1, "a space: refused");
+	is_int(te_bproxy_fd("5:5x"), -1, "junk after: refused");
+	is_int(te_bproxy_fd("5:0"), -1, "inode 0: refused");
+	is_int(te_bproxy_fd("5:99999999999999999999999"), -1, "an inode past 64 bits: refused");
+	close(sv[0]);
+	close(sv[1]);
+	if (fd != sv[0])
+		close(fd);
 }
 
 static void test_request(void)

@@ -38,7 +38,7 @@ p = subprocess.Popen([os.environ["PROXY"], "barrier-proxy", "--fd",
                      stdin=subprocess.DEVNULL)
 b.close()
 os.set_inheritable(a.fileno(), True)
-os.environ["TRAINENV_BARRIER_FD"] = str(a.fileno())
+os.environ["TRAINENV_BARRIER_FD"] = "%d:%d" % (a.fileno(), os.fstat(a.fileno()).st_ino)
 import trainenv
 for i in (1, 2):
     try:
@@ -89,12 +89,22 @@ check "$([ "$(get junk)" = "error the barrier proxy got no barrier request" ] &&
 check "$(case $(get 'proxy exit') in "0 "*) echo 0 ;; *) echo 1 ;; esac)" \
 	"the proxy ends (exit 0) when the program's end of the socket closes" "$out"
 
-# Bad fd values: the module and the shim fall back to libtrainenv.
-out=$(env -i PATH=/usr/bin:/bin PYTHONPATH="$src/python" TRAINENV_BARRIER_FD=1 python3 -c \
-	'import trainenv; print(trainenv._proxy_fd())' 2>&1)
-check "$([ "$out" = None ] && echo 0 || echo 1)" "TRAINENV_BARRIER_FD=1 (stdout) is no proxy" "$out"
-out=$(env -i PATH=/usr/bin:/bin PYTHONPATH="$src/python" TRAINENV_BARRIER_FD='٣' python3 -c \
-	'import trainenv; print(trainenv._proxy_fd())' 2>&1)
-check "$([ "$out" = None ] && echo 0 || echo 1)" "a non-ASCII digit is no proxy" "$out"
+# Values that name no proxy: the module and the shim fall back to
+# libtrainenv, and never write into another file.
+pyfd() { env -i PATH=/usr/bin:/bin PYTHONPATH="$src/python" TRAINENV_BARRIER_FD="$1" python3 -c \
+	'import trainenv; print(trainenv._proxy_fd())' 2>&1; }
+check "$([ "$(pyfd 1:5)" = None ] && echo 0 || echo 1)" "TRAINENV_BARRIER_FD=1:5 (stdout) is no proxy"
+check "$([ "$(pyfd '٣:5')" = None ] && echo 0 || echo 1)" "a non-ASCII digit is no proxy"
+ino=$(stat -c %i /dev/null)
+out=$(env -i PATH=/usr/bin:/bin PYTHONPATH="$src/python" TRAINENV_BARRIER_FD="7:$ino" python3 -c \
+	'import trainenv; print(trainenv._proxy_fd())' 7</dev/null 2>&1)
+check "$([ "$out" = None ] && echo 0 || echo 1)" "a descriptor that is a file, not the socket (its inode given): no proxy" "$out"
+# The shim in a process that inherited the variable but whose descriptor
+# is now a file: the file is left alone (the barrier is libtrainenv's).
+f=$(mktemp)
+env -i PATH=/usr/bin:/bin LD_PRELOAD="$shim" TRAINENV_BARRIER_FD="7:$(stat -c %i "$f")" \
+	python3 -c 'import ctypes; ctypes.CDLL(None).ncclCommInitRank(None, 1, None, 0)' 7>>"$f" >/dev/null 2>&1
+check "$([ ! -s "$f" ] && echo 0 || echo 1)" "the shim writes nothing into a file at the descriptor the variable names" "$(head -c 200 "$f")"
+rm -f "$f"
 echo "1..$n"
 [ "$failed" = 0 ]
