@@ -19,7 +19,11 @@
  * with 2.17); on x86_64 and aarch64 the kernel's struct stat is glibc's. */
 static int raw_fstat(int fd, struct stat *st)
 {
+#ifdef SYS_fstat
 	return (int)syscall(SYS_fstat, fd, st);
+#else
+	return fstat(fd, st);	/* architectures born after glibc 2.33 */
+#endif
 }
 #define REQUEST_WORD "trainenv-barrier "
 
@@ -33,7 +37,7 @@ int te_bproxy_fd(const char *val)
 
 	if (!val)
 		return -1;
-	for (k = 0; *p >= '0' && *p <= '9'; p++, k++)
+	for (k = 0; *p >= '0' && *p <= '9' && k < 6; p++, k++)
 		fd = fd * 10 + (*p - '0');
 	if (!k || k > 5 || *p++ != ':' || fd < 3 || fd > 65535)
 		return -1;
@@ -62,13 +66,15 @@ void te_bproxy_fd_value(int fd, char *buf, size_t len)
 			 (unsigned long long)st.st_ino);
 }
 
-int te_bproxy_request(char *buf, size_t len, int protocol, double timeout_s)
+int te_bproxy_request(char *buf, size_t len, int protocol, double timeout_s,
+		      int once)
 {
 	int n;
 
 	if (!(timeout_s >= 0 && timeout_s <= WEEK_S))
 		timeout_s = 0;
-	n = snprintf(buf, len, REQUEST_WORD "%d %.3f\n", protocol, timeout_s);
+	n = snprintf(buf, len, REQUEST_WORD "%d %.3f %s\n", protocol,
+		     timeout_s, once ? "once" : "each");
 	return n > 0 && (size_t)n < len ? n : -1;
 }
 
@@ -103,7 +109,7 @@ static long digits(const char **p, int *count)
 }
 
 int te_bproxy_parse_request(const char *buf, size_t n, int *protocol,
-			    double *timeout_s)
+			    double *timeout_s, int *once)
 {
 	char line[64];
 	const char *p;
@@ -127,7 +133,11 @@ int te_bproxy_parse_request(const char *buf, size_t n, int *protocol,
 		if (frac < 0)
 			return -1;
 	}
-	if (*p)
+	if (!strcmp(p, " once"))
+		*once = 1;
+	else if (!strcmp(p, " each"))
+		*once = 0;
+	else
 		return -1;
 	scale = 1;
 	while (kf-- > 0)

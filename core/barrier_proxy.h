@@ -11,8 +11,12 @@
  * shim and the Python module send one request and read one answer; the
  * helper runs the barrier as the task's rank, with the node's libpmix.
  *
- *   request: "trainenv-barrier PROTOCOL TIMEOUT\n"  (TIMEOUT in seconds,
- *            0: the step's --train-barrier value)
+ *   request: "trainenv-barrier PROTOCOL TIMEOUT MODE\n"  (TIMEOUT in
+ *            seconds, 0: the step's --train-barrier value; MODE "once":
+ *            the barrier before the first communicator, run once for the
+ *            task and its answer kept for every later "once" (the
+ *            program's children ask again), or "each": a new barrier,
+ *            as each trainenv.barrier() call is)
  *   answer:  "ok\n", or "error TEXT\n" (TEXT one line, no control
  *            characters)
  *
@@ -40,13 +44,15 @@ int te_bproxy_fd(const char *val);
 void te_bproxy_fd_value(int fd, char *buf, size_t len);
 
 /* The request for timeout_s (0: the step's value; negative, NaN or over
- * a week: 0). Its length, or -1 when buf is too small. */
-int te_bproxy_request(char *buf, size_t len, int protocol, double timeout_s);
+ * a week: 0), once (1) or each (0). Its length, or -1 when buf is too
+ * small. */
+int te_bproxy_request(char *buf, size_t len, int protocol, double timeout_s,
+		      int once);
 
-/* buf[0..n) as a request: 0 with *protocol and *timeout_s (0 when it was
- * not a number in 0..604800), -1 when it is no request. */
+/* buf[0..n) as a request: 0 with *protocol, *timeout_s (0 when it was
+ * not a number in 0..604800) and *once, -1 when it is no request. */
 int te_bproxy_parse_request(const char *buf, size_t n, int *protocol,
-			    double *timeout_s);
+			    double *timeout_s, int *once);
 
 /* The answer: "ok" when err is NULL, else "error " and err with every
  * control character made a space, cut to fit. Its length, or -1 when buf

@@ -36,7 +36,8 @@
  *     Descriptor N is a socket whose other end the task's program holds
  *     (TRAINENV_BARRIER_FD): each request of trainenv-nccl.so or the
  *     Python module there gets the job-wide barrier's answer, the barrier
- *     run once, here on the node, as the task's rank (core/barrier_proxy.h).
+ *     run here on the node as the task's rank: once for the shim's
+ *     requests, anew for each of the module's (core/barrier_proxy.h).
  *     Ends when every holder of the other end has closed it (the task
  *     ended). */
 #include "config.h"
@@ -272,18 +273,19 @@ static int check(int pid, const char *before, int fd, const char *rank,
 
 /* ---------------------------------------------------------------- proxy */
 
-/* The answer to one request: the barrier's (run at the first request,
- * then kept: a process's children may ask again), or why the request
- * cannot be served. */
+/* The answer to one request: the barrier's, or why the request cannot
+ * be served. "once" (the barrier before the first communicator) runs it
+ * at the first such request and keeps the answer: the program's children
+ * ask again. "each" (trainenv.barrier()) runs a new one every time. */
 static int proxy_answer(const char *in, size_t n, char *out, size_t len)
 {
 	static int ran, failed;
 	static char why[TRAINENV_ERR_MAX];
-	char line[TRAINENV_ERR_MAX + 160];
+	char line[TRAINENV_ERR_MAX + 160], err[TRAINENV_ERR_MAX];
 	double timeout;
-	int proto;
+	int proto, once;
 
-	if (te_bproxy_parse_request(in, n, &proto, &timeout) < 0)
+	if (te_bproxy_parse_request(in, n, &proto, &timeout, &once) < 0)
 		return te_bproxy_answer(out, len, "the barrier proxy got no "
 					"barrier request");
 	if (proto != te_protocol_version()) {
@@ -293,6 +295,10 @@ static int proxy_answer(const char *in, size_t n, char *out, size_t len)
 			    PACKAGE_VERSION, TE_PROTOCOL_ADVICE);
 		return te_bproxy_answer(out, len, line);
 	}
+	if (!once)
+		return te_bproxy_answer(out, len, trainenv_barrier(timeout, err,
+								   sizeof(err)) < 0 ?
+							  err : NULL);
 	if (!ran) {
 		failed = trainenv_barrier(timeout, why, sizeof(why)) < 0;
 		ran = 1;
@@ -313,9 +319,10 @@ static int barrier_proxy(int fd)
 		if (n <= 0)
 			return 0;	/* every holder closed it */
 		k = proxy_answer(in, (size_t)n, out, sizeof(out));
-		if (k > 0 && send(fd, out, (size_t)k, MSG_NOSIGNAL) < 0 &&
-		    errno != EINTR)
-			return 0;
+		while (k > 0 && send(fd, out, (size_t)k, MSG_NOSIGNAL) < 0) {
+			if (errno != EINTR)
+				return 0;	/* nobody to answer */
+		}
 	}
 }
 

@@ -71,6 +71,15 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* for deadlines: a clock that no one sets */
+static double monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static const char *rank_text(void)
 {
 	const char *r = getenv("RANK");
@@ -151,7 +160,7 @@ static int proxy_barrier(int fd, char *err, size_t errlen)
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	double end;
 	ssize_t n;
-	int k = te_bproxy_request(msg, sizeof(msg), TE_PROTOCOL_VERSION, 0);
+	int k = te_bproxy_request(msg, sizeof(msg), TE_PROTOCOL_VERSION, 0, 1);
 
 	/* by hand, not atol: see core/barrier_proxy.c */
 	while (t && *t >= '0' && *t <= '9' && wait_s < 7 * 86400L)
@@ -160,13 +169,18 @@ static int proxy_barrier(int fd, char *err, size_t errlen)
 		wait_s = 300;
 	wait_s += 60;
 	if (k < 0 || send(fd, msg, (size_t)k, MSG_NOSIGNAL) != k) {
-		snprintf(err, errlen, "cannot ask the barrier proxy "
-			 "(descriptor %d): %s", fd, strerror(errno));
+		if (errno == EPIPE || errno == ECONNRESET)
+			snprintf(err, errlen, "the barrier proxy is not running "
+				 "(trainenv-container on this node ended; its "
+				 "line, if any, is in this task's output)");
+		else
+			snprintf(err, errlen, "cannot ask the barrier proxy "
+				 "(descriptor %d): %s", fd, strerror(errno));
 		return -1;
 	}
-	end = now() + (double)wait_s;
+	end = monotonic() + (double)wait_s;
 	for (;;) {
-		double left = end - now();
+		double left = end - monotonic();
 		int r;
 
 		if (left <= 0) {

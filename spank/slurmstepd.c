@@ -561,7 +561,7 @@ int te_stepd_task_init(spank_t sp)
 			spank_setenv(sp, "PMIX_MCA_gds", "hash", 0);
 		/* not in Slurm's OCI containers: srun said why (srun.c) */
 		if (first_coll && te_stepd_has_pmix(sp) &&
-		    !te_stepd_getenv(sp, "SLURM_CONTAINER") &&
+		    !te_stepd_oci_step(sp) &&
 		    te_stepd_preload_nccl_barrier(sp) < 0)
 			return task_fail(sp);
 		/* in a container the barrier runs on the node, by proxy;

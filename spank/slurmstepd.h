@@ -56,8 +56,8 @@ char **te_stepd_env_not_a_rank(char **env);
 /* Runs path with argv and env in a process of its own session, detached
  * (reparented at once: nobody reaps it), stdin and stdout /dev/null,
  * stderr the task's with keep_stderr (its lines are in srun's output)
- * else /dev/null, fd (-1: none) its descriptor 3 and no other. 0, or -1
- * (errno) when it could not be forked. */
+ * else /dev/null, fd (-1: none) its descriptor 3 and no other. 0 once it
+ * runs path, or -1 (errno) when it could not be forked or executed. */
 int te_stepd_spawn_detached(const char *path, char *const argv[],
 			    char *const env[], int fd, int keep_stderr);
 
@@ -95,6 +95,9 @@ int te_stepd_container_check(void);
  * what the program sees (TE_CONTAINER_HELPER, detached). */
 #define TE_CONTAINER_HELPER "trainenv-container"
 int te_stepd_container_coming(spank_t sp);
+/* Slurm's own OCI container runs the step (srun --container: srun exports
+ * a non-empty SLURM_CONTAINER to its tasks). */
+int te_stepd_oci_step(spank_t sp);
 /* For a step pyxis runs in a container, with PMIx: starts this task's
  * barrier proxy (trainenv-container barrier-proxy, detached) joined to
  * the task by a socket whose end the task keeps across the container's

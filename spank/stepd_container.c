@@ -108,6 +108,13 @@ int te_stepd_container_coming(spank_t sp)
 	return 0;
 }
 
+int te_stepd_oci_step(spank_t sp)
+{
+	const char *v = te_stepd_getenv(sp, "SLURM_CONTAINER");
+
+	return v && *v;	/* as srun tests it (srun.c) */
+}
+
 /* The container helper's path, or -1 with why in te_stepd_err. */
 static int helper(char *path, size_t len)
 {
@@ -124,7 +131,10 @@ static int helper(char *path, size_t len)
 
 int te_stepd_container_proxy(spank_t sp, int required)
 {
-	static const char *const drop[] = { "LD_PRELOAD=", NULL };
+	/* the task's own rank and PMIx server, not the user's preloads, and
+	 * no job and step id: the hang report never takes it for a rank */
+	static const char *const drop[] = { "LD_PRELOAD=", "SLURM_JOB_ID=",
+					    "SLURM_STEP_ID=", NULL };
 	char path[TE_VALUE_MAX + 32], proto[12], fdtext[TE_BPROXY_FD_VALUE_MAX];
 	char *argv[8], **env = NULL, **env2;
 	int k = 0, sv[2], rc;
@@ -144,22 +154,25 @@ int te_stepd_container_proxy(spank_t sp, int required)
 	argv[k++] = (char *)"--fd";
 	argv[k++] = (char *)"3";
 	argv[k] = NULL;
-	/* the task's own rank and PMIx server, not the user's preloads */
 	env2 = te_env_without_dup(env, drop, NULL);
 	if (!env2 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
 				sv) < 0) {
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot make "
-			    "the barrier proxy's socket: %s", strerror(errno));
+			    "the barrier proxy's socket: %s", env2 ?
+			    strerror(errno) : "out of memory");
 		free(env2);
 		goto failed;
 	}
 	rc = te_stepd_spawn_detached(path, argv, env2, sv[1], 1);
+	/* the task's end survives its exec: the program inherits it */
+	if (rc == 0 && fcntl(sv[0], F_SETFD, 0) < 0)
+		rc = -1;
+	if (rc < 0)	/* errno first: free and close may change it */
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot start "
+			    "the barrier proxy %s: %s", path, strerror(errno));
 	free(env2);
 	close(sv[1]);
-	/* the task's end survives its exec: the program inherits it */
-	if (rc < 0 || fcntl(sv[0], F_SETFD, 0) < 0) {
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot start "
-			    "the barrier proxy: %s", strerror(errno));
+	if (rc < 0) {
 		close(sv[0]);
 		goto failed;
 	}

@@ -39,16 +39,34 @@ char **te_stepd_env_not_a_rank(char **env)
 int te_stepd_spawn_detached(const char *path, char *const argv[],
 			    char *const env[], int fd, int keep_stderr)
 {
-	pid_t pid = fork();
+	int st[2], keep = fd >= 0 ? 4 : 3, e = 0;
+	pid_t pid;
 
-	if (pid < 0)
+	/* the grandchild's exec or its errno: close-on-exec, at a number
+	 * of its own past the descriptors the helper keeps */
+	if (pipe2(st, O_CLOEXEC) < 0)
 		return -1;
+	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		close(st[0]);
+		close(st[1]);
+		errno = e;
+		return -1;
+	}
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDWR);
+		pid_t g;
 
+		close(st[0]);
 		setsid();
-		if (fork() != 0)
+		g = fork();
+		if (g != 0) {
+			e = errno;
+			if (g < 0 && write(st[1], &e, sizeof(e)) < 0)
+				_exit(1);
 			_exit(0);
+		}
 		if (null >= 0) {
 			dup2(null, 0);
 			dup2(null, 1);
@@ -59,12 +77,26 @@ int te_stepd_spawn_detached(const char *path, char *const argv[],
 			fcntl(3, F_SETFD, 0);
 		else if (fd >= 0 && dup2(fd, 3) < 0)
 			_exit(127);
-		close_range(fd >= 0 ? 4 : 3, ~0U, 0);
+		if (st[1] != keep && (dup3(st[1], keep, O_CLOEXEC) < 0))
+			_exit(127);
+		close_range(keep + 1, ~0U, 0);
 		execve(path, argv, env);
+		e = errno;
+		if (write(keep, &e, sizeof(e)) < 0)
+			_exit(127);
 		_exit(127);
 	}
+	close(st[1]);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	/* end of file: the helper runs (its exec closed the pipe) */
+	while (read(st[0], &e, sizeof(e)) < 0 && errno == EINTR)
+		;
+	close(st[0]);
+	if (e) {
+		errno = e;
+		return -1;
+	}
 	return 0;
 }
 

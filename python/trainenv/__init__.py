@@ -113,8 +113,9 @@ def _proxy_fd():
     another file by a process that inherited only the variable)."""
     import stat
     fd, sep, ino = os.environ.get("TRAINENV_BARRIER_FD", "").partition(":")
-    if not (sep and fd.isascii() and fd.isdigit() and 1 <= len(fd) <= 5 and
-            ino.isascii() and ino.isdigit() and 1 <= len(ino) <= 20):
+    digits = set("0123456789")
+    if not (sep and 1 <= len(fd) <= 5 and 1 <= len(ino) <= 20 and
+            set(fd) <= digits and set(ino) <= digits):
         return None
     fd = int(fd)
     if not 3 <= fd <= 65535 or int(ino) == 0:
@@ -129,21 +130,19 @@ def _proxy_fd():
 
 
 def _proxy_barrier(fd, timeout):
-    """One request to the proxy, one answer (core/barrier_proxy.h); the
-    proxy keeps the barrier's deadline, this waits a minute more."""
+    """One request to the proxy, one answer (core/barrier_proxy.h): a new
+    barrier for each call ("each"). The proxy keeps the deadline (the given
+    one, else the step's); this waits for its answer that long and a minute
+    more, or until the proxy is gone (end of file)."""
     import select
     import time
     t = timeout if 0 < timeout <= 604800 else 0.0
-    try:
-        wait = float(os.environ.get("TRAINENV_BARRIER_TIMEOUT", "300"))
-    except ValueError:
-        wait = 300.0
-    wait = (t or (wait if 0 < wait <= 604800 else 300.0)) + 60
+    wait = (t or 604800.0) + 60
     # os-level calls on the inherited descriptor: a socket object's
     # timeout would make the description non-blocking for every holder
     # (the process's other threads, its children, trainenv-nccl.so)
     try:
-        os.write(fd, b"trainenv-barrier %d %.3f\n" % (_PROTOCOL, t))
+        os.write(fd, b"trainenv-barrier %d %.3f each\n" % (_PROTOCOL, t))
         poller = select.poll()
         poller.register(fd, select.POLLIN)
         end = time.monotonic() + wait
@@ -200,10 +199,6 @@ def _nothing():
 
 def version():
     """The trainenv version of the loaded library (or of this module)."""
-    fd = _proxy_fd()
-    if fd is not None:
-        _proxy_barrier(fd, t)
-        return
     lib = _library()
     if lib is not None:
         return lib.trainenv_version().decode("ascii", "replace")

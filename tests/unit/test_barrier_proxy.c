@@ -65,60 +65,66 @@ static void test_request(void)
 {
 	char buf[128];
 	double t = -1;
-	int proto = -1, n;
+	int proto = -1, n, once = -1;
 
-	n = te_bproxy_request(buf, sizeof(buf), 1, 0);
-	is_str(buf, "trainenv-barrier 1 0.000\n", "the request for the step's deadline");
+	n = te_bproxy_request(buf, sizeof(buf), 1, 0, 1);
+	is_str(buf, "trainenv-barrier 1 0.000 once\n",
+	       "the shim's request: the step's deadline, the task's one barrier");
 	is_int(n, (int)strlen(buf), "its length");
-	is_int(te_bproxy_parse_request(buf, (size_t)n, &proto, &t), 0, "it reads back");
+	is_int(te_bproxy_parse_request(buf, (size_t)n, &proto, &t, &once), 0, "it reads back");
 	is_int(proto, 1, "  protocol 1");
 	ok(t == 0, "  timeout 0: the step's value");
+	is_int(once, 1, "  once");
 
-	n = te_bproxy_request(buf, sizeof(buf), 7, 42.5);
-	is_int(te_bproxy_parse_request(buf, (size_t)n, &proto, &t), 0, "42.5 s reads back");
-	ok(proto == 7 && t > 42.49 && t < 42.51, "  protocol 7, 42.5 s (got %d, %g)", proto, t);
-	n = te_bproxy_request(buf, sizeof(buf), 1, -3);
-	te_bproxy_parse_request(buf, (size_t)n, &proto, &t);
+	n = te_bproxy_request(buf, sizeof(buf), 7, 42.5, 0);
+	is_str(buf, "trainenv-barrier 7 42.500 each\n", "the module's request: a new barrier each time");
+	is_int(te_bproxy_parse_request(buf, (size_t)n, &proto, &t, &once), 0, "42.5 s reads back");
+	ok(proto == 7 && t > 42.49 && t < 42.51 && once == 0,
+	   "  protocol 7, 42.5 s, each (got %d, %g, %d)", proto, t, once);
+	n = te_bproxy_request(buf, sizeof(buf), 1, -3, 1);
+	te_bproxy_parse_request(buf, (size_t)n, &proto, &t, &once);
 	ok(t == 0, "a negative timeout is asked as 0");
-	n = te_bproxy_request(buf, sizeof(buf), 1, 1e12);
-	te_bproxy_parse_request(buf, (size_t)n, &proto, &t);
+	n = te_bproxy_request(buf, sizeof(buf), 1, 1e12, 1);
+	te_bproxy_parse_request(buf, (size_t)n, &proto, &t, &once);
 	ok(t == 0, "a timeout over a week is asked as 0");
-	n = te_bproxy_request(buf, sizeof(buf), 1, 0.0 / 0.0);
-	te_bproxy_parse_request(buf, (size_t)n, &proto, &t);
+	n = te_bproxy_request(buf, sizeof(buf), 1, 0.0 / 0.0, 1);
+	te_bproxy_parse_request(buf, (size_t)n, &proto, &t, &once);
 	ok(t == 0, "NaN is asked as 0");
-	is_int(te_bproxy_request(buf, 10, 1, 0), -1, "a buffer too small: -1");
+	is_int(te_bproxy_request(buf, 10, 1, 0, 1), -1, "a buffer too small: -1");
 
 	/* hostile requests */
 	{
 		static const char *const bad[] = {
-			"", "\n", "trainenv-barrier 1 5", "trainenv-barrier 1 5\n\n",
-			"trainenv-barrier\n", "trainenv-barrier 1\n",
-			"trainenv-barrier x 5\n", "trainenv-barrier 1 -5\n",
-			"trainenv-barrier 1 5 6\n", "trainenv-barrier  1 5\n",
-			"trainenv-barrier 1234567 5\n", "trainenv-barrier 1 5.\n",
-			"trainenv-barrier 1 .5\n", "trainenv-barrier 1 1e3\n",
-			"TRAINENV-BARRIER 1 5\n", "ok\n",
+			"", "\n", "trainenv-barrier 1 5 once", "trainenv-barrier 1 5 once\n\n",
+			"trainenv-barrier\n", "trainenv-barrier 1\n", "trainenv-barrier 1 5\n",
+			"trainenv-barrier x 5 once\n", "trainenv-barrier 1 -5 once\n",
+			"trainenv-barrier 1 5 6\n", "trainenv-barrier  1 5 once\n",
+			"trainenv-barrier 1234567 5 once\n", "trainenv-barrier 1 5. once\n",
+			"trainenv-barrier 1 .5 once\n", "trainenv-barrier 1 1e3 once\n",
+			"trainenv-barrier 1 5 twice\n", "trainenv-barrier 1 5 once \n",
+			"trainenv-barrier 1 5  once\n", "trainenv-barrier 1 5 ONCE\n",
+			"TRAINENV-BARRIER 1 5 once\n", "ok\n",
 		};
 		size_t i;
 		int refused = 0;
 
 		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 			refused += te_bproxy_parse_request(bad[i], strlen(bad[i]),
-							   &proto, &t) == -1;
+							   &proto, &t, &once) == -1;
 		is_int(refused, (int)(sizeof(bad) / sizeof(bad[0])),
 		       "every malformed request is refused");
 	}
 	{
-		char nul[] = "trainenv-barrier 1\0 5\n";
+		char nul[] = "trainenv-barrier 1\0 5 once\n";
 
-		is_int(te_bproxy_parse_request(nul, sizeof(nul) - 1, &proto, &t), -1,
+		is_int(te_bproxy_parse_request(nul, sizeof(nul) - 1, &proto, &t, &once), -1,
 		       "a NUL inside: refused");
 	}
-	n = snprintf(buf, sizeof(buf), "trainenv-barrier 1 9999999999\n");
-	is_int(te_bproxy_parse_request(buf, (size_t)n, &proto, &t), -1,
+	n = snprintf(buf, sizeof(buf), "trainenv-barrier 1 9999999999 once\n");
+	is_int(te_bproxy_parse_request(buf, (size_t)n, &proto, &t, &once), -1,
 	       "ten digits of seconds: refused");
-	n = snprintf(buf, sizeof(buf), "trainenv-barrier 1 999999999\n");
-	is_int(te_bproxy_parse_request(buf, (size_t)n, &proto, &t), 0,
+	n = snprintf(buf, sizeof(buf), "trainenv-barrier 1 999999999 each\n");
+	is_int(te_bproxy_parse_request(buf, (size_t)n, &proto, &t, &once), 0,
 	       "nine digits of seconds read");
 	ok(t == 0, "  over a week: 0, the step's value");
 }
@@ -180,7 +186,7 @@ static void test_random(void)
 	for (i = 0; i < 200000; i++) {
 		size_t n = (size_t)(rand_r(&seed) % sizeof(buf)), k;
 		double t;
-		int proto, r;
+		int proto, r, once;
 
 		for (k = 0; k < n; k++) {
 			int c = rand_r(&seed) % 6;
@@ -191,8 +197,9 @@ static void test_random(void)
 		}
 		if (n > 17 && rand_r(&seed) % 2)
 			memcpy(buf, "trainenv-barrier ", 17);
-		r = te_bproxy_parse_request(buf, n, &proto, &t);
-		if (r == 0 && (proto < 0 || !(t >= 0 && t <= 604800)))
+		r = te_bproxy_parse_request(buf, n, &proto, &t, &once);
+		if (r == 0 && (proto < 0 || !(t >= 0 && t <= 604800) ||
+			       (once != 0 && once != 1)))
 			bad++;
 		r = te_bproxy_parse_answer(buf, n, err, sizeof(err));
 		if (r == 1 && strpbrk(err, "\n\r\t"))
