@@ -29,7 +29,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=50
+n_checks=51
 plan $n_checks
 
 # The runtimes: built once into /var/lib/trainenv-containers, from the
@@ -217,12 +217,14 @@ is "$(grep -c '^standin ncclCommInitRank' <<<"$out"),$(grep -c '^rank [013-5] fi
 	"  and none entered NCCL: their calls failed (ncclSystemError)" || diag "$out"
 
 # The Python module in the image, through the proxy (no first-collective).
-py="import sys; sys.path.insert(0, '$TE_SRCDIR/python'); import trainenv; trainenv.barrier(); print('py', trainenv.__file__)"
+py="import os, sys, time; sys.path.insert(0, '$TE_SRCDIR/python'); import trainenv; trainenv.barrier(); print('py', trainenv.__file__); time.sleep(4 if os.environ['RANK'] == '3' else 0); t0 = time.time(); trainenv.barrier(); print('py2', os.environ['RANK'], round(time.time() - t0, 1))"
 set_plugstack "$train barrier=20" "$pyxis"
 out=$(te_srun -t 180 --mpi=pmix -N3 --ntasks-per-node=2 --container-image="$image" python3 -c "$py" 2>&1)
 ok $? "trainenv.barrier() in the image: every rank passes" || diag "$out"
 is "$(grep -c "^py $TE_SRCDIR/python/trainenv/__init__.py$" <<<"$out")" 6 \
 	"  the module came from trainenv's mount entry, on each of the 6 ranks" || diag "$out"
+is "$(awk '$1 == "py2" && $2 != 3 && $3 >= 3 { n++ } END { print n + 0 }' <<<"$out")" 5 \
+	"  a second trainenv.barrier() is a new barrier: the 5 others wait for rank 3, 4 s late" || diag "$out"
 
 # The hang-up shield with a step in the image: srun's side, which the
 # container does not change (tasks write through the probe's mount).
