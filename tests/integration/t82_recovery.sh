@@ -48,21 +48,6 @@ ok $? "this machine's topology exported, fake GPUs added"
 plug() { set_plugstack "required $plugin helper-dir=$builddir test-hooks=on bind-topology=$TE_WORK/gpus.xml $*"; }
 plug
 
-job_field() { # JOBID FIELD
-	timeout 10 scontrol show job "$1" 2>/dev/null | grep -o "\b$2=[^ ]*" | head -1 | cut -d= -f2-
-}
-# Waits for the job to be requeued (pending, Restarts=N), then starts it now.
-restart_now() { # JOBID RESTARTS SECS
-	local i
-	for ((i = 0; i < $3 * 5; i++)); do
-		if [ "$(job_field "$1" JobState)" = PENDING ] &&
-			[ "$(job_field "$1" Restarts)" = "$2" ]; then
-			timeout 10 scontrol update jobid="$1" StartTime=now+3 && return 0
-		fi
-		sleep 0.2
-	done
-	return 1
-}
 submit() { # SBATCH ARGS...: prints the job id
 	sbatch --parsable "$@" | cut -d';' -f1
 }

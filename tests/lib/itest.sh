@@ -25,6 +25,8 @@
 #   te_srun [-t SECS] ARGS...   srun under `timeout` (default $TE_SRUN_TIMEOUT, 120 s)
 #   te_sbatch_wait [-t SECS] ARGS...  sbatch --wait under `timeout`
 #   wait_job_done JOBID SECS    wait until the job has ended; prints its state
+#   job_field JOBID FIELD       a field of scontrol show job
+#   restart_now JOBID N SECS    a job requeued N times: start it in 3 s
 #   wait_nodes_idle SECS        wait until every node is idle
 #   cluster_exec NODE CMD...    run CMD inside node NODE's namespaces
 #   te_on_exit CMD              run CMD (eval'd) at exit, before the cluster stops
@@ -273,6 +275,25 @@ te_sbatch_wait() { # [-t SECS] ARGS...
 	timeout -k 10 "$secs" sbatch --wait "$@"
 }
 
+# A field of scontrol show job (JobState, Restarts, ExcNodeList...).
+job_field() { # JOBID FIELD
+	timeout 10 scontrol show job "$1" 2>/dev/null | grep -o "\b$2=[^ ]*" | head -1 | cut -d= -f2-
+}
+# Waits for the job to be requeued (pending, Restarts=N), then starts it
+# 3 s from now: a requeued batch job waits out Slurm's credential window
+# (121 s) otherwise, and slurmd refuses a credential no newer than the
+# requeue's revocation of the old one (now would fail the job).
+restart_now() { # JOBID RESTARTS SECS
+	local i
+	for ((i = 0; i < $3 * 5; i++)); do
+		if [ "$(job_field "$1" JobState)" = PENDING ] &&
+			[ "$(job_field "$1" Restarts)" = "$2" ]; then
+			timeout 10 scontrol update jobid="$1" StartTime=now+3 && return 0
+		fi
+		sleep 0.2
+	done
+	return 1
+}
 wait_job_done() { # JOBID SECS
 	local id=$1 deadline state
 	deadline=$(( $(date +%s) + $2 ))
