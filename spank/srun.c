@@ -73,8 +73,21 @@ static void oci_container_note(int argc, char **argv)
 {
 	const char *env = getenv("SLURM_CONTAINER");
 
+	const struct te_config *c = &te_plug.cfg;
+
 	if (!te_srun_asks(argc, argv, "container") && !(env && *env))
 		return;
+	/* the runtime starts the program with every signal at its default
+	 * (crun, runc: the OCI process starts afresh) */
+	if (c->v[TE_S_SIGHUP].word == TE_W_SIGHUP_IGNORE ||
+	    (c->v[TE_S_IGNORE_SIGNALS].word == TE_W_VALUE &&
+	     c->v[TE_S_IGNORE_SIGNALS].num))
+		fprintf(stderr, TE_PREFIX "note: srun --container: the OCI "
+			"runtime starts the program with every signal at its "
+			"default, so the signals trainenv ignores for the tasks "
+			"(--train-sighup=ignore, --train-ignore-signals) are "
+			"not ignored there; srun's own hang-up shield still "
+			"holds\n");
 #if !TE_SLURM_AT_LEAST(23, 2)
 	fprintf(stderr, TE_PREFIX "warning: srun --container: Slurm %d.%02d "
 		"writes the OCI container's environment "
@@ -85,7 +98,7 @@ static void oci_container_note(int argc, char **argv)
 		SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
 		SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER));
 #else
-	if (te_plug.cfg.v[TE_S_BARRIER].word == TE_W_BARRIER_FIRST_COLLECTIVE)
+	if (c->v[TE_S_BARRIER].word == TE_W_BARRIER_FIRST_COLLECTIVE)
 		fprintf(stderr, TE_PREFIX "note: srun --container: "
 			"--train-barrier=first-collective does not run in an "
 			"OCI container (the runtime gives the program no "

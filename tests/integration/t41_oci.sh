@@ -24,7 +24,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=8
+n_checks=9
 plan $n_checks
 if ! command -v crun >/dev/null; then
 	skip "crun is not installed (tests/deps.sh installs Debian's crun)" $n_checks
@@ -112,6 +112,7 @@ if [ "$new_slurm" = 0 ]; then
 	is "$(grep -cE "$oci_line" <<<"$out")" 1 "  the same from SLURM_CONTAINER (srun's variable for --container)" || diag "$out"
 	skip "Slurm $rel: the failure report in the container is for 23.02 and later" 1
 	skip "Slurm $rel: first-collective in the container is for 23.02 and later" 2
+	skip "Slurm $rel: signal dispositions in the container are for 23.02 and later" 1
 else
 	# (MASTER_PORT is chosen per step: compared as being a number)
 	nport() { ranks | awk '{ $6 = ($6 ~ /^[0-9]+$/) ? "port" : $6; print }' | sort -u; }
@@ -128,7 +129,16 @@ else
 	is "$(grep -c '^trainenv: note: srun --container: --train-barrier=first-collective does not run in an OCI container' <<<"$out")" 1 \
 		"first-collective: srun says once that it does not run in an OCI container" || diag "$out"
 	is "$(grep '^preload ' <<<"$out" | sort -u)" "preload none" "  and no task gets the preload (no ld.so line per process)" || diag "$out"
-	skip "Slurm $rel passes the environment: no warning to check from SLURM_CONTAINER" 1
+	# signal dispositions set in task_init: through the runtime's exec?
+	sig='while read -r k v; do [ "$k" = SigIgn: ] && echo "sig $v"; done </proc/self/status'
+	out=$(te_srun -t 120 $mpi -N3 --ntasks-per-node=1 --container="$bundle" --train-sighup=ignore \
+		--train-ignore-signals=PIPE sh -c "$sig" 2>&1)
+	mask=$(sed -n 's/^sig //p' <<<"$out" | sort -u)
+	is "$(grep -c '^trainenv: note: srun --container: the OCI runtime starts the program with every signal at its default, so the signals trainenv ignores for the tasks (--train-sighup=ignore, --train-ignore-signals) are not ignored there; srun.s own hang-up shield still holds$' <<<"$out")" 1 \
+		"--train-sighup=ignore --train-ignore-signals=PIPE: srun says once that the runtime resets them" || diag "$out"
+	[ "$(grep -c '^sig ' <<<"$out")" = 3 ] && [ "$(wc -l <<<"$mask")" = 1 ] &&
+		! sig_ignored "$mask" 13
+	ok $? "  as indeed: SIGPIPE is not ignored in the container's program (SigIgn $mask; crun starts it afresh)" || diag "$out"
 fi
 out=$(te_srun -t 60 $mpi -N1 sh -c 'exit 0' 2>&1)
 is "$(grep -c 'srun --container' <<<"$out")" 0 "a step without a container says nothing of containers"
