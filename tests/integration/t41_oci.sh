@@ -24,7 +24,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=9
+n_checks=10
 plan $n_checks
 if ! command -v crun >/dev/null; then
 	skip "crun is not installed (tests/deps.sh installs Debian's crun)" $n_checks
@@ -113,6 +113,7 @@ if [ "$new_slurm" = 0 ]; then
 	skip "Slurm $rel: the failure report in the container is for 23.02 and later" 1
 	skip "Slurm $rel: first-collective in the container is for 23.02 and later" 2
 	skip "Slurm $rel: signal dispositions in the container are for 23.02 and later" 1
+	skip "Slurm $rel: the pre-flight's result in the container is for 23.02 and later" 1
 else
 	# (MASTER_PORT is chosen per step: compared as being a number)
 	nport() { ranks | awk '{ $6 = ($6 ~ /^[0-9]+$/) ? "port" : $6; print }' | sort -u; }
@@ -139,6 +140,22 @@ else
 	[ "$(grep -c '^sig ' <<<"$out")" = 3 ] && [ "$(wc -l <<<"$mask")" = 1 ] &&
 		! sig_ignored "$mask" 13
 	ok $? "  as indeed: SIGPIPE is not ignored in the container's program (SigIgn $mask; crun starts it afresh)" || diag "$out"
+	# the GPU pre-flight runs on the node before the runtime starts; its
+	# result reaches the program (fake GPUs, a stand-in CUDA runtime)
+	fakelib=$TE_BUILDDIR/tests/unit/.libs/libfakecudart.so
+	if [ -f "$fakelib" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
+		"$TE_SRCDIR/tests/integration/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; then
+		mkdir -p "$TE_WORK/fake" && ln -sf "$fakelib" "$TE_WORK/fake/libcudart.so"
+		use_trainenv "helper-dir=$TE_BUILDDIR" "bind-topology=$TE_WORK/gpus.xml"
+		out=$(LD_LIBRARY_PATH=$TE_WORK/fake CUDA_VISIBLE_DEVICES=0,1 te_srun -t 120 $mpi -N3 \
+			--ntasks-per-node=1 --train-launcher=task --train-preflight=on --container="$bundle" \
+			sh -c 'echo "pf ${RANK:-none} ${TRAINENV_PREFLIGHT:-none}"' 2>&1)
+		is "$(grep -cE '^pf [0-2] gpu=0000:8[12]:00.0 free=[0-9]+ total=85899345920 runtime=12040 driver=12080$' <<<"$out")" 3 \
+			"the GPU pre-flight runs on the node before the runtime, and TRAINENV_PREFLIGHT reaches each rank in the container" || diag "$out"
+		use_trainenv "helper-dir=$TE_BUILDDIR" "lib-dir=$TE_BUILDDIR/.libs" "nccl-heartbeat=900" "enforce=nccl-heartbeat"
+	else
+		skip "no stand-in CUDA runtime in the build or no hwloc export" 1
+	fi
 fi
 out=$(te_srun -t 60 $mpi -N1 sh -c 'exit 0' 2>&1)
 is "$(grep -c 'srun --container' <<<"$out")" 0 "a step without a container says nothing of containers"
