@@ -237,6 +237,11 @@ static long step_uid(const char *line)
 	return te_parse_u64(num, 0x7fffffff, &n) == 0 ? (long)n : -1;
 }
 
+/* The step runs in Slurm's own OCI containers (srun --container: its
+ * Container= field): each task is the runtime, the program its child,
+ * run without the ranks' environment, and the ranks are not found. */
+static int step_in_oci;
+
 /* The step's node list, node and task count; with step -1, the job's
  * newest numbered step. */
 static int step_nodes(long job, long *step, char *nodes, size_t len,
@@ -271,6 +276,8 @@ static int step_nodes(long job, long *step, char *nodes, size_t len,
 		*ntasks = field(line, "Tasks", num, sizeof(num)) == 0 &&
 			  te_parse_u64(num, 1u << 24, &n) == 0 ? (unsigned)n : 0;
 		*uid = step_uid(line);
+		/* a bundle's path (absolute); "(null)" when none */
+		step_in_oci = strstr(line, " Container=/") != NULL;
 	}
 	if (best < 0) {
 		fprintf(stderr, PREFIX "no running step %s of yours\n", id);
@@ -531,7 +538,12 @@ static int login_side(struct opts *o)
 		te_stack_report_json(report, REPORT_MAX, procs, (size_t)n);
 		write_hang_record(o, report);
 	}
-	if (!o->json && !o->exit_report && n == 0)
+	if (!o->json && !o->exit_report && n == 0 && step_in_oci)
+		printf(PREFIX "no rank of step %ld.%ld found: it runs in "
+		       "Slurm's OCI containers (srun --container), whose "
+		       "programs the hang report does not find yet\n", o->job,
+		       o->step);
+	else if (!o->json && !o->exit_report && n == 0)
 		printf(PREFIX "no rank of step %ld.%ld is running\n", o->job,
 		       o->step);
 	fflush(NULL);
