@@ -25,6 +25,7 @@ static int raw_fstat(int fd, struct stat *st)
 	return fstat(fd, st);	/* architectures born after glibc 2.33 */
 #endif
 }
+
 #define REQUEST_WORD "trainenv-barrier "
 
 int te_bproxy_fd(const char *val)

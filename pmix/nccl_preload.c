@@ -63,20 +63,13 @@ ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks,
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int barrier_failed;
 
-static double now(void)
+/* Seconds on a clock: CLOCK_REALTIME for the trace's times, which tests
+ * compare across nodes; CLOCK_MONOTONIC for deadlines (nobody sets it). */
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* for deadlines: a clock that no one sets */
-static double monotonic(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -100,7 +93,8 @@ static void trace(const char *event, const char *what)
 	if (!path || !*path)
 		return;
 	n = snprintf(line, sizeof(line), "%.16s %s %.6f%s%s\n", rank_text(),
-		     event, now(), what ? " " : "", what ? what : "");
+		     event, clock_s(CLOCK_REALTIME), what ? " " : "",
+		     what ? what : "");
 	if (n <= 0 || (size_t)n >= sizeof(line))
 		return;
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -178,9 +172,9 @@ static int proxy_barrier(int fd, char *err, size_t errlen)
 				 "(descriptor %d): %s", fd, strerror(errno));
 		return -1;
 	}
-	end = monotonic() + (double)wait_s;
+	end = clock_s(CLOCK_MONOTONIC) + (double)wait_s;
 	for (;;) {
-		double left = end - monotonic();
+		double left = end - clock_s(CLOCK_MONOTONIC);
 		int r;
 
 		if (left <= 0) {

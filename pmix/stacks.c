@@ -538,13 +538,11 @@ static int login_side(struct opts *o)
 		te_stack_report_json(report, REPORT_MAX, procs, (size_t)n);
 		write_hang_record(o, report);
 	}
-	if (!o->json && !o->exit_report && n == 0 && step_in_oci)
-		printf(PREFIX "no rank of step %ld.%ld found: it runs in "
-		       "Slurm's OCI containers (srun --container), whose "
-		       "programs the hang report does not find yet\n", o->job,
-		       o->step);
-	else if (!o->json && !o->exit_report && n == 0)
-		printf(PREFIX "no rank of step %ld.%ld is running\n", o->job,
+	if (!o->json && !o->exit_report && n == 0)
+		printf(step_in_oci ? PREFIX "no rank of step %ld.%ld found: it "
+			"runs in Slurm's OCI containers (srun --container), "
+			"whose programs the hang report does not find yet\n" :
+			PREFIX "no rank of step %ld.%ld is running\n", o->job,
 		       o->step);
 	fflush(NULL);
 	free(report);

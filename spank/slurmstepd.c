@@ -463,7 +463,7 @@ int te_stepd_task_init(spank_t sp)
 	static char enc[TE_S_COUNT * (3 * TE_VALUE_MAX + 3 * TE_ORIGIN_MAX + 80)];
 	uint32_t local_id = 0, global_id = 0;
 	uint64_t mask;
-	int i;
+	int i, pyxis;
 
 	remote_resolve(sp);
 	gather_step(sp);
@@ -485,6 +485,7 @@ int te_stepd_task_init(spank_t sp)
 		return task_fail(sp);
 	spank_get_item(sp, S_TASK_ID, &local_id);
 	spank_get_item(sp, S_TASK_GLOBAL_ID, &global_id);
+	pyxis = te_stepd_container_coming(sp);
 
 	/* slurmstepd resets signal dispositions after task_init_privileged,
 	 * so this is the place; SIG_IGN survives execve. Only sighup=ignore
@@ -567,8 +568,7 @@ int te_stepd_task_init(spank_t sp)
 		/* in a container the barrier runs on the node, by proxy;
 		 * torchrun's workers are ranks of their own, not the
 		 * task's (docs/pmix.md) */
-		if (have > 0 && !te_step.torchrun &&
-		    te_stepd_container_coming(sp) &&
+		if (have > 0 && !te_step.torchrun && pyxis &&
 		    te_stepd_container_proxy(sp, first_coll) < 0 && first_coll)
 			return task_fail(sp);
 	}
@@ -576,7 +576,7 @@ int te_stepd_task_init(spank_t sp)
 	te_stepd_apptainer_env(sp, local_id);
 	/* last: the check compares the program's environment with all of
 	 * the above */
-	if (te_stepd_container_coming(sp))
+	if (pyxis)
 		te_stepd_container_watch(sp, local_id, global_id);
 	return 0;
 }

@@ -48,11 +48,12 @@ void te_stepd_gpu_env(spank_t sp, struct te_bind_gpu_env *e,
 /* stepd_watch.c: a torchrun task's worker watcher (--train-exit-grace). */
 void te_stepd_watch_workers(spank_t sp);
 
-/* env without SLURM_JOB_ID and SLURM_STEP_ID, whole however many
- * variables it has (an allocated array of env's strings: free the array
- * only; NULL when out of memory), for a process started beside a task
- * that must not pass for one of the step's ranks (stepd_watch.c). */
-char **te_stepd_env_not_a_rank(char **env);
+/* env without SLURM_JOB_ID and SLURM_STEP_ID, and without the variables
+ * that start with also (NULL: none), whole however many variables it has
+ * (an allocated array of env's strings: free the array only; NULL when
+ * out of memory), for a process started beside a task that must not pass
+ * for one of the step's ranks (stepd_watch.c). */
+char **te_stepd_env_not_a_rank(char **env, const char *also);
 /* Runs path with argv and env in a process of its own session, detached
  * (reparented at once: nobody reaps it), stdin and stdout /dev/null,
  * stderr the task's with keep_stderr (its lines are in srun's output)

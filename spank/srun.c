@@ -68,11 +68,10 @@ static int requeue_wanted(void)
  * program no inherited descriptor, so the barrier proxy of a pyxis
  * container (stepd_container.c) cannot serve it, and the bundle holds no
  * trainenv-nccl.so: first-collective is not offered there (the step's
- * tasks get no preload, stepd_rdzv.c). */
+ * tasks get no preload, slurmstepd.c). */
 static void oci_container_note(int argc, char **argv)
 {
 	const char *env = getenv("SLURM_CONTAINER");
-
 	const struct te_config *c = &te_plug.cfg;
 
 	if (!te_srun_asks(argc, argv, "container") && !(env && *env))

@@ -131,10 +131,6 @@ static int helper(char *path, size_t len)
 
 int te_stepd_container_proxy(spank_t sp, int required)
 {
-	/* the task's own rank and PMIx server, not the user's preloads, and
-	 * no job and step id: the hang report never takes it for a rank */
-	static const char *const drop[] = { "LD_PRELOAD=", "SLURM_JOB_ID=",
-					    "SLURM_STEP_ID=", NULL };
 	char path[TE_VALUE_MAX + 32], proto[12], fdtext[TE_BPROXY_FD_VALUE_MAX];
 	char *argv[8], **env = NULL, **env2;
 	int k = 0, sv[2], rc;
@@ -154,7 +150,9 @@ int te_stepd_container_proxy(spank_t sp, int required)
 	argv[k++] = (char *)"--fd";
 	argv[k++] = (char *)"3";
 	argv[k] = NULL;
-	env2 = te_env_without_dup(env, drop, NULL);
+	/* the task's own rank and PMIx server, not the user's preloads, and
+	 * never taken for a rank */
+	env2 = te_stepd_env_not_a_rank(env, "LD_PRELOAD=");
 	if (!env2 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
 				sv) < 0) {
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot make "
@@ -232,7 +230,7 @@ void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 	if (te_plug.explain && global_id == 0)
 		argv[k++] = (char *)"--explain";
 	argv[k] = NULL;
-	env2 = te_stepd_env_not_a_rank(env);
+	env2 = te_stepd_env_not_a_rank(env, NULL);
 	/* The task keeps the write end, close-on-exec: the check reads end
 	 * of file the moment the task executes its program. */
 	if (!env2 || pipe2(p, O_CLOEXEC) < 0) {

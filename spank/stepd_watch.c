@@ -26,12 +26,12 @@
 
 /* The task's environment without SLURM_JOB_ID and SLURM_STEP_ID, for a
  * process trainenv starts beside the task (the torchrun watcher, the
- * container check): it is not one of the step's ranks when the hang report
- * looks for them. */
-char **te_stepd_env_not_a_rank(char **env)
+ * container check, the barrier proxy): it is not one of the step's ranks
+ * when the hang report looks for them. */
+char **te_stepd_env_not_a_rank(char **env, const char *also)
 {
-	static const char *const ids[] = { "SLURM_JOB_ID=", "SLURM_STEP_ID=",
-					   NULL };
+	const char *const ids[] = { "SLURM_JOB_ID=", "SLURM_STEP_ID=", also,
+				    NULL };
 
 	return te_env_without_dup(env, ids, NULL);
 }
@@ -136,7 +136,7 @@ void te_stepd_watch_workers(spank_t sp)
 	if (te_proc_start_time(getpid(), &start) < 0)
 		return;
 	te_snprintf(sstart, sizeof(sstart), "%llu", (unsigned long long)start);
-	env2 = te_stepd_env_not_a_rank(env);
+	env2 = te_stepd_env_not_a_rank(env, NULL);
 	if (!env2)
 		return;
 	te_stepd_spawn_detached(path, argv, env2, -1, 0);

@@ -30,7 +30,7 @@ except ImportError:  # running from a source tree
 _ERR_MAX = 1200
 _lib = None
 # The protocol this module speaks to trainenv's helpers: core/version.h's
-# TE_PROTOCOL_VERSION (tests/unit/test_python_proxy.sh checks they agree).
+# TE_PROTOCOL_VERSION (tests/unit/test_barrier_proxy.sh checks they agree).
 _PROTOCOL = 1
 _MSG_MAX = 1400
 
