@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <slurm/slurm_version.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,8 +239,7 @@ static long step_uid(const char *line)
 }
 
 /* The step runs in Slurm's own OCI containers (srun --container: its
- * Container= field): each task is the runtime, the program its child,
- * run without the ranks' environment, and the ranks are not found. */
+ * Container= field): each task is the runtime, the program under it. */
 static int step_in_oci;
 
 /* The step's node list, node and task count; with step -1, the job's
@@ -476,6 +476,27 @@ static void write_hang_record(const struct opts *o, const char *json)
 		close(fd);
 	close(dfd);
 }
+/* No rank of the step found: why, in one line. Slurm before 23.02 writes
+ * an OCI container's environment before the step's (the programs there
+ * have no SLURM_PROCID: nothing tells their ranks); later releases pass
+ * it, and their programs are found under the runtime. The release this
+ * tool was built for (a build per release) is the cluster's. */
+static void say_no_rank(long job, long step)
+{
+	if (step_in_oci && SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 2, 0))
+		printf(PREFIX "no rank of step %ld.%ld found: Slurm %d.%02d "
+		       "starts the programs in its OCI containers (srun "
+		       "--container) without the step's environment, so the "
+		       "hang report cannot tell their ranks; Slurm 23.02 and "
+		       "later pass it\n", job, step,
+		       SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
+		       SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER));
+	else
+		printf(PREFIX "no rank of step %ld.%ld is running%s\n", job,
+		       step, step_in_oci ? " (in Slurm's OCI containers: "
+		       "srun --container)" : "");
+}
+
 
 static int login_side(struct opts *o)
 {
@@ -539,11 +560,7 @@ static int login_side(struct opts *o)
 		write_hang_record(o, report);
 	}
 	if (!o->json && !o->exit_report && n == 0)
-		printf(step_in_oci ? PREFIX "no rank of step %ld.%ld found: it "
-			"runs in Slurm's OCI containers (srun --container), "
-			"whose programs the hang report does not find yet\n" :
-			PREFIX "no rank of step %ld.%ld is running\n", o->job,
-		       o->step);
+		say_no_rank(o->job, o->step);
 	fflush(NULL);
 	free(report);
 	free(procs);

@@ -53,27 +53,48 @@ static long real_uid(const char *pid)
 	return te_parse_u64(u, 0x7fffffff, &n) == 0 ? (long)n : -1;
 }
 
+/* The step whose slurmstepd has pid's process title: 0 with job and step,
+ * -1 for another program, -2 when /proc does not show it. */
+static int stepd_of(int pid, long *job, long *step)
+{
+	char path[64], cmd[64];
+	ssize_t len;
+
+	te_snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	len = pid > 0 ? te_read_small(path, cmd, sizeof(cmd), 0) : -1;
+	if (len <= 0)
+		return -2;
+	return te_proc_stepd_title(cmd, (size_t)len, job, step) == 0 ? 0 : -1;
+}
+
 /* What p's parent is: the slurmstepd of a step (its process title), or
- * something else; unknown when /proc does not show it (hidepid). The
- * processes of a step share few parents: the last one is kept. */
+ * something else; unknown when /proc does not show it (hidepid). A parent
+ * that is not a slurmstepd may be an OCI runtime that slurmstepd started
+ * (srun --container: the task is "/bin/sh -c crun run ..." without the
+ * step's environment, the program its child or grandchild, with it): up to
+ * RUNTIME_DEPTH ancestors are looked through for the step's slurmstepd.
+ * An orphan, adopted by init or a subreaper, finds none. The processes of
+ * a step share few parents: the last one is kept. */
+#define RUNTIME_DEPTH 3
 static void parent_of(struct te_proc *p)
 {
 	static int last_ppid = -1, last_kind;
 	static long last_job, last_step;
-	char path[64], cmd[64];
-	ssize_t len;
 
 	if (p->ppid != last_ppid) {
+		int rc = stepd_of(p->ppid, &last_job, &last_step), up = p->ppid;
+		struct te_proc a;
+
 		last_ppid = p->ppid;
-		te_snprintf(path, sizeof(path), "/proc/%d/cmdline", p->ppid);
-		len = p->ppid > 0 ? te_read_small(path, cmd, sizeof(cmd), 0) : -1;
-		if (len <= 0)
-			last_kind = TE_PARENT_UNKNOWN;
-		else if (te_proc_stepd_title(cmd, (size_t)len, &last_job,
-					     &last_step) == 0)
-			last_kind = TE_PARENT_STEPD;
-		else
-			last_kind = TE_PARENT_OTHER;
+		for (int d = 0; rc == -1 && d < RUNTIME_DEPTH; d++) {
+			if (te_proc_stat_read(up, &a) < 0 || a.ppid <= 1)
+				break;
+			up = a.ppid;
+			if (stepd_of(up, &last_job, &last_step) == 0)
+				rc = 0;
+		}
+		last_kind = rc == 0 ? TE_PARENT_STEPD : rc == -1 ?
+			    TE_PARENT_OTHER : TE_PARENT_UNKNOWN;
 	}
 	p->parent_kind = last_kind;
 	p->stepd_job = last_job;

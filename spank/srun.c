@@ -87,6 +87,18 @@ static void oci_container_note(int argc, char **argv)
 			"(--train-sighup=ignore, --train-ignore-signals) are "
 			"not ignored there; srun's own hang-up shield still "
 			"holds\n");
+	/* crun since 1.9.2 (on entering the container's cgroup; 1.28
+	 * always, seen on Debian sid) and newer runc reset the affinity
+	 * they start the program with: the CPUs trainenv bound the task to
+	 * are gone there */
+	if (c->v[TE_S_BIND].word != TE_W_BIND_NONE)
+		fprintf(stderr, TE_PREFIX "note: srun --container: "
+			"--train-bind binds each task before the OCI runtime "
+			"starts, and a runtime that resets the CPU affinity "
+			"of the program it starts (crun since 1.9.2, newer "
+			"runc) leaves the rank on all the CPUs of the "
+			"container's cpuset (TRAINENV_BIND still names the "
+			"CPUs trainenv chose)\n");
 #if !TE_SLURM_AT_LEAST(23, 2)
 	fprintf(stderr, TE_PREFIX "warning: srun --container: Slurm %d.%02d "
 		"writes the OCI container's environment "

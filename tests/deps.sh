@@ -53,8 +53,9 @@ packages=(
 	# containers (tests/containers/build.sh: enroot and pyxis from their
 	# release sources, a debootstrap image packed with mksquashfs)
 	jq parallel squashfs-tools zstd pigz libcap2-bin makeself linux-libc-dev debootstrap
-	# Slurm's own OCI containers (t41: srun --container with crun)
+	# Slurm's own OCI containers (t41: srun --container with crun and runc)
 	crun
+	runc
 )
 
 if [ "${1:-}" = --list ]; then

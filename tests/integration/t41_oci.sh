@@ -12,9 +12,16 @@
 #    trainenv's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and an enforced
 #    heartbeat, as the same step without a container; the failure report
 #    names a failed rank; --train-barrier=first-collective says in one line
-#    that it does not run there, and no task gets the preload.
+#    that it does not run there, and no task gets the preload; the
+#    binding reaches the program; trainenv stacks finds the ranks under
+#    the runtime, with frames from the container's files.
+#  Every release: srun's hang-up shield holds for a step in a container,
+#    and a batch job whose n1 fails its pre-flight (on the node, before the
+#    runtime) is requeued without n1, its restart's ranks in the container.
 # crun runs through a wrapper that hides this machine's hybrid cgroup
-# mount (crun refuses "cgroups in hybrid mode"), with cgroups off.
+# mount (crun refuses "cgroups in hybrid mode"), with cgroups off. Debian's
+# runc (when installed) runs the same bundle: the container, the rank
+# environment (or 22.05's warning) and the hang report.
 # shellcheck disable=SC2016 # $VARS in single quotes are the tasks'
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
@@ -24,7 +31,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=10
+n_checks=21
 plan $n_checks
 if ! command -v crun >/dev/null; then
 	skip "crun is not installed (tests/deps.sh installs Debian's crun)" $n_checks
@@ -64,7 +71,8 @@ for p in sh env cat sleep; do
 done
 echo "te-oci-image" >"$root/etc/te-oci-image"
 (cd "$bundle" && crun spec) || bail_out "crun spec failed"
-python3 - "$bundle/config.json" <<'EOF' || bail_out "cannot edit config.json"
+mkdir -p "$TE_WORK/probe" && chmod 1777 "$TE_WORK/probe"
+python3 - "$bundle/config.json" "$TE_WORK/probe" <<'EOF' || bail_out "cannot edit config.json"
 import json, sys
 path = sys.argv[1]
 c = json.load(open(path))
@@ -73,31 +81,62 @@ c["process"]["terminal"] = False
 c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"]
                             if n["type"] not in ("network", "pid", "cgroup")]
 c["mounts"] = [m for m in c["mounts"] if m.get("type") != "cgroup"]
+# the test's probe directory (the ranks leave marks there)
+c["mounts"].append({"destination": "/probe", "type": "bind",
+                    "source": sys.argv[2], "options": ["rbind", "rw"]})
 json.dump(c, open(path, "w"), indent=1)
 EOF
 chmod -R a+rX "$bundle"
 
-wrap=$TE_WORK/crun.sh
-cat >"$wrap" <<'EOF'
+cat >"$TE_WORK/crun.sh" <<'EOF'
 #!/bin/sh
 # crun with cgroups off, in a mount namespace without this machine's
 # cgroup2 mount at /sys/fs/cgroup/unified (crun refuses hybrid mode)
 exec unshare -m --propagation private sh -c \
 	'umount -l /sys/fs/cgroup/unified 2>/dev/null; exec crun --cgroup-manager=disabled --root=/tmp/te-crun "$@"' crun "$@"
 EOF
-chmod 755 "$wrap"
+cat >"$TE_WORK/runc.sh" <<'EOF'
+#!/bin/sh
+exec runc --root=/tmp/te-runc "$@"
+EOF
+chmod 755 "$TE_WORK/crun.sh" "$TE_WORK/runc.sh"
 conf=$(dirname "$SLURM_CONF")/oci.conf
-cat >"$conf" <<EOF
+te_on_exit "rm -f '$conf'"
+use_runtime() { # crun|runc: oci.conf for it (slurmstepd reads it per step)
+	local wrap=$TE_WORK/$1.sh
+	cat >"$conf" <<EOF
 RunTimeQuery="$wrap state %n.%u.%j.%s.%t"
 RunTimeKill="$wrap kill -a %n.%u.%j.%s.%t"
 RunTimeDelete="$wrap delete --force %n.%u.%j.%s.%t"
 RunTimeRun="$wrap run --bundle %b %n.%u.%j.%s.%t"
 EOF
-chmod 644 "$conf"
-te_on_exit "rm -f '$conf'"
+	chmod 644 "$conf"
+}
+use_runtime crun
 
 show='echo "env ${SLURM_PROCID:-none} ${RANK:-none} ${WORLD_SIZE:-none} ${MASTER_ADDR:-none} ${MASTER_PORT:-none} ${TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC:-none}"; cat /etc/te-oci-image 2>/dev/null || echo on-the-node'
 ranks() { grep '^env ' | sort -n -k2; }
+# trainenv stacks on a 3-node step sleeping in the container, once it
+# says something (and, with WANT, once that matches): its output in $st
+oci_stacks() { # [WANT]
+	local before spid job='' want=${1:-.}
+	before=$(te_last_job_id)
+	te_srun -t 120 $mpi -N3 --ntasks-per-node=1 --container="$bundle" sleep 60 >/dev/null 2>&1 &
+	spid=$!
+	st=''
+	for _ in $(seq 1 60); do
+		job=$(te_jobs_after "$before" | awk '{ print $1 }')
+		[ -n "$job" ] && st=$(timeout 60 "$TE_TOOL" stacks "$job.0" 2>&1) &&
+			grep -qE "$want" <<<"$st" && break
+		sleep 0.5
+	done
+	stacks_job=$job
+	[ -n "$job" ] && timeout 10 scancel "$job"
+	wait "$spid" 2>/dev/null
+}
+no_rank_line() { # JOB
+	echo "trainenv: no rank of step $1.0 found: Slurm ${rel%.*} starts the programs in its OCI containers (srun --container) without the step's environment, so the hang report cannot tell their ranks; Slurm 23.02 and later pass it"
+}
 oci_line='^trainenv: warning: srun --container: Slurm 2[23]\.[0-9]+ writes the OCI container.s environment before any plugin runs, so nothing trainenv sets for the tasks \(rank variables, MASTER_ADDR and MASTER_PORT, timeouts, TRAINENV_\*\) reaches the program in the container; Slurm 23\.02 and later pass it \(or use pyxis\)$'
 
 base=$(te_srun -t 60 $mpi -N3 --ntasks-per-node=1 sh -c "$show" 2>&1)
@@ -110,24 +149,15 @@ if [ "$new_slurm" = 0 ]; then
 		"  and indeed the program there sees no RANK and no heartbeat, not even SLURM_PROCID (what the line says)" || diag "$out"
 	out=$(SLURM_CONTAINER=$bundle te_srun -t 120 $mpi -N3 --ntasks-per-node=1 sh -c "$show" 2>&1)
 	is "$(grep -cE "$oci_line" <<<"$out")" 1 "  the same from SLURM_CONTAINER (srun's variable for --container)" || diag "$out"
-	# the hang report does not find the ranks of an OCI step yet: it
-	# says so, never "no rank is running"
-	before=$(te_last_job_id)
-	te_srun -t 120 $mpi -N3 --ntasks-per-node=1 --container="$bundle" sleep 30 >/dev/null 2>&1 &
-	spid=$!
-	st='' job=''
-	for _ in $(seq 1 40); do
-		job=$(te_jobs_after "$before" | awk '{ print $1 }')
-		[ -n "$job" ] && st=$(timeout 60 "$TE_TOOL" stacks "$job.0" 2>&1) && [ -n "$st" ] && break
-		sleep 0.5
-	done
-	is "$st" "trainenv: no rank of step $job.0 found: it runs in Slurm's OCI containers (srun --container), whose programs the hang report does not find yet" \
+	# the hang report cannot tell the ranks of an OCI step here: it
+	# says why, never "no rank is running"
+	oci_stacks
+	is "$st" "$(no_rank_line "$stacks_job")" \
 		"trainenv stacks on an OCI step says in one line why it finds no rank"
-	[ -n "$job" ] && timeout 10 scancel "$job"
-	wait "$spid" 2>/dev/null
 	skip "Slurm $rel: first-collective in the container is for 23.02 and later" 2
 	skip "Slurm $rel: signal dispositions in the container are for 23.02 and later" 1
 	skip "Slurm $rel: the pre-flight's result in the container is for 23.02 and later" 1
+	skip "Slurm $rel: the ranks of an OCI step are found by the hang report from 23.02" 1
 else
 	# (MASTER_PORT is chosen per step: compared as being a number)
 	nport() { ranks | awk '{ $6 = ($6 ~ /^[0-9]+$/) ? "port" : $6; print }' | sort -u; }
@@ -170,6 +200,136 @@ else
 	else
 		skip "no stand-in CUDA runtime in the build or no hwloc export" 1
 	fi
+	# the hang report finds the ranks under the runtime (the task is its
+	# shell, the program its child) and reads their frames
+	oci_stacks '\(3 ranks'
+	grep -qE '^trainenv: hang: ranks 0-2 on n1-n3 \(3 ranks' <<<"$st" && grep -qE 'nanosleep' <<<"$st"
+	ok $? "trainenv stacks finds the 3 ranks in their containers, with their native frames (sleep's nanosleep)"
+	diag "$(head -n 12 <<<"$st")"
+fi
+
+# ---------------------------------------------------------------- binding
+# The binding is set on the task before the runtime starts. A runtime that
+# resets the affinity it starts the program with (crun since 1.9.2 with
+# cgroups, 1.28 always) undoes its CPUs: srun says so once; TRAINENV_BIND
+# reaches the program as without a container (23.02 and later).
+bind='while read -r k v; do [ "$k" = Cpus_allowed_list: ] && c=$v; done </proc/self/status; echo "bind ${SLURM_PROCID:-none} $c ${TRAINENV_BIND:-none}"; cat /etc/te-oci-image 2>/dev/null; true'
+bind_line='^trainenv: note: srun --container: --train-bind binds each task before the OCI runtime starts, and a runtime that resets the CPU affinity of the program it starts \(crun since 1\.9\.2, newer runc\) leaves the rank on all the CPUs of the container.s cpuset \(TRAINENV_BIND still names the CPUs trainenv chose\)$'
+# (Slurm 22.05 fails to launch two containers of a step on one node:
+# "Task launch ... failed: Unspecified error"; one there)
+tpn=$((1 + new_slurm))
+b0=$(te_srun -t 120 $mpi -N1 --ntasks-per-node=$tpn --train-bind=cores sh -c "$bind" 2>&1)
+b1=$(te_srun -t 120 $mpi -N1 --ntasks-per-node=$tpn --train-bind=cores --container="$bundle" sh -c "$bind" 2>&1)
+[ "$(grep -cE "$bind_line" <<<"$b1")" = 1 ] && [ "$(grep -c 'srun --container' <<<"$b0")" = 0 ] &&
+	[ "$(grep -c '^te-oci-image$' <<<"$b1")" = $tpn ]
+ok $? "--train-bind=cores in a container: srun says once that a runtime may reset the CPUs (and not without one)" ||
+	diag "$b0" "$b1"
+cpus() { grep '^bind ' | sort | awk '{ print $3 }' | paste -sd ' '; }
+diag "crun $(crun --version | awk 'NR == 1 { print $3 }'): the ranks' CPUs: $(cpus <<<"$b1") in the container, $(cpus <<<"$b0") without"
+if [ "$new_slurm" = 1 ]; then
+	[ "$(grep '^bind ' <<<"$b0" | grep -c ' numa=')" = 2 ] &&
+		[ "$(grep '^bind ' <<<"$b1" | awk '{ print $2, $4 }' | sort)" = "$(grep '^bind ' <<<"$b0" | awk '{ print $2, $4 }' | sort)" ]
+	ok $? "  and each rank's TRAINENV_BIND in the container is as without one" || diag "$b0" "$b1"
+else
+	skip "Slurm $rel: TRAINENV_BIND in the container is for 23.02 and later" 1
+fi
+
+# ---------------------------------------------------------------- shield
+# srun's hang-up shield is srun's side: a container does not change it
+probe=$TE_WORK/probe
+hup_run() { # NAME SRUN_ARGS...: nohup srun in the background; sets rc and done_files
+	local name=$1 pid
+	shift
+	rm -f "$probe/$name".*
+	nohup srun -t 3 $mpi -N2 --ntasks-per-node=1 --container="$bundle" "$@" sh -c \
+		": >/probe/$name.started.\$\$; sleep 15; : >/probe/$name.done.\$\$" \
+		>"$TE_WORK/$name.out" 2>&1 &
+	pid=$!
+	te_on_exit "kill -KILL $pid 2>/dev/null"
+	for _ in $(seq 1 600); do
+		[ "$(ls "$probe/$name".started.* 2>/dev/null | wc -l)" = 2 ] && break
+		sleep 0.1
+	done
+	kill -HUP "$pid"
+	for _ in $(seq 1 450); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	wait "$pid"
+	rc=$?
+	done_files=$(ls "$probe/$name".done.* 2>/dev/null | wc -l)
+}
+hup_run hup
+is "$rc,$done_files" "0,2" "nohup srun --container & + kill -HUP: srun exits 0 and both ranks in the container finish (the shield)" ||
+	diag "$(cat "$TE_WORK/hup.out")"
+hup_run hupdef --train-sighup=default
+# (whether each program in a container dies with the step is Slurm's and
+# the runtime's: with this cluster's proctrack/linuxproc and crun without
+# cgroups, 26.05 at times leaves one to finish its sleep)
+is "$rc" 137 "  with --train-sighup=default: srun kills the step and exits 137, as Slurm does" ||
+	diag "$(cat "$TE_WORK/hupdef.out")"
+diag "with --train-sighup=default, $done_files of 2 programs in containers finished"
+
+# ---------------------------------------------------------------- requeue
+# n1 fails its pre-flight (test hook) on the node, before the runtime
+# starts: exit code 75, and the job is requeued without n1; the restart's
+# ranks run in the container on n2 and n3.
+fakelib=$TE_BUILDDIR/tests/unit/.libs/libfakecudart.so
+if [ -f "$fakelib" ] && { [ -s "$TE_WORK/gpus.xml" ] || { lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
+	"$TE_SRCDIR/tests/integration/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; }; }; then
+	mkdir -p "$TE_WORK/fake" && ln -sf "$fakelib" "$TE_WORK/fake/libcudart.so"
+	use_trainenv "helper-dir=$TE_BUILDDIR" "bind-topology=$TE_WORK/gpus.xml" "test-hooks=on"
+	cat >"$TE_WORK/rq.sh" <<-EOF
+		#!/bin/bash
+		srun $mpi --ntasks-per-node=1 --train-launcher=task --train-preflight=on --container=$bundle \
+			sh -c 'echo "ran \${RANK:-none} \${SLURMD_NODENAME:-none} restart=\${TRAINENV_RESTART:-none} \$(cat /etc/te-oci-image)"'
+	EOF
+	id=$(cd "$TE_WORK" && TRAINENV_TEST_PREFLIGHT_FAIL="n1:out of memory" LD_LIBRARY_PATH=$TE_WORK/fake \
+		CUDA_VISIBLE_DEVICES=0,1 sbatch --parsable -N2 -t 5 --open-mode=append -o "$TE_WORK/rq.out" \
+		--train-requeue=2 rq.sh | cut -d';' -f1)
+	restart_now "$id" 1 90
+	state=$(wait_job_done "$id" 180)
+	out=$(cat "$TE_WORK/rq.out" 2>/dev/null)
+	is "$state,$(job_field "$id" Restarts),$(job_field "$id" ExcNodeList)" "COMPLETED,1,n1" \
+		"--train-requeue, steps in OCI containers, n1's pre-flight fails: the job is requeued without n1 and completes" || diag "$out"
+	like "$out" '(^|\n)trainenv: requeue: node n1 failed: rank 0 failed its check before training \(exit code 75\); the job is requeued without n1 \(restart 1 of 2\)' \
+		"  the output names n1, its exit code 75 and the restart"
+	if [ "$new_slurm" = 1 ]; then
+		# (without PMIx the first run's rank on n2 runs too, restart=0)
+		is "$(grep '^ran .* restart=1 ' <<<"$out" | sort | tr '\n' ' ')" "ran 0 n2 restart=1 te-oci-image ran 1 n3 restart=1 te-oci-image " \
+			"  the restart's ranks run in the container on n2 and n3, TRAINENV_RESTART=1" || diag "$out"
+	else
+		# 22.05 gives every container srun's environment (the batch
+		# script's, TRAINENV_RESTART with it), not the tasks'
+		is "$(grep -cE '^ran none .* te-oci-image$' <<<"$out")" 2 \
+			"  the restart's 2 ranks run in the container (without the tasks' environment: Slurm $rel)" || diag "$out"
+	fi
+	use_trainenv "helper-dir=$TE_BUILDDIR" "lib-dir=$TE_BUILDDIR/.libs" "nccl-heartbeat=900" "enforce=nccl-heartbeat"
+else
+	skip "no stand-in CUDA runtime in the build or no hwloc export" 3
+fi
+
+# ---------------------------------------------------------------- runc
+if command -v runc >/dev/null; then
+	use_runtime runc
+	out=$(te_srun -t 120 $mpi -N3 --ntasks-per-node=1 --container="$bundle" sh -c "$show" 2>&1)
+	rc=$?
+	is "$(grep -c '^te-oci-image$' <<<"$out")" 3 "runc: the 3 tasks run in the container (rc=$rc)" || diag "$out"
+	if [ "$new_slurm" = 0 ]; then
+		[ "$(grep -cE "$oci_line" <<<"$out")" = 1 ] &&
+			[ "$(ranks <<<"$out" | awk '{ print $2, $3, $7 }' | sort -u)" = "none none none" ]
+		ok $? "runc: srun's one line on Slurm $rel, and no RANK there" || diag "$out"
+		oci_stacks
+		is "$st" "$(no_rank_line "$stacks_job")" "runc: trainenv stacks says why it finds no rank"
+	else
+		[ "$(nport <<<"$out")" = "$(nport <<<"$base")" ] && [ "$(grep -c 'trainenv: warning' <<<"$out")" = 0 ]
+		ok $? "runc: each rank's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and heartbeat as without a container" || diag "$out"
+		oci_stacks '\(3 ranks'
+		grep -qE '^trainenv: hang: ranks 0-2 on n1-n3 \(3 ranks' <<<"$st" && grep -qE 'nanosleep' <<<"$st"
+		ok $? "runc: trainenv stacks finds the 3 ranks, with their native frames" || diag "$st"
+		b1=$(te_srun -t 120 $mpi -N1 --ntasks-per-node=2 --train-bind=cores --container="$bundle" sh -c "$bind" 2>&1)
+		diag "runc $(runc --version | awk 'NR == 1 { print $3 }'): the ranks' CPUs: $(cpus <<<"$b1") in the container, $(cpus <<<"$b0") without"
+	fi
+	use_runtime crun
+else
+	skip "runc is not installed (tests/deps.sh installs Debian's runc)" 3
 fi
 out=$(te_srun -t 60 $mpi -N1 sh -c 'exit 0' 2>&1)
 is "$(grep -c 'srun --container' <<<"$out")" 0 "a step without a container says nothing of containers"
