@@ -87,10 +87,10 @@ static void oci_container_note(int argc, char **argv)
 			"(--train-sighup=ignore, --train-ignore-signals) are "
 			"not ignored there; srun's own hang-up shield still "
 			"holds\n");
-	/* crun since 1.9.2 (on entering the container's cgroup; 1.28
-	 * always, seen on Debian sid) and newer runc reset the affinity
-	 * they start the program with: the CPUs trainenv bound the task to
-	 * are gone there */
+	/* crun since 1.9.2 (on entering the container's cgroup; 1.28 even
+	 * with cgroups off, seen on Debian sid) and newer runc (1.3.6) reset
+	 * the affinity they start the program with: the CPUs trainenv bound
+	 * the task to are gone there */
 	if (c->v[TE_S_BIND].word != TE_W_BIND_NONE)
 		fprintf(stderr, TE_PREFIX "note: srun --container: "
 			"--train-bind binds each task before the OCI runtime "
