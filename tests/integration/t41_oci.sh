@@ -31,7 +31,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=21
+n_checks=22
 plan $n_checks
 if ! command -v crun >/dev/null; then
 	skip "crun is not installed (tests/deps.sh installs Debian's crun)" $n_checks
@@ -157,7 +157,7 @@ if [ "$new_slurm" = 0 ]; then
 	skip "Slurm $rel: first-collective in the container is for 23.02 and later" 2
 	skip "Slurm $rel: signal dispositions in the container are for 23.02 and later" 1
 	skip "Slurm $rel: the pre-flight's result in the container is for 23.02 and later" 1
-	skip "Slurm $rel: the ranks of an OCI step are found by the hang report from 23.02" 1
+	skip "Slurm $rel: the ranks of an OCI step are found by the hang report from 23.02" 2
 else
 	# (MASTER_PORT is chosen per step: compared as being a number)
 	nport() { ranks | awk '{ $6 = ($6 ~ /^[0-9]+$/) ? "port" : $6; print }' | sort -u; }
@@ -206,6 +206,14 @@ else
 	grep -qE '^trainenv: hang: ranks 0-2 on n1-n3 \(3 ranks' <<<"$st" && grep -qE 'nanosleep' <<<"$st"
 	ok $? "trainenv stacks finds the 3 ranks in their containers, with their native frames (sleep's nanosleep)"
 	diag "$(head -n 12 <<<"$st")"
+	# the exit watchdog's report: rank 1 sleeps on after the others ended
+	te_seconds te_srun -t 120 $mpi -N3 --ntasks-per-node=1 --container="$bundle" --train-exit-grace=5 \
+		sh -c '[ "$RANK" != 1 ] || exec sleep 100' >"$TE_WORK/eg.out" 2>&1
+	rc=$?
+	grep -qE '^trainenv: hang: rank 1 on n2 \(1 rank' "$TE_WORK/eg.out" && grep -q 'nanosleep' "$TE_WORK/eg.out" &&
+		[ "${TE_SECONDS%.*}" -lt 60 ]
+	ok $? "--train-exit-grace=5: the report names rank 1 on n2, in its container, with its frames, and the step ends (rc=$rc, $TE_SECONDS s)" ||
+		diag "$(cat "$TE_WORK/eg.out")"
 fi
 
 # ---------------------------------------------------------------- binding
