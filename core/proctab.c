@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "proctab.h"
+#include "rankenv.h"
 #include "strutil.h"
 
 int te_proc_stat_parse(const char *line, struct te_proc *p)
@@ -94,6 +95,36 @@ static long env_num(const char *env, size_t len, const char *name)
 	return (long)n;
 }
 
+/* "JOB STEP PROCID NODE" (TRAINENV_TASK) v[0..vl) into p, whole or not at
+ * all: 0, or -1 when malformed. */
+static int task_value(const char *v, size_t vl, struct te_proc *p)
+{
+	char buf[24 * 3 + sizeof(p->node)], *f[4], *save = NULL;
+	long num[3];
+	uint64_t n;
+	int i;
+
+	if (vl >= sizeof(buf) || memchr(v, '/', vl))
+		return -1;
+	memcpy(buf, v, vl);
+	buf[vl] = '\0';
+	for (i = 0; i < 4; i++)
+		if (!(f[i] = strtok_r(i ? NULL : buf, " ", &save)))
+			return -1;
+	if (strtok_r(NULL, " ", &save) || strlen(f[3]) >= sizeof(p->node))
+		return -1;
+	for (i = 0; i < 3; i++) {
+		if (te_parse_u64(f[i], 0x7fffffff, &n) < 0)
+			return -1;
+		num[i] = (long)n;
+	}
+	p->job = num[0];
+	p->step = num[1];
+	p->procid = num[2];
+	strcpy(p->node, f[3]);
+	return 0;
+}
+
 void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p)
 {
 	const char *v;
@@ -113,12 +144,16 @@ void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p)
 		memcpy(p->node, v, vl);
 		p->node[vl] = '\0';
 	}
+	/* without Slurm's variables (apptainer exec --cleanenv): trainenv's
+	 * own, which Apptainer keeps */
+	if (p->job < 0 && (v = env_value(env, len, TE_TASK_ENV, &vl)))
+		(void)task_value(v, vl, p);
 }
 
 /* What te_proc_environ_parse reads (a bit each in te_env_pick.seen). */
 static const char *const picked[] = { "SLURM_JOB_ID=", "SLURM_STEP_ID=",
 	"SLURM_PROCID=", "RANK=", "WORLD_SIZE=", "TORCHELASTIC_RUN_ID=",
-	"TRAINENV_LAUNCHER=", "SLURMD_NODENAME=" };
+	"TRAINENV_LAUNCHER=", "SLURMD_NODENAME=", TE_TASK_ENV "=" };
 
 void te_env_pick_init(struct te_env_pick *s)
 {

@@ -52,7 +52,8 @@ int te_proc_start_time(int pid, uint64_t *start);
 
 /* The NUL-separated environment block env[0..len) into p's job, step,
  * procid, rank, world, elastic and node (absent or malformed values stay
- * -1, 0 or ""). */
+ * -1, 0 or ""). Without SLURM_JOB_ID, job, step, procid and node come from
+ * TRAINENV_TASK ("JOB STEP PROCID NODE", all four or none). */
 void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p);
 
 /* A process's environment read whole, however large (a task may have

@@ -24,6 +24,10 @@
 #define TE_RANKENV_VALUE_MAX 256
 #define TE_RANK_VARS_ENV "TRAINENV_RANK_VARS"
 #define TE_LAUNCHER_ENV "TRAINENV_LAUNCHER"
+/* "JOB STEP PROCID NODE": which task a process belongs to, for the hang
+ * report, where Slurm's own variables do not reach (apptainer exec
+ * --cleanenv keeps only trainenv's APPTAINERENV_ copies). */
+#define TE_TASK_ENV "TRAINENV_TASK"
 /* srun tells the step what kind it is: "external-launcher" for the daemons
  * of an MPI launcher (srun --external-launcher, Slurm 23.11+), whose tasks
  * are no ranks; unset for every other step. */

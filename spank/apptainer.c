@@ -28,6 +28,7 @@
 static const char *const own[] = {
 	TE_SETTINGS_ENV, TE_RANK_VARS_ENV, TE_LAUNCHER_ENV, "TRAINENV_BIND",
 	"TRAINENV_CHECKPOINT_DIR", TE_PF_ENV, "TRAINENV_BARRIER_TIMEOUT",
+	TE_TASK_ENV,
 };
 #define NOWN (sizeof(own) / sizeof(own[0]))
 

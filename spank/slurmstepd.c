@@ -377,6 +377,7 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
 	const struct te_value *rdzv = &te_plug.cfg.v[TE_S_RDZV_TIMEOUT];
 	const char *inh_list = te_stepd_getenv(sp, TE_RANK_VARS_ENV);
 	char inh[TE_VALUE_MAX + 2], set_list[512] = "", why[160], launch[200];
+	char task[128];
 	struct te_envlist e;
 	enum te_launch mode;
 	int gpus, i;
@@ -399,6 +400,11 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
 		    mode == TE_LAUNCH_TASK ? "task" : "torchrun", why);
 	spank_setenv(sp, TE_LAUNCHER_ENV, launch, 1);
 	te_step.torchrun = mode == TE_LAUNCH_TORCHRUN;
+	/* the hang report's way to this task's processes where Slurm's
+	 * variables are dropped (apptainer exec --cleanenv) */
+	te_snprintf(task, sizeof(task), "%u %u %u %s", te_step.job_id,
+		    te_step.step_id, global_id, te_step.node);
+	spank_setenv(sp, TE_TASK_ENV, task, 1);
 	if (rr && rr->ifname[0]) {
 		set_rank_var(sp, inh, "NCCL_SOCKET_IFNAME", rr->ifname,
 			     set_list, sizeof(set_list));

@@ -19,6 +19,7 @@
 
 #include "exitwatch.h"
 #include "proctab.h"
+#include "rankenv.h"
 #include "runcap.h"
 #include "slurmstepd.h"
 #include "strutil.h"
@@ -30,8 +31,8 @@
  * when the hang report looks for them. */
 char **te_stepd_env_not_a_rank(char **env, const char *also)
 {
-	const char *const ids[] = { "SLURM_JOB_ID=", "SLURM_STEP_ID=", also,
-				    NULL };
+	const char *const ids[] = { "SLURM_JOB_ID=", "SLURM_STEP_ID=",
+				    TE_TASK_ENV "=", also, NULL };
 
 	return te_env_without_dup(env, ids, NULL);
 }

@@ -57,6 +57,12 @@ packages=(
 	crun
 	runc
 )
+# Apptainer (t29, under a real one): Debian's archive has it from sid on,
+# not in Debian 12 or trixie
+if [ "$codename" != bookworm ] && [ "$codename" != trixie ] &&
+	apt-cache show apptainer >/dev/null 2>&1; then
+	packages+=(apptainer)
+fi
 
 if [ "${1:-}" = --list ]; then
 	printf '%s\n' "${packages[@]}"

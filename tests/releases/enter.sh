@@ -78,7 +78,15 @@ in_ns() { # ROOT TOP CWD CUDA CMD...
 	mkdir -p "$root$top"
 	mount --bind "$top" "$root$top"
 	ip link set lo up
-	exec chroot "$root" /bin/bash -c "$(declare -f run_cmd); run_cmd \"\$@\"" run_cmd "$cwd" "$@"
+	# pivot_root, not chroot: the root becomes the mount namespace's own
+	# (Apptainer refuses to start in a chroot: "weak chrooted
+	# environment"), and the machine's tree is unmounted from it
+	mkdir -p "$root/.te-oldroot"
+	cd "$root"
+	pivot_root . .te-oldroot
+	umount -l /.te-oldroot
+	cd /
+	exec /bin/bash -c "$(declare -f run_cmd); run_cmd \"\$@\"" run_cmd "$cwd" "$@"
 }
 
 # Still pid 1, inside the root: runs CMD, passes INT, TERM and HUP on to it

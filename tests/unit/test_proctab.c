@@ -140,6 +140,63 @@ static void test_environ(void)
 	is_int(p.job, -1, "a name without '=': unknown");
 }
 
+/* TRAINENV_TASK: the task without Slurm's variables (apptainer exec
+ * --cleanenv keeps trainenv's copies only). */
+static void test_task_env(void)
+{
+	static const char *const bad[] = {
+		"TRAINENV_TASK=12 0 3", "TRAINENV_TASK=12 0 3 n1 x",
+		"TRAINENV_TASK=12 0 -3 n1", "TRAINENV_TASK=12 0 3 ../n1",
+		"TRAINENV_TASK=12 x 3 n1", "TRAINENV_TASK=99999999999 0 3 n1",
+		"TRAINENV_TASK=", "TRAINENV_TASK=12 0 3 "
+		"n123456789012345678901234567890123456789012345678901234567890123",
+	};
+	struct te_proc p;
+	char env[512];
+	size_t i, n_bad = 0, n_fuzz = 0;
+	unsigned seed = 7;
+
+	te_proc_environ_parse("A=1\0TRAINENV_TASK=12 0 3 n17\0B=2", 33, &p);
+	ok(p.job == 12 && p.step == 0 && p.procid == 3 &&
+	   !strcmp(p.node, "n17"), "TRAINENV_TASK alone: job, step, procid "
+	   "and node");
+	te_proc_environ_parse("SLURM_JOB_ID=5\0SLURM_STEP_ID=1\0SLURM_PROCID=0"
+			      "\0SLURMD_NODENAME=n2\0TRAINENV_TASK=12 0 3 n17",
+			      86, &p);
+	ok(p.job == 5 && p.step == 1 && p.procid == 0 && !strcmp(p.node, "n2"),
+	   "Slurm's variables, when there, over TRAINENV_TASK");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		te_proc_environ_parse(bad[i], strlen(bad[i]), &p);
+		if (p.job == -1 && p.step == -1 && p.procid == -1 && !p.node[0])
+			n_bad++;
+		else
+			printf("# taken: %s\n", bad[i]);
+	}
+	is_int((int)n_bad, (int)(sizeof(bad) / sizeof(bad[0])),
+	       "malformed TRAINENV_TASK (fields missing or too many, a "
+	       "negative, a '/', not a number, past int, empty, a 64-byte "
+	       "node): none of it taken");
+	/* random bytes after the name: never past the node's buffer, and
+	 * all four fields or none */
+	for (i = 0; i < 200000; i++) {
+		size_t len = 14 + (seed = seed * 1103515245 + 12345) % 120, k;
+
+		memcpy(env, "TRAINENV_TASK=", 14);
+		for (k = 14; k < len; k++) {
+			seed = seed * 1103515245 + 12345;
+			env[k] = "0123456789 n/\0x-"[(seed >> 16) % 17];
+		}
+		te_proc_environ_parse(env, len, &p);
+		if (strlen(p.node) < sizeof(p.node) &&
+		    ((p.job >= 0 && p.step >= 0 && p.procid >= 0 && p.node[0]) ||
+		     (p.job == -1 && p.step == -1 && p.procid == -1 &&
+		      !p.node[0])))
+			n_fuzz++;
+	}
+	is_int((int)n_fuzz, 200000, "200,000 random TRAINENV_TASK values: "
+	       "all four fields or none");
+}
+
 static void test_python(void)
 {
 	ok(te_proc_is_python("/usr/bin/python3.11") &&
@@ -423,6 +480,7 @@ int main(void)
 	test_stat();
 	test_stat_read();
 	test_environ();
+	test_task_env();
 	test_python();
 	test_pick();
 	test_stepd_title();

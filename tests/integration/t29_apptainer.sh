@@ -1,0 +1,127 @@
+#!/bin/bash
+# trainenv under a real Apptainer (issue 24, item 7), on the real cluster: Debian's apptainer (in the sid root's archive; Debian 12 and trixie have none) runs each task's program from an image built here whose %environment sets RANK=99 and the heartbeat to 5. The program sees trainenv's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and enforced heartbeat, as the same step without a container, with and without --cleanenv (trainenv's APPTAINERENV_ copies; without them the image's values win, checked); as root and as an unprivileged user; the failure report names a failed rank; trainenv stacks finds the ranks (with --cleanenv too, through trainenv's TRAINENV_TASK); the binding reaches the program.
+# Single-quoted $VARS are for the tasks' shells:
+# shellcheck disable=SC2016
+# SPDX-License-Identifier: GPL-2.0-or-later
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
+
+n_checks=9
+plan $n_checks
+if ! command -v apptainer >/dev/null; then
+	skip "apptainer is not installed: Debian has it from sid on (tests/deps.sh installs it where the archive has it; TE_SLURM=sid tests/check.sh runs this test)" $n_checks
+	done_testing
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	skip "needs root (the cluster, the image)" $n_checks
+	done_testing
+fi
+
+te_build_init
+cluster_up --nodes 3 || bail_out "no cluster"
+use_trainenv "helper-dir=$TE_BUILDDIR" "nccl-heartbeat=900" "enforce=nccl-heartbeat"
+mpi=--mpi=pmix
+if te_no_mpi_pmix; then
+	mpi=--mpi=none
+	diag "without PMIx: $TE_WHY"
+fi
+
+# ---------------------------------------------------------------- the image
+# A root of a shell and its libraries copied from this machine, made an
+# Apptainer sandbox by apptainer build, with an %environment that sets what
+# trainenv decides (as NGC images set NCCL and PyTorch variables).
+rootfs=$TE_WORK/rootfs
+img=$TE_WORK/image
+mkdir -p "$rootfs"/{etc,proc,sys,dev,tmp,var/tmp,root,home,usr/bin,usr/lib,usr/lib64}
+ln -s usr/bin "$rootfs/bin"
+ln -s usr/lib "$rootfs/lib"
+ln -s usr/lib64 "$rootfs/lib64"
+for p in sh env cat sleep; do
+	p=$(command -v "$p")
+	cp -L "$p" "$rootfs/usr/bin/${p##*/}"
+	for lib in $(ldd "$p" | grep -oE '/[^ ]+'); do
+		dst=$rootfs/usr${lib#/usr}
+		mkdir -p "$(dirname "$dst")"
+		cp -L "$lib" "$dst"
+	done
+done
+echo te-apptainer-image >"$rootfs/etc/te-apptainer-image"
+cat >"$TE_WORK/image.def" <<EOF
+Bootstrap: scratch
+%setup
+    cp -a "$rootfs/." "\$APPTAINER_ROOTFS/"
+%environment
+    export RANK=99
+    export TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=5
+EOF
+out=$(timeout 300 apptainer -q build --sandbox "$img" "$TE_WORK/image.def" 2>&1)
+rc=$?
+chmod -R a+rX "$img" 2>/dev/null
+[ "$rc" = 0 ] && [ -f "$img/.singularity.d/env/90-environment.sh" ]
+ok $? "apptainer $(apptainer --version | awk '{ print $NF }') builds the image, its %environment setting RANK=99 and the heartbeat to 5" ||
+	bail_out "apptainer build failed: $out"
+# root here lacks a capability Apptainer asks for (CAP_SYS_RESOURCE is
+# not in this machine's bounding set): root runs it in a user namespace
+# (--userns), as an unprivileged user always does
+ax="apptainer -s exec --userns"
+
+# the image's %environment wins over a variable of the same name, without
+# trainenv's APPTAINERENV_ copies: the checks below can fail
+out=$(cd /tmp && RANK=3 TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=900 timeout 60 $ax "$img" sh -c 'echo "$RANK $TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC"' 2>&1)
+is "$out" "99 5" "without trainenv, the image's %environment replaces RANK and the heartbeat (what trainenv's copies are for)"
+
+show='echo "env ${SLURM_PROCID:-none} ${RANK:-none} ${WORLD_SIZE:-none} ${MASTER_ADDR:-none} ${MASTER_PORT:-none} ${TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC:-none}"; cat /etc/te-apptainer-image 2>/dev/null || echo on-the-node'
+# per rank, with RANK (the second field) in place of SLURM_PROCID (gone
+# under --cleanenv), and MASTER_PORT (chosen per step) as "port"
+ranks() { grep '^env ' | awk '{ $2 = ""; $6 = ($6 ~ /^[0-9]+$/) ? "port" : $6; print }' | sort; }
+base=$(te_srun -t 60 $mpi -N3 --ntasks-per-node=1 sh -c "$show" 2>&1)
+[ "$(ranks <<<"$base" | grep -c ' 900$')" = 3 ] || diag "$base"
+for clean in "" --cleanenv; do
+	out=$(te_srun -t 120 $mpi -N3 --ntasks-per-node=1 $ax $clean "$img" sh -c "$show" 2>&1)
+	rc=$?
+	[ "$(grep -c '^te-apptainer-image$' <<<"$out")" = 3 ] && [ "$(ranks <<<"$out")" = "$(ranks <<<"$base")" ]
+	ok $? "apptainer exec ${clean:-(no option)}: each rank's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and the enforced heartbeat are trainenv's, over the image's (rc=$rc)" ||
+		diag "$base" "$out"
+done
+
+# an unprivileged user: Apptainer in its own user namespace
+out=$(cd /tmp && setpriv --reuid=nobody --regid=nogroup --clear-groups timeout 120 srun $mpi -N3 --ntasks-per-node=1 \
+	apptainer -s exec --cleanenv "$img" sh -c "$show" 2>&1)
+[ "$(grep -c '^te-apptainer-image$' <<<"$out")" = 3 ] && [ "$(ranks <<<"$out")" = "$(ranks <<<"$base")" ]
+ok $? "as user nobody, apptainer exec --cleanenv: the same" || diag "$out"
+
+out=$(te_srun -t 120 $mpi -N3 --ntasks-per-node=1 $ax "$img" sh -c '[ "$RANK" != 1 ] || exit 7; sleep 1' 2>&1)
+like "$out" '(^|\n)trainenv: rank 1 \(node n2, local rank 0\) exited with code 7 at .*: the first failure of this step' \
+	"the failure report names rank 1 on n2 in its container"
+
+# trainenv stacks: the ranks under apptainer, once all are there; with
+# --cleanenv their programs have no Slurm variable, only trainenv's copies
+# (TRAINENV_TASK names the task)
+for clean in "" --cleanenv; do
+	before=$(te_last_job_id)
+	te_srun -t 120 $mpi -N3 --ntasks-per-node=1 $ax $clean "$img" sleep 60 >/dev/null 2>&1 &
+	spid=$!
+	st='' job=''
+	for _ in $(seq 1 60); do
+		job=$(te_jobs_after "$before" | awk '{ print $1 }')
+		[ -n "$job" ] && st=$(timeout 60 "$TE_TOOL" stacks "$job.0" 2>&1) && grep -q '(3 ranks' <<<"$st" && break
+		sleep 0.5
+	done
+	[ -n "$job" ] && timeout 10 scancel "$job"
+	wait "$spid" 2>/dev/null
+	grep -qE '^trainenv: hang: ranks 0-2 on n1-n3 \(3 ranks' <<<"$st" && grep -q 'nanosleep' <<<"$st"
+	ok $? "apptainer exec ${clean:-(no option)}: trainenv stacks finds the 3 ranks in their containers, with sleep's frames"
+	diag "$(head -n 6 <<<"$st")"
+done
+
+# the binding: set on the task before apptainer starts, kept by it
+bind='while read -r k v; do [ "$k" = Cpus_allowed_list: ] && c=$v; done </proc/self/status; echo "bind ${RANK:-none} $c ${TRAINENV_BIND:-none}"'
+b0=$(te_srun -t 120 $mpi -N1 --ntasks-per-node=2 --train-bind=cores sh -c "$bind" 2>&1)
+b1=$(te_srun -t 120 $mpi -N1 --ntasks-per-node=2 --train-bind=cores $ax "$img" sh -c "$bind" 2>&1)
+[ "$(grep -c '^bind [01] [0-9]' <<<"$b0")" = 2 ] && [ "$(grep '^bind ' <<<"$b1" | sort)" = "$(grep '^bind ' <<<"$b0" | sort)" ]
+ok $? "--train-bind=cores: each rank's CPUs and TRAINENV_BIND in the container are as without one" || diag "$b0" "$b1"
+done_testing
