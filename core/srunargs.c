@@ -107,9 +107,10 @@ static const struct te_so *short_option(char letter, unsigned prog)
  * getopt_long does and looks for the option NAME, however it is given (its
  * short letter, an abbreviation). Returns 1 when it is there, with *value
  * its value (NULL for a flag or a missing value); the last one wins, as in
- * srun. An unknown option is taken for a flag. */
-static int own_option(int argc, char *const *argv, const char *name,
-		      const char **value)
+ * srun. An unknown option is taken for a flag. *cmd: the index of the
+ * command's first word, or argc when there is none. */
+static int walk_options(int argc, char *const *argv, const char *name,
+			const char **value, int *cmd)
 {
 	unsigned prog = program_of(argc > 0 ? argv[0] : NULL);
 	int i, found = 0;
@@ -120,8 +121,10 @@ static int own_option(int argc, char *const *argv, const char *name,
 		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
 		const struct te_so *o;
 
-		if (!strcmp(a, "--"))
+		if (!strcmp(a, "--")) {
+			i++;
 			break;
+		}
 		if (!strncmp(a, "--", 2)) {
 			const char *eq = strchr(a, '=');
 			size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
@@ -164,7 +167,25 @@ static int own_option(int argc, char *const *argv, const char *name,
 		}
 		break;	/* the command starts here */
 	}
+	*cmd = i < argc && argv[i] ? i : argc;
 	return found;
+}
+
+static int own_option(int argc, char *const *argv, const char *name,
+		      const char **value)
+{
+	int cmd;
+
+	return walk_options(argc, argv, name, value, &cmd);
+}
+
+int te_srun_command(int argc, char *const *argv)
+{
+	const char *v;
+	int cmd;
+
+	walk_options(argc, argv, "", &v, &cmd);
+	return cmd < argc ? cmd : -1;
 }
 
 int te_srun_asks_pty(int argc, char *const *argv)

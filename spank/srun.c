@@ -59,6 +59,40 @@ static int requeue_wanted(void)
 	return rq->set && rq->word == TE_W_VALUE;
 }
 
+/* trainenv ignores signals for the tasks (--train-sighup=ignore,
+ * --train-ignore-signals). */
+static int ignores_signals(void)
+{
+	const struct te_config *c = &te_plug.cfg;
+
+	return c->v[TE_S_SIGHUP].word == TE_W_SIGHUP_IGNORE ||
+	       (c->v[TE_S_IGNORE_SIGNALS].word == TE_W_VALUE &&
+		c->v[TE_S_IGNORE_SIGNALS].num);
+}
+
+/* srun apptainer|singularity exec ...: Apptainer's starter sets every
+ * signal to its default before it runs the program (seen with Debian's
+ * apptainer 1.4.5), so what trainenv ignores for the task is not ignored
+ * there; said once. A command that runs Apptainer itself (a script) is
+ * not looked into. */
+static void apptainer_note(int argc, char **argv)
+{
+	int i = te_srun_command(argc, argv);
+	const char *prog, *slash;
+
+	if (i < 0 || !ignores_signals())
+		return;
+	slash = strrchr(argv[i], '/');
+	prog = slash ? slash + 1 : argv[i];
+	if (!strcmp(prog, "apptainer") || !strcmp(prog, "singularity"))
+		fprintf(stderr, TE_PREFIX "note: srun %s: Apptainer starts the "
+			"program with every signal at its default, so the "
+			"signals trainenv ignores for the tasks "
+			"(--train-sighup=ignore, --train-ignore-signals) are "
+			"not ignored there; srun's own hang-up shield still "
+			"holds\n", prog);
+}
+
 /* Slurm's own OCI containers (srun --container=BUNDLE, or the
  * SLURM_CONTAINER it reads, with oci.conf): what trainenv can do there,
  * said once. Slurm before 23.02 writes the container's config.json, its
@@ -78,9 +112,7 @@ static void oci_container_note(int argc, char **argv)
 		return;
 	/* the runtime starts the program with every signal at its default
 	 * (crun, runc: the OCI process starts afresh) */
-	if (c->v[TE_S_SIGHUP].word == TE_W_SIGHUP_IGNORE ||
-	    (c->v[TE_S_IGNORE_SIGNALS].word == TE_W_VALUE &&
-	     c->v[TE_S_IGNORE_SIGNALS].num))
+	if (ignores_signals())
 		fprintf(stderr, TE_PREFIX "note: srun --container: the OCI "
 			"runtime starts the program with every signal at its "
 			"default, so the signals trainenv ignores for the tasks "
@@ -149,6 +181,7 @@ static void step_kind(spank_t sp)
 	if (!te_submit_train_on())
 		return;
 	oci_container_note(argc, argv);
+	apptainer_note(argc, argv);
 	if (external_launcher && (te_plug.explain ||
 				  exit_watch_wanted() || requeue_wanted()))
 		fprintf(stderr, TE_PREFIX "note: srun --external-launcher: "

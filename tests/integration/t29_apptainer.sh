@@ -1,5 +1,5 @@
 #!/bin/bash
-# trainenv under a real Apptainer (issue 24, item 7), on the real cluster: Debian's apptainer (in the sid root's archive; Debian 12 and trixie have none) runs each task's program from an image built here whose %environment sets RANK=99 and the heartbeat to 5. The program sees trainenv's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and enforced heartbeat, as the same step without a container, with and without --cleanenv (trainenv's APPTAINERENV_ copies; without them the image's values win, checked); as root and as an unprivileged user; the failure report names a failed rank; trainenv stacks finds the ranks (with --cleanenv too, through trainenv's TRAINENV_TASK); the binding reaches the program.
+# trainenv under a real Apptainer (issue 24, item 7), on the real cluster: Debian's apptainer (in the sid root's archive; Debian 12 and trixie have none) runs each task's program from an image built here whose %environment sets RANK=99 and the heartbeat to 5. The program sees trainenv's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and enforced heartbeat, as the same step without a container, with and without --cleanenv (trainenv's APPTAINERENV_ copies; without them the image's values win, checked); as root and as an unprivileged user; the failure report names a failed rank; trainenv stacks finds the ranks (with --cleanenv too, through trainenv's TRAINENV_TASK); the binding, the hang-up shield and the pre-flight's result reach the program; the signals trainenv ignores do not (Apptainer resets them), and srun says so once.
 # Single-quoted $VARS are for the tasks' shells:
 # shellcheck disable=SC2016
 # SPDX-License-Identifier: GPL-2.0-or-later
@@ -10,7 +10,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=9
+n_checks=14
 plan $n_checks
 if ! command -v apptainer >/dev/null; then
 	skip "apptainer is not installed: Debian has it from sid on (tests/deps.sh installs it where the archive has it; TE_SLURM=sid tests/check.sh runs this test)" $n_checks
@@ -124,4 +124,57 @@ b0=$(te_srun -t 120 $mpi -N1 --ntasks-per-node=2 --train-bind=cores sh -c "$bind
 b1=$(te_srun -t 120 $mpi -N1 --ntasks-per-node=2 --train-bind=cores $ax "$img" sh -c "$bind" 2>&1)
 [ "$(grep -c '^bind [01] [0-9]' <<<"$b0")" = 2 ] && [ "$(grep '^bind ' <<<"$b1" | sort)" = "$(grep '^bind ' <<<"$b0" | sort)" ]
 ok $? "--train-bind=cores: each rank's CPUs and TRAINENV_BIND in the container are as without one" || diag "$b0" "$b1"
+
+# signals trainenv ignores for the task: Apptainer's starter sets them to
+# their defaults (apptainer 1.4.5); srun says so once
+sig='while read -r k v; do [ "$k" = SigIgn: ] && echo "sig $v"; done </proc/self/status'
+out=$(te_srun -t 120 $mpi -N3 --ntasks-per-node=1 --train-sighup=ignore --train-ignore-signals=PIPE \
+	$ax "$img" sh -c "$sig" 2>&1)
+mask=$(sed -n 's/^sig //p' <<<"$out" | sort -u)
+is "$(grep -c "^trainenv: note: srun apptainer: Apptainer starts the program with every signal at its default, so the signals trainenv ignores for the tasks (--train-sighup=ignore, --train-ignore-signals) are not ignored there; srun's own hang-up shield still holds$" <<<"$out")" 1 \
+	"--train-sighup=ignore --train-ignore-signals=PIPE with srun apptainer: srun says once that Apptainer resets them" || diag "$out"
+[ "$(grep -c '^sig ' <<<"$out")" = 3 ] && [ "$(wc -l <<<"$mask")" = 1 ] && ! sig_ignored "$mask" 13
+ok $? "  as indeed: SIGPIPE is not ignored in the program (SigIgn $mask)" || diag "$out"
+out=$(te_srun -t 60 $mpi -N1 --train-sighup=ignore sh -c 'echo apptainer' 2>&1)
+is "$(grep -c 'Apptainer starts' <<<"$out")" 0 "  a step whose command is not apptainer says nothing of it"
+
+# the hang-up shield: srun's side
+probe=$TE_WORK/probe
+mkdir -p "$probe" && chmod 1777 "$probe"
+hup_run() { # NAME SRUN_ARGS...: sets rc and done_files
+	local name=$1 pid
+	shift
+	nohup srun -t 3 $mpi -N2 --ntasks-per-node=1 "$@" $ax --bind "$probe:/probe" "$img" sh -c \
+		": >/probe/$name.started.\$\$; sleep 15; : >/probe/$name.done.\$\$" >"$TE_WORK/$name.out" 2>&1 &
+	pid=$!
+	te_on_exit "kill -KILL $pid 2>/dev/null"
+	for _ in $(seq 1 600); do
+		[ "$(ls "$probe/$name".started.* 2>/dev/null | wc -l)" = 2 ] && break
+		sleep 0.1
+	done
+	kill -HUP "$pid"
+	for _ in $(seq 1 450); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	wait "$pid"
+	rc=$?
+	done_files=$(ls "$probe/$name".done.* 2>/dev/null | wc -l)
+}
+hup_run hup
+is "$rc,$done_files" "0,2" "nohup srun apptainer exec & + kill -HUP: srun exits 0 and both ranks in the container finish (the shield)" ||
+	diag "$(cat "$TE_WORK/hup.out")"
+
+# the GPU pre-flight runs on the node before apptainer starts; its result
+# reaches the program (fake GPUs, a stand-in CUDA runtime), --cleanenv too
+fakelib=$TE_BUILDDIR/tests/unit/.libs/libfakecudart.so
+if [ -f "$fakelib" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
+	"$TE_SRCDIR/tests/integration/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; then
+	mkdir -p "$TE_WORK/fake" && ln -sf "$fakelib" "$TE_WORK/fake/libcudart.so"
+	use_trainenv "helper-dir=$TE_BUILDDIR" "bind-topology=$TE_WORK/gpus.xml"
+	out=$(LD_LIBRARY_PATH=$TE_WORK/fake CUDA_VISIBLE_DEVICES=0,1 te_srun -t 120 $mpi -N3 \
+		--ntasks-per-node=1 --train-launcher=task --train-preflight=on $ax --cleanenv "$img" \
+		sh -c 'echo "pf ${RANK:-none} ${TRAINENV_PREFLIGHT:-none}"' 2>&1)
+	is "$(grep -cE '^pf [0-2] gpu=0000:8[12]:00.0 free=[0-9]+ total=85899345920 runtime=12040 driver=12080$' <<<"$out")" 3 \
+		"the GPU pre-flight runs on the node before apptainer, and TRAINENV_PREFLIGHT reaches each rank (--cleanenv)" || diag "$out"
+else
+	skip "no stand-in CUDA runtime in the build or no hwloc export" 1
+fi
 done_testing

@@ -396,6 +396,27 @@ static void test_asks(void)
 	   "26.05: a plain srun is not --async");
 }
 
+/* te_srun_command: where the command starts. */
+static int cmd_fn(int argc, char *const *argv)
+{
+	return te_srun_command(argc, argv);
+}
+
+static void test_command(void)
+{
+	unsigned v = REL(22, 5, 8);
+
+	is_int(walk(v, "srun -N2 --ntasks-per-node=2 apptainer exec img x",
+		    cmd_fn), 3, "the command after srun's options");
+	is_int(walk(v, "srun -o out.txt -N 2 apptainer exec img x", cmd_fn), 5,
+	       "options with their values in the next word");
+	is_int(walk(v, "srun -N2 -- apptainer exec", cmd_fn), 3,
+	       "after \"--\"");
+	is_int(walk(v, "srun -N2 --", cmd_fn), -1, "\"--\" and nothing after");
+	is_int(walk(v, "srun -N2", cmd_fn), -1, "no command");
+	is_int(walk(v, "srun -lN2 sh", cmd_fn), 2, "bundled flags");
+}
+
 int main(void)
 {
 	test_table();
@@ -406,5 +427,6 @@ int main(void)
 	test_abbreviations();
 	test_programs();
 	test_asks();
+	test_command();
 	return tap_done();
 }
