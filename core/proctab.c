@@ -96,25 +96,31 @@ static long env_num(const char *env, size_t len, const char *name)
 }
 
 /* "JOB STEP PROCID NODE" (TRAINENV_TASK) v[0..vl) into p, whole or not at
- * all: 0, or -1 when malformed. */
+ * all: four fields, one space between each, numbers within int, the node a
+ * word of letters, digits and "-_.". 0, or -1 when malformed. */
 static int task_value(const char *v, size_t vl, struct te_proc *p)
 {
-	char buf[24 * 3 + sizeof(p->node)], *f[4], *save = NULL;
+	char buf[24 * 3 + sizeof(p->node)], *f[4], *s = buf;
 	long num[3];
 	uint64_t n;
 	int i;
 
-	if (vl >= sizeof(buf) || memchr(v, '/', vl))
+	if (vl >= sizeof(buf))
 		return -1;
 	memcpy(buf, v, vl);
 	buf[vl] = '\0';
-	for (i = 0; i < 4; i++)
-		if (!(f[i] = strtok_r(i ? NULL : buf, " ", &save)))
+	for (i = 0; i < 4; i++) {
+		f[i] = s;
+		s = i < 3 ? strchr(s, ' ') : NULL;
+		if (i < 3 && !s)
 			return -1;
-	if (strtok_r(NULL, " ", &save) || strlen(f[3]) >= sizeof(p->node))
+		if (s)
+			*s++ = '\0';
+	}
+	if (!te_word_valid(f[3], sizeof(p->node), "-_."))
 		return -1;
 	for (i = 0; i < 3; i++) {
-		if (te_parse_u64(f[i], 0x7fffffff, &n) < 0)
+		if (!f[i][0] || te_parse_u64(f[i], 0x7fffffff, &n) < 0)
 			return -1;
 		num[i] = (long)n;
 	}

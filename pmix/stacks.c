@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <slurm/slurm_version.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -476,27 +475,30 @@ static void write_hang_record(const struct opts *o, const char *json)
 		close(fd);
 	close(dfd);
 }
+
 /* No rank of the step found: why, in one line. Slurm before 23.02 writes
  * an OCI container's environment before the step's (the programs there
  * have no SLURM_PROCID: nothing tells their ranks); later releases pass
- * it, and their programs are found under the runtime. The release this
- * tool was built for (a build per release) is the cluster's. */
+ * it, and their programs are found under the runtime, unless /proc hides
+ * it or the runtime nests deeper. The release this tool was built for (a
+ * build per release) is the cluster's. */
 static void say_no_rank(long job, long step)
 {
-	if (step_in_oci && SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 2, 0))
-		printf(PREFIX "no rank of step %ld.%ld found: Slurm %d.%02d "
+	unsigned v = TE_SLURM_VERSION_NUMBER;
+
+	if (step_in_oci && v < (23u << 16 | 2u << 8))
+		printf(PREFIX "no rank of step %ld.%ld found: Slurm %u.%02u "
 		       "starts the programs in its OCI containers (srun "
 		       "--container) without the step's environment, so the "
 		       "hang report cannot tell their ranks; Slurm 23.02 and "
-		       "later pass it\n", job, step,
-		       SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
-		       SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER));
+		       "later pass it\n", job, step, v >> 16, v >> 8 & 255);
+	else if (step_in_oci)
+		printf(PREFIX "no rank of step %ld.%ld found in its OCI "
+		       "containers (srun --container)\n", job, step);
 	else
-		printf(PREFIX "no rank of step %ld.%ld is running%s\n", job,
-		       step, step_in_oci ? " (in Slurm's OCI containers: "
-		       "srun --container)" : "");
+		printf(PREFIX "no rank of step %ld.%ld is running\n", job,
+		       step);
 }
-
 
 static int login_side(struct opts *o)
 {

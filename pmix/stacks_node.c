@@ -53,52 +53,66 @@ static long real_uid(const char *pid)
 	return te_parse_u64(u, 0x7fffffff, &n) == 0 ? (long)n : -1;
 }
 
-/* The step whose slurmstepd has pid's process title: 0 with job and step,
- * -1 for another program, -2 when /proc does not show it. */
+/* What pid is: 0 the slurmstepd of a numbered step (its process title,
+ * with job and step), 1 a slurmstepd of another kind (batch, extern), -1
+ * another program, -2 when /proc does not show it (hidepid). slurmstepd
+ * runs as root: a process of another owner with its title is none. */
 static int stepd_of(int pid, long *job, long *step)
 {
+	static const char title[] = "slurmstepd:";
 	char path[64], cmd[64];
+	struct stat st;
 	ssize_t len;
 
 	te_snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
 	len = pid > 0 ? te_read_small(path, cmd, sizeof(cmd), 0) : -1;
 	if (len <= 0)
 		return -2;
-	return te_proc_stepd_title(cmd, (size_t)len, job, step) == 0 ? 0 : -1;
+	if ((size_t)len < sizeof(title) ||
+	    memcmp(cmd, title, sizeof(title) - 1))
+		return -1;
+	te_snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st) < 0 || st.st_uid != 0)
+		return -1;
+	return te_proc_stepd_title(cmd, (size_t)len, job, step) == 0 ? 0 : 1;
 }
 
-/* What p's parent is: the slurmstepd of a step (its process title), or
- * something else; unknown when /proc does not show it (hidepid). A parent
- * that is not a slurmstepd may be an OCI runtime that slurmstepd started
- * (srun --container: the task is "/bin/sh -c crun run ..." without the
- * step's environment, the program its child or grandchild, with it): up to
- * RUNTIME_DEPTH ancestors are looked through for the step's slurmstepd.
- * An orphan, adopted by init or a subreaper, finds none. The processes of
- * a step share few parents: the last one is kept. */
+/* The last parent looked at: the processes of a step share few parents.
+ * Forgotten at each scan (a pid is reused, an ancestor ends). */
+static struct {
+	int ppid, kind;
+	long job, step;
+} parent_seen = { .ppid = -1 };
+
 #define RUNTIME_DEPTH 3
+
+/* What p's parent is: the slurmstepd of a step, or something else; unknown
+ * when /proc does not show it (hidepid). A parent that is not a slurmstepd
+ * may be an OCI runtime that slurmstepd started (srun --container: the
+ * task is "/bin/sh -c crun run ..." without the step's environment, the
+ * program its child or grandchild, with it): up to RUNTIME_DEPTH
+ * ancestors are looked through, to the first slurmstepd or an ancestor
+ * /proc hides. An orphan, adopted by init or a subreaper, finds none. */
 static void parent_of(struct te_proc *p)
 {
-	static int last_ppid = -1, last_kind;
-	static long last_job, last_step;
-
-	if (p->ppid != last_ppid) {
-		int rc = stepd_of(p->ppid, &last_job, &last_step), up = p->ppid;
+	if (p->ppid != parent_seen.ppid) {
+		int rc = stepd_of(p->ppid, &parent_seen.job, &parent_seen.step);
+		int up = p->ppid, d;
 		struct te_proc a;
 
-		last_ppid = p->ppid;
-		for (int d = 0; rc == -1 && d < RUNTIME_DEPTH; d++) {
+		parent_seen.ppid = p->ppid;
+		for (d = 0; rc == -1 && d < RUNTIME_DEPTH; d++) {
 			if (te_proc_stat_read(up, &a) < 0 || a.ppid <= 1)
 				break;
 			up = a.ppid;
-			if (stepd_of(up, &last_job, &last_step) == 0)
-				rc = 0;
+			rc = stepd_of(up, &parent_seen.job, &parent_seen.step);
 		}
-		last_kind = rc == 0 ? TE_PARENT_STEPD : rc == -1 ?
-			    TE_PARENT_OTHER : TE_PARENT_UNKNOWN;
+		parent_seen.kind = rc == 0 ? TE_PARENT_STEPD : rc == -2 ?
+				   TE_PARENT_UNKNOWN : TE_PARENT_OTHER;
 	}
-	p->parent_kind = last_kind;
-	p->stepd_job = last_job;
-	p->stepd_step = last_step;
+	p->parent_kind = parent_seen.kind;
+	p->stepd_job = parent_seen.job;
+	p->stepd_step = parent_seen.step;
 }
 
 /* The variables the picking reads, from the process's whole environment
@@ -131,6 +145,7 @@ size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 
 	if (!dir)
 		return 0;
+	parent_seen.ppid = -1;
 	while ((d = readdir(dir)) && n < max) {
 		struct te_proc *p = &t[n];
 		ssize_t len;

@@ -107,14 +107,21 @@ static void find_node_name(spank_t sp)
 	uint32_t i = 0;
 	char *h;
 
-	te_step.node[0] = '\0';
+	te_step.node[0] = te_step.slurm_node[0] = '\0';
 	if (!list)
 		list = te_stepd_getenv(sp, "SLURM_JOB_NODELIST");
 	if (list && (hl = slurm_hostlist_create(list))) {
 		while (!te_step.node[0] && (h = slurm_hostlist_shift(hl))) {
-			if (i++ == te_step.node_id)
+			if (i++ == te_step.node_id) {
 				te_node_name_from(h, te_step.node,
 						  sizeof(te_step.node));
+				/* as slurmd's SLURMD_NODENAME, which the
+				 * hang report compares with TRAINENV_TASK */
+				if (te_word_valid(h, sizeof(te_step.slurm_node),
+						  "-_."))
+					te_strlcpy(te_step.slurm_node, h,
+						   sizeof(te_step.slurm_node));
+			}
 			free(h);
 		}
 		slurm_hostlist_destroy(hl);
@@ -403,7 +410,8 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
 	/* the hang report's way to this task's processes where Slurm's
 	 * variables are dropped (apptainer exec --cleanenv) */
 	te_snprintf(task, sizeof(task), "%u %u %u %s", te_step.job_id,
-		    te_step.step_id, global_id, te_step.node);
+		    te_step.step_id, global_id,
+		    te_step.slurm_node[0] ? te_step.slurm_node : te_step.node);
 	spank_setenv(sp, TE_TASK_ENV, task, 1);
 	if (rr && rr->ifname[0]) {
 		set_rank_var(sp, inh, "NCCL_SOCKET_IFNAME", rr->ifname,
@@ -485,6 +493,12 @@ int te_stepd_task_init(spank_t sp)
 		te_snprintf(proto, sizeof(proto), "%d", te_protocol_version());
 		spank_setenv(sp, TE_PROTOCOL_ENV, proto, 1);
 	}
+	/* one inherited from an enclosing trainenv task (srun or sbatch run
+	 * by a rank) names that task: only a rank of this step gets its own
+	 * (export_rank_env) */
+	spank_unsetenv(sp, TE_TASK_ENV);
+	spank_unsetenv(sp, "APPTAINERENV_" TE_TASK_ENV);
+	spank_unsetenv(sp, "SINGULARITYENV_" TE_TASK_ENV);
 	if (te_plug.cfg.v[TE_S_TRAIN].word != TE_W_ON)
 		return 0;	/* --train=off */
 	if (te_stepd_container_check() < 0)

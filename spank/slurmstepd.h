@@ -25,6 +25,8 @@ struct te_step {
 	char master_addr[INET6_ADDRSTRLEN + 1];
 	char master_note[TE_ERR_MAX];	/* why there is no address */
 	char node[64];
+	char slurm_node[64];		/* as in the step's node list: "" when
+					   too long or odd */
 	/* first-failure report */
 	int report;
 	uint16_t report_port;
@@ -48,8 +50,8 @@ void te_stepd_gpu_env(spank_t sp, struct te_bind_gpu_env *e,
 /* stepd_watch.c: a torchrun task's worker watcher (--train-exit-grace). */
 void te_stepd_watch_workers(spank_t sp);
 
-/* env without SLURM_JOB_ID and SLURM_STEP_ID, and without the variables
- * that start with also (NULL: none), whole however many variables it has
+/* env without SLURM_JOB_ID, SLURM_STEP_ID and TRAINENV_TASK, and without
+ * the variables that start with also (NULL: none), whole however many it has
  * (an allocated array of env's strings: free the array only; NULL when
  * out of memory), for a process started beside a task that must not pass
  * for one of the step's ranks (stepd_watch.c). */

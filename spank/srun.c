@@ -122,15 +122,17 @@ static void oci_container_note(int argc, char **argv)
 	/* crun since 1.9.2 (on entering the container's cgroup; 1.28 even
 	 * with cgroups off, seen on Debian sid) and newer runc (1.3.6) reset
 	 * the affinity they start the program with: the CPUs trainenv bound
-	 * the task to are gone there */
-	if (c->v[TE_S_BIND].word != TE_W_BIND_NONE)
+	 * the task to are gone there (an external launcher's daemons are
+	 * not bound) */
+	if (c->v[TE_S_BIND].word != TE_W_BIND_NONE && !external_launcher)
 		fprintf(stderr, TE_PREFIX "note: srun --container: "
 			"--train-bind binds each task before the OCI runtime "
 			"starts, and a runtime that resets the CPU affinity "
 			"of the program it starts (crun since 1.9.2, newer "
 			"runc) leaves the rank on all the CPUs of the "
-			"container's cpuset (TRAINENV_BIND still names the "
-			"CPUs trainenv chose)\n");
+			"container's cpuset%s\n", TE_SLURM_AT_LEAST(23, 2) ?
+			" (TRAINENV_BIND still names the CPUs trainenv chose)" :
+			"");
 #if !TE_SLURM_AT_LEAST(23, 2)
 	fprintf(stderr, TE_PREFIX "warning: srun --container: Slurm %d.%02d "
 		"writes the OCI container's environment "

@@ -25,7 +25,8 @@
 #include "strutil.h"
 #include "version.h"
 
-/* The task's environment without SLURM_JOB_ID and SLURM_STEP_ID, for a
+/* The task's environment without SLURM_JOB_ID, SLURM_STEP_ID and
+ * TRAINENV_TASK (the hang report's three ways to a task), for a
  * process trainenv starts beside the task (the torchrun watcher, the
  * container check, the barrier proxy): it is not one of the step's ranks
  * when the hang report looks for them. */

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=14
+n_checks=15
 plan $n_checks
 if ! command -v apptainer >/dev/null; then
 	skip "apptainer is not installed: Debian has it from sid on (tests/deps.sh installs it where the archive has it; TE_SLURM=sid tests/check.sh runs this test)" $n_checks
@@ -36,19 +36,7 @@ fi
 # trainenv decides (as NGC images set NCCL and PyTorch variables).
 rootfs=$TE_WORK/rootfs
 img=$TE_WORK/image
-mkdir -p "$rootfs"/{etc,proc,sys,dev,tmp,var/tmp,root,home,usr/bin,usr/lib,usr/lib64}
-ln -s usr/bin "$rootfs/bin"
-ln -s usr/lib "$rootfs/lib"
-ln -s usr/lib64 "$rootfs/lib64"
-for p in sh env cat sleep; do
-	p=$(command -v "$p")
-	cp -L "$p" "$rootfs/usr/bin/${p##*/}"
-	for lib in $(ldd "$p" | grep -oE '/[^ ]+'); do
-		dst=$rootfs/usr${lib#/usr}
-		mkdir -p "$(dirname "$dst")"
-		cp -L "$lib" "$dst"
-	done
-done
+mini_rootfs "$rootfs" sh env cat sleep || bail_out "cannot make the image's root"
 echo te-apptainer-image >"$rootfs/etc/te-apptainer-image"
 cat >"$TE_WORK/image.def" <<EOF
 Bootstrap: scratch
@@ -98,25 +86,40 @@ out=$(te_srun -t 120 $mpi -N3 --ntasks-per-node=1 $ax "$img" sh -c '[ "$RANK" !=
 like "$out" '(^|\n)trainenv: rank 1 \(node n2, local rank 0\) exited with code 7 at .*: the first failure of this step' \
 	"the failure report names rank 1 on n2 in its container"
 
-# trainenv stacks: the ranks under apptainer, once all are there; with
+# trainenv stacks: the ranks under apptainer, once all are running; with
 # --cleanenv their programs have no Slurm variable, only trainenv's copies
-# (TRAINENV_TASK names the task)
-for clean in "" --cleanenv; do
+# (TRAINENV_TASK names the task). Control: without its copies, --cleanenv
+# leaves nothing that tells the ranks.
+probe=$TE_WORK/probe
+mkdir -p "$probe" && chmod 1777 "$probe"
+apptainer_stacks() { # NAME WRAP... -- APPTAINER_OPTIONS...: trainenv stacks' output in $st
+	local name=$1 wrap=() before spid job='' i
+	shift
+	while [ "$1" != -- ]; do wrap+=("$1"); shift; done
+	shift
+	rm -f "$probe/$name".*
 	before=$(te_last_job_id)
-	te_srun -t 120 $mpi -N3 --ntasks-per-node=1 $ax $clean "$img" sleep 60 >/dev/null 2>&1 &
+	te_srun -t 120 $mpi -N3 --ntasks-per-node=1 "${wrap[@]}" $ax "$@" --bind "$probe:/probe" "$img" \
+		sh -c ": >/probe/$name.\$\$; exec sleep 60" >/dev/null 2>&1 &
 	spid=$!
-	st='' job=''
-	for _ in $(seq 1 60); do
-		job=$(te_jobs_after "$before" | awk '{ print $1 }')
-		[ -n "$job" ] && st=$(timeout 60 "$TE_TOOL" stacks "$job.0" 2>&1) && grep -q '(3 ranks' <<<"$st" && break
-		sleep 0.5
+	for i in $(seq 1 600); do
+		[ "$(find "$probe" -name "$name.*" | wc -l)" = 3 ] && break
+		sleep 0.1
 	done
+	job=$(te_jobs_after "$before" | awk '{ print $1 }')
+	st=$(timeout 60 "$TE_TOOL" stacks "$job.0" 2>&1)
 	[ -n "$job" ] && timeout 10 scancel "$job"
 	wait "$spid" 2>/dev/null
+}
+for clean in "" --cleanenv; do
+	apptainer_stacks "st$clean" -- $clean
 	grep -qE '^trainenv: hang: ranks 0-2 on n1-n3 \(3 ranks' <<<"$st" && grep -q 'nanosleep' <<<"$st"
 	ok $? "apptainer exec ${clean:-(no option)}: trainenv stacks finds the 3 ranks in their containers, with sleep's frames"
 	diag "$(head -n 6 <<<"$st")"
 done
+apptainer_stacks ctl env -u APPTAINERENV_TRAINENV_TASK -u SINGULARITYENV_TRAINENV_TASK -- --cleanenv
+like "$st" '^trainenv: no rank of step [0-9]+\.0 is running$' \
+	"  control: --cleanenv without trainenv's TRAINENV_TASK copies, no rank is found (what TRAINENV_TASK is for)"
 
 # the binding: set on the task before apptainer starts, kept by it
 bind='while read -r k v; do [ "$k" = Cpus_allowed_list: ] && c=$v; done </proc/self/status; echo "bind ${RANK:-none} $c ${TRAINENV_BIND:-none}"'
@@ -139,26 +142,8 @@ out=$(te_srun -t 60 $mpi -N1 --train-sighup=ignore sh -c 'echo apptainer' 2>&1)
 is "$(grep -c 'Apptainer starts' <<<"$out")" 0 "  a step whose command is not apptainer says nothing of it"
 
 # the hang-up shield: srun's side
-probe=$TE_WORK/probe
-mkdir -p "$probe" && chmod 1777 "$probe"
-hup_run() { # NAME SRUN_ARGS...: sets rc and done_files
-	local name=$1 pid
-	shift
-	nohup srun -t 3 $mpi -N2 --ntasks-per-node=1 "$@" $ax --bind "$probe:/probe" "$img" sh -c \
-		": >/probe/$name.started.\$\$; sleep 15; : >/probe/$name.done.\$\$" >"$TE_WORK/$name.out" 2>&1 &
-	pid=$!
-	te_on_exit "kill -KILL $pid 2>/dev/null"
-	for _ in $(seq 1 600); do
-		[ "$(ls "$probe/$name".started.* 2>/dev/null | wc -l)" = 2 ] && break
-		sleep 0.1
-	done
-	kill -HUP "$pid"
-	for _ in $(seq 1 450); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	wait "$pid"
-	rc=$?
-	done_files=$(ls "$probe/$name".done.* 2>/dev/null | wc -l)
-}
-hup_run hup
+hup_run hup "$probe" 2 -t 3 $mpi -N2 --ntasks-per-node=1 $ax --bind "$probe:/probe" "$img" sh -c \
+	": >/probe/hup.started.\$\$; sleep 15; : >/probe/hup.done.\$\$"
 is "$rc,$done_files" "0,2" "nohup srun apptainer exec & + kill -HUP: srun exits 0 and both ranks in the container finish (the shield)" ||
 	diag "$(cat "$TE_WORK/hup.out")"
 

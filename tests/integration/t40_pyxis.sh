@@ -228,30 +228,17 @@ is "$(awk '$1 == "py2" && $2 != 3 && $3 >= 3 { n++ } END { print n + 0 }' <<<"$o
 
 # The hang-up shield with a step in the image: srun's side, which the
 # container does not change (tasks write through the probe's mount).
-hup_run() { # NAME SRUN_ARGS...: nohup srun in the background; sets pid
+hup_in_image() { # NAME SRUN_ARGS...
 	local name=$1
 	shift
-	rm -f "$probe/$name".*
-	nohup srun -t 3 --mpi=pmix -N2 --ntasks-per-node=1 --container-image="$image" \
+	hup_run "$name" "$probe" 2 -t 3 --mpi=pmix -N2 --ntasks-per-node=1 --container-image="$image" \
 		--container-mounts="$probe:/probe" "$@" sh -c \
-		"touch /probe/$name.started.\$SLURM_PROCID; sleep 8; touch /probe/$name.done.\$SLURM_PROCID" \
-		>"$TE_WORK/$name.out" 2>&1 &
-	pid=$!
-	te_on_exit "kill -KILL $pid 2>/dev/null"
-	for _ in $(seq 1 600); do
-		[ -e "$probe/$name.started.0" ] && [ -e "$probe/$name.started.1" ] && break
-		sleep 0.1
-	done
-	kill -HUP "$pid"
-	for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	wait "$pid"
-	rc=$?
-	done_files=$(ls "$probe/$name".done.* 2>/dev/null | wc -l)
+		"touch /probe/$name.started.\$SLURM_PROCID; sleep 8; touch /probe/$name.done.\$SLURM_PROCID"
 }
-hup_run hup
+hup_in_image hup
 is "$rc,$done_files" "0,2" "nohup srun --container-image & + kill -HUP: srun exits 0 and both ranks in the image finish (the shield)" ||
 	diag "$(cat "$TE_WORK/hup.out")"
-hup_run hupdef --train-sighup=default
+hup_in_image hupdef --train-sighup=default
 is "$rc,$done_files" "137,0" "  with --train-sighup=default: srun kills the step and exits 137, as Slurm does" ||
 	diag "$(cat "$TE_WORK/hupdef.out")"
 

@@ -31,7 +31,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=22
+n_checks=23
 plan $n_checks
 if ! command -v crun >/dev/null; then
 	skip "crun is not installed (tests/deps.sh installs Debian's crun)" $n_checks
@@ -56,19 +56,7 @@ bundle=$TE_WORK/bundle
 root=$bundle/rootfs
 # merged /usr, as Debian's: srun names the program by its path here
 # (/bin/sh or /usr/bin/sh), and both must be in the container
-mkdir -p "$root"/{etc,proc,sys,dev,tmp,usr/bin,usr/lib,usr/lib64}
-ln -s usr/bin "$root/bin"
-ln -s usr/lib "$root/lib"
-ln -s usr/lib64 "$root/lib64"
-for p in sh env cat sleep; do
-	p=$(command -v "$p")
-	cp -L "$p" "$root/usr/bin/${p##*/}"
-	for lib in $(ldd "$p" | grep -oE '/[^ ]+'); do
-		dst=$root/usr${lib#/usr}
-		mkdir -p "$(dirname "$dst")"
-		cp -L "$lib" "$dst"
-	done
-done
+mini_rootfs "$root" sh env cat sleep || bail_out "cannot make the bundle's root"
 echo "te-oci-image" >"$root/etc/te-oci-image"
 (cd "$bundle" && crun spec) || bail_out "crun spec failed"
 mkdir -p "$TE_WORK/probe" && chmod 1777 "$TE_WORK/probe"
@@ -118,10 +106,10 @@ show='echo "env ${SLURM_PROCID:-none} ${RANK:-none} ${WORLD_SIZE:-none} ${MASTER
 ranks() { grep '^env ' | sort -n -k2; }
 # trainenv stacks on a 3-node step sleeping in the container, once it
 # says something (and, with WANT, once that matches): its output in $st
-oci_stacks() { # [WANT]
-	local before spid job='' want=${1:-.}
+oci_stacks() { # [WANT [BUNDLE]]
+	local before spid job='' want=${1:-.} b=${2:-$bundle}
 	before=$(te_last_job_id)
-	te_srun -t 120 $mpi -N3 --ntasks-per-node=1 --container="$bundle" sleep 60 >/dev/null 2>&1 &
+	te_srun -t 120 $mpi -N3 --ntasks-per-node=1 --container="$b" sleep 60 >/dev/null 2>&1 &
 	spid=$!
 	st=''
 	for _ in $(seq 1 60); do
@@ -157,7 +145,7 @@ if [ "$new_slurm" = 0 ]; then
 	skip "Slurm $rel: first-collective in the container is for 23.02 and later" 2
 	skip "Slurm $rel: signal dispositions in the container are for 23.02 and later" 1
 	skip "Slurm $rel: the pre-flight's result in the container is for 23.02 and later" 1
-	skip "Slurm $rel: the ranks of an OCI step are found by the hang report from 23.02" 2
+	skip "Slurm $rel: the ranks of an OCI step are found by the hang report from 23.02" 3
 else
 	# (MASTER_PORT is chosen per step: compared as being a number)
 	nport() { ranks | awk '{ $6 = ($6 ~ /^[0-9]+$/) ? "port" : $6; print }' | sort -u; }
@@ -206,6 +194,18 @@ else
 	grep -qE '^trainenv: hang: ranks 0-2 on n1-n3 \(3 ranks' <<<"$st" && grep -qE 'nanosleep' <<<"$st"
 	ok $? "trainenv stacks finds the 3 ranks in their containers, with their native frames (sleep's nanosleep)"
 	diag "$(head -n 12 <<<"$st")"
+	# the same bundle with a PID namespace of its own (crun spec's
+	# default): /proc shows the program under its node's pid
+	pidns=$TE_WORK/bundle-pidns
+	cp -a "$bundle" "$pidns" && python3 - "$pidns/config.json" <<'EOF' || bail_out "cannot edit config.json"
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["linux"]["namespaces"].append({"type": "pid"})
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+EOF
+	oci_stacks '\(3 ranks' "$pidns"
+	grep -qE '^trainenv: hang: ranks 0-2 on n1-n3 \(3 ranks' <<<"$st" && grep -qE 'nanosleep' <<<"$st"
+	ok $? "  with a PID namespace in the bundle too" || diag "$st"
 	# the exit watchdog's report: rank 1 sleeps on after the others ended
 	te_seconds te_srun -t 120 $mpi -N3 --ntasks-per-node=1 --container="$bundle" --train-exit-grace=5 \
 		sh -c '[ "$RANK" != 1 ] || exec sleep 100' >"$TE_WORK/eg.out" 2>&1
@@ -222,7 +222,7 @@ fi
 # cgroups, 1.28 always) undoes its CPUs: srun says so once; TRAINENV_BIND
 # reaches the program as without a container (23.02 and later).
 bind='while read -r k v; do [ "$k" = Cpus_allowed_list: ] && c=$v; done </proc/self/status; echo "bind ${SLURM_PROCID:-none} $c ${TRAINENV_BIND:-none}"; cat /etc/te-oci-image 2>/dev/null; true'
-bind_line='^trainenv: note: srun --container: --train-bind binds each task before the OCI runtime starts, and a runtime that resets the CPU affinity of the program it starts \(crun since 1\.9\.2, newer runc\) leaves the rank on all the CPUs of the container.s cpuset \(TRAINENV_BIND still names the CPUs trainenv chose\)$'
+bind_line='^trainenv: note: srun --container: --train-bind binds each task before the OCI runtime starts, and a runtime that resets the CPU affinity of the program it starts \(crun since 1\.9\.2, newer runc\) leaves the rank on all the CPUs of the container.s cpuset'"$([ "$new_slurm" = 1 ] && echo ' \(TRAINENV_BIND still names the CPUs trainenv chose\)')"'$'
 # (Slurm 22.05 fails to launch two containers of a step on one node:
 # "Task launch ... failed: Unspecified error"; one there)
 tpn=$((1 + new_slurm))
@@ -245,29 +245,16 @@ fi
 # ---------------------------------------------------------------- shield
 # srun's hang-up shield is srun's side: a container does not change it
 probe=$TE_WORK/probe
-hup_run() { # NAME SRUN_ARGS...: nohup srun in the background; sets rc and done_files
-	local name=$1 pid
+hup_in_container() { # NAME SRUN_ARGS...
+	local name=$1
 	shift
-	rm -f "$probe/$name".*
-	nohup srun -t 3 $mpi -N2 --ntasks-per-node=1 --container="$bundle" "$@" sh -c \
-		": >/probe/$name.started.\$\$; sleep 15; : >/probe/$name.done.\$\$" \
-		>"$TE_WORK/$name.out" 2>&1 &
-	pid=$!
-	te_on_exit "kill -KILL $pid 2>/dev/null"
-	for _ in $(seq 1 600); do
-		[ "$(ls "$probe/$name".started.* 2>/dev/null | wc -l)" = 2 ] && break
-		sleep 0.1
-	done
-	kill -HUP "$pid"
-	for _ in $(seq 1 450); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	wait "$pid"
-	rc=$?
-	done_files=$(ls "$probe/$name".done.* 2>/dev/null | wc -l)
+	hup_run "$name" "$probe" 2 -t 3 $mpi -N2 --ntasks-per-node=1 --container="$bundle" "$@" sh -c \
+		": >/probe/$name.started.\$\$; sleep 15; : >/probe/$name.done.\$\$"
 }
-hup_run hup
+hup_in_container hup
 is "$rc,$done_files" "0,2" "nohup srun --container & + kill -HUP: srun exits 0 and both ranks in the container finish (the shield)" ||
 	diag "$(cat "$TE_WORK/hup.out")"
-hup_run hupdef --train-sighup=default
+hup_in_container hupdef --train-sighup=default
 # (whether each program in a container dies with the step is Slurm's and
 # the runtime's: with this cluster's proctrack/linuxproc and crun without
 # cgroups, 26.05 at times leaves one to finish its sleep)

@@ -31,6 +31,9 @@
 #   cluster_exec NODE CMD...    run CMD inside node NODE's namespaces
 #   te_on_exit CMD              run CMD (eval'd) at exit, before the cluster stops
 #   te_seconds CMD...           run CMD, set TE_SECONDS to its wall time
+#   hup_run NAME DIR N ARGS...  nohup srun ARGS... &, kill -HUP once N tasks
+#                               wrote DIR/NAME.started.*; sets rc, done_files
+#   mini_rootfs DIR PROGS...    a container root of this machine's PROGS
 # Every wait has a deadline: a test never hangs.
 
 _te_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -404,4 +407,47 @@ te_torch_store_env() {
 		export USE_LIBUV=0
 		diag "this torch has no libuv: USE_LIBUV=0 for init_process_group"
 	fi
+}
+
+# The hang-up shield, as a user meets it: nohup srun ARGS... & then
+# kill -HUP srun once N tasks have written DIR/NAME.started.* (the
+# command writes those, and DIR/NAME.done.* when it finished its work);
+# srun's output in $TE_WORK/NAME.out. Sets rc (srun's status) and
+# done_files (how many tasks finished).
+hup_run() { # NAME DIR N SRUN_ARGS...
+	local name=$1 dir=$2 n=$3 pid
+	shift 3
+	rm -f "$dir/$name".*
+	nohup srun "$@" >"$TE_WORK/$name.out" 2>&1 &
+	pid=$!
+	te_on_exit "kill -KILL $pid 2>/dev/null"
+	for _ in $(seq 1 600); do
+		[ "$(find "$dir" -maxdepth 1 -name "$name.started.*" | wc -l)" -ge "$n" ] && break
+		sleep 0.1
+	done
+	kill -HUP "$pid"
+	for _ in $(seq 1 450); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	wait "$pid"
+	rc=$?
+	done_files=$(find "$dir" -maxdepth 1 -name "$name.done.*" | wc -l)
+}
+
+# A container root in DIR (merged /usr, as Debian's) holding PROGRAMS from
+# this machine and their libraries, for Slurm's OCI bundles and Apptainer
+# images that need no archive.
+mini_rootfs() { # DIR PROGRAMS...
+	local root=$1 p lib dst
+	shift
+	mkdir -p "$root"/{etc,proc,sys,dev,tmp,var/tmp,root,home,usr/bin,usr/lib,usr/lib64} || return 1
+	ln -sfn usr/bin "$root/bin"
+	ln -sfn usr/lib "$root/lib"
+	ln -sfn usr/lib64 "$root/lib64"
+	for p in "$@"; do
+		p=$(command -v "$p") || return 1
+		cp -L "$p" "$root/usr/bin/${p##*/}" || return 1
+		for lib in $(ldd "$p" | grep -oE '/[^ ]+'); do
+			dst=$root/usr${lib#/usr}
+			mkdir -p "$(dirname "$dst")" && cp -L "$lib" "$dst" || return 1
+		done
+	done
 }

@@ -19,7 +19,7 @@ name=${1:-}
 shift
 root=${TE_ROOTS:-/var/lib/trainenv-roots}/$name
 die() { echo "enter.sh: $*" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || die "needs root (namespaces, chroot)"
+[ "$(id -u)" -eq 0 ] || die "needs root (namespaces, pivot_root)"
 [ "$(cat "$root/etc/trainenv-root" 2>/dev/null)" = "$name" ] ||
 	die "no root in $root: run tests/releases/root.sh $name"
 cwd=$(pwd -P)
@@ -53,13 +53,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# pid 1 of the new PID namespace: the mounts, then chroot into the root.
+# pid 1 of the new PID namespace: the mounts, then into the root.
 in_ns() { # ROOT TOP CWD CUDA CMD...
 	set -eu
 	local root=$1 top=$2 cwd=$3 cuda=$4
 	shift 4
-	# The root is a mount point of its own: `ip -n NS` makes / a slave mount,
-	# which a chroot's / must be for that.
+	# The root is a mount point of its own: pivot_root needs one, and
+	# `ip -n NS` makes / a slave mount, which a chroot's / must be for that.
 	mount --bind "$root" "$root"
 	mount -t proc proc "$root/proc"
 	mount -t sysfs sysfs "$root/sys"
@@ -80,13 +80,16 @@ in_ns() { # ROOT TOP CWD CUDA CMD...
 	ip link set lo up
 	# pivot_root, not chroot: the root becomes the mount namespace's own
 	# (Apptainer refuses to start in a chroot: "weak chrooted
-	# environment"), and the machine's tree is unmounted from it
-	mkdir -p "$root/.te-oldroot"
+	# environment"), and the machine's tree, stacked under it by
+	# "pivot_root . .", is unmounted. Where pivot_root cannot (this
+	# machine's / is not a mount point of its own), chroot.
 	cd "$root"
-	pivot_root . .te-oldroot
-	umount -l /.te-oldroot
-	cd /
-	exec /bin/bash -c "$(declare -f run_cmd); run_cmd \"\$@\"" run_cmd "$cwd" "$@"
+	if pivot_root . . 2>/dev/null; then
+		umount -l . || true
+		cd /
+		exec /bin/bash -c "$(declare -f run_cmd); run_cmd \"\$@\"" run_cmd "$cwd" "$@"
+	fi
+	exec chroot "$root" /bin/bash -c "$(declare -f run_cmd); run_cmd \"\$@\"" run_cmd "$cwd" "$@"
 }
 
 # Still pid 1, inside the root: runs CMD, passes INT, TERM and HUP on to it

@@ -150,10 +150,13 @@ static void test_task_env(void)
 		"TRAINENV_TASK=12 x 3 n1", "TRAINENV_TASK=99999999999 0 3 n1",
 		"TRAINENV_TASK=", "TRAINENV_TASK=12 0 3 "
 		"n123456789012345678901234567890123456789012345678901234567890123",
+		"TRAINENV_TASK=12  0 3 n1", "TRAINENV_TASK= 12 0 3 n1",
+		"TRAINENV_TASK=12 0 3 n1 ", "TRAINENV_TASK=12 0 3 n\tx",
+		"TRAINENV_TASK=12 0 3 n\033[2J",
 	};
 	struct te_proc p;
 	char env[512];
-	size_t i, n_bad = 0, n_fuzz = 0;
+	size_t i, n_bad = 0, n_fuzz = 0, n_taken = 0;
 	unsigned seed = 7;
 
 	te_proc_environ_parse("A=1\0TRAINENV_TASK=12 0 3 n17\0B=2", 33, &p);
@@ -175,7 +178,8 @@ static void test_task_env(void)
 	is_int((int)n_bad, (int)(sizeof(bad) / sizeof(bad[0])),
 	       "malformed TRAINENV_TASK (fields missing or too many, a "
 	       "negative, a '/', not a number, past int, empty, a 64-byte "
-	       "node): none of it taken");
+	       "node, spaces doubled, leading or trailing, control "
+	       "characters): none of it taken");
 	/* random bytes after the name: never past the node's buffer, and
 	 * all four fields or none */
 	for (i = 0; i < 200000; i++) {
@@ -184,7 +188,7 @@ static void test_task_env(void)
 		memcpy(env, "TRAINENV_TASK=", 14);
 		for (k = 14; k < len; k++) {
 			seed = seed * 1103515245 + 12345;
-			env[k] = "0123456789 n/\0x-"[(seed >> 16) % 17];
+			env[k] = "0123456789 n/\0x-._"[(seed >> 16) % 19];
 		}
 		te_proc_environ_parse(env, len, &p);
 		if (strlen(p.node) < sizeof(p.node) &&
@@ -192,9 +196,12 @@ static void test_task_env(void)
 		     (p.job == -1 && p.step == -1 && p.procid == -1 &&
 		      !p.node[0])))
 			n_fuzz++;
+		n_taken += p.job >= 0;
 	}
 	is_int((int)n_fuzz, 200000, "200,000 random TRAINENV_TASK values: "
 	       "all four fields or none");
+	ok(n_taken > 0, "  of which %zu taken (the check can pass both ways)",
+	   n_taken);
 }
 
 static void test_python(void)
