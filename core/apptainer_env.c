@@ -93,3 +93,12 @@ int te_appt_env(const char *const *names, const char *const *values, size_t n,
 	}
 	return taken;
 }
+
+int te_appt_command(const char *word)
+{
+	const char *slash = word ? strrchr(word, '/') : NULL;
+	const char *prog = slash ? slash + 1 : word;
+
+	return prog && (!strcmp(prog, "apptainer") ||
+			!strcmp(prog, "singularity"));
+}

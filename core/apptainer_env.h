@@ -9,8 +9,8 @@
  * Apptainer also reads): NAME gets the value inside. Given the variables
  * trainenv set in a task, with the task's values, te_appt_env() gives both
  * names for each. Written from Apptainer's documentation and source
- * (internal/pkg/util/env); not run under a real Apptainer here (not
- * packaged by Debian, not buildable without the network). Pure. */
+ * (internal/pkg/util/env), and run under Debian sid's apptainer 1.4.5
+ * (tests/integration/t29_apptainer.sh). Pure. */
 #ifndef TE_APPTAINER_ENV_H
 #define TE_APPTAINER_ENV_H
 
@@ -45,5 +45,9 @@ struct te_appt_out {
  * how many variables were taken. */
 int te_appt_env(const char *const *names, const char *const *values, size_t n,
 		struct te_appt_out *out);
+
+/* 1 when a command's first word runs Apptainer ("apptainer",
+ * "singularity", with a directory or not), else 0 (NULL too). */
+int te_appt_command(const char *word);
 
 #endif

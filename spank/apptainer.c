@@ -22,13 +22,16 @@
 #include "rankenv.h"
 #include "slurmstepd.h"
 #include "strutil.h"
+#include "version.h"
 
-/* trainenv's own variables in a task (set by slurmstepd.c, stepd_rdzv.c,
- * stepd_preflight.c). */
+/* trainenv's own variables in a task that the program reads (set by
+ * slurmstepd.c, stepd_rdzv.c, stepd_preflight.c; a requeued job's by
+ * srun_recovery.c, which a program resuming from its checkpoint reads). */
 static const char *const own[] = {
 	TE_SETTINGS_ENV, TE_RANK_VARS_ENV, TE_LAUNCHER_ENV, "TRAINENV_BIND",
 	"TRAINENV_CHECKPOINT_DIR", TE_PF_ENV, "TRAINENV_BARRIER_TIMEOUT",
-	TE_TASK_ENV,
+	TE_TASK_ENV, TE_PROTOCOL_ENV, "TRAINENV_RESTART",
+	"TRAINENV_EXCLUDED_NODES",
 };
 #define NOWN (sizeof(own) / sizeof(own[0]))
 

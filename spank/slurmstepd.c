@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "apptainer.h"
+#include "apptainer_env.h"
 #include "bindstep.h"
 #include "dumpdir.h"
 #include "failrep_net.h"
@@ -580,9 +581,11 @@ int te_stepd_task_init(spank_t sp)
 		 * tool) needs the hash store: docs/design.md section 3. */
 		if (have)
 			spank_setenv(sp, "PMIX_MCA_gds", "hash", 0);
-		/* not in Slurm's OCI containers: srun said why (srun.c) */
+		/* not in Slurm's OCI containers nor under Apptainer: srun
+		 * said why (srun.c) */
 		if (first_coll && te_stepd_has_pmix(sp) &&
 		    !te_stepd_oci_step(sp) &&
+		    !te_appt_command(te_step.argc > 0 ? te_step.argv[0] : NULL) &&
 		    te_stepd_preload_nccl_barrier(sp) < 0)
 			return task_fail(sp);
 		/* in a container the barrier runs on the node, by proxy;

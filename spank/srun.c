@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "apptainer_env.h"
 #include "dumpdir.h"
 #include "exportenv.h"
 #include "exitwatch.h"
@@ -70,27 +71,35 @@ static int ignores_signals(void)
 		c->v[TE_S_IGNORE_SIGNALS].num);
 }
 
-/* srun apptainer|singularity exec ...: Apptainer's starter sets every
- * signal to its default before it runs the program (seen with Debian's
- * apptainer 1.4.5), so what trainenv ignores for the task is not ignored
- * there; said once. A command that runs Apptainer itself (a script) is
- * not looked into. */
+/* srun apptainer|singularity exec ...: what trainenv cannot do there,
+ * said once. Apptainer's starter sets every signal to its default before
+ * it runs the program (seen with Debian's apptainer 1.4.5), so what
+ * trainenv ignores for the task is not ignored there; the image holds no
+ * trainenv-nccl.so and no PMIx client, so the first-collective barrier is
+ * not offered (the tasks get no preload, slurmstepd.c). A command that
+ * runs Apptainer itself (a script) is not looked into. */
 static void apptainer_note(int argc, char **argv)
 {
 	int i = te_srun_command(argc, argv);
-	const char *prog, *slash;
+	const char *prog;
 
-	if (i < 0 || !ignores_signals())
+	if (i < 0 || !te_appt_command(argv[i]))
 		return;
-	slash = strrchr(argv[i], '/');
-	prog = slash ? slash + 1 : argv[i];
-	if (!strcmp(prog, "apptainer") || !strcmp(prog, "singularity"))
+	prog = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
+	if (ignores_signals())
 		fprintf(stderr, TE_PREFIX "note: srun %s: Apptainer starts the "
 			"program with every signal at its default, so the "
 			"signals trainenv ignores for the tasks "
 			"(--train-sighup=ignore, --train-ignore-signals) are "
 			"not ignored there; srun's own hang-up shield still "
 			"holds\n", prog);
+	if (te_plug.cfg.v[TE_S_BARRIER].word == TE_W_BARRIER_FIRST_COLLECTIVE)
+		fprintf(stderr, TE_PREFIX "note: srun %s: "
+			"--train-barrier=first-collective does not run in an "
+			"Apptainer container (the image has no trainenv-nccl.so "
+			"and no PMIx client for it): no barrier runs; "
+			"--train-barrier=SECONDS runs it on the nodes before "
+			"the program starts\n", prog);
 }
 
 /* Slurm's own OCI containers (srun --container=BUNDLE, or the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# trainenv under a real Apptainer (issue 24, item 7), on the real cluster: Debian's apptainer (in the sid root's archive; Debian 12 and trixie have none) runs each task's program from an image built here whose %environment sets RANK=99 and the heartbeat to 5. The program sees trainenv's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and enforced heartbeat, as the same step without a container, with and without --cleanenv (trainenv's APPTAINERENV_ copies; without them the image's values win, checked); as root and as an unprivileged user; the failure report names a failed rank; trainenv stacks finds the ranks (with --cleanenv too, through trainenv's TRAINENV_TASK); the binding, the hang-up shield and the pre-flight's result reach the program; the signals trainenv ignores do not (Apptainer resets them), and srun says so once.
+# trainenv under a real Apptainer (issue 24, item 7), on the real cluster: Debian's apptainer (in the sid root's archive; Debian 12 and trixie have none) runs each task's program from an image built here whose %environment sets RANK=99 and the heartbeat to 5. The program sees trainenv's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and enforced heartbeat, as the same step without a container, with and without --cleanenv (trainenv's APPTAINERENV_ copies; without them the image's values win, checked); as root and as an unprivileged user; the failure report names a failed rank; trainenv stacks finds the ranks (with --cleanenv too, through trainenv's TRAINENV_TASK); the binding, the hang-up shield and the pre-flight's result reach the program, and a job whose node fails its pre-flight is requeued without it; the signals trainenv ignores do not (Apptainer resets them), nor does the first-collective barrier, and srun says each once.
 # Single-quoted $VARS are for the tasks' shells:
 # shellcheck disable=SC2016
 # SPDX-License-Identifier: GPL-2.0-or-later
@@ -10,7 +10,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=15
+n_checks=20
 plan $n_checks
 if ! command -v apptainer >/dev/null; then
 	skip "apptainer is not installed: Debian has it from sid on (tests/deps.sh installs it where the archive has it; TE_SLURM=sid tests/check.sh runs this test)" $n_checks
@@ -159,7 +159,37 @@ if [ -f "$fakelib" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here
 		sh -c 'echo "pf ${RANK:-none} ${TRAINENV_PREFLIGHT:-none}"' 2>&1)
 	is "$(grep -cE '^pf [0-2] gpu=0000:8[12]:00.0 free=[0-9]+ total=85899345920 runtime=12040 driver=12080$' <<<"$out")" 3 \
 		"the GPU pre-flight runs on the node before apptainer, and TRAINENV_PREFLIGHT reaches each rank (--cleanenv)" || diag "$out"
+	# --train-requeue: n1 fails its pre-flight (test hook) on the node,
+	# before apptainer starts (exit code 75); the job is requeued without
+	# n1 and its restart's ranks run in the container on n2 and n3
+	use_trainenv "helper-dir=$TE_BUILDDIR" "bind-topology=$TE_WORK/gpus.xml" "test-hooks=on"
+	cat >"$TE_WORK/rq.sh" <<-EOF
+		#!/bin/bash
+		srun $mpi --ntasks-per-node=1 --train-launcher=task --train-preflight=on $ax --cleanenv $img \\
+			sh -c 'echo "ran \${RANK:-none} restart=\${TRAINENV_RESTART:-none} \$(cat /etc/te-apptainer-image)"'
+	EOF
+	id=$(cd "$TE_WORK" && TRAINENV_TEST_PREFLIGHT_FAIL="n1:out of memory" LD_LIBRARY_PATH=$TE_WORK/fake \
+		CUDA_VISIBLE_DEVICES=0,1 sbatch --parsable -N2 -t 5 --open-mode=append -o "$TE_WORK/rq.out" \
+		--train-requeue=2 rq.sh | cut -d';' -f1)
+	restart_now "$id" 1 90
+	state=$(wait_job_done "$id" 180)
+	out=$(cat "$TE_WORK/rq.out" 2>/dev/null)
+	is "$state,$(job_field "$id" Restarts),$(job_field "$id" ExcNodeList)" "COMPLETED,1,n1" \
+		"--train-requeue, steps under apptainer, n1's pre-flight fails: the job is requeued without n1 and completes" || diag "$out"
+	like "$out" '(^|\n)trainenv: requeue: node n1 failed: rank 0 failed its check before training \(exit code 75\); the job is requeued without n1 \(restart 1 of 2\)' \
+		"  the output names n1, its exit code 75 and the restart"
+	# (without PMIx the first run's rank on n2 runs too, restart=none)
+	is "$(grep '^ran .* restart=1 ' <<<"$out" | sort | tr '\n' ' ')" "ran 0 restart=1 te-apptainer-image ran 1 restart=1 te-apptainer-image " \
+		"  the restart's 2 ranks run in the container, TRAINENV_RESTART=1 through --cleanenv" || diag "$out"
+	use_trainenv "helper-dir=$TE_BUILDDIR" "nccl-heartbeat=900" "enforce=nccl-heartbeat"
 else
-	skip "no stand-in CUDA runtime in the build or no hwloc export" 1
+	skip "no stand-in CUDA runtime in the build or no hwloc export" 4
 fi
+
+# first-collective: no trainenv-nccl.so and no PMIx client in the image
+out=$(te_srun -t 120 $mpi -N2 --ntasks-per-node=1 --train-barrier=first-collective $ax "$img" \
+	sh -c 'echo "preload ${LD_PRELOAD:-none}"' 2>&1)
+is "$(grep -c '^trainenv: note: srun apptainer: --train-barrier=first-collective does not run in an Apptainer container (the image has no trainenv-nccl.so and no PMIx client for it): no barrier runs; --train-barrier=SECONDS runs it on the nodes before the program starts$' <<<"$out")" 1 \
+	"--train-barrier=first-collective with srun apptainer: srun says once that it does not run there" || diag "$out"
+is "$(grep '^preload ' <<<"$out" | sort -u)" "preload none" "  and no task gets the preload" || diag "$out"
 done_testing

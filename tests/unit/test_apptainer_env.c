@@ -204,8 +204,23 @@ static void test_chain(void)
 	   "chain: nothing the user did not get from trainenv, no LD_PRELOAD");
 }
 
+/* te_appt_command: the commands that run Apptainer. */
+static void test_command(void)
+{
+	ok(te_appt_command("apptainer") && te_appt_command("singularity") &&
+	   te_appt_command("/usr/bin/apptainer") &&
+	   te_appt_command("/opt/sing/bin/singularity"),
+	   "apptainer and singularity, with a directory or not");
+	ok(!te_appt_command("apptainer.sh") && !te_appt_command("python3") &&
+	   !te_appt_command("/usr/bin/") && !te_appt_command("") &&
+	   !te_appt_command(NULL) && !te_appt_command("apptainer/x"),
+	   "anything else: a script, another program, a directory, empty, "
+	   "none");
+}
+
 int main(void)
 {
+	test_command();
 	test_copies();
 	test_left_out();
 	test_bounds();
