@@ -207,6 +207,10 @@ EOF
 	grep -qE '^trainenv: hang: ranks 0-2 on n1-n3 \(3 ranks' <<<"$st" && grep -qE 'nanosleep' <<<"$st"
 	ok $? "  with a PID namespace in the bundle too" || diag "$st"
 	# the exit watchdog's report: rank 1 sleeps on after the others ended
+	# (once the nodes are free: a program that is pid 1 of its own PID
+	# namespace ignores SIGTERM, and the step before ends at Slurm's
+	# SIGKILL; the time measured is this step's, not a wait for nodes)
+	wait_nodes_idle 120 || diag "nodes still busy: $(sinfo -h -N -o '%N %T' | tr '\n' ' ')"
 	te_seconds te_srun -t 120 $mpi -N3 --ntasks-per-node=1 --container="$bundle" --train-exit-grace=5 \
 		sh -c '[ "$RANK" != 1 ] || exec sleep 100' >"$TE_WORK/eg.out" 2>&1
 	rc=$?
