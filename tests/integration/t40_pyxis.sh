@@ -284,16 +284,7 @@ if [ -f "$fakelib" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here
 		srun --mpi=pmix --ntasks-per-node=1 --train-preflight=on --container-image=$image \\
 			sh -c 'echo "ran \$RANK \$SLURMD_NODENAME restart=\${TRAINENV_RESTART:-none} image=\${PYTORCH_VERSION:-none}"'
 	EOF
-	id=$(cd "$TE_WORK" && TRAINENV_TEST_PREFLIGHT_FAIL="n1:out of memory" LD_LIBRARY_PATH=$TE_WORK/fake \
-		CUDA_VISIBLE_DEVICES=0,1 sbatch --parsable -N2 -t 5 --open-mode=append -o "$TE_WORK/rq.out" \
-		--train-requeue=2 rq.sh | cut -d';' -f1)
-	restart_now "$id" 1 90
-	state=$(wait_job_done "$id" 180)
-	out=$(cat "$TE_WORK/rq.out" 2>/dev/null)
-	is "$state,$(job_field "$id" Restarts),$(job_field "$id" ExcNodeList)" "COMPLETED,1,n1" \
-		"--train-requeue, steps in the image, n1's pre-flight fails: the job is requeued without n1 and completes" || diag "$out"
-	like "$out" '(^|\n)trainenv: requeue: node n1 failed: rank 0 failed its check before training \(exit code 75\); the job is requeued without n1 \(restart 1 of 2\)' \
-		"  the output names n1, its exit code 75 and the restart"
+	requeue_without_n1 "$TE_WORK/rq.sh" "$TE_WORK/fake" "steps in the image"
 	is "$(grep '^ran ' <<<"$out" | sort | tr '\n' ' ')" "ran 0 n2 restart=1 image=2.3.0 ran 1 n3 restart=1 image=2.3.0 " \
 		"  the restart's ranks run in the image on n2 and n3, TRAINENV_RESTART=1" || diag "$out"
 	set_plugstack "$train" "$pyxis"

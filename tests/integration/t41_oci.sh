@@ -280,16 +280,7 @@ if [ -f "$fakelib" ] && { [ -s "$TE_WORK/gpus.xml" ] || { lstopo-no-graphics --o
 		srun $mpi --ntasks-per-node=1 --train-launcher=task --train-preflight=on --container=$bundle \
 			sh -c 'echo "ran \${RANK:-none} \${SLURMD_NODENAME:-none} restart=\${TRAINENV_RESTART:-none} \$(cat /etc/te-oci-image)"'
 	EOF
-	id=$(cd "$TE_WORK" && TRAINENV_TEST_PREFLIGHT_FAIL="n1:out of memory" LD_LIBRARY_PATH=$TE_WORK/fake \
-		CUDA_VISIBLE_DEVICES=0,1 sbatch --parsable -N2 -t 5 --open-mode=append -o "$TE_WORK/rq.out" \
-		--train-requeue=2 rq.sh | cut -d';' -f1)
-	restart_now "$id" 1 90
-	state=$(wait_job_done "$id" 180)
-	out=$(cat "$TE_WORK/rq.out" 2>/dev/null)
-	is "$state,$(job_field "$id" Restarts),$(job_field "$id" ExcNodeList)" "COMPLETED,1,n1" \
-		"--train-requeue, steps in OCI containers, n1's pre-flight fails: the job is requeued without n1 and completes" || diag "$out"
-	like "$out" '(^|\n)trainenv: requeue: node n1 failed: rank 0 failed its check before training \(exit code 75\); the job is requeued without n1 \(restart 1 of 2\)' \
-		"  the output names n1, its exit code 75 and the restart"
+	requeue_without_n1 "$TE_WORK/rq.sh" "$TE_WORK/fake" "steps in OCI containers"
 	if [ "$new_slurm" = 1 ]; then
 		# (without PMIx the first run's rank on n2 runs too, restart=0)
 		is "$(grep '^ran .* restart=1 ' <<<"$out" | sort | tr '\n' ' ')" "ran 0 n2 restart=1 te-oci-image ran 1 n3 restart=1 te-oci-image " \

@@ -34,6 +34,8 @@
 #   hup_run NAME DIR N ARGS...  nohup srun ARGS... &, kill -HUP once N tasks
 #                               wrote DIR/NAME.started.*; sets rc, done_files
 #   mini_rootfs DIR PROGS...    a container root of this machine's PROGS
+#   requeue_without_n1 SCRIPT FAKEDIR WHAT  a batch job requeued without
+#                               n1, whose pre-flight fails (2 checks)
 # Every wait has a deadline: a test never hangs.
 
 _te_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -450,4 +452,25 @@ mini_rootfs() { # DIR PROGRAMS...
 			mkdir -p "$(dirname "$dst")" && cp -L "$lib" "$dst" || return 1
 		done
 	done
+}
+
+# --train-requeue without a bad node: the batch script SCRIPT (its srun
+# asks for --train-preflight=on) runs on 2 nodes with fake GPUs (a
+# libcudart.so stand-in in FAKEDIR), and n1's pre-flight fails (the
+# plugin's test hook: test-hooks=on in plugstack.conf). Checks, as WHAT
+# ("steps in the image"), that the job is requeued without n1 and
+# completes, and that the output names n1, its exit code 75 and the
+# restart (2 checks); leaves the output of both runs in out.
+requeue_without_n1() { # SCRIPT FAKEDIR WHAT
+	local id state
+	id=$(cd "$TE_WORK" && TRAINENV_TEST_PREFLIGHT_FAIL="n1:out of memory" LD_LIBRARY_PATH=$2 \
+		CUDA_VISIBLE_DEVICES=0,1 sbatch --parsable -N2 -t 5 --open-mode=append -o "$TE_WORK/rq.out" \
+		--train-requeue=2 "$1" | cut -d';' -f1)
+	restart_now "$id" 1 90
+	state=$(wait_job_done "$id" 180)
+	out=$(cat "$TE_WORK/rq.out" 2>/dev/null)
+	is "$state,$(job_field "$id" Restarts),$(job_field "$id" ExcNodeList)" "COMPLETED,1,n1" \
+		"--train-requeue, $3, n1's pre-flight fails: the job is requeued without n1 and completes" || diag "$out"
+	like "$out" '(^|\n)trainenv: requeue: node n1 failed: rank 0 failed its check before training \(exit code 75\); the job is requeued without n1 \(restart 1 of 2\)' \
+		"  the output names n1, its exit code 75 and the restart"
 }
