@@ -149,10 +149,7 @@ is "$rc,$done_files" "0,2" "nohup srun apptainer exec & + kill -HUP: srun exits 
 
 # the GPU pre-flight runs on the node before apptainer starts; its result
 # reaches the program (fake GPUs, a stand-in CUDA runtime), --cleanenv too
-fakelib=$TE_BUILDDIR/tests/unit/.libs/libfakecudart.so
-if [ -f "$fakelib" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
-	"$TE_SRCDIR/tests/integration/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; then
-	mkdir -p "$TE_WORK/fake" && ln -sf "$fakelib" "$TE_WORK/fake/libcudart.so"
+if fake_gpus; then
 	use_trainenv "helper-dir=$TE_BUILDDIR" "bind-topology=$TE_WORK/gpus.xml"
 	out=$(LD_LIBRARY_PATH=$TE_WORK/fake CUDA_VISIBLE_DEVICES=0,1 te_srun -t 120 $mpi -N3 \
 		--ntasks-per-node=1 --train-launcher=task --train-preflight=on $ax --cleanenv "$img" \

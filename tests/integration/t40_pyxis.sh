@@ -243,10 +243,7 @@ is "$rc,$done_files" "137,0" "  with --train-sighup=default: srun kills the step
 	diag "$(cat "$TE_WORK/hupdef.out")"
 
 # ---------------------------------------------------------------- pre-flight
-fakelib=$TE_BUILDDIR/tests/unit/.libs/libfakecudart.so
-if [ -f "$fakelib" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
-	"$TE_SRCDIR/tests/integration/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; then
-	mkdir -p "$TE_WORK/fake" && ln -sf "$fakelib" "$TE_WORK/fake/libcudart.so"
+if fake_gpus; then
 	set_plugstack "$train bind-topology=$TE_WORK/gpus.xml" "$pyxis"
 	rep='echo "pf $RANK ${TRAINENV_PREFLIGHT:-none}"; c=$(echo "$TRAINENV_BIND" | sed -n "s/.*cpus=\([^ ]*\).*/\1/p"); echo "bind $RANK ${c:-none} $(grep Cpus_allowed_list /proc/self/status | cut -f2)"'
 	out=$(LD_LIBRARY_PATH=$TE_WORK/fake CUDA_VISIBLE_DEVICES=0,1 te_srun -t 180 --mpi=pmix -N3 \

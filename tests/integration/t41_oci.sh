@@ -174,10 +174,7 @@ else
 	ok $? "  as indeed: SIGPIPE is not ignored in the container's program (SigIgn $mask; crun starts it afresh)" || diag "$out"
 	# the GPU pre-flight runs on the node before the runtime starts; its
 	# result reaches the program (fake GPUs, a stand-in CUDA runtime)
-	fakelib=$TE_BUILDDIR/tests/unit/.libs/libfakecudart.so
-	if [ -f "$fakelib" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
-		"$TE_SRCDIR/tests/integration/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; then
-		mkdir -p "$TE_WORK/fake" && ln -sf "$fakelib" "$TE_WORK/fake/libcudart.so"
+	if fake_gpus; then
 		use_trainenv "helper-dir=$TE_BUILDDIR" "bind-topology=$TE_WORK/gpus.xml"
 		out=$(LD_LIBRARY_PATH=$TE_WORK/fake CUDA_VISIBLE_DEVICES=0,1 te_srun -t 120 $mpi -N3 \
 			--ntasks-per-node=1 --train-launcher=task --train-preflight=on --container="$bundle" \
@@ -270,10 +267,7 @@ diag "with --train-sighup=default, $done_files of 2 programs in containers finis
 # n1 fails its pre-flight (test hook) on the node, before the runtime
 # starts: exit code 75, and the job is requeued without n1; the restart's
 # ranks run in the container on n2 and n3.
-fakelib=$TE_BUILDDIR/tests/unit/.libs/libfakecudart.so
-if [ -f "$fakelib" ] && { [ -s "$TE_WORK/gpus.xml" ] || { lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
-	"$TE_SRCDIR/tests/integration/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; }; }; then
-	mkdir -p "$TE_WORK/fake" && ln -sf "$fakelib" "$TE_WORK/fake/libcudart.so"
+if fake_gpus; then
 	use_trainenv "helper-dir=$TE_BUILDDIR" "bind-topology=$TE_WORK/gpus.xml" "test-hooks=on"
 	cat >"$TE_WORK/rq.sh" <<-EOF
 		#!/bin/bash

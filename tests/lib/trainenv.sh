@@ -8,6 +8,10 @@
 #   use_trainenv [ARG...]      plugstack.conf = "required TE_PLUGIN ARG..."
 #   te_last_job_id             the highest job id slurmctld still knows (0: none)
 #   te_jobs_after ID           the job ids above ID that slurmctld knows
+#   fake_gpus                  $TE_WORK/fake/libcudart.so (the build's stand-in
+#                              CUDA runtime) and $TE_WORK/gpus.xml (this
+#                              machine's topology, 2 fake GPUs a package);
+#                              false when the build or hwloc cannot give them
 #   sig_ignored MASK SIGNUM    true when the SigIgn hex MASK has SIGNUM's bit
 #   std_sigign                 filter: SigIgn masks, one a line, cut to the
 #                              standard signals 1-31 (16 hex digits)
@@ -156,4 +160,15 @@ left_on_nodes() { # PATTERN [NODE...]
 	nodes=("$@")
 	[ ${#nodes[@]} -gt 0 ] || nodes=(n1 n2 n3)
 	for n in "${nodes[@]}"; do cluster_exec "$n" pgrep -af "$pattern" 2>/dev/null; done
+}
+
+fake_gpus() {
+	local lib=$TE_BUILDDIR/tests/unit/.libs/libfakecudart.so
+	[ -f "$lib" ] || return 1
+	if [ ! -s "$TE_WORK/gpus.xml" ]; then
+		lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
+			"$TE_SRCDIR/tests/integration/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2 ||
+			return 1
+	fi
+	mkdir -p "$TE_WORK/fake" && ln -sf "$lib" "$TE_WORK/fake/libcudart.so"
 }
