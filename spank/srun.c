@@ -81,11 +81,12 @@ static int ignores_signals(void)
 static void apptainer_note(int argc, char **argv)
 {
 	int i = te_srun_command(argc, argv);
-	const char *prog;
+	const char *prog, *slash;
 
 	if (i < 0 || !te_appt_command(argv[i]))
 		return;
-	prog = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
+	slash = strrchr(argv[i], '/');
+	prog = slash ? slash + 1 : argv[i];
 	if (ignores_signals())
 		fprintf(stderr, TE_PREFIX "note: srun %s: Apptainer starts the "
 			"program with every signal at its default, so the "
