@@ -40,6 +40,8 @@
  * succeed, taking the user's input. So when srun reads a terminal, the
  * shield (still in the session, SIGTTIN blocked: the same EIO) reads it for
  * srun and relays it through a pipe, ending srun's stdin where srun would.
+ * It hears each arrival of input from the terminal itself (tty_notify), so
+ * that it does not miss what the shell reads first, as srun's poll can.
  * And the shield stops with the very signal that stopped the job (SIGTSTP
  * for Ctrl-Z), so the shell reports what it reports without the shield.
  *
@@ -174,6 +176,25 @@ static int stop_with(int sig)
 	sigprocmask(SIG_BLOCK, &one, NULL);
 	sigaction(sig, &old, NULL);
 	return sigpending(&pending) == 0 && sigismember(&pending, SIGCONT);
+}
+
+/* The terminal signals each arrival of input (SIGURG, read from the
+ * signalfd, with si_code POLL_IN): a poll alone can miss input that the
+ * shell reads first (the kernel wakes both, and by the time the poll looks
+ * again the queue may be empty), and in the background it is that arrival
+ * which makes srun's read fail and its stdin end. Enabling O_ASYNC makes
+ * the terminal's foreground group the owner until F_SETOWN: SIGURG, which
+ * programs ignore by default, is all it could get in between. Without
+ * this, the poll still serves. */
+static void tty_notify(int tty)
+{
+	int fl = fcntl(tty, F_GETFL);
+
+	if (fl < 0 || fcntl(tty, F_SETSIG, SIGURG) < 0 ||
+	    fcntl(tty, F_SETFL, fl | O_ASYNC) < 0)
+		return;
+	if (fcntl(tty, F_SETOWN, getpid()) < 0)
+		fcntl(tty, F_SETFL, fl);
 }
 
 struct relay {
@@ -415,6 +436,25 @@ static void on_signal(struct shield *s, int sig)
 	}
 }
 
+/* The terminal's word that input arrived (tty_notify; SIGIO if the kernel
+ * could not queue SIGURG): read it now, as srun would. Returns 0 for any
+ * other signal. */
+static int tty_input(struct shield *s, const struct signalfd_siginfo *si)
+{
+	int i;
+
+	if ((si->ssi_signo != SIGURG && si->ssi_signo != SIGIO) ||
+	    si->ssi_code != POLL_IN)
+		return 0;
+	for (i = 0; i < s->nr; i++)
+		if (s->r[i].input && s->r[i].in >= 0 &&
+		    s->r[i].in == (int)si->ssi_fd) {
+			relay_fill(&s->r[i]);
+			relay_flush(&s->r[i], 0);
+		}
+	return 1;
+}
+
 static void __attribute__((noreturn)) shield_loop(struct shield *s)
 {
 	for (;;) {
@@ -504,8 +544,9 @@ static void __attribute__((noreturn)) shield_loop(struct shield *s)
 			while (read(s->sfd, &si, sizeof(si)) == sizeof(si))
 				/* a timer srun's threads set (26.05's
 				 * connection manager) is not the user's */
-				if (si.ssi_signo != SIGALRM ||
-				    si.ssi_code != SI_TIMER)
+				if (!tty_input(s, &si) &&
+				    (si.ssi_signo != SIGALRM ||
+				     si.ssi_code != SI_TIMER))
 					on_signal(s, (int)si.ssi_signo);
 		}
 		for (i = 1; i < np; i++) {
@@ -571,6 +612,8 @@ int te_hangup_shield(char *err, size_t errlen)
 	sigaddset(&set, SIGTSTP);
 	sigaddset(&set, SIGTTIN);
 	sigaddset(&set, SIGTTOU);
+	sigaddset(&set, SIGURG);	/* tty_notify */
+	sigaddset(&set, SIGIO);
 	if (sigprocmask(SIG_BLOCK, &set, &old) < 0) {
 		te_snprintf(err, errlen, "sigprocmask: %s", strerror(errno));
 		goto fail;
@@ -650,6 +693,7 @@ int te_hangup_shield(char *err, size_t errlen)
 		r[s.nr].wfd = pipes[2][1];
 		te_relaybuf_init(&r[s.nr].buf, mem[2], RELAY_CAP);
 		s.nr++;
+		tty_notify(tty);
 	}
 	if (hold.rd >= 0) {
 		relay_open(&r[s.nr], hold.rd, STDERR_FILENO, mem[3]);
