@@ -542,8 +542,10 @@ static void __attribute__((noreturn)) shield_loop(struct shield *s)
 			struct signalfd_siginfo si;
 
 			while (read(s->sfd, &si, sizeof(si)) == sizeof(si))
-				/* a timer srun's threads set (26.05's
-				 * connection manager) is not the user's */
+				/* the terminal's word that input arrived
+				 * is taken here; a timer srun's threads set
+				 * (26.05's connection manager) is not the
+				 * user's */
 				if (!tty_input(s, &si) &&
 				    (si.ssi_signo != SIGALRM ||
 				     si.ssi_code != SI_TIMER))
