@@ -57,6 +57,14 @@ void te_rdzv_plan_make(const struct te_config *cfg,
 	}
 }
 
+int te_end_step_wait_ms(int64_t on_node_ms)
+{
+	if (on_node_ms < 0)
+		on_node_ms = 0;
+	return on_node_ms >= TE_END_STEP_SETTLE_MS ?
+		       0 : (int)(TE_END_STEP_SETTLE_MS - on_node_ms);
+}
+
 void te_rdzv_helper_argv(const struct te_config *cfg,
 			 const struct te_rdzv_plan *p, const char *helper_name,
 			 uint32_t job_id, uint32_t step_id, const char *failed,

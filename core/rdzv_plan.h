@@ -55,6 +55,18 @@ enum te_rdzv_role te_rdzv_wanted(const struct te_config *cfg, int has_pmix);
 void te_rdzv_plan_make(const struct te_config *cfg,
 		       const struct te_rdzv_facts *f, struct te_rdzv_plan *p);
 
+/* A node whose helper speaks another protocol ends the step through
+ * slurmctld (spank/stepd_rdzv.c). Slurm drops that signal on a node
+ * whose slurmstepd is not up yet (slurmd: "signal for nonexistent
+ * step"), and srun sends it again only KillWait + 2 s later, so such a
+ * node's ranks would wait for the barrier's deadline. The end is sent
+ * once the step has been TE_END_STEP_SETTLE_MS on this node: the same
+ * launch reaches the other nodes by then. */
+#define TE_END_STEP_SETTLE_MS 2000
+/* How long to wait before that signal, the step having been on_node_ms
+ * on this node (a clock that went back counts as 0). */
+int te_end_step_wait_ms(int64_t on_node_ms);
+
 /* The helper's command line. */
 #define TE_RDZV_ARGV_MAX 28
 struct te_rdzv_argv {

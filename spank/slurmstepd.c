@@ -36,6 +36,7 @@
 #include "slurm_compat.h"
 #include "slurmstepd.h"
 #include "strutil.h"
+#include "sysutil.h"
 #include "version.h"
 
 #define TE_CHECKPOINT_ENV "TRAINENV_CHECKPOINT_DIR"
@@ -182,6 +183,7 @@ static void gather_step(spank_t sp)
 	if (te_step.have)
 		return;
 	te_step.have = 1;
+	te_step.since_ms = te_now_ms();
 	spank_get_item(sp, S_JOB_ID, &te_step.job_id);
 	spank_get_item(sp, S_JOB_STEPID, &te_step.step_id);
 	spank_get_item(sp, S_JOB_NNODES, &te_step.nnodes);

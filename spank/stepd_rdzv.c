@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "slurm_compat.h"
@@ -20,6 +21,7 @@
 #include "runcap.h"
 #include "slurmstepd.h"
 #include "strutil.h"
+#include "sysutil.h"
 
 int te_stepd_end_step;
 
@@ -35,9 +37,17 @@ int te_stepd_end_step;
  * in the task's process, as that user): every other rank is still held
  * at the barrier, none has run. Slurm's RPC is bounded by its
  * MessageTimeout; a refusal goes to the node's log, and the others then
- * wait for the deadline as before. */
+ * wait for the deadline as before. It is sent once the step has been
+ * TE_END_STEP_SETTLE_MS here (core/rdzv_plan.h): a node whose slurmstepd
+ * was not up yet would miss it and wait for the barrier's deadline. The
+ * wait is in this task's process, which fails anyway, not in slurmstepd. */
 void te_stepd_end_step_now(void)
 {
+	int ms = te_end_step_wait_ms(te_now_ms() - te_step.since_ms);
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (ms > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 	if (te_slurm_signal_step(te_step.job_id, te_step.step_id, SIGKILL) != 0)
 		slurm_info(TE_PREFIX "could not end step %u.%u after the "
 			   "protocol mismatch: %s", te_step.job_id,

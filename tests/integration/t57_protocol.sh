@@ -4,11 +4,12 @@
 # the step before any rank runs, each task of that node failing with one
 # line that names the node, the helper's directory and both protocols and
 # versions; on every node at once the step ends at once; on one node (n2)
-# too (n2's task ends the step: its helper cannot tell rank 0), and the
-# others' ranks never run either. A node whose plugin and helper both
-# speak protocol 2 (n2's helper given --protocol 2) is named by rank 0
-# from the nodes' data, with both protocols and versions, at once. The
-# same helper of the plugin's own protocol runs the step.
+# too (n2's task ends the step once it has been 2 s there: its helper
+# cannot tell rank 0), and the others' ranks never run either, even where
+# a node's slurmd starts the step late (n3's slurmd stopped). A node
+# whose plugin and helper both speak protocol 2 (n2's helper given
+# --protocol 2) is named by rank 0 from the nodes' data, with both
+# protocols and versions, at once. The same helper of the plugin's own protocol runs the step.
 # SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
@@ -28,7 +29,7 @@ done
 # A test of the PMIx layer: its steps run under srun --mpi=pmix.
 te_require_mpi_pmix
 
-plan 20
+plan 23
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
@@ -92,6 +93,37 @@ ok "$([ "$(count_lines "$out" "$(line_re "$TE_WORK/mixed" n2)")" -ge 1 ] && echo
 is "$(count_lines "$out" 'node n[13]: trainenv-rdzv in .* speaks protocol')" 0 "  n1 and n3 say no such line"
 is "$(count_lines "$out" 'barrier timed out')" 0 "  nobody waited for the barrier's deadline"
 diag "n2 only: $(printf '%s\n' "$out" | grep -v '^ran$' | head -8)"
+
+# The same, with n3's slurmd stopped until n2 has said why: Slurm drops a
+# signal for a step whose slurmstepd is not up yet on a node, and srun
+# sends it again only KillWait + 2 s later. n2 ends the step once the step
+# has been 2 s on n2 (TE_END_STEP_SETTLE_MS), so n3's tasks, started
+# late, are ended too (before, n3 waited for the barrier's deadline).
+n3d=$(awk '$1 == "slurmd.n3" { p = $2 } END { print p }' "$TE_CLUSTER_DIR/pids")
+n2log=$TE_CLUSTER_DIR/log/slurmd.n2.log n3log=$TE_CLUSTER_DIR/log/slurmd.n3.log
+n2at=$(wc -c <"$n2log") n3at=$(wc -c <"$n3log")
+kill -STOP "$n3d"
+te_on_exit "kill -CONT $n3d 2>/dev/null"
+t0=$(date +%s.%N)
+te_srun -t 90 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-report=off \
+	sh -c "echo ran" >"$TE_WORK/late.out" 2>&1 &
+spid=$!
+for ((i = 0; i < 200; i++)); do
+	tail -c +"$((n2at + 1))" "$n2log" | grep -q 'speaks protocol 2' && break
+	sleep 0.05
+done
+n2said=$i
+sleep 0.3	# Slurm's signal, were it sent now, would reach n3's stopped slurmd
+kill -CONT "$n3d"
+wait "$spid"
+secs=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.3f", e - s }')
+n3new=$(tail -c +"$((n3at + 1))" "$n3log")
+ok "$([ "$n2said" -lt 200 ] && echo 0 || echo 1)" "n3's slurmd stopped: n2 said why meanwhile" ||
+	diag "$(tail -c +"$((n2at + 1))" "$n2log")"
+awk -v t="$secs" 'BEGIN { exit !(t < 10) }'
+ok $? "  the step ends well before the 20 s barrier, n3 started late ($secs s)" ||
+	diag "$(cat "$TE_WORK/late.out")" "$n3new"
+is "$(count_lines "$(cat "$TE_WORK/late.out"; printf "\n%s" "$n3new")" 'barrier timed out')" 0 "  n3 did not wait for the barrier's deadline"
 
 # n2 all of protocol 2 (its plugin would pass --protocol 2: the wrapper
 # does): n2's helper runs and says protocol=2 in its node's data; rank 0

@@ -311,8 +311,28 @@ static void test_env_with(void)
 	free(e);
 }
 
+static void test_end_step_wait(void)
+{
+	ok(te_end_step_wait_ms(0) == TE_END_STEP_SETTLE_MS,
+	   "end of the step: a step just launched here waits the whole "
+	   "settling time");
+	ok(te_end_step_wait_ms(150) == TE_END_STEP_SETTLE_MS - 150,
+	   "end of the step: 150 ms on the node: the rest of it");
+	ok(te_end_step_wait_ms(TE_END_STEP_SETTLE_MS - 1) == 1,
+	   "end of the step: 1 ms short: 1 ms");
+	ok(te_end_step_wait_ms(TE_END_STEP_SETTLE_MS) == 0 &&
+	   te_end_step_wait_ms(3600000) == 0 &&
+	   te_end_step_wait_ms(INT64_MAX) == 0,
+	   "end of the step: at or past the settling time: at once");
+	ok(te_end_step_wait_ms(-5) == TE_END_STEP_SETTLE_MS &&
+	   te_end_step_wait_ms(INT64_MIN) == TE_END_STEP_SETTLE_MS,
+	   "end of the step: a clock that went back: the whole settling "
+	   "time, never more");
+}
+
 int main(void)
 {
+	test_end_step_wait();
 	test_env_with();
 	test_timeline();
 	test_roles();
