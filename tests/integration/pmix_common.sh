@@ -47,6 +47,19 @@ gpu_nodes() { # N
 # node (the step is over): prints what is left. Only the node's own
 # processes count (its network namespace): other clusters may run on the
 # same machine.
+# After a step that failed: waits, up to 10 s, until as many jobs of ours
+# run as BEFORE and no process matching PATTERN is left on any node
+# (slurmstepd ends a moment after srun has the exit codes); the caller's
+# checks then say what is left.
+settle() { # BEFORE PATTERN
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[ "$(squeue -h -t R | wc -l)" = "$1" ] && [ -z "$(leftovers "$2")" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 leftovers() { # PATTERN
 	local n
 	for n in $(seq 1 "${TE_CLUSTER_NODES:-3}"); do

@@ -206,7 +206,8 @@ second_start() { while (( 10#$(date +%N) > 250000000 )); do sleep 0.02; done; }
 ctrl_c() { # NAME COUNT SRUN_ARGS...
 	local name=$1 count=$2 k
 	shift 2
-	in_tmux "$name" "srun -N2 $* $task $name 2 2>$name.err; echo rc=\$? >$name.rc"
+	# 4 s of ticks: still running after the waits below on a busy CPU
+	in_tmux "$name" "srun -N2 $* $task $name 4 2>$name.err; echo rc=\$? >$name.rc"
 	started "$name" || return 1
 	screen_shows "$name" "$ticks" 15 || return 1
 	second_start

@@ -235,8 +235,11 @@ ok $? "two jobs running on the same node have different MASTER_PORTs"
 
 # ---------------------------------------------------------------- first-failure report
 report_re='^trainenv: rank [0-9]+ \(node n[0-9], local rank [0-9]+\) '
+# The later rank fails a second after the first has (a file says when),
+# whatever the nodes' launch skew.
+after_first='n=0; while [ ! -e "$1" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done; sleep 1'
 t0=$(date +%s)
-out=$(te_srun -t 60 -N3 sh -c 'case $SLURM_PROCID in 1) exit 3 ;; 2) sleep 1; kill -TERM $$ ;; esac; sleep 2' 2>&1)
+out=$(te_srun -t 60 -N3 sh -c 'case $SLURM_PROCID in 1) : >"$1"; exit 3 ;; 2) '"$after_first"'; kill -TERM $$ ;; esac; sleep 2' sh "$TE_WORK/first.1" 2>&1)
 rc=$?
 reports=$(printf '%s\n' "$out" | grep -E "$report_re")
 diag "$reports"
@@ -251,7 +254,7 @@ when=$(printf '%s\n' "$reports" | sed -n '1s/.* at \([0-9-]* [0-9:]*\)\..*/\1/p'
 t=$(date -d "$when" +%s 2>/dev/null || echo 0)
 [ "$t" -ge $((t0 - 2)) ] && [ "$t" -le $(( $(date +%s) + 2 )) ]
 ok $? "the time in the report ($when) is when the rank failed"
-out=$(te_srun -t 60 -N3 sh -c 'case $SLURM_PROCID in 0) kill -KILL $$ ;; 2) sleep 1; exit 7 ;; esac' 2>&1)
+out=$(te_srun -t 60 -N3 sh -c 'case $SLURM_PROCID in 0) : >"$1"; kill -KILL $$ ;; 2) '"$after_first"'; exit 7 ;; esac' sh "$TE_WORK/first.2" 2>&1)
 reports=$(printf '%s\n' "$out" | grep -E "$report_re")
 like "$(printf '%s\n' "$reports" | sed -n 1p)" '^trainenv: rank 0 \(node n1, local rank 0\) was killed by signal 9 \(SIGKILL\) at .*: the first failure of this step$' "a signal first: rank 0's SIGKILL is the first failure"
 like "$(printf '%s\n' "$reports" | sed -n 2p)" '^trainenv: rank 2 \(node n3, local rank 0\) exited with code 7 at [^:]*:[^:]*:[0-9.]*$' "then rank 2's exit code 7, not first"

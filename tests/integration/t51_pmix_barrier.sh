@@ -117,12 +117,17 @@ is "$(count_lines "$out" '^trainenv: error: rank 3 \(node n2\) failed before the
 	diag "$out"
 like "$out" "^trainenv: error: test hook TRAINENV_TEST_FAIL_RANK: rank 3 fails" \
 	"rank 3's own task says why it failed"
-sleep 1
+settle "$before" 'trainenv-rdzv|print\(.ran'
 is "$(squeue -h -t R | wc -l)" "$before" "no job of ours is left running"
 is "$(leftovers 'trainenv-rdzv|print\(.ran')" "" "no helper or task process is left on any node"
 
 # ---------------------------------------------------------------- a node that comes too late
-# The deadline's report: n2 starts 5 s late, the barrier allows 3 s.
+# The deadline's report: n2 starts 5 s late, the barrier allows 3 s. A
+# step that fails at once, timed first: what srun and Slurm take besides
+# the waits, on this machine now.
+te_seconds eval 'TRAINENV_TEST_FAIL_RANK=0 te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 \
+	--train-barrier=3 --train-failure-report=off true >/dev/null 2>&1'
+base=$TE_SECONDS
 te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n2:5 te_srun -t 60 --mpi=pmix -N3 \
 	--ntasks-per-node=2 --train-barrier=3 --train-failure-report=off true 2>&1)'
 rc=$?
@@ -131,8 +136,8 @@ ok $? "a node later than the deadline: the step fails"
 is "$(count_lines "$out" '^trainenv: error: barrier timed out after 3 s: 4 of 6 ranks arrived; missing: ranks 2-3 \(node n2\)$')" 4 \
 	"each of the 4 waiting tasks says: 4 of 6 arrived, ranks 2-3 on n2 are missing" ||
 	diag "$out"
-awk -v t="$TE_SECONDS" 'BEGIN { exit !(t >= 3 && t < 5 + 3 + 4) }'
-ok $? "n1 and n3 at the deadline, n2 by its own deadline after its late start ($TE_SECONDS s)"
+awk -v t="$TE_SECONDS" -v b="$base" 'BEGIN { exit !(t >= 3 && t - b < 5 + 3 + 3) }'
+ok $? "n1 and n3 at the deadline, n2 by its own deadline after its late start ($TE_SECONDS s; a step failing at once: $base s)"
 # n2 comes when rank 0 has given up: its helper cannot find rank 0's
 # coordinator any more (PMIx never answers for rank 0's address, or says
 # there is none)
@@ -156,8 +161,8 @@ te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n2:3 te_srun -t 60 --mpi=pmix -N3 \
 	--ntasks-per-node=2 --train-barrier=20 bash -c "echo ran" 2>&1)'
 is "$(count_lines "$out" '^ran$')" 6 "a node 3 s late within a 20 s barrier: all six tasks run" ||
 	diag "$out"
-awk -v t="$TE_SECONDS" 'BEGIN { exit !(t >= 3 && t < 6) }'
-ok $? "they start together once n2 is there ($TE_SECONDS s)"
+awk -v t="$TE_SECONDS" 'BEGIN { exit !(t >= 3 && t < 10) }'
+ok $? "they start together once n2 is there, long before the 20 s deadline ($TE_SECONDS s)"
 is "$(count_lines "$out" '^trainenv: barrier:')" 0 \
 	"3 s is under barrier-skew-warn's 10 s: no timeline line" || diag "$out"
 
@@ -176,14 +181,14 @@ json=$(cat "$rec"/0/*/trainenv.0.json 2>&1)
 import json, sys
 l = json.loads(sys.argv[1])["launch"]
 ok = (l["ranks"] == 6 and l["nodes"] == 3 and l["last_node"] == "n2" and
-      l["first_node"] in ("n1", "n3") and 2500 <= l["skew_ms"] < 6000)
+      l["first_node"] in ("n1", "n3") and 2000 <= l["skew_ms"] < 6000)
 sys.exit(0 if ok else 1)
 PY
-ok $? "the step's record holds the timeline: 6 ranks, 3 nodes, n2 last, 2.5-6 s" ||
+ok $? "the step's record holds the timeline: 6 ranks, 3 nodes, n2 last, 2-6 s (3 s late, less the nodes' own launch skew)" ||
 	diag "$json"
 out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 --train-barrier=20 \
 	--train-explain bash -c "echo ran" 2>&1)
-is "$(count_lines "$out" '^trainenv: barrier: 6 ranks on 3 nodes; (all arrived within 0\.1 s|the last, n[1-3], arrived [0-1]\.[0-9] s after the first)$')" 1 \
+is "$(count_lines "$out" '^trainenv: barrier: 6 ranks on 3 nodes; (all arrived within 0\.1 s|the last, n[1-3], arrived [0-2]\.[0-9] s after the first)$')" 1 \
 	"--train-explain, every node on time: the line says so" ||
 	diag "$(printf '%s\n' "$out" | grep '^trainenv: barrier')"
 out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 --train-barrier=off \

@@ -1,7 +1,7 @@
 #!/bin/bash
 # PMIx layer, the launch coordinator against other users (issue 11): rank
 # 0's node runs a TCP coordinator that every node's helper registers with.
-# While n3 starts 5 s late (test hook TRAINENV_TEST_DELAY), a process of
+# While n3 starts 7 s late (test hook TRAINENV_TEST_DELAY), a process of
 # user nobody on n1 holds 100 idle connections to the coordinator (more
 # than its pool of strangers, 64: it opens a new one for each that is
 # dropped) and sends garbage on a new connection every 20 ms. The launch
@@ -111,10 +111,10 @@ chmod 644 hostile.py
 n1addr=$(node_addr n1)
 
 # ---------------------------------------------------------------- without the attack
-te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n3:5 te_srun -t 60 --mpi=pmix -N3 \
+te_seconds eval 'out=$(TRAINENV_TEST_DELAY=n3:7 te_srun -t 60 --mpi=pmix -N3 \
 	--ntasks-per-node=2 --train-barrier=20 sh -c "echo ran" 2>&1)'
 base=$TE_SECONDS
-is "$(count_lines "$out" '^ran$')" 6 "n3 5 s late, no attack: all six tasks run ($base s)" || diag "$out"
+is "$(count_lines "$out" '^ran$')" 6 "n3 7 s late, no attack: all six tasks run ($base s)" || diag "$out"
 
 # ---------------------------------------------------------------- under attack
 # attack NIDLE: the launch above, with the attacker on n1 from the moment
@@ -123,7 +123,7 @@ is "$(count_lines "$out" '^ran$')" 6 "n3 5 s late, no attack: all six tasks run 
 attack() { # NIDLE
 	local step listen port rpid attacker cpu0 cpu1 _
 	rm -f attack.rc hostile.log
-	(te_seconds eval 'TRAINENV_TEST_DELAY=n3:5 te_srun -t 60 --mpi=pmix -N3 \
+	(te_seconds eval 'TRAINENV_TEST_DELAY=n3:7 te_srun -t 60 --mpi=pmix -N3 \
 		--ntasks-per-node=2 --train-barrier=20 sh -c "echo ran" >attack.out 2>&1'
 		echo "$? $TE_SECONDS" >attack.rc) &
 	step=$!
@@ -142,7 +142,7 @@ attack() { # NIDLE
 	te_on_exit "kill $attacker 2>/dev/null"
 	sleep 1
 	cpu0=$(cpu_of "$rpid")
-	sleep 3		# n3 arrives about 5 s into the step
+	sleep 3		# n3 arrives about 7 s into the step: the helper still waits
 	cpu1=$(cpu_of "$rpid")
 	CPU=$(awk -v a="${cpu0:-x}" -v b="${cpu1:-x}" 'BEGIN { if (a != "x" && b != "x") print b - a }')
 	for _ in $(seq 600); do kill -0 "$step" 2>/dev/null || break; sleep 0.1; done
@@ -167,7 +167,7 @@ attack 50
 launched "50 idle, garbage"
 awk -v n="$(seen opened)" 'BEGIN { exit !(n >= 50) }'
 ok $? "the attacker, user nobody, connected to the coordinator ($(seen opened) connections)"
-awk -v t="$(seen idle_max_age)" 'BEGIN { exit !(t != "" && t >= 0.9 && t < 1.6) }'
+awk -v t="$(seen idle_max_age)" 'BEGIN { exit !(t != "" && t >= 0.9 && t < 2) }'
 ok $? "idle strangers are dropped after about a second (longest $(seen idle_max_age) s)"
 awk -v n="$(seen garbage)" -v d="$(seen garbage_dropped)" 'BEGIN { exit !(n >= 20 && d >= n - 1) }'
 ok $? "every garbage connection was dropped ($(seen garbage_dropped) of $(seen garbage))"

@@ -122,7 +122,7 @@ is "$(count_lines "$out" '^trainenv: error: barrier timed out after 3 s: 4 of 10
 is "$(count_lines "$out" '^trainenv: error: barrier timed out after 3 s: rank 2 \(node n2\) (did not arrive|could not be found: PMIx gave no address for it in [0-9]+ s \(it has not arrived, has left, or its node.s PMIx server is not answering\))$')" 4 \
 	"n4's and n5's tasks name their parent n2" || diag "$out"
 
-sleep 1
+settle "$before" 'trainenv-rdzv|echo ran'
 is "$(squeue -h -t R | wc -l)" "$before" "no job of ours is left running"
 is "$(leftovers 'trainenv-rdzv|echo ran')" "" "no helper or task process is left on any node"
 

@@ -146,7 +146,7 @@ is "$(count_lines "$out" '^trainenv: error: rank [23] \(node n2\) failed before 
 	"every other task gets rank 0's report naming the same" || diag "$out"
 is "$(count_lines "$out" '^trainenv: error: rank [23] \(node n2\) failed before the barrier' | sort -u | wc -l)" 1 \
 	"  one report, the same on every task (the first failure)"
-sleep 1
+settle "$before" 'trainenv-rdzv|trainenv-preflight|sleep 30'
 is "$(squeue -h -t R | wc -l)" "$before" "no job of ours is left running"
 is "$(leftovers 'trainenv-rdzv|trainenv-preflight|sleep 30')" "" "no helper or task process is left on any node"
 out=$(LD_LIBRARY_PATH=$fake CUDA_VISIBLE_DEVICES=0,1 te_srun -t 60 --mpi=pmix -N3 \

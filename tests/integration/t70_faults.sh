@@ -37,7 +37,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # this test injects.
 te_require_mpi_pmix
 
-plan 111
+plan 117
 
 cluster_up --nodes 3 || bail_out "no cluster"
 ok 0 "cluster is up"
@@ -190,7 +190,8 @@ is "$(printf '%s\n' "$out" | grep -c '^ran$')" 6 "node death: the next step on t
 # that dies while waiting counts as a rank that failed before the
 # barrier: the step fails as soon as rank 0 can tell every node (here
 # when n3 arrives, 3 s in), never later than the late node's deadline
-# (3 + 7 s).
+# (3 + 7 s). LAST: when the last task said why (its line's stamp), in
+# seconds from srun's start.
 kill_case() { # NAME NODE WHO
 	local before job pids h l f victim t0 pid
 	before=$(te_last_job_id)
@@ -213,13 +214,17 @@ kill_case() { # NAME NODE WHO
 	ok $? "$1: killed the $3 (pid ${victim:-none}) of job $job on $2 while the others wait"
 	wait_pid "$pid" 40
 	SECS=$(awk -v t0="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - t0 }')
+	LAST=$(awk -v t0="$t0" '$2 == "trainenv:" && $3 == "error:" { l = $1 } END { printf "%.1f", l ? l - t0 : 999 }' "$TE_WORK/$1.out")
 	OUT=$(cut -d' ' -f2- "$TE_WORK/$1.out")
 	JOB=$job
 }
 after_kill() { # NAME
 	is "$(printf '%s\n' "$OUT" | grep -c '^ran$')" 0 "$1: no task started its program"
-	awk -v t="$SECS" -v m=$margin 'BEGIN { exit !(t < 3 + 7 + m) }'
-	ok $? "$1: the step ends by the late node's deadline (3 + 7 s) plus $margin s ($SECS s)"
+	awk -v t="$LAST" -v m=$margin 'BEGIN { exit !(t < 3 + 7 + m) }'
+	ok $? "$1: every task has said why by the late node's deadline (3 + 7 s) plus $margin s ($LAST s)"
+	# then Slurm ends the step: 2-3 s more when rank 0's node is gone
+	awk -v t="$SECS" -v l="$LAST" 'BEGIN { exit !(t - l < 10) }'
+	ok $? "$1: srun ends within 10 s of that ($SECS s)"
 	# slurmstepd itself may take a while: when rank 0's node is gone,
 	# Slurm's PMIx server of a late node retries its message to it for
 	# about 20 s before it ends (Slurm's, not trainenv's)
