@@ -218,10 +218,10 @@ kill_case() { # NAME NODE WHO
 	OUT=$(cut -d' ' -f2- "$TE_WORK/$1.out")
 	JOB=$job
 }
-after_kill() { # NAME
+after_kill() { # NAME [LATE]: LATE s more before the late node's barrier starts
 	is "$(printf '%s\n' "$OUT" | grep -c '^ran$')" 0 "$1: no task started its program"
-	awk -v t="$LAST" -v m=$margin 'BEGIN { exit !(t < 3 + 7 + m) }'
-	ok $? "$1: every task has said why by the late node's deadline (3 + 7 s) plus $margin s ($LAST s)"
+	awk -v t="$LAST" -v m=$margin -v l="${2:-0}" 'BEGIN { exit !(t < 3 + 7 + m + l) }'
+	ok $? "$1: every task has said why by the late node's deadline (3${2:+ + $2} + 7 s) plus $margin s ($LAST s)"
 	# then Slurm ends the step: 2-3 s more when rank 0's node is gone
 	awk -v t="$SECS" -v l="$LAST" 'BEGIN { exit !(t - l < 10) }'
 	ok $? "$1: srun ends within 10 s of that ($SECS s)"
@@ -262,7 +262,10 @@ like "$OUT" "^trainenv: error: rendezvous: this node's first task ended before i
 	"rank 0's task killed while waiting: the other task of n1 fails at once, saying why"
 is "$(printf '%s\n' "$OUT" | grep -cE '^trainenv: error: barrier (failed after [0-9.]+ s: rank 0 \(node n1\) stopped waiting|timed out after 7 s: rank 0 \(node n1\) (did not arrive|could not be found: PMIx gave no address))')" 4 \
 	"rank 0's task killed: the 4 tasks on n2, n3 fail naming rank 0 on n1 (its helper died with it)" || diag "$OUT"
-after_kill "rank 0's task"
+# n3's helper starts its barrier about 2 s after it starts when rank 0's
+# node is gone (PMIx_Init and the lookup's start; a barrier's deadline
+# counts from the rank's arrival): 12.2 to 12.9 s in every run here
+after_kill "rank 0's task" 2
 
 kill_case "n2's first task" n2 leader
 like "$OUT" "^trainenv: error: rendezvous: this node's first task ended before its rendezvous finished$" \
