@@ -20,6 +20,14 @@ int64_t te_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void te_sleep_ms(int64_t ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	while (ms > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 int te_random_bytes(void *buf, size_t n)
 {
 	/* at most 256 bytes: getrandom never returns fewer */

@@ -12,6 +12,9 @@
 /* Milliseconds on CLOCK_MONOTONIC (deadlines never follow the wall clock). */
 int64_t te_now_ms(void);
 
+/* Sleeps ms milliseconds, through signals (EINTR); nothing for ms <= 0. */
+void te_sleep_ms(int64_t ms);
+
 /* n (1..256) bytes from the kernel's generator (getrandom); 0 or -1. */
 int te_random_bytes(void *buf, size_t n);
 

@@ -145,12 +145,8 @@ static int hooks_before_init(struct te_rdzv_opts *o)
 	if (!o->hooks)
 		return 0;
 	if ((v = hook_value("TRAINENV_TEST_DELAY", buf, sizeof(buf))) &&
-	    te_parse_u64(v, 600, &n) == 0) {
-		struct timespec ts = { .tv_sec = (time_t)n };
-
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
-	}
+	    te_parse_u64(v, 600, &n) == 0)
+		te_sleep_ms((int64_t)n * 1000);
 	if (!o->failed && (v = getenv("TRAINENV_TEST_FAIL_RANK")) &&
 	    getenv("PMIX_RANK") && !strcmp(v, getenv("PMIX_RANK"))) {
 		te_snprintf(o->failed_text, sizeof(o->failed_text), "test hook "

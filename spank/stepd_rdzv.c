@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "slurm_compat.h"
@@ -43,11 +42,7 @@ int te_stepd_end_step;
  * wait is in this task's process, which fails anyway, not in slurmstepd. */
 void te_stepd_end_step_now(void)
 {
-	int ms = te_end_step_wait_ms(te_now_ms() - te_step.since_ms);
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (ms > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	te_sleep_ms(te_end_step_wait_ms(te_now_ms() - te_step.since_ms));
 	if (te_slurm_signal_step(te_step.job_id, te_step.step_id, SIGKILL) != 0)
 		slurm_info(TE_PREFIX "could not end step %u.%u after the "
 			   "protocol mismatch: %s", te_step.job_id,

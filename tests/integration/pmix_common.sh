@@ -47,6 +47,15 @@ gpu_nodes() { # N
 # node (the step is over): prints what is left. Only the node's own
 # processes count (its network namespace): other clusters may run on the
 # same machine.
+leftovers() { # PATTERN
+	local n
+	for n in $(seq 1 "${TE_CLUSTER_NODES:-3}"); do
+		# shellcheck disable=SC2016 # expanded in the node
+		cluster_exec "n$n" sh -c 'pgrep --ns $$ --nslist net -af -- "$1"' sh "$1" 2>/dev/null |
+			grep -v pgrep | sed "s/^/n$n: /"
+	done
+}
+
 # After a step that failed: waits, up to 10 s, until as many jobs of ours
 # run as BEFORE and no process matching PATTERN is left on any node
 # (slurmstepd ends a moment after srun has the exit codes); the caller's
@@ -58,13 +67,4 @@ settle() { # BEFORE PATTERN
 		sleep 0.2
 	done
 	return 1
-}
-
-leftovers() { # PATTERN
-	local n
-	for n in $(seq 1 "${TE_CLUSTER_NODES:-3}"); do
-		# shellcheck disable=SC2016 # expanded in the node
-		cluster_exec "n$n" sh -c 'pgrep --ns $$ --nslist net -af -- "$1"' sh "$1" 2>/dev/null |
-			grep -v pgrep | sed "s/^/n$n: /"
-	done
 }

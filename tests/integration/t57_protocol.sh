@@ -9,11 +9,14 @@
 # a node's slurmd starts the step late (n3's slurmd stopped). A node
 # whose plugin and helper both speak protocol 2 (n2's helper given
 # --protocol 2) is named by rank 0 from the nodes' data, with both
-# protocols and versions, at once. The same helper of the plugin's own protocol runs the step.
+# protocols and versions, at once. The same helper of the plugin's own
+# protocol runs the step.
 # SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
 # shellcheck source-path=SCRIPTDIR source=pmix_common.sh
 . "$here/pmix_common.sh"
 
@@ -100,8 +103,8 @@ diag "n2 only: $(printf '%s\n' "$out" | grep -v '^ran$' | head -8)"
 # has been 2 s on n2 (TE_END_STEP_SETTLE_MS), so n3's tasks, started
 # late, are ended too (before, n3 waited for the barrier's deadline).
 n3d=$(awk '$1 == "slurmd.n3" { p = $2 } END { print p }' "$TE_CLUSTER_DIR/pids")
-n2log=$TE_CLUSTER_DIR/log/slurmd.n2.log n3log=$TE_CLUSTER_DIR/log/slurmd.n3.log
-n2at=$(wc -c <"$n2log") n3at=$(wc -c <"$n3log")
+nodes=(n2 n3)	# log_sizes, new_logs
+mapfile -t sizes < <(log_sizes)
 kill -STOP "$n3d"
 te_on_exit "kill -CONT $n3d 2>/dev/null"
 t0=$(date +%s.%N)
@@ -109,7 +112,7 @@ te_srun -t 90 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-repor
 	sh -c "echo ran" >"$TE_WORK/late.out" 2>&1 &
 spid=$!
 for ((i = 0; i < 200; i++)); do
-	tail -c +"$((n2at + 1))" "$n2log" | grep -q 'speaks protocol 2' && break
+	new_logs "${sizes[@]}" | grep -q '^n2: .*speaks protocol 2' && break
 	sleep 0.05
 done
 n2said=$i
@@ -117,9 +120,9 @@ sleep 0.3	# Slurm's signal, were it sent now, would reach n3's stopped slurmd
 kill -CONT "$n3d"
 wait "$spid"
 secs=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.3f", e - s }')
-n3new=$(tail -c +"$((n3at + 1))" "$n3log")
+n3new=$(new_logs "${sizes[@]}" | grep '^n3: ')
 ok "$([ "$n2said" -lt 200 ] && echo 0 || echo 1)" "n3's slurmd stopped: n2 said why meanwhile" ||
-	diag "$(tail -c +"$((n2at + 1))" "$n2log")"
+	diag "$(new_logs "${sizes[@]}" | grep '^n2: ')"
 awk -v t="$secs" 'BEGIN { exit !(t < 10) }'
 ok $? "  the step ends well before the 20 s barrier, n3 started late ($secs s)" ||
 	diag "$(cat "$TE_WORK/late.out")" "$n3new"
