@@ -57,6 +57,7 @@
 #include "container_env.h"
 #include "proctab.h"
 #include "strutil.h"
+#include "sysutil.h"
 #include "version.h"
 #include "trainenv/trainenv.h"
 
@@ -171,14 +172,6 @@ static unsigned long long start_time(int pid)
 	return te_proc_stat_read(pid, &p) == 0 ? p.start : 0;
 }
 
-static void nap(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /* Until the task executes its program: 1, or 0 when it ended first or
  * the wait is over. fd: the pipe (-1: polling only). */
 static int wait_exec(int pid, unsigned long long t0, const char *before,
@@ -201,7 +194,7 @@ static int wait_exec(int pid, unsigned long long t0, const char *before,
 				fd = -1;
 			}
 		} else {
-			nap(ms);
+			te_sleep_ms(ms);
 			if (ms < 500)
 				ms *= 2;
 		}

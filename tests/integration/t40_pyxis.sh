@@ -235,7 +235,7 @@ hup_in_image() { # NAME SRUN_ARGS...
 	shift
 	hup_run "$name" "$probe" 2 -t 3 --mpi=pmix -N2 --ntasks-per-node=1 --container-image="$image" \
 		--container-mounts="$probe:/probe" "$@" sh -c \
-		"touch /probe/$name.started.\$SLURM_PROCID; sleep 8; touch /probe/$name.done.\$SLURM_PROCID"
+		"touch /probe/$name.started.\$SLURM_PROCID; sleep 15; touch /probe/$name.done.\$SLURM_PROCID"
 }
 hup_in_image hup
 is "$rc,$done_files" "0,2" "nohup srun --container-image & + kill -HUP: srun exits 0 and both ranks in the image finish (the shield)" ||
