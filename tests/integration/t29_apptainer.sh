@@ -143,7 +143,7 @@ is "$(grep -c 'Apptainer starts' <<<"$out")" 0 "  a step whose command is not ap
 
 # the hang-up shield: srun's side
 hup_run hup "$probe" 2 -t 3 $mpi -N2 --ntasks-per-node=1 $ax --bind "$probe:/probe" "$img" sh -c \
-	": >/probe/hup.started.\$\$; sleep 15; : >/probe/hup.done.\$\$"
+	": >/probe/hup.started.\$\$; sleep 15 && : >/probe/hup.done.\$\$"
 is "$rc,$done_files" "0,2" "nohup srun apptainer exec & + kill -HUP: srun exits 0 and both ranks in the container finish (the shield)" ||
 	diag "$(cat "$TE_WORK/hup.out")"
 

@@ -31,7 +31,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=23
+n_checks=24
 plan $n_checks
 if ! command -v crun >/dev/null; then
 	skip "crun is not installed (tests/deps.sh installs Debian's crun)" $n_checks
@@ -244,24 +244,27 @@ else
 fi
 
 # ---------------------------------------------------------------- shield
-# srun's hang-up shield is srun's side: a container does not change it
+# srun's hang-up shield is srun's side: a container does not change it.
+# A done file says the rank's sleep ran to its end ("&&": Slurm's kill,
+# proctrack/linuxproc, kills the sleep a moment before its shell, which
+# would otherwise write the file in between).
 probe=$TE_WORK/probe
 hup_in_container() { # NAME SRUN_ARGS...
 	local name=$1
 	shift
 	hup_run "$name" "$probe" 2 -t 3 $mpi -N2 --ntasks-per-node=1 --container="$bundle" "$@" sh -c \
-		": >/probe/$name.started.\$\$; sleep 15; : >/probe/$name.done.\$\$"
+		": >/probe/$name.started.\$\$; sleep 15 && : >/probe/$name.done.\$\$"
 }
 hup_in_container hup
 is "$rc,$done_files" "0,2" "nohup srun --container & + kill -HUP: srun exits 0 and both ranks in the container finish (the shield)" ||
 	diag "$(cat "$TE_WORK/hup.out")"
 hup_in_container hupdef --train-sighup=default
-# (whether each program in a container dies with the step is Slurm's and
-# the runtime's: with this cluster's proctrack/linuxproc and crun without
-# cgroups, 26.05 at times leaves one to finish its sleep)
 is "$rc" 137 "  with --train-sighup=default: srun kills the step and exits 137, as Slurm does" ||
 	diag "$(cat "$TE_WORK/hupdef.out")"
-diag "with --train-sighup=default, $done_files of 2 programs in containers finished"
+# a program that outlived its step would write its file 15 s after start
+sleep "$(awk -v s="$(stat -c %Y "$probe"/hupdef.started.* | sort -n | head -n1)" -v n="$(date +%s)" \
+	'BEGIN { w = s + 17 - n; print (w > 0 ? w : 0) }')"
+is "$(find "$probe" -maxdepth 1 -name 'hupdef.done.*' | wc -l)" 0 "  no rank's program in its container outlived the step (its sleep's end)"
 
 # ---------------------------------------------------------------- requeue
 # n1 fails its pre-flight (test hook) on the node, before the runtime

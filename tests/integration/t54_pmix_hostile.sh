@@ -75,7 +75,7 @@ while time.monotonic() < end and refused_run < 3:
             refused_run += 1
             break
         refused_run = 0
-        conns[s] = ("idle", now)
+        conns[s] = ("idle", time.monotonic())    # its own: dials take time
         nidle_now += 1
     st["held_max"] = max(st["held_max"], nidle_now)
     if now >= next_garbage:
@@ -85,7 +85,7 @@ while time.monotonic() < end and refused_run < 3:
                 s.send(garbage[gi % len(garbage)])
             except OSError:
                 pass
-            conns[s] = ("garbage", now)
+            conns[s] = ("garbage", time.monotonic())
             st["garbage"] += 1
             gi += 1
         next_garbage = now + 0.02

@@ -42,13 +42,25 @@ is "$tw" "$W" "the cluster's TreeWidth is Slurm's default $W (not set in its slu
 
 # Each task: "HOST START ENTER PASS SLURM_PMIX_FENCE TRAINENV_FENCE RC":
 # when its program started, when it entered the application barrier (the
-# node named LATE sleeps SECS first) and when it passed it.
+# node named LATE sleeps SECS first) and when it passed it. The late node
+# sleeps once every other node has said it enters (a file each, TAG), so
+# that the programs' own start skew on 2 CPUs cannot shorten its lateness.
 cat >bar.sh <<'SH'
 #!/bin/sh
-# bar.sh TOOL LATE SECS
+# bar.sh TOOL LATE SECS TAG OTHERS
 start=$(date +%s.%N)
-[ "$(hostname)" = "$2" ] && sleep "$3"
-enter=$(date +%s.%N)
+if [ "$(hostname)" = "$2" ]; then
+	i=0
+	while [ "$(ls | grep -c "^entered\.$4\.")" -lt "$5" ] && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep "$3"
+	enter=$(date +%s.%N)
+else
+	enter=$(date +%s.%N)
+	: >"entered.$4.$(hostname)"
+fi
 "$1" barrier --timeout 60
 rc=$?
 echo "$(hostname) $start $enter $(date +%s.%N) ${SLURM_PMIX_FENCE:-unset} ${TRAINENV_FENCE:-unset} $rc"
@@ -65,7 +77,7 @@ before() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 # ---------------------------------------------------------------- tree, N nodes
 t0=$(date +%s.%N)
 TRAINENV_TEST_DELAY=n$((N - 1)):3 te_srun -t 120 --mpi=pmix -N"$N" --train-explain \
-	--train-barrier=60 ./bar.sh "$tool" "n$N" 4 >tree.out 2>tree.err
+	--train-barrier=60 ./bar.sh "$tool" "n$N" 4 tree $((N - 1)) >tree.out 2>tree.err
 ok $? "a $N-node step with n$((N - 1)) 3 s late at launch and n$N 4 s late at the application barrier runs" ||
 	diag "$(tail -5 tree.err)"
 is "$(awk 'NF == 7' tree.out | wc -l)" "$N" "every one of the $N tasks reports"
@@ -96,7 +108,7 @@ is "$(printf '%s\n' "$out" | sort | uniq -c | awk '{ print $1, $2 }')" "$W tree"
 # ---------------------------------------------------------------- below TreeWidth
 B=$((W - 1))
 SLURM_PMIX_FENCE=tree te_srun -t 120 --mpi=pmix -N"$B" --train-barrier=60 \
-	./bar.sh "$tool" "n$B" 4 >ring.out 2>ring.err
+	./bar.sh "$tool" "n$B" 4 ring $((B - 1)) >ring.out 2>ring.err
 ok $? "a $B-node step with the user's SLURM_PMIX_FENCE=tree runs" || diag "$(tail -5 ring.err)"
 is "$(grep -c 'trainenv: warning' ring.err)" 1 "one warning"
 like "$(cat ring.err)" "^trainenv: warning: SLURM_PMIX_FENCE=tree ignored: Slurm's tree fence is no job-wide barrier on $B nodes \\(fewer than TreeWidth $W: each node would let its ranks go on their own\\); this step uses ring" \
@@ -117,7 +129,7 @@ is "$(printf '%s\n' "$out" | grep -cx ring)" 3 "and its 3 tasks get ring"
 # trainenv off: nothing checks the user's tree; Slurm's tree on W - 1 nodes
 # makes every node its own root, so the early nodes go on their own.
 SLURM_PMIX_FENCE=tree te_srun -t 120 --mpi=pmix -N"$B" --train=off \
-	./bar.sh "$tool" "n$B" 4 >off.out 2>off.err
+	./bar.sh "$tool" "n$B" 4 off $((B - 1)) >off.out 2>off.err
 ok $? "control: the same $B-node step with --train=off runs" || diag "$(tail -5 off.err)"
 is "$(awk 'NF == 7 { print $5, $6 }' off.out | sort -u)" "tree unset" "control: the tasks kept the forced tree, no TRAINENV_FENCE"
 read -r late_enter min_pass < <(held off.out "n$B")

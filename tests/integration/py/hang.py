@@ -61,6 +61,13 @@ if mode == "exit":
     if rank == int(os.environ.get("HANG_RANK", "4")):
         save_final()
     mark()
+    # every rank started (their files), so that the hung one is surely
+    # running and the others exit together, whatever the launch skew
+    world = int(os.environ.get("WORLD_SIZE", os.environ.get("SLURM_NTASKS", "0")))
+    t0 = time.monotonic()
+    while ready and world and time.monotonic() - t0 < 60 and len(
+            [f for f in os.listdir(ready) if f.startswith("rank.")]) < world:
+        time.sleep(0.1)
     time.sleep(1)
     sys.exit(0)
 elif mode == "stacks":
