@@ -261,10 +261,7 @@ is "$rc,$done_files" "0,2" "nohup srun --container & + kill -HUP: srun exits 0 a
 hup_in_container hupdef --train-sighup=default
 is "$rc" 137 "  with --train-sighup=default: srun kills the step and exits 137, as Slurm does" ||
 	diag "$(cat "$TE_WORK/hupdef.out")"
-# a program that outlived its step would write its file 15 s after start
-sleep "$(awk -v s="$(stat -c %Y "$probe"/hupdef.started.* | sort -n | head -n1)" -v n="$(date +%s)" \
-	'BEGIN { w = s + 17 - n; print (w > 0 ? w : 0) }')"
-is "$(find "$probe" -maxdepth 1 -name 'hupdef.done.*' | wc -l)" 0 "  no rank's program in its container outlived the step (its sleep's end)"
+is "$(hup_outlived hupdef "$probe" 15)" 0 "  no rank's program in its container outlived the step (its sleep's end)"
 
 # ---------------------------------------------------------------- requeue
 # n1 fails its pre-flight (test hook) on the node, before the runtime

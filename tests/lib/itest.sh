@@ -434,6 +434,17 @@ hup_run() { # NAME DIR N SRUN_ARGS...
 	done_files=$(find "$dir" -maxdepth 1 -name "$name.done.*" | wc -l)
 }
 
+# After hup_run NAME DIR of a step that was to be killed, whose tasks write
+# NAME.done.* once their sleep of SECS s has run to its end: waits until
+# SECS + 2 s after the first task started, then prints how many did. A
+# program that outlived its step is counted; hup_run counts at srun's end.
+hup_outlived() { # NAME DIR SECS
+	local first
+	first=$(stat -c %Y "$2/$1".started.* | sort -n | head -n1)
+	sleep "$(awk -v s="$first" -v d="$3" -v n="$(date +%s)" 'BEGIN { w = s + d + 2 - n; print (w > 0 ? w : 0) }')"
+	find "$2" -maxdepth 1 -name "$1.done.*" | wc -l
+}
+
 # A container root in DIR (merged /usr, as Debian's) holding PROGRAMS from
 # this machine and their libraries, for Slurm's OCI bundles and Apptainer
 # images that need no archive.
