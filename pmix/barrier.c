@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "barrier_int.h"
-#include "fence_choice.h"
-#include "rdzv_proto.h"
-#include "strutil.h"
+#include "launch/fence_choice.h"
+#include "launch/rdzv_proto.h"
+#include "util/strutil.h"
 
 int te_barrier_lazy_ms(double timeout_s)
 {
@@ -107,7 +107,7 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 	 * and says so in TRAINENV_FENCE: then a fence without data is a
 	 * barrier (and 4x faster than one with data). Otherwise every rank
 	 * puts a value and the fence collects it, which Slurm's default runs
-	 * as a ring (core/fence_choice.h). */
+	 * as a ring (core/launch/fence_choice.h). */
 	if (fence_nodata < 0)	/* the step's setting: looked at once */
 		fence_nodata = te_fence_nodata_barrier(
 			getenv(TE_FENCE_ENV), getenv(TE_FENCE_DECIDED_ENV));

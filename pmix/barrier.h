@@ -25,9 +25,9 @@
 
 #include <pmix.h>
 
-#include "launch_timeline.h"
-#include "launch_verdict.h"
-#include "rdzv_core.h"
+#include "launch/launch_timeline.h"
+#include "launch/launch_verdict.h"
+#include "launch/rdzv_core.h"
 
 #define TE_MSG_MAX 1200
 

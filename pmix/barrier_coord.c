@@ -20,8 +20,8 @@
 
 #include "barrier_int.h"
 #include "netinfo.h"
-#include "rdzv_proto.h"
-#include "strutil.h"
+#include "launch/rdzv_proto.h"
+#include "util/strutil.h"
 
 /* Writes the coordinator's address for rank 0's node's peers: a private
  * file written whole, then renamed into place. */

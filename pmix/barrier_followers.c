@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "barrier_int.h"
-#include "rdzv_proto.h"
-#include "strutil.h"
+#include "launch/rdzv_proto.h"
+#include "util/strutil.h"
 
 /* The local ranks this process stands for say they are here with a file
  * (the plugin writes it in task_init), or that they failed before the

@@ -25,8 +25,8 @@
 
 #include "barrier.h"
 #include "coord_conns.h"
-#include "launch_tree.h"
-#include "sysutil.h"
+#include "launch/launch_tree.h"
+#include "util/sysutil.h"
 
 #define COORD_KEY_FMT "te.coord.%u"
 #define COORD_FILE_FMT "%s/trainenv-coord.%u"

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "barrier_int.h"
-#include "rdzv_proto.h"
-#include "strutil.h"
+#include "launch/rdzv_proto.h"
+#include "util/strutil.h"
 
 /* ---------------------------------------------------------------- callbacks
  * PMIx calls these from its progress thread. A generation number in cbdata

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "barrier_int.h"
-#include "rdzv_proto.h"
-#include "strutil.h"
+#include "launch/rdzv_proto.h"
+#include "util/strutil.h"
 
 /* ---------------------------------------------------------------- helpers */
 

@@ -1,7 +1,7 @@
 /* The launch barrier as a tree of the nodes' helpers (docs/pmix.md): where
  * this helper sits (PMIx's process map, the site's width), its own node's
  * ranks, the summary it sends its parent, and what it passes down (done,
- * reject, the report). The pure parts are core/launch_tree*.c; the
+ * reject, the report). The pure parts are core/launch/launch_tree*.c; the
  * subtree's merged summary, its arrivals and failures and the connections
  * are the shared layer's (barrier_state.c); the children's summaries come
  * in through the coordinator (barrier_coord.c).
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "barrier_int.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* ---------------------------------------------------------------- map */
 

@@ -1,5 +1,5 @@
 /* trainenv-container: what trainenv decided for a task, kept and checked
- * in a container (pyxis and enroot; core/container_env.h).
+ * in a container (pyxis and enroot; core/container/container_env.h).
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  *   trainenv-container enroot-hook
@@ -37,7 +37,7 @@
  *     (TRAINENV_BARRIER_FD): each request of trainenv-nccl.so or the
  *     Python module there gets the job-wide barrier's answer, the barrier
  *     run here on the node as the task's rank: once for the shim's
- *     requests, anew for each of the module's (core/barrier_proxy.h).
+ *     requests, anew for each of the module's (core/launch/barrier_proxy.h).
  *     Ends when every holder of the other end has closed it (the task
  *     ended). */
 #include "config.h"
@@ -53,12 +53,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "barrier_proxy.h"
-#include "container_env.h"
-#include "proctab.h"
-#include "strutil.h"
-#include "sysutil.h"
-#include "version.h"
+#include "launch/barrier_proxy.h"
+#include "container/container_env.h"
+#include "hang/proctab.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
+#include "launch/version.h"
 #include "trainenv/trainenv.h"
 
 #define PREFIX "trainenv: "

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rdzv_core.h"
+#include "launch/rdzv_core.h"
 
 #define TE_NO_CONN ((size_t)-1)
 /* Accepts per wake of the listener: fewer than the pool holds, so that a

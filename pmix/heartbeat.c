@@ -15,10 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "failrep.h"
-#include "sendline.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "report/failrep.h"
+#include "report/sendline.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 #include "trainenv/trainenv.h"
 
 #define SEND_MS 2000		/* one try to reach srun */

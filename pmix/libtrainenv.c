@@ -21,10 +21,10 @@
 
 #include "barrier.h"
 #include "netinfo.h"
-#include "rdzv_proto.h"
-#include "settings.h"
-#include "strutil.h"
-#include "version.h"
+#include "launch/rdzv_proto.h"
+#include "settings/settings.h"
+#include "util/strutil.h"
+#include "launch/version.h"
 #include "trainenv/trainenv.h"
 
 #define DEFAULT_TIMEOUT_S 300.0

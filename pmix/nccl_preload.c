@@ -34,8 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "barrier_proxy.h"
-#include "version.h"
+#include "launch/barrier_proxy.h"
+#include "launch/version.h"
 
 /* NCCL's types, as far as the calls need them (nccl.h is not required to
  * build trainenv). */
@@ -142,7 +142,7 @@ static barrier_fn load_barrier(char *err, size_t errlen)
 
 /* In a container (TRAINENV_BARRIER_FD set by the plugin): the barrier
  * runs on the node, in this task's proxy, which answers one request on
- * the inherited socket (core/barrier_proxy.h); neither libtrainenv nor
+ * the inherited socket (core/launch/barrier_proxy.h); neither libtrainenv nor
  * libpmix need be in the image. Waits for the answer as long as the
  * barrier's deadline and a minute more: the proxy keeps the deadline. 0,
  * or -1 with why in err. */
@@ -156,7 +156,7 @@ static int proxy_barrier(int fd, char *err, size_t errlen)
 	ssize_t n;
 	int k = te_bproxy_request(msg, sizeof(msg), TE_PROTOCOL_VERSION, 0, 1);
 
-	/* by hand, not atol: see core/barrier_proxy.c */
+	/* by hand, not atol: see core/launch/barrier_proxy.c */
 	while (t && *t >= '0' && *t <= '9' && wait_s < 7 * 86400L)
 		wait_s = wait_s * 10 + (*t++ - '0');
 	if (wait_s <= 0 || wait_s > 7 * 86400L)

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "netinfo.h"
-#include "rdzv_core.h"
-#include "strutil.h"
+#include "launch/rdzv_core.h"
+#include "util/strutil.h"
 
 static int usable(const struct ifaddrs *a)
 {

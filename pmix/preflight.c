@@ -2,7 +2,7 @@
  * training program starts (--train-preflight). The plugin's task_init runs
  * it as the job user, with the task's environment, for the rank's GPU
  * (the binding's rank -> GPU mapping), and reads its result from the pipe
- * on stdout (core/preflight_proto.h); it kills it after
+ * on stdout (core/launch/preflight_proto.h); it kills it after
  * TE_PF_TIMEOUT_S seconds.
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
@@ -30,10 +30,10 @@
 #include <unistd.h>
 
 #include "cudart_load.h"
-#include "preflight_proto.h"
-#include "strutil.h"
-#include "sysutil.h"
-#include "version.h"
+#include "launch/preflight_proto.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
+#include "launch/version.h"
 
 #define BUF_BYTES (1u << 20)
 #define CUDA_ERR_MEMORY_ALLOCATION 2

@@ -1,7 +1,7 @@
 /* trainenv-rdzv: the launch rendezvous helper. The plugin's task_init runs
  * it (as the job user, with the task's environment, which holds PMIX_*)
  * just before the task's exec, and reads its results from the pipe on
- * stdout (core/rdzv_proto.h). It is a plain PMIx client, so that no PMIx
+ * stdout (core/launch/rdzv_proto.h). It is a plain PMIx client, so that no PMIx
  * client call ever runs inside slurmstepd or the task before exec
  * (docs/design.md section 3).
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -18,7 +18,7 @@
  *  - barrier mode (--barrier S, or --checkpoint-dir): every helper
  *    registers its node's facts and ranks with rank 0's coordinator
  *    (pmix/barrier.c); when every rank is there rank 0 judges the facts
- *    (versions, checkpoint directory: core/launch_verdict.c), reports
+ *    (versions, checkpoint directory: core/launch/launch_verdict.c), reports
  *    once, and releases all; at the deadline every waiting task fails
  *    naming the missing ranks;
  *  - no barrier: each node takes rank 0's data as soon as it is there
@@ -42,16 +42,16 @@
 
 #include "barrier.h"
 #include "cudart_load.h"
-#include "launch_verdict.h"
+#include "launch/launch_verdict.h"
 #include "netinfo.h"
 #include "rdzv_ckpt.h"
-#include "rdzv_args.h"
-#include "rdzv_core.h"
-#include "rdzv_proto.h"
-#include "sendline.h"
-#include "strutil.h"
-#include "version.h"
-#include "sysutil.h"
+#include "launch/rdzv_args.h"
+#include "launch/rdzv_core.h"
+#include "launch/rdzv_proto.h"
+#include "report/sendline.h"
+#include "util/strutil.h"
+#include "launch/version.h"
+#include "util/sysutil.h"
 
 static struct te_rdzv_result res;
 

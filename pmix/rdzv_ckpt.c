@@ -10,11 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "launch_verdict.h"
+#include "launch/launch_verdict.h"
 #include "rdzv_ckpt.h"
-#include "rdzv_proto.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "launch/rdzv_proto.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 
 #define CKPT_RETRY_MS 3000	/* NFS may cache "no such file" briefly */
 

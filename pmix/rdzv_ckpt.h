@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "barrier.h"
-#include "rdzv_args.h"
+#include "launch/rdzv_args.h"
 
 /* Rank 0, before the barrier: a file with a random token in the
  * directory, and "NAME TOKEN" (or "error REASON") put under te.ckpt. 0, or

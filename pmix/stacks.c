@@ -1,7 +1,7 @@
 /* trainenv-stacks: the hang report. On a login node (as `trainenv stacks
  * JOB[.STEP]`, or started by srun's exit watchdog with --exit-report) it
  * runs itself on every node of the step in an overlapping step (--local),
- * merges what the nodes send (core/stacks.h), prints the ranks grouped by
+ * merges what the nodes send (core/hang/stacks.h), prints the ranks grouped by
  * stack, and for --exit-report ends the step per exit-action. As the job's
  * user: no root, nothing Slurm does not let the user do.
  * SPDX-License-Identifier: GPL-2.0-or-later */
@@ -17,14 +17,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dumpdir.h"
-#include "runcap.h"
-#include "stacks.h"
+#include "report/dumpdir.h"
+#include "util/runcap.h"
+#include "hang/stacks.h"
 #include "stacks_int.h"
-#include "steprecord.h"
-#include "strutil.h"
-#include "sysutil.h"
-#include "version.h"
+#include "report/steprecord.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
+#include "launch/version.h"
 
 #define PREFIX "trainenv: "
 #define TE_STR_(x) #x

@@ -5,7 +5,7 @@
 #define TE_PMIX_STACKS_INT_H
 
 /* Prints, as TE-STACK1 records on stdout, the stack of every rank of
- * job.step (of user uid) still running on this node (core/stacks.h). 0,
+ * job.step (of user uid) still running on this node (core/hang/stacks.h). 0,
  * or 1 with a line on stderr when it cannot look. */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* trainenv-stacks --local: on one node, as the job's user, the stacks of
- * the step's ranks still running: the processes from /proc (core/proctab),
+ * the step's ranks still running: the processes from /proc (core/hang/proctab),
  * their state, wait channel and CPU, and gdb's view of each (Python frames
  * with Debian's python3-dbg, native ones without), bounded in time. A
  * process in a container (its root not the node's) is read through its
@@ -24,12 +24,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proctab.h"
-#include "runcap.h"
-#include "stacks.h"
+#include "hang/proctab.h"
+#include "util/runcap.h"
+#include "hang/stacks.h"
 #include "stacks_int.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 
 #define GDB_OUT_MAX (256 * 1024)
 #define ENV_CHUNK (64 * 1024)
@@ -267,7 +267,7 @@ static int regular_in_root(char *path, size_t len, int pid)
 	return -1;
 }
 
-/* Where pid's files are (core/stacks.h): whether its root is this
+/* Where pid's files are (core/hang/stacks.h): whether its root is this
  * node's, its interpreter's name, and in a container the interpreter's
  * gdb script there (into script, "" when none is to be given to gdb). The
  * script is Python that gdb runs: never as root for another user's
@@ -424,7 +424,7 @@ static void take_stack(const char *gdb, int pid, int pidfd, int is_python,
 	te_stack_note_files(ps, fl, is_python, f);
 }
 
-/* One record on stdout, every line tagged (core/stacks.h: srun merges the
+/* One record on stdout, every line tagged (core/hang/stacks.h: srun merges the
  * nodes' lines). A stack over the record's size is cut, never dropped;
  * a record that cannot be tagged goes without its frames, with a note. */
 static void send_record(struct te_proc_stack *ps, unsigned tag)

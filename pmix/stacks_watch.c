@@ -19,11 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "failrep.h"
-#include "proctab.h"
-#include "sendline.h"
+#include "report/failrep.h"
+#include "hang/proctab.h"
+#include "report/sendline.h"
 #include "stacks_int.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define WATCH_MAX 256
 #define SEND_MS 2000

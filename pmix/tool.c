@@ -8,7 +8,7 @@
 
 #include "tool.h"
 #include "tool_bind.h"
-#include "version.h"
+#include "launch/version.h"
 
 static const struct {
 	const char *name;

@@ -1,7 +1,7 @@
 /* trainenv bind: preview the GPU/NUMA mapping of a node, or bind the calling
  * process for its LOCAL_RANK and run a command (a torchrun worker wrapper:
  * `torchrun --no-python ... trainenv bind -- python3 train.py`).
- * Policy and environment rules: core/bind.h.
+ * Policy and environment rules: core/bind/bind.h.
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "config.h"
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bind.h"
-#include "cpulist.h"
+#include "bind/bind.h"
+#include "bind/cpulist.h"
 #include "tool_bind.h"
 
 #define PROG "trainenv bind"

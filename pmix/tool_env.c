@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "container_env.h"
-#include "settings.h"
+#include "container/container_env.h"
+#include "settings/settings.h"
 #include "tool.h"
-#include "version.h"
+#include "launch/version.h"
 
 int te_tool_env(int argc, char **argv)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tool.h"
 
 #define STACKS_HELPER "trainenv-stacks"

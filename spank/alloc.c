@@ -9,8 +9,8 @@
 
 #include "hangup.h"
 #include "plugin.h"
-#include "recovery.h"
-#include "srunargs.h"
+#include "report/recovery.h"
+#include "srun/srunargs.h"
 #include "submit.h"
 
 int te_alloc_post_opt(spank_t sp)

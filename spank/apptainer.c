@@ -2,10 +2,10 @@
  * A task may run its program in an Apptainer container (srun apptainer
  * exec IMAGE python train.py), where the image's ENV overrides the task's
  * variables and --cleanenv drops them. So once task_init has set
- * everything, each variable trainenv decided (core/container_env.h:
+ * everything, each variable trainenv decided (core/container/container_env.h:
  * te_cenv_decided, the same list the pyxis hook keeps) and trainenv's own
  * TRAINENV_* variables get an APPTAINERENV_ and a SINGULARITYENV_ copy
- * with the task's value (core/apptainer_env.h), which Apptainer applies
+ * with the task's value (core/container/apptainer_env.h), which Apptainer applies
  * inside the container whatever those say. A copy of the user's own
  * variable (one trainenv did not decide) is never made; a copy the user
  * had for a decided one is replaced, like the variable itself.
@@ -16,13 +16,13 @@
 #include <string.h>
 
 #include "apptainer.h"
-#include "apptainer_env.h"
-#include "container_env.h"
-#include "preflight_proto.h"
-#include "rankenv.h"
+#include "container/apptainer_env.h"
+#include "container/container_env.h"
+#include "launch/preflight_proto.h"
+#include "launch/rankenv.h"
 #include "slurmstepd.h"
-#include "strutil.h"
-#include "version.h"
+#include "util/strutil.h"
+#include "launch/version.h"
 
 /* trainenv's own variables in a task that the program reads (set by
  * slurmstepd.c, stepd_rdzv.c, stepd_preflight.c; a requeued job's by

@@ -15,11 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bind.h"
+#include "bind/bind.h"
 #include "bindstep.h"
 #include "plugin.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 
 static struct {
 	int active;		/* binding was asked for in this step */

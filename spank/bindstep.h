@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-#include "bind.h"
-#include "settings.h"
+#include "bind/bind.h"
+#include "settings/settings.h"
 
 struct te_bindstep_out {
 	char msg[TE_ERR_MAX];	/* error, or a warning when warn_only */

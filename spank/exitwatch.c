@@ -18,8 +18,8 @@
 
 #include "exitwatch.h"
 #include "plugin.h"
-#include "strutil.h"
-#include "version.h"
+#include "util/strutil.h"
+#include "launch/version.h"
 
 extern char **environ;
 

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "failrep.h"
+#include "report/failrep.h"
 
 #define TE_STACKS_HELPER "trainenv-stacks"
 

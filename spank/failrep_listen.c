@@ -21,8 +21,8 @@
 
 #include "exitwatch.h"
 #include "failrep_net.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 
 #define MAX_HELD 4096
 #define HOLD_MS 300

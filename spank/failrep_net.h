@@ -1,6 +1,6 @@
 /* First-failure report, the network halves: srun's listener
  * (failrep_listen.c) and slurmstepd's one sender per step (failrep_send.c).
- * The line and the decisions about connections are core/failrep.h.
+ * The line and the decisions about connections are core/report/failrep.h.
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_FAILREP_NET_H
 #define TE_FAILREP_NET_H
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "failrep.h"
+#include "report/failrep.h"
 
 /* srun side (failrep_listen.c). lo..hi: the ports to bind (SrunPortRange),
  * 0..0 for any. print_failures: print the failed tasks (failure-report=on;

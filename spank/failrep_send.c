@@ -38,8 +38,8 @@
 #include <unistd.h>
 
 #include "failrep_net.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 
 #define ATTEMPT_MS 1000		/* one connection to srun, at most */
 #define LINGER_MS 20		/* gathers the lines of one burst */

@@ -65,10 +65,10 @@
 
 #include "hangup.h"
 #include "hangup_exec.h"
-#include "relaybuf.h"
-#include "srunargs.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "util/relaybuf.h"
+#include "srun/srunargs.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 
 /* Per relayed stream: enough to absorb bursts, small enough that a stalled
  * reader holds srun back soon. */

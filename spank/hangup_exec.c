@@ -42,8 +42,8 @@
 #include <unistd.h>
 
 #include "hangup_exec.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 
 #define ARGS_MAX (1024 * 1024)		/* srun's command line */
 #define ENV_MAX (4 * 1024 * 1024)	/* its environment */

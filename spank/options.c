@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "plugin.h"
-#include "strutil.h"
-#include "version.h"
+#include "util/strutil.h"
+#include "launch/version.h"
 
 #define TE_OPT_EXPLAIN TE_S_COUNT
 #define TE_NOPTS (TE_S_COUNT + 1)

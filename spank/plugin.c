@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "plugin.h"
-#include "srunargs.h"
+#include "srun/srunargs.h"
 
 SPANK_PLUGIN(trainenv, 1);
 

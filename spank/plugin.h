@@ -7,7 +7,7 @@
 
 #include <slurm/spank.h>
 
-#include "settings.h"
+#include "settings/settings.h"
 
 #define TE_PREFIX "trainenv: "
 

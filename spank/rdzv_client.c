@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "rdzv_client.h"
-#include "settings.h"
-#include "strutil.h"
-#include "sysutil.h"
-#include "version.h"
+#include "settings/settings.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
+#include "launch/version.h"
 
 int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 		  int timeout_ms, struct te_rdzv_result *r, char *err,

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rdzv_proto.h"
-#include "runcap.h"
+#include "launch/rdzv_proto.h"
+#include "util/runcap.h"
 
 #define TE_RDZV_HELPER "trainenv-rdzv"
 #define TE_PREFLIGHT_HELPER "trainenv-preflight"
@@ -22,7 +22,7 @@
  * the helper is killed (SIGKILL to its group). Returns 0 with r filled
  * from its output (r->failed may be set: the helper's verdict), or -1 with
  * a reason in err when the helper could not run or its output is not
- * believable, or -2 with the one line of core/version.h in err when the
+ * believable, or -2 with the one line of core/launch/version.h in err when the
  * helper speaks another protocol (it answered "trainenv-protocol N V"),
  * or -3 when something outside killed it (SIGKILL) before it answered:
  * the step's cancellation or the OOM killer, not the rendezvous. */

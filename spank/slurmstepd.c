@@ -24,20 +24,20 @@
 #include <unistd.h>
 
 #include "apptainer.h"
-#include "apptainer_env.h"
+#include "container/apptainer_env.h"
 #include "bindstep.h"
-#include "dumpdir.h"
+#include "report/dumpdir.h"
 #include "failrep_net.h"
-#include "recovery.h"
+#include "report/recovery.h"
 #include "plugin.h"
-#include "preflight_proto.h"
-#include "rankenv.h"
+#include "launch/preflight_proto.h"
+#include "launch/rankenv.h"
 #include "rdzv_client.h"
 #include "slurm_compat.h"
 #include "slurmstepd.h"
-#include "strutil.h"
-#include "sysutil.h"
-#include "version.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
+#include "launch/version.h"
 
 #define TE_CHECKPOINT_ENV "TRAINENV_CHECKPOINT_DIR"
 
@@ -434,7 +434,7 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
 	spank_setenv(sp, TE_RANK_VARS_ENV, set_list, 1);
 }
 
-/* DIR/UID/JOBID for the flight recorder dumps (core/dumpdir.h). task_init
+/* DIR/UID/JOBID for the flight recorder dumps (core/report/dumpdir.h). task_init
  * runs as the job user: the directories are made with the user's rights,
  * never root's, and used only when DIR's path and the levels below pass
  * te_dump_dir_open's checks; otherwise the task runs without
@@ -489,7 +489,7 @@ int te_stepd_task_init(spank_t sp)
 
 	if (te_config_encode(&te_plug.cfg, enc, sizeof(enc)) == 0)
 		spank_setenv(sp, TE_SETTINGS_ENV, enc, 1);
-	/* what libtrainenv compares at trainenv_init (core/version.h) */
+	/* what libtrainenv compares at trainenv_init (core/launch/version.h) */
 	{
 		char proto[12];
 

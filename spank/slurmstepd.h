@@ -8,10 +8,10 @@
 #include <netinet/in.h>
 #include <stdint.h>
 
-#include "bind.h"
-#include "failrep.h"
+#include "bind/bind.h"
+#include "report/failrep.h"
 #include "plugin.h"
-#include "rdzv_proto.h"
+#include "launch/rdzv_proto.h"
 
 /* Facts about the step, gathered once in user_init. */
 struct te_step {
@@ -108,7 +108,7 @@ int te_stepd_oci_step(spank_t sp);
  * the task by a socket whose end the task keeps across the container's
  * entry and its exec (TRAINENV_BARRIER_FD): trainenv-nccl.so and the
  * Python module in the container ask it for the job-wide barrier, which
- * it runs on the node (core/barrier_proxy.h). 0, or -1 when it could not
+ * it runs on the node (core/launch/barrier_proxy.h). 0, or -1 when it could not
  * be started (te_stepd_err says why; a warning already said when
  * !required). */
 int te_stepd_container_proxy(spank_t sp, int required);

@@ -1,5 +1,5 @@
 /* srun: the step's PMIx fence algorithm (SLURM_PMIX_FENCE), decided by
- * core/fence_choice.c from the step's nodes and the cluster's TreeWidth, and
+ * core/launch/fence_choice.c from the step's nodes and the cluster's TreeWidth, and
  * exported with TRAINENV_FENCE for the job side.
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "fence_choice.h"
+#include "launch/fence_choice.h"
 #include "plugin.h"
 #include "srun_fence.h"
 

@@ -6,9 +6,9 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
-#include "fence_choice.h"
+#include "launch/fence_choice.h"
 
-/* Decides SLURM_PMIX_FENCE for the step (core/fence_choice.h), sets it and
+/* Decides SLURM_PMIX_FENCE for the step (core/launch/fence_choice.h), sets it and
  * TRAINENV_FENCE in srun's environment (which the step inherits), prints
  * the decision's warning if any. c receives the decision (for
  * --train-explain). Returns 0. */

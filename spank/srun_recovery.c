@@ -2,7 +2,7 @@
  * failed step blames, --train-time-signal signals the step's tasks before
  * the job's time limit. Asks slurmctld as the job's owner through the
  * libslurm srun already holds (no scontrol in the user's environment);
- * core/recovery.c decides.
+ * core/report/recovery.c decides.
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
@@ -26,11 +26,11 @@
 #include "failrep_net.h"
 #include "hangup.h"
 #include "plugin.h"
-#include "recovery.h"
+#include "report/recovery.h"
 #include "srun_recovery.h"
-#include "srunargs.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "srun/srunargs.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 
 #define PROGRESS_SCAN_MAX 20000	/* directory entries the guard looks at */
 
@@ -321,7 +321,7 @@ static uint32_t partition_nodes(const char *part)
 }
 
 /* The newest mtime (ns) of the user's own regular files in dir and its
- * subdirectories (one level; core/recovery.c says which entries count),
+ * subdirectories (one level; core/report/recovery.c says which entries count),
  * read as the user, bounded; -1 when dir cannot be read. */
 static int64_t newest_checkpoint(const char *dir)
 {

@@ -26,11 +26,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "barrier_proxy.h"
-#include "runcap.h"
+#include "launch/barrier_proxy.h"
+#include "util/runcap.h"
 #include "slurmstepd.h"
-#include "strutil.h"
-#include "version.h"
+#include "util/strutil.h"
+#include "launch/version.h"
 
 struct te_fsid {
 	int have;

@@ -11,11 +11,11 @@
 #include <sys/wait.h>
 
 #include "bindstep.h"
-#include "preflight_proto.h"
+#include "launch/preflight_proto.h"
 #include "rdzv_client.h"
 #include "slurmstepd.h"
-#include "strutil.h"
-#include "version.h"
+#include "util/strutil.h"
+#include "launch/version.h"
 
 /* What the program's run says when its output is not a result. */
 static void preflight_spawn_err(const struct te_spawn_out *o, const char *buf,

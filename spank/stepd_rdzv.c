@@ -14,13 +14,13 @@
 
 #include "slurm_compat.h"
 
-#include "rankenv.h"
+#include "launch/rankenv.h"
 #include "rdzv_client.h"
-#include "rdzv_plan.h"
-#include "runcap.h"
+#include "launch/rdzv_plan.h"
+#include "util/runcap.h"
 #include "slurmstepd.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 
 int te_stepd_end_step;
 
@@ -37,7 +37,7 @@ int te_stepd_end_step;
  * at the barrier, none has run. Slurm's RPC is bounded by its
  * MessageTimeout; a refusal goes to the node's log, and the others then
  * wait for the deadline as before. It is sent once the step has been
- * TE_END_STEP_SETTLE_MS here (core/rdzv_plan.h): a node whose slurmstepd
+ * TE_END_STEP_SETTLE_MS here (core/launch/rdzv_plan.h): a node whose slurmstepd
  * was not up yet would miss it and wait for the barrier's deadline. The
  * wait is in this task's process, which fails anyway, not in slurmstepd. */
 void te_stepd_end_step_now(void)

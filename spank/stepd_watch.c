@@ -18,12 +18,12 @@
 #include <unistd.h>
 
 #include "exitwatch.h"
-#include "proctab.h"
-#include "rankenv.h"
-#include "runcap.h"
+#include "hang/proctab.h"
+#include "launch/rankenv.h"
+#include "util/runcap.h"
 #include "slurmstepd.h"
-#include "strutil.h"
-#include "version.h"
+#include "util/strutil.h"
+#include "launch/version.h"
 
 /* The task's environment without SLURM_JOB_ID, SLURM_STEP_ID and
  * TRAINENV_TASK (the hang report's three ways to a task), for a

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exportenv.h"
+#include "srun/exportenv.h"
 #include "plugin.h"
-#include "strutil.h"
+#include "util/strutil.h"
 #include "submit.h"
-#include "version.h"
+#include "launch/version.h"
 
 static const char *own_getenv(void *ctx, const char *name)
 {

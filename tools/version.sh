@@ -9,7 +9,7 @@
 # otherwise -N-gSHA (N commits since the tag, or since VERSION last
 # changed when there is no tag) and -dirty when a tracked file differs
 # from HEAD. The result is a version word of the rendezvous' wire format:
-# [A-Za-z0-9._+-], at most 31 characters (core/rdzv_core.h).
+# [A-Za-z0-9._+-], at most 31 characters (core/launch/rdzv_core.h).
 # Usage: tools/version.sh [SRCDIR]   (default: this script's checkout)
 src=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 

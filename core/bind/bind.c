@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bind.h"
-#include "bind_int.h"
-#include "cpulist.h"
+#include "bind/bind.h"
+#include "bind/bind_int.h"
+#include "bind/cpulist.h"
 
 /* ------------------------------------------------------------------ names */
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpulist.h"
+#include "bind/cpulist.h"
 
 struct range {
 	unsigned first, last;

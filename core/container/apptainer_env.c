@@ -1,12 +1,12 @@
 /* APPTAINERENV_ and SINGULARITYENV_ copies of what trainenv set in a task
- * (core/apptainer_env.h). Pure: no I/O.
+ * (core/container/apptainer_env.h). Pure: no I/O.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <string.h>
 
-#include "apptainer_env.h"
-#include "strutil.h"
+#include "container/apptainer_env.h"
+#include "util/strutil.h"
 
 /* Apptainer's own variables, and those it will not take from
  * APPTAINERENV_ (HOME, PATH), maps apart (PREPEND_PATH, APPEND_PATH), or

@@ -1,14 +1,14 @@
 /* trainenv's decisions as environment variables, the enroot hook's filter
  * of a container's environment file, and the comparison with what a
- * program sees (core/container_env.h). Pure: no I/O.
+ * program sees (core/container/container_env.h). Pure: no I/O.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <string.h>
 
-#include "container_env.h"
-#include "rankenv.h"
-#include "strutil.h"
+#include "container/container_env.h"
+#include "launch/rankenv.h"
+#include "util/strutil.h"
 
 #define OURS_PREFIX "TRAINENV_"
 

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "settings.h"
+#include "settings/settings.h"
 
 #define TE_CENV_ENV "TRAINENV_CONTAINER"	/* the hook's record */
 #define TE_CENV_MAX 96			/* variables decided */

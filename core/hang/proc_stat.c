@@ -1,14 +1,14 @@
 /* The one reader of /proc/PID/stat: the file read, then parsed by
- * te_proc_stat_parse (core/proctab.c, the pure part). The hang report's
+ * te_proc_stat_parse (core/hang/proctab.c, the pure part). The hang report's
  * collector and the container check's start-time look both call this.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <stdio.h>
 
-#include "proctab.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "hang/proctab.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 
 int te_proc_stat_read(int pid, struct te_proc *p)
 {

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proctab.h"
-#include "rankenv.h"
-#include "strutil.h"
+#include "hang/proctab.h"
+#include "launch/rankenv.h"
+#include "util/strutil.h"
 
 int te_proc_stat_parse(const char *line, struct te_proc *p)
 {

@@ -2,7 +2,7 @@
  * part (parse a stat line, an environment block and slurmstepd's process
  * title, pick the process that stands for each rank) for the hang
  * report's node-side collector and the torchrun watcher, and the one
- * reader of /proc/PID/stat (core/proc_stat.c).
+ * reader of /proc/PID/stat (core/hang/proc_stat.c).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef TE_PROCTAB_H
 #define TE_PROCTAB_H
@@ -44,7 +44,7 @@ int te_proc_stat_parse(const char *line, struct te_proc *p);
 
 /* Reads /proc/PID/stat and parses it (te_proc_stat_parse): 0, or -1 when
  * it cannot be read or parsed. The tree's one reader of that file
- * (core/proc_stat.c). */
+ * (core/hang/proc_stat.c). */
 int te_proc_stat_read(int pid, struct te_proc *p);
 /* A process's start time (clock ticks after boot): a pid and its start
  * time name one process, never a later one of the same pid. 0 or -1. */

@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-#include "stacks.h"
-#include "strutil.h"
+#include "hang/stacks.h"
+#include "util/strutil.h"
 
 /* ---------------------------------------------------------------- model */
 

@@ -108,7 +108,7 @@ unsigned te_stack_parse_gdb(const char *buf, size_t len, int is_python,
 			    struct te_proc_stack *ps);
 
 /* ---------------------------------------------------------------- containers */
-/* core/stacks_files.c. A process whose root (/proc/PID/root) is not the
+/* core/hang/stacks_files.c. A process whose root (/proc/PID/root) is not the
  * node's runs in a container (pyxis/enroot, Apptainer, a chroot): gdb
  * reads its files through /proc/PID/root (its sysroot), and the
  * interpreter's gdb script (py-bt) is the container's, which the host's
@@ -192,7 +192,7 @@ int te_stack_report_text(char *buf, size_t len,
 			 const struct te_proc_stack *procs, size_t n);
 /* The same as JSON: {"groups":[{"ranks":[..],"nodes":[..],"procs":[..],
  * "note":..,"threads":[{"frames":[..]}]}],"more_groups":N}. Strings are
- * written by te_buf_json_str (core/textbuf.h): valid UTF-8 as it is,
+ * written by te_buf_json_str (core/util/textbuf.h): valid UTF-8 as it is,
  * quote, backslash and control characters escaped, ill-formed bytes as
  * U+FFFD. Built with an append cursor: linear in the report's size.
  * Returns 0, or -1 when groups were left out (counted in more_groups). */

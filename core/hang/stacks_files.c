@@ -1,13 +1,13 @@
 /* The hang report for processes in containers, the pure part: the paths a
  * process sees inside its own root, and the note that names the real
- * cause when its frames are missing (core/stacks.h).
+ * cause when its frames are missing (core/hang/stacks.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <string.h>
 
-#include "stacks.h"
-#include "strutil.h"
+#include "hang/stacks.h"
+#include "util/strutil.h"
 
 int te_stack_inner_path(char *out, size_t len, const char *exe,
 			const char *root)

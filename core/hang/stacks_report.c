@@ -1,5 +1,5 @@
 /* The hang report's grouping of identical stacks, its rank and node lists,
- * and the text and JSON reports (core/stacks.h).
+ * and the text and JSON reports (core/hang/stacks.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stacks.h"
-#include "strutil.h"
-#include "textbuf.h"
+#include "hang/stacks.h"
+#include "util/strutil.h"
+#include "util/textbuf.h"
 
 /* ---------------------------------------------------------------- groups */
 

@@ -1,5 +1,5 @@
 /* The hang report's line format between a node's stack collector and the
- * login-side merger (core/stacks.h): the encoder and its strict decoder.
+ * login-side merger (core/hang/stacks.h): the encoder and its strict decoder.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stacks.h"
-#include "strutil.h"
-#include "textbuf.h"
+#include "hang/stacks.h"
+#include "util/strutil.h"
+#include "util/textbuf.h"
 
 #define ENC_MAX (3 * TE_STACK_NOTE_MAX + 1)
 

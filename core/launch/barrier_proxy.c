@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
-#include "barrier_proxy.h"
+#include "launch/barrier_proxy.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
 
 #include <string.h>
 
-#include "fence_choice.h"
-#include "strutil.h"
+#include "launch/fence_choice.h"
+#include "util/strutil.h"
 
 /* how much of a value Slurm does not know a warning repeats */
 #define TE_FENCE_SHOW_MAX 32

@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 
-#include "settings.h"
+#include "settings/settings.h"
 
 #define TE_FENCE_ENV "SLURM_PMIX_FENCE"
 /* The fence trainenv set (or kept) for the step after checking it against

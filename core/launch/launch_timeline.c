@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launch_timeline.h"
-#include "strutil.h"
+#include "launch/launch_timeline.h"
+#include "util/strutil.h"
 
 #define FIRST_CAP 64
 

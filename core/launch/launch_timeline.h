@@ -65,7 +65,7 @@ int te_launch_skew_say(const struct te_launch_skew *s, long warn_ms);
 void te_launch_skew_line(const struct te_launch_skew *s, char *out,
 			 size_t len);
 
-/* The wire form between the helper and the plugin (core/rdzv_proto.h's
+/* The wire form between the helper and the plugin (core/launch/rdzv_proto.h's
  * LAUNCH key) and the failure report's channel: "RANKS NODES SKEW_MS
  * FIRST LAST". 0, or -1 (format: does not fit; parse: not that shape). */
 int te_launch_skew_format(const struct te_launch_skew *s, char *buf,

@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "launch_timeline.h"
-#include "launch_verdict.h"
-#include "rdzv_core.h"
+#include "launch/launch_timeline.h"
+#include "launch/launch_verdict.h"
+#include "launch/rdzv_core.h"
 
 #define TE_TREE_WIDTH_MIN 2
 #define TE_TREE_WIDTH_MAX 1024

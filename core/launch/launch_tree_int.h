@@ -3,7 +3,7 @@
 #ifndef TE_LAUNCH_TREE_INT_H
 #define TE_LAUNCH_TREE_INT_H
 
-#include "launch_tree.h"
+#include "launch/launch_tree.h"
 
 #define NONE UINT32_MAX
 #define MAGIC_HEAD "TEBAR1 "

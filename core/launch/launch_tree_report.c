@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launch_tree.h"
-#include "launch_tree_int.h"
-#include "strutil.h"
-#include "version.h"
+#include "launch/launch_tree.h"
+#include "launch/launch_tree_int.h"
+#include "util/strutil.h"
+#include "launch/version.h"
 
 /* ---------------------------------------------------------------- reports */
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launch_tree.h"
-#include "launch_tree_int.h"
-#include "strutil.h"
+#include "launch/launch_tree.h"
+#include "launch/launch_tree_int.h"
+#include "util/strutil.h"
 
 /* ---------------------------------------------------------------- wire */
 

@@ -1,15 +1,15 @@
 /* The launch checks' decisions (pure): a node against rank 0 without the
  * barrier, the checkpoint probe. Rank 0's verdict over the whole job is
- * the launch tree's (te_tree_verdict, core/launch_tree_report.c).
+ * the launch tree's (te_tree_verdict, core/launch/launch_tree_report.c).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "launch_verdict.h"
-#include "strutil.h"
-#include "version.h"
+#include "launch/launch_verdict.h"
+#include "util/strutil.h"
+#include "launch/version.h"
 
 /* One GPU component: equal, or a node without a GPU on either side. */
 static int gpu_part_equal(const char *a, const char *b)

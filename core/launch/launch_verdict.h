@@ -12,8 +12,8 @@
 
 #include <stddef.h>
 
-#include "rdzv_core.h"
-#include "settings.h"
+#include "launch/rdzv_core.h"
+#include "settings/settings.h"
 
 /* What a launch check concludes: go on, go on with a warning, or fail the
  * step (rank 0 reports it). */

@@ -5,8 +5,8 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "preflight_proto.h"
-#include "strutil.h"
+#include "launch/preflight_proto.h"
+#include "util/strutil.h"
 
 #define PF_LINE_MAX 700		/* one KEY=VALUE line, newline excluded */
 

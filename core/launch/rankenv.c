@@ -5,9 +5,9 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "rankenv.h"
-#include "settings.h"
-#include "strutil.h"
+#include "launch/rankenv.h"
+#include "settings/settings.h"
+#include "util/strutil.h"
 
 static const char *base_name(const char *p)
 {

@@ -4,10 +4,10 @@
 
 #include <string.h>
 
-#include "launch_tree.h"
-#include "rdzv_args.h"
-#include "rdzv_proto.h"
-#include "strutil.h"
+#include "launch/launch_tree.h"
+#include "launch/rdzv_args.h"
+#include "launch/rdzv_proto.h"
+#include "util/strutil.h"
 
 #define WEEK_S (7 * 86400)
 

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "launch_verdict.h"
-#include "rdzv_core.h"
+#include "launch/launch_verdict.h"
+#include "launch/rdzv_core.h"
 
 struct te_rdzv_opts {
 	unsigned long job, step;	/* --job, --step */

@@ -6,8 +6,8 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "rdzv_core.h"
-#include "strutil.h"
+#include "launch/rdzv_core.h"
+#include "util/strutil.h"
 
 #define MAGIC "TEBAR1"
 

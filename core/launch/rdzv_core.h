@@ -60,7 +60,7 @@ struct te_versions {
 	char nccl[TE_VER_MAX];
 	char cuda[TE_VER_MAX];		/* the CUDA driver */
 	char cudart[TE_VER_MAX];	/* the CUDA runtime (libcudart) */
-	/* the protocol the node's plugin and helpers speak (core/version.h);
+	/* the protocol the node's plugin and helpers speak (core/launch/version.h);
 	 * 0: not said (a node of trainenv 0.1.0, before protocols) */
 	int protocol;
 };

@@ -6,11 +6,11 @@
 
 #include <string.h>
 
-#include "rankenv.h"
-#include "rdzv_plan.h"
-#include "steprecord.h"
-#include "strutil.h"
-#include "version.h"
+#include "launch/rankenv.h"
+#include "launch/rdzv_plan.h"
+#include "report/steprecord.h"
+#include "util/strutil.h"
+#include "launch/version.h"
 
 enum te_rdzv_role te_rdzv_wanted(const struct te_config *cfg, int has_pmix)
 {
@@ -85,7 +85,7 @@ void te_rdzv_helper_argv(const struct te_config *cfg,
 				   (uint16_t)range->num2));
 	te_snprintf(out->barrier, sizeof(out->barrier), "%lu", p->barrier_secs);
 	/* first, whatever the helper's protocol: one of another protocol
-	 * answers with its own and stops (core/version.h) */
+	 * answers with its own and stops (core/launch/version.h) */
 	te_snprintf(out->proto, sizeof(out->proto), "%d", te_protocol_version());
 	argv[n++] = (char *)helper_name;
 	argv[n++] = (char *)"--protocol";

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "settings.h"
+#include "settings/settings.h"
 
 /* What a task does at launch. */
 enum te_rdzv_role {

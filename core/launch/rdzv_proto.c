@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rdzv_proto.h"
-#include "strutil.h"
+#include "launch/rdzv_proto.h"
+#include "util/strutil.h"
 
 void te_rdzv_clean_text(char *dst, size_t size, const char *text)
 {

@@ -16,7 +16,7 @@
  *   WARN=TEXT            a warning this task prints (at most 8)
  *   LAUNCH=R N MS F L    rank 0: the launch barrier passed with R ranks on
  *                        N nodes, the last node L MS ms after the first F
- *                        (core/launch_timeline.h)
+ *                        (core/launch/launch_timeline.h)
  *   ERROR=TEXT           the task fails and prints TEXT
  *   FAIL_QUIET=TEXT      the task fails; TEXT goes to the node's log only
  *                        (another rank prints the job-wide report)
@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "launch_timeline.h"
+#include "launch/launch_timeline.h"
 
 #define TE_RDZV_HEADER "TRAINENV-RDZV 1"
 #define TE_RDZV_OUT_MAX 16384		/* whole output */

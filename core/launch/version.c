@@ -1,5 +1,5 @@
 /* trainenv's versions: the version line, a helper's --protocol-version
- * answer and the one line of a mismatch (core/version.h).
+ * answer and the one line of a mismatch (core/launch/version.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "version.h"
-#include "rdzv_core.h"
-#include "strutil.h"
+#include "launch/version.h"
+#include "launch/rdzv_core.h"
+#include "util/strutil.h"
 
 int te_protocol_version(void)
 {

@@ -5,7 +5,7 @@
  * The package version (PACKAGE_VERSION, from VERSION and git:
  * tools/version.sh) says which release a part comes from. The protocol
  * version says what the parts exchange: the helpers' command lines and
- * result pipes (core/rdzv_proto.h, core/preflight_proto.h), the
+ * result pipes (core/launch/rdzv_proto.h, core/launch/preflight_proto.h), the
  * rendezvous' per-node data and the files under the step's directory.
  * Raise it with any change one side cannot read from an older other side;
  * parts of one protocol work together whatever their package versions.
@@ -41,7 +41,7 @@ int te_protocol_refused(const char *path, int code, const char *out,
 #endif
 
 /* TE_PROTOCOL_VERSION as this build's version.o has it: code outside
- * core/version.c asks here, so that a helper linked with another
+ * core/launch/version.c asks here, so that a helper linked with another
  * version.o (the tests' protocol-2 helper) speaks that protocol
  * throughout, its node's data included. */
 int te_protocol_version(void);

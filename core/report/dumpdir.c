@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dumpdir.h"
-#include "strutil.h"
+#include "report/dumpdir.h"
+#include "util/strutil.h"
 
 #define WRITABLE (S_IWGRP | S_IWOTH)
 

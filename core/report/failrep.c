@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "failrep.h"
-#include "strutil.h"
+#include "report/failrep.h"
+#include "util/strutil.h"
 
 #define WIRE_MAGIC "TRAINENV-FAIL1"
 

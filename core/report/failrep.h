@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "launch_timeline.h"
+#include "launch/launch_timeline.h"
 
 #define TE_FAILREP_ENV "TRAINENV_REPORT"
 #define TE_FAILREP_TOKEN_LEN 32		/* hex characters */

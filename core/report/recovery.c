@@ -1,4 +1,4 @@
-/* Recovery decisions (core/recovery.h): the node a failed step blames, the
+/* Recovery decisions (core/report/recovery.h): the node a failed step blames, the
  * requeue plan, the progress guard's state line and the time signal's due
  * time. Pure: srun's side (spank/srun_recovery.c) gathers the facts.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "recovery.h"
-#include "strutil.h"
+#include "report/recovery.h"
+#include "util/strutil.h"
 
 /* An exit report (not a stall, an end seen from outside, a restart or the
  * launch timeline) that is a failure. */

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "failrep.h"
+#include "report/failrep.h"
 
 /* A task's exit code when its node failed a check before training (GPU
  * pre-flight): the node's fault, not the program's (sysexits' EX_TEMPFAIL). */

@@ -1,4 +1,4 @@
-/* One line to a TCP listener within a deadline (core/sendline.h).
+/* One line to a TCP listener within a deadline (core/report/sendline.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sendline.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "report/sendline.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 
 int te_send_line(const char *host, uint16_t port, const char *line, int ms)
 {

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "failrep.h"
+#include "report/failrep.h"
 
 /* Connects to host:port (a numeric address: no name lookup, which has no
  * deadline) and writes line, all within ms milliseconds; 0, or -1 when it

@@ -4,10 +4,10 @@
 
 #include <string.h>
 
-#include "stacks.h"
-#include "steprecord.h"
-#include "strutil.h"
-#include "version.h"
+#include "hang/stacks.h"
+#include "report/steprecord.h"
+#include "util/strutil.h"
+#include "launch/version.h"
 
 const char *te_record_dir(const struct te_config *cfg)
 {

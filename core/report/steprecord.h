@@ -2,7 +2,7 @@
  * first failure and how many tasks failed, and what the exit watchdog did
  * (the hang report's own JSON lies beside it). srun writes it at its end
  * into DIR/UID/JOBID/trainenv.STEP.json (DIR: --train-nccl-dump-dir, else
- * the site's record-dir; core/dumpdir.h); trainenv(8), FILES, documents
+ * the site's record-dir; core/report/dumpdir.h); trainenv(8), FILES, documents
  * the fields. Pure.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef TE_STEPRECORD_H
@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "failrep.h"
-#include "settings.h"
+#include "report/failrep.h"
+#include "settings/settings.h"
 
 struct te_step_record {
 	uint32_t job, step;

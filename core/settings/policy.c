@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "settings.h"
-#include "settings_int.h"
-#include "strutil.h"
+#include "settings/settings.h"
+#include "settings/settings_int.h"
+#include "util/strutil.h"
 
 void te_policy_init(struct te_policy *p)
 {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "settings.h"
-#include "settings_int.h"
-#include "strutil.h"
+#include "settings/settings.h"
+#include "settings/settings_int.h"
+#include "util/strutil.h"
 
 static void add_warning(struct te_config *cfg, const char *msg)
 {

@@ -5,10 +5,10 @@
 
 #include <string.h>
 
-#include "settings.h"
-#include "strutil.h"
+#include "settings/settings.h"
+#include "util/strutil.h"
 
-/* Each word at its name (core/settings.h): code compares cfg.v[X].word with
+/* Each word at its name (core/settings/settings.h): code compares cfg.v[X].word with
  * these names, never with positions. */
 static const char *const w_onoff[] = {
 	[TE_W_ON] = "on", [TE_W_OFF] = "off", NULL

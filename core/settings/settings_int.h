@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "settings.h"
+#include "settings/settings.h"
 
 /* te_value_parse(); pol (may be NULL) only shapes the "accepted:" text of an
  * error, so that a user is told the site's bounds, not the hard limits. */

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "settings.h"
-#include "settings_int.h"
-#include "strutil.h"
+#include "settings/settings.h"
+#include "settings/settings_int.h"
+#include "util/strutil.h"
 
 static int word_index(const char *const *w, const char *text)
 {

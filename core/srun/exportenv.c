@@ -5,8 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "exportenv.h"
-#include "strutil.h"
+#include "srun/exportenv.h"
+#include "util/strutil.h"
 
 /* Slurm's find_quote_token: the next comma-separated token, a token wholly
  * in single or double quotes losing them, commas inside quotes kept. */

@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "settings.h"
+#include "settings/settings.h"
 
 /* The value NAME will have in the tasks' environment under the export
  * list spec (NULL: srun's default, everything), srun's own environment

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "portrange.h"
-#include "strutil.h"
+#include "srun/portrange.h"
+#include "util/strutil.h"
 
 static int port_value(const char *s, size_t n, uint16_t *port)
 {

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "settings.h"
-#include "srunargs.h"
-#include "srunargs_int.h"
+#include "settings/settings.h"
+#include "srun/srunargs.h"
+#include "srun/srunargs_int.h"
 
 /* The release whose options the walk knows, as srunargs_table.c writes
  * releases (YYMMuu); 0 is before 22.05, so 22.05's. */
@@ -46,7 +46,7 @@ static int in_release(const struct te_so *o, unsigned prog)
 }
 
 /* The plugin's own options, which SPANK adds to the program's: --train and
- * --train-NAME (core/settings.c) take a value, --train-explain does not. */
+ * --train-NAME (core/settings/settings.c) take a value, --train-explain does not. */
 static const struct te_so plugin_value = { "train", 0, TE_SO_VALUE, 0, 0, 0 };
 static const struct te_so plugin_flag = { "train-explain", 0, TE_SO_FLAG,
 					  0, 0, 0 };

@@ -37,7 +37,7 @@
  */
 #include "config.h"
 
-#include "srunargs_int.h"
+#include "srun/srunargs_int.h"
 
 #define FLAG TE_SO_FLAG
 #define VAL TE_SO_VALUE

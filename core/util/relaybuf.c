@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "relaybuf.h"
+#include "util/relaybuf.h"
 
 void te_relaybuf_init(struct te_relaybuf *b, char *mem, size_t cap)
 {

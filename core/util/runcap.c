@@ -1,4 +1,4 @@
-/* Runs a program with a deadline and reads its output (core/runcap.h).
+/* Runs a program with a deadline and reads its output (core/util/runcap.h).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
@@ -18,9 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runcap.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "util/runcap.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 
 static void close_from(int lowfd)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 
 size_t te_strlcpy(char *dst, const char *src, size_t size)
 {

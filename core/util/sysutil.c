@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sysutil.h"
+#include "util/sysutil.h"
 
 int64_t te_now_ms(void)
 {

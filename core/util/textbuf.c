@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "textbuf.h"
+#include "util/textbuf.h"
 
 void te_buf_init(struct te_buf *b, char *p, size_t len)
 {

@@ -29,7 +29,7 @@ except ImportError:  # running from a source tree
 
 _ERR_MAX = 1200
 _lib = None
-# The protocol this module speaks to trainenv's helpers: core/version.h's
+# The protocol this module speaks to trainenv's helpers: core/launch/version.h's
 # TE_PROTOCOL_VERSION (tests/unit/test_barrier_proxy.sh checks they agree).
 _PROTOCOL = 1
 _MSG_MAX = 1400
@@ -130,7 +130,7 @@ def _proxy_fd():
 
 
 def _proxy_barrier(fd, timeout):
-    """One request to the proxy, one answer (core/barrier_proxy.h): a new
+    """One request to the proxy, one answer (core/launch/barrier_proxy.h): a new
     barrier for each call ("each"). The proxy keeps the deadline (the given
     one, else the step's); this waits for its answer that long and a minute
     more, or until the proxy is gone (end of file)."""

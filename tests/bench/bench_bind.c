@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bind.h"
+#include "bind/bind.h"
 
 #ifndef TE_TOPODIR
 #error TE_TOPODIR must name tests/data/topologies

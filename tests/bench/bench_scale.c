@@ -9,7 +9,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * Each node gets what slurmstepd gives its first task (spank/stepd_rdzv.c,
- * core/rdzv_plan.c): a private PMIx directory (PMIX_SERVER_TMPDIR) where
+ * core/launch/rdzv_plan.c): a private PMIx directory (PMIX_SERVER_TMPDIR) where
  * its other P-1 ranks have left their arrival files, held locked as a
  * waiting task holds them (spank/rdzv_client.c; the driver holds the
  * locks, until the node's helper has written the node's result), and the
@@ -36,12 +36,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rankenv.h"
-#include "rdzv_proto.h"
+#include "launch/rankenv.h"
+#include "launch/rdzv_proto.h"
 #include "sim_conns.h"
 #include "sim_table.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 
 #define TASK_RESERVE 2048	/* tasks left to the machine's other users */
 

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "proctab.h"
-#include "stacks.h"
-#include "strutil.h"
+#include "hang/proctab.h"
+#include "hang/stacks.h"
+#include "util/strutil.h"
 
 #define RUNS 5
 #define REPORT_MAX (4u * 1024 * 1024)	/* pmix/stacks.c's */

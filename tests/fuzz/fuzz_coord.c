@@ -5,16 +5,16 @@
  * makes of rank 0's checkpoint probe,
  * and the coordinator's early garbage check of a stranger's bytes.
  * SPDX-License-Identifier: GPL-2.0-or-later */
-// FUZZ-SOURCES: core/rdzv_core.c core/rdzv_proto.c core/launch_timeline.c core/launch_verdict.c core/strutil.c core/settings.c core/value.c core/policy.c core/resolve.c|
+// FUZZ-SOURCES: core/launch/rdzv_core.c core/launch/rdzv_proto.c core/launch/launch_timeline.c core/launch/launch_verdict.c core/util/strutil.c core/settings/settings.c core/settings/value.c core/settings/policy.c core/settings/resolve.c|
 #include "config.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "launch_verdict.h"
-#include "rdzv_core.h"
-#include "rdzv_proto.h"
+#include "launch/launch_verdict.h"
+#include "launch/rdzv_core.h"
+#include "launch/rdzv_proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,7 +3,7 @@
  * Not built by make (needs clang); by hand, from the source tree, with
  * BUILD a configured build directory (for config.h):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -IBUILD -Ispank \
- *       tests/fuzz/fuzz_cpulist.c core/cpulist.c core/bind.c \
+ *       tests/fuzz/fuzz_cpulist.c core/bind/cpulist.c core/bind/bind.c \
  *       $(pkg-config --cflags --libs hwloc) -o fuzz_cpulist
  *   ./fuzz_cpulist -max_total_time=60 -max_len=256
  * (7.5 million inputs in 90 s found nothing on the first run.)
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bind.h"
-#include "cpulist.h"
+#include "bind/bind.h"
+#include "bind/cpulist.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,14 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exportenv.h"
-#include "failrep.h"
-#include "fence_choice.h"
-#include "portrange.h"
-#include "rankenv.h"
-#include "settings.h"
-#include "srunargs.h"
-#include "strutil.h"
+#include "srun/exportenv.h"
+#include "report/failrep.h"
+#include "launch/fence_choice.h"
+#include "srun/portrange.h"
+#include "launch/rankenv.h"
+#include "settings/settings.h"
+#include "srun/srunargs.h"
+#include "util/strutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

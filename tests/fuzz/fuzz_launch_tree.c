@@ -4,7 +4,7 @@
  * rank 0's reports and verdict over what was merged: nothing read may
  * overrun a bound or make a report longer than its buffer.
  * SPDX-License-Identifier: GPL-2.0-or-later */
-// FUZZ-SOURCES: core/launch_tree.c core/launch_tree_wire.c core/launch_tree_report.c core/launch_timeline.c core/launch_verdict.c core/rdzv_core.c core/strutil.c|
+// FUZZ-SOURCES: core/launch/launch_tree.c core/launch/launch_tree_wire.c core/launch/launch_tree_report.c core/launch/launch_timeline.c core/launch/launch_verdict.c core/launch/rdzv_core.c core/util/strutil.c|
 #include "config.h"
 
 #include <stddef.h>
@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "launch_tree.h"
-#include "settings.h"
+#include "launch/launch_tree.h"
+#include "settings/settings.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

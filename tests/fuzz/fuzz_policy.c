@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "settings.h"
+#include "settings/settings.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,7 +2,7 @@
  * plugin reads it in the task (te_pf_parse), and the decisions and
  * messages made from an accepted result.
  * SPDX-License-Identifier: GPL-2.0-or-later */
-// FUZZ-SOURCES: core/preflight_proto.c core/strutil.c|
+// FUZZ-SOURCES: core/launch/preflight_proto.c core/util/strutil.c|
 #include "config.h"
 
 #include <stddef.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "preflight_proto.h"
+#include "launch/preflight_proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

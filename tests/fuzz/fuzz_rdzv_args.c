@@ -1,15 +1,15 @@
-/* libFuzzer target: the rendezvous helper's command line (core/rdzv_args.c),
+/* libFuzzer target: the rendezvous helper's command line (core/launch/rdzv_args.c),
  * which any user can give trainenv-rdzv by hand: the input is split at
  * newlines into at most 40 words, and whatever parses reads back in range.
  * SPDX-License-Identifier: GPL-2.0-or-later */
-// FUZZ-SOURCES: core/rdzv_args.c core/launch_timeline.c core/launch_verdict.c core/rdzv_core.c core/rdzv_proto.c core/strutil.c core/settings.c core/value.c core/policy.c core/resolve.c|
+// FUZZ-SOURCES: core/launch/rdzv_args.c core/launch/launch_timeline.c core/launch/launch_verdict.c core/launch/rdzv_core.c core/launch/rdzv_proto.c core/util/strutil.c core/settings/settings.c core/settings/value.c core/settings/policy.c core/settings/resolve.c|
 #include "config.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "rdzv_args.h"
+#include "launch/rdzv_args.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,14 +1,14 @@
 /* libFuzzer target: the helper's pipe output as the plugin reads it
  * (te_rdzv_parse). Built with ./configure --enable-fuzzers CC=clang.
  * SPDX-License-Identifier: GPL-2.0-or-later */
-// FUZZ-SOURCES: core/rdzv_proto.c core/launch_timeline.c core/strutil.c core/settings.c core/value.c core/policy.c core/resolve.c|
+// FUZZ-SOURCES: core/launch/rdzv_proto.c core/launch/launch_timeline.c core/util/strutil.c core/settings/settings.c core/settings/value.c core/settings/policy.c core/settings/resolve.c|
 #include "config.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "rdzv_proto.h"
+#include "launch/rdzv_proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,15 +3,15 @@
  * and node name a requeue plan is built from. Beyond "no crash": a parsed
  * state formats back to the same line, and every plan line is bounded.
  * SPDX-License-Identifier: GPL-2.0-or-later */
-// FUZZ-SOURCES: core/recovery.c core/strutil.c core/failrep.c core/launch_timeline.c|
+// FUZZ-SOURCES: core/report/recovery.c core/util/strutil.c core/report/failrep.c core/launch/launch_timeline.c|
 #include "config.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "recovery.h"
-#include "strutil.h"
+#include "report/recovery.h"
+#include "util/strutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-/* libFuzzer target: the hang report's parsers (core/stacks*.c). The first
+/* libFuzzer target: the hang report's parsers (core/hang/stacks*.c). The first
  * byte picks the input: even, gdb's batch output about a user's process;
  * odd, the wire records a node sends the merger (also through the merger,
  * te_stack_merge). Whatever parses must stay in bounds, survive an
@@ -8,7 +8,7 @@
  * back from the demultiplexer as they were; the demultiplexer takes any
  * input and gives at most as much back.
  * SPDX-License-Identifier: GPL-2.0-or-later */
-// FUZZ-SOURCES: core/stacks.c core/stacks_report.c core/stacks_wire.c core/strutil.c core/textbuf.c|
+// FUZZ-SOURCES: core/hang/stacks.c core/hang/stacks_report.c core/hang/stacks_wire.c core/util/strutil.c core/util/textbuf.c|
 #include "config.h"
 
 #include <stddef.h>
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stacks.h"
+#include "hang/stacks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -21,9 +21,9 @@ mkdir -p "$out"
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DTE_PKGLIBEXECDIR=\"/usr/libexec/trainenv\" -DTE_LIBDIR=\"/usr/lib\" -DTE_PKGLIBDIR=\"/usr/lib/trainenv\" -I$build -I$src/core -I$src/spank -I$src/include -I$src/pmix"
 hw="$(pkg-config --cflags --libs hwloc)"
 declare -A srcs=(
-	[policy]="core/settings.c core/value.c core/policy.c core/resolve.c core/strutil.c"
-	[envparse]="core/settings.c core/value.c core/policy.c core/resolve.c core/strutil.c core/failrep.c core/launch_timeline.c core/portrange.c core/rankenv.c core/srunargs.c core/srunargs_table.c core/exportenv.c core/fence_choice.c"
-	[cpulist]="core/cpulist.c core/bind.c core/bind_machine.c"
+	[policy]="core/settings/settings.c core/settings/value.c core/settings/policy.c core/settings/resolve.c core/util/strutil.c"
+	[envparse]="core/settings/settings.c core/settings/value.c core/settings/policy.c core/settings/resolve.c core/util/strutil.c core/report/failrep.c core/launch/launch_timeline.c core/srun/portrange.c core/launch/rankenv.c core/srun/srunargs.c core/srun/srunargs_table.c core/srun/exportenv.c core/launch/fence_choice.c"
+	[cpulist]="core/bind/cpulist.c core/bind/bind.c core/bind/bind_machine.c"
 )
 declare -A extra=([cpulist]="$hw" [policy]="" [envparse]="-lpthread")
 # Targets added by other parts of the tree declare themselves in a

@@ -39,13 +39,13 @@ ok $? "cluster is up" || bail_out "no cluster"
 pmix_require_build
 ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$obuild/config.h")
 
-# The helper once more, of protocol 2: core/version.c compiled with the
+# The helper once more, of protocol 2: core/launch/version.c compiled with the
 # override ahead of the convenience libraries (their version.o is then
 # not taken).
 mkdir -p "$TE_WORK/p2" "$TE_WORK/mixed"
 # shellcheck disable=SC2086 # objs is a list
 cc -o "$TE_WORK/p2/trainenv-rdzv" -DTE_PROTOCOL_VERSION=2 -DHAVE_CONFIG_H \
-	-I"$obuild" -I"$osrc/core" -I"$osrc/include" "$osrc/core/version.c" \
+	-I"$obuild" -I"$osrc/core" -I"$osrc/include" "$osrc/core/launch/version.c" \
 	$objs "$obuild/.libs/libtepmix.a" "$obuild/.libs/libtecore.a" \
 	$(pkg-config --libs pmix) -ldl -lpthread 2>&1 | sed 's/^/# /'
 is "$("$TE_WORK/p2/trainenv-rdzv" --protocol-version)" "trainenv-protocol 2 $ver" \

@@ -36,7 +36,7 @@ mkdir -p "$out_dir" && chmod 1777 "$out_dir"
 # What trainenv's own commands must never print, and its own processes'
 # frames, which must never be in a report.
 own_errors='^(scancel|scontrol|srun): error: .*(Invalid job id|Kill job error)|^trainenv: .*(failed|still runs: scancel)'
-own_frames='te_spawn_capture|core/runcap\.c|pmix/stacks\.c|trainenv-stacks|in collect '
+own_frames='te_spawn_capture|core/util/runcap\.c|pmix/stacks\.c|trainenv-stacks|in collect '
 
 # hang_checks LABEL FILE: the exit-grace report of one run names rank 3
 # alone, no error of trainenv's, and the failure report's words.

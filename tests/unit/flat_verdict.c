@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "flat_verdict.h"
-#include "strutil.h"
-#include "version.h"
+#include "util/strutil.h"
+#include "launch/version.h"
 
 /* Appends the hosts that have version ver (from index first on), each
  * once, at most TE_VERSION_HOSTS_SHOWN of them; returns how many. */

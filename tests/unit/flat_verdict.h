@@ -10,8 +10,8 @@
 
 #include <stddef.h>
 
-#include "launch_verdict.h"
-#include "rdzv_core.h"
+#include "launch/launch_verdict.h"
+#include "launch/rdzv_core.h"
 
 struct te_nodever {
 	const char *host;

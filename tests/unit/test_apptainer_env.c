@@ -1,4 +1,4 @@
-/* Unit tests of core/apptainer_env.c: the APPTAINERENV_ and
+/* Unit tests of core/container/apptainer_env.c: the APPTAINERENV_ and
  * SINGULARITYENV_ copies of what trainenv set in a task (rank variables,
  * MASTER_*, the timeout knobs, trainenv's own), what is never copied
  * (the user's own variables, Apptainer's, PATH, LD_PRELOAD), names and
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apptainer_env.h"
-#include "container_env.h"
-#include "strutil.h"
+#include "container/apptainer_env.h"
+#include "container/container_env.h"
+#include "util/strutil.h"
 #include "tap.h"
 
 static struct te_appt_out out;

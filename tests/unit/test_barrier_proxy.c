@@ -1,4 +1,4 @@
-/* Unit tests of the barrier proxy's messages (core/barrier_proxy.c): the
+/* Unit tests of the barrier proxy's messages (core/launch/barrier_proxy.c): the
  * descriptor in TRAINENV_BARRIER_FD, the request, the answer, and hostile
  * bytes either way (issue 24, item 4).
  * SPDX-License-Identifier: GPL-2.0-or-later */
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "barrier_proxy.h"
+#include "launch/barrier_proxy.h"
 #include "tap.h"
 
 static void test_fd(void)

@@ -17,10 +17,10 @@ src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
 
 proxy=$build/trainenv-container
 shim=$build/.libs/trainenv-nccl.so
-proto=$(sed -n 's/^#define TE_PROTOCOL_VERSION \([0-9]*\)$/\1/p' "$src/core/version.h")
+proto=$(sed -n 's/^#define TE_PROTOCOL_VERSION \([0-9]*\)$/\1/p' "$src/core/launch/version.h")
 pyproto=$(sed -n 's/^_PROTOCOL = \([0-9]*\)$/\1/p' "$src/python/trainenv/__init__.py")
 check "$([ -n "$proto" ] && [ "$proto" = "$pyproto" ] && echo 0 || echo 1)" \
-	"the Python module speaks core/version.h's protocol ($pyproto, $proto)"
+	"the Python module speaks core/launch/version.h's protocol ($pyproto, $proto)"
 if [ ! -x "$proxy" ] || [ ! -f "$shim" ] || ! command -v python3 >/dev/null; then
 	echo "1..$n # SKIP trainenv-container, trainenv-nccl.so or python3 is not there (build first)"
 	exit 0

@@ -1,4 +1,4 @@
-/* Unit tests of the mapping core (core/bind.c) on the stored topologies.
+/* Unit tests of the mapping core (core/bind/bind.c) on the stored topologies.
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * Facts per topology (GPU bus ids in PCI order, their NUMA node and CPUs)
@@ -20,8 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bind.h"
-#include "cpulist.h"
+#include "bind/bind.h"
+#include "bind/cpulist.h"
 #include "tap.h"
 
 #ifndef TE_TOPODIR

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bind.h"
+#include "bind/bind.h"
 #include "tap.h"
 #include "tool_bind.h"
 

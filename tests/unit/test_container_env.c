@@ -1,4 +1,4 @@
-/* Unit tests of core/container_env.c: the variables trainenv decided (from
+/* Unit tests of core/container/container_env.c: the variables trainenv decided (from
  * TRAINENV_SETTINGS and TRAINENV_RANK_VARS), the enroot hook's filter of a
  * container's environment file (what enroot 4.1.2's PyTorch hook and an
  * image's ENV write), hostile files and names, and the comparison with a
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "container_env.h"
-#include "strutil.h"
+#include "container/container_env.h"
+#include "util/strutil.h"
 #include "tap.h"
 
 #define ENV_N 32

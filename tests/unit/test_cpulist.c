@@ -1,4 +1,4 @@
-/* Unit tests of the "0-3,8" list parser and formatter (core/cpulist.c).
+/* Unit tests of the "0-3,8" list parser and formatter (core/bind/cpulist.c).
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpulist.h"
+#include "bind/cpulist.h"
 #include "tap.h"
 
 #define CAP 4096

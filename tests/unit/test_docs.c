@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "settings.h"
-#include "strutil.h"
+#include "settings/settings.h"
+#include "util/strutil.h"
 #include "tap.h"
 
 static char *slurp(const char *path)

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dumpdir.h"
+#include "report/dumpdir.h"
 #include "tap.h"
 
 static struct stat entry(mode_t mode, uid_t uid)

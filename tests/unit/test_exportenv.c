@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "exportenv.h"
+#include "srun/exportenv.h"
 #include "tap.h"
 
 static const char *fake_env[8];

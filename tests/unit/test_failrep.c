@@ -6,8 +6,8 @@
 
 #include <string.h>
 
-#include "failrep.h"
-#include "portrange.h"
+#include "report/failrep.h"
+#include "srun/portrange.h"
 #include "tap.h"
 
 #define TOKEN "0123456789abcdef0123456789abcdef"

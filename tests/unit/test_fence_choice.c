@@ -1,4 +1,4 @@
-/* Unit tests of the step's fence choice (core/fence_choice.c): one table of
+/* Unit tests of the step's fence choice (core/launch/fence_choice.c): one table of
  * node count, TreeWidth, site key and SLURM_PMIX_FENCE against the value
  * srun sets and whether it warns; the messages; the job side's rule.
  * SPDX-License-Identifier: GPL-2.0-or-later */
@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fence_choice.h"
-#include "settings.h"
-#include "strutil.h"
+#include "launch/fence_choice.h"
+#include "settings/settings.h"
+#include "util/strutil.h"
 #include "tap.h"
 
 #define NO_SITE NULL

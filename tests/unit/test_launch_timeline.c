@@ -1,4 +1,4 @@
-/* Unit tests of the launch timeline (core/launch_timeline.c): per-node
+/* Unit tests of the launch timeline (core/launch/launch_timeline.c): per-node
  * arrivals, the skew, when rank 0's task says it, its line and wire form.
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "launch_timeline.h"
-#include "strutil.h"
+#include "launch/launch_timeline.h"
+#include "util/strutil.h"
 #include "tap.h"
 
 static void three_nodes(void)

@@ -1,4 +1,4 @@
-/* Unit tests of the launch tree (core/launch_tree.c): tree index math,
+/* Unit tests of the launch tree (core/launch/launch_tree.c): tree index math,
  * Slurm's process map, the subtree summary (merge, bounds, wire form,
  * hostile lines) and rank 0's reports from it, which must read as the
  * reports over every node's facts did (te_missing_summary,
@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "launch_tree.h"
-#include "settings.h"
-#include "strutil.h"
+#include "launch/launch_tree.h"
+#include "settings/settings.h"
+#include "util/strutil.h"
 #include "flat_verdict.h"
 #include "tap.h"
 
@@ -432,7 +432,7 @@ static void wire(void)
 	}
 }
 
-/* Nodes of another protocol (core/version.h): rejected whatever
+/* Nodes of another protocol (core/launch/version.h): rejected whatever
  * --version-check says, one line naming each protocol's nodes and
  * trainenv version, rank 0's protocol last; the flat walk says the same. */
 static void protocol_nodes(void)

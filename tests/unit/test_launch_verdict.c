@@ -1,4 +1,4 @@
-/* The helper's launch decisions (core/launch_verdict.c, core/rdzv_args.c):
+/* The helper's launch decisions (core/launch/launch_verdict.c, core/launch/rdzv_args.c):
  * rank 0's verdict over the nodes' facts, a node against rank 0 without the
  * barrier, the checkpoint probe, and the helper's command line.
  * SPDX-License-Identifier: GPL-2.0-or-later */
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launch_verdict.h"
-#include "rdzv_args.h"
-#include "strutil.h"
+#include "launch/launch_verdict.h"
+#include "launch/rdzv_args.h"
+#include "util/strutil.h"
 #include "flat_verdict.h"
 #include "tap.h"
 

@@ -22,12 +22,17 @@ quoted_includes() {
 		sed -E 's|^'"$src"'/||; s|:[[:space:]]*#[[:space:]]*include[[:space:]]*"| |; s|"$||'
 }
 
+# A core header is named by its room: "ROOM/FILE.h" under core/.
+core_header() { # HEADER
+	case $1 in */*) [ -e "$src/core/$1" ] ;; *) false ;; esac
+}
+
 # Headers a side may use: its own, the core's, the public one, config.h.
 foreign() { # SIDE: the includes of SIDE's files found in no allowed place
 	local side=$1 f h
 	quoted_includes "$side" | while read -r f h; do
 		[ "$h" = config.h ] && continue
-		[ -e "$src/$side/$h" ] || [ -e "$src/core/$h" ] ||
+		[ -e "$src/$side/$h" ] || core_header "$h" ||
 			[ -e "$src/include/$h" ] && continue
 		echo "$f includes \"$h\""
 	done
@@ -38,11 +43,11 @@ check "$([ -z "$out" ] && echo 0 || echo 1)" "spank/ includes only its own, core
 out=$(foreign pmix)
 check "$([ -z "$out" ] && echo 0 || echo 1)" "pmix/ includes only its own, core/ and include/ headers" "$out"
 
-out=$(quoted_includes core | while read -r f h; do
-	[ "$h" = config.h ] || [ -e "$src/core/$h" ] || echo "$f includes \"$h\""
+out=$(for r in "$src"/core/*/; do quoted_includes "core/$(basename "$r")"; done | while read -r f h; do
+	[ "$h" = config.h ] || core_header "$h" || echo "$f includes \"$h\""
 done)
-check "$([ -z "$out" ] && echo 0 || echo 1)" "core/ includes only core/ headers" "$out"
-out=$(grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*<\(slurm/\|pmix\|cuda\|nccl\|dlfcn\.h\)' "$src"/core/*.[ch])
+check "$([ -z "$out" ] && echo 0 || echo 1)" "core/ includes only core/ headers, each named by its room (ROOM/FILE.h)" "$out"
+out=$(grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*<\(slurm/\|pmix\|cuda\|nccl\|dlfcn\.h\)' "$src"/core/*/*.[ch])
 check "$([ -z "$out" ] && echo 0 || echo 1)" "core/ includes no Slurm, PMIx, CUDA or NCCL header and loads nothing (dlfcn.h)" "$out"
 
 # The check itself can fail: a spank file that includes a PMIx-side header
@@ -70,7 +75,7 @@ fi
 # and placeholders are named here.
 cited() {
 	(cd "$src" && grep -ohE '(^|[^A-Za-z0-9_./-])(spank|pmix|core|docs|tests|etc|include|python)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.(c|h|md|sh|py|8|example|map|in|xml)\b' \
-		README.md docs/*.md etc/trainenv.8 core/*.[ch] spank/*.[ch] pmix/*.[ch] \
+		README.md docs/*.md etc/trainenv.8 core/*/*.[ch] spank/*.[ch] pmix/*.[ch] \
 		tests/*.sh tests/*/*.sh tests/*/*.c tests/cluster/README.md Makefile.am 2>/dev/null |
 		sed -E 's/^[^a-z]//' | sort -u)
 }
@@ -91,7 +96,7 @@ check "$([ "$out" -gt 20 ] && echo 0 || echo 1)" "the citation check reads the c
 # Every C file opens with a comment saying what it is (its first line), and
 # none of the source folders' C files is over about 700 lines.
 c_files() {
-	(cd "$src" && ls core/*.[ch] spank/*.[ch] pmix/*.[ch] include/*.h \
+	(cd "$src" && ls core/*/*.[ch] spank/*.[ch] pmix/*.[ch] include/*/*.h \
 		tests/unit/*.[ch] tests/fuzz/*.c tests/bench/*.c 2>/dev/null)
 }
 out=$(c_files | while read -r f; do
@@ -100,7 +105,7 @@ done)
 check "$([ -z "$out" ] && echo 0 || echo 1)" "every C file opens with a line saying what it is" "$out"
 count=$(c_files | wc -l)
 check "$([ "$count" -gt 80 ] && echo 0 || echo 1)" "the opening-line check reads the C files ($count)"
-out=$(cd "$src" && wc -l core/*.c spank/*.c pmix/*.c | awk '$2 != "total" && $1 > 750 { print $2 ": " $1 " lines" }')
+out=$(cd "$src" && wc -l core/*/*.c spank/*.c pmix/*.c | awk '$2 != "total" && $1 > 750 { print $2 ": " $1 " lines" }')
 check "$([ -z "$out" ] && echo 0 || echo 1)" "no C file in core/, spank/ or pmix/ is over 750 lines" "$out"
 
 # nm_checks NAME OBJECT FORBIDDEN_ERE WHAT OWN_A OWN_B: OBJECT defines no

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdzv_core.h"
-#include "rdzv_proto.h"
-#include "strutil.h"
+#include "launch/rdzv_core.h"
+#include "launch/rdzv_proto.h"
+#include "util/strutil.h"
 #include "flat_verdict.h"
 #include "tap.h"
 

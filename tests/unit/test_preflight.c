@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "preflight_proto.h"
-#include "strutil.h"
+#include "launch/preflight_proto.h"
+#include "util/strutil.h"
 #include "tap.h"
 
 static int parse(const char *text, struct te_pf_result *r, char *err,

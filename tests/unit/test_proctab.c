@@ -1,5 +1,5 @@
-/* Unit tests of the hang report's process table (core/proctab.c): /proc
- * stat lines (hostile names, cut lines; the one reader, core/proc_stat.c,
+/* Unit tests of the hang report's process table (core/hang/proctab.c): /proc
+ * stat lines (hostile names, cut lines; the one reader, core/hang/proc_stat.c,
  * on a real process), environment blocks, slurmstepd's title, and which
  * process stands for each rank (plain tasks, a shell that runs Python,
  * torchrun workers, other steps, orphaned data loaders, tables of 2,048).
@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proctab.h"
+#include "hang/proctab.h"
 #include "tap.h"
 
 static void test_stat(void)

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rankenv.h"
-#include "settings.h"
-#include "srunargs.h"
+#include "launch/rankenv.h"
+#include "settings/settings.h"
+#include "srun/srunargs.h"
 #include "tap.h"
 
 static const char *val(const struct te_envlist *e, const char *name)

@@ -1,4 +1,4 @@
-/* Unit tests of the launch rendezvous planning (core/rdzv_plan.c): each
+/* Unit tests of the launch rendezvous planning (core/launch/rdzv_plan.c): each
  * task's role, the barrier seconds and deadline, and the helper's command
  * line, from real resolved settings. No Slurm involved.
  * SPDX-License-Identifier: GPL-2.0-or-later */
@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rankenv.h"
-#include "rdzv_args.h"
-#include "rdzv_plan.h"
-#include "settings.h"
-#include "strutil.h"
-#include "runcap.h"
+#include "launch/rankenv.h"
+#include "launch/rdzv_args.h"
+#include "launch/rdzv_plan.h"
+#include "settings/settings.h"
+#include "util/strutil.h"
+#include "util/runcap.h"
 #include "tap.h"
-#include "version.h"
+#include "launch/version.h"
 
 static struct te_config cfg;
 

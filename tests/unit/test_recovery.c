@@ -1,4 +1,4 @@
-/* Unit tests of the recovery decisions (core/recovery.c): the node a failed
+/* Unit tests of the recovery decisions (core/report/recovery.c): the node a failed
  * step blames, the requeue plan and its lines, the progress guard's state,
  * the time signal's due time.
  * SPDX-License-Identifier: GPL-2.0-or-later */
@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "launch_verdict.h"
-#include "recovery.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "launch/launch_verdict.h"
+#include "report/recovery.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 #include "tap.h"
 
 static struct te_failrep rep(uint32_t rank, const char *node, int signaled,

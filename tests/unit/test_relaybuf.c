@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "relaybuf.h"
+#include "util/relaybuf.h"
 #include "tap.h"
 
 /* Copies up to want bytes in (as a read would), returns how many fit. */

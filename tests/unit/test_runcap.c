@@ -1,4 +1,4 @@
-/* Unit tests of te_spawn_capture (core/runcap.c): output, status,
+/* Unit tests of te_spawn_capture (core/util/runcap.c): output, status,
  * deadline, what the child inherits and what it does not, and a program
  * that cannot be run; te_env_without, the one environment filter.
  * SPDX-License-Identifier: GPL-2.0-or-later */
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runcap.h"
+#include "util/runcap.h"
 #include "tap.h"
 
 static char *env[] = { "PATH=/usr/bin:/bin", "TE_RUNCAP_TEST=from-envp", NULL };

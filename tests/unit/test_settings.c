@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "settings.h"
-#include "strutil.h"
+#include "settings/settings.h"
+#include "util/strutil.h"
 #include "tap.h"
 
 static struct te_policy pol;

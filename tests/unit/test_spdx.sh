@@ -189,7 +189,7 @@ set_out=$(lgpl_set "$src")
 missing=
 for f in pmix/libtrainenv.c pmix/heartbeat.c pmix/nccl_preload.c pmix/glibc_compat.h \
 	pmix/libtrainenv.map pmix/trainenv-nccl.map pmix/barrier.c pmix/barrier_int.h \
-	core/strutil.c include/trainenv/trainenv.h python/trainenv/__init__.py; do
+	core/util/strutil.c include/trainenv/trainenv.h python/trainenv/__init__.py; do
 	printf '%s\n' "$set_out" | grep -qx "$f" || missing="$missing $f"
 done
 check "$([ -z "$missing" ] && echo 0 || echo 1)" \

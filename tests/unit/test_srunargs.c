@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "srunargs.h"
-#include "srunargs_int.h"
+#include "srun/srunargs.h"
+#include "srun/srunargs_int.h"
 #include "tap.h"
 
 #define REL(a, b, c) (((a) << 16) | ((b) << 8) | (c))

@@ -1,4 +1,4 @@
-/* Unit tests of the hang report's stacks (core/stacks*.c): gdb's real
+/* Unit tests of the hang report's stacks (core/hang/stacks*.c): gdb's real
  * output (tests/unit/data/stacks/, made by capture.sh), noise, garbage and
  * bounds; grouping; rank and node lists; the text and JSON reports; the
  * wire format's round trip and refusals.
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stacks.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "hang/stacks.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 #include "tap.h"
 
 static char fixture[65536];

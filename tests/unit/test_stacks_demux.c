@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stacks.h"
-#include "strutil.h"
+#include "hang/stacks.h"
+#include "util/strutil.h"
 #include "tap.h"
 
 #define NODES 3

@@ -1,5 +1,5 @@
 /* Unit tests of the hang report for processes in containers
- * (core/stacks_files.c): the paths inside a process's root, and the note
+ * (core/hang/stacks_files.c): the paths inside a process's root, and the note
  * that names the real cause when frames are missing, on gdb's real output
  * about a Python rank in a Debian 11 root (tests/unit/data/stacks/
  * py_container*.txt, made by capture_container.sh).
@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "stacks.h"
-#include "strutil.h"
-#include "sysutil.h"
+#include "hang/stacks.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 #include "tap.h"
 
 static char fixture[65536];

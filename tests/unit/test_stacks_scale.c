@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stacks.h"
-#include "strutil.h"
+#include "hang/stacks.h"
+#include "util/strutil.h"
 #include "tap.h"
 
 #define N 2000

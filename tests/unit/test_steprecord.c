@@ -1,4 +1,4 @@
-/* Unit tests of the step's JSON record (core/steprecord.c): fields, the
+/* Unit tests of the step's JSON record (core/report/steprecord.c): fields, the
  * first failure of each kind, escaping, a buffer too small.
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "steprecord.h"
+#include "report/steprecord.h"
 #include "tap.h"
-#include "version.h"
+#include "launch/version.h"
 
 static const char *no_env(void *ctx, const char *name)
 {

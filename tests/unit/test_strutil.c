@@ -1,7 +1,7 @@
 /* Unit tests of the shared helpers, one job each: the error path
  * (te_err), the text cleaner, the constant-time token compare
- * (core/strutil.c), the monotonic clock, random tokens and the small-file
- * reader (core/sysutil.c).
+ * (core/util/strutil.c), the monotonic clock, random tokens and the small-file
+ * reader (core/util/sysutil.c).
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "strutil.h"
-#include "sysutil.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
 #include "tap.h"
 
 static int fails_with(char *err, size_t len, int code)

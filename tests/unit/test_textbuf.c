@@ -1,4 +1,4 @@
-/* Unit tests of the append cursor and JSON strings (core/textbuf.c): cut
+/* Unit tests of the append cursor and JSON strings (core/util/textbuf.c): cut
  * and rewind, UTF-8 kept as it is, every kind of ill-formed UTF-8
  * replaced, control characters escaped, the step record's and the hang
  * report's JSON (issue 25, item 11).
@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "settings.h"
-#include "stacks.h"
-#include "steprecord.h"
-#include "strutil.h"
+#include "settings/settings.h"
+#include "hang/stacks.h"
+#include "report/steprecord.h"
+#include "util/strutil.h"
 #include "tap.h"
-#include "textbuf.h"
+#include "util/textbuf.h"
 
 /* s as a JSON string into a fresh buffer. */
 static const char *J(const char *s)

@@ -1,4 +1,4 @@
-/* Unit tests of trainenv's versions (core/version.c): the version line
+/* Unit tests of trainenv's versions (core/launch/version.c): the version line
  * every part prints, a helper's --protocol-version answer read from a
  * bounded buffer, the one line of a mismatch, and libtrainenv's
  * trainenv_version() (issue 26, items 2 and 3).
@@ -10,7 +10,7 @@
 
 #include "tap.h"
 #include "trainenv/trainenv.h"
-#include "version.h"
+#include "launch/version.h"
 
 static void test_line(void)
 {

@@ -21,10 +21,10 @@ src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
 rc() { "$@" && echo 0 || echo 1; }
 
 ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$build/config.h" 2>/dev/null)
-proto=$(sed -n 's/^#define TE_PROTOCOL_VERSION \([0-9]*\)$/\1/p' "$src/core/version.h")
+proto=$(sed -n 's/^#define TE_PROTOCOL_VERSION \([0-9]*\)$/\1/p' "$src/core/launch/version.h")
 rel=${ver%%-*}
 check "$(rc test -n "$ver")" "configure's version is in $build/config.h ($ver)"
-check "$(rc test -n "$proto")" "core/version.h defines the protocol version ($proto)"
+check "$(rc test -n "$proto")" "core/launch/version.h defines the protocol version ($proto)"
 
 # The version configure took is what tools/version.sh says of VERSION (a
 # release part that differs: configure was not made again after VERSION
