@@ -70,7 +70,7 @@ void check_followers(struct te_barrier *b, int64_t now)
 }
 
 /* A follower holds a lock on its arrival file for as long as it waits
- * (spank/rdzv_client.c): a file nobody holds locked is a task that ended. */
+ * (spank/stepd_rdzv_client.c): a file nobody holds locked is a task that ended. */
 static int follower_alive(struct te_barrier *b, uint32_t rank)
 {
 	char path[600];

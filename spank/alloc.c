@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-#include "hangup.h"
+#include "srun_hangup.h"
 #include "plugin.h"
 #include "report/recovery.h"
 #include "srun/srunargs.h"

@@ -1,5 +1,5 @@
 /* First-failure report, the network halves: srun's listener
- * (failrep_listen.c) and slurmstepd's one sender per step (failrep_send.c).
+ * (srun_failrep_listen.c) and slurmstepd's one sender per step (stepd_failrep_send.c).
  * The line and the decisions about connections are core/report/failrep.h.
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_FAILREP_NET_H
@@ -11,9 +11,9 @@
 
 #include "report/failrep.h"
 
-/* srun side (failrep_listen.c). lo..hi: the ports to bind (SrunPortRange),
+/* srun side (srun_failrep_listen.c). lo..hi: the ports to bind (SrunPortRange),
  * 0..0 for any. print_failures: print the failed tasks (failure-report=on;
- * else the reports only feed the exit watchdog, exitwatch.h). finish waits
+ * else the reports only feed the exit watchdog, srun_exitwatch.h). finish waits
  * at most grace_ms for reports still on their way, whatever other users
  * do, then prints what is held. */
 int te_failrep_listen(uint16_t lo, uint16_t hi, int print_failures,
@@ -29,7 +29,7 @@ int te_failrep_list(struct te_failrep *out, int max);
  * (the step's record asked for it), else 0. */
 int te_failrep_launch(struct te_launch_skew *launch);
 
-/* slurmstepd side (failrep_send.c): one sender per step. add never waits
+/* slurmstepd side (stepd_failrep_send.c): one sender per step. add never waits
  * on the network: the first call starts the step's sender process (as
  * uid/gid: the port comes from the job's environment) and every call hands
  * it one line without blocking. The sender spends at most

@@ -3,9 +3,9 @@
  * before exec. Nothing here may fail the step in a way that drains the node:
  * errors are remembered and fail the tasks, with the reason on the tasks'
  * stderr (which reaches srun) and in the slurmd log. The features it runs
- * per task have their own files: binding (bindstep.c), the GPU pre-flight
- * (stepd_preflight.c), the launch rendezvous (stepd_rdzv.c, rdzv_client.c),
- * the failure report's sender (failrep_send.c).
+ * per task have their own files: binding (stepd_bind.c), the GPU pre-flight
+ * (stepd_preflight.c), the launch rendezvous (stepd_rdzv.c, stepd_rdzv_client.c),
+ * the failure report's sender (stepd_failrep_send.c).
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
@@ -23,16 +23,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "apptainer.h"
+#include "stepd_apptainer.h"
 #include "container/apptainer_env.h"
-#include "bindstep.h"
+#include "stepd_bind.h"
 #include "report/dumpdir.h"
 #include "failrep_net.h"
 #include "report/recovery.h"
 #include "plugin.h"
 #include "launch/preflight_proto.h"
 #include "launch/rankenv.h"
-#include "rdzv_client.h"
+#include "stepd_rdzv_client.h"
 #include "slurm_compat.h"
 #include "slurmstepd.h"
 #include "util/strutil.h"
@@ -597,7 +597,7 @@ int te_stepd_task_init(spank_t sp)
 		    te_stepd_container_proxy(sp, first_coll) < 0 && first_coll)
 			return task_fail(sp);
 	}
-	/* Apptainer's copies of what trainenv set (spank/apptainer.c) */
+	/* Apptainer's copies of what trainenv set (spank/stepd_apptainer.c) */
 	te_stepd_apptainer_env(sp, local_id);
 	/* last: the check compares the program's environment with all of
 	 * the above */

@@ -16,7 +16,7 @@
 
 #include "slurm_compat.h"
 
-#include "exitwatch.h"
+#include "srun_exitwatch.h"
 #include "plugin.h"
 #include "util/strutil.h"
 #include "launch/version.h"

@@ -4,7 +4,7 @@
  * starts the step's hang report (trainenv-stacks), which names every rank
  * still running with its stack and ends the step per --train-exit-action.
  * Task exits and stalls come over the failure report's channel
- * (failrep_listen.c).
+ * (srun_failrep_listen.c).
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_EXITWATCH_H
 #define TE_EXITWATCH_H

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exitwatch.h"
+#include "srun_exitwatch.h"
 #include "failrep_net.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"

@@ -20,7 +20,7 @@
  * manager's threads before any SPANK callback, and a forked copy of it
  * hangs (the manager shuts itself down in a child): when srun runs threads
  * (counted, not guessed from the release), the child executes srun again
- * (hangup_exec.c) and the shield first makes srun's other threads block
+ * (srun_hangup_exec.c) and the shield first makes srun's other threads block
  * every signal it takes, so that none of them handles one in its place.
  *
  * When srun's stdout/stderr is a terminal, pipe or socket, the shield also
@@ -63,8 +63,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hangup.h"
-#include "hangup_exec.h"
+#include "srun_hangup.h"
+#include "srun_hangup_exec.h"
 #include "util/relaybuf.h"
 #include "srun/srunargs.h"
 #include "util/strutil.h"
@@ -80,7 +80,7 @@
 /* How long the shield keeps reading srun's pipes after srun is gone: a
  * process srun left behind may hold them open. */
 #define LEFTOVER_MS 2000
-/* How long a re-executed srun's first words are held (hangup_exec.c) at
+/* How long a re-executed srun's first words are held (srun_hangup_exec.c) at
  * most: longer, and they go out (srun never took its stderr back). */
 #define HOLD_MS 15000
 
@@ -355,7 +355,7 @@ struct shield {
 	int64_t hold_until;	/* see HOLD_MS */
 };
 
-/* The held stderr of a re-executed srun (hangup_exec.c): once its plugin
+/* The held stderr of a re-executed srun (srun_hangup_exec.c): once its plugin
  * says it took the real stderr back, what was held was said before, by the
  * first srun: dropped. When srun ended first, or kept it past HOLD_MS, it
  * goes out. */
@@ -586,7 +586,7 @@ int te_hangup_shield(char *err, size_t errlen)
 	memset(&s, 0, sizeof(s));
 	if (te_hup_reexeced())
 		return 0;	/* its shield started this srun: carry on */
-	reexec = te_hup_thread_count() > 1;	/* see hangup_exec.c */
+	reexec = te_hup_thread_count() > 1;	/* see srun_hangup_exec.c */
 	tty = terminal_for_srun();
 	for (i = 0; i < 3; i++) {
 		if (i == 2 ? tty < 0 : !needs_relay(relay_fd[i]))

@@ -1,4 +1,4 @@
-/* The srun-side hang-up shield (hangup.c).
+/* The srun-side hang-up shield (srun_hangup.c).
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_HANGUP_H
 #define TE_HANGUP_H
@@ -6,8 +6,8 @@
 #include <stddef.h>
 
 /* Moves srun into a new session and turns the calling process into the
- * shield (see hangup.c). Returns 0 where srun carries on: in the forked
- * child, or in the srun that a shield started again (hangup_exec.c); -1
+ * shield (see srun_hangup.c). Returns 0 where srun carries on: in the forked
+ * child, or in the srun that a shield started again (srun_hangup_exec.c); -1
  * with a reason when the shield could not be set up (srun then carries on
  * unshielded, in this process). The shield itself never returns. */
 int te_hangup_shield(char *err, size_t errlen);

@@ -14,7 +14,7 @@
  *
  * The re-executed srun prints again whatever srun printed before its
  * plugins' init_post_opt (option warnings, -v's list, trainenv's own
- * warnings): its stderr goes to a pipe the shield holds (hangup.c), and in
+ * warnings): its stderr goes to a pipe the shield holds (srun_hangup.c), and in
  * init_post_opt the plugin puts srun's real stderr back and says so on a
  * pipe of its own (te_hup_reexeced; the end of the held pipe alone cannot
  * tell that from srun's exit). The shield drops what was held then, and
@@ -41,7 +41,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "hangup_exec.h"
+#include "srun_hangup_exec.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"
 

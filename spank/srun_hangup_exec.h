@@ -1,5 +1,5 @@
 /* How the hang-up shield starts srun anew when srun already runs threads
- * (hangup_exec.c): a copy of a multithreaded srun made by fork() cannot
+ * (srun_hangup_exec.c): a copy of a multithreaded srun made by fork() cannot
  * carry on as srun, so the shield's child executes srun again.
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_HANGUP_EXEC_H
@@ -52,7 +52,7 @@ void te_hup_quiet_undo(void);
 
 /* What a re-executed srun says before its plugin's init_post_opt (srun's
  * option warnings, -v's list, trainenv's own warnings) was said by the
- * first srun already: its stderr is a pipe the shield holds (hangup.c)
+ * first srun already: its stderr is a pipe the shield holds (srun_hangup.c)
  * until the plugin puts the real one back and says so. */
 struct te_hup_hold {
 	int rd, wr;	/* that pipe: the shield's end, srun's stderr */

@@ -22,9 +22,9 @@
 
 #include "slurm_compat.h"
 
-#include "exitwatch.h"
+#include "srun_exitwatch.h"
 #include "failrep_net.h"
-#include "hangup.h"
+#include "srun_hangup.h"
 #include "plugin.h"
 #include "report/recovery.h"
 #include "srun_recovery.h"

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "apptainer.h"
+#include "stepd_apptainer.h"
 #include "container/apptainer_env.h"
 #include "container/container_env.h"
 #include "launch/preflight_proto.h"

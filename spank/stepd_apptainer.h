@@ -1,5 +1,5 @@
 /* slurmstepd, per task: APPTAINERENV_ and SINGULARITYENV_ copies of what
- * trainenv set (spank/apptainer.c, core/container/apptainer_env.h).
+ * trainenv set (spank/stepd_apptainer.c, core/container/apptainer_env.h).
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_SPANK_APPTAINER_H
 #define TE_SPANK_APPTAINER_H

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "bind/bind.h"
-#include "bindstep.h"
+#include "stepd_bind.h"
 #include "plugin.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"

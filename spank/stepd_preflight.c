@@ -10,9 +10,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "bindstep.h"
+#include "stepd_bind.h"
 #include "launch/preflight_proto.h"
-#include "rdzv_client.h"
+#include "stepd_rdzv_client.h"
 #include "slurmstepd.h"
 #include "util/strutil.h"
 #include "launch/version.h"

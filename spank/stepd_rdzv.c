@@ -1,6 +1,6 @@
 /* slurmstepd, per task: the launch rendezvous (the node's first task runs
  * trainenv-rdzv for the node, the others follow through files: see
- * rdzv_client.c) and the first-collective barrier's preload.
+ * stepd_rdzv_client.c) and the first-collective barrier's preload.
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
@@ -15,7 +15,7 @@
 #include "slurm_compat.h"
 
 #include "launch/rankenv.h"
-#include "rdzv_client.h"
+#include "stepd_rdzv_client.h"
 #include "launch/rdzv_plan.h"
 #include "util/runcap.h"
 #include "slurmstepd.h"

@@ -1,5 +1,5 @@
 /* The plugin's side of the launch rendezvous: runs trainenv-rdzv from
- * task_init and reads its result, with a deadline (rdzv_client.h).
+ * task_init and reads its result, with a deadline (stepd_rdzv_client.h).
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rdzv_client.h"
+#include "stepd_rdzv_client.h"
 #include "settings/settings.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "exitwatch.h"
+#include "srun_exitwatch.h"
 #include "hang/proctab.h"
 #include "launch/rankenv.h"
 #include "util/runcap.h"

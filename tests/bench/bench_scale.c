@@ -11,7 +11,7 @@
  * Each node gets what slurmstepd gives its first task (spank/stepd_rdzv.c,
  * core/launch/rdzv_plan.c): a private PMIx directory (PMIX_SERVER_TMPDIR) where
  * its other P-1 ranks have left their arrival files, held locked as a
- * waiting task holds them (spank/rdzv_client.c; the driver holds the
+ * waiting task holds them (spank/stepd_rdzv_client.c; the driver holds the
  * locks, until the node's helper has written the node's result), and the
  * helper's arguments with --lead and a barrier. Every helper is started
  * and stopped first; then all go on together (rank 0's at a higher CPU
@@ -213,7 +213,7 @@ static struct sim_table *table_make(char *path, size_t len)
 
 /* The nodes' other ranks arrive before their helpers start: each file
  * made under another name, locked, renamed into place (as
- * spank/rdzv_client.c does), and held locked, as a waiting task holds it,
+ * spank/stepd_rdzv_client.c does), and held locked, as a waiting task holds it,
  * by a holder process until the end of the run. A holder keeps at most
  * HOLDER_FDS locks: the descriptor limit cannot be raised here past its
  * hard value. */
