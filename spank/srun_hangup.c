@@ -455,156 +455,198 @@ static int tty_input(struct shield *s, const struct signalfd_siginfo *si)
 	return 1;
 }
 
+/* A process srun left behind may hold its pipes open: once LEFTOVER_MS
+ * after srun's end, they are no longer read. */
+static void leftover_close(struct shield *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr; i++)
+		if (s->r[i].in >= 0) {
+			close(s->r[i].in);
+			s->r[i].in = -1;
+		}
+}
+
+/* One round of the shield's poll. */
+struct round {
+	/* signals, 4 relays both ways, the plugin's word */
+	struct pollfd p[1 + 4 * 2 + 1];
+	int who[1 + 4 * 2 + 1];	/* relay index, or -1 */
+	int np;
+	int busy;		/* output or input still to relay */
+	int reading;		/* some relay still reads from srun */
+	int64_t wake;		/* when to look again, if not before */
+};
+
+static void round_add(struct round *rd, int fd, short events, int who)
+{
+	rd->p[rd->np].fd = fd;
+	rd->p[rd->np].events = events;
+	rd->who[rd->np++] = who;
+}
+
+/* srun's output (and a re-executed srun's held stderr): what to read and
+ * where to wait for room. Every relay is settled here, the input too. */
+static void round_output(struct shield *s, struct round *rd)
+{
+	int i;
+
+	for (i = 0; i < s->nr; i++) {
+		struct relay *r = &s->r[i];
+
+		input_settle(r, s->done);
+		hold_settle(s, r);
+		if (r->hold) {
+			rd->wake = s->hold_until;
+			round_add(rd, s->hold->said, POLLIN, -1);
+		}
+		if (r->input)
+			continue;	/* polled below, never busy */
+		if (r->in >= 0 && (r->buf.len < r->buf.cap || r->hold))
+			round_add(rd, r->in, POLLIN, i);
+		if (r->buf.len > 0 && !r->dead && !r->hold &&
+		    (r->full || (!r->sock && r->wfd < 0)))
+			round_add(rd, r->sock || r->wfd < 0 ? r->out : r->wfd,
+				  POLLOUT, i);
+		rd->reading |= r->in >= 0;
+		rd->busy |= r->in >= 0 || (r->buf.len > 0 && !r->dead);
+	}
+}
+
+/* The terminal to srun's stdin. */
+static void round_input(struct shield *s, struct round *rd)
+{
+	int i;
+
+	for (i = 0; i < s->nr; i++) {
+		struct relay *r = &s->r[i];
+
+		if (!r->input)
+			continue;
+		if (r->in >= 0 && r->buf.len < r->buf.cap)
+			round_add(rd, r->in, POLLIN, i);
+		if (r->buf.len > 0 && r->full && !r->dead)
+			round_add(rd, r->wfd, POLLOUT, i);
+	}
+}
+
+static int poll_timeout(int64_t wake)
+{
+	int64_t left;
+
+	if (wake < 0)
+		return -1;
+	left = wake - te_now_ms();
+	return left < 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+}
+
+static void read_signals(struct shield *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sfd, &si, sizeof(si)) == sizeof(si))
+		/* the terminal's word that input arrived is taken here; a
+		 * timer srun's threads set (26.05's connection manager) is
+		 * not the user's */
+		if (!tty_input(s, &si) &&
+		    (si.ssi_signo != SIGALRM || si.ssi_code != SI_TIMER))
+			on_signal(s, (int)si.ssi_signo);
+}
+
+static void relay_events(struct shield *s, const struct round *rd)
+{
+	int i;
+
+	for (i = 1; i < rd->np; i++) {
+		struct relay *r = &s->r[rd->who[i] < 0 ? 0 : rd->who[i]];
+
+		if (!rd->p[i].revents || rd->who[i] < 0)
+			continue;	/* the word: read above */
+		if (rd->p[i].events & POLLIN) {
+			if (r->in == rd->p[i].fd)
+				relay_fill(r);
+			relay_flush(r, 0);
+		} else {
+			r->full = 0;
+			relay_flush(r, 1);
+		}
+	}
+}
+
 static void __attribute__((noreturn)) shield_loop(struct shield *s)
 {
 	for (;;) {
-		/* signals, 4 relays both ways, the plugin's word */
-		struct pollfd p[1 + 4 * 2 + 1];
-		int who[1 + 4 * 2 + 1];	/* relay index, or -1 */
-		int np = 0, i, timeout = -1, busy = 0, reading = 0;
-		int64_t wake = -1;	/* when to look again, if not before */
+		struct round rd;
 
+		rd.np = rd.busy = rd.reading = 0;
+		rd.wake = -1;
 		if (s->done && te_now_ms() >= s->deadline)
-			/* A process srun left behind may hold its pipes
-			 * open: stop reading them. */
-			for (i = 0; i < s->nr; i++)
-				if (s->r[i].in >= 0) {
-					close(s->r[i].in);
-					s->r[i].in = -1;
-				}
-		p[np].fd = s->sfd;
-		p[np].events = POLLIN;
-		who[np++] = -1;
-		for (i = 0; i < s->nr; i++) {
-			struct relay *r = &s->r[i];
-
-			input_settle(r, s->done);
-			hold_settle(s, r);
-			if (r->hold) {
-				wake = s->hold_until;
-				p[np].fd = s->hold->said;
-				p[np].events = POLLIN;
-				who[np++] = -1;
-			}
-			if (r->input)
-				continue;	/* polled below, never busy */
-			if (r->in >= 0 && (r->buf.len < r->buf.cap || r->hold)) {
-				p[np].fd = r->in;
-				p[np].events = POLLIN;
-				who[np++] = i;
-			}
-			if (r->buf.len > 0 && !r->dead && !r->hold &&
-			    (r->full || (!r->sock && r->wfd < 0))) {
-				p[np].fd = r->sock || r->wfd < 0 ? r->out :
-								   r->wfd;
-				p[np].events = POLLOUT;
-				who[np++] = i;
-			}
-			reading |= r->in >= 0;
-			busy |= r->in >= 0 || (r->buf.len > 0 && !r->dead);
-		}
-		for (i = 0; i < s->nr; i++) {
-			struct relay *r = &s->r[i];
-
-			if (!r->input)
-				continue;
-			if (r->in >= 0 && r->buf.len < r->buf.cap) {
-				p[np].fd = r->in;
-				p[np].events = POLLIN;
-				who[np++] = i;
-			}
-			if (r->buf.len > 0 && r->full && !r->dead) {
-				p[np].fd = r->wfd;
-				p[np].events = POLLOUT;
-				who[np++] = i;
-			}
-		}
+			leftover_close(s);
+		round_add(&rd, s->sfd, POLLIN, -1);
+		round_output(s, &rd);
+		round_input(s, &rd);
 		if (s->done) {
 			/* srun is gone: what it wrote is still to go out.
 			 * The pipes are read until LEFTOVER_MS after srun's
 			 * end; the writing waits for the reader as srun's
 			 * own would, but a signal ends it (on_signal). */
-			if (!busy)
+			if (!rd.busy)
 				exit_like(s->status);
-			if (reading)
-				wake = s->deadline;
+			if (rd.reading)
+				rd.wake = s->deadline;
 		}
-		if (wake >= 0) {
-			int64_t left = wake - te_now_ms();
-
-			timeout = left < 0 ? 0 : left > INT_MAX ? INT_MAX :
-								  (int)left;
-		}
-		if (poll(p, (nfds_t)np, timeout) < 0 && errno != EINTR)
+		if (poll(rd.p, (nfds_t)rd.np, poll_timeout(rd.wake)) < 0 &&
+		    errno != EINTR)
 			exit_like(s->done ? s->status : (1 << 8));
 		/* Signals first: they must get through whatever the I/O. */
-		if (p[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			while (read(s->sfd, &si, sizeof(si)) == sizeof(si))
-				/* the terminal's word that input arrived
-				 * is taken here; a timer srun's threads set
-				 * (26.05's connection manager) is not the
-				 * user's */
-				if (!tty_input(s, &si) &&
-				    (si.ssi_signo != SIGALRM ||
-				     si.ssi_code != SI_TIMER))
-					on_signal(s, (int)si.ssi_signo);
-		}
-		for (i = 1; i < np; i++) {
-			struct relay *r = &s->r[who[i] < 0 ? 0 : who[i]];
-
-			if (!p[i].revents || who[i] < 0)
-				continue;	/* the word: read above */
-			if (p[i].events & POLLIN) {
-				if (r->in == p[i].fd)
-					relay_fill(r);
-				relay_flush(r, 0);
-			} else {
-				r->full = 0;
-				relay_flush(r, 1);
-			}
-		}
+		if (rd.p[0].revents & POLLIN)
+			read_signals(s);
+		relay_events(s, &rd);
 	}
 }
 
-int te_hangup_shield(char *err, size_t errlen)
-{
-	static char mem[4][RELAY_CAP];
-	/* srun's stdout and stderr, then its stdin */
-	int relay_fd[3] = { STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO };
-	int pipes[3][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
-	struct te_hup_hold hold = { -1, -1, -1, -1, -1 };
-	struct te_hup_argv a;
-	struct relay r[4];
-	struct shield s;
-	sigset_t set, old;
-	int i, sfd = -1, tty = -1, reexec;
-	pid_t pid;
+/* srun's stdout and stderr, then its stdin */
+static const int relay_fd[3] = { STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO };
 
-	memset(&a, 0, sizeof(a));
-	memset(&s, 0, sizeof(s));
-	if (te_hup_reexeced())
-		return 0;	/* its shield started this srun: carry on */
-	reexec = te_hup_thread_count() > 1;	/* see srun_hangup_exec.c */
-	tty = terminal_for_srun();
+/* What te_hangup_shield sets up before srun splits, undone (split_undo)
+ * when srun goes on unshielded. */
+struct split {
+	int pipes[3][2];	/* for relay_fd's, -1 when not relayed */
+	struct te_hup_hold hold;
+	struct te_hup_argv a;
+	sigset_t old;		/* srun's own mask */
+	int masked;		/* old is to be put back */
+	int sfd, tty, reexec;
+};
+
+/* The pipes srun will write to (and read from), and for a re-executed
+ * srun its command line and the pipe that holds its first words. */
+static int split_prepare(struct split *sp, char *err, size_t errlen)
+{
+	int i;
+
 	for (i = 0; i < 3; i++) {
-		if (i == 2 ? tty < 0 : !needs_relay(relay_fd[i]))
+		if (i == 2 ? sp->tty < 0 : !needs_relay(relay_fd[i]))
 			continue;
-		if (te_hup_pipe(pipes[i]) < 0) {
-			te_snprintf(err, errlen, "pipe: %s", strerror(errno));
-			goto fail;
-		}
+		if (te_hup_pipe(sp->pipes[i]) < 0)
+			return te_err(err, errlen, "pipe: %s", strerror(errno));
 	}
-	if (reexec) {
-		if (te_hup_argv_read(&a, err, errlen) < 0)
-			goto fail;
-		if (te_hup_hold_open(&hold, pipes[1][1] >= 0 ? pipes[1][1] :
-				     STDERR_FILENO) < 0) {
-			te_snprintf(err, errlen, "pipe: %s", strerror(errno));
-			goto fail;
-		}
-	}
+	if (!sp->reexec)
+		return 0;
+	if (te_hup_argv_read(&sp->a, err, errlen) < 0)
+		return -1;
+	if (te_hup_hold_open(&sp->hold, sp->pipes[1][1] >= 0 ?
+			     sp->pipes[1][1] : STDERR_FILENO) < 0)
+		return te_err(err, errlen, "pipe: %s", strerror(errno));
+	return 0;
+}
+
+static int split_signals(struct split *sp, char *err, size_t errlen)
+{
+	sigset_t set;
+	int i;
+
 	/* Block what the shield handles before srun starts so that nothing
 	 * sent in between is lost; srun gets its own mask back. */
 	sigemptyset(&set);
@@ -616,110 +658,164 @@ int te_hangup_shield(char *err, size_t errlen)
 	sigaddset(&set, SIGTTOU);
 	sigaddset(&set, SIGURG);	/* tty_notify */
 	sigaddset(&set, SIGIO);
-	if (sigprocmask(SIG_BLOCK, &set, &old) < 0) {
-		te_snprintf(err, errlen, "sigprocmask: %s", strerror(errno));
-		goto fail;
-	}
+	if (sigprocmask(SIG_BLOCK, &set, &sp->old) < 0)
+		return te_err(err, errlen, "sigprocmask: %s", strerror(errno));
+	sp->masked = 1;
 	/* Without signalfd the shield could forward nothing nor relay: then
 	 * no shield at all. */
-	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		te_snprintf(err, errlen, "signalfd: %s", strerror(errno));
-		goto fail_mask;
-	}
+	sp->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sp->sfd < 0)
+		return te_err(err, errlen, "signalfd: %s", strerror(errno));
 	/* SIGHUP is blocked while srun starts too (a hang-up now must not
 	 * reach srun before it has left the session), but never read: the
 	 * shield ignores it. */
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	if (reexec) {
-		/* srun's other threads leave the signals to the shield; if
-		 * srun must go on unshielded, it takes them on this one */
-		int from[3] = { pipes[2][0], pipes[0][1], hold.wr >= 0 ?
-				hold.wr : pipes[1][1] };
+	return 0;
+}
 
-		if (te_hup_quiet_threads(err, errlen) < 0)
-			goto fail_mask;
-		pid = te_hup_respawn(&a, from, &hold, &old, err, errlen);
-		if (pid < 0)
-			goto fail_mask;
-		te_hup_argv_free(&a);
-		te_hup_hold_started(&hold);
-	} else {
+/* Starts srun: 0 in the child that goes on as srun, srun's pid in the
+ * shield, -1 with a reason when nothing was started. */
+static pid_t split_start(struct split *sp, char *err, size_t errlen)
+{
+	int from[3] = { sp->pipes[2][0], sp->pipes[0][1], sp->hold.wr >= 0 ?
+			sp->hold.wr : sp->pipes[1][1] };
+	pid_t pid;
+
+	if (!sp->reexec) {
 		pid = fork();
-		if (pid < 0) {
+		if (pid < 0)
 			te_snprintf(err, errlen, "fork: %s", strerror(errno));
-			goto fail_mask;
-		}
+		return pid;
 	}
-	if (pid == 0) {
-		/* The child goes on as srun, out of the terminal's session. */
-		setsid();
-		close(sfd);
-		if (tty >= 0)
-			close(tty);
-		for (i = 0; i < 3; i++) {
-			int end = i == 2 ? 0 : 1;	/* srun's end */
+	/* srun's other threads leave the signals to the shield; if srun
+	 * must go on unshielded, it takes them on this one */
+	if (te_hup_quiet_threads(err, errlen) < 0)
+		return -1;
+	pid = te_hup_respawn(&sp->a, from, &sp->hold, &sp->old, err, errlen);
+	if (pid < 0)
+		return -1;
+	te_hup_argv_free(&sp->a);
+	te_hup_hold_started(&sp->hold);
+	return pid;
+}
 
-			if (pipes[i][0] < 0)
-				continue;
-			dup2(pipes[i][end], relay_fd[i]); /* clears CLOEXEC */
-			close(pipes[i][0]);
-			close(pipes[i][1]);
-		}
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		return 0;
+/* The child goes on as srun, out of the terminal's session. */
+static void split_child(struct split *sp)
+{
+	int i;
+
+	setsid();
+	close(sp->sfd);
+	if (sp->tty >= 0)
+		close(sp->tty);
+	for (i = 0; i < 3; i++) {
+		int end = i == 2 ? 0 : 1;	/* srun's end */
+
+		if (sp->pipes[i][0] < 0)
+			continue;
+		dup2(sp->pipes[i][end], relay_fd[i]); /* clears CLOEXEC */
+		close(sp->pipes[i][0]);
+		close(sp->pipes[i][1]);
 	}
+	sigprocmask(SIG_SETMASK, &sp->old, NULL);
+}
 
-	/* The shield. Never returns into srun, never runs its exit code. */
+/* srun goes on unshielded, as it was. */
+static void split_undo(struct split *sp)
+{
+	int i;
+
+	if (sp->masked) {
+		te_hup_quiet_undo();
+		sigprocmask(SIG_SETMASK, &sp->old, NULL);
+	}
+	te_hup_argv_free(&sp->a);
+	te_hup_hold_close(&sp->hold);
+	if (sp->sfd >= 0)
+		close(sp->sfd);
+	if (sp->tty >= 0)
+		close(sp->tty);
+	for (i = 0; i < 3; i++) {
+		if (sp->pipes[i][0] >= 0)
+			close(sp->pipes[i][0]);
+		if (sp->pipes[i][1] >= 0)
+			close(sp->pipes[i][1]);
+	}
+}
+
+/* The terminal, read for srun into the pipe to its stdin. */
+static void input_open(struct relay *r, int tty, int to_srun, char *mem)
+{
+	/* the pipe is ours alone: O_NONBLOCK on it is harmless */
+	fcntl(to_srun, F_SETFL, O_NONBLOCK);
+	memset(r, 0, sizeof(*r));
+	r->input = 1;
+	r->in = tty;
+	r->out = to_srun;
+	r->wfd = to_srun;
+	te_relaybuf_init(&r->buf, mem, RELAY_CAP);
+}
+
+/* The shield. Never returns into srun, never runs its exit code. */
+static void __attribute__((noreturn)) shield_run(struct split *sp, pid_t pid)
+{
+	static char mem[4][RELAY_CAP];
+	struct relay r[4];
+	struct shield s;
+	int i;
+
+	memset(&s, 0, sizeof(s));
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	s.child = pid;
-	s.sfd = sfd;
+	s.sfd = sp->sfd;
 	s.r = r;
 	for (i = 0; i < 2; i++) {
-		if (pipes[i][0] < 0)
+		if (sp->pipes[i][0] < 0)
 			continue;
-		close(pipes[i][1]);
-		fcntl(pipes[i][0], F_SETFL, O_NONBLOCK);
-		relay_open(&r[s.nr++], pipes[i][0], relay_fd[i], mem[i]);
+		close(sp->pipes[i][1]);
+		fcntl(sp->pipes[i][0], F_SETFL, O_NONBLOCK);
+		relay_open(&r[s.nr++], sp->pipes[i][0], relay_fd[i], mem[i]);
 	}
-	if (tty >= 0) {
-		/* the pipe is ours alone: O_NONBLOCK on it is harmless */
-		close(pipes[2][0]);
-		fcntl(pipes[2][1], F_SETFL, O_NONBLOCK);
-		memset(&r[s.nr], 0, sizeof(r[s.nr]));
-		r[s.nr].input = 1;
-		r[s.nr].in = tty;
-		r[s.nr].out = pipes[2][1];
-		r[s.nr].wfd = pipes[2][1];
-		te_relaybuf_init(&r[s.nr].buf, mem[2], RELAY_CAP);
-		s.nr++;
-		tty_notify(tty);
+	if (sp->tty >= 0) {
+		close(sp->pipes[2][0]);
+		input_open(&r[s.nr++], sp->tty, sp->pipes[2][1], mem[2]);
+		tty_notify(sp->tty);
 	}
-	if (hold.rd >= 0) {
-		relay_open(&r[s.nr], hold.rd, STDERR_FILENO, mem[3]);
+	if (sp->hold.rd >= 0) {
+		relay_open(&r[s.nr], sp->hold.rd, STDERR_FILENO, mem[3]);
 		r[s.nr++].hold = 1;
-		s.hold = &hold;
+		s.hold = &sp->hold;
 		s.hold_until = te_now_ms() + HOLD_MS;
 	}
 	shield_loop(&s);
+}
 
-fail_mask:
-	te_hup_quiet_undo();
-	sigprocmask(SIG_SETMASK, &old, NULL);
-fail:
-	te_hup_argv_free(&a);
-	te_hup_hold_close(&hold);
-	if (sfd >= 0)
-		close(sfd);
-	if (tty >= 0)
-		close(tty);
-	for (i = 0; i < 3; i++) {
-		if (pipes[i][0] >= 0)
-			close(pipes[i][0]);
-		if (pipes[i][1] >= 0)
-			close(pipes[i][1]);
+int te_hangup_shield(char *err, size_t errlen)
+{
+	struct split sp;
+	pid_t pid;
+	int i;
+
+	if (te_hup_reexeced())
+		return 0;	/* its shield started this srun: carry on */
+	memset(&sp, 0, sizeof(sp));
+	for (i = 0; i < 3; i++)
+		sp.pipes[i][0] = sp.pipes[i][1] = -1;
+	sp.hold = (struct te_hup_hold){ -1, -1, -1, -1, -1 };
+	sp.sfd = -1;
+	sp.reexec = te_hup_thread_count() > 1;	/* see srun_hangup_exec.c */
+	sp.tty = terminal_for_srun();
+	if (split_prepare(&sp, err, errlen) < 0 ||
+	    split_signals(&sp, err, errlen) < 0 ||
+	    (pid = split_start(&sp, err, errlen)) < 0) {
+		split_undo(&sp);
+		return -1;
 	}
-	return -1;
+	if (pid == 0) {
+		split_child(&sp);
+		return 0;
+	}
+	shield_run(&sp, pid);
 }
