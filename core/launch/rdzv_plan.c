@@ -8,7 +8,6 @@
 
 #include "launch/rankenv.h"
 #include "launch/rdzv_plan.h"
-#include "report/steprecord.h"
 #include "util/strutil.h"
 #include "launch/version.h"
 

@@ -9,22 +9,6 @@
 #include "util/strutil.h"
 #include "launch/version.h"
 
-const char *te_record_dir(const struct te_config *cfg)
-{
-	const struct te_value *d = &cfg->v[TE_S_NCCL_DUMP_DIR];
-	const struct te_value *r = &cfg->v[TE_S_RECORD_DIR];
-
-	if (d->set)
-		return d->text;
-	return r->set && r->word == TE_W_VALUE ? r->text : NULL;
-}
-
-const char *te_record_dir_option(const struct te_config *cfg)
-{
-	return cfg->v[TE_S_NCCL_DUMP_DIR].set ? "--train-nccl-dump-dir" :
-	       "record-dir";
-}
-
 void te_step_record_name(char *buf, size_t len, uint32_t step, int hang)
 {
 	te_snprintf(buf, len, "trainenv.%u%s.json", step, hang ? ".hang" : "");

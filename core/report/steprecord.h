@@ -27,12 +27,6 @@ struct te_step_record {
 	const struct te_launch_skew *launch;
 };
 
-/* DIR of the record: --train-nccl-dump-dir, else the site's record-dir;
- * NULL when neither is set (no record). te_record_dir_option: which of the
- * two, for a message ("--train-nccl-dump-dir", "record-dir"). */
-const char *te_record_dir(const struct te_config *cfg);
-const char *te_record_dir_option(const struct te_config *cfg);
-
 /* The record into buf; 0, or -1 when it does not fit (buf then holds
  * nothing usable). */
 int te_step_record_json(char *buf, size_t len, const struct te_step_record *r);

@@ -267,3 +267,19 @@ int te_inherited_config(te_getenv_fn getenv_fn, void *ctx,
 		return -1;
 	return 0;
 }
+
+const char *te_record_dir(const struct te_config *cfg)
+{
+	const struct te_value *d = &cfg->v[TE_S_NCCL_DUMP_DIR];
+	const struct te_value *r = &cfg->v[TE_S_RECORD_DIR];
+
+	if (d->set)
+		return d->text;
+	return r->set && r->word == TE_W_VALUE ? r->text : NULL;
+}
+
+const char *te_record_dir_option(const struct te_config *cfg)
+{
+	return cfg->v[TE_S_NCCL_DUMP_DIR].set ? "--train-nccl-dump-dir" :
+	       "record-dir";
+}

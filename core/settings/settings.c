@@ -482,6 +482,14 @@ static void words_join(const char *const *w, const char *last_sep, char *buf,
 			   i == 0 ? "" : (i == n - 1 ? last_sep : ", "), w[i]);
 }
 
+/* The signals a TE_T_SIGLIST setting accepts, as its help and errors name
+ * them (value.c's tables hold the numbers). */
+const char *te_siglist_names(int id)
+{
+	return id == TE_S_REQUEUE_SIGNALS ? "BUS, SEGV, ILL, FPE, ABRT, SYS, KILL"
+					  : "PIPE, TTIN, TTOU, XFSZ, WINCH, URG";
+}
+
 void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
 			 size_t len)
 {

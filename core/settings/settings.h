@@ -305,4 +305,12 @@ int te_config_decode(struct te_config *cfg, const char *s, char *err,
 int te_inherited_config(te_getenv_fn getenv_fn, void *ctx,
 			struct te_config *out);
 
+/* The step record's directory, from the effective settings: the steps'
+ * records (report/steprecord.h) and the launch's plan read it.
+ * DIR of the record: --train-nccl-dump-dir, else the site's record-dir;
+ * NULL when neither is set (no record). te_record_dir_option: which of the
+ * two, for a message ("--train-nccl-dump-dir", "record-dir"). */
+const char *te_record_dir(const struct te_config *cfg);
+const char *te_record_dir_option(const struct te_config *cfg);
+
 #endif

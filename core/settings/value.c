@@ -166,12 +166,6 @@ static const struct {
 	{ "KILL", SIGKILL },
 };
 
-const char *te_siglist_names(int id)
-{
-	return id == TE_S_REQUEUE_SIGNALS ? "BUS, SEGV, ILL, FPE, ABRT, SYS, KILL"
-					  : "PIPE, TTIN, TTOU, XFSZ, WINCH, URG";
-}
-
 static int siglist_parse(int id, const char *text, struct te_value *v,
 			 char *err, size_t errlen)
 {

@@ -1,0 +1,155 @@
+#!/bin/bash
+# The rooms of core/ and the direction of every call in the tree (TAP).
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# core/ is a stack of rooms (folders), lowest first in docs/architecture.md's
+# "## Rooms" list, the one place that orders them. A file may use a room
+# below its own or its own room, never one above: checked on the quoted
+# includes ("ROOM/FILE.h") and on the built objects with nm (a symbol a
+# file uses and a file of a higher room defines). Across the whole tree
+# (core/, spank/, pmix/) calls run one way: the graph of "file A uses a
+# symbol file B defines" has no circle, and neither has the graph of the
+# headers' includes. core/ holds at most 4 plain files beside its rooms.
+# Environment: TE_SRCDIR (default: this file's checkout), TE_BUILDDIR
+# (default: the current directory; the object checks skip, saying why,
+# when nothing is built there).
+set -u
+src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
+build=${TE_BUILDDIR:-$PWD}
+
+# shellcheck source=../lib/unit_check.sh
+. "$src/tests/lib/unit_check.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The rooms in order, lowest first: "- `core/ROOM/`: its job" lines.
+rooms_of() { # ARCHITECTURE_MD
+	awk '/^## /{ on = ($0 == "## Rooms") } on' "$1" |
+		sed -n 's|^- `core/\([a-z_]*\)/`:.*|\1|p'
+}
+
+# room_rank ROOMS_FILE ROOM: its place (1 = lowest), nothing if unlisted.
+room_rank() {
+	awk -v r="$2" '$0 == r { print NR; exit }' "$1"
+}
+
+# The quoted includes of core/'s files that name a room above their own:
+# "FILE includes ROOM/H.h (ROOM is above FROM)".
+include_violations() { # SRCDIR ROOMS_FILE
+	local dir=$1 rooms=$2 f h own hr
+	(cd "$dir" && grep -Ho '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*"' core/*/*.[ch] 2>/dev/null) |
+		sed -E 's|:[[:space:]]*#[[:space:]]*include[[:space:]]*"| |; s|"$||' |
+		while read -r f h; do
+			case $h in */*) ;; *) continue ;; esac
+			own=$(room_rank "$rooms" "$(basename "$(dirname "$f")")")
+			hr=$(room_rank "$rooms" "${h%%/*}")
+			[ -n "$own" ] && [ -n "$hr" ] || continue
+			[ "$hr" -le "$own" ] ||
+				echo "$f includes $h (${h%%/*} is above $(basename "$(dirname "$f")"))"
+		done
+}
+
+rooms="$tmp/rooms"
+rooms_of "$src/docs/architecture.md" >"$rooms"
+(cd "$src/core" && ls -d -- */ 2>/dev/null | sed 's|/$||') | sort >"$tmp/folders"
+out=$(diff <(sort "$rooms") "$tmp/folders" | sed -n 's/^< /listed but no folder: /p; s/^> /folder not listed: /p')
+check "$([ -s "$rooms" ] && [ -z "$out" ] && echo 0 || echo 1)" \
+	"docs/architecture.md's rooms are core/'s folders ($(echo $(cat "$rooms")))" "$out"
+out=$(find "$src/core" -maxdepth 1 -type f | wc -l)
+check "$([ "$out" -le 4 ] && echo 0 || echo 1)" "core/ holds at most 4 files beside its rooms ($out)"
+
+out=$(include_violations "$src" "$rooms")
+check "$([ -z "$out" ] && echo 0 || echo 1)" "no core/ file includes a header of a room above its own" "$out"
+
+# The headers' include graph has no circle (tsort names one).
+header_edges() { # SRCDIR: "INCLUDER INCLUDED" for the tree's headers
+	local dir=$1
+	(cd "$dir" && grep -Ho '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*"' \
+		core/*/*.h spank/*.h pmix/*.h 2>/dev/null) |
+		sed -E 's|:[[:space:]]*#[[:space:]]*include[[:space:]]*"| |; s|"$||' |
+		while read -r f h; do
+			case $h in
+			*/*) [ -f "$dir/core/$h" ] && echo "$f core/$h" ;;
+			*) [ -f "$dir/$(dirname "$f")/$h" ] && echo "$f $(dirname "$f")/$h" ;;
+			esac
+		done
+}
+loop=$(header_edges "$src" | tsort 2>&1 >/dev/null)
+check "$([ -z "$loop" ] && echo 0 || echo 1)" "the headers' includes have no circle" "$loop"
+
+# The checks can fail: a scratch tree whose settings room includes a
+# header of launch, which is above it.
+s="$tmp/scratch"
+mkdir -p "$s/core/util" "$s/core/settings" "$s/core/launch" "$s/docs"
+printf '# x\n## Rooms\n- `core/util/`: a\n- `core/settings/`: b\n- `core/launch/`: c\n## Next\n- `core/zzz/`: no\n' >"$s/docs/architecture.md"
+printf '#include "launch/x.h"\n#include "util/y.h"\n' >"$s/core/settings/a.c"
+rooms_of "$s/docs/architecture.md" >"$tmp/srooms"
+out=$(include_violations "$s" "$tmp/srooms")
+check "$([ "$out" = 'core/settings/a.c includes launch/x.h (launch is above settings)' ] && echo 0 || echo 1)" \
+	"the include rule finds a file that includes a higher room's header, and only that" "got: $out"
+check "$([ "$(echo $(cat "$tmp/srooms"))" = 'util settings launch' ] && echo 0 || echo 1)" \
+	"the rooms are read from the Rooms section only, in order" "got: $(echo $(cat "$tmp/srooms"))"
+printf '#include "b.h"\n' >"$s/core/util/a.h"
+printf '#include "a.h"\n' >"$s/core/util/b.h"
+loop=$(header_edges "$s" | tsort 2>&1 >/dev/null)
+check "$([ -n "$loop" ] && echo 0 || echo 1)" "the header rule finds two headers that include each other"
+
+# ---- the built objects
+# A source file's objects in the build tree: libtool's and automake's
+# names (FILE.o, TARGET-FILE.o, under .libs/ or not).
+objects_of() { # SOURCE (core/util/strutil.c)
+	local d b o
+	d=$(dirname "$1") b=$(basename "$1" .c)
+	for o in "$build/$d/$b.o" "$build/$d/.libs/$b.o" "$build/$d"/*-"$b".o "$build/$d"/.libs/*-"$b".o; do
+		[ -f "$o" ] && echo "$o"
+	done
+}
+
+sources=$(cd "$src" && ls core/*/*.c spank/*.c pmix/*.c 2>/dev/null)
+missing=$(for f in $sources; do [ -n "$(objects_of "$f")" ] || echo "$f"; done)
+if ! command -v nm >/dev/null || ! command -v tsort >/dev/null || [ -n "$missing" ]; then
+	for what in "no core/ file uses a symbol of a room above its own" \
+		"no circle of calls between the tree's files" "the object checks read the calls"; do
+		n=$((n + 1))
+		echo "ok $n # SKIP $what: no nm or tsort, or not built here ($(echo $missing | cut -c1-200))"
+	done
+	echo "1..$n"
+	[ "$failed" = 0 ]
+	exit
+fi
+
+# "FILE SYMBOL" lines: what each source file's objects define (global) and
+# leave undefined.
+for f in $sources; do
+	for o in $(objects_of "$f"); do
+		nm --defined-only "$o" | awk -v f="$f" '$2 ~ /^[TDBR]$/ { print f, $3 }'
+	done
+done | sort -u -k2,2 -k1,1 >"$tmp/defs"
+for f in $sources; do
+	for o in $(objects_of "$f"); do
+		nm "$o" | awk -v f="$f" '$1 == "U" { print f, $2 }'
+	done
+done | sort -u >"$tmp/uses"
+# "USER DEFINER SYMBOL" for a use across two files.
+join -1 2 -2 2 <(sort -k2,2 "$tmp/uses") <(sort -k2,2 "$tmp/defs") |
+	awk '$2 != $3 { print $2, $3, $1 }' | sort -u >"$tmp/edges"
+
+out=$(while read -r a b s; do
+	case $a/$b in core/*/core/*) ;; *) continue ;; esac
+	ra=$(room_rank "$rooms" "$(basename "$(dirname "$a")")")
+	rb=$(room_rank "$rooms" "$(basename "$(dirname "$b")")")
+	[ -n "$ra" ] && [ -n "$rb" ] && [ "$rb" -gt "$ra" ] && echo "$a uses $b's $s"
+done <"$tmp/edges")
+check "$([ -z "$out" ] && echo 0 || echo 1)" "no core/ file uses a symbol of a room above its own" "$out"
+
+loop=$(awk '{ print $1, $2 }' "$tmp/edges" | sort -u | tsort 2>&1 >/dev/null)
+check "$([ -z "$loop" ] && echo 0 || echo 1)" "no circle of calls between the tree's files (core/, spank/, pmix/)" \
+	"$loop
+$(awk '{ print $1 " -> " $2 " (" $3 ")" }' "$tmp/edges" | grep -F -f <(echo "$loop" | awk '/^tsort: [^-]/ { print $2 }' | sed 's/^/ /') 2>/dev/null | head -20)"
+count=$(wc -l <"$tmp/edges")
+check "$([ "$count" -gt 100 ] && grep -q '^core/settings/policy.c core/util/strutil.c ' "$tmp/edges" && echo 0 || echo 1)" \
+	"the object checks read the calls ($count uses across files, policy.c's of strutil.c among them)"
+
+echo "1..$n"
+[ "$failed" = 0 ]
