@@ -109,19 +109,24 @@ static int send_batch(const struct sockaddr_storage *sa, socklen_t salen,
 	return rc;
 }
 
-static void __attribute__((noreturn))
-sender_main(int fd, const struct sockaddr_storage *sa, socklen_t salen,
-	    uid_t uid, gid_t gid)
-{
-	static char pending[PENDING_MAX];
-	char msg[TE_FAILREP_LINE_MAX + 1], last[64];
-	size_t len = 0;
-	unsigned sent = 0, lost = 0;
-	int64_t spent = 0;
-	int status = S_OK, eof = 0;
+/* The sender's state. */
+struct sender {
+	int fd;			/* from slurmstepd, and the last message */
+	const struct sockaddr_storage *sa;
+	socklen_t salen;
+	size_t len;		/* in pending */
+	unsigned sent, lost;
+	int64_t spent;		/* on the network */
+	int status, eof;
+};
 
-	/* Nothing of slurmstepd's stays open here: a descriptor held by this
-	 * process must not keep anything of the step alive. */
+static char pending[PENDING_MAX];
+
+/* Nothing of slurmstepd's stays open here: a descriptor held by this
+ * process must not keep anything of the step alive. Returns fd's new
+ * number, 3. */
+static int keep_only(int fd)
+{
 	if (fd > 3) {
 		dup2(fd, 3);
 		fd = 3;
@@ -134,92 +139,130 @@ sender_main(int fd, const struct sockaddr_storage *sa, socklen_t salen,
 	}
 	close_range(0, (unsigned)fd - 1, 0);
 	close_range((unsigned)fd + 1, ~0U, 0);
+	return fd;
+}
+
+/* S_OK, or S_USER when root could not become uid/gid. */
+static int become_user(uid_t uid, gid_t gid)
+{
+	if (geteuid() == 0 && uid != 0 && uid != (uid_t)-1 &&
+	    (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+	     setresuid(uid, uid, uid) < 0))
+		return S_USER;
+	return S_OK;
+}
+
+/* Gathers one burst of lines into pending: the first, then what comes
+ * within LINGER_MS (a line past pending's room is lost). Sets eof at the
+ * end of slurmstepd's input. Waits for slurmstepd, never for the network. */
+static void gather_burst(struct sender *s)
+{
+	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+	char msg[TE_FAILREP_LINE_MAX + 1];
+	int64_t linger_end = 0;
+
+	for (;;) {
+		int64_t left = linger_end ? linger_end - te_now_ms() : -1;
+		ssize_t n;
+
+		if (linger_end && left <= 0)
+			break;
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR) {
+			s->eof = 1;
+			break;
+		}
+		n = recv(s->fd, msg, sizeof(msg) - 1, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0) {
+			s->eof = 1;
+			break;
+		}
+		if (s->len + (size_t)n > sizeof(pending))
+			s->lost++;
+		else {
+			memcpy(pending + s->len, msg, (size_t)n);
+			s->len += (size_t)n;
+		}
+		if (!linger_end)
+			linger_end = te_now_ms() + LINGER_MS;
+	}
+}
+
+/* Sends pending within ATTEMPT_MS and what is left of the budget; its
+ * lines count as sent or lost. */
+static void send_pending(struct sender *s)
+{
+	int64_t start = te_now_ms();
+
+	s->status = send_batch(s->sa, s->salen, pending, s->len,
+			       start + (TE_FAILREP_BUDGET_MS - s->spent <
+						ATTEMPT_MS ?
+					TE_FAILREP_BUDGET_MS - s->spent :
+					ATTEMPT_MS));
+	s->spent += te_now_ms() - start;
+	for (size_t i = 0; i < s->len; i++)
+		if (pending[i] == '\n')
+			*(s->status == S_OK ? &s->sent : &s->lost) += 1;
+	s->len = 0;
+}
+
+/* The last message, "STATUS SENT LOST": no stdio here, digits by hand. */
+static void say_status(const struct sender *s)
+{
+	char last[64], *q = last;
+	unsigned v[3] = { (unsigned)s->status, s->sent, s->lost };
+
+	for (int k = 0; k < 3; k++) {
+		char d[12];
+		int nd = 0;
+
+		do {
+			d[nd++] = (char)('0' + v[k] % 10);
+			v[k] /= 10;
+		} while (v[k] && nd < 11);
+		while (nd)
+			*q++ = d[--nd];
+		*q++ = k < 2 ? ' ' : '\0';
+	}
+	send(s->fd, last, (size_t)(q - last), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static void __attribute__((noreturn))
+sender_main(int fd, const struct sockaddr_storage *sa, socklen_t salen,
+	    uid_t uid, gid_t gid)
+{
+	struct sender s = { .sa = sa, .salen = salen };
+
+	s.fd = keep_only(fd);
 	/* A step's kill (scancel) reaches this process too: it ends within
 	 * its budget anyway, and what it holds is the report of the kill. */
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
-	if (geteuid() == 0 && uid != 0 && uid != (uid_t)-1 &&
-	    (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-	     setresuid(uid, uid, uid) < 0))
-		status = S_USER;
-	while (status == S_OK && !eof) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int64_t start, linger_end = 0;
-
-		/* Waits for slurmstepd, never for the network. */
-		for (;;) {
-			int64_t left = linger_end ? linger_end - te_now_ms() : -1;
-			ssize_t n;
-
-			if (linger_end && left <= 0)
-				break;
-			if (poll(&p, 1, (int)left) < 0 && errno != EINTR) {
-				eof = 1;
-				break;
-			}
-			n = recv(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT);
-			if (n < 0 && (errno == EAGAIN || errno == EINTR))
-				continue;
-			if (n <= 0) {
-				eof = 1;
-				break;
-			}
-			if (len + (size_t)n > sizeof(pending))
-				lost++;
-			else {
-				memcpy(pending + len, msg, (size_t)n);
-				len += (size_t)n;
-			}
-			if (!linger_end)
-				linger_end = te_now_ms() + LINGER_MS;
-		}
-		if (!len)
+	s.status = become_user(uid, gid);
+	while (s.status == S_OK && !s.eof) {
+		gather_burst(&s);
+		if (!s.len)
 			continue;
-		start = te_now_ms();
-		status = send_batch(sa, salen, pending, len,
-				    start + (TE_FAILREP_BUDGET_MS - spent <
-						     ATTEMPT_MS ?
-					     TE_FAILREP_BUDGET_MS - spent :
-					     ATTEMPT_MS));
-		spent += te_now_ms() - start;
-		for (size_t i = 0; i < len; i++)
-			if (pending[i] == '\n')
-				*(status == S_OK ? &sent : &lost) += 1;
-		len = 0;
-		if (status == S_OK && !eof && spent >= TE_FAILREP_BUDGET_MS)
-			status = S_BUDGET;
+		send_pending(&s);
+		if (s.status == S_OK && !s.eof &&
+		    s.spent >= TE_FAILREP_BUDGET_MS)
+			s.status = S_BUDGET;
 	}
-	if (status == S_OK && lost)
-		status = S_SPACE;
+	if (s.status == S_OK && s.lost)
+		s.status = S_SPACE;
 	/* The lines still in the socketpair are lost too: count them. */
-	while (status != S_OK) {
-		ssize_t n = recv(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT);
+	while (s.status != S_OK) {
+		char msg[TE_FAILREP_LINE_MAX + 1];
+		ssize_t n = recv(s.fd, msg, sizeof(msg) - 1, MSG_DONTWAIT);
 
 		if (n <= 0)
 			break;
-		lost++;
+		s.lost++;
 	}
-	/* "STATUS SENT LOST": no stdio here, digits by hand */
-	{
-		char *q = last;
-		unsigned v[3] = { (unsigned)status, sent, lost };
-
-		for (int k = 0; k < 3; k++) {
-			char d[12];
-			int nd = 0;
-
-			do {
-				d[nd++] = (char)('0' + v[k] % 10);
-				v[k] /= 10;
-			} while (v[k] && nd < 11);
-			while (nd)
-				*q++ = d[--nd];
-			*q++ = k < 2 ? ' ' : '\0';
-		}
-		send(fd, last, (size_t)(q - last), MSG_NOSIGNAL | MSG_DONTWAIT);
-	}
-	_exit(status == S_OK ? 0 : 1);
+	say_status(&s);
+	_exit(s.status == S_OK ? 0 : 1);
 }
 
 /* ------------------------------------------------------ slurmstepd */
