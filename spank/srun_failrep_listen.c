@@ -219,109 +219,173 @@ static int64_t min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
+/* The listener's state across rounds, and one round's poll set. */
+struct round {
+	struct pollfd p[2 + FR_CONNS];
+	int idx[2 + FR_CONNS];	/* a connection; -1 the port, -2 the wake */
+	int np, open;
+	int64_t now, wake_at;
+	int64_t pause_until;	/* accepting paused (out of descriptors) */
+	int64_t drain_until, last_activity;
+	int draining;		/* finish asked: serve grace_ms more */
+};
+
+static void round_add(struct round *rd, int fd, int idx)
+{
+	rd->p[rd->np] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	rd->idx[rd->np++] = idx;
+}
+
+/* 1 when the held first reports are due out; else wakes for them. */
+static int held_due(struct round *rd)
+{
+	if (!fr.nheld || fr.first_done)
+		return 0;
+	if (rd->now >= fr.first_at + HOLD_MS)
+		return 1;
+	rd->wake_at = min64(rd->wake_at, fr.first_at + HOLD_MS);
+	return 0;
+}
+
+/* The connections to read, the expired ones closed. */
+static void round_conns(struct round *rd)
+{
+	int i;
+
+	for (i = 0; i < FR_CONNS; i++) {
+		struct te_failrep_conn *c = &fr.conn[i];
+
+		if (c->fd < 0)
+			continue;
+		if (te_failrep_conn_expired(c, rd->now)) {
+			/* what came meanwhile is read first: a report
+			 * sent in time counts, however busy this
+			 * thread was (its token makes it a sender,
+			 * who may stay longer) */
+			conn_read(c);
+			if (c->fd >= 0 && te_failrep_conn_expired(c, rd->now))
+				conn_close(c);
+			if (c->fd < 0)
+				continue;
+		}
+		rd->open++;
+		rd->wake_at = min64(rd->wake_at, c->since + (c->authed ?
+				TE_FAILREP_AUTHED_MS : TE_FAILREP_CONN_MS));
+		round_add(rd, c->fd, i);
+	}
+}
+
+/* 1 when the exit watchdog is due to fire; else wakes for it. */
+static int exitwatch_due(struct round *rd)
+{
+	if (rd->draining || !te_exitwatch_due())
+		return 0;
+	if (rd->now >= te_exitwatch_due())
+		return 1;
+	rd->wake_at = min64(rd->wake_at, te_exitwatch_due());
+	return 0;
+}
+
+/* 1 when the finish's drain is over: bounded whatever others do; early
+ * once all is quiet. */
+static int drain_over(struct round *rd)
+{
+	if (!rd->draining)
+		return 0;
+	if (rd->now >= rd->drain_until ||
+	    (!rd->open && rd->now - rd->last_activity >= QUIET_MS))
+		return 1;
+	rd->wake_at = min64(rd->wake_at, min64(rd->drain_until,
+					       rd->last_activity + QUIET_MS));
+	return 0;
+}
+
+/* The port (unless paused or every slot is a sender's) and the wake. */
+static void round_listen(struct round *rd)
+{
+	int full = te_failrep_conn_slot(fr.conn, FR_CONNS) < 0;
+
+	if (rd->now >= rd->pause_until && !full) {
+		round_add(rd, fr.lfd, -1);
+	} else if (rd->now < rd->pause_until) {
+		rd->wake_at = min64(rd->wake_at, rd->pause_until);
+	}
+	if (!rd->draining) {
+		round_add(rd, fr.wake[0], -2);
+	}
+}
+
+/* What poll found; 1 if anything came. */
+static int round_serve(struct round *rd)
+{
+	int i, any = 0;
+
+	/* reads first: a sender shows its token before strangers
+	 * accepted in this round could push it out */
+	for (i = 0; i < rd->np; i++)
+		if (rd->idx[i] >= 0 &&
+		    (rd->p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			any |= conn_read(&fr.conn[rd->idx[i]]);
+	for (i = 0; i < rd->np; i++) {
+		if (rd->idx[i] == -1 && (rd->p[i].revents & POLLIN)) {
+			int a = accept_some();
+
+			if (a < 0)
+				rd->pause_until = te_now_ms() + ACCEPT_PAUSE_MS;
+			any |= a > 0;
+		}
+		if (rd->idx[i] == -2 &&
+		    (rd->p[i].revents & (POLLIN | POLLHUP))) {
+			rd->draining = 1;
+			rd->drain_until = te_now_ms() + __atomic_load_n(
+				&fr.grace_ms, __ATOMIC_ACQUIRE);
+			any = 1;
+		}
+	}
+	return any;
+}
+
 static void *listener(void *arg)
 {
-	struct pollfd p[2 + FR_CONNS];
-	int idx[2 + FR_CONNS];
-	int64_t pause_until = 0, drain_until = 0, last_activity = te_now_ms();
-	int draining = 0, i;
+	struct round rd = { .last_activity = te_now_ms() };
 	sigset_t all;
+	int i;
 
 	(void)arg;
 	/* srun's signal thread must receive every signal, not us */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (;;) {
-		int64_t now = te_now_ms(), wake_at = now + 60000;
-		int np = 0, open = 0, full, rc, any = 0;
+		int rc;
 
+		rd.now = te_now_ms();
+		rd.wake_at = rd.now + 60000;
+		rd.np = rd.open = 0;
 		/* the report's process is reaped within a second of its end
 		 * (exit-action=report: the step goes on, srun too) */
 		if (te_exitwatch_reap())
-			wake_at = now + 1000;
+			rd.wake_at = rd.now + 1000;
 
-		if (fr.nheld && !fr.first_done) {
-			if (now >= fr.first_at + HOLD_MS) {
-				flush_held();
-				continue;
-			}
-			wake_at = min64(wake_at, fr.first_at + HOLD_MS);
+		if (held_due(&rd)) {
+			flush_held();
+			continue;
 		}
-		for (i = 0; i < FR_CONNS; i++) {
-			struct te_failrep_conn *c = &fr.conn[i];
-
-			if (c->fd < 0)
-				continue;
-			if (te_failrep_conn_expired(c, now)) {
-				/* what came meanwhile is read first: a report
-				 * sent in time counts, however busy this
-				 * thread was (its token makes it a sender,
-				 * who may stay longer) */
-				conn_read(c);
-				if (c->fd >= 0 && te_failrep_conn_expired(c, now))
-					conn_close(c);
-				if (c->fd < 0)
-					continue;
-			}
-			open++;
-			wake_at = min64(wake_at, c->since + (c->authed ?
-					TE_FAILREP_AUTHED_MS : TE_FAILREP_CONN_MS));
-			p[np] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
-			idx[np++] = i;
+		round_conns(&rd);
+		if (exitwatch_due(&rd)) {
+			te_exitwatch_fire(rd.now);
+			continue;
 		}
-		if (!draining && te_exitwatch_due()) {
-			if (now >= te_exitwatch_due()) {
-				te_exitwatch_fire(now);
-				continue;
-			}
-			wake_at = min64(wake_at, te_exitwatch_due());
-		}
-		if (draining) {
-			/* bounded whatever others do; early once all is quiet */
-			if (now >= drain_until ||
-			    (!open && now - last_activity >= QUIET_MS))
-				break;
-			wake_at = min64(wake_at, min64(drain_until,
-						       last_activity + QUIET_MS));
-		}
-		full = te_failrep_conn_slot(fr.conn, FR_CONNS) < 0;
-		if (now >= pause_until && !full) {
-			p[np] = (struct pollfd){ .fd = fr.lfd, .events = POLLIN };
-			idx[np++] = -1;
-		} else if (now < pause_until) {
-			wake_at = min64(wake_at, pause_until);
-		}
-		if (!draining) {
-			p[np] = (struct pollfd){ .fd = fr.wake[0], .events = POLLIN };
-			idx[np++] = -2;
-		}
-		rc = poll(p, (nfds_t)np, (int)(wake_at > now ? wake_at - now : 0));
+		if (drain_over(&rd))
+			break;
+		round_listen(&rd);
+		rc = poll(rd.p, (nfds_t)rd.np,
+			  (int)(rd.wake_at > rd.now ? rd.wake_at - rd.now : 0));
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (rc <= 0)
 			continue;
-		/* reads first: a sender shows its token before strangers
-		 * accepted in this round could push it out */
-		for (i = 0; i < np; i++)
-			if (idx[i] >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				any |= conn_read(&fr.conn[idx[i]]);
-		for (i = 0; i < np; i++) {
-			if (idx[i] == -1 && (p[i].revents & POLLIN)) {
-				int a = accept_some();
-
-				if (a < 0)
-					pause_until = te_now_ms() + ACCEPT_PAUSE_MS;
-				any |= a > 0;
-			}
-			if (idx[i] == -2 && (p[i].revents & (POLLIN | POLLHUP))) {
-				draining = 1;
-				drain_until = te_now_ms() + __atomic_load_n(
-					&fr.grace_ms, __ATOMIC_ACQUIRE);
-				any = 1;
-			}
-		}
-		if (any)
-			last_activity = te_now_ms();
+		if (round_serve(&rd))
+			rd.last_activity = te_now_ms();
 	}
 	for (i = 0; i < FR_CONNS; i++)
 		if (fr.conn[i].fd >= 0)
