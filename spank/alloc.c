@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "srun_hangup.h"
-#include "plugin.h"
+#include "alloc.h"
 #include "report/recovery.h"
 #include "srun/srunargs.h"
 #include "submit.h"

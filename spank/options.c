@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin.h"
+#include "options.h"
+#include "state.h"
 #include "util/strutil.h"
 #include "launch/version.h"
 
@@ -20,9 +21,6 @@
 static char opt_names[TE_NOPTS][64];
 static char opt_usage[TE_NOPTS][512];
 static struct spank_option opts[TE_NOPTS];
-
-/* The plugin's state, shared by its files (plugin.h). */
-struct te_plugin te_plug;
 
 static int opt_cb(int val, const char *optarg, int remote);
 
@@ -120,17 +118,6 @@ static int opt_cb(int val, const char *optarg, int remote)
 	if (optarg && !te_plug.opt[val])
 		return -1;
 	return 0;
-}
-
-/* helper-dir/NAME: the helpers' path comes from the site policy or the
- * build (the package's libexec directory), never from anything the user
- * sets. 0, or -1 when it does not fit. */
-int te_helper_path(const char *name, char *path, size_t len)
-{
-	const struct te_value *d = &te_plug.cfg.v[TE_S_HELPER_DIR];
-
-	return te_snprintf(path, len, "%s/%s", d->set ? d->text :
-			   TE_PKGLIBEXECDIR, name);
 }
 
 void te_options_free(void)

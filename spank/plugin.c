@@ -1,13 +1,17 @@
 /* The SPANK entry points. Each callback only looks at the context and calls
  * into the file for that context; nothing else lives here, and nothing
- * calls back into this file (the shared state, te_plug, is options.c's).
+ * calls back into this file (the shared state, te_plug, is state.c's).
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
 #include <string.h>
 
-#include "plugin.h"
+#include "alloc.h"
+#include "options.h"
+#include "slurmstepd.h"
+#include "srun.h"
 #include "srun/srunargs.h"
+#include "state.h"
 
 SPANK_PLUGIN(trainenv, 1);
 

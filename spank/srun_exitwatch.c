@@ -17,7 +17,7 @@
 #include "slurm_compat.h"
 
 #include "srun_exitwatch.h"
-#include "plugin.h"
+#include "state.h"
 #include "util/strutil.h"
 #include "launch/version.h"
 

@@ -13,8 +13,6 @@
 
 #include "report/failrep.h"
 
-#define TE_STACKS_HELPER "trainenv-stacks"
-
 /* Arms the watchdog for step job.step before the listener starts: grace in
  * seconds (0: exits are not watched), stall_s --train-stall (0: off; only
  * said to the report), action the exit-action word, helper the reporter's

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "launch/fence_choice.h"
-#include "plugin.h"
+#include "state.h"
 #include "srun_fence.h"
 
 /* A TreeWidth Slurm would use: 1..65533 (NO_VAL16 and INFINITE16 are not) */

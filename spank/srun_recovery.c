@@ -25,7 +25,7 @@
 #include "srun_exitwatch.h"
 #include "failrep_net.h"
 #include "srun_hangup.h"
-#include "plugin.h"
+#include "state.h"
 #include "report/recovery.h"
 #include "srun_recovery.h"
 #include "srun/srunargs.h"

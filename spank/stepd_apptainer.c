@@ -20,7 +20,7 @@
 #include "container/container_env.h"
 #include "launch/preflight_proto.h"
 #include "launch/rankenv.h"
-#include "slurmstepd.h"
+#include "stepd_step.h"
 #include "util/strutil.h"
 #include "launch/version.h"
 

@@ -17,7 +17,7 @@
 
 #include "bind/bind.h"
 #include "stepd_bind.h"
-#include "plugin.h"
+#include "state.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"
 

@@ -28,7 +28,8 @@
 
 #include "launch/barrier_proxy.h"
 #include "util/runcap.h"
-#include "slurmstepd.h"
+#include "stepd_container.h"
+#include "stepd_step.h"
 #include "util/strutil.h"
 #include "launch/version.h"
 

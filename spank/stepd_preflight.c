@@ -13,7 +13,8 @@
 #include "stepd_bind.h"
 #include "launch/preflight_proto.h"
 #include "stepd_rdzv_client.h"
-#include "slurmstepd.h"
+#include "stepd_preflight.h"
+#include "stepd_step.h"
 #include "util/strutil.h"
 #include "launch/version.h"
 

@@ -18,7 +18,8 @@
 #include "stepd_rdzv_client.h"
 #include "launch/rdzv_plan.h"
 #include "util/runcap.h"
-#include "slurmstepd.h"
+#include "stepd_rdzv.h"
+#include "stepd_step.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"
 

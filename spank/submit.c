@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "srun/exportenv.h"
-#include "plugin.h"
+#include "state.h"
 #include "util/strutil.h"
 #include "submit.h"
 #include "launch/version.h"
