@@ -19,22 +19,6 @@
 
 /* ------------------------------------------------------------------ compute */
 
-/* A set of CPUs that one or more ranks are placed in, before any split. */
-struct domain {
-	hwloc_bitmap_t cpus;	/* already intersected with the allowed CPUs */
-	char note[TE_BIND_NOTE_LEN];
-	size_t group;		/* union-find parent, then group id */
-};
-
-static size_t find_root(struct domain *d, size_t i)
-{
-	while (d[i].group != i) {
-		d[i].group = d[d[i].group].group;
-		i = d[i].group;
-	}
-	return i;
-}
-
 /* Blocked distribution of `items` things over `bins` bins (items >= bins):
  * the first items % bins bins get one more. Returns the bin of item i. */
 static size_t block_of(size_t i, size_t items, size_t bins)
@@ -59,7 +43,7 @@ static void obj_name(const struct hwloc_obj *o, char *buf, size_t len)
 /* Domain of a GPU: its locality intersected with the allowed CPUs, or of
  * the nearest ancestor with allowed CPUs (see CPU DOMAIN in bind.h). */
 static int gpu_domain(hwloc_topology_t topo, const struct te_bind_gpu *g,
-		      hwloc_const_cpuset_t allowed, struct domain *d)
+		      hwloc_const_cpuset_t allowed, struct te_bind_domain *d)
 {
 	hwloc_obj_t o = g->locality;
 	hwloc_bitmap_t numa_cpus = hwloc_bitmap_alloc();
@@ -106,8 +90,7 @@ static int gpu_domain(hwloc_topology_t topo, const struct te_bind_gpu *g,
 	return 0;
 }
 
-/* Keeps, of every core that set touches, its lowest-numbered PU in set. */
-static void smt_one(hwloc_topology_t topo, hwloc_bitmap_t set)
+void te_bind_smt_one(hwloc_topology_t topo, hwloc_bitmap_t set)
 {
 	hwloc_obj_t core = NULL;
 
@@ -123,13 +106,6 @@ static void smt_one(hwloc_topology_t topo, hwloc_bitmap_t set)
 		if (pu >= 0)
 			hwloc_bitmap_set(set, (unsigned)pu);
 	}
-}
-
-/* Objects that group PUs into cores, or the PUs when cores are unknown. */
-static hwloc_obj_type_t core_type(hwloc_topology_t topo)
-{
-	return hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ?
-		HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
 }
 
 void te_bind_result_free(struct te_bind_result *res)
@@ -189,13 +165,13 @@ static int step_gpus(const struct te_bind_request *req, size_t node_gpus,
 /* No GPU: one domain per rank (blocks of whole NUMA nodes) or per NUMA
  * node (blocks of ranks). */
 static int numa_domains(hwloc_topology_t topo, unsigned ntasks,
-			hwloc_const_cpuset_t allowed, struct domain **domp,
+			hwloc_const_cpuset_t allowed, struct te_bind_domain **domp,
 			size_t *ndomp, size_t *rank_dom, char *note,
 			size_t notelen)
 {
 	int nnodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
 	hwloc_bitmap_t *node_cpus = NULL, seen = hwloc_bitmap_alloc();
-	struct domain *dom = NULL;
+	struct te_bind_domain *dom = NULL;
 	size_t n = 0, ndom, r, i;
 	int k, rc = -1;
 
@@ -273,196 +249,27 @@ out:
 	return rc;
 }
 
-struct split_order {
-	int weight;		/* CPUs in the rank's own domain */
-	size_t pos;		/* position of the rank in the group */
+/* What te_bind_compute's steps share. A step returns 0, STEP_FAIL with
+ * err set, or STEP_OOM. */
+struct compute {
+	hwloc_topology_t topo;
+	const struct te_bind_request *req;
+	struct te_bind_result *out;
+	struct te_bind_gpus gpus;
+	unsigned *step;		/* the step's GPUs, sorted */
+	hwloc_bitmap_t allowed;
+	struct te_bind_domain *dom;
+	size_t ndom, *rank_dom;
+	char *err;
+	size_t errlen;
 };
+#define STEP_FAIL (-1)
+#define STEP_OOM (-2)
 
-static int split_order_cmp(const void *a, const void *b)
+static int check_request(hwloc_topology_t topo,
+			 const struct te_bind_request *req, char *err,
+			 size_t errlen)
 {
-	const struct split_order *x = a, *y = b;
-
-	if (x->weight != y->weight)
-		return x->weight < y->weight ? -1 : 1;
-	return (x->pos > y->pos) - (x->pos < y->pos);
-}
-
-/*
- * Cores mode for one group of k ranks sharing pool (see CORES MODE SPLIT).
- * Units (cores, or PUs when cores are too few) get a capacity and ranks a
- * demand: blocks by position in the group. Ranks with the smallest domains
- * choose first and take free units inside their own domain before any
- * other, in topology order. When all domains are equal (the usual case:
- * GPUs of one NUMA node) this is exactly the block split in rank order;
- * when a machine-wide GPU shares the pool with package-local ones, the
- * package-local ranks still get their own package's cores.
- */
-static int split_group(hwloc_topology_t topo, const struct te_bind_request *req,
-		       hwloc_const_cpuset_t pool, const unsigned *members,
-		       size_t k, struct te_bind_rank *ranks,
-		       const struct domain *dom, const size_t *rank_dom)
-{
-	hwloc_obj_type_t ut = core_type(topo);
-	int ncores = hwloc_get_nbobjs_by_type(topo, ut);
-	int npus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-	size_t cap_units, c = 0, i, j, first_free = 0;
-	hwloc_obj_t *units = NULL, o = NULL;
-	size_t *cap = NULL, *demand = NULL;
-	struct split_order *order = NULL;
-	int by_pu = 0, overlap = 0, rc = -1;
-
-	if (ncores <= 0 || npus <= 0)
-		return -1;
-	cap_units = (size_t)(ncores > npus ? ncores : npus);
-	units = calloc(cap_units, sizeof(*units));
-	cap = calloc(cap_units, sizeof(*cap));
-	demand = calloc(k, sizeof(*demand));
-	order = calloc(k, sizeof(*order));
-	if (!units || !cap || !demand || !order)
-		goto out;
-
-	while ((o = hwloc_get_next_obj_by_type(topo, ut, o)) && c < cap_units)
-		if (hwloc_bitmap_intersects(o->cpuset, pool))
-			units[c++] = o;
-	if (c < k) {
-		/* Fewer cores than ranks: hardware threads, in topology order
-		 * so that the threads of one core go to neighbouring ranks. */
-		by_pu = 1;
-		c = 0;
-		o = NULL;
-		while ((o = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, o)) &&
-		       c < cap_units)
-			if (hwloc_bitmap_isset(pool, o->os_index))
-				units[c++] = o;
-		if (c == 0)
-			goto out;
-		overlap = c < k;
-	}
-	if (!overlap) {
-		for (j = 0; j < c; j++)
-			cap[j] = 1;
-		for (i = 0; i < k; i++)
-			demand[i] = (i + 1) * c / k - i * c / k;
-	} else {
-		for (i = 0; i < k; i++) {
-			cap[i * c / k]++;
-			demand[i] = 1;
-		}
-	}
-	for (i = 0; i < k; i++) {
-		order[i].weight = hwloc_bitmap_weight(dom[rank_dom[members[i]]].cpus);
-		order[i].pos = i;
-	}
-	qsort(order, k, sizeof(*order), split_order_cmp);
-
-	for (i = 0; i < k; i++) {
-		size_t pos = order[i].pos, need = demand[pos];
-		struct te_bind_rank *rk = &ranks[members[pos]];
-		hwloc_const_cpuset_t own = dom[rank_dom[members[pos]]].cpus;
-		int pass, outside = 0;
-
-		hwloc_bitmap_zero(rk->cpuset);
-		while (first_free < c && cap[first_free] == 0)
-			first_free++;
-		for (pass = 0; pass < 2 && need; pass++) {
-			for (j = first_free; j < c && need; j++) {
-				if (!cap[j] || (pass == 0 &&
-				    !hwloc_bitmap_intersects(units[j]->cpuset, own)))
-					continue;
-				hwloc_bitmap_or(rk->cpuset, rk->cpuset,
-						units[j]->cpuset);
-				cap[j]--;
-				need--;
-				outside |= pass;
-			}
-		}
-		hwloc_bitmap_and(rk->cpuset, rk->cpuset, pool);
-		if (!by_pu && req->smt == TE_BIND_SMT_ONE)
-			smt_one(topo, rk->cpuset);
-		if (overlap)
-			te_bind_note_add(rk->note, sizeof(rk->note), "%zu ranks share "
-				 "%zu CPU%s: CPUs overlap", k, c,
-				 c > 1 ? "s" : "");
-		else if (by_pu)
-			te_bind_note_add(rk->note, sizeof(rk->note), "%zu ranks share "
-				 "fewer cores: split by hardware thread", k);
-		if (outside)
-			te_bind_note_add(rk->note, sizeof(rk->note), "some CPUs are "
-				 "outside the GPU's locality");
-	}
-	rc = 0;
-out:
-	free(units);
-	free(cap);
-	free(demand);
-	free(order);
-	return rc;
-}
-
-static int cores_mode(hwloc_topology_t topo, const struct te_bind_request *req,
-		      struct domain *dom, size_t ndom, const size_t *rank_dom,
-		      struct te_bind_rank *ranks)
-{
-	hwloc_bitmap_t pool = hwloc_bitmap_alloc();
-	unsigned *members = calloc(req->ntasks, sizeof(*members));
-	size_t i, j, g;
-	int rc = -1;
-
-	if (!pool || !members)
-		goto out;
-	for (i = 0; i < ndom; i++)
-		dom[i].group = i;
-	for (i = 0; i < ndom; i++)
-		for (j = i + 1; j < ndom; j++)
-			if (hwloc_bitmap_intersects(dom[i].cpus, dom[j].cpus)) {
-				size_t a = find_root(dom, i), b = find_root(dom, j);
-				/* the smaller index stays the root */
-				if (a < b)
-					dom[b].group = a;
-				else if (b < a)
-					dom[a].group = b;
-			}
-	for (g = 0; g < ndom; g++) {
-		size_t k = 0;
-		unsigned r;
-
-		if (find_root(dom, g) != g)
-			continue;
-		hwloc_bitmap_zero(pool);
-		for (i = 0; i < ndom; i++)
-			if (find_root(dom, i) == g)
-				hwloc_bitmap_or(pool, pool, dom[i].cpus);
-		for (r = 0; r < req->ntasks; r++)
-			if (find_root(dom, rank_dom[r]) == g)
-				members[k++] = r;
-		if (k && split_group(topo, req, pool, members, k, ranks,
-					 dom, rank_dom))
-			goto out;
-	}
-	rc = 0;
-out:
-	hwloc_bitmap_free(pool);
-	free(members);
-	return rc;
-}
-
-int te_bind_compute(hwloc_topology_t topo, const struct te_bind_request *req,
-		    struct te_bind_result *out, char *err, size_t errlen)
-{
-	struct te_bind_gpus gpus = { 0, NULL };
-	struct domain *dom = NULL;
-	size_t ndom = 0, *rank_dom = NULL, i;
-	unsigned *step = NULL, r;
-	hwloc_bitmap_t allowed = NULL;
-	hwloc_const_nodeset_t allowed_nodes;
-	char buf[256];
-	int rc = -1;
-
-	if (!out) {
-		snprintf(err, errlen, "internal error: no result");
-		return -1;
-	}
-	memset(out, 0, sizeof(*out));
 	if (!topo || !req) {
 		snprintf(err, errlen, "internal error: no topology or request");
 		return -1;
@@ -486,148 +293,237 @@ int te_bind_compute(hwloc_topology_t topo, const struct te_bind_request *req,
 		snprintf(err, errlen, "unknown SMT policy %d", (int)req->smt);
 		return -1;
 	}
+	return 0;
+}
 
-	allowed = hwloc_bitmap_dup(req->allowed ? req->allowed :
-				   hwloc_topology_get_allowed_cpuset(topo));
-	if (!allowed)
-		goto oom;
-	hwloc_bitmap_and(allowed, allowed, hwloc_topology_get_allowed_cpuset(topo));
-	hwloc_bitmap_and(allowed, allowed, hwloc_get_root_obj(topo)->cpuset);
-	if (hwloc_bitmap_iszero(allowed)) {
-		char b2[128];
-		snprintf(err, errlen, "no allowed CPU is in this topology "
+/* The CPUs the ranks may have: the request's, within the topology's. */
+static int compute_allowed(struct compute *c)
+{
+	hwloc_topology_t topo = c->topo;
+	char buf[128], b2[128];
+
+	c->allowed = hwloc_bitmap_dup(c->req->allowed ? c->req->allowed :
+				      hwloc_topology_get_allowed_cpuset(topo));
+	if (!c->allowed)
+		return STEP_OOM;
+	hwloc_bitmap_and(c->allowed, c->allowed,
+			 hwloc_topology_get_allowed_cpuset(topo));
+	hwloc_bitmap_and(c->allowed, c->allowed,
+			 hwloc_get_root_obj(topo)->cpuset);
+	if (hwloc_bitmap_iszero(c->allowed)) {
+		snprintf(c->err, c->errlen, "no allowed CPU is in this topology "
 			 "(allowed %s, topology %s)",
-			 req->allowed ? te_bind_set_str(req->allowed, buf, 128) : "-",
+			 c->req->allowed ? te_bind_set_str(c->req->allowed, buf,
+							   sizeof(buf)) : "-",
 			 te_bind_set_str(hwloc_topology_get_allowed_cpuset(topo), b2,
 				 sizeof(b2)));
-		goto fail;
+		return STEP_FAIL;
 	}
-	allowed_nodes = hwloc_topology_get_allowed_nodeset(topo);
+	return 0;
+}
 
-	if (te_bind_gpus(topo, &gpus, err, errlen))
-		goto fail;
-	if (req->ngpus) {
-		step = calloc(req->ngpus, sizeof(*step));
-		if (!step)
-			goto oom;
-		if (step_gpus(req, gpus.n, step, err, errlen))
-			goto fail;
+/* The node's GPUs, and the step's among them, checked and sorted. */
+static int compute_gpus(struct compute *c)
+{
+	if (te_bind_gpus(c->topo, &c->gpus, c->err, c->errlen))
+		return STEP_FAIL;
+	if (c->req->ngpus) {
+		c->step = calloc(c->req->ngpus, sizeof(*c->step));
+		if (!c->step)
+			return STEP_OOM;
+		if (step_gpus(c->req, c->gpus.n, c->step, c->err, c->errlen))
+			return STEP_FAIL;
 	}
+	return 0;
+}
 
-	out->ranks = calloc(req->ntasks, sizeof(*out->ranks));
-	rank_dom = calloc(req->ntasks, sizeof(*rank_dom));
-	if (!out->ranks || !rank_dom)
-		goto oom;
-	out->nranks = req->ntasks;
-	for (r = 0; r < req->ntasks; r++) {
+/* The result's ranks, not yet placed, and their domain indexes. */
+static int alloc_ranks(struct compute *c)
+{
+	struct te_bind_result *out = c->out;
+	unsigned r;
+
+	out->ranks = calloc(c->req->ntasks, sizeof(*out->ranks));
+	c->rank_dom = calloc(c->req->ntasks, sizeof(*c->rank_dom));
+	if (!out->ranks || !c->rank_dom)
+		return STEP_OOM;
+	out->nranks = c->req->ntasks;
+	for (r = 0; r < c->req->ntasks; r++) {
 		out->ranks[r].rank = r;
 		out->ranks[r].gpu = -1;
 		out->ranks[r].cpuset = hwloc_bitmap_alloc();
 		out->ranks[r].nodeset = hwloc_bitmap_alloc();
 		if (!out->ranks[r].cpuset || !out->ranks[r].nodeset)
-			goto oom;
+			return STEP_OOM;
 	}
+	return 0;
+}
 
-	if (req->ngpus) {
-		ndom = req->ngpus;
-		dom = calloc(ndom, sizeof(*dom));
-		if (!dom)
-			goto oom;
-		for (i = 0; i < ndom; i++) {
-			dom[i].cpus = hwloc_bitmap_alloc();
-			if (!dom[i].cpus ||
-			    gpu_domain(topo, &gpus.gpu[step[i]], allowed, &dom[i]))
-				goto oom;
-		}
-		for (r = 0; r < req->ntasks; r++) {
-			size_t j = req->ntasks <= ndom ? r :
-				block_of(r, req->ntasks, ndom);
-			rank_dom[r] = j;
-			out->ranks[r].gpu = (int)step[j];
-			memcpy(out->ranks[r].busid, gpus.gpu[step[j]].busid,
-			       sizeof(out->ranks[r].busid));
-		}
-		if (req->ntasks < ndom) {
-			te_cpulist_format(step + req->ntasks,
-					  ndom - req->ntasks, buf, sizeof(buf));
-			te_bind_note_add(out->note, sizeof(out->note), "%u rank%s for "
-				 "%zu GPUs: GPU%s %s unused", req->ntasks,
-				 req->ntasks > 1 ? "s" : "", ndom,
-				 ndom - req->ntasks > 1 ? "s" : "", buf);
-		} else if (req->ntasks > ndom) {
-			te_bind_note_add(out->note, sizeof(out->note), "%u ranks for "
-				 "%zu GPU%s: consecutive ranks share a GPU",
-				 req->ntasks, ndom, ndom > 1 ? "s" : "");
-		}
-	} else {
-		int nd = numa_domains(topo, req->ntasks, allowed, &dom, &ndom,
-				      rank_dom, out->note, sizeof(out->note));
-		if (nd == -2) {
-			snprintf(err, errlen, "no NUMA node of the topology holds "
-				 "an allowed CPU (%s)", te_bind_set_str(allowed, buf, 128));
-			goto fail;
-		}
-		if (nd)
-			goto oom;
+/* With GPUs: a domain per step GPU, ranks in blocks over them. */
+static int gpu_domains(struct compute *c)
+{
+	const struct te_bind_request *req = c->req;
+	struct te_bind_result *out = c->out;
+	size_t ndom = req->ngpus, i;
+	char buf[256];
+	unsigned r;
+
+	c->ndom = ndom;
+	c->dom = calloc(ndom, sizeof(*c->dom));
+	if (!c->dom)
+		return STEP_OOM;
+	for (i = 0; i < ndom; i++) {
+		c->dom[i].cpus = hwloc_bitmap_alloc();
+		if (!c->dom[i].cpus ||
+		    gpu_domain(c->topo, &c->gpus.gpu[c->step[i]], c->allowed,
+			       &c->dom[i]))
+			return STEP_OOM;
 	}
+	for (r = 0; r < req->ntasks; r++) {
+		size_t j = req->ntasks <= ndom ? r :
+			block_of(r, req->ntasks, ndom);
+		c->rank_dom[r] = j;
+		out->ranks[r].gpu = (int)c->step[j];
+		memcpy(out->ranks[r].busid, c->gpus.gpu[c->step[j]].busid,
+		       sizeof(out->ranks[r].busid));
+	}
+	if (req->ntasks < ndom) {
+		te_cpulist_format(c->step + req->ntasks,
+				  ndom - req->ntasks, buf, sizeof(buf));
+		te_bind_note_add(out->note, sizeof(out->note), "%u rank%s for "
+			 "%zu GPUs: GPU%s %s unused", req->ntasks,
+			 req->ntasks > 1 ? "s" : "", ndom,
+			 ndom - req->ntasks > 1 ? "s" : "", buf);
+	} else if (req->ntasks > ndom) {
+		te_bind_note_add(out->note, sizeof(out->note), "%u ranks for "
+			 "%zu GPU%s: consecutive ranks share a GPU",
+			 req->ntasks, ndom, ndom > 1 ? "s" : "");
+	}
+	return 0;
+}
+
+/* The domains and each rank's: the step's GPUs, or the NUMA nodes. */
+static int compute_domains(struct compute *c)
+{
+	char buf[128];
+	int nd;
+
+	if (c->req->ngpus)
+		return gpu_domains(c);
+	nd = numa_domains(c->topo, c->req->ntasks, c->allowed, &c->dom,
+			  &c->ndom, c->rank_dom, c->out->note,
+			  sizeof(c->out->note));
+	if (nd == -2) {
+		snprintf(c->err, c->errlen, "no NUMA node of the topology holds "
+			 "an allowed CPU (%s)", te_bind_set_str(c->allowed, buf,
+								sizeof(buf)));
+		return STEP_FAIL;
+	}
+	return nd ? STEP_OOM : 0;
+}
+
+/* Each rank's CPUs by the mode: all allowed, its domain, or its cores. */
+static int place_ranks(struct compute *c)
+{
+	const struct te_bind_request *req = c->req;
+	unsigned r;
 
 	for (r = 0; r < req->ntasks; r++) {
-		struct te_bind_rank *rk = &out->ranks[r];
+		struct te_bind_rank *rk = &c->out->ranks[r];
+		const struct te_bind_domain *d = &c->dom[c->rank_dom[r]];
 
-		if (dom[rank_dom[r]].note[0])
+		if (d->note[0])
 			te_bind_note_add(rk->note, sizeof(rk->note), "%s",
-				 dom[rank_dom[r]].note);
+				 d->note);
 		rk->bind = req->mode != TE_BIND_MODE_NONE;
 		if (req->mode == TE_BIND_MODE_NONE) {
-			hwloc_bitmap_copy(rk->cpuset, allowed);
+			hwloc_bitmap_copy(rk->cpuset, c->allowed);
 		} else if (req->mode == TE_BIND_MODE_NUMA) {
-			hwloc_bitmap_copy(rk->cpuset, dom[rank_dom[r]].cpus);
+			hwloc_bitmap_copy(rk->cpuset, d->cpus);
 			if (req->smt == TE_BIND_SMT_ONE)
-				smt_one(topo, rk->cpuset);
+				te_bind_smt_one(c->topo, rk->cpuset);
 		}
 	}
 	if (req->mode == TE_BIND_MODE_CORES &&
-	    cores_mode(topo, req, dom, ndom, rank_dom, out->ranks))
-		goto oom;
+	    te_bind_cores_mode(c->topo, req, c->dom, c->ndom, c->rank_dom,
+		       c->out->ranks))
+		return STEP_OOM;
+	return 0;
+}
 
-	for (r = 0; r < req->ntasks; r++) {
-		struct te_bind_rank *rk = &out->ranks[r];
+/* Each rank's CPUs checked, and its memory: the NUMA nodes of its CPUs. */
+static int rank_memory(struct compute *c)
+{
+	hwloc_const_nodeset_t allowed_nodes =
+		hwloc_topology_get_allowed_nodeset(c->topo);
+	char buf[64];
+	unsigned r;
+
+	for (r = 0; r < c->req->ntasks; r++) {
+		struct te_bind_rank *rk = &c->out->ranks[r];
 
 		/* Defensive: the policy never yields these, and a rank must
 		 * never leave the allowed set or end up unbound. */
-		hwloc_bitmap_and(rk->cpuset, rk->cpuset, allowed);
+		hwloc_bitmap_and(rk->cpuset, rk->cpuset, c->allowed);
 		if (hwloc_bitmap_iszero(rk->cpuset)) {
-			snprintf(err, errlen, "internal error: rank %u got no "
-				 "CPU", r);
-			goto fail;
+			snprintf(c->err, c->errlen, "internal error: rank %u "
+				 "got no CPU", r);
+			return STEP_FAIL;
 		}
-		hwloc_cpuset_to_nodeset(topo, rk->cpuset, rk->nodeset);
+		hwloc_cpuset_to_nodeset(c->topo, rk->cpuset, rk->nodeset);
 		hwloc_bitmap_and(rk->nodeset, rk->nodeset, allowed_nodes);
 		if (hwloc_bitmap_iszero(rk->nodeset)) {
 			hwloc_bitmap_copy(rk->nodeset, allowed_nodes);
 			te_bind_note_add(rk->note, sizeof(rk->note), "memory of the "
 				 "rank's NUMA node is not allowed: using "
 				 "allowed nodes %s",
-				 te_bind_set_str(allowed_nodes, buf, 64));
+				 te_bind_set_str(allowed_nodes, buf, sizeof(buf)));
 		}
 	}
-	rc = 0;
-	goto done;
-oom:
-	snprintf(err, errlen, "out of memory computing the binding of %u "
-		 "tasks", req->ntasks);
-fail:
-	te_bind_result_free(out);
-done:
-	if (dom) {
-		for (i = 0; i < ndom; i++)
-			hwloc_bitmap_free(dom[i].cpus);
-		free(dom);
-	}
-	free(rank_dom);
-	free(step);
-	te_bind_gpus_free(&gpus);
-	hwloc_bitmap_free(allowed);
-	return rc;
+	return 0;
 }
 
+int te_bind_compute(hwloc_topology_t topo, const struct te_bind_request *req,
+		    struct te_bind_result *out, char *err, size_t errlen)
+{
+	struct compute c = { .topo = topo, .req = req, .out = out,
+			     .gpus = { 0, NULL }, .err = err,
+			     .errlen = errlen };
+	size_t i;
+	int rc;
+
+	if (!out) {
+		snprintf(err, errlen, "internal error: no result");
+		return -1;
+	}
+	memset(out, 0, sizeof(*out));
+	if (check_request(topo, req, err, errlen))
+		return -1;
+
+	rc = compute_allowed(&c);
+	if (!rc)
+		rc = compute_gpus(&c);
+	if (!rc)
+		rc = alloc_ranks(&c);
+	if (!rc)
+		rc = compute_domains(&c);
+	if (!rc)
+		rc = place_ranks(&c);
+	if (!rc)
+		rc = rank_memory(&c);
+	if (rc == STEP_OOM)
+		snprintf(err, errlen, "out of memory computing the binding "
+			 "of %u tasks", req->ntasks);
+	if (rc)
+		te_bind_result_free(out);
+	if (c.dom) {
+		for (i = 0; i < c.ndom; i++)
+			hwloc_bitmap_free(c.dom[i].cpus);
+		free(c.dom);
+	}
+	free(c.rank_dom);
+	free(c.step);
+	te_bind_gpus_free(&c.gpus);
+	hwloc_bitmap_free(c.allowed);
+	return rc ? -1 : 0;
+}

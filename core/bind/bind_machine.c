@@ -335,96 +335,76 @@ static int parse_env_list(const char *name, const char *val, unsigned *idx,
 	return 0;
 }
 
-int te_bind_gpus_from_env(const struct te_bind_gpu_env *env, size_t node_gpus,
-			  unsigned *idx, size_t cap, size_t *n,
-			  char *note, size_t notelen, char *err, size_t errlen)
+/* CUDA_VISIBLE_DEVICES as indexes into tmp[0..TE_BIND_MAX_GPUS), their
+ * count in *ncvd. 0, or -1 with err: not a list of indexes. */
+static int parse_cvd(const char *cvd, unsigned *tmp, size_t *ncvd, char *err,
+		     size_t errlen)
 {
-	const char *cvd, *ssg, *sjg;
-	size_t ncvd = 0, i;
-	unsigned *tmp = NULL;
-	char sbuf[48];
+	char why[160], sbuf[48];
 
-	if (!env || !n || !note || notelen == 0 || (!idx && cap)) {
-		snprintf(err, errlen, "internal error: bad arguments");
+	if (!te_cpulist_parse(cvd, ENV_LIST_MAXLEN, TE_CPULIST_INDEX_LIMIT,
+			      tmp, TE_BIND_MAX_GPUS, ncvd, why, sizeof(why)))
+		return 0;
+	if (strstr(cvd, "MIG-") || strstr(cvd, "GPU-"))
+		snprintf(err, errlen, "CUDA_VISIBLE_DEVICES "
+			 "names GPUs by UUID or MIG instance "
+			 "(%s): binding needs whole GPUs "
+			 "named by index",
+			 safe_str(cvd, sbuf, sizeof(sbuf)));
+	else
+		snprintf(err, errlen, "CUDA_VISIBLE_DEVICES=%s "
+			 "is not a list of GPU indexes: %s",
+			 safe_str(cvd, sbuf, sizeof(sbuf)), why);
+	return -1;
+}
+
+/* The indexes from SLURM_STEP_GPUS (ssg), or SLURM_JOB_GPUS (sjg) in a
+ * batch step; cvd, when set, listed ncvd GPUs. */
+static int gpus_from_slurm(const char *ssg, const char *sjg, const char *cvd,
+			   size_t ncvd, unsigned *idx, size_t cap, size_t *n,
+			   char *note, size_t notelen, char *err,
+			   size_t errlen)
+{
+	const char *name = ssg ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
+
+	if (parse_env_list(name, ssg ? ssg : sjg, idx, cap, n, err, errlen))
+		return -1;
+	if (!ssg)
+		te_bind_note_add(note, notelen, "GPUs from SLURM_JOB_GPUS "
+			 "(batch step)");
+	if (cvd && ncvd != *n)
+		te_bind_note_add(note, notelen, "CUDA_VISIBLE_DEVICES lists %zu "
+			 "GPU%s, %s %zu: using %s", ncvd,
+			 ncvd == 1 ? "" : "s", name, *n, name);
+	return 0;
+}
+
+/* No Slurm list: CUDA_VISIBLE_DEVICES's ncvd indexes in tmp. */
+static int gpus_from_cvd(const unsigned *tmp, size_t ncvd, unsigned *idx,
+			 size_t cap, size_t *n, char *note, size_t notelen,
+			 char *err, size_t errlen)
+{
+	if (ncvd > cap) {
+		snprintf(err, errlen, "CUDA_VISIBLE_DEVICES lists more "
+			 "than %zu GPUs", cap);
 		return -1;
 	}
-	*n = 0;
-	note[0] = '\0';
-	cvd = env->cuda_visible_devices;
-	ssg = env->slurm_step_gpus;
-	sjg = env->slurm_job_gpus;
+	memcpy(idx, tmp, ncvd * sizeof(*idx));
+	*n = ncvd;
+	snprintf(note, notelen, "no SLURM_STEP_GPUS: "
+		 "CUDA_VISIBLE_DEVICES taken as node-wide PCI-order "
+		 "GPU indexes");
+	return 0;
+}
 
-	if (cvd) {
-		char why[160];
+/* No GPU variable: none in a Slurm step, else every GPU of the node. */
+static int gpus_unset(int in_slurm, size_t node_gpus, unsigned *idx,
+		      size_t cap, size_t *n, char *note, size_t notelen,
+		      char *err, size_t errlen)
+{
+	size_t i;
 
-		/* The parser is run for the count and to refuse UUIDs and MIG
-		 * instances even when a Slurm list will give the indexes:
-		 * those indexes then count MIG slices, not PCI functions. */
-		tmp = calloc(TE_BIND_MAX_GPUS, sizeof(*tmp));
-		if (!tmp) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		if (te_cpulist_parse(cvd, ENV_LIST_MAXLEN, TE_CPULIST_INDEX_LIMIT,
-				     tmp, TE_BIND_MAX_GPUS, &ncvd, why,
-				     sizeof(why))) {
-			if (strstr(cvd, "MIG-") || strstr(cvd, "GPU-"))
-				snprintf(err, errlen, "CUDA_VISIBLE_DEVICES "
-					 "names GPUs by UUID or MIG instance "
-					 "(%s): binding needs whole GPUs "
-					 "named by index",
-					 safe_str(cvd, sbuf, sizeof(sbuf)));
-			else
-				snprintf(err, errlen, "CUDA_VISIBLE_DEVICES=%s "
-					 "is not a list of GPU indexes: %s",
-					 safe_str(cvd, sbuf, sizeof(sbuf)), why);
-			free(tmp);
-			return -1;
-		}
-		if (ncvd == 0) {
-			snprintf(note, notelen, "CUDA_VISIBLE_DEVICES is empty: "
-				 "no GPU");
-			free(tmp);
-			return 0;
-		}
-	}
-
-	if (ssg || (sjg && cvd)) {
-		const char *name = ssg ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
-
-		if (parse_env_list(name, ssg ? ssg : sjg, idx, cap, n, err,
-				   errlen)) {
-			free(tmp);
-			return -1;
-		}
-		if (!ssg)
-			te_bind_note_add(note, notelen, "GPUs from SLURM_JOB_GPUS "
-				 "(batch step)");
-		if (cvd && ncvd != *n)
-			te_bind_note_add(note, notelen, "CUDA_VISIBLE_DEVICES lists %zu "
-				 "GPU%s, %s %zu: using %s", ncvd,
-				 ncvd == 1 ? "" : "s", name, *n, name);
-		free(tmp);
-		return 0;
-	}
-
-	if (cvd) {
-		if (ncvd > cap) {
-			snprintf(err, errlen, "CUDA_VISIBLE_DEVICES lists more "
-				 "than %zu GPUs", cap);
-			free(tmp);
-			return -1;
-		}
-		memcpy(idx, tmp, ncvd * sizeof(*idx));
-		*n = ncvd;
-		snprintf(note, notelen, "no SLURM_STEP_GPUS: "
-			 "CUDA_VISIBLE_DEVICES taken as node-wide PCI-order "
-			 "GPU indexes");
-		free(tmp);
-		return 0;
-	}
-
-	if (env->in_slurm) {
+	if (in_slurm) {
 		snprintf(note, notelen, "no GPU allocated to this step");
 		return 0;
 	}
@@ -441,5 +421,58 @@ int te_bind_gpus_from_env(const struct te_bind_gpu_env *env, size_t node_gpus,
 			 "all %zu GPU%s of the node", node_gpus,
 			 node_gpus == 1 ? "" : "s");
 	return 0;
+}
+
+int te_bind_gpus_from_env(const struct te_bind_gpu_env *env, size_t node_gpus,
+			  unsigned *idx, size_t cap, size_t *n,
+			  char *note, size_t notelen, char *err, size_t errlen)
+{
+	const char *cvd, *ssg, *sjg;
+	size_t ncvd = 0;
+	unsigned *tmp = NULL;
+	int rc;
+
+	if (!env || !n || !note || notelen == 0 || (!idx && cap)) {
+		snprintf(err, errlen, "internal error: bad arguments");
+		return -1;
+	}
+	*n = 0;
+	note[0] = '\0';
+	cvd = env->cuda_visible_devices;
+	ssg = env->slurm_step_gpus;
+	sjg = env->slurm_job_gpus;
+
+	if (cvd) {
+		/* The parser is run for the count and to refuse UUIDs and MIG
+		 * instances even when a Slurm list will give the indexes:
+		 * those indexes then count MIG slices, not PCI functions. */
+		tmp = calloc(TE_BIND_MAX_GPUS, sizeof(*tmp));
+		if (!tmp) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (parse_cvd(cvd, tmp, &ncvd, err, errlen)) {
+			free(tmp);
+			return -1;
+		}
+		if (ncvd == 0) {
+			snprintf(note, notelen, "CUDA_VISIBLE_DEVICES is empty: "
+				 "no GPU");
+			free(tmp);
+			return 0;
+		}
+	}
+
+	if (ssg || (sjg && cvd))
+		rc = gpus_from_slurm(ssg, sjg, cvd, ncvd, idx, cap, n, note,
+				     notelen, err, errlen);
+	else if (cvd)
+		rc = gpus_from_cvd(tmp, ncvd, idx, cap, n, note, notelen, err,
+				   errlen);
+	else
+		rc = gpus_unset(env->in_slurm, node_gpus, idx, cap, n, note,
+				notelen, err, errlen);
+	free(tmp);
+	return rc;
 }
 

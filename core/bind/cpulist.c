@@ -81,12 +81,98 @@ static int read_index(const char *s, size_t len, size_t *pos, unsigned max,
 	return 0;
 }
 
+/* The ranges of s[pos..end) (trimmed, not empty) into r[0..cap), in
+ * list order, their count in *nr. 0, or -1 with err. */
+static int read_ranges(const char *s, size_t pos, size_t end,
+		       unsigned max_index, size_t outcap, struct range *r,
+		       size_t cap, size_t *nr, char *err, size_t errlen)
+{
+	size_t total = 0;
+
+	for (;;) {
+		unsigned a, b;
+		int ranged = 0;
+
+		if (read_index(s, end, &pos, max_index, &a, err, errlen))
+			return -1;
+		b = a;
+		if (pos < end && s[pos] == '-') {
+			pos++;
+			ranged = 1;
+			if (read_index(s, end, &pos, max_index, &b, err, errlen))
+				return -1;
+			if (b < a) {
+				snprintf(err, errlen, "range %u-%u is reversed "
+					 "(write the smaller index first)", a, b);
+				return -1;
+			}
+		}
+		if (*nr == cap) { /* cannot happen given the caller's bound */
+			snprintf(err, errlen, "too many items in the list");
+			return -1;
+		}
+		r[*nr].first = a;
+		r[*nr].last = b;
+		(*nr)++;
+		total += (size_t)(b - a) + 1;
+		if (total > outcap) {
+			snprintf(err, errlen, "list names more than %zu indexes",
+				 outcap);
+			return -1;
+		}
+		if (pos == end)
+			return 0;
+		if (s[pos] != ',') {
+			char what[16];
+			describe_char(s[pos], what, sizeof(what));
+			snprintf(err, errlen, "unexpected %s at offset %zu "
+				 "(expected %s)", what, pos,
+				 ranged ? "','" : "',' or '-'");
+			return -1;
+		}
+		pos++;
+		if (pos == end) {
+			snprintf(err, errlen, "list ends with ','");
+			return -1;
+		}
+	}
+}
+
+/* The ranges sorted, checked for overlaps and written out one index at a
+ * time (their total fits: read_ranges checked). */
+static int expand_ranges(struct range *r, size_t nr, unsigned *out,
+			 size_t *n, char *err, size_t errlen)
+{
+	size_t i, k;
+
+	qsort(r, nr, sizeof(*r), range_cmp);
+	for (i = 1; i < nr; i++) {
+		if (r[i].first <= r[i - 1].last) {
+			snprintf(err, errlen, "index %u is listed twice",
+				 r[i].first);
+			return -1;
+		}
+	}
+	k = 0;
+	for (i = 0; i < nr; i++) {
+		unsigned v = r[i].first;
+		for (;;) {
+			out[k++] = v;
+			if (v == r[i].last)
+				break;
+			v++;
+		}
+	}
+	*n = k;
+	return 0;
+}
+
 int te_cpulist_parse_mem(const char *s, size_t len, unsigned max_index,
 			 unsigned *out, size_t outcap, size_t *n,
 			 char *err, size_t errlen)
 {
 	struct range *r = NULL;
-	size_t nr = 0, cap, pos, end, total = 0, i, k;
+	size_t nr = 0, cap, pos, end;
 
 	if (!n || (!out && outcap)) {
 		snprintf(err, errlen, "internal error: bad arguments to the list parser");
@@ -118,79 +204,15 @@ int te_cpulist_parse_mem(const char *s, size_t len, unsigned max_index,
 			 "characters", end - pos);
 		return -1;
 	}
-	for (;;) {
-		unsigned a, b;
-		int ranged = 0;
-
-		if (read_index(s, end, &pos, max_index, &a, err, errlen))
-			goto fail;
-		b = a;
-		if (pos < end && s[pos] == '-') {
-			pos++;
-			ranged = 1;
-			if (read_index(s, end, &pos, max_index, &b, err, errlen))
-				goto fail;
-			if (b < a) {
-				snprintf(err, errlen, "range %u-%u is reversed "
-					 "(write the smaller index first)", a, b);
-				goto fail;
-			}
-		}
-		if (nr == cap) { /* cannot happen given the bound above */
-			snprintf(err, errlen, "too many items in the list");
-			goto fail;
-		}
-		r[nr].first = a;
-		r[nr].last = b;
-		nr++;
-		total += (size_t)(b - a) + 1;
-		if (total > outcap) {
-			snprintf(err, errlen, "list names more than %zu indexes",
-				 outcap);
-			goto fail;
-		}
-		if (pos == end)
-			break;
-		if (s[pos] != ',') {
-			char what[16];
-			describe_char(s[pos], what, sizeof(what));
-			snprintf(err, errlen, "unexpected %s at offset %zu "
-				 "(expected %s)", what, pos,
-				 ranged ? "','" : "',' or '-'");
-			goto fail;
-		}
-		pos++;
-		if (pos == end) {
-			snprintf(err, errlen, "list ends with ','");
-			goto fail;
-		}
+	if (read_ranges(s, pos, end, max_index, outcap, r, cap, &nr, err,
+			errlen) ||
+	    expand_ranges(r, nr, out, n, err, errlen)) {
+		free(r);
+		*n = 0;
+		return -1;
 	}
-
-	qsort(r, nr, sizeof(*r), range_cmp);
-	for (i = 1; i < nr; i++) {
-		if (r[i].first <= r[i - 1].last) {
-			snprintf(err, errlen, "index %u is listed twice",
-				 r[i].first);
-			goto fail;
-		}
-	}
-	k = 0;
-	for (i = 0; i < nr; i++) {
-		unsigned v = r[i].first;
-		for (;;) {
-			out[k++] = v;
-			if (v == r[i].last)
-				break;
-			v++;
-		}
-	}
-	*n = k;
 	free(r);
 	return 0;
-fail:
-	free(r);
-	*n = 0;
-	return -1;
 }
 
 int te_cpulist_parse(const char *s, size_t maxlen, unsigned max_index,

@@ -67,18 +67,16 @@ static int enforce_list(struct te_policy *p, const char *list,
 	return 0;
 }
 
-int te_policy_item(struct te_policy *p, const char *item, const char *where,
-		   int allow_conf, char *err, size_t errlen)
+/* item's key (trimmed) into key[0..keylen) and its value, blanks skipped
+ * at its start. 0, or -1 with err: no key=value, or the key too long. */
+static int item_split(const char *item, const char *where, int echo,
+		      char *key, size_t keylen, const char **valp, char *err,
+		      size_t errlen)
 {
-	char key[128], q[96], msg[TE_ERR_MAX];
 	const char *eq = strchr(item, '=');
 	const char *val;
+	char q[96];
 	size_t klen;
-	int id;
-	/* A policy file's text is never repeated in a message: the file may
-	 * be one users cannot read (messages reach the job's output). Only
-	 * names of known settings and validated values are shown. */
-	int echo = allow_conf;
 
 	te_quote(q, sizeof(q), item);
 	if (!eq || eq == item) {
@@ -90,7 +88,7 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 		return -1;
 	}
 	klen = (size_t)(eq - item);
-	if (klen >= sizeof(key)) {
+	if (klen >= keylen) {
 		if (!echo)
 			te_snprintf(err, errlen, "%s: key too long", where);
 		else
@@ -104,78 +102,84 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 	val = eq + 1;
 	while (*val == ' ' || *val == '\t')
 		val++;
+	*valp = val;
+	return 0;
+}
 
-	if (strcmp(key, "enforce") == 0)
-		return enforce_list(p, val, where, echo, err, errlen);
-	if (strcmp(key, "conf") == 0) {
-		if (!allow_conf)
-			return te_err(err, errlen, "%s: conf= is only accepted "
-				      "in plugstack.conf (policy files do not "
-				      "nest)", where);
-		return te_policy_file(p, val, err, errlen);
-	}
+/* KEY.min=N or KEY.max=N: a bound of the numeric setting id. */
+static int item_bound(struct te_policy *p, int id, const char *key,
+		      int is_min, const char *val, const char *where, int echo,
+		      char *err, size_t errlen)
+{
+	uint64_t n;
 
-	{
-		char *dot = strrchr(key, '.');
-		int is_min = 0, is_max = 0;
+	if (te_settings[id].type != TE_T_UINT &&
+	    te_settings[id].type != TE_T_SIGAT)
+		return te_err(err, errlen, "%s: %s.%s: only "
+			      "numeric settings have bounds",
+			      where, key, is_min ? "min" : "max");
+	if (te_parse_u64(val, te_settings[id].hi, &n) < 0 ||
+	    n < te_settings[id].lo) {
+		char qv[96] = "", quoted[90];
 
-		if (dot && strcmp(dot, ".min") == 0)
-			is_min = 1;
-		else if (dot && strcmp(dot, ".max") == 0)
-			is_max = 1;
-		if (is_min || is_max)
-			*dot = '\0';
-		id = te_setting_find(key);
-		if (id < 0) {
-			char keys[512], qk[96];
-
-			known_keys(keys, sizeof(keys));
-			if (!echo)
-				return te_err(err, errlen, "%s: unknown key; "
-					      "accepted: %s", where, keys);
-			te_quote(qk, sizeof(qk), key);
-			return te_err(err, errlen, "%s: unknown key '%s%s'; "
-				      "accepted: %s", where, qk,
-				      is_min ? ".min" : is_max ? ".max" : "",
-				      keys);
+		if (echo) {
+			te_quote(quoted, sizeof(quoted), val);
+			te_snprintf(qv, sizeof(qv), " '%s'",
+				    quoted);
 		}
-		if (is_min || is_max) {
-			uint64_t n;
-
-			if (te_settings[id].type != TE_T_UINT &&
-			    te_settings[id].type != TE_T_SIGAT)
-				return te_err(err, errlen, "%s: %s.%s: only "
-					      "numeric settings have bounds",
-					      where, key, is_min ? "min" : "max");
-			if (te_parse_u64(val, te_settings[id].hi, &n) < 0 ||
-			    n < te_settings[id].lo) {
-				char qv[96] = "", quoted[90];
-
-				if (echo) {
-					te_quote(quoted, sizeof(quoted), val);
-					te_snprintf(qv, sizeof(qv), " '%s'",
-						    quoted);
-				}
-				return te_err(err, errlen, "%s: %s.%s: invalid "
-					      "bound%s; accepted: %llu to %llu",
-					      where, key, is_min ? "min" : "max", qv,
-					      (unsigned long long)te_settings[id].lo,
-					      (unsigned long long)te_settings[id].hi);
-			}
-			if (is_min) {
-				p->has_min[id] = 1;
-				p->min[id] = n;
-				te_strlcpy(p->min_where[id], where,
-					   sizeof(p->min_where[id]));
-			} else {
-				p->has_max[id] = 1;
-				p->max[id] = n;
-				te_strlcpy(p->max_where[id], where,
-					   sizeof(p->max_where[id]));
-			}
-			return 0;
-		}
+		return te_err(err, errlen, "%s: %s.%s: invalid "
+			      "bound%s; accepted: %llu to %llu",
+			      where, key, is_min ? "min" : "max", qv,
+			      (unsigned long long)te_settings[id].lo,
+			      (unsigned long long)te_settings[id].hi);
 	}
+	if (is_min) {
+		p->has_min[id] = 1;
+		p->min[id] = n;
+		te_strlcpy(p->min_where[id], where,
+			   sizeof(p->min_where[id]));
+	} else {
+		p->has_max[id] = 1;
+		p->max[id] = n;
+		te_strlcpy(p->max_where[id], where,
+			   sizeof(p->max_where[id]));
+	}
+	return 0;
+}
+
+/* KEY=VALUE, KEY.min=N or KEY.max=N for a known setting. key loses its
+ * ".min" or ".max". */
+static int item_setting(struct te_policy *p, char *key, const char *val,
+			const char *where, int echo, char *err, size_t errlen)
+{
+	char *dot = strrchr(key, '.');
+	char msg[TE_ERR_MAX];
+	int is_min = 0, is_max = 0;
+	int id;
+
+	if (dot && strcmp(dot, ".min") == 0)
+		is_min = 1;
+	else if (dot && strcmp(dot, ".max") == 0)
+		is_max = 1;
+	if (is_min || is_max)
+		*dot = '\0';
+	id = te_setting_find(key);
+	if (id < 0) {
+		char keys[512], qk[96];
+
+		known_keys(keys, sizeof(keys));
+		if (!echo)
+			return te_err(err, errlen, "%s: unknown key; "
+				      "accepted: %s", where, keys);
+		te_quote(qk, sizeof(qk), key);
+		return te_err(err, errlen, "%s: unknown key '%s%s'; "
+			      "accepted: %s", where, qk,
+			      is_min ? ".min" : is_max ? ".max" : "",
+			      keys);
+	}
+	if (is_min || is_max)
+		return item_bound(p, id, key, is_min, val, where, echo, err,
+				  errlen);
 	if (te_value_parse(id, val, 0, &p->def[id], msg, sizeof(msg)) < 0) {
 		if (!echo) {
 			te_setting_accepted(id, NULL, msg, sizeof(msg));
@@ -187,6 +191,30 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 	p->def[id].src = TE_SRC_ADMIN;
 	te_strlcpy(p->def[id].origin, where, sizeof(p->def[id].origin));
 	return 0;
+}
+
+int te_policy_item(struct te_policy *p, const char *item, const char *where,
+		   int allow_conf, char *err, size_t errlen)
+{
+	char key[128];
+	const char *val;
+	/* A policy file's text is never repeated in a message: the file may
+	 * be one users cannot read (messages reach the job's output). Only
+	 * names of known settings and validated values are shown. */
+	int echo = allow_conf;
+
+	if (item_split(item, where, echo, key, sizeof(key), &val, err, errlen))
+		return -1;
+	if (strcmp(key, "enforce") == 0)
+		return enforce_list(p, val, where, echo, err, errlen);
+	if (strcmp(key, "conf") == 0) {
+		if (!allow_conf)
+			return te_err(err, errlen, "%s: conf= is only accepted "
+				      "in plugstack.conf (policy files do not "
+				      "nest)", where);
+		return te_policy_file(p, val, err, errlen);
+	}
+	return item_setting(p, key, val, where, echo, err, errlen);
 }
 
 int te_policy_args(struct te_policy *p, int ac, char **av, char *err,
