@@ -287,17 +287,11 @@ int te_stepd_task_init_priv(spank_t sp)
 	return 0;
 }
 
-int te_stepd_task_init(spank_t sp)
+/* What every task gets, trainenv on or off: the effective settings and the
+ * protocol, and no task id of an enclosing step's. */
+static void export_settings(spank_t sp)
 {
 	static char enc[TE_S_COUNT * (3 * TE_VALUE_MAX + 3 * TE_ORIGIN_MAX + 80)];
-	uint32_t local_id = 0, global_id = 0;
-	uint64_t mask;
-	int i, pyxis;
-
-	te_stepd_resolve(sp);
-	te_stepd_gather(sp);
-	if (te_stepd_err[0])
-		return task_fail(sp);
 
 	if (te_config_encode(&te_plug.cfg, enc, sizeof(enc)) == 0)
 		spank_setenv(sp, TE_SETTINGS_ENV, enc, 1);
@@ -314,13 +308,14 @@ int te_stepd_task_init(spank_t sp)
 	spank_unsetenv(sp, TE_TASK_ENV);
 	spank_unsetenv(sp, "APPTAINERENV_" TE_TASK_ENV);
 	spank_unsetenv(sp, "SINGULARITYENV_" TE_TASK_ENV);
-	if (te_plug.cfg.v[TE_S_TRAIN].word != TE_W_ON)
-		return 0;	/* --train=off */
-	if (te_stepd_container_check() < 0)
-		return task_fail(sp);
-	spank_get_item(sp, S_TASK_ID, &local_id);
-	spank_get_item(sp, S_TASK_GLOBAL_ID, &global_id);
-	pyxis = te_stepd_container_coming(sp);
+}
+
+/* --train-sighup and --train-ignore-signals: 0, or -1 with te_stepd_err
+ * saying why. */
+static int set_signals(void)
+{
+	uint64_t mask;
+	int i;
 
 	/* slurmstepd resets signal dispositions after task_init_privileged,
 	 * so this is the place; SIG_IGN survives execve. Only sighup=ignore
@@ -330,85 +325,130 @@ int te_stepd_task_init(spank_t sp)
 	    signal(SIGHUP, SIG_IGN) == SIG_ERR) {
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err),
 			    "cannot ignore SIGHUP: %s", strerror(errno));
-		return task_fail(sp);
+		return -1;
 	}
 	mask = te_plug.cfg.v[TE_S_IGNORE_SIGNALS].word == TE_W_VALUE ?
 		       te_plug.cfg.v[TE_S_IGNORE_SIGNALS].num : 0;
 	for (i = 1; i < 64; i++)
 		if ((mask & (1ULL << i)) && i != SIGUSR1 && i != SIGUSR2)
 			signal(i, SIG_IGN);
+	return 0;
+}
 
+/* A rank's binding, pre-flight and rendezvous: 1 (rr holds the
+ * rendezvous' results) or 0 (none: the computed one), or -1 when the task
+ * fails (said). A pre-flight that finds the node at fault ends the task's
+ * process here. */
+static int rank_launch(spank_t sp, uint32_t local_id, uint32_t global_id,
+		       struct te_rdzv_result *rr)
+{
+	char pf_line[TE_PF_LINE_MAX], pf_why[TE_PF_LINE_MAX];
+	int have, quiet, pf;
+
+	/* Bound first: the rendezvous helper and the pre-flight
+	 * then start on the rank's CPUs too. */
+	if (bind_task(sp, local_id, global_id) < 0)
+		return -1;
+	pf = te_stepd_preflight(sp, local_id, global_id, pf_line,
+				sizeof(pf_line), pf_why, sizeof(pf_why));
+	have = te_stepd_rendezvous(sp, local_id, global_id, rr, &quiet,
+				   pf < 0 ? pf_why : NULL);
+	if (pf < 0) {
+		te_strlcpy(te_stepd_err, pf_line, sizeof(te_stepd_err));
+		/* a check that could not be started is no fault of
+		 * the node: the task fails as for any other
+		 * configuration error */
+		if (pf == -2)
+			return task_fail(sp);
+		task_fail(sp);
+		/* the node's fault, not the program's: a code of its
+		 * own that --train-requeue (srun) and users can tell
+		 * apart (this is the task's process, before exec) */
+		_exit(TE_EXIT_NODE_FAULT);
+	}
+	if (have < 0 && quiet) {
+		/* rank 0 prints the job-wide report: only the node's
+		 * log hears from the others */
+		slurm_info(TE_PREFIX "%s", te_stepd_err);
+		return -1;
+	}
+	if (have < 0) {
+		task_fail(sp);
+		if (te_stepd_end_step)	/* another protocol: said */
+			te_stepd_end_step_now();
+		return -1;
+	}
+	return have;
+}
+
+/* A rank of the step (not a batch script's task): launched, then its
+ * environment. 0, or -1 when the task fails (said). */
+static int rank_prepare(spank_t sp, uint32_t local_id, uint32_t global_id,
+			int pyxis)
+{
+	static struct te_rdzv_result rr;
+	const struct te_value *ckpt = &te_plug.cfg.v[TE_S_CHECKPOINT_DIR];
+	int have, first_coll = te_plug.cfg.v[TE_S_BARRIER].word ==
+			       TE_W_BARRIER_FIRST_COLLECTIVE;
+
+	have = rank_launch(sp, local_id, global_id, &rr);
+	if (have < 0)
+		return -1;
+	export_rank_env(sp, local_id, global_id, have ? &rr : NULL);
+	if (te_step.torchrun && te_plug.cfg.v[TE_S_EXIT_GRACE].set &&
+	    te_plug.cfg.v[TE_S_EXIT_GRACE].word == TE_W_VALUE)
+		te_stepd_watch_workers(sp);
+	if (have && rr.checkpoint_dir[0])
+		spank_setenv(sp, TE_CHECKPOINT_ENV, rr.checkpoint_dir, 1);
+	else if (!have && ckpt->set)	/* not verified: srun said so */
+		spank_setenv(sp, TE_CHECKPOINT_ENV, ckpt->text, 1);
+	/* A later PMIx client of this rank (MPI_Init, the barrier
+	 * tool) needs the hash store: docs/design.md section 3. */
+	if (have)
+		spank_setenv(sp, "PMIX_MCA_gds", "hash", 0);
+	/* not in Slurm's OCI containers nor under Apptainer: srun
+	 * said why (srun.c) */
+	if (first_coll && te_stepd_has_pmix(sp) &&
+	    !te_stepd_oci_step(sp) &&
+	    !te_appt_command(te_step.argc > 0 ? te_step.argv[0] : NULL) &&
+	    te_stepd_preload_nccl_barrier(sp) < 0)
+		return task_fail(sp);
+	/* in a container the barrier runs on the node, by proxy;
+	 * torchrun's workers are ranks of their own, not the
+	 * task's (docs/pmix.md) */
+	if (have > 0 && !te_step.torchrun && pyxis &&
+	    te_stepd_container_proxy(sp, first_coll) < 0 && first_coll)
+		return task_fail(sp);
+	return 0;
+}
+
+int te_stepd_task_init(spank_t sp)
+{
+	uint32_t local_id = 0, global_id = 0;
+	int i, pyxis;
+
+	te_stepd_resolve(sp);
+	te_stepd_gather(sp);
+	if (te_stepd_err[0])
+		return task_fail(sp);
+
+	export_settings(sp);
+	if (te_plug.cfg.v[TE_S_TRAIN].word != TE_W_ON)
+		return 0;	/* --train=off */
+	if (te_stepd_container_check() < 0)
+		return task_fail(sp);
+	spank_get_item(sp, S_TASK_ID, &local_id);
+	spank_get_item(sp, S_TASK_GLOBAL_ID, &global_id);
+	pyxis = te_stepd_container_coming(sp);
+
+	if (set_signals() < 0)
+		return task_fail(sp);
 	for (i = 0; i < TE_S_COUNT; i++)
 		if (export_knob(sp, i) < 0)
 			return task_fail(sp);
 	export_dump_dir(sp, local_id);
-	if (!te_step.batch) {
-		static struct te_rdzv_result rr;
-		const struct te_value *ckpt =
-			&te_plug.cfg.v[TE_S_CHECKPOINT_DIR];
-		char pf_line[TE_PF_LINE_MAX], pf_why[TE_PF_LINE_MAX];
-		int have, quiet, pf, first_coll = te_plug.cfg.v[TE_S_BARRIER].word ==
-						TE_W_BARRIER_FIRST_COLLECTIVE;
-
-		/* Bound first: the rendezvous helper and the pre-flight
-		 * then start on the rank's CPUs too. */
-		if (bind_task(sp, local_id, global_id) < 0)
-			return -1;
-		pf = te_stepd_preflight(sp, local_id, global_id, pf_line,
-				   sizeof(pf_line), pf_why, sizeof(pf_why));
-		have = te_stepd_rendezvous(sp, local_id, global_id, &rr, &quiet,
-				      pf < 0 ? pf_why : NULL);
-		if (pf < 0) {
-			te_strlcpy(te_stepd_err, pf_line, sizeof(te_stepd_err));
-			/* a check that could not be started is no fault of
-			 * the node: the task fails as for any other
-			 * configuration error */
-			if (pf == -2)
-				return task_fail(sp);
-			task_fail(sp);
-			/* the node's fault, not the program's: a code of its
-			 * own that --train-requeue (srun) and users can tell
-			 * apart (this is the task's process, before exec) */
-			_exit(TE_EXIT_NODE_FAULT);
-		}
-		if (have < 0 && quiet) {
-			/* rank 0 prints the job-wide report: only the node's
-			 * log hears from the others */
-			slurm_info(TE_PREFIX "%s", te_stepd_err);
-			return -1;
-		}
-		if (have < 0) {
-			task_fail(sp);
-			if (te_stepd_end_step)	/* another protocol: said */
-				te_stepd_end_step_now();
-			return -1;
-		}
-		export_rank_env(sp, local_id, global_id, have ? &rr : NULL);
-		if (te_step.torchrun && te_plug.cfg.v[TE_S_EXIT_GRACE].set &&
-		    te_plug.cfg.v[TE_S_EXIT_GRACE].word == TE_W_VALUE)
-			te_stepd_watch_workers(sp);
-		if (have && rr.checkpoint_dir[0])
-			spank_setenv(sp, TE_CHECKPOINT_ENV, rr.checkpoint_dir, 1);
-		else if (!have && ckpt->set)	/* not verified: srun said so */
-			spank_setenv(sp, TE_CHECKPOINT_ENV, ckpt->text, 1);
-		/* A later PMIx client of this rank (MPI_Init, the barrier
-		 * tool) needs the hash store: docs/design.md section 3. */
-		if (have)
-			spank_setenv(sp, "PMIX_MCA_gds", "hash", 0);
-		/* not in Slurm's OCI containers nor under Apptainer: srun
-		 * said why (srun.c) */
-		if (first_coll && te_stepd_has_pmix(sp) &&
-		    !te_stepd_oci_step(sp) &&
-		    !te_appt_command(te_step.argc > 0 ? te_step.argv[0] : NULL) &&
-		    te_stepd_preload_nccl_barrier(sp) < 0)
-			return task_fail(sp);
-		/* in a container the barrier runs on the node, by proxy;
-		 * torchrun's workers are ranks of their own, not the
-		 * task's (docs/pmix.md) */
-		if (have > 0 && !te_step.torchrun && pyxis &&
-		    te_stepd_container_proxy(sp, first_coll) < 0 && first_coll)
-			return task_fail(sp);
-	}
+	if (!te_step.batch && rank_prepare(sp, local_id, global_id, pyxis) < 0)
+		return -1;
 	/* Apptainer's copies of what trainenv set (spank/stepd_apptainer.c) */
 	te_stepd_apptainer_env(sp, local_id);
 	/* last: the check compares the program's environment with all of

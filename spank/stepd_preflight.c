@@ -53,6 +53,62 @@ static void preflight_spawn_err(const struct te_spawn_out *o, const char *buf,
 			    "(%s): %s", TE_PREFLIGHT_HELPER, perr);
 }
 
+/* trainenv-preflight's command line for the rank's GPU (busid). */
+struct pf_cmd {
+	char proto[12];
+	char hook[TE_PF_ERROR_MAX + 1];
+	char *argv[10];
+};
+
+static void preflight_cmd(spank_t sp, const struct te_config *c, char *busid,
+			  struct pf_cmd *cmd)
+{
+	int n = 0;
+
+	/* first: a check of another protocol answers and stops */
+	te_snprintf(cmd->proto, sizeof(cmd->proto), "%d",
+		    te_protocol_version());
+	cmd->argv[n++] = (char *)TE_PREFLIGHT_HELPER;
+	cmd->argv[n++] = (char *)"--protocol";
+	cmd->argv[n++] = cmd->proto;
+	cmd->argv[n++] = (char *)"--gpu";
+	cmd->argv[n++] = busid;
+	if (c->v[TE_S_TEST_HOOKS].word == TE_W_ON &&
+	    te_hook_value(te_stepd_getenv(sp, "TRAINENV_TEST_PREFLIGHT_FAIL"),
+			  te_step.node, cmd->hook, sizeof(cmd->hook))) {
+		cmd->argv[n++] = (char *)"--test-fail";
+		cmd->argv[n++] = cmd->hook;
+	}
+	cmd->argv[n] = NULL;
+}
+
+/* The verdict (out) said: 0 when the task goes on, -1 or -2 (line, why)
+ * when it fails, as te_stepd_preflight returns. */
+static int preflight_report(spank_t sp, const struct te_pf_outcome *out,
+			    int unstarted, char *line, size_t linelen,
+			    char *why, size_t whylen)
+{
+	if (out->action == TE_PF_FAIL) {
+		te_strlcpy(line, out->line, linelen);
+		te_strlcpy(why, out->why, whylen);
+		if (!unstarted)
+			return -1;
+		te_appendf(line, linelen, " (the check could not be started: "
+			   "trainenv's installation or helper-dir, not the "
+			   "node)");
+		return -2;
+	}
+	if (out->action == TE_PF_PASS)
+		spank_setenv(sp, TE_PF_ENV, out->env, 1);
+	if (out->line[0] && out->print) {
+		fprintf(stderr, TE_PREFIX "%s\n", out->line);
+		fflush(stderr);
+	}
+	if (out->line[0])
+		slurm_info(TE_PREFIX "%s", out->line);
+	return 0;
+}
+
 /* --train-preflight: checks this rank's GPU before the rendezvous, as the
  * job user, with trainenv-preflight (the CUDA runtime is only loaded in
  * that program, never here). 0: the GPU works, or there is nothing to
@@ -77,9 +133,9 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 	struct te_bind_gpu_env e;
 	struct te_spawn_out so;
 	char bufs[3][1024], busid[TE_BIND_BUSID_LEN], merr[TE_ERR_MAX];
-	char path[TE_VALUE_MAX + 32], serr[TE_ERR_MAX], hook[TE_PF_ERROR_MAX + 1];
-	char perr[8], *argv[10], **envp = NULL, proto[12];
-	int n = 0, unstarted = 0;
+	char path[TE_VALUE_MAX + 32], serr[TE_ERR_MAX], perr[8], **envp = NULL;
+	struct pf_cmd cmd;
+	int unstarted = 0;
 
 	if (c->v[TE_S_PREFLIGHT].word != TE_W_PREFLIGHT_ON &&
 	    c->v[TE_S_PREFLIGHT].word != TE_W_PREFLIGHT_VERBOSE)
@@ -102,21 +158,8 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 			    "environment for the check");
 		unstarted = 1;
 	} else {
-		/* first: a check of another protocol answers and stops */
-		te_snprintf(proto, sizeof(proto), "%d", te_protocol_version());
-		argv[n++] = (char *)TE_PREFLIGHT_HELPER;
-		argv[n++] = (char *)"--protocol";
-		argv[n++] = proto;
-		argv[n++] = (char *)"--gpu";
-		argv[n++] = busid;
-		if (c->v[TE_S_TEST_HOOKS].word == TE_W_ON &&
-		    te_hook_value(te_stepd_getenv(sp, "TRAINENV_TEST_PREFLIGHT_FAIL"),
-				  te_step.node, hook, sizeof(hook))) {
-			argv[n++] = (char *)"--test-fail";
-			argv[n++] = hook;
-		}
-		argv[n] = NULL;
-		if (te_spawn_capture(path, argv, envp, TE_PF_TIMEOUT_S * 1000,
+		preflight_cmd(sp, c, busid, &cmd);
+		if (te_spawn_capture(path, cmd.argv, envp, TE_PF_TIMEOUT_S * 1000,
 				     0, obuf, sizeof(obuf), &so, serr,
 				     sizeof(serr)) < 0) {
 			char m[TE_ERR_MAX];
@@ -153,23 +196,6 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 	in.result = serr[0] ? NULL : &res;
 	te_pf_decide(&in, &out);
 report:
-	if (out.action == TE_PF_FAIL) {
-		te_strlcpy(line, out.line, linelen);
-		te_strlcpy(why, out.why, whylen);
-		if (!unstarted)
-			return -1;
-		te_appendf(line, linelen, " (the check could not be started: "
-			   "trainenv's installation or helper-dir, not the "
-			   "node)");
-		return -2;
-	}
-	if (out.action == TE_PF_PASS)
-		spank_setenv(sp, TE_PF_ENV, out.env, 1);
-	if (out.line[0] && out.print) {
-		fprintf(stderr, TE_PREFIX "%s\n", out.line);
-		fflush(stderr);
-	}
-	if (out.line[0])
-		slurm_info(TE_PREFIX "%s", out.line);
-	return 0;
+	return preflight_report(sp, &out, unstarted, line, linelen, why,
+				whylen);
 }

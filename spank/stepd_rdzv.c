@@ -106,6 +106,123 @@ static void say_shared_pmix_dir(const char *dir)
 		(unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
 }
 
+/* The test hooks of a task that follows its node's first one
+ * (--train-test-hooks=on): TRAINENV_TEST_DELAY holds it back, and
+ * TRAINENV_TEST_FAIL_RANK fails it before the barrier (te_stepd_err and
+ * why say so). Returns what the task's failure now is: failed, or why. */
+static const char *follower_hooks(spank_t sp, uint32_t global_id,
+				  const char *failed, char *why, size_t whylen)
+{
+	char buf[32], rank[16];
+	const char *v;
+	uint64_t d;
+
+	if ((v = te_hook_value(te_stepd_getenv(sp, "TRAINENV_TEST_DELAY"),
+			       te_step.node, buf, sizeof(buf))) &&
+	    te_parse_u64(v, 600, &d) == 0)
+		sleep((unsigned)d);
+	te_snprintf(rank, sizeof(rank), "%u", global_id);
+	if (!failed &&
+	    (v = te_stepd_getenv(sp, "TRAINENV_TEST_FAIL_RANK")) &&
+	    !strcmp(v, rank)) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+			    "test hook TRAINENV_TEST_FAIL_RANK: "
+			    "rank %s fails before the barrier", v);
+		te_strlcpy(why, te_stepd_err, whylen);
+		failed = why;
+	}
+	return failed;
+}
+
+/* The node's first task (or every task, without the node's files) runs
+ * trainenv-rdzv: 0 with rr filled from its output, or -1 (te_stepd_err
+ * says why; the node's other tasks are told through tmpdir). */
+static int run_helper(spank_t sp, const struct te_config *c,
+		      const struct te_rdzv_plan *plan, const char *tmpdir,
+		      const char *failed, struct te_rdzv_result *rr)
+{
+	struct te_rdzv_argv args;
+	char path[TE_VALUE_MAX + 32], err[TE_ERR_MAX];
+	char **envp = NULL, **helper_env;
+	int rc, lead_lock = -1;
+
+	if (te_helper_path(TE_RDZV_HELPER, path, sizeof(path)) < 0) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "helper-dir is "
+			    "too long");
+		goto leader_failed;
+	}
+	te_rdzv_helper_argv(c, plan, TE_RDZV_HELPER, te_step.job_id,
+			    te_step.step_id, failed, &args);
+	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot read the "
+			    "task's environment for the rendezvous");
+		goto leader_failed;
+	}
+	/* The helper is this rank's first PMIx client. With the hash store
+	 * its PMIx_Init took 5-12 ms instead of 13-26 ms at 3 x 8 ranks on
+	 * 2 CPUs: no attaching of the ds12 and ds21 shared-memory segments
+	 * (strace). Every later client of the rank uses hash anyway
+	 * (task_init exports it), so nothing else changes. */
+	helper_env = te_env_with(envp, "PMIX_MCA_gds=hash");
+	/* held while this task waits: its followers see it end */
+	lead_lock = plan->lead ? te_rdzv_lead_lock(tmpdir) : -1;
+	rc = te_rdzv_spawn(path, args.argv, helper_env ? helper_env : envp,
+			   plan->timeout_ms, rr, err, sizeof(err));
+	free(helper_env);
+	if (rc == -2) {		/* the one line that names both versions */
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "node %s: %s",
+			    te_step.node, err);
+		te_stepd_end_step = plan->barrier_mode;
+		goto leader_failed;
+	}
+	if (rc == -3) {		/* not the rendezvous's fault: no hint */
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "node %s: "
+			    "rendezvous: %s", te_step.node, err);
+		goto leader_failed;
+	}
+	if (rc < 0) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "rendezvous: %s "
+			    "(--train-rdzv=computed skips the PMIx rendezvous)",
+			    err);
+		goto leader_failed;
+	}
+	if (lead_lock >= 0)
+		close(lead_lock);	/* the node's result is there */
+	return 0;
+leader_failed:
+	/* the node's other tasks wait for this task's result */
+	if (plan->lead)
+		te_rdzv_leave_error(tmpdir, te_stepd_err);
+	if (lead_lock >= 0)
+		close(lead_lock);
+	return -1;
+}
+
+/* The node's result for this task, the helper's or the node's first
+ * task's: its warnings and launch skew said, then 1, or -1 when it says
+ * the step failed (te_stepd_err; *quiet: rank 0 reports it for the job). */
+static int rdzv_result(const struct te_rdzv_result *rr, long skew_warn_ms,
+		       int *quiet)
+{
+	int n;
+
+	for (n = 0; n < rr->nwarn; n++)
+		fprintf(stderr, TE_PREFIX "warning: %s\n", rr->warn[n]);
+	if (rr->has_launch && te_launch_skew_say(&rr->launch, skew_warn_ms)) {
+		char line[TE_RDZV_TEXT_MAX];
+
+		te_launch_skew_line(&rr->launch, line, sizeof(line));
+		fprintf(stderr, TE_PREFIX "%s\n", line);
+	}
+	fflush(stderr);
+	if (rr->failed) {
+		te_strlcpy(te_stepd_err, rr->error, sizeof(te_stepd_err));
+		*quiet = rr->quiet;
+		return -1;
+	}
+	return 1;
+}
+
 /* The launch rendezvous for this task. The node's first task runs
  * trainenv-rdzv, which stands for the node's other tasks; they only say
  * they are here and wait for its result (both through files in the step's
@@ -125,11 +242,8 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	const struct te_config *c = &te_plug.cfg;
 	struct te_rdzv_facts facts = { .local_id = local_id };
 	struct te_rdzv_plan plan;
-	struct te_rdzv_argv args;
-	char path[TE_VALUE_MAX + 32], err[TE_ERR_MAX], tmpdir[TE_VALUE_MAX + 2];
-	char hook_why[96], **envp = NULL, **helper_env;
+	char err[TE_ERR_MAX], tmpdir[TE_VALUE_MAX + 2], hook_why[96];
 	const char *s;
-	int n, rc, lead_lock = -1;
 
 	*quiet = 0;
 	facts.has_pmix = te_stepd_has_pmix(sp);
@@ -148,26 +262,9 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 			    te_strlcpy(tmpdir, s, sizeof(tmpdir)) < sizeof(tmpdir) &&
 			    te_step.local_tasks > 1 && te_private_dir_ok(tmpdir);
 	if (facts.nodes_files && local_id != 0 &&
-	    c->v[TE_S_TEST_HOOKS].word == TE_W_ON) {
-		char buf[32], rank[16];
-		const char *v;
-		uint64_t d;
-
-		if ((v = te_hook_value(te_stepd_getenv(sp, "TRAINENV_TEST_DELAY"),
-				       te_step.node, buf, sizeof(buf))) &&
-		    te_parse_u64(v, 600, &d) == 0)
-			sleep((unsigned)d);
-		te_snprintf(rank, sizeof(rank), "%u", global_id);
-		if (!failed &&
-		    (v = te_stepd_getenv(sp, "TRAINENV_TEST_FAIL_RANK")) &&
-		    !strcmp(v, rank)) {
-			te_snprintf(te_stepd_err, sizeof(te_stepd_err),
-				    "test hook TRAINENV_TEST_FAIL_RANK: "
-				    "rank %s fails before the barrier", v);
-			te_strlcpy(hook_why, te_stepd_err, sizeof(hook_why));
-			failed = hook_why;
-		}
-	}
+	    c->v[TE_S_TEST_HOOKS].word == TE_W_ON)
+		failed = follower_hooks(sp, global_id, failed, hook_why,
+					sizeof(hook_why));
 	facts.failed = failed != NULL;
 	facts.explain = te_plug.explain;
 	te_rdzv_plan_make(c, &facts, &plan);
@@ -194,76 +291,13 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 			return te_err(te_stepd_err, sizeof(te_stepd_err),
 				      "rendezvous: %s", err);
 		}
-		goto result;
+		return rdzv_result(rr, plan.skew_warn_ms, quiet);
 	case TE_RDZV_RUN_HELPER:
 		break;
 	}
-	if (te_helper_path(TE_RDZV_HELPER, path, sizeof(path)) < 0) {
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "helper-dir is "
-			    "too long");
-		goto leader_failed;
-	}
-	te_rdzv_helper_argv(c, &plan, TE_RDZV_HELPER, te_step.job_id,
-			    te_step.step_id, failed, &args);
-	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp) {
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot read the "
-			    "task's environment for the rendezvous");
-		goto leader_failed;
-	}
-	/* The helper is this rank's first PMIx client. With the hash store
-	 * its PMIx_Init took 5-12 ms instead of 13-26 ms at 3 x 8 ranks on
-	 * 2 CPUs: no attaching of the ds12 and ds21 shared-memory segments
-	 * (strace). Every later client of the rank uses hash anyway
-	 * (task_init exports it), so nothing else changes. */
-	helper_env = te_env_with(envp, "PMIX_MCA_gds=hash");
-	/* held while this task waits: its followers see it end */
-	lead_lock = plan.lead ? te_rdzv_lead_lock(tmpdir) : -1;
-	rc = te_rdzv_spawn(path, args.argv, helper_env ? helper_env : envp,
-			   plan.timeout_ms, rr, err, sizeof(err));
-	free(helper_env);
-	if (rc == -2) {		/* the one line that names both versions */
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "node %s: %s",
-			    te_step.node, err);
-		te_stepd_end_step = plan.barrier_mode;
-		goto leader_failed;
-	}
-	if (rc == -3) {		/* not the rendezvous's fault: no hint */
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "node %s: "
-			    "rendezvous: %s", te_step.node, err);
-		goto leader_failed;
-	}
-	if (rc < 0) {
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "rendezvous: %s "
-			    "(--train-rdzv=computed skips the PMIx rendezvous)",
-			    err);
-		goto leader_failed;
-	}
-	if (lead_lock >= 0)
-		close(lead_lock);	/* the node's result is there */
+	if (run_helper(sp, c, &plan, tmpdir, failed, rr) < 0)
+		return -1;
 	if (failed)
 		return -1;	/* the caller reports this task's own failure */
-result:
-	for (n = 0; n < rr->nwarn; n++)
-		fprintf(stderr, TE_PREFIX "warning: %s\n", rr->warn[n]);
-	if (rr->has_launch && te_launch_skew_say(&rr->launch,
-						 plan.skew_warn_ms)) {
-		char line[TE_RDZV_TEXT_MAX];
-
-		te_launch_skew_line(&rr->launch, line, sizeof(line));
-		fprintf(stderr, TE_PREFIX "%s\n", line);
-	}
-	fflush(stderr);
-	if (rr->failed) {
-		te_strlcpy(te_stepd_err, rr->error, sizeof(te_stepd_err));
-		*quiet = rr->quiet;
-		return -1;
-	}
-	return 1;
-leader_failed:
-	/* the node's other tasks wait for this task's result */
-	if (plan.lead)
-		te_rdzv_leave_error(tmpdir, te_stepd_err);
-	if (lead_lock >= 0)
-		close(lead_lock);
-	return -1;
+	return rdzv_result(rr, plan.skew_warn_ms, quiet);
 }

@@ -174,41 +174,90 @@ static int arrivals_dir(const char *path)
 	return 0;
 }
 
-int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
-		   struct te_rdzv_result *r, char *err, size_t errlen)
+/* A watch on dir for the node's result, or -1: none (the files are then
+ * looked at after ever longer sleeps). */
+static int watch_dir(const char *dir)
 {
-	static char buf[TE_RDZV_OUT_MAX + 1];
-	int64_t deadline = te_now_ms() + timeout_ms;
-	char path[600], adir[600], perr[256];
-	int64_t looked = 0;
-	int ino, lockfd = -1, wait = 1, lead_gone = 0, look = 1;
+	int ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 
-	memset(r, 0, sizeof(*r));
-	/* watch before arriving: the result cannot slip in between */
-	ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (ino >= 0 && inotify_add_watch(ino, dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
 		close(ino);
 		ino = -1;
 	}
+	return ino;
+}
+
+/* Says this task is here: its arrival file, held locked (the descriptor
+ * returned). -1 when it cannot (err says why: the caller leaves a failure
+ * file instead); -2 when dir is too long for the file's name. */
+static int arrive(const char *dir, uint32_t rank, char *err, size_t errlen)
+{
+	char path[600], adir[600];
+	int fd;
+
 	if (te_snprintf(path, sizeof(path), TE_ARRIVED_FMT, dir, rank) < 0) {
 		te_snprintf(err, errlen, "PMIX_SERVER_TMPDIR is too long");
-		goto fail;
+		return -2;
 	}
 	te_snprintf(adir, sizeof(adir), "%s/%s", dir, TE_ARRIVED_DIR);
 	if (arrivals_dir(adir) < 0) {
 		te_snprintf(err, errlen, "cannot make %s: %s", adir,
 			    strerror(errno));
-		goto not_arrived;
+		return -1;
 	}
 	/* The arrival file is held locked for as long as this task waits:
 	 * the node's helper takes a file nobody holds for a task that ended
 	 * while waiting (killed), and tells rank 0 that its rank failed. */
-	lockfd = locked_file(path);
-	if (lockfd < 0) {
+	fd = locked_file(path);
+	if (fd < 0)
 		te_snprintf(err, errlen, "cannot write %s: %s", path,
 			    strerror(errno));
-		goto not_arrived;
+	return fd;
+}
+
+/* Waits for news of the node's result with the watch ino, looked ms
+ * after the last look at the files, left ms before the deadline: 1 when
+ * the files are worth a look. Without a watch: a sleep of *wait ms
+ * (doubled up to 8), then always a look. */
+static int wait_news(int ino, int64_t looked, int64_t left, int *wait)
+{
+	if (ino >= 0) {
+		struct pollfd p = { .fd = ino, .events = POLLIN };
+
+		/* A look at least every LOOK_MS, whatever else wakes
+		 * us: the close of the first task's lock is told
+		 * before its lock goes (the kernel's order), so the
+		 * event alone may come too early to see it released. */
+		int64_t due = looked + LOOK_MS - te_now_ms();
+
+		if (due > left)
+			due = left;
+		return due <= 0 || poll(&p, 1, (int)due) <= 0 ||
+		       result_news(ino);
 	}
+	poll(NULL, 0, *wait);
+	if (*wait < 5)
+		*wait *= 2;
+	return 1;
+}
+
+int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
+		   struct te_rdzv_result *r, char *err, size_t errlen)
+{
+	static char buf[TE_RDZV_OUT_MAX + 1];
+	int64_t deadline = te_now_ms() + timeout_ms;
+	char path[600], perr[256];
+	int64_t looked = 0;
+	int ino, lockfd, wait = 1, lead_gone = 0, look = 1;
+
+	memset(r, 0, sizeof(*r));
+	/* watch before arriving: the result cannot slip in between */
+	ino = watch_dir(dir);
+	lockfd = arrive(dir, rank, err, errlen);
+	if (lockfd == -2)
+		goto fail;
+	if (lockfd < 0)
+		goto not_arrived;
 	if (te_snprintf(path, sizeof(path), "%s/%s", dir, TE_NODE_RESULT) < 0)
 		goto fail;
 	for (;;) {
@@ -253,24 +302,7 @@ wait:
 				    "within %d s", timeout_ms / 1000);
 			goto fail;
 		}
-		if (ino >= 0) {
-			struct pollfd p = { .fd = ino, .events = POLLIN };
-
-			/* A look at least every LOOK_MS, whatever else wakes
-			 * us: the close of the first task's lock is told
-			 * before its lock goes (the kernel's order), so the
-			 * event alone may come too early to see it released. */
-			int64_t due = looked + LOOK_MS - te_now_ms();
-
-			if (due > left)
-				due = left;
-			look = due <= 0 ||
-			       poll(&p, 1, (int)due) <= 0 || result_news(ino);
-			continue;
-		}
-		poll(NULL, 0, wait);
-		if (wait < 5)
-			wait *= 2;
+		look = wait_news(ino, looked, left, &wait);
 	}
 not_arrived:
 	/* the node's helper tells rank 0 at once (a failure file, in the
