@@ -606,142 +606,21 @@ static void __attribute__((noreturn)) shield_loop(struct shield *s)
 	}
 }
 
-/* srun's stdout and stderr, then its stdin */
-static const int relay_fd[3] = { STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO };
-
-/* What te_hangup_shield sets up before srun splits, undone (split_undo)
- * when srun goes on unshielded. */
-struct split {
-	int pipes[3][2];	/* for relay_fd's, -1 when not relayed */
-	struct te_hup_hold hold;
-	struct te_hup_argv a;
-	sigset_t old;		/* srun's own mask */
-	int masked;		/* old is to be put back */
-	int sfd, tty, reexec;
-};
-
-/* The pipes srun will write to (and read from), and for a re-executed
- * srun its command line and the pipe that holds its first words. */
-static int split_prepare(struct split *sp, char *err, size_t errlen)
+/* What the shield reads from its signalfd: the signals it forwards, srun's
+ * end and stops, the job's stops, the terminal's word (tty_notify). */
+static void shield_sigset(sigset_t *set)
 {
 	int i;
 
-	for (i = 0; i < 3; i++) {
-		if (i == 2 ? sp->tty < 0 : !needs_relay(relay_fd[i]))
-			continue;
-		if (te_hup_pipe(sp->pipes[i]) < 0)
-			return te_err(err, errlen, "pipe: %s", strerror(errno));
-	}
-	if (!sp->reexec)
-		return 0;
-	if (te_hup_argv_read(&sp->a, err, errlen) < 0)
-		return -1;
-	if (te_hup_hold_open(&sp->hold, sp->pipes[1][1] >= 0 ?
-			     sp->pipes[1][1] : STDERR_FILENO) < 0)
-		return te_err(err, errlen, "pipe: %s", strerror(errno));
-	return 0;
-}
-
-static int split_signals(struct split *sp, char *err, size_t errlen)
-{
-	sigset_t set;
-	int i;
-
-	/* Block what the shield handles before srun starts so that nothing
-	 * sent in between is lost; srun gets its own mask back. */
-	sigemptyset(&set);
+	sigemptyset(set);
 	for (i = 0; i < (int)(sizeof(forwarded) / sizeof(forwarded[0])); i++)
-		sigaddset(&set, forwarded[i]);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTSTP);
-	sigaddset(&set, SIGTTIN);
-	sigaddset(&set, SIGTTOU);
-	sigaddset(&set, SIGURG);	/* tty_notify */
-	sigaddset(&set, SIGIO);
-	if (sigprocmask(SIG_BLOCK, &set, &sp->old) < 0)
-		return te_err(err, errlen, "sigprocmask: %s", strerror(errno));
-	sp->masked = 1;
-	/* Without signalfd the shield could forward nothing nor relay: then
-	 * no shield at all. */
-	sp->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sp->sfd < 0)
-		return te_err(err, errlen, "signalfd: %s", strerror(errno));
-	/* SIGHUP is blocked while srun starts too (a hang-up now must not
-	 * reach srun before it has left the session), but never read: the
-	 * shield ignores it. */
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	return 0;
-}
-
-/* Starts srun: 0 in the child that goes on as srun, srun's pid in the
- * shield, -1 with a reason when nothing was started. */
-static pid_t split_start(struct split *sp, char *err, size_t errlen)
-{
-	int from[3] = { sp->pipes[2][0], sp->pipes[0][1], sp->hold.wr >= 0 ?
-			sp->hold.wr : sp->pipes[1][1] };
-	pid_t pid;
-
-	if (!sp->reexec) {
-		pid = fork();
-		if (pid < 0)
-			te_snprintf(err, errlen, "fork: %s", strerror(errno));
-		return pid;
-	}
-	/* srun's other threads leave the signals to the shield; if srun
-	 * must go on unshielded, it takes them on this one */
-	if (te_hup_quiet_threads(err, errlen) < 0)
-		return -1;
-	pid = te_hup_respawn(&sp->a, from, &sp->hold, &sp->old, err, errlen);
-	if (pid < 0)
-		return -1;
-	te_hup_argv_free(&sp->a);
-	te_hup_hold_started(&sp->hold);
-	return pid;
-}
-
-/* The child goes on as srun, out of the terminal's session. */
-static void split_child(struct split *sp)
-{
-	int i;
-
-	setsid();
-	close(sp->sfd);
-	if (sp->tty >= 0)
-		close(sp->tty);
-	for (i = 0; i < 3; i++) {
-		int end = i == 2 ? 0 : 1;	/* srun's end */
-
-		if (sp->pipes[i][0] < 0)
-			continue;
-		dup2(sp->pipes[i][end], relay_fd[i]); /* clears CLOEXEC */
-		close(sp->pipes[i][0]);
-		close(sp->pipes[i][1]);
-	}
-	sigprocmask(SIG_SETMASK, &sp->old, NULL);
-}
-
-/* srun goes on unshielded, as it was. */
-static void split_undo(struct split *sp)
-{
-	int i;
-
-	if (sp->masked) {
-		te_hup_quiet_undo();
-		sigprocmask(SIG_SETMASK, &sp->old, NULL);
-	}
-	te_hup_argv_free(&sp->a);
-	te_hup_hold_close(&sp->hold);
-	if (sp->sfd >= 0)
-		close(sp->sfd);
-	if (sp->tty >= 0)
-		close(sp->tty);
-	for (i = 0; i < 3; i++) {
-		if (sp->pipes[i][0] >= 0)
-			close(sp->pipes[i][0]);
-		if (sp->pipes[i][1] >= 0)
-			close(sp->pipes[i][1]);
-	}
+		sigaddset(set, forwarded[i]);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGTSTP);
+	sigaddset(set, SIGTTIN);
+	sigaddset(set, SIGTTOU);
+	sigaddset(set, SIGURG);	/* tty_notify */
+	sigaddset(set, SIGIO);
 }
 
 /* The terminal, read for srun into the pipe to its stdin. */
@@ -758,7 +637,8 @@ static void input_open(struct relay *r, int tty, int to_srun, char *mem)
 }
 
 /* The shield. Never returns into srun, never runs its exit code. */
-static void __attribute__((noreturn)) shield_run(struct split *sp, pid_t pid)
+static void __attribute__((noreturn))
+shield_run(struct te_hup_split *sp, pid_t pid)
 {
 	static char mem[4][RELAY_CAP];
 	struct relay r[4];
@@ -776,7 +656,8 @@ static void __attribute__((noreturn)) shield_run(struct split *sp, pid_t pid)
 			continue;
 		close(sp->pipes[i][1]);
 		fcntl(sp->pipes[i][0], F_SETFL, O_NONBLOCK);
-		relay_open(&r[s.nr++], sp->pipes[i][0], relay_fd[i], mem[i]);
+		relay_open(&r[s.nr++], sp->pipes[i][0], te_hup_stream[i],
+			   mem[i]);
 	}
 	if (sp->tty >= 0) {
 		close(sp->pipes[2][0]);
@@ -794,28 +675,20 @@ static void __attribute__((noreturn)) shield_run(struct split *sp, pid_t pid)
 
 int te_hangup_shield(char *err, size_t errlen)
 {
-	struct split sp;
+	struct te_hup_split sp;
+	sigset_t set;
 	pid_t pid;
 	int i;
 
 	if (te_hup_reexeced())
 		return 0;	/* its shield started this srun: carry on */
-	memset(&sp, 0, sizeof(sp));
-	for (i = 0; i < 3; i++)
-		sp.pipes[i][0] = sp.pipes[i][1] = -1;
-	sp.hold = (struct te_hup_hold){ -1, -1, -1, -1, -1 };
-	sp.sfd = -1;
 	sp.reexec = te_hup_thread_count() > 1;	/* see srun_hangup_exec.c */
 	sp.tty = terminal_for_srun();
-	if (split_prepare(&sp, err, errlen) < 0 ||
-	    split_signals(&sp, err, errlen) < 0 ||
-	    (pid = split_start(&sp, err, errlen)) < 0) {
-		split_undo(&sp);
-		return -1;
-	}
-	if (pid == 0) {
-		split_child(&sp);
-		return 0;
-	}
+	for (i = 0; i < 2; i++)
+		sp.relay[i] = needs_relay(te_hup_stream[i]);
+	shield_sigset(&set);
+	pid = te_hup_split(&sp, &set, err, errlen);
+	if (pid <= 0)
+		return pid < 0 ? -1 : 0;	/* srun, shielded or not */
 	shield_run(&sp, pid);
 }

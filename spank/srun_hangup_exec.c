@@ -1,7 +1,10 @@
-/* The hang-up shield's way out of the terminal's session for an srun that
- * already runs threads (Slurm 26.05 starts its connection manager before
- * any SPANK callback).
+/* The hang-up shield's way out of the terminal's session for srun: fork(),
+ * or srun started again when it already runs threads (Slurm 26.05 starts
+ * its connection manager before any SPANK callback).
  * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * te_hup_split sets up the pipes and signals the shield needs before srun
+ * splits off, starts srun either way, and undoes it all when it cannot.
  *
  * A child made by fork() holds only the forking thread; 26.05's connection
  * manager marks itself shut down in such a child (pthread_atfork) and
@@ -36,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -452,5 +456,145 @@ pid_t te_hup_respawn(struct te_hup_argv *a, const int from[3],
 	if (rc != 0)
 		return te_err(err, errlen, "cannot start srun again (%s): %s",
 			      a->exe, strerror(rc));
+	return pid;
+}
+
+const int te_hup_stream[3] = { STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO };
+
+/* The pipes srun will write to (and read from), and for a re-executed
+ * srun its command line and the pipe that holds its first words. */
+static int split_prepare(struct te_hup_split *sp, char *err, size_t errlen)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (i == 2 ? sp->tty < 0 : !sp->relay[i])
+			continue;
+		if (te_hup_pipe(sp->pipes[i]) < 0)
+			return te_err(err, errlen, "pipe: %s", strerror(errno));
+	}
+	if (!sp->reexec)
+		return 0;
+	if (te_hup_argv_read(&sp->a, err, errlen) < 0)
+		return -1;
+	if (te_hup_hold_open(&sp->hold, sp->pipes[1][1] >= 0 ?
+			     sp->pipes[1][1] : STDERR_FILENO) < 0)
+		return te_err(err, errlen, "pipe: %s", strerror(errno));
+	return 0;
+}
+
+static int split_signals(struct te_hup_split *sp, const sigset_t *shield,
+			 char *err, size_t errlen)
+{
+	sigset_t set = *shield;
+
+	/* Block what the shield handles before srun starts so that nothing
+	 * sent in between is lost; srun gets its own mask back. */
+	if (sigprocmask(SIG_BLOCK, &set, &sp->old) < 0)
+		return te_err(err, errlen, "sigprocmask: %s", strerror(errno));
+	sp->masked = 1;
+	/* Without signalfd the shield could forward nothing nor relay: then
+	 * no shield at all. */
+	sp->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sp->sfd < 0)
+		return te_err(err, errlen, "signalfd: %s", strerror(errno));
+	/* SIGHUP is blocked while srun starts too (a hang-up now must not
+	 * reach srun before it has left the session), but never read: the
+	 * shield ignores it. */
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	return 0;
+}
+
+/* Starts srun: 0 in the child that goes on as srun, srun's pid in the
+ * shield, -1 with a reason when nothing was started. */
+static pid_t split_start(struct te_hup_split *sp, char *err, size_t errlen)
+{
+	int from[3] = { sp->pipes[2][0], sp->pipes[0][1], sp->hold.wr >= 0 ?
+			sp->hold.wr : sp->pipes[1][1] };
+	pid_t pid;
+
+	if (!sp->reexec) {
+		pid = fork();
+		if (pid < 0)
+			te_snprintf(err, errlen, "fork: %s", strerror(errno));
+		return pid;
+	}
+	/* srun's other threads leave the signals to the shield; if srun
+	 * must go on unshielded, it takes them on this one */
+	if (te_hup_quiet_threads(err, errlen) < 0)
+		return -1;
+	pid = te_hup_respawn(&sp->a, from, &sp->hold, &sp->old, err, errlen);
+	if (pid < 0)
+		return -1;
+	te_hup_argv_free(&sp->a);
+	te_hup_hold_started(&sp->hold);
+	return pid;
+}
+
+/* The child goes on as srun, out of the terminal's session. */
+static void split_child(struct te_hup_split *sp)
+{
+	int i;
+
+	setsid();
+	close(sp->sfd);
+	if (sp->tty >= 0)
+		close(sp->tty);
+	for (i = 0; i < 3; i++) {
+		int end = i == 2 ? 0 : 1;	/* srun's end */
+
+		if (sp->pipes[i][0] < 0)
+			continue;
+		dup2(sp->pipes[i][end], te_hup_stream[i]); /* clears CLOEXEC */
+		close(sp->pipes[i][0]);
+		close(sp->pipes[i][1]);
+	}
+	sigprocmask(SIG_SETMASK, &sp->old, NULL);
+}
+
+/* srun goes on unshielded, as it was. */
+static void split_undo(struct te_hup_split *sp)
+{
+	int i;
+
+	if (sp->masked) {
+		te_hup_quiet_undo();
+		sigprocmask(SIG_SETMASK, &sp->old, NULL);
+	}
+	te_hup_argv_free(&sp->a);
+	te_hup_hold_close(&sp->hold);
+	if (sp->sfd >= 0)
+		close(sp->sfd);
+	if (sp->tty >= 0)
+		close(sp->tty);
+	for (i = 0; i < 3; i++) {
+		if (sp->pipes[i][0] >= 0)
+			close(sp->pipes[i][0]);
+		if (sp->pipes[i][1] >= 0)
+			close(sp->pipes[i][1]);
+	}
+}
+
+pid_t te_hup_split(struct te_hup_split *sp, const sigset_t *shield,
+		   char *err, size_t errlen)
+{
+	pid_t pid;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		sp->pipes[i][0] = sp->pipes[i][1] = -1;
+	sp->hold = (struct te_hup_hold){ -1, -1, -1, -1, -1 };
+	memset(&sp->a, 0, sizeof(sp->a));
+	sp->masked = 0;
+	sp->sfd = -1;
+	if (split_prepare(sp, err, errlen) < 0 ||
+	    split_signals(sp, shield, err, errlen) < 0 ||
+	    (pid = split_start(sp, err, errlen)) < 0) {
+		split_undo(sp);
+		return -1;
+	}
+	if (pid == 0)
+		split_child(sp);
 	return pid;
 }

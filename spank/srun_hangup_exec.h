@@ -1,6 +1,7 @@
-/* How the hang-up shield starts srun anew when srun already runs threads
- * (srun_hangup_exec.c): a copy of a multithreaded srun made by fork() cannot
- * carry on as srun, so the shield's child executes srun again.
+/* How the hang-up shield splits srun off (srun_hangup_exec.c), and starts
+ * srun anew when srun already runs threads: a copy of a multithreaded srun
+ * made by fork() cannot carry on as srun, so the shield's child executes
+ * srun again.
  * SPDX-License-Identifier: GPL-2.0-or-later */
 #ifndef TE_HANGUP_EXEC_H
 #define TE_HANGUP_EXEC_H
@@ -78,5 +79,30 @@ int te_hup_hold_word(struct te_hup_hold *h);
 pid_t te_hup_respawn(struct te_hup_argv *a, const int from[3],
 		     const struct te_hup_hold *h, const sigset_t *mask,
 		     char *err, size_t errlen);
+
+/* srun's descriptors a pipe of the shield's may stand in for: stdout,
+ * stderr, then stdin. */
+extern const int te_hup_stream[3];
+
+/* srun split off the shield (te_hup_split). The caller says how; the rest
+ * is filled in. */
+struct te_hup_split {
+	int reexec;		/* srun runs threads: te_hup_respawn, else fork */
+	int tty;		/* the terminal the shield reads for srun, or -1 */
+	int relay[2];		/* srun's stdout, stderr go through a pipe */
+	int pipes[3][2];	/* for te_hup_stream's, -1 when not relayed */
+	struct te_hup_hold hold;	/* a re-executed srun's */
+	struct te_hup_argv a;
+	sigset_t old;		/* srun's own mask */
+	int masked;		/* old is to be put back */
+	int sfd;		/* the shield's signalfd for its signals */
+};
+/* Blocks shield (and SIGHUP) and opens a signalfd for shield, then starts
+ * srun in a session of its own with its own mask, the pipes for its
+ * descriptors. Returns 0 in the child that carries on as srun, srun's pid
+ * in the shield, -1 with a reason when srun carries on unshielded in this
+ * process, as it was (all undone, tty closed). */
+pid_t te_hup_split(struct te_hup_split *sp, const sigset_t *shield,
+		   char *err, size_t errlen);
 
 #endif
