@@ -56,7 +56,7 @@ dispatch_includes() { # SPANKDIR
 		while read -r f h; do
 			case " plugin $contexts " in *" ${h%.h} "*) ;; *) continue ;; esac
 			[ "$f" = plugin.c ] || [ "$f" = "${h%.h}.c" ] ||
-				echo "spank/$f includes $h (plugin.c's)"
+				echo "$f includes $h (plugin.c's)"
 		done
 }
 
@@ -71,7 +71,7 @@ check "$([ -z "$out" ] && echo 0 || echo 1)" \
 
 out=$(for c in $contexts; do
 	grep -q "^plugin $c\$" "$tmp/inc" || echo "plugin.c does not include $c.h"
-	[ -f "$src/spank/$c.c" ] || echo "no spank/$c.c"
+	[ -f "$src/spank/$c.c" ] || echo "no $c.c in spank/"
 done)
 check "$([ -z "$out" ] && echo 0 || echo 1)" "plugin.c includes each context's header ($contexts)" "$out"
 
@@ -90,11 +90,11 @@ loop=$(cycle "$tmp/sinc")
 check "$([ -n "$loop" ] && echo 0 || echo 1)" "the include rule finds two files that include each other's header" \
 	"edges: $(echo $(cat "$tmp/sinc"))"
 out=$(dispatch_includes "$s" | sort | tr '\n' ';')
-check "$([ "$out" = "spank/c.c includes plugin.h (plugin.c's);spank/c.c includes srun.h (plugin.c's);" ] && echo 0 || echo 1)" \
+check "$([ "$out" = "c.c includes plugin.h (plugin.c's);c.c includes srun.h (plugin.c's);" ] && echo 0 || echo 1)" \
 	"the dispatcher rule finds another file that includes plugin.h or a context's header, and only that" "got: $out"
 
 # ---- the built objects
-object_of() { # DIR STEM: trainenv.la's object for spank/STEM.c, or nothing
+object_of() { # DIR STEM: trainenv.la's object for STEM.c (of spank/), or nothing
 	local o
 	for o in "$1/.libs/trainenv_la-$2.o" "$1/trainenv_la-$2.o" "$1/$2.o"; do
 		[ -f "$o" ] && { echo "$o"; return; }
