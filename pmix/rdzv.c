@@ -345,38 +345,46 @@ static void tell_srun_launch(const struct te_pmix *p,
 		     "record will not have it");
 }
 
-static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
-{
+/* What run's steps share. lc lives as long as the barrier: the barrier
+ * keeps a pointer to it. */
+struct run_ctx {
+	struct te_pmix *p;
+	const struct te_rdzv_opts *o;
 	struct te_versions ver;
-	struct te_barrier *b;
-	struct te_barrier_result br;
-	char addr[TE_ADDR_MAX], ifname[TE_IFNAME_MAX], err[TE_RDZV_TEXT_MAX];
-	char text[TE_RDZV_TEXT_MAX], master[TE_ADDR_MAX + 8] = "";
+	struct te_launch_checks lc;
+	unsigned timeout;
+	char addr[TE_ADDR_MAX], err[TE_RDZV_TEXT_MAX];
+	char text[TE_RDZV_TEXT_MAX], master[TE_ADDR_MAX + 8];
 	char host0[TE_HOST_MAX];
+	char info[512];		/* the checkpoint directory's probe */
+};
+
+/* This node's address and versions over PMIx; rank 0 also picks and puts
+ * MASTER_ADDR and MASTER_PORT. 0, or -1 when run must end. */
+static int run_publish(struct run_ctx *c)
+{
+	struct te_pmix *p = c->p;
+	const struct te_rdzv_opts *o = c->o;
 	const char *pattern = getenv("NCCL_SOCKET_IFNAME");
-	const char *tmpdir = getenv("PMIX_SERVER_TMPDIR");
-	int barrier = o->barrier > 0 || o->ckpt;
-	unsigned timeout = o->barrier ? o->barrier : o->wait;
-	int timed_out;
+	char ifname[TE_IFNAME_MAX];
 
 	if (!pattern || !*pattern)
 		pattern = getenv("GLOO_SOCKET_IFNAME");
-	if (te_pmix_host_of(p, 0, host0, sizeof(host0)) < 0)
-		te_strlcpy(host0, "?", sizeof(host0));
-	if (te_node_address(pattern, addr, sizeof(addr), ifname, sizeof(ifname),
-			    err, sizeof(err)) < 0) {
+	if (te_node_address(pattern, c->addr, sizeof(c->addr), ifname,
+			    sizeof(ifname), c->err, sizeof(c->err)) < 0) {
 		fail(0, "node %s: no address for the rendezvous: %s", p->host,
-		     err);
-		return;
+		     c->err);
+		return -1;
 	}
 	phase("address");
-	ver = probed;
+	c->ver = probed;
 	phase("versions");
-	if (te_versions_format(text, sizeof(text), &ver) < 0 ||
-	    te_pmix_put(p, "te.ver", text, err, sizeof(err)) < 0 ||
-	    te_pmix_put(p, "te.addr", addr, err, sizeof(err)) < 0) {
-		fail(0, "rendezvous: %s", err[0] ? err : "bad version text");
-		return;
+	if (te_versions_format(c->text, sizeof(c->text), &c->ver) < 0 ||
+	    te_pmix_put(p, "te.ver", c->text, c->err, sizeof(c->err)) < 0 ||
+	    te_pmix_put(p, "te.addr", c->addr, c->err, sizeof(c->err)) < 0) {
+		fail(0, "rendezvous: %s", c->err[0] ? c->err :
+		     "bad version text");
+		return -1;
 	}
 	if (p->me.rank == 0) {
 		uint16_t port = te_port_pick(o->port_start, o->port_lo,
@@ -386,144 +394,202 @@ static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
 		if (!port)	/* still publish: the others must hear it */
 			fail(0, "no free port for MASTER_PORT in %u-%u on %s",
 			     o->port_lo, o->port_hi, p->host);
-		te_snprintf(master, sizeof(master), "%s %u", addr,
+		te_snprintf(c->master, sizeof(c->master), "%s %u", c->addr,
 			    (unsigned)port);
-		if (te_pmix_put(p, "te.master", master, err, sizeof(err)) < 0)
-			fail(0, "rendezvous: %s", err);
-		if (o->ckpt && te_rdzv_ckpt_write(p, o, err, sizeof(err)) < 0)
-			fail(0, "checkpoint check: %s", err);
+		if (te_pmix_put(p, "te.master", c->master, c->err,
+				sizeof(c->err)) < 0)
+			fail(0, "rendezvous: %s", c->err);
+		if (o->ckpt && te_rdzv_ckpt_write(p, o, c->err,
+						  sizeof(c->err)) < 0)
+			fail(0, "checkpoint check: %s", c->err);
 	}
-	if (!barrier) {
-		if (te_pmix_commit(p, err, sizeof(err)) < 0) {
-			fail(0, "rendezvous: %s", err);
-			return;
-		}
-		if (p->me.rank == 0) {
-			parse_master(master);
-		} else if (te_pmix_get_wait(p, 0, "te.master",
-					    (int)timeout * 1000, text,
-					    sizeof(text), &timed_out, err,
-					    sizeof(err)) < 0) {
-			fail(0, "rank 0 (node %s) did not publish "
-			     "MASTER_ADDR/MASTER_PORT: %s", host0, err);
-			return;
-		} else {
-			parse_master(text);
-		}
-		if (o->vcheck != TE_W_VCHECK_OFF)
-			check_versions_rank0(p, o, 1, &ver);
-		goto finish;
-	}
+	return 0;
+}
 
-	/* barrier mode: this node's facts for rank 0 */
-	{
-		struct te_barrier_opts bo = {
-			.timeout_s = timeout, .seq = 0, .tmpdir = tmpdir,
-			.addr = addr, .coordinated = 1,
-			.followers = o->lead ? p->local_peers : NULL,
-			.nfollowers = o->lead && p->nlocal > 0 ?
-					      (size_t)p->nlocal : 0,
-			.failed = o->failed,
-			.test_cut = p->me.rank == 0 ? hook_coord_cut(o) : 0,
-			.tree_width = o->tree_width,
-			.done_text = p->me.rank == 0 ? master : NULL,
-		};
-		struct te_launch_checks lc = { .vcheck = o->vcheck,
-					       .ckpt = o->ckpt,
-					       .rank0_host = host0 };
-		char info[512];
-		bo.checks = &lc;
-		bo.node.ver = ver;
-		te_strlcpy(bo.node.ckpt, "-", sizeof(bo.node.ckpt));
-		bo.defer_start = 1;
-		b = te_barrier_prepare(p, &bo, err, sizeof(err));
-		if (!b) {
-			fail(0, "barrier: %s", err);
-			return;
-		}
-		if (o->ckpt && te_rdzv_ckpt_from_parent(p, b, timeout, info,
-							sizeof(info), text,
-							sizeof(text)) < 0) {
-			fail(0, "%s", text);
-			te_barrier_free(b);
-			return;
-		}
-		if (te_barrier_start(b, err, sizeof(err)) < 0) {
-			fail(0, "barrier: %s", err);
-			te_barrier_free(b);
-			return;
-		}
-		if (o->ckpt) {
-			char result[TE_RDZV_TEXT_MAX] = "-";
+/* No barrier: rank 0's data as soon as it is there (at most --wait S),
+ * and its versions compared with this node's. 0, or -1 when run must
+ * end. */
+static int run_no_barrier(struct run_ctx *c)
+{
+	struct te_pmix *p = c->p;
+	int timed_out;
 
-			/* committed before this node's own look at the
-			 * directory (up to CKPT_RETRY_MS on a network file
-			 * system): the children need not wait for it, level
-			 * after level */
-			if (te_barrier_has_children(b) &&
-			    te_barrier_commit(b, err, sizeof(err)) < 0) {
-				fail(0, "checkpoint check: %s", err);
-				te_barrier_free(b);
-				return;
-			}
-			te_rdzv_ckpt_node_check(o, info, result, sizeof(result));
-			te_barrier_set_ckpt(b, result);
-		}
-		phase("barrier prepared");
-		te_barrier_wait(b, &br);
-		phase("barrier done");
-		if (br.warn[0])
-			warn("%s", br.warn);
-		if (br.test_cut)
-			warn("test hook TRAINENV_TEST_COORD_CUT: rank 0's "
-			     "coordinator cut %u connections before they "
-			     "registered", br.test_cut);
-		if (br.aborted) {	/* every task prints rank 0's report */
-			fail(0, "%s", br.msg);
-			return;
-		}
-		if (br.rejected) {
-			followers_quiet = 1;
-			if (br.reporter)
-				fail(0, "%s", br.msg);
-			else
-				fail(1, "a launch check failed (rank 0 reports "
-				     "it)");
-			return;
-		}
-		if (!br.ok) {
-			fail(0, "%s", br.msg);
-			return;
-		}
-		if (br.has_launch) {	/* rank 0: its task may say it */
-			res.has_launch = 1;
-			res.launch = br.launch;
-			if (o->record)
-				tell_srun_launch(p, &br.launch);
-		}
-		if (o->ckpt && te_strlcpy(res.checkpoint_dir, o->ckpt,
-					  sizeof(res.checkpoint_dir)) >=
-				       sizeof(res.checkpoint_dir))
-			res.checkpoint_dir[0] = '\0';
-		/* rank 0's address came down the tree with "done"; from PMIx
-		 * (rank 0's node) only when it did not */
-		if (p->me.rank == 0)
-			parse_master(master);
-		else if (br.done_text[0])
-			parse_master(br.done_text);
-		else if (te_pmix_get_wait(p, 0, "te.master", 10000, text,
-					  sizeof(text), &timed_out, err,
-					  sizeof(err)) == 0)
-			parse_master(text);
+	if (te_pmix_commit(p, c->err, sizeof(c->err)) < 0) {
+		fail(0, "rendezvous: %s", c->err);
+		return -1;
 	}
-finish:
+	if (p->me.rank == 0) {
+		parse_master(c->master);
+	} else if (te_pmix_get_wait(p, 0, "te.master",
+				    (int)c->timeout * 1000, c->text,
+				    sizeof(c->text), &timed_out, c->err,
+				    sizeof(c->err)) < 0) {
+		fail(0, "rank 0 (node %s) did not publish "
+		     "MASTER_ADDR/MASTER_PORT: %s", c->host0, c->err);
+		return -1;
+	} else {
+		parse_master(c->text);
+	}
+	if (c->o->vcheck != TE_W_VCHECK_OFF)
+		check_versions_rank0(p, c->o, 1, &c->ver);
+	return 0;
+}
+
+/* Barrier mode: this node's facts for rank 0, the barrier prepared and
+ * started, and (--checkpoint-dir) this node's look at the directory.
+ * The barrier, or NULL when run must end. */
+static struct te_barrier *run_barrier_start(struct run_ctx *c)
+{
+	struct te_pmix *p = c->p;
+	const struct te_rdzv_opts *o = c->o;
+	struct te_barrier_opts bo = {
+		.timeout_s = c->timeout, .seq = 0,
+		.tmpdir = getenv("PMIX_SERVER_TMPDIR"),
+		.addr = c->addr, .coordinated = 1,
+		.followers = o->lead ? p->local_peers : NULL,
+		.nfollowers = o->lead && p->nlocal > 0 ?
+				      (size_t)p->nlocal : 0,
+		.failed = o->failed,
+		.test_cut = p->me.rank == 0 ? hook_coord_cut(o) : 0,
+		.tree_width = o->tree_width,
+		.done_text = p->me.rank == 0 ? c->master : NULL,
+	};
+	struct te_barrier *b;
+
+	c->lc = (struct te_launch_checks){ .vcheck = o->vcheck,
+					   .ckpt = o->ckpt,
+					   .rank0_host = c->host0 };
+	bo.checks = &c->lc;
+	bo.node.ver = c->ver;
+	te_strlcpy(bo.node.ckpt, "-", sizeof(bo.node.ckpt));
+	bo.defer_start = 1;
+	b = te_barrier_prepare(p, &bo, c->err, sizeof(c->err));
+	if (!b) {
+		fail(0, "barrier: %s", c->err);
+		return NULL;
+	}
+	if (o->ckpt && te_rdzv_ckpt_from_parent(p, b, c->timeout, c->info,
+						sizeof(c->info), c->text,
+						sizeof(c->text)) < 0) {
+		fail(0, "%s", c->text);
+		te_barrier_free(b);
+		return NULL;
+	}
+	if (te_barrier_start(b, c->err, sizeof(c->err)) < 0) {
+		fail(0, "barrier: %s", c->err);
+		te_barrier_free(b);
+		return NULL;
+	}
+	if (o->ckpt) {
+		char result[TE_RDZV_TEXT_MAX] = "-";
+
+		/* committed before this node's own look at the
+		 * directory (up to CKPT_RETRY_MS on a network file
+		 * system): the children need not wait for it, level
+		 * after level */
+		if (te_barrier_has_children(b) &&
+		    te_barrier_commit(b, c->err, sizeof(c->err)) < 0) {
+			fail(0, "checkpoint check: %s", c->err);
+			te_barrier_free(b);
+			return NULL;
+		}
+		te_rdzv_ckpt_node_check(o, c->info, result, sizeof(result));
+		te_barrier_set_ckpt(b, result);
+	}
+	return b;
+}
+
+/* The barrier's outcome into res. 0 when it passed, -1 when run must
+ * end. */
+static int run_barrier_result(struct run_ctx *c,
+			      const struct te_barrier_result *br)
+{
+	if (br->warn[0])
+		warn("%s", br->warn);
+	if (br->test_cut)
+		warn("test hook TRAINENV_TEST_COORD_CUT: rank 0's "
+		     "coordinator cut %u connections before they "
+		     "registered", br->test_cut);
+	if (br->aborted) {	/* every task prints rank 0's report */
+		fail(0, "%s", br->msg);
+		return -1;
+	}
+	if (br->rejected) {
+		followers_quiet = 1;
+		if (br->reporter)
+			fail(0, "%s", br->msg);
+		else
+			fail(1, "a launch check failed (rank 0 reports "
+			     "it)");
+		return -1;
+	}
+	if (!br->ok) {
+		fail(0, "%s", br->msg);
+		return -1;
+	}
+	if (br->has_launch) {	/* rank 0: its task may say it */
+		res.has_launch = 1;
+		res.launch = br->launch;
+		if (c->o->record)
+			tell_srun_launch(c->p, &br->launch);
+	}
+	return 0;
+}
+
+/* Barrier mode: every rank here and the facts judged by rank 0. 0, or -1
+ * when run must end. */
+static int run_barrier(struct run_ctx *c)
+{
+	struct te_pmix *p = c->p;
+	const struct te_rdzv_opts *o = c->o;
+	struct te_barrier_result br;
+	struct te_barrier *b;
+	int timed_out;
+
+	b = run_barrier_start(c);
+	if (!b)
+		return -1;
+	phase("barrier prepared");
+	te_barrier_wait(b, &br);
+	phase("barrier done");
+	if (run_barrier_result(c, &br) < 0)
+		return -1;
+	if (o->ckpt && te_strlcpy(res.checkpoint_dir, o->ckpt,
+				  sizeof(res.checkpoint_dir)) >=
+			       sizeof(res.checkpoint_dir))
+		res.checkpoint_dir[0] = '\0';
+	/* rank 0's address came down the tree with "done"; from PMIx
+	 * (rank 0's node) only when it did not */
+	if (p->me.rank == 0)
+		parse_master(c->master);
+	else if (br.done_text[0])
+		parse_master(br.done_text);
+	else if (te_pmix_get_wait(p, 0, "te.master", 10000, c->text,
+				  sizeof(c->text), &timed_out, c->err,
+				  sizeof(c->err)) == 0)
+		parse_master(c->text);
+	return 0;
+}
+
+static void run(struct te_pmix *p, const struct te_rdzv_opts *o)
+{
+	struct run_ctx c = { .p = p, .o = o };
+	int barrier = o->barrier > 0 || o->ckpt;
+
+	c.timeout = o->barrier ? o->barrier : o->wait;
+	if (te_pmix_host_of(p, 0, c.host0, sizeof(c.host0)) < 0)
+		te_strlcpy(c.host0, "?", sizeof(c.host0));
+	if (run_publish(&c) < 0)
+		return;
+	if ((barrier ? run_barrier(&c) : run_no_barrier(&c)) < 0)
+		return;
 	if (!res.failed && (!res.master_addr[0] || !res.master_port))
 		fail(0, "rank 0 published no usable MASTER_ADDR/MASTER_PORT");
 	if (o->ifname && res.master_addr[0] &&
 	    te_route_ifname(res.master_addr, res.ifname, sizeof(res.ifname),
-			    err, sizeof(err)) < 0) {
+			    c.err, sizeof(c.err)) < 0) {
 		res.ifname[0] = '\0';
-		warn("socket-ifname: %s", err);
+		warn("socket-ifname: %s", c.err);
 	}
 	if (res.ifname[0] && !te_ifname_valid(res.ifname))
 		res.ifname[0] = '\0';

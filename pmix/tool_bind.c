@@ -397,20 +397,121 @@ static int run_cmd(char **cmd)
 	return errno == ENOENT ? 127 : 126;
 }
 
+/* What te_tool_bind's steps share, freed by its end. */
+struct bind_run {
+	hwloc_topology_t topo;
+	hwloc_bitmap_t allowed;
+	struct te_bind_gpus gpus;
+	struct te_bind_result res;
+	unsigned *idx;		/* the step's GPUs */
+	unsigned me;		/* this task's local rank */
+	char note[TE_BIND_NOTE_LEN];
+};
+
+/* The topology (its XML must describe this very machine when a command
+ * is bound with --topology: tests inside jobs; devices are added if need
+ * be). 0, or -1 said. */
+static int load_topology(const struct opts *o, struct bind_run *b)
+{
+	char err[512];
+
+	if ((o->cmd && o->topology ?
+		     te_bind_topology_load_local_xml(o->topology, &b->topo, err,
+						     sizeof(err)) :
+		     te_bind_topology_load(o->topology, &b->topo, err,
+					   sizeof(err)))) {
+		error_msg("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The step's GPUs, the task count, this task's rank, the allowed CPUs,
+ * and the mapping of every rank. 0, or -1 said. */
+static int compute_binding(const struct opts *o, struct bind_run *b)
+{
+	struct te_bind_request req;
+	unsigned ntasks = 0;
+	size_t ngpus = 0;
+	char err[512];
+
+	b->idx = calloc(TE_BIND_MAX_GPUS, sizeof(*b->idx));
+	if (!b->idx) {
+		error_msg("out of memory");
+		return -1;
+	}
+	if (te_bind_gpus(b->topo, &b->gpus, err, sizeof(err))) {
+		error_msg("%s", err);
+		return -1;
+	}
+	if (step_gpu_list(&b->gpus, o, b->idx, &ngpus, b->note,
+			  sizeof(b->note)) ||
+	    task_count(o, ngpus, o->cmd != NULL, &ntasks) ||
+	    (o->cmd && local_rank(ntasks, &b->me)) ||
+	    allowed_set(b->topo, o, &b->allowed))
+		return -1;
+
+	memset(&req, 0, sizeof(req));
+	req.mode = o->mode;
+	req.smt = o->smt;
+	req.ntasks = ntasks;
+	req.gpus = b->idx;
+	req.ngpus = ngpus;
+	req.allowed = b->allowed;
+	if (te_bind_compute(b->topo, &req, &b->res, err, sizeof(err))) {
+		error_msg("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* --show: every rank's binding on stdout. The exit status. */
+static int show_binding(const struct opts *o, const struct bind_run *b)
+{
+	unsigned r;
+
+	if (o->verbose && b->note[0])
+		printf("note: %s\n", b->note);
+	if (o->verbose && b->res.note[0])
+		printf("note: %s\n", b->res.note);
+	for (r = 0; r < b->res.nranks; r++)
+		if (print_rank(stdout, "", &b->res.ranks[r], o->verbose)) {
+			error_msg("rank %u: line too long", r);
+			return 1;
+		}
+	return fflush(stdout) ? 1 : 0;
+}
+
+/* This process bound as its rank's mapping says. The exit status. */
+static int apply_binding(const struct opts *o, const struct bind_run *b)
+{
+	char err[512];
+	int rc;
+
+	rc = te_bind_apply(b->topo, &b->res.ranks[b->me], !o->no_membind, err,
+			   sizeof(err));
+	if (rc < 0) {
+		error_msg("%s", err);
+		return 1;
+	}
+	if (rc > 0)
+		fprintf(stderr, PROG ": warning: %s\n", err);
+	if (o->verbose) {
+		if (b->note[0])
+			fprintf(stderr, PROG ": note: %s\n", b->note);
+		if (b->res.note[0])
+			fprintf(stderr, PROG ": note: %s\n", b->res.note);
+		print_rank(stderr, PROG ": ", &b->res.ranks[b->me], 1);
+	}
+	return 0;
+}
+
 int te_tool_bind(int argc, char **argv)
 {
 	struct opts o;
-	hwloc_topology_t topo = NULL;
-	hwloc_bitmap_t allowed = NULL;
-	struct te_bind_gpus gpus = { 0, NULL };
-	struct te_bind_result res;
-	struct te_bind_request req;
-	unsigned *idx = NULL, ntasks = 0, me = 0;
-	size_t ngpus = 0;
-	char err[512], note[TE_BIND_NOTE_LEN];
+	struct bind_run b = { .gpus = { 0, NULL } };
 	int rc, status = 1;
 
-	memset(&res, 0, sizeof(res));
 	rc = parse_args(argc, argv, &o);
 	if (rc == 1)
 		return 0;
@@ -422,86 +523,20 @@ int te_tool_bind(int argc, char **argv)
 	if (o.cmd && o.mode == TE_BIND_MODE_NONE)
 		return run_cmd(o.cmd);
 
-	/* Binding a command with --topology (tests inside jobs): the XML must
-	 * describe this very machine, with devices added if need be. */
-	if ((o.cmd && o.topology ?
-		     te_bind_topology_load_local_xml(o.topology, &topo, err,
-						     sizeof(err)) :
-		     te_bind_topology_load(o.topology, &topo, err,
-					   sizeof(err)))) {
-		error_msg("%s", err);
-		goto out;
-	}
-	if (o.list_gpus) {
-		status = list_gpus(topo);
-		goto out;
-	}
-	idx = calloc(TE_BIND_MAX_GPUS, sizeof(*idx));
-	if (!idx) {
-		error_msg("out of memory");
-		goto out;
-	}
-	if (te_bind_gpus(topo, &gpus, err, sizeof(err))) {
-		error_msg("%s", err);
-		goto out;
-	}
-	if (step_gpu_list(&gpus, &o, idx, &ngpus, note, sizeof(note)) ||
-	    task_count(&o, ngpus, o.cmd != NULL, &ntasks) ||
-	    (o.cmd && local_rank(ntasks, &me)) ||
-	    allowed_set(topo, &o, &allowed))
-		goto out;
-
-	memset(&req, 0, sizeof(req));
-	req.mode = o.mode;
-	req.smt = o.smt;
-	req.ntasks = ntasks;
-	req.gpus = idx;
-	req.ngpus = ngpus;
-	req.allowed = allowed;
-	if (te_bind_compute(topo, &req, &res, err, sizeof(err))) {
-		error_msg("%s", err);
-		goto out;
+	if (load_topology(&o, &b) == 0) {
+		if (o.list_gpus)
+			status = list_gpus(b.topo);
+		else if (compute_binding(&o, &b) == 0)
+			status = o.show ? show_binding(&o, &b) :
+					  apply_binding(&o, &b);
 	}
 
-	if (o.show) {
-		unsigned r;
-
-		if (o.verbose && note[0])
-			printf("note: %s\n", note);
-		if (o.verbose && res.note[0])
-			printf("note: %s\n", res.note);
-		for (r = 0; r < res.nranks; r++)
-			if (print_rank(stdout, "", &res.ranks[r], o.verbose)) {
-				error_msg("rank %u: line too long", r);
-				goto out;
-			}
-		status = fflush(stdout) ? 1 : 0;
-		goto out;
-	}
-
-	rc = te_bind_apply(topo, &res.ranks[me], !o.no_membind, err,
-			   sizeof(err));
-	if (rc < 0) {
-		error_msg("%s", err);
-		goto out;
-	}
-	if (rc > 0)
-		fprintf(stderr, PROG ": warning: %s\n", err);
-	if (o.verbose) {
-		if (note[0])
-			fprintf(stderr, PROG ": note: %s\n", note);
-		if (res.note[0])
-			fprintf(stderr, PROG ": note: %s\n", res.note);
-		print_rank(stderr, PROG ": ", &res.ranks[me], 1);
-	}
-	status = 0;
-out:
-	te_bind_result_free(&res);
-	te_bind_gpus_free(&gpus);
-	hwloc_bitmap_free(allowed);
-	free(idx);
-	if (topo)
-		hwloc_topology_destroy(topo);
+	te_bind_result_free(&b.res);
+	te_bind_gpus_free(&b.gpus);
+	hwloc_bitmap_free(b.allowed);
+	free(b.idx);
+	if (b.topo)
+		hwloc_topology_destroy(b.topo);
 	if (o.cmd && status == 0)
 		return run_cmd(o.cmd);
 	if (o.cmd && o.best_effort) {

@@ -90,24 +90,6 @@ static int gpu_domain(hwloc_topology_t topo, const struct te_bind_gpu *g,
 	return 0;
 }
 
-void te_bind_smt_one(hwloc_topology_t topo, hwloc_bitmap_t set)
-{
-	hwloc_obj_t core = NULL;
-
-	while ((core = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, core))) {
-		int pu = -1;
-
-		if (!hwloc_bitmap_intersects(core->cpuset, set))
-			continue;
-		while ((pu = hwloc_bitmap_next(core->cpuset, pu)) >= 0)
-			if (hwloc_bitmap_isset(set, (unsigned)pu))
-				break;
-		hwloc_bitmap_andnot(set, set, core->cpuset);
-		if (pu >= 0)
-			hwloc_bitmap_set(set, (unsigned)pu);
-	}
-}
-
 void te_bind_result_free(struct te_bind_result *res)
 {
 	unsigned r;

@@ -1,5 +1,6 @@
 /* bind: cores mode, the split of each group of ranks that share CPUs
- * among them (see CORES MODE SPLIT in bind.h).
+ * among them (see CORES MODE SPLIT in bind.h), and the one-PU-per-core
+ * filter (smt=one) of every mode.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
@@ -8,6 +9,25 @@
 
 #include "bind/bind.h"
 #include "bind/bind_int.h"
+
+/* Keeps, of every core that set touches, its lowest-numbered PU in set. */
+void te_bind_smt_one(hwloc_topology_t topo, hwloc_bitmap_t set)
+{
+	hwloc_obj_t core = NULL;
+
+	while ((core = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, core))) {
+		int pu = -1;
+
+		if (!hwloc_bitmap_intersects(core->cpuset, set))
+			continue;
+		while ((pu = hwloc_bitmap_next(core->cpuset, pu)) >= 0)
+			if (hwloc_bitmap_isset(set, (unsigned)pu))
+				break;
+		hwloc_bitmap_andnot(set, set, core->cpuset);
+		if (pu >= 0)
+			hwloc_bitmap_set(set, (unsigned)pu);
+	}
+}
 
 static size_t find_root(struct te_bind_domain *d, size_t i)
 {
