@@ -64,6 +64,12 @@ if [ "$codename" != bookworm ] && [ "$codename" != trixie ] &&
 	packages+=(apptainer)
 fi
 
+# The layout checks on the host (tests/unit/test_format.sh is pinned to
+# Debian 12's clang-format 14; test_functions.sh measures with ctags)
+if [ "$codename" = bookworm ]; then
+	packages+=(clang-format universal-ctags)
+fi
+
 if [ "${1:-}" = --list ]; then
 	printf '%s\n' "${packages[@]}"
 	exit 0
