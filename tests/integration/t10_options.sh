@@ -256,28 +256,15 @@ mask=$(printf '%s\n' "$out" | sed -n 's/^SigIgn=//p' | head -n 1)
 sig_ignored "$mask" 1
 ok $? "enforce=train: the tasks still ignore SIGHUP (admin default sighup=ignore)"
 
-# ---------------------------------------------------------------- README
-# README.md's options table is generated from srun --train=help (no site
-# policy) and the built-in defaults --train-explain shows: it must still
-# say what the plugin says.
+# ---------------------------------------------------------------- man page
+# Each option is described in one place, trainenv(8) (README.md links it):
+# every option srun --train=help lists has its heading there (.B, .BI or .BR
+# line, the man page's escaped hyphens).
 use_trainenv
-defaults=$(explain_settings "$(te_srun -t 60 -N1 --train-explain true 2>&1)")
-table=$(timeout 30 srun --train=help | awk -v defaults="$defaults" '
-	BEGIN {
-		n = split(defaults, l, "\n")
-		for (i = 1; i <= n; i++) {
-			split(l[i], f, " ")
-			d[f[1]] = l[i] ~ /not set/ ? "unset" : "`" f[3] "`"
-		}
-	}
-	/^  --/ {
-		opt = $1; getline; help = $0; sub(/^ +/, "", help)
-		getline; acc = $0; sub(/^ +accepted: /, "", acc); if (acc ~ /^ +/) acc = ""
-		key = opt; sub(/^--train-?/, "", key); sub(/=.*/, "", key); if (key == "") key = "train"
-		gsub(/\|/, "\\|", opt)
-		printf "| `%s` | %s | %s | %s |\n", opt, acc, (key in d) ? d[key] : "", help
-	}')
-stale=$(printf '%s\n' "$table" | grep -vxFf "$TE_SRCDIR/README.md")
-is "$stale" "" "README.md's options table has every row srun --train=help gives ($(printf '%s\n' "$table" | wc -l) rows)"
+opts=$(timeout 30 srun --train=help | awk '/^  --/ { o = $1; sub(/[=[].*/, "", o); print o }' | sort -u)
+missing=$(for o in $opts; do
+	grep -q "^\.B[IR]\{0,1\} $(printf '%s' "$o" | sed 's/-/\\\\-/g')\([= ]\|\$\)" "$TE_SRCDIR/etc/trainenv.8" || echo "$o"
+done)
+is "$missing" "" "trainenv(8) has a heading for every option srun --train=help lists ($(echo $opts | wc -w) options)"
 
 done_testing
