@@ -58,8 +58,8 @@ static void prepare_init(struct te_barrier *b, struct te_pmix *p,
 		b->node.rank = p->me.rank;
 		te_strlcpy(b->node.host, p->host, sizeof(b->node.host));
 		if (o->failed)
-			fail_text(b->self_failed, sizeof(b->self_failed),
-				  o->failed);
+			te_bstate_fail_text(b->self_failed,
+					    sizeof(b->self_failed), o->failed);
 	}
 	te_snprintf(b->key, sizeof(b->key), COORD_KEY_FMT, o->seq);
 	if (o->tmpdir && (o->tmpdir_ok || te_private_dir_ok(o->tmpdir)))
@@ -171,8 +171,9 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 	}
 	prepare_init(b, p, o);
 	if (prepare_followers(b, o, err, errlen) < 0 ||
-	    (o->coordinated && tree_setup(b, o->tree_width, b->nfollowers > 0,
-					  err, errlen) < 0) ||
+	    (o->coordinated && te_btree_setup(b, o->tree_width,
+					      b->nfollowers > 0, err,
+					      errlen) < 0) ||
 	    prepare_queue(b, err, errlen) < 0 ||
 	    prepare_fence(b, o, err, errlen) < 0 ||
 	    prepare_listen(b, o, err, errlen) < 0 ||
@@ -187,12 +188,12 @@ int te_barrier_start(struct te_barrier *b, char *err, size_t errlen)
 {
 	if (b->listen_due) {
 		b->listen_due = 0;
-		if (coord_start(b, b->coord_addr, err, errlen) < 0)
+		if (te_bcoord_start(b, b->coord_addr, err, errlen) < 0)
 			return -1;
 		b->dirty = 1;
 	}
 	if (b->tree)
-		tree_self(b);
+		te_btree_self(b);
 	return 0;
 }
 
@@ -231,19 +232,19 @@ void te_barrier_free(struct te_barrier *b)
 {
 	if (!b)
 		return;
-	cb_detach();
+	te_bsess_cb_detach();
 	te_cc_free(&b->cc);
 	if (b->lfd >= 0)
 		close(b->lfd);
 	if (b->cfd >= 0)
 		close(b->cfd);
-	/* epfd and wake are the session's (loop_attach) */
+	/* epfd and wake are the session's (te_bsess_loop_attach) */
 	if (b->coord_file[0])
 		unlink(b->coord_file);
 	if (b->nofile_raised)
 		setrlimit(RLIMIT_NOFILE, &b->old_nofile);
 	free(b->arrived);
-	tree_free(b);
+	te_btree_free(b);
 	free(b->followers);
 	free(b->follower_here);
 	free(b->out);
@@ -259,10 +260,10 @@ static void register_up(struct te_barrier *b)
 	b->outlen = b->outoff = 0;
 	b->clen = 0;
 	if (b->tree)
-		tree_queue_registration(b);
+		te_btree_queue_registration(b);
 	else
-		client_queue_ranks(b);
-	client_dial(b);
+		te_bclient_queue_ranks(b);
+	te_bclient_dial(b);
 }
 
 static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
@@ -275,7 +276,7 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 		char text[TE_COORD_TEXT_MAX + 1];
 		int64_t silent = te_pmix_server_silent_ms(b->p);
 
-		missing_report(b, text, sizeof(text));
+		te_bstate_missing_report(b, text, sizeof(text));
 		if (silent)	/* the others could not learn our address */
 			te_snprintf(msg, len, "%s: %s (this node's PMIx server "
 				    "has not taken rank 0's address for %.0f s: "
@@ -296,14 +297,14 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 				    "be found: PMIx gave no address for it in "
 				    "%.0f s (it has not arrived, has left, or "
 				    "its node's PMIx server is not answering)",
-				    head, b->up_rank, rank0_host(b),
+				    head, b->up_rank, te_bclient_rank0_host(b),
 				    (double)(te_now_ms() - b->get_since) / 1000.0);
 			return;
 		}
 		/* fall through */
 	case C_IDLE:
 		te_snprintf(msg, len, "%s: rank %u (node %s) did not arrive",
-			    head, b->up_rank, rank0_host(b));
+			    head, b->up_rank, te_bclient_rank0_host(b));
 		return;
 	case C_RETRY:
 		if (b->refusing)	/* nobody listens any more */
@@ -311,17 +312,20 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 		/* fall through */
 	case C_UNREACH:
 		te_snprintf(msg, len, "%s: rank %u (node %s) arrived, but %s",
-			    head, b->up_rank, rank0_host(b), b->unreach);
+			    head, b->up_rank, te_bclient_rank0_host(b),
+			    b->unreach);
 		return;
 	case C_GONE:
 gone:
 		te_snprintf(msg, len, "%s: rank %u (node %s) stopped waiting "
 			    "(its deadline passed or it failed) before every "
-			    "rank arrived", head, b->up_rank, rank0_host(b));
+			    "rank arrived", head, b->up_rank,
+			    te_bclient_rank0_host(b));
 		return;
 	default:
 		te_snprintf(msg, len, "%s: rank %u (node %s) did not say who "
-			    "is missing", head, b->up_rank, rank0_host(b));
+			    "is missing", head, b->up_rank,
+			    te_bclient_rank0_host(b));
 	}
 }
 
@@ -336,14 +340,15 @@ static int wait_setup(struct te_barrier *b, struct te_barrier_result *r)
 {
 	char err[TE_MSG_MAX];
 
-	loop_attach(&b->epfd, b->wake);
+	te_bsess_loop_attach(&b->epfd, b->wake);
 	if (b->epfd < 0 ||
-	    (b->lfd >= 0 && ep_add(b, b->lfd, EPOLLIN, TAG_LISTEN) < 0)) {
+	    (b->lfd >= 0 &&
+	     te_bstate_ep_add(b, b->lfd, EPOLLIN, TAG_LISTEN) < 0)) {
 		te_snprintf(r->msg, sizeof(r->msg), "barrier: %s",
 			    strerror(errno));
 		return -1;
 	}
-	cb_attach(b->wake[1]);
+	te_bsess_cb_attach(b->wake[1]);
 	if (b->dirty && te_barrier_commit(b, err, sizeof(err)) < 0) {
 		te_snprintf(r->msg, sizeof(r->msg), "barrier: %s", err);
 		return -1;
@@ -360,14 +365,14 @@ static enum turn fence_turn(struct te_barrier *b, struct te_barrier_result *r)
 
 	if (!b->coordinated && !b->fence_started &&
 	    b->nfollowers_here == b->nfollowers) {
-		if (start_fence(b->collect, err, sizeof(err)) < 0) {
+		if (te_bsess_start_fence(b->collect, err, sizeof(err)) < 0) {
 			te_snprintf(r->msg, sizeof(r->msg),
 				    "barrier: %s", err);
 			return T_END;
 		}
 		b->fence_started = 1;
 	}
-	if (b->fence_started && fence_state(&st)) {
+	if (b->fence_started && te_bsess_fence_state(&st)) {
 		if (st == PMIX_SUCCESS)
 			r->ok = 1;
 		else
@@ -385,10 +390,10 @@ static void abort_registered(struct te_barrier *b)
 {
 	size_t c;
 
-	conns_accept(b);
+	te_bstate_conns_accept(b);
 	for (c = 0; c < b->cc.cap; c++)
 		if (b->cc.c[c].fd >= 0 && b->cc.c[c].registered)
-			conn_abort(b, c);
+			te_bstate_conn_abort(b, c);
 }
 
 /* Aborting: the end once every node is told, or at the deadline. Rank 0,
@@ -406,8 +411,9 @@ static enum turn root_turn(struct te_barrier *b, struct te_barrier_result *r,
 			return T_FINISHED;
 		}
 	} else if (b->coordinated && b->is_root &&
-		   (b->tree ? tree_complete(b) : b->narrived == b->p->size)) {
-		coord_complete(b, r);
+		   (b->tree ? te_btree_complete(b) :
+			      b->narrived == b->p->size)) {
+		te_bcoord_complete(b, r);
 		return T_FINISHED;
 	}
 	return T_WAIT;
@@ -420,7 +426,7 @@ static enum turn answer_turn(struct te_barrier *b, struct te_barrier_result *r)
 	if (b->coordinated && b->cs == C_DONE) {
 		r->ok = 1;
 		te_strlcpy(r->done_text, b->done_text, sizeof(r->done_text));
-		tree_relay(b, TE_CR_DONE, b->done_text);
+		te_btree_relay(b, TE_CR_DONE, b->done_text);
 		return T_FINISHED;
 	}
 	if (b->got_abort && b->tree && b->lfd >= 0) {
@@ -429,7 +435,7 @@ static enum turn answer_turn(struct te_barrier *b, struct te_barrier_result *r)
 			b->aborting = 1;
 			te_strlcpy(b->abort_text, b->rank0_text,
 				   sizeof(b->abort_text));
-			abort_hosts(b);
+			te_bstate_abort_hosts(b);
 			abort_registered(b);
 			return T_AGAIN;
 		}
@@ -441,12 +447,12 @@ static enum turn answer_turn(struct te_barrier *b, struct te_barrier_result *r)
 	if (b->got_reject) {
 		r->rejected = 1;
 		te_strlcpy(r->msg, b->rank0_text, sizeof(r->msg));
-		tree_relay(b, TE_CR_REJECT, b->rank0_text);
+		te_btree_relay(b, TE_CR_REJECT, b->rank0_text);
 		return T_FINISHED;
 	}
 	if (b->got_fail && !b->aborting) {
 		timeout_msg(b, r->msg, sizeof(r->msg));
-		tree_relay(b, TE_CR_FAIL, b->rank0_text);
+		te_btree_relay(b, TE_CR_FAIL, b->rank0_text);
 		return T_FINISHED;
 	}
 	return T_WAIT;
@@ -458,7 +464,7 @@ static enum turn deadline_turn(struct te_barrier *b,
 {
 	if (now >= b->deadline && !b->aborting) {
 		if (b->has_up)
-			client_ask_status(b);
+			te_bclient_ask_status(b);
 		timeout_msg(b, r->msg, sizeof(r->msg));
 		return T_END;
 	}
@@ -468,7 +474,7 @@ static enum turn deadline_turn(struct te_barrier *b,
 			    "waiting (its deadline passed or it failed) "
 			    "before every rank arrived",
 			    (double)(now - b->start) / 1000.0,
-			    b->up_rank, rank0_host(b));
+			    b->up_rank, te_bclient_rank0_host(b));
 		return T_END;
 	}
 	return T_WAIT;
@@ -482,9 +488,9 @@ static enum turn lazy_coord_turn(struct te_barrier *b,
 
 	if (b->coord_due && now - b->start >= b->lazy_ms / 2) {
 		b->coord_due = 0;
-		if (coord_start(b, b->coord_addr, err, sizeof(err)) < 0 ||
+		if (te_bcoord_start(b, b->coord_addr, err, sizeof(err)) < 0 ||
 		    te_pmix_commit(b->p, err, sizeof(err)) < 0 ||
-		    ep_add(b, b->lfd, EPOLLIN, TAG_LISTEN) < 0) {
+		    te_bstate_ep_add(b, b->lfd, EPOLLIN, TAG_LISTEN) < 0) {
 			te_snprintf(r->msg, sizeof(r->msg),
 				    "barrier: %s", err);
 			return T_END;
@@ -514,9 +520,9 @@ static void drive_up(struct te_barrier *b, int64_t now, int64_t *wait)
 	if (b->cs == C_IDLE && now - b->start >= b->lazy_ms)
 		b->cs = C_LOOKUP;
 	if (b->cs == C_LOOKUP) {
-		if (b->get_pending && client_get_done(b, now))
+		if (b->get_pending && te_bclient_get_done(b, now))
 			register_up(b);
-		if (b->cs == C_LOOKUP && client_lookup(b, now))
+		if (b->cs == C_LOOKUP && te_bclient_lookup(b, now))
 			register_up(b);
 	}
 	if (b->cs == C_RETRY && now >= b->next_retry)
@@ -540,7 +546,7 @@ static int64_t wait_ms(struct te_barrier *b, int64_t now)
 	if (b->has_up)
 		drive_up(b, now, &wait);
 	if (b->tree && b->has_up) {
-		int64_t due = tree_tick(b, now);
+		int64_t due = te_btree_tick(b, now);
 
 		if (due != INT64_MAX && wait > due - now)
 			wait = due - now;
@@ -589,13 +595,13 @@ static void wait_events(struct te_barrier *b, const struct epoll_event *ev,
 				/* EAGAIN: a wake already drained */
 			}
 		} else if (tag == TAG_LISTEN) {
-			conns_accept(b);
+			te_bstate_conns_accept(b);
 		} else if (tag == TAG_CLIENT) {
 			if (b->cfd >= 0)
-				client_io(b, ev[i].events);
+				te_bclient_io(b, ev[i].events);
 		} else if (tag - TAG_CONN < b->cc.cap &&
 			   b->cc.c[tag - TAG_CONN].fd >= 0) {
-			coord_read(b, (size_t)(tag - TAG_CONN));
+			te_bcoord_read(b, (size_t)(tag - TAG_CONN));
 		}
 	}
 }
@@ -610,7 +616,7 @@ static void answer_down(struct te_barrier *b, const struct te_barrier_result *r)
 		te_coord_reply_format(line, sizeof(line), TE_CR_DONE, "");
 	else {
 		if (b->is_root)
-			missing_report(b, text, sizeof(text));
+			te_bstate_missing_report(b, text, sizeof(text));
 		else if (b->got_state || b->got_fail)
 			te_strlcpy(text, b->rank0_text, sizeof(text));
 		else	/* what this node says, without its head */
@@ -621,8 +627,8 @@ static void answer_down(struct te_barrier *b, const struct te_barrier_result *r)
 				      text);
 	}
 	/* take the last registrations before answering */
-	conns_accept(b);
-	conns_broadcast(b, line);
+	te_bstate_conns_accept(b);
+	te_bstate_conns_broadcast(b, line);
 }
 
 int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
@@ -640,8 +646,8 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 		enum turn t;
 
 		if (b->nfollowers)
-			check_followers(b, now);
-		check_alive(b, now);
+			te_bfollow_check(b, now);
+		te_bfollow_check_alive(b, now);
 		t = wait_turn(b, r, now);
 		if (t == T_AGAIN)
 			continue;
@@ -655,7 +661,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 		if (b->fence_started && !b->coordinated && b->lfd < 0 &&
 		    b->cfd < 0 && !b->nfollowers && !b->aborting &&
 		    !b->get_pending) {
-			fence_sleep((int)wait);
+			te_bsess_fence_sleep((int)wait);
 			continue;
 		}
 		wait_events(b, ev, epoll_wait(b->epfd, ev, 64, (int)wait));

@@ -21,7 +21,7 @@
 #include "launch/rdzv_proto.h"
 #include "util/strutil.h"
 
-const char *rank0_host(struct te_barrier *b)
+const char *te_bclient_rank0_host(struct te_barrier *b)
 {
 	if (!b->rank0_host[0] &&
 	    te_pmix_host_of(b->p, b->up_rank, b->rank0_host,
@@ -56,14 +56,14 @@ static int client_connect(struct te_barrier *b, const char *text)
 
 /* Without the launch tree, what rank 0 must hear on a new connection:
  * this rank, then the ranks it stands for (arrived or failed). */
-void client_queue_ranks(struct te_barrier *b)
+void te_bclient_queue_ranks(struct te_barrier *b)
 {
 	size_t i;
 
 	if (b->self_failed[0])
-		queue_failed(b, b->p->me.rank, b->self_failed);
+		te_bstate_queue_failed(b, b->p->me.rank, b->self_failed);
 	else
-		queue_arrived(b, b->p->me.rank);
+		te_bstate_queue_arrived(b, b->p->me.rank);
 	for (i = 0; i < b->nfollowers; i++) {
 		char path[600], why[TE_FAIL_TEXT_MAX + 1];
 
@@ -71,17 +71,18 @@ void client_queue_ranks(struct te_barrier *b)
 			/* its failure file, or it ended while waiting */
 			if (te_snprintf(path, sizeof(path), TE_FAILED_FMT,
 					b->tmpdir, b->followers[i]) < 0 ||
-			    read_failed_file(path, why, sizeof(why)) < 0)
+			    te_bstate_read_failed_file(path, why,
+						       sizeof(why)) < 0)
 				te_strlcpy(why, TASK_GONE_WHY, sizeof(why));
-			queue_failed(b, b->followers[i], why);
+			te_bstate_queue_failed(b, b->followers[i], why);
 		} else if (b->follower_here[i]) {
-			queue_arrived(b, b->followers[i]);
+			te_bstate_queue_arrived(b, b->followers[i]);
 		}
 	}
 }
 
 /* Connects to the coordinator in b->up_info (the registration queued). */
-void client_dial(struct te_barrier *b)
+void te_bclient_dial(struct te_barrier *b)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
@@ -90,7 +91,7 @@ void client_dial(struct te_barrier *b)
 
 	te_snprintf(port, sizeof(port), "%u", (unsigned)b->up_info.port);
 	if (getaddrinfo(b->up_info.addr, port, &hints, &ai) != 0) {
-		up_cut(b, EINVAL);
+		te_bstate_up_cut(b, EINVAL);
 		return;
 	}
 	b->cfd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
@@ -99,7 +100,7 @@ void client_dial(struct te_barrier *b)
 		int e = errno;
 
 		freeaddrinfo(ai);
-		up_cut(b, e);
+		te_bstate_up_cut(b, e);
 		return;
 	}
 	if (connect(b->cfd, ai->ai_addr, ai->ai_addrlen) < 0 &&
@@ -107,18 +108,18 @@ void client_dial(struct te_barrier *b)
 		int e = errno;
 
 		freeaddrinfo(ai);
-		up_cut(b, e);
+		te_bstate_up_cut(b, e);
 		return;
 	}
 	freeaddrinfo(ai);
-	if (ep_add(b, b->cfd, EPOLLOUT | EPOLLIN, TAG_CLIENT) < 0) {
-		up_cut(b, errno);
+	if (te_bstate_ep_add(b, b->cfd, EPOLLOUT | EPOLLIN, TAG_CLIENT) < 0) {
+		te_bstate_up_cut(b, errno);
 		return;
 	}
 	b->cs = C_CONNECTING;
 }
 
-int client_lookup(struct te_barrier *b, int64_t now)
+int te_bclient_lookup(struct te_barrier *b, int64_t now)
 {
 	char text[512];
 
@@ -131,14 +132,15 @@ int client_lookup(struct te_barrier *b, int64_t now)
 	if (now < b->next_lookup)
 		return 0;
 	if (!b->rank0_host[0])	/* rank 0's peers read a file */
-		b->rank0_local = !strcmp(rank0_host(b), b->p->host);
+		b->rank0_local = !strcmp(te_bclient_rank0_host(b), b->p->host);
 	if (b->rank0_local && b->tmpdir[0]) {
 		if (read_coord_file(b, text, sizeof(text)) == 0)
 			return client_connect(b, text) == 0;
 	} else if (!b->get_pending) {
 		/* Later barriers must see rank 0's new data, not what this
 		 * node cached from an earlier one. */
-		if (start_get(b->p, b->up_rank, b->key, b->seq > 0) == 0) {
+		if (te_bsess_start_get(b->p, b->up_rank, b->key,
+				       b->seq > 0) == 0) {
 			if (!b->get_since)	/* the first of a series */
 				b->get_since = now;
 			b->get_pending = 1;
@@ -155,13 +157,13 @@ int client_lookup(struct te_barrier *b, int64_t now)
 	return 0;
 }
 
-int client_get_done(struct te_barrier *b, int64_t now)
+int te_bclient_get_done(struct te_barrier *b, int64_t now)
 {
 	int done;
 	pmix_status_t st;
 	char text[512];
 
-	done = get_take(&st, text, sizeof(text));
+	done = te_bsess_get_take(&st, text, sizeof(text));
 	if (!done)
 		return 0;
 	b->get_pending = 0;
@@ -175,7 +177,7 @@ int client_get_done(struct te_barrier *b, int64_t now)
 	return 0;
 }
 
-void client_io(struct te_barrier *b, uint32_t events)
+void te_bclient_io(struct te_barrier *b, uint32_t events)
 {
 	if (b->cs == C_CONNECTING && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
 		int e = 0;
@@ -184,14 +186,14 @@ void client_io(struct te_barrier *b, uint32_t events)
 		if (getsockopt(b->cfd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
 			e = errno;
 		if (e) {
-			up_cut(b, e);
+			te_bstate_up_cut(b, e);
 			return;
 		}
 		b->cs = C_SENT;
 		b->refusing = 0;
 	}
 	if (b->cs == C_SENT || b->cs == C_DONE)
-		up_flush(b);
+		te_bstate_up_flush(b);
 	if (b->cfd >= 0 && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
 		ssize_t n = read(b->cfd, b->cbuf + b->clen,
 				 TE_COORD_LINE_MAX - b->clen);
@@ -199,14 +201,14 @@ void client_io(struct te_barrier *b, uint32_t events)
 		int got;
 
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-			up_cut(b, n == 0 ? 0 : errno);
+			te_bstate_up_cut(b, n == 0 ? 0 : errno);
 			return;
 		}
 		if (n < 0)
 			return;
 		b->clen += (size_t)n;
 		b->cbuf[b->clen] = '\0';
-		while ((got = take_line(b->cbuf, &b->clen, line))) {
+		while ((got = te_bstate_take_line(b->cbuf, &b->clen, line))) {
 			struct te_coord_reply r;
 
 			if (got < 0 || te_coord_reply_parse(line, &r) < 0)
@@ -219,7 +221,8 @@ void client_io(struct te_barrier *b, uint32_t events)
 			}
 			te_strlcpy(b->rank0_text, r.text, sizeof(b->rank0_text));
 			if (r.kind == TE_CR_STATE && b->tree) {
-				tree_relay_state(b);	/* for the children */
+				/* for the children */
+				te_bstate_tree_relay_state(b);
 				if (!b->leaving_asked)
 					continue;	/* not ours */
 			}
@@ -238,7 +241,7 @@ void client_io(struct te_barrier *b, uint32_t events)
 }
 
 /* At this rank's own deadline: ask rank 0 for the current report. */
-void client_ask_status(struct te_barrier *b)
+void te_bclient_ask_status(struct te_barrier *b)
 {
 	struct te_coord_req q = { .kind = TE_CQ_STATUS, .rank = b->p->me.rank };
 	char line[TE_COORD_LINE_MAX];
@@ -255,6 +258,6 @@ void client_ask_status(struct te_barrier *b)
 
 		if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
 			break;
-		client_io(b, EPOLLIN);
+		te_bclient_io(b, EPOLLIN);
 	}
 }

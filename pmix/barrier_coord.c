@@ -59,8 +59,8 @@ static void raise_nofile(struct te_barrier *b, rlim_t want)
 		b->nofile_raised = 1;
 }
 
-int coord_start(struct te_barrier *b, const char *addr, char *err,
-		size_t errlen)
+int te_bcoord_start(struct te_barrier *b, const char *addr, char *err,
+		    size_t errlen)
 {
 	struct sockaddr_storage ss = { 0 };
 	socklen_t sl;
@@ -76,11 +76,11 @@ int coord_start(struct te_barrier *b, const char *addr, char *err,
 		return te_err(err, errlen, "out of memory for %u ranks", p->size);
 	/* and the strangers' pool */
 	if (te_cc_init(&b->cc, slots, TE_COORD_POOL_MAX) < 0 ||
-	    (b->tree && tree_conns_init(b) < 0))
+	    (b->tree && te_bstate_tree_conns_init(b) < 0))
 		return te_err(err, errlen, "out of memory for %zu connections",
 			      slots);
 	if (!b->self_failed[0])
-		mark_arrived(b, p->me.rank, p->host);
+		te_bstate_mark_arrived(b, p->me.rank, p->host);
 	/* one descriptor per connection */
 	raise_nofile(b, (rlim_t)b->cc.cap + 64);
 
@@ -116,7 +116,7 @@ int coord_start(struct te_barrier *b, const char *addr, char *err,
 	if (b->is_root)
 		write_coord_file(b, text);
 	if (b->self_failed[0])
-		rank_failed(b, p->me.rank, p->host, b->self_failed);
+		te_bstate_rank_failed(b, p->me.rank, p->host, b->self_failed);
 	return 0;
 }
 
@@ -130,14 +130,14 @@ static int take_sum(struct te_barrier *b, size_t i, uint32_t rank)
 	size_t kid, t;
 
 	if (node == b->my_node) {
-		size_t pos = own_pos(b, rank);
+		size_t pos = te_bstate_own_pos(b, rank);
 
 		if (rank == b->p->me.rank || pos == NO_KID ||
 		    b->nkids == b->nchildren)
 			return -1;
 		kid = b->nchildren + pos;
 		if (b->pend[i]->final)
-			tree_own_arrived(b, rank);
+			te_bstate_tree_own_arrived(b, rank);
 	} else {
 		t = te_tree_index_of(&b->map, node);
 		if (!t || te_tree_parent(t, b->k) != b->my_index ||
@@ -195,7 +195,7 @@ static int tree_line(struct te_barrier *b, size_t i, const char *line)
 	return 1;
 }
 
-void coord_read(struct te_barrier *b, size_t i)
+void te_bcoord_read(struct te_barrier *b, size_t i)
 {
 	struct te_coord_conn *c = &b->cc.c[i];
 	char line[TE_COORD_LINE_MAX + 1];
@@ -206,20 +206,21 @@ void coord_read(struct te_barrier *b, size_t i)
 	if (n <= 0) {
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
-		conn_close(b, i);
+		te_bstate_conn_close(b, i);
 		return;
 	}
 	c->len += (size_t)n;
 	c->buf[c->len] = '\0';
 	if (!c->registered && !te_coord_prefix_ok(c->buf, c->len)) {
-		conn_close(b, i);	/* a stranger's garbage: at once */
+		/* a stranger's garbage: at once */
+		te_bstate_conn_close(b, i);
 		return;
 	}
-	while ((got = take_line(c->buf, &c->len, line))) {
+	while ((got = te_bstate_take_line(c->buf, &c->len, line))) {
 		struct te_coord_req q;
 
 		if (got < 0) {
-			conn_close(b, i);
+			te_bstate_conn_close(b, i);
 			return;
 		}
 		if (b->tree && te_coord_req_parse(line, b->info.token,
@@ -228,11 +229,11 @@ void coord_read(struct te_barrier *b, size_t i)
 			int whole = tree_line(b, i, line);
 
 			if (whole < 0) {
-				conn_close(b, i);
+				te_bstate_conn_close(b, i);
 				return;
 			}
 			if (whole && b->aborting) {
-				conn_abort(b, i);
+				te_bstate_conn_abort(b, i);
 				return;
 			}
 			continue;
@@ -241,47 +242,48 @@ void coord_read(struct te_barrier *b, size_t i)
 		     te_coord_req_parse(line, b->info.token, b->p->size, &q) < 0) ||
 		    (b->tree && (q.kind == TE_CQ_ARRIVED ||
 				 q.kind == TE_CQ_NODE))) {
-			conn_close(b, i);
+			te_bstate_conn_close(b, i);
 			return;
 		}
 		te_cc_registered(&b->cc, i);
 		if (q.kind == TE_CQ_ARRIVED) {
-			mark_arrived(b, q.rank, q.host);
+			te_bstate_mark_arrived(b, q.rank, q.host);
 		} else if (q.kind == TE_CQ_FAILED) {
-			rank_failed(b, q.rank, q.host, q.why);
+			te_bstate_rank_failed(b, q.rank, q.host, q.why);
 		} else if (b->tree && !b->is_root) {
 			c->leaving = 1;	/* its deadline: rank 0's report */
-			tree_ask_state(b, i);
+			te_bstate_tree_ask_state(b, i);
 		} else {
 			char text[TE_COORD_TEXT_MAX + 1], out[TE_COORD_LINE_MAX];
 
 			c->leaving = 1;
-			missing_report(b, text, sizeof(text));
+			te_bstate_missing_report(b, text, sizeof(text));
 			if (te_coord_reply_format(out, sizeof(out), TE_CR_STATE,
 						  text) == 0)
-				conn_send(b, i, out);
+				te_bstate_conn_send(b, i, out);
 			if (c->fd < 0)
 				return;
 		}
 		if (c->fd < 0)
 			return;		/* answered (abort) and closed */
 		if (b->aborting) {	/* answered at its first line */
-			conn_abort(b, i);
+			te_bstate_conn_abort(b, i);
 			return;
 		}
 	}
 	if (c->len >= TE_COORD_LINE_MAX)
-		conn_close(b, i);	/* a line too long */
+		te_bstate_conn_close(b, i);	/* a line too long */
 }
 
 /* Rank 0, coordinated: every rank is here; the launch checks decide. */
-void coord_complete(struct te_barrier *b, struct te_barrier_result *r)
+void te_bcoord_complete(struct te_barrier *b, struct te_barrier_result *r)
 {
 	char text[TE_COORD_TEXT_MAX + 1] = "", line[TE_COORD_LINE_MAX];
 	int v = 0;
 
 	if (b->checks)
-		v = te_tree_verdict(b->checks, tree_sum(b), text, sizeof(text));
+		v = te_tree_verdict(b->checks, te_bstate_tree_sum(b), text,
+				    sizeof(text));
 	if (v == 2) {
 		r->rejected = 1;
 		te_strlcpy(r->msg, text, sizeof(r->msg));
@@ -290,12 +292,12 @@ void coord_complete(struct te_barrier *b, struct te_barrier_result *r)
 		r->ok = 1;
 		if (v == 1)
 			te_strlcpy(r->warn, text, sizeof(r->warn));
-		te_tree_skew(tree_sum(b), b->p->size, &r->launch);
+		te_tree_skew(te_bstate_tree_sum(b), b->p->size, &r->launch);
 		r->has_launch = 1;
 		te_strlcpy(r->done_text, b->done_text, sizeof(r->done_text));
 		te_coord_reply_format(line, sizeof(line), TE_CR_DONE,
 				      b->done_text);
 	}
-	conns_accept(b);
-	conns_broadcast(b, line);
+	te_bstate_conns_accept(b);
+	te_bstate_conns_broadcast(b, line);
 }

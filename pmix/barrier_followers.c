@@ -19,7 +19,7 @@
 /* The local ranks this process stands for say they are here with a file
  * (the plugin writes it in task_init), or that they failed before the
  * barrier with another file. */
-void check_followers(struct te_barrier *b, int64_t now)
+void te_bfollow_check(struct te_barrier *b, int64_t now)
 {
 	size_t i;
 	int news = 0;
@@ -37,15 +37,15 @@ void check_followers(struct te_barrier *b, int64_t now)
 		if (b->coordinated &&
 		    te_snprintf(path, sizeof(path), TE_FAILED_FMT, b->tmpdir,
 				b->followers[i]) == 0 &&
-		    read_failed_file(path, why, sizeof(why)) == 0) {
+		    te_bstate_read_failed_file(path, why, sizeof(why)) == 0) {
 			b->follower_here[i] = 2;
 			b->nfollowers_here++;
 			news = 1;
 			if (b->tree || b->p->me.rank == 0)
-				rank_failed(b, b->followers[i], b->p->host,
-						  why);
+				te_bstate_rank_failed(b, b->followers[i],
+						      b->p->host, why);
 			else if (b->cs == C_SENT || b->cs == C_CONNECTING)
-				queue_failed(b, b->followers[i], why);
+				te_bstate_queue_failed(b, b->followers[i], why);
 			continue;
 		}
 		if (te_snprintf(path, sizeof(path), TE_ARRIVED_FMT, b->tmpdir,
@@ -57,12 +57,12 @@ void check_followers(struct te_barrier *b, int64_t now)
 		b->nfollowers_here++;
 		news = 1;
 		if (b->tree || b->p->me.rank == 0)
-			mark_arrived(b, b->followers[i], b->p->host);
+			te_bstate_mark_arrived(b, b->followers[i], b->p->host);
 		else if (b->cs == C_SENT || b->cs == C_CONNECTING)
-			queue_arrived(b, b->followers[i]);
+			te_bstate_queue_arrived(b, b->followers[i]);
 	}
 	if (news && b->cs == C_SENT)
-		up_flush(b);
+		te_bstate_up_flush(b);
 	b->follower_wait = news ? 1 : (b->follower_wait ? b->follower_wait * 2 : 1);
 	if (b->follower_wait > 4)
 		b->follower_wait = 4;
@@ -90,7 +90,7 @@ static int follower_alive(struct te_barrier *b, uint32_t rank)
 /* Launch barrier: a follower that arrived and then ended (killed while
  * waiting) failed before the barrier like any other: rank 0 is told, and
  * the step fails now instead of releasing the others without it. */
-void check_alive(struct te_barrier *b, int64_t now)
+void te_bfollow_check_alive(struct te_barrier *b, int64_t now)
 {
 	size_t i;
 	int news = 0;
@@ -108,11 +108,12 @@ void check_alive(struct te_barrier *b, int64_t now)
 		b->follower_here[i] = 2;
 		news = 1;
 		if (b->tree || b->p->me.rank == 0)
-			rank_failed(b, b->followers[i], b->p->host,
-					  TASK_GONE_WHY);
+			te_bstate_rank_failed(b, b->followers[i],
+					      b->p->host, TASK_GONE_WHY);
 		else if (b->cs == C_SENT || b->cs == C_CONNECTING)
-			queue_failed(b, b->followers[i], TASK_GONE_WHY);
+			te_bstate_queue_failed(b, b->followers[i],
+					       TASK_GONE_WHY);
 	}
 	if (news && b->cs == C_SENT)
-		up_flush(b);
+		te_bstate_up_flush(b);
 }

@@ -175,128 +175,139 @@ struct te_barrier {
 #define TAG_CONN 3	/* + slot index */
 #define NO_KID ((size_t)-1)	/* a slot or rank that is no kid of ours */
 
+/* Names: what a file gives the others starts with its file's prefix,
+ * so that a call says which layer it goes to: te_bsess_ (barrier_session.c),
+ * te_bstate_ (barrier_state.c), and for the roles te_bclient_, te_bcoord_,
+ * te_bfollow_ and te_btree_; barrier.c's own are the te_barrier_* of
+ * barrier.h. Nothing else in the tree starts with these. */
+
 /* ================================================================ session
  * barrier_session.c */
-void cb_attach(int wake_fd);
+void te_bsess_cb_attach(int wake_fd);
 /* Forgets pending operations and the pipe: nothing is written to the fd
  * once this returns. */
-void cb_detach(void);
-int start_fence(int collect, char *err, size_t errlen);
-int start_get(struct te_pmix *p, uint32_t rank, const char *key, int refresh);
-/* 1 when the PMIx_Get_nb of start_get has answered: its status, and its
- * value in text[0..len) */
-int get_take(pmix_status_t *st, char *text, size_t len);
+void te_bsess_cb_detach(void);
+int te_bsess_start_fence(int collect, char *err, size_t errlen);
+int te_bsess_start_get(struct te_pmix *p, uint32_t rank, const char *key,
+		       int refresh);
+/* 1 when the PMIx_Get_nb of te_bsess_start_get has answered: its status,
+ * and its value in text[0..len) */
+int te_bsess_get_take(pmix_status_t *st, char *text, size_t len);
 /* Sleeps until the fence's callback or ms milliseconds. */
-void fence_sleep(int ms);
+void te_bsess_fence_sleep(int ms);
 /* 1 when the fence is done, its status in *st */
-int fence_state(pmix_status_t *st);
+int te_bsess_fence_state(pmix_status_t *st);
 /* The session's epoll set and wake pipe (made once, drained of what an
  * abandoned operation left): 0, or -1 with errno. */
-int loop_attach(int *epfd, int wake[2]);
+int te_bsess_loop_attach(int *epfd, int wake[2]);
 
 /* ================================================================ state
  * barrier_state.c: what the roles share */
-int ep_add(struct te_barrier *b, int fd, uint32_t events, uint64_t tag);
+int te_bstate_ep_add(struct te_barrier *b, int fd, uint32_t events,
+		     uint64_t tag);
 /* why a rank failed, fit for the wire: printable ASCII, never empty */
-void fail_text(char *dst, size_t size, const char *why);
+void te_bstate_fail_text(char *dst, size_t size, const char *why);
 /* Takes the first whole line (newline included) out of a connection's
  * buffer buf[0..*len) into line. 0: no whole line yet; 1: taken; -1:
  * taken, but it holds a NUL byte (no protocol line does). */
-int take_line(char *buf, size_t *len, char line[TE_COORD_LINE_MAX + 1]);
+int te_bstate_take_line(char *buf, size_t *len,
+			char line[TE_COORD_LINE_MAX + 1]);
 /* A follower's failure file: its one line, cleaned. 0, or -1 when it is
  * not there or not this user's regular file. */
-int read_failed_file(const char *path, char *why, size_t len);
+int te_bstate_read_failed_file(const char *path, char *why, size_t len);
 
 /* The link up: lines queued for the parent (rank 0, or the launch tree's
- * parent), sent by up_flush; up_cut: the connection failed or was cut
- * (errno e, or 0: closed), try again or give up. */
-void queue_text(struct te_barrier *b, const char *text);
-void queue_arrived(struct te_barrier *b, uint32_t rank);
-void queue_failed(struct te_barrier *b, uint32_t rank, const char *why);
-void up_flush(struct te_barrier *b);
-void up_cut(struct te_barrier *b, int e);
+ * parent), sent by te_bstate_up_flush; te_bstate_up_cut: the connection
+ * failed or was cut (errno e, or 0: closed), try again or give up. */
+void te_bstate_queue_text(struct te_barrier *b, const char *text);
+void te_bstate_queue_arrived(struct te_barrier *b, uint32_t rank);
+void te_bstate_queue_failed(struct te_barrier *b, uint32_t rank,
+			    const char *why);
+void te_bstate_up_flush(struct te_barrier *b);
+void te_bstate_up_cut(struct te_barrier *b, int e);
 /* The launch tree, not the root: a rank of the subtree failed (the first
  * one goes up); a child asked for the report (asked from above). */
-void tree_failed(struct te_barrier *b, uint32_t rank, const char *host,
-		 const char *why);
-void tree_ask_state(struct te_barrier *b, size_t i);
+void te_bstate_tree_failed(struct te_barrier *b, uint32_t rank,
+			   const char *host, const char *why);
+void te_bstate_tree_ask_state(struct te_barrier *b, size_t i);
 
 /* The connections down (b->cc): which child a slot speaks for, close,
  * send, accept a burst (coord_conns.h), answer all and close them. */
-int tree_conns_init(struct te_barrier *b);
-void tree_conn_closed(struct te_barrier *b, size_t i);
-void tree_told(struct te_barrier *b, size_t i);
-void conn_close(struct te_barrier *b, size_t i);
-void conn_send(struct te_barrier *b, size_t i, const char *line);
+int te_bstate_tree_conns_init(struct te_barrier *b);
+void te_bstate_tree_conn_closed(struct te_barrier *b, size_t i);
+void te_bstate_tree_told(struct te_barrier *b, size_t i);
+void te_bstate_conn_close(struct te_barrier *b, size_t i);
+void te_bstate_conn_send(struct te_barrier *b, size_t i, const char *line);
 /* Aborting: the nodes (later barriers) or children (the launch tree)
  * that must be told before this process may end. */
-void abort_hosts(struct te_barrier *b);
+void te_bstate_abort_hosts(struct te_barrier *b);
 /* Aborting: answers one registered connection and closes it. */
-void conn_abort(struct te_barrier *b, size_t i);
-void conns_accept(struct te_barrier *b);
+void te_bstate_conn_abort(struct te_barrier *b, size_t i);
+void te_bstate_conns_accept(struct te_barrier *b);
 /* Sends line to every registered connection and closes them all. */
-void conns_broadcast(struct te_barrier *b, const char *line);
+void te_bstate_conns_broadcast(struct te_barrier *b, const char *line);
 /* The report a child asked for came from above (b->rank0_text). */
-void tree_relay_state(struct te_barrier *b);
+void te_bstate_tree_relay_state(struct te_barrier *b);
 
-/* Arrivals and failures of ranks. own_pos: rank's place among this
- * node's ranks (the launch tree), or NO_KID. */
-size_t own_pos(struct te_barrier *b, uint32_t rank);
-void tree_own_arrived(struct te_barrier *b, uint32_t rank);
+/* Arrivals and failures of ranks. te_bstate_own_pos: rank's place among
+ * this node's ranks (the launch tree), or NO_KID. */
+size_t te_bstate_own_pos(struct te_barrier *b, uint32_t rank);
+void te_bstate_tree_own_arrived(struct te_barrier *b, uint32_t rank);
 /* rank of host is here; its first arrival goes into the timeline */
-void mark_arrived(struct te_barrier *b, uint32_t rank, const char *host);
+void te_bstate_mark_arrived(struct te_barrier *b, uint32_t rank,
+			    const char *host);
 /* rank failed before the barrier. Rank 0: the first failure is the
  * report; every node registered so far is answered at once, the others
  * as soon as they register. The launch tree's other helpers: it goes up. */
-void rank_failed(struct te_barrier *b, uint32_t rank, const char *host,
-		 const char *why);
+void te_bstate_rank_failed(struct te_barrier *b, uint32_t rank,
+			   const char *host, const char *why);
 
 /* The report: the subtree's summary (merged now if anything changed),
  * and who is missing (the launch tree, or rank 0's arrivals). */
-const struct te_tree_sum *tree_sum(struct te_barrier *b);
-void tree_report(struct te_barrier *b, char *out, size_t len);
-void missing_report(struct te_barrier *b, char *out, size_t len);
+const struct te_tree_sum *te_bstate_tree_sum(struct te_barrier *b);
+void te_bstate_tree_report(struct te_barrier *b, char *out, size_t len);
+void te_bstate_missing_report(struct te_barrier *b, char *out, size_t len);
 
 /* ================================================================ roles
  * Each uses only the layers above in this header, never another role. */
 
 /* ---------------------------------------------------------------- coord */
-int coord_start(struct te_barrier *b, const char *addr, char *err,
-		size_t errlen);
-void coord_read(struct te_barrier *b, size_t i);
+int te_bcoord_start(struct te_barrier *b, const char *addr, char *err,
+		    size_t errlen);
+void te_bcoord_read(struct te_barrier *b, size_t i);
 /* Rank 0, coordinated: every rank is here; the launch checks decide. */
-void coord_complete(struct te_barrier *b, struct te_barrier_result *r);
+void te_bcoord_complete(struct te_barrier *b, struct te_barrier_result *r);
 
 /* ---------------------------------------------------------------- client */
-const char *rank0_host(struct te_barrier *b);
+const char *te_bclient_rank0_host(struct te_barrier *b);
 /* Without the launch tree: this rank and its followers, queued. */
-void client_queue_ranks(struct te_barrier *b);
+void te_bclient_queue_ranks(struct te_barrier *b);
 /* Connects to the coordinator in b->up_info (the registration queued). */
-void client_dial(struct te_barrier *b);
+void te_bclient_dial(struct te_barrier *b);
 /* 1 when the coordinator's address is known: dial it now */
-int client_lookup(struct te_barrier *b, int64_t now);
-int client_get_done(struct te_barrier *b, int64_t now);
-void client_io(struct te_barrier *b, uint32_t events);
+int te_bclient_lookup(struct te_barrier *b, int64_t now);
+int te_bclient_get_done(struct te_barrier *b, int64_t now);
+void te_bclient_io(struct te_barrier *b, uint32_t events);
 /* At this rank's own deadline: ask rank 0 for the current report. */
-void client_ask_status(struct te_barrier *b);
+void te_bclient_ask_status(struct te_barrier *b);
 
 /* ---------------------------------------------------------------- tree */
 /* Where this helper sits in the launch tree: the process map, parent,
  * children, this node's ranks. followers: the node's other tasks leave
  * files (else they connect). 0, or -1 with a reason. */
-int tree_setup(struct te_barrier *b, unsigned k, int followers, char *err,
-	       size_t errlen);
-void tree_self(struct te_barrier *b);
-void tree_free(struct te_barrier *b);
-int tree_complete(struct te_barrier *b);
+int te_btree_setup(struct te_barrier *b, unsigned k, int followers,
+		   char *err, size_t errlen);
+void te_btree_self(struct te_barrier *b);
+void te_btree_free(struct te_barrier *b);
+int te_btree_complete(struct te_barrier *b);
 /* Everything the parent must hear on a new connection. */
-void tree_queue_registration(struct te_barrier *b);
-int64_t tree_tick(struct te_barrier *b, int64_t now);
-void tree_relay(struct te_barrier *b, enum te_coord_reply_kind k,
-		const char *text);
+void te_btree_queue_registration(struct te_barrier *b);
+int64_t te_btree_tick(struct te_barrier *b, int64_t now);
+void te_btree_relay(struct te_barrier *b, enum te_coord_reply_kind k,
+		    const char *text);
 
 /* ---------------------------------------------------------------- followers */
-void check_followers(struct te_barrier *b, int64_t now);
-void check_alive(struct te_barrier *b, int64_t now);
+void te_bfollow_check(struct te_barrier *b, int64_t now);
+void te_bfollow_check_alive(struct te_barrier *b, int64_t now);
 
 #endif

@@ -92,7 +92,7 @@ static void get_cb(pmix_status_t st, pmix_value_t *kv, void *cbdata)
 		PMIX_VALUE_RELEASE(kv);
 }
 
-void cb_attach(int wake_fd)
+void te_bsess_cb_attach(int wake_fd)
 {
 	pthread_mutex_lock(&cb_mu);
 	cb.wake_fd = wake_fd;
@@ -101,7 +101,7 @@ void cb_attach(int wake_fd)
 
 /* Forgets pending operations and the pipe: nothing is written to the fd
  * once this returns. */
-void cb_detach(void)
+void te_bsess_cb_detach(void)
 {
 	pthread_mutex_lock(&cb_mu);
 	cb.wake_fd = -1;
@@ -110,7 +110,7 @@ void cb_detach(void)
 	pthread_mutex_unlock(&cb_mu);
 }
 
-int start_fence(int collect, char *err, size_t errlen)
+int te_bsess_start_fence(int collect, char *err, size_t errlen)
 {
 	static pmix_info_t info;	/* packed by PMIx before return */
 	bool c = true;
@@ -140,8 +140,8 @@ int start_fence(int collect, char *err, size_t errlen)
 	return 0;
 }
 
-int start_get(struct te_pmix *p, uint32_t rank, const char *key,
-	      int refresh)
+int te_bsess_start_get(struct te_pmix *p, uint32_t rank, const char *key,
+		       int refresh)
 {
 	static pmix_info_t info;
 	pmix_proc_t proc;
@@ -340,7 +340,7 @@ void te_pmix_close(struct te_pmix *p)
 {
 	if (!p->open)
 		return;
-	cb_detach();
+	te_bsess_cb_detach();
 	if (calls_pending_now()) {
 		pmix_status_t st;
 
@@ -463,8 +463,8 @@ int te_pmix_get_wait(struct te_pmix *p, uint32_t rank, const char *key,
 	*timed_out = 0;
 	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0)
 		return te_err(err, errlen, "pipe: %s", strerror(errno));
-	cb_attach(wake[1]);
-	if (start_get(p, rank, key, 0) < 0) {
+	te_bsess_cb_attach(wake[1]);
+	if (te_bsess_start_get(p, rank, key, 0) < 0) {
 		te_snprintf(err, errlen, "PMIx_Get_nb failed");
 		goto out;
 	}
@@ -495,7 +495,7 @@ int te_pmix_get_wait(struct te_pmix *p, uint32_t rank, const char *key,
 		}
 	}
 out:
-	cb_detach();
+	te_bsess_cb_detach();
 	close(wake[0]);
 	close(wake[1]);
 	return rc;
@@ -583,7 +583,7 @@ static void loop_close(void)
 
 /* Sleeps until the fence's callback or ms milliseconds (the caller's
  * loop looks again either way). */
-void fence_sleep(int ms)
+void te_bsess_fence_sleep(int ms)
 {
 	struct timespec ts;
 
@@ -597,7 +597,7 @@ void fence_sleep(int ms)
 	pthread_mutex_unlock(&cb_mu);
 }
 
-int get_take(pmix_status_t *st, char *text, size_t len)
+int te_bsess_get_take(pmix_status_t *st, char *text, size_t len)
 {
 	int done;
 
@@ -609,7 +609,7 @@ int get_take(pmix_status_t *st, char *text, size_t len)
 	return done;
 }
 
-int loop_attach(int *epfd, int wake[2])
+int te_bsess_loop_attach(int *epfd, int wake[2])
 {
 	char buf[64];
 
@@ -627,7 +627,7 @@ int loop_attach(int *epfd, int wake[2])
 	return 0;
 }
 
-int fence_state(pmix_status_t *st)
+int te_bsess_fence_state(pmix_status_t *st)
 {
 	int done;
 

@@ -22,7 +22,8 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-int ep_add(struct te_barrier *b, int fd, uint32_t events, uint64_t tag)
+int te_bstate_ep_add(struct te_barrier *b, int fd, uint32_t events,
+		     uint64_t tag)
 {
 	struct epoll_event ev = { .events = events, .data.u64 = tag };
 
@@ -30,7 +31,7 @@ int ep_add(struct te_barrier *b, int fd, uint32_t events, uint64_t tag)
 }
 
 /* why a rank failed, fit for the wire: printable ASCII, never empty */
-void fail_text(char *dst, size_t size, const char *why)
+void te_bstate_fail_text(char *dst, size_t size, const char *why)
 {
 	te_rdzv_clean_text(dst, size, why && *why ? why : "no reason given");
 	if (strlen(dst) > TE_FAIL_TEXT_MAX)
@@ -40,7 +41,8 @@ void fail_text(char *dst, size_t size, const char *why)
 /* Takes the first whole line (newline included) out of a connection's
  * buffer buf[0..*len) into line. 0: no whole line yet; 1: taken; -1:
  * taken, but it holds a NUL byte (no protocol line does). */
-int take_line(char *buf, size_t *len, char line[TE_COORD_LINE_MAX + 1])
+int te_bstate_take_line(char *buf, size_t *len,
+			char line[TE_COORD_LINE_MAX + 1])
 {
 	char *nl = memchr(buf, '\n', *len);
 	size_t ll;
@@ -58,7 +60,7 @@ int take_line(char *buf, size_t *len, char line[TE_COORD_LINE_MAX + 1])
 
 /* A follower's failure file: its one line, cleaned. 0, or -1 when it is
  * not there or not this user's regular file. */
-int read_failed_file(const char *path, char *why, size_t len)
+int te_bstate_read_failed_file(const char *path, char *why, size_t len)
 {
 	char buf[TE_FAILED_TEXT_MAX + 2];
 
@@ -66,7 +68,7 @@ int read_failed_file(const char *path, char *why, size_t len)
 			  TE_READ_NOFOLLOW | TE_READ_MINE) < 0)
 		return -1;
 	buf[strcspn(buf, "\n")] = '\0';
-	fail_text(why, len, buf);
+	te_bstate_fail_text(why, len, buf);
 	return 0;
 }
 
@@ -84,7 +86,7 @@ static void queue_line(struct te_barrier *b, const struct te_coord_req *q)
 	b->outlen += strlen(line);
 }
 
-void queue_text(struct te_barrier *b, const char *text)
+void te_bstate_queue_text(struct te_barrier *b, const char *text)
 {
 	size_t l = strlen(text);
 
@@ -94,7 +96,7 @@ void queue_text(struct te_barrier *b, const char *text)
 	}
 }
 
-void queue_arrived(struct te_barrier *b, uint32_t rank)
+void te_bstate_queue_arrived(struct te_barrier *b, uint32_t rank)
 {
 	struct te_coord_req q = { .kind = TE_CQ_ARRIVED, .rank = rank };
 
@@ -102,12 +104,13 @@ void queue_arrived(struct te_barrier *b, uint32_t rank)
 	queue_line(b, &q);
 }
 
-void queue_failed(struct te_barrier *b, uint32_t rank, const char *why)
+void te_bstate_queue_failed(struct te_barrier *b, uint32_t rank,
+			    const char *why)
 {
 	struct te_coord_req q = { .kind = TE_CQ_FAILED, .rank = rank };
 
 	te_strlcpy(q.host, b->p->host, sizeof(q.host));
-	fail_text(q.why, sizeof(q.why), why);
+	te_bstate_fail_text(q.why, sizeof(q.why), why);
 	queue_line(b, &q);
 }
 
@@ -119,7 +122,7 @@ void queue_failed(struct te_barrier *b, uint32_t rank, const char *why)
  * (rank 0 has left the barrier). A registered helper's connection is never
  * cut by rank 0 while it waits; where the network cut it, rank 0 counts
  * its ranks as gone and answers the new connection "abort". */
-void up_cut(struct te_barrier *b, int e)
+void te_bstate_up_cut(struct te_barrier *b, int e)
 {
 	int64_t now = te_now_ms();
 	int refused = e == ECONNREFUSED;
@@ -156,7 +159,7 @@ void up_cut(struct te_barrier *b, int e)
 	b->cs = C_RETRY;
 }
 
-void up_flush(struct te_barrier *b)
+void te_bstate_up_flush(struct te_barrier *b)
 {
 	while (b->outoff < b->outlen && b->cfd >= 0) {
 		ssize_t n = send(b->cfd, b->out + b->outoff,
@@ -169,7 +172,7 @@ void up_flush(struct te_barrier *b)
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			break;
-		up_cut(b, n < 0 ? errno : EPIPE);
+		te_bstate_up_cut(b, n < 0 ? errno : EPIPE);
 		return;
 	}
 	if (b->cfd >= 0) {
@@ -187,8 +190,8 @@ void up_flush(struct te_barrier *b)
 /* Not the root: a rank of the subtree failed before the barrier. The
  * first one goes up at once (and with every new connection); rank 0
  * answers abort, which comes back down. */
-void tree_failed(struct te_barrier *b, uint32_t rank, const char *host,
-		 const char *why)
+void te_bstate_tree_failed(struct te_barrier *b, uint32_t rank,
+			   const char *host, const char *why)
 {
 	struct te_coord_req q = { .kind = TE_CQ_FAILED, .rank = rank };
 	char line[TE_COORD_LINE_MAX];
@@ -199,20 +202,20 @@ void tree_failed(struct te_barrier *b, uint32_t rank, const char *host,
 	b->f_rank = rank;
 	te_strlcpy(b->f_host, host && te_host_valid(host) ? host : "?",
 		   sizeof(b->f_host));
-	fail_text(b->f_why, sizeof(b->f_why), why);
+	te_bstate_fail_text(b->f_why, sizeof(b->f_why), why);
 	if (b->cs != C_SENT && b->cs != C_CONNECTING)
 		return;		/* register_up sends it */
 	q.rank = rank;
 	te_strlcpy(q.host, b->f_host, sizeof(q.host));
 	te_strlcpy(q.why, b->f_why, sizeof(q.why));
 	if (te_coord_req_format(line, sizeof(line), b->up_info.token, &q) == 0)
-		queue_text(b, line);
+		te_bstate_queue_text(b, line);
 	if (b->cs == C_SENT)
-		up_flush(b);
+		te_bstate_up_flush(b);
 }
 
 /* A child asked for the report: the root's, from above. */
-void tree_ask_state(struct te_barrier *b, size_t i)
+void te_bstate_tree_ask_state(struct te_barrier *b, size_t i)
 {
 	struct te_coord_req q = { .kind = TE_CQ_STATUS, .rank = b->p->me.rank };
 	char line[TE_COORD_LINE_MAX];
@@ -222,14 +225,14 @@ void tree_ask_state(struct te_barrier *b, size_t i)
 	    te_coord_req_format(line, sizeof(line), b->up_info.token, &q) < 0)
 		return;
 	b->asked_state = 1;
-	queue_text(b, line);
-	up_flush(b);
+	te_bstate_queue_text(b, line);
+	te_bstate_up_flush(b);
 }
 
 /* ---------------------------------------------------------------- connections down */
 
 /* Per connection slot: which kid it speaks for, its summary so far. */
-int tree_conns_init(struct te_barrier *b)
+int te_bstate_tree_conns_init(struct te_barrier *b)
 {
 	size_t i;
 
@@ -242,7 +245,7 @@ int tree_conns_init(struct te_barrier *b)
 	return 0;
 }
 
-void tree_conn_closed(struct te_barrier *b, size_t i)
+void te_bstate_tree_conn_closed(struct te_barrier *b, size_t i)
 {
 	size_t kid;
 
@@ -258,7 +261,7 @@ void tree_conn_closed(struct te_barrier *b, size_t i)
 
 /* Connection i has been answered (abort), or its helper is gone: its
  * subtree needs nothing more from this node. */
-void tree_told(struct te_barrier *b, size_t i)
+void te_bstate_tree_told(struct te_barrier *b, size_t i)
 {
 	size_t kid = b->conn_kid && i < b->cc.cap ? b->conn_kid[i] : NO_KID;
 
@@ -268,7 +271,7 @@ void tree_told(struct te_barrier *b, size_t i)
 	b->ntold++;
 }
 
-void conn_close(struct te_barrier *b, size_t i)
+void te_bstate_conn_close(struct te_barrier *b, size_t i)
 {
 	struct te_coord_conn *c = &b->cc.c[i];
 	char host[TE_HOST_MAX];
@@ -289,19 +292,20 @@ void conn_close(struct te_barrier *b, size_t i)
 		uint32_t rank = c->rank;
 
 		if (lost) {
-			tree_told(b, i);	/* nobody there to tell */
-			tree_conn_closed(b, i);
+			/* nobody there to tell */
+			te_bstate_tree_told(b, i);
+			te_bstate_tree_conn_closed(b, i);
 			te_cc_release(&b->cc, i);
-			rank_failed(b, rank, host[0] ? host : "?",
-					  HELPER_GONE_WHY);
+			te_bstate_rank_failed(b, rank, host[0] ? host : "?",
+					      HELPER_GONE_WHY);
 			return;
 		}
-		tree_conn_closed(b, i);
+		te_bstate_tree_conn_closed(b, i);
 	}
 	te_cc_release(&b->cc, i);	/* also leaves the epoll set */
 }
 
-void conn_send(struct te_barrier *b, size_t i, const char *line)
+void te_bstate_conn_send(struct te_barrier *b, size_t i, const char *line)
 {
 	size_t len = strlen(line);
 
@@ -309,12 +313,12 @@ void conn_send(struct te_barrier *b, size_t i, const char *line)
 	 * cannot take them is not waiting for them. */
 	if (send(b->cc.c[i].fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT) !=
 	    (ssize_t)len)
-		conn_close(b, i);
+		te_bstate_conn_close(b, i);
 }
 
 /* Aborting: this node may end once each of its children has been told
  * (each child then stays for its own). */
-void abort_hosts(struct te_barrier *b)
+void te_bstate_abort_hosts(struct te_barrier *b)
 {
 	b->nhosts = b->nchildren;
 	b->hosts_known = 1;
@@ -322,15 +326,15 @@ void abort_hosts(struct te_barrier *b)
 
 /* Rank 0, aborting: answers one registered connection and closes it; its
  * helper writes the report for its node's tasks, so its node is told. */
-void conn_abort(struct te_barrier *b, size_t i)
+void te_bstate_conn_abort(struct te_barrier *b, size_t i)
 {
 	char line[TE_COORD_LINE_MAX];
 
 	if (te_coord_reply_format(line, sizeof(line), TE_CR_ABORT,
 				  b->abort_text) < 0)
 		return;
-	tree_told(b, i);
-	conn_send(b, i, line);
+	te_bstate_tree_told(b, i);
+	te_bstate_conn_send(b, i, line);
 	if (b->cc.c[i].fd >= 0) {
 		char junk[4096];
 
@@ -338,7 +342,7 @@ void conn_abort(struct te_barrier *b, size_t i)
 		 * would reset the connection and could drop the answer */
 		while (read(b->cc.c[i].fd, junk, sizeof(junk)) > 0)
 			;
-		conn_close(b, i);
+		te_bstate_conn_close(b, i);
 	}
 }
 
@@ -349,20 +353,21 @@ static void conn_new(void *ctx, size_t i)
 	if (b->test_cut) {	/* as if strangers pushed it out */
 		b->test_cut--;
 		b->test_cut_done++;
-		conn_close(b, i);
-	} else if (ep_add(b, b->cc.c[i].fd, EPOLLIN, TAG_CONN + i) < 0) {
-		conn_close(b, i);
+		te_bstate_conn_close(b, i);
+	} else if (te_bstate_ep_add(b, b->cc.c[i].fd, EPOLLIN,
+				    TAG_CONN + i) < 0) {
+		te_bstate_conn_close(b, i);
 	}
 }
 
 /* A burst at most (coord_conns.h): what is left keeps the listener
  * readable for the next turn. */
-void conns_accept(struct te_barrier *b)
+void te_bstate_conns_accept(struct te_barrier *b)
 {
 	te_cc_accept_burst(&b->cc, b->lfd, b->epfd, te_now_ms(), conn_new, b);
 }
 
-void conns_broadcast(struct te_barrier *b, const char *line)
+void te_bstate_conns_broadcast(struct te_barrier *b, const char *line)
 {
 	size_t i;
 
@@ -370,13 +375,13 @@ void conns_broadcast(struct te_barrier *b, const char *line)
 	for (i = 0; i < b->cc.cap; i++)
 		if (b->cc.c[i].fd >= 0) {
 			if (b->cc.c[i].registered)
-				conn_send(b, i, line);
-			conn_close(b, i);
+				te_bstate_conn_send(b, i, line);
+			te_bstate_conn_close(b, i);
 		}
 }
 
 /* The report a child asked for (its own deadline) came from above. */
-void tree_relay_state(struct te_barrier *b)
+void te_bstate_tree_relay_state(struct te_barrier *b)
 {
 	char line[TE_COORD_LINE_MAX];
 
@@ -396,7 +401,7 @@ void tree_relay_state(struct te_barrier *b)
 
 /* ---------------------------------------------------------------- arrivals, failures */
 
-size_t own_pos(struct te_barrier *b, uint32_t rank)
+size_t te_bstate_own_pos(struct te_barrier *b, uint32_t rank)
 {
 	for (size_t i = 0; i < b->nown; i++)
 		if (b->own[i] == rank)
@@ -404,9 +409,9 @@ size_t own_pos(struct te_barrier *b, uint32_t rank)
 	return NO_KID;
 }
 
-void tree_own_arrived(struct te_barrier *b, uint32_t rank)
+void te_bstate_tree_own_arrived(struct te_barrier *b, uint32_t rank)
 {
-	size_t i = own_pos(b, rank);
+	size_t i = te_bstate_own_pos(b, rank);
 
 	if (i == NO_KID || b->own_state[i])
 		return;
@@ -416,10 +421,11 @@ void tree_own_arrived(struct te_barrier *b, uint32_t rank)
 	b->sub_dirty = 1;
 }
 
-void mark_arrived(struct te_barrier *b, uint32_t rank, const char *host)
+void te_bstate_mark_arrived(struct te_barrier *b, uint32_t rank,
+			    const char *host)
 {
 	if (b->tree) {
-		tree_own_arrived(b, rank);
+		te_bstate_tree_own_arrived(b, rank);
 		return;
 	}
 	if (rank < b->p->size && !b->arrived[rank]) {
@@ -431,13 +437,13 @@ void mark_arrived(struct te_barrier *b, uint32_t rank, const char *host)
 /* Rank 0: rank failed before the barrier. The first failure is the
  * report; every node registered so far is answered at once, the others
  * as soon as they register. */
-void rank_failed(struct te_barrier *b, uint32_t rank,
-		       const char *host, const char *why)
+void te_bstate_rank_failed(struct te_barrier *b, uint32_t rank,
+			   const char *host, const char *why)
 {
 	size_t i;
 
 	if (b->tree && !b->is_root) {	/* up the tree, to rank 0 */
-		tree_failed(b, rank, host, why);
+		te_bstate_tree_failed(b, rank, host, why);
 		return;
 	}
 	if (b->aborting || !b->cc.c)
@@ -445,10 +451,10 @@ void rank_failed(struct te_barrier *b, uint32_t rank,
 	b->aborting = 1;
 	te_failed_report(rank, host, why, b->abort_text,
 			 sizeof(b->abort_text));
-	abort_hosts(b);
+	te_bstate_abort_hosts(b);
 	for (i = 0; i < b->cc.cap; i++)
 		if (b->cc.c[i].fd >= 0 && b->cc.c[i].registered)
-			conn_abort(b, i);
+			te_bstate_conn_abort(b, i);
 }
 
 /* ---------------------------------------------------------------- report */
@@ -500,14 +506,14 @@ static void recompute(struct te_barrier *b)
 	b->sub_dirty = 0;
 }
 
-const struct te_tree_sum *tree_sum(struct te_barrier *b)
+const struct te_tree_sum *te_bstate_tree_sum(struct te_barrier *b)
 {
 	if (b->sub_dirty)
 		recompute(b);
 	return &b->sub;
 }
 
-void tree_report(struct te_barrier *b, char *out, size_t len)
+void te_bstate_tree_report(struct te_barrier *b, char *out, size_t len)
 {
 	if (b->sub_dirty)
 		recompute(b);
@@ -515,10 +521,10 @@ void tree_report(struct te_barrier *b, char *out, size_t len)
 			     len);
 }
 
-void missing_report(struct te_barrier *b, char *out, size_t len)
+void te_bstate_missing_report(struct te_barrier *b, char *out, size_t len)
 {
 	if (b->tree) {
-		tree_report(b, out, len);
+		te_bstate_tree_report(b, out, len);
 		return;
 	}
 	if (!b->arrived) {	/* the coordinator never started */

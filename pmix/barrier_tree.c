@@ -85,8 +85,8 @@ static int map_load(struct te_barrier *b, struct te_procmap *m)
 	return rc == 0 ? 0 : map_from_hosts(b, m);
 }
 
-int tree_setup(struct te_barrier *b, unsigned k, int followers, char *err,
-	       size_t errlen)
+int te_btree_setup(struct te_barrier *b, unsigned k, int followers,
+		   char *err, size_t errlen)
 {
 	struct te_pmix *p = b->p;
 	uint32_t me = p->me.rank, r, lead;
@@ -145,16 +145,17 @@ int tree_setup(struct te_barrier *b, unsigned k, int followers, char *err,
 	return 0;
 }
 
-/* After tree_setup and the coordinator: this helper's own rank. */
-void tree_self(struct te_barrier *b)
+/* After te_btree_setup and the coordinator: this helper's own rank. */
+void te_btree_self(struct te_barrier *b)
 {
 	if (!b->self_failed[0])
-		tree_own_arrived(b, b->p->me.rank);
+		te_bstate_tree_own_arrived(b, b->p->me.rank);
 	else if (!b->is_root)
-		tree_failed(b, b->p->me.rank, b->p->host, b->self_failed);
+		te_bstate_tree_failed(b, b->p->me.rank, b->p->host,
+				      b->self_failed);
 }
 
-void tree_free(struct te_barrier *b)
+void te_btree_free(struct te_barrier *b)
 {
 	size_t i;
 
@@ -178,7 +179,7 @@ static uint32_t quick_arrived(const struct te_barrier *b)
 	return (uint32_t)b->own_in + b->kids_arrived;
 }
 
-int tree_complete(struct te_barrier *b)
+int te_btree_complete(struct te_barrier *b)
 {
 	return b->own_in == b->nown && b->kids_final == b->nchildren;
 }
@@ -190,7 +191,7 @@ static void queue_sum(struct te_barrier *b, int64_t now)
 	char buf[(TE_TREE_VGROUPS_MAX + TE_TREE_CGROUPS_MAX + 2) *
 		 TE_COORD_LINE_MAX];
 	struct te_tree_sum one;
-	const struct te_tree_sum *s = tree_sum(b);
+	const struct te_tree_sum *s = te_bstate_tree_sum(b);
 
 	if (b->nchildren == 0 && b->my_node < b->map.nnodes &&
 	    b->p->me.rank != b->map.node_lead[b->my_node]) {
@@ -202,7 +203,7 @@ static void queue_sum(struct te_barrier *b, int64_t now)
 	}
 	if (te_tree_sum_format(buf, sizeof(buf), b->up_info.token, b->p->me.rank,
 			       s, now) == 0) {
-		queue_text(b, buf);
+		te_bstate_queue_text(b, buf);
 		b->sent_final = s->final;
 		b->sent_arrived = s->arrived;
 	}
@@ -210,7 +211,7 @@ static void queue_sum(struct te_barrier *b, int64_t now)
 
 /* Everything the parent must hear on a new connection: the summary first
  * (it says whose connection this is), then the subtree's first failure. */
-void tree_queue_registration(struct te_barrier *b)
+void te_btree_queue_registration(struct te_barrier *b)
 {
 	struct te_coord_req q = { .kind = TE_CQ_FAILED };
 	char line[TE_COORD_LINE_MAX];
@@ -223,15 +224,15 @@ void tree_queue_registration(struct te_barrier *b)
 		te_strlcpy(q.why, b->f_why, sizeof(q.why));
 		if (te_coord_req_format(line, sizeof(line), b->up_info.token,
 					&q) == 0)
-			queue_text(b, line);
+			te_bstate_queue_text(b, line);
 	}
 }
 
 /* A progress summary at most every sum_ms, the final one at once,
  * never over lines not yet sent. Returns when to look again. */
-int64_t tree_tick(struct te_barrier *b, int64_t now)
+int64_t te_btree_tick(struct te_barrier *b, int64_t now)
 {
-	int final = tree_complete(b);
+	int final = te_btree_complete(b);
 	uint32_t arrived = quick_arrived(b);
 
 	if (!b->has_up || b->cs != C_SENT || b->sent_final ||
@@ -240,7 +241,7 @@ int64_t tree_tick(struct te_barrier *b, int64_t now)
 	if (final || (arrived != b->sent_arrived && now >= b->next_sum)) {
 		queue_sum(b, now);
 		b->next_sum = now + b->sum_ms;
-		up_flush(b);
+		te_bstate_up_flush(b);
 		return INT64_MAX;
 	}
 	return arrived != b->sent_arrived ? b->next_sum : INT64_MAX;
@@ -250,14 +251,14 @@ int64_t tree_tick(struct te_barrier *b, int64_t now)
 
 /* Passes one answer from above (or the root's) to every child, and
  * closes their connections: done, reject, fail. */
-void tree_relay(struct te_barrier *b, enum te_coord_reply_kind k,
-		const char *text)
+void te_btree_relay(struct te_barrier *b, enum te_coord_reply_kind k,
+		    const char *text)
 {
 	char line[TE_COORD_LINE_MAX];
 
 	if (b->lfd < 0 || te_coord_reply_format(line, sizeof(line), k,
 						text) < 0)
 		return;
-	conns_accept(b);
-	conns_broadcast(b, line);
+	te_bstate_conns_accept(b);
+	te_bstate_conns_broadcast(b, line);
 }

@@ -8,7 +8,9 @@
 #   2  barrier_client.c barrier_coord.c   the roles: each uses layers 0-1,
 #      barrier_followers.c barrier_tree.c  never another role
 #   3  barrier.c                          te_barrier_*: calls the roles
-# A new pmix/barrier*.c must be given its layer here.
+# A new pmix/barrier*.c must be given its layer and its prefix here: what
+# a file defines for the others starts with the prefix (te_bsess_,
+# te_bstate_, te_bclient_, ...), or is barrier.h's API.
 # Environment: TE_SRCDIR (default: this file's checkout), TE_BUILDDIR
 # (default: the current directory; the checks skip, saying why, when the
 # objects are not built there). TE_LAYERING_OBJDIR: read the objects from
@@ -30,9 +32,24 @@ layer_of() { # FILE (barrier_x, no .c): its layer, or nothing
 	esac
 }
 
+prefix_of() { # FILE: the prefix of what it defines for the others
+	case $1 in
+	barrier_session) echo te_bsess_ ;;
+	barrier_state) echo te_bstate_ ;;
+	barrier_client) echo te_bclient_ ;;
+	barrier_coord) echo te_bcoord_ ;;
+	barrier_followers) echo te_bfollow_ ;;
+	barrier_tree) echo te_btree_ ;;
+	barrier) echo te_barrier_ ;;
+	esac
+}
+
 files=$(cd "$src/pmix" && ls barrier*.c | sed 's/\.c$//')
-out=$(for f in $files; do [ -n "$(layer_of "$f")" ] || echo "pmix/$f.c has no layer"; done)
-check "$([ -z "$out" ] && echo 0 || echo 1)" "every pmix/barrier*.c has its layer" "$out"
+out=$(for f in $files; do
+	[ -n "$(layer_of "$f")" ] || echo "pmix/$f.c has no layer"
+	[ -n "$(prefix_of "$f")" ] || echo "pmix/$f.c has no prefix"
+done)
+check "$([ -z "$out" ] && echo 0 || echo 1)" "every pmix/barrier*.c has its layer and prefix" "$out"
 
 object_of() { # FILE: its object, or nothing
 	local d
@@ -48,7 +65,7 @@ object_of() { # FILE: its object, or nothing
 missing=$(for f in $files; do [ -n "$(object_of "$f")" ] || echo "$f"; done)
 if ! command -v nm >/dev/null || [ -n "$missing" ]; then
 	for what in "no role file calls another" "no file calls a higher layer" \
-		"the check reads the calls"; do
+		"the check reads the calls" "every extern carries its file's prefix"; do
 		n=$((n + 1))
 		echo "ok $n # SKIP $what: no nm, or not built here ($(echo $missing))"
 	done
@@ -95,6 +112,23 @@ grep -q "^barrier_client barrier_session " "$tmp/edges" ||
 	echo "barrier_client.c calls nothing of barrier_session.c"
 grep -q " barrier_state " "$tmp/edges" || echo "nothing calls barrier_state.c")
 check "$([ -z "$out" ] && echo 0 || echo 1)" "the check reads the calls ($(wc -l <"$tmp/edges") across files)" "$out"
+
+# Names: each file's globals start with its prefix, but for barrier.h's
+# API (the session's te_pmix_*, ...); no prefix is another file's.
+api=$(grep -ow 'te_[a-z0-9_]*' "$src/pmix/barrier.h" | sort -u)
+out=$(for f in $files; do
+	p=$(prefix_of "$f")
+	while read -r s; do
+		case $s in "$p"*) continue ;; esac
+		printf '%s\n' "$api" | grep -qx -- "$s" ||
+			echo "pmix/$f.c defines $s (neither $p* nor in barrier.h)"
+	done <"$tmp/$f.D"
+	for g in $files; do
+		[ "$f" = "$g" ] || [ "$p" = te_barrier_ ] && continue
+		grep "^$p" "$tmp/$g.D" | sed "s|^|pmix/$g.c defines |; s|\$| ($f.c's prefix)|"
+	done
+done)
+check "$([ -z "$out" ] && echo 0 || echo 1)" "every extern carries its file's prefix (pmix/barrier_int.h)" "$out"
 
 echo "1..$n"
 [ "$failed" = 0 ]

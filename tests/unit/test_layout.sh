@@ -127,7 +127,7 @@ nm_checks() {
 	fi
 }
 nm_checks trainenv.so "$build/.libs/trainenv.so" \
-	'^(te_barrier_|te_cc_|coord_|client_dial|te_pmix_)' \
+	'^(te_barrier_|te_b(sess|state|client|coord|follow|tree)_|te_cc_|coord_|te_pmix_)' \
 	"(root, in slurmstepd) holds no barrier, coordinator or PMIx session code" \
 	te_strlcpy te_bind_compute
 nm_checks libtrainenv.so "$(ls "$build"/.libs/libtrainenv.so.[0-9]*.[0-9]* 2>/dev/null | head -1)" \
