@@ -27,8 +27,6 @@
 #include "launch/version.h"
 #include "trainenv/trainenv.h"
 
-#define DEFAULT_TIMEOUT_S 300.0
-
 static pthread_mutex_t lib_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct te_pmix sess;
 static int held;		/* trainenv_init() depth */
@@ -71,27 +69,27 @@ static int torchrun_worker_ok(char *err, size_t errlen)
 		      "barrier' before torchrun", lr);
 }
 
+/* The step's barrier seconds, from the effective settings the plugin
+ * encoded (TRAINENV_SETTINGS, decoded and checked against the table's
+ * rows): te_setting_barrier_s, the numeric barrier value, else the row's
+ * built-in. Under --train-barrier=first-collective the value is a word and
+ * the deadline is the site's number, which only the policy knows: the
+ * plugin derives TRAINENV_BARRIER_TIMEOUT from the same row and policy
+ * (te_setting_barrier_s in spank/stepd_rdzv.c), and it counts first. */
 static double default_timeout(void)
 {
 	static struct te_config cfg;
 	const char *s = getenv(TE_SETTINGS_ENV);
-	const char *t = getenv("TRAINENV_BARRIER_TIMEOUT");
+	const char *t = getenv(TE_BARRIER_TIMEOUT_ENV);
 	char err[TE_ERR_MAX];
 	uint64_t secs;
 
-	/* set by the plugin for --train-barrier=first-collective */
-	if (t && te_parse_u64(t, 7 * 86400, &secs) == 0 && secs > 0)
+	if (t && te_parse_u64(t, te_setting_max(TE_S_BARRIER), &secs) == 0 &&
+	    secs > 0)
 		return (double)secs;
-
-	if (s && te_config_decode(&cfg, s, err, sizeof(err)) == 0 &&
-	    cfg.v[TE_S_BARRIER].set) {
-		uint64_t n;
-
-		if (te_parse_u64(cfg.v[TE_S_BARRIER].text, 7 * 86400, &n) == 0 &&
-		    n > 0)
-			return (double)n;
-	}
-	return DEFAULT_TIMEOUT_S;
+	if (!s || te_config_decode(&cfg, s, err, sizeof(err)) < 0)
+		memset(&cfg, 0, sizeof(cfg));	/* unset: the built-in */
+	return (double)te_setting_barrier_s(&cfg, NULL);
 }
 
 /* The next barrier generation of this rank, counted in a file shared by
@@ -213,8 +211,8 @@ int trainenv_barrier(double timeout_s, char *err, size_t errlen)
 	err[0] = '\0';
 	if (!(timeout_s > 0))
 		timeout_s = default_timeout();
-	if (timeout_s > 7 * 86400)
-		timeout_s = 7 * 86400;
+	if (timeout_s > (double)te_setting_max(TE_S_BARRIER))
+		timeout_s = (double)te_setting_max(TE_S_BARRIER);
 	pthread_mutex_lock(&lib_mu);
 	if (!(held && held_env_ok)) {
 		if (have_pmix_env(err, errlen) < 0 ||

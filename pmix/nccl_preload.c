@@ -36,6 +36,9 @@
 
 #include "launch/barrier_proxy.h"
 #include "launch/version.h"
+/* macros only (TE_WEEK_S, TE_BARRIER_BUILTIN_S, TE_BARRIER_TIMEOUT_ENV):
+ * nothing of it links */
+#include "settings/settings.h"
 
 /* NCCL's types, as far as the calls need them (nccl.h is not required to
  * build trainenv). */
@@ -145,10 +148,22 @@ static barrier_fn load_barrier(char *err, size_t errlen)
  * the inherited socket (core/launch/barrier_proxy.h); neither libtrainenv nor
  * libpmix need be in the image. Waits for the answer as long as the
  * barrier's deadline and a minute more: the proxy keeps the deadline. 0,
- * or -1 with why in err. */
+ * or -1 with why in err.
+ *
+ * The deadline: outside a container the shim asks libtrainenv, which
+ * reads the encoded settings (TRAINENV_SETTINGS). Here libtrainenv need
+ * not be in the image, and the shim cannot link the decoder and the
+ * settings table: it loads into users' programs built against glibc 2.17
+ * (tests/unit/test_glibc_baseline.sh), and the table's code brings the
+ * fortified stdio of the build machine's glibc. So it reads the one
+ * number the plugin derives from the barrier's row and the site's policy
+ * for it (TRAINENV_BARRIER_TIMEOUT, te_setting_barrier_s), bounded by the
+ * row's maximum and built-in (TE_WEEK_S, TE_BARRIER_BUILTIN_S: macros,
+ * nothing to link). The proxy, on the
+ * node, keeps the real deadline. */
 static int proxy_barrier(int fd, char *err, size_t errlen)
 {
-	const char *t = getenv("TRAINENV_BARRIER_TIMEOUT");
+	const char *t = getenv(TE_BARRIER_TIMEOUT_ENV);
 	char msg[TE_BPROXY_MSG_MAX + 1];
 	long wait_s = 0;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -157,10 +172,10 @@ static int proxy_barrier(int fd, char *err, size_t errlen)
 	int k = te_bproxy_request(msg, sizeof(msg), TE_PROTOCOL_VERSION, 0, 1);
 
 	/* by hand, not atol: see core/launch/barrier_proxy.c */
-	while (t && *t >= '0' && *t <= '9' && wait_s < 7 * 86400L)
+	while (t && *t >= '0' && *t <= '9' && wait_s < (long)TE_WEEK_S)
 		wait_s = wait_s * 10 + (*t++ - '0');
-	if (wait_s <= 0 || wait_s > 7 * 86400L)
-		wait_s = 300;
+	if (wait_s <= 0 || wait_s > (long)TE_WEEK_S)
+		wait_s = TE_BARRIER_BUILTIN_S;
 	wait_s += 60;
 	if (k < 0 || send(fd, msg, (size_t)k, MSG_NOSIGNAL) != k) {
 		if (errno == EPIPE || errno == ECONNRESET)

@@ -15,15 +15,17 @@
  *
  * The node's address and versions are put over PMIx; rank 0 also puts
  * MASTER_ADDR and a MASTER_PORT it verified free. Then either
- *  - barrier mode (--barrier S, or --checkpoint-dir): every helper
+ * (its settings come from TRAINENV_SETTINGS, its command line has only
+ * the step's facts: core/launch/rdzv_args.h)
+ *  - barrier mode (barrier=S, or a checkpoint-dir): every helper
  *    registers its node's facts and ranks with rank 0's coordinator
  *    (pmix/barrier.c); when every rank is there rank 0 judges the facts
  *    (versions, checkpoint directory: core/launch/launch_verdict.c), reports
  *    once, and releases all; at the deadline every waiting task fails
  *    naming the missing ranks;
  *  - no barrier: each node takes rank 0's data as soon as it is there
- *    (direct modex, at most --wait S) and compares its versions with rank
- *    0's.
+ *    (direct modex, at most the barrier's built-in seconds) and compares
+ *    its versions with rank 0's.
  * Always PMIx_Finalize before exit: Slurm kills the step when a client
  * leaves without it. */
 #include "config.h"
@@ -632,7 +634,11 @@ int main(int argc, char **argv)
 	profile = getenv("TRAINENV_RDZV_PROFILE") != NULL;
 	if ((rc = te_protocol_args(&argc, &argv)) >= 0)
 		return rc;	/* the plugin compares and says it */
-	if (te_rdzv_args_parse(argc, argv, &o, err, sizeof(err)) < 0) {
+	/* the step's facts from the command line, every setting from the
+	 * effective settings the plugin put in the environment */
+	if (te_rdzv_args_parse(argc, argv, &o, err, sizeof(err)) < 0 ||
+	    te_rdzv_opts_settings(&o, getenv(TE_SETTINGS_ENV), err,
+				  sizeof(err)) < 0) {
 		fail(0, "trainenv-rdzv: %s", err);
 		return emit();
 	}

@@ -22,6 +22,7 @@
 #include "hang/stacks.h"
 #include "stacks_int.h"
 #include "report/steprecord.h"
+#include "settings/settings.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"
 #include "launch/version.h"
@@ -99,7 +100,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->exit_report = a[2] == 'e';
 			i++;
 		} else if (!strcmp(a, "--grace") && v &&
-			   te_parse_u64(v, 7 * 86400, &n) == 0) {
+			   te_parse_u64(v, te_setting_max(TE_S_EXIT_GRACE),
+					&n) == 0) {
 			o->grace = (unsigned)n;
 			i++;
 		} else if (!strcmp(a, "--action") && v &&

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "settings/settings.h"
 #include "tool.h"
 #include "trainenv/trainenv.h"
 
@@ -16,10 +17,11 @@ static void usage(FILE *f)
 	fprintf(f, "usage: trainenv barrier [--timeout SECONDS]\n\n"
 		"Waits until every rank of this Slurm step has reached the "
 		"barrier, at most\nSECONDS (default: the step's "
-		"--train-barrier value, else 300). Exits 0 when\nall arrived, "
+		"--train-barrier value, else %llu). Exits 0 when\nall arrived, "
 		"1 with one line saying which ranks and nodes are missing, 2 "
 		"on\nbad usage. Needs srun --mpi=pmix. One process per rank; "
-		"see trainenv(8).\n");
+		"see trainenv(8).\n",
+		(unsigned long long)te_setting_builtin_num(TE_S_BARRIER));
 }
 
 int te_tool_barrier(int argc, char **argv)
@@ -47,9 +49,11 @@ int te_tool_barrier(int argc, char **argv)
 			return 2;
 		}
 		timeout = strtod(v, &end);
-		if (end == v || *end || !(timeout > 0) || timeout > 7 * 86400) {
+		if (end == v || *end || !(timeout > 0) ||
+		    timeout > (double)te_setting_max(TE_S_BARRIER)) {
 			fprintf(stderr, "trainenv barrier: --timeout: '%.32s' "
-				"is not a number of seconds in (0, 604800]\n", v);
+				"is not a number of seconds in (0, %llu]\n", v,
+				(unsigned long long)te_setting_max(TE_S_BARRIER));
 			return 2;
 		}
 	}

@@ -293,8 +293,12 @@ static void export_settings(spank_t sp)
 {
 	static char enc[TE_S_COUNT * (3 * TE_VALUE_MAX + 3 * TE_ORIGIN_MAX + 80)];
 
+	/* trainenv-rdzv takes its settings from it: never leave the job's
+	 * own in its place */
 	if (te_config_encode(&te_plug.cfg, enc, sizeof(enc)) == 0)
 		spank_setenv(sp, TE_SETTINGS_ENV, enc, 1);
+	else
+		spank_unsetenv(sp, TE_SETTINGS_ENV);
 	/* what libtrainenv compares at trainenv_init (core/launch/version.h) */
 	{
 		char proto[12];

@@ -31,7 +31,7 @@ int te_stepd_end_step;
  * "failed" line) is that very helper, and the coordinator's address and
  * token are only published over PMIx, which slurmstepd must not speak
  * (docs/design.md section 3). The other nodes would wait for the
- * barrier's deadline (300 s by default). So under the barrier, once the
+ * barrier's deadline (te_setting_barrier_s). So under the barrier, once the
  * node's tasks have said why, the task that ran the helper ends the step
  * through slurmctld, as the job's user ending its own step (task_init runs
  * in the task's process, as that user): every other rank is still held
@@ -60,10 +60,12 @@ int te_stepd_has_pmix(spank_t sp)
 /* --train-barrier=first-collective: the job-wide barrier runs in each
  * process right before its first NCCL communicator, from trainenv-nccl.so
  * in LD_PRELOAD (before the user's own preloads). Its deadline is the
- * site's numeric barrier value, else 300 s. */
+ * site's numeric barrier value, else the row's built-in
+ * (te_setting_barrier_s): the site's number is in the policy, not in the
+ * encoded settings, so it goes to the tasks as TRAINENV_BARRIER_TIMEOUT,
+ * which libtrainenv and the NCCL shim read. */
 int te_stepd_preload_nccl_barrier(spank_t sp)
 {
-	const struct te_value *site = &te_plug.pol.def[TE_S_BARRIER];
 	const struct te_value *dir = &te_plug.cfg.v[TE_S_LIB_DIR];
 	const char *old = te_stepd_getenv(sp, "LD_PRELOAD");
 	char lib[TE_VALUE_MAX + 32], val[2 * TE_VALUE_MAX + 40], secs[24];
@@ -78,10 +80,9 @@ int te_stepd_preload_nccl_barrier(spank_t sp)
 	if (access(lib, R_OK) < 0)
 		return te_err(te_stepd_err, sizeof(te_stepd_err), "barrier="
 			      "first-collective: %s: %s", lib, strerror(errno));
-	te_snprintf(secs, sizeof(secs), "%llu",
-		    site->set && site->word == TE_W_VALUE ?
-			    (unsigned long long)site->num : 300ULL);
-	spank_setenv(sp, "TRAINENV_BARRIER_TIMEOUT", secs, 1);
+	te_snprintf(secs, sizeof(secs), "%lu",
+		    te_setting_barrier_s(&te_plug.cfg, &te_plug.pol));
+	spank_setenv(sp, TE_BARRIER_TIMEOUT_ENV, secs, 1);
 	spank_setenv(sp, "LD_PRELOAD", val, 1);
 	return 0;
 }
@@ -137,9 +138,9 @@ static const char *follower_hooks(spank_t sp, uint32_t global_id,
 /* The node's first task (or every task, without the node's files) runs
  * trainenv-rdzv: 0 with rr filled from its output, or -1 (te_stepd_err
  * says why; the node's other tasks are told through tmpdir). */
-static int run_helper(spank_t sp, const struct te_config *c,
-		      const struct te_rdzv_plan *plan, const char *tmpdir,
-		      const char *failed, struct te_rdzv_result *rr)
+static int run_helper(spank_t sp, const struct te_rdzv_plan *plan,
+		      const char *tmpdir, const char *failed,
+		      struct te_rdzv_result *rr)
 {
 	struct te_rdzv_argv args;
 	char path[TE_VALUE_MAX + 32], err[TE_ERR_MAX];
@@ -151,7 +152,9 @@ static int run_helper(spank_t sp, const struct te_config *c,
 			    "too long");
 		goto leader_failed;
 	}
-	te_rdzv_helper_argv(c, plan, TE_RDZV_HELPER, te_step.job_id,
+	/* the settings travel in the environment (TRAINENV_SETTINGS, set by
+	 * export_settings before this), not on the command line */
+	te_rdzv_helper_argv(plan, TE_RDZV_HELPER, te_step.job_id,
 			    te_step.step_id, failed, &args);
 	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp) {
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot read the "
@@ -295,7 +298,7 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	case TE_RDZV_RUN_HELPER:
 		break;
 	}
-	if (run_helper(sp, c, &plan, tmpdir, failed, rr) < 0)
+	if (run_helper(sp, &plan, tmpdir, failed, rr) < 0)
 		return -1;
 	if (failed)
 		return -1;	/* the caller reports this task's own failure */

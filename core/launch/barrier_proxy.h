@@ -50,7 +50,8 @@ int te_bproxy_request(char *buf, size_t len, int protocol, double timeout_s,
 		      int once);
 
 /* buf[0..n) as a request: 0 with *protocol, *timeout_s (0 when it was
- * not a number in 0..604800) and *once, -1 when it is no request. */
+ * not a number in 0..TE_WEEK_S, the barrier row's bound) and *once, -1
+ * when it is no request. */
 int te_bproxy_parse_request(const char *buf, size_t n, int *protocol,
 			    double *timeout_s, int *once);
 

@@ -6,7 +6,6 @@
 
 #include <string.h>
 
-#include "launch/rankenv.h"
 #include "launch/rdzv_plan.h"
 #include "util/strutil.h"
 #include "launch/version.h"
@@ -34,7 +33,8 @@ void te_rdzv_plan_make(const struct te_config *cfg,
 	p->barrier_mode = secs > 0 || ckpt;
 	/* The helper keeps its own deadlines; this one only catches a helper
 	 * that is stuck (killing a PMIx client makes Slurm end the step). */
-	p->timeout_ms = (int)((secs ? secs : 300) + (ckpt ? 15 : 0) + 20) * 1000;
+	p->timeout_ms = (int)(te_setting_barrier_s(cfg, NULL) + (ckpt ? 15 : 0) +
+			      20) * 1000;
 	p->skew_warn_ms = -1;
 	if (p->barrier_mode && f->explain)
 		p->skew_warn_ms = 0;
@@ -64,25 +64,15 @@ int te_end_step_wait_ms(int64_t on_node_ms)
 		       0 : (int)(TE_END_STEP_SETTLE_MS - on_node_ms);
 }
 
-void te_rdzv_helper_argv(const struct te_config *cfg,
-			 const struct te_rdzv_plan *p, const char *helper_name,
+void te_rdzv_helper_argv(const struct te_rdzv_plan *p, const char *helper_name,
 			 uint32_t job_id, uint32_t step_id, const char *failed,
 			 struct te_rdzv_argv *out)
 {
-	const struct te_value *range = &cfg->v[TE_S_PORT_RANGE];
-	const struct te_value *ckpt = &cfg->v[TE_S_CHECKPOINT_DIR];
-	int vcheck = cfg->v[TE_S_VERSION_CHECK].word;
 	char **argv = out->argv;
 	int n = 0;
 
 	te_snprintf(out->job, sizeof(out->job), "%u", job_id);
 	te_snprintf(out->step, sizeof(out->step), "%u", step_id);
-	te_snprintf(out->range, sizeof(out->range), "%u-%u",
-		    (unsigned)range->num, (unsigned)range->num2);
-	te_snprintf(out->start, sizeof(out->start), "%u",
-		    te_master_port(job_id, step_id, (uint16_t)range->num,
-				   (uint16_t)range->num2));
-	te_snprintf(out->barrier, sizeof(out->barrier), "%lu", p->barrier_secs);
 	/* first, whatever the helper's protocol: one of another protocol
 	 * answers with its own and stops (core/launch/version.h) */
 	te_snprintf(out->proto, sizeof(out->proto), "%d", te_protocol_version());
@@ -93,35 +83,8 @@ void te_rdzv_helper_argv(const struct te_config *cfg,
 	argv[n++] = out->job;
 	argv[n++] = (char *)"--step";
 	argv[n++] = out->step;
-	argv[n++] = (char *)"--port-range";
-	argv[n++] = out->range;
-	argv[n++] = (char *)"--port-start";
-	argv[n++] = out->start;
-	argv[n++] = (char *)"--barrier";
-	argv[n++] = out->barrier;
-	argv[n++] = (char *)"--version-check";
-	argv[n++] = (char *)te_settings[TE_S_VERSION_CHECK]
-			    .words[vcheck != TE_W_VALUE ? vcheck :
-							  TE_W_VCHECK_WARN];
-	if (p->barrier_mode) {
-		te_snprintf(out->width, sizeof(out->width), "%u",
-			    (unsigned)cfg->v[TE_S_LAUNCH_TREE_WIDTH].num);
-		argv[n++] = (char *)"--tree-width";
-		argv[n++] = out->width;
-	}
-	if (ckpt->set) {
-		argv[n++] = (char *)"--checkpoint-dir";
-		argv[n++] = (char *)ckpt->text;
-	}
-	if (cfg->v[TE_S_SOCKET_IFNAME].word == TE_W_YES)
-		argv[n++] = (char *)"--ifname";
-	if (cfg->v[TE_S_TEST_HOOKS].word == TE_W_ON)
-		argv[n++] = (char *)"--test-hooks";
 	if (p->lead)
 		argv[n++] = (char *)"--lead";
-	if (p->barrier_mode && te_record_dir(cfg))
-		argv[n++] = (char *)"--record";
-
 	if (p->pass_failed && failed) {
 		argv[n++] = (char *)"--failed";
 		argv[n++] = (char *)failed;

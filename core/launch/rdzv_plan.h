@@ -67,19 +67,20 @@ void te_rdzv_plan_make(const struct te_config *cfg,
  * on this node (a clock that went back counts as 0). */
 int te_end_step_wait_ms(int64_t on_node_ms);
 
-/* The helper's command line. */
-#define TE_RDZV_ARGV_MAX 28
+/* The helper's command line: its protocol, then the step's facts that are
+ * not settings (job, step, --lead, --failed WHY). The helper takes every
+ * setting from the effective settings in its environment
+ * (TRAINENV_SETTINGS: core/launch/rdzv_args.h), not from here. */
+#define TE_RDZV_ARGV_MAX 12
 struct te_rdzv_argv {
 	char *argv[TE_RDZV_ARGV_MAX];
-	char job[16], step[16], range[16], start[8], barrier[24];
-	char width[8], proto[12];
+	char job[16], step[16], proto[12];
 };
 
-/* Fills out->argv (NULL-terminated; its strings point into out, cfg and
+/* Fills out->argv (NULL-terminated; its strings point into out and
  * failed, which must outlive it). failed: the task's failure text, or
  * NULL. */
-void te_rdzv_helper_argv(const struct te_config *cfg,
-			 const struct te_rdzv_plan *p, const char *helper_name,
+void te_rdzv_helper_argv(const struct te_rdzv_plan *p, const char *helper_name,
 			 uint32_t job_id, uint32_t step_id, const char *failed,
 			 struct te_rdzv_argv *out);
 

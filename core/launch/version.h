@@ -19,30 +19,14 @@
 /* A build may say otherwise (-DTE_PROTOCOL_VERSION=N): the tests build a
  * helper of another protocol that way. */
 #ifndef TE_PROTOCOL_VERSION
-#define TE_PROTOCOL_VERSION 1
-/* The plugin exports the protocol it speaks to every task
- * (TRAINENV_PROTOCOL=N); libtrainenv, loaded into the user's program,
- * reads only what the plugin set in the environment (the settings, the
- * barrier's deadline), so it compares at trainenv_init and warns, never
- * aborts the program. te_protocol_env_check: 1 with the warning line in
- * buf when val (the variable's value; NULL: unset, nothing to compare)
- * is not this build's protocol, else 0. The value is shown only when it
- * is a number of at most 7 digits. */
-#define TE_PROTOCOL_ENV "TRAINENV_PROTOCOL"
-int te_protocol_env_check(const char *val, char *buf, size_t len);
-
-/* A helper at path exited with code, having written out[0..n): 1 with
- * the mismatch line above in line (naming the helper, its directory and
- * both protocols and versions) when it answered another protocol (exit
- * TE_PROTOCOL_EXIT and a readable answer), else 0. */
-int te_protocol_refused(const char *path, int code, const char *out,
-			size_t n, char *line, size_t len);
-
+/* 2: the launch helper takes its settings from TRAINENV_SETTINGS, its
+ * command line only the step's facts (core/launch/rdzv_args.h) */
+#define TE_PROTOCOL_VERSION 2
 #endif
 
 /* TE_PROTOCOL_VERSION as this build's version.o has it: code outside
  * core/launch/version.c asks here, so that a helper linked with another
- * version.o (the tests' protocol-2 helper) speaks that protocol
+ * version.o (the tests' helper of another protocol) speaks that protocol
  * throughout, its node's data included. */
 int te_protocol_version(void);
 

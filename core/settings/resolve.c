@@ -208,6 +208,24 @@ static int split4(const char *s, const char *end, const char *f[4],
 	return 0;
 }
 
+/* A decoded value against its row: the same parse as for the user's
+ * text, so that num, num2 and word hold what the plugin had. */
+static int check_decoded(int id, struct te_value *v, char *err,
+			 size_t errlen)
+{
+	struct te_value p;
+	char why[TE_ERR_MAX];
+
+	if (te_value_parse(id, v->text, 0, &p, why, sizeof(why)) < 0)
+		return te_err(err, errlen, "%s: item '%s': %s", TE_SETTINGS_ENV,
+			      te_settings[id].name, why);
+	te_strlcpy(v->text, p.text, sizeof(v->text));
+	v->num = p.num;
+	v->num2 = p.num2;
+	v->word = p.word;
+	return 0;
+}
+
 int te_config_decode(struct te_config *cfg, const char *s, char *err,
 		     size_t errlen)
 {
@@ -251,6 +269,8 @@ int te_config_decode(struct te_config *cfg, const char *s, char *err,
 			}
 			v->src = (enum te_source)src;
 			v->set = v->src != TE_SRC_UNSET;
+			if (v->set && check_decoded(id, v, err, errlen) < 0)
+				return -1;
 		}
 		s = *end ? end + 1 : end;
 	}
@@ -266,6 +286,20 @@ int te_inherited_config(te_getenv_fn getenv_fn, void *ctx,
 	if (!s || te_config_decode(out, s, err, sizeof(err)) < 0)
 		return -1;
 	return 0;
+}
+
+unsigned long te_setting_barrier_s(const struct te_config *cfg,
+				   const struct te_policy *site)
+{
+	const struct te_value *v = &cfg->v[TE_S_BARRIER];
+
+	if (v->set && v->word == TE_W_VALUE && v->num > 0)
+		return (unsigned long)v->num;
+	if (site && site->def[TE_S_BARRIER].set &&
+	    site->def[TE_S_BARRIER].word == TE_W_VALUE &&
+	    site->def[TE_S_BARRIER].num > 0)
+		return (unsigned long)site->def[TE_S_BARRIER].num;
+	return (unsigned long)te_setting_builtin_num(TE_S_BARRIER);
 }
 
 const char *te_record_dir(const struct te_config *cfg)

@@ -8,6 +8,10 @@
 #include "settings/settings.h"
 #include "util/strutil.h"
 
+/* A number macro as the row's .builtin text */
+#define TE_NUM_TEXT_(n) #n
+#define TE_NUM_TEXT(n) TE_NUM_TEXT_(n)
+
 /* Each word at its name (core/settings/settings.h): code compares cfg.v[X].word with
  * these names, never with positions. */
 static const char *const w_onoff[] = {
@@ -278,15 +282,17 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 	},
 	[TE_S_BARRIER] = {
 		.name = "barrier", .type = TE_T_UINT, .words = w_barrier,
-		.lo = 1, .hi = 7 * 86400, .unit = "seconds",
-		.builtin = "300", .arginfo = "SECONDS|off|first-collective",
+		.lo = 1, .hi = TE_WEEK_S, .unit = "seconds",
+		.builtin = TE_NUM_TEXT(TE_BARRIER_BUILTIN_S),
+		.arginfo = "SECONDS|off|first-collective",
 		.help = "hold every task at launch until all ranks have "
 			"arrived, at most SECONDS; on timeout every task fails "
 			"naming the missing ranks and nodes; off: no barrier, "
 			"ranks only wait for rank 0's data; first-collective: "
 			"the barrier runs in each process right before its "
 			"first NCCL communicator (deadline: the site's barrier "
-			"seconds, else 300) (needs PMIx)",
+			"seconds, else " TE_NUM_TEXT(TE_BARRIER_BUILTIN_S)
+			") (needs PMIx)",
 	},
 	[TE_S_VERSION_CHECK] = {
 		.name = "version-check", .type = TE_T_ENUM, .words = w_vcheck,
@@ -319,7 +325,7 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 	},
 	[TE_S_EXIT_GRACE] = {
 		.name = "exit-grace", .type = TE_T_UINT, .words = w_exit_grace,
-		.lo = 1, .hi = 7 * 86400, .unit = "seconds",
+		.lo = 1, .hi = TE_WEEK_S, .unit = "seconds",
 		.builtin = "off", .arginfo = "SECONDS|off",
 		.help = "once a task of the step has ended, the others have "
 			"SECONDS to end; then srun names every rank still "
@@ -336,7 +342,7 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 	},
 	[TE_S_STALL] = {
 		.name = "stall", .type = TE_T_UINT, .words = w_stall,
-		.lo = 1, .hi = 7 * 86400, .unit = "seconds",
+		.lo = 1, .hi = TE_WEEK_S, .unit = "seconds",
 		.env = env_stall, .arginfo = "SECONDS|off",
 		.help = "a rank that calls trainenv.heartbeat() (or "
 			"trainenv_heartbeat()) in its training loop and then "
@@ -354,7 +360,7 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 	},
 	[TE_S_TIME_SIGNAL] = {
 		.name = "time-signal", .type = TE_T_SIGAT,
-		.words = w_time_signal, .lo = 1, .hi = 7 * 86400,
+		.words = w_time_signal, .lo = 1, .hi = TE_WEEK_S,
 		.unit = "seconds", .builtin = "off",
 		.arginfo = "SIG@SECONDS|off",
 		.help = "every task gets SIG (USR1, USR2, TERM or INT) SECONDS "
@@ -379,7 +385,7 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 	},
 	[TE_S_BARRIER_SKEW_WARN] = {
 		.name = "barrier-skew-warn", .type = TE_T_UINT,
-		.words = w_skew_warn, .lo = 1, .hi = 7 * 86400,
+		.words = w_skew_warn, .lo = 1, .hi = TE_WEEK_S,
 		.unit = "seconds", .builtin = "10", .arginfo = "SECONDS|off",
 		.help = "when the launch barrier passes and its last node came "
 			"SECONDS or more after the first, rank 0's task names "
@@ -459,6 +465,21 @@ int te_setting_find(const char *name)
 		if (strcmp(te_settings[i].name, name) == 0)
 			return i;
 	return -1;
+}
+
+uint64_t te_setting_max(int id)
+{
+	return id >= 0 && id < TE_S_COUNT ? te_settings[id].hi : 0;
+}
+
+uint64_t te_setting_builtin_num(int id)
+{
+	uint64_t n;
+
+	if (id < 0 || id >= TE_S_COUNT || !te_settings[id].builtin ||
+	    te_parse_u64(te_settings[id].builtin, UINT64_MAX, &n) < 0)
+		return 0;
+	return n;
 }
 
 void te_option_name(int id, char *buf, size_t len)

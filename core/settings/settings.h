@@ -186,6 +186,21 @@ extern const struct te_setting te_settings[TE_S_COUNT];
 /* Index of the setting called name, or -1. */
 int te_setting_find(const char *name);
 
+/* The longest time a seconds setting takes: its row's .hi (barrier,
+ * exit-grace, stall, time-signal, barrier-skew-warn). Code that cannot
+ * link the table (the NCCL shim's barrier_proxy.c) takes it from here;
+ * everything else asks te_setting_max(). */
+#define TE_WEEK_S (7 * 86400)
+/* The barrier row's built-in seconds, its .builtin text ("300"), for the
+ * same readers; the rest ask te_setting_builtin_num(TE_S_BARRIER). */
+#define TE_BARRIER_BUILTIN_S 300
+
+/* A row's hard upper limit (.hi) and its built-in default as a number
+ * (0 when it has none or it is a word): the one place they are written
+ * is the row itself. */
+uint64_t te_setting_max(int id);
+uint64_t te_setting_builtin_num(int id);
+
 /* The user's option name: "train" for TE_S_TRAIN, else "train-<name>". */
 void te_option_name(int id, char *buf, size_t len);
 
@@ -289,13 +304,29 @@ const char *te_source_name(enum te_source s);
 void te_explain_line(const struct te_config *cfg, int id, char *buf,
 		     size_t len);
 
-/* The effective settings as one environment value (TRAINENV_SETTINGS), so
- * that `trainenv env` inside a task prints the same report. */
+/* The effective settings as one environment value (TRAINENV_SETTINGS):
+ * `trainenv env` inside a task prints the same report, and the job side
+ * (trainenv-rdzv, libtrainenv) takes its settings from it. Decoding checks
+ * each known item's value against its row (te_value_parse: type and hard
+ * limits) and fills num, num2 and word: a value no trainenv could have
+ * written is refused with the item's name. Unknown names (a newer
+ * trainenv's) are skipped. */
 int te_config_encode(const struct te_config *cfg, char *buf, size_t len);
 int te_config_decode(struct te_config *cfg, const char *s, char *err,
 		     size_t errlen);
 
 #define TE_SETTINGS_ENV "TRAINENV_SETTINGS"
+
+/* The launch barrier's deadline in seconds for the effective settings cfg:
+ * its value when it is a number, else the site's number (site: the admin
+ * policy, NULL in the tasks, which only have cfg), else the row's
+ * built-in default (300). What the plugin's plan, the first-collective
+ * barrier (TRAINENV_BARRIER_TIMEOUT) and libtrainenv all take. */
+unsigned long te_setting_barrier_s(const struct te_config *cfg,
+				   const struct te_policy *site);
+/* The variable the plugin derives from it for --train-barrier=
+ * first-collective, which the NCCL shim reads (pmix/nccl_preload.c). */
+#define TE_BARRIER_TIMEOUT_ENV "TRAINENV_BARRIER_TIMEOUT"
 /* Its longest accepted value (te_config_decode): far more than a value slot
  * (TE_VALUE_SLOT_SIZE), so readers hold it in a buffer of its own. */
 #define TE_SETTINGS_ENV_MAX (256 * 1024)

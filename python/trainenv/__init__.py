@@ -31,8 +31,13 @@ _ERR_MAX = 1200
 _lib = None
 # The protocol this module speaks to trainenv's helpers: core/launch/version.h's
 # TE_PROTOCOL_VERSION (tests/unit/test_barrier_proxy.sh checks they agree).
-_PROTOCOL = 1
+_PROTOCOL = 2
 _MSG_MAX = 1400
+# The longest barrier: the "barrier" row's upper bound in the settings table
+# (core/settings/settings.c, te_settings[TE_S_BARRIER].hi = TE_WEEK_S);
+# Python cannot include it, so tests/unit/test_barrier_proxy.sh checks this
+# against what the built `trainenv barrier --timeout` accepts.
+_BARRIER_MAX_S = 604800
 
 
 class BarrierError(RuntimeError):
@@ -78,7 +83,8 @@ def _tool():
 def barrier(timeout=None):
     """Wait until every rank of the Slurm step has called barrier().
 
-    timeout: seconds (default: the step's --train-barrier value, else 300).
+    timeout: seconds (default: the step's --train-barrier value, else the
+    setting's built-in, trainenv(8)).
     Raises BarrierError, with one line naming the ranks and nodes that did
     not arrive, on timeout or when there is no PMIx server.
     """
@@ -136,8 +142,8 @@ def _proxy_barrier(fd, timeout):
     more, or until the proxy is gone (end of file)."""
     import select
     import time
-    t = timeout if 0 < timeout <= 604800 else 0.0
-    wait = (t or 604800.0) + 60
+    t = timeout if 0 < timeout <= _BARRIER_MAX_S else 0.0
+    wait = (t or float(_BARRIER_MAX_S)) + 60
     # os-level calls on the inherited descriptor: a socket object's
     # timeout would make the description non-blocking for every holder
     # (the process's other threads, its children, trainenv-nccl.so)

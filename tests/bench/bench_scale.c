@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "launch/rankenv.h"
+#include "settings/settings.h"
 #include "launch/rdzv_proto.h"
 #include "sim_conns.h"
 #include "sim_table.h"
@@ -302,35 +302,62 @@ static void holders_stop(void)
 
 /* ---------------------------------------------------------------- start */
 
-static char job_s[16], range_s[16], start_s[8], barrier_s[16];
+static char job_s[16];
 static char env_path[600], env_log[600], env_lib[600], env_ns[64];
 static char env_preload[640];
+/* the helper's settings, as the plugin gives them (TRAINENV_SETTINGS) */
+static char env_settings[sizeof(TE_SETTINGS_ENV) + 8192];
+
+/* TRAINENV_SETTINGS=: barrier, version check, launch-tree-width and the
+ * checkpoint dir of this run, as the plugin encodes them. 0 or -1. */
+static int settings_env(void)
+{
+	static struct te_config cfg;
+	const char *set[][2] = {
+		{ "barrier", NULL }, { "version-check", "warn" },
+		{ "launch-tree-width", width_s[0] ? width_s : NULL },
+		{ "checkpoint-dir", ckpt_dir },
+	};
+	char barrier[16], err[TE_ERR_MAX];
+	size_t i, n;
+
+	te_snprintf(barrier, sizeof(barrier), "%u", o.barrier);
+	set[0][1] = barrier;
+	memset(&cfg, 0, sizeof(cfg));
+	for (i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+		int id = te_setting_find(set[i][0]);
+
+		if (!set[i][1])
+			continue;
+		if (te_value_parse(id, set[i][1], 0, &cfg.v[id], err,
+				   sizeof(err)) < 0) {
+			fprintf(stderr, "bench_scale: %s: %s\n", set[i][0], err);
+			return -1;
+		}
+		cfg.v[id].src = TE_SRC_OPTION;
+	}
+	te_snprintf(env_settings, sizeof(env_settings), "%s=", TE_SETTINGS_ENV);
+	n = strlen(env_settings);
+	return te_config_encode(&cfg, env_settings + n,
+				sizeof(env_settings) - n);
+}
 
 static int start_node(unsigned i)
 {
 	char ndir[540], out[600], err[600];
 	char e_rank[32], e_tmp[600], e_node[48], e_watch[640];
+	/* the plugin's command line: the step's facts; the settings are in
+	 * env_settings */
 	char *argv[] = { (char *)"trainenv-rdzv", (char *)"--job", job_s,
-			 (char *)"--step", (char *)"0", (char *)"--port-range",
-			 range_s, (char *)"--port-start", start_s,
-			 (char *)"--barrier", barrier_s, (char *)"--version-check",
-			 (char *)"warn", (char *)"--lead", NULL, NULL, NULL, NULL,
+			 (char *)"--step", (char *)"0", (char *)"--lead",
 			 NULL };
 	char *envp[] = { (char *)"PATH=/usr/bin:/bin", (char *)"LANG=C",
 			 env_lib, env_path, env_log, env_ns, e_rank, e_tmp,
-			 e_node, e_watch, env_preload,
+			 e_node, e_watch, env_preload, env_settings,
 			 (char *)"TE_SIM_PMIX_WAIT_S=600", NULL };
 	posix_spawn_file_actions_t fa;
-	int rc, next_arg = 14;
+	int rc;
 
-	if (width_s[0]) {	/* as the plugin passes launch-tree-width */
-		argv[next_arg++] = (char *)"--tree-width";
-		argv[next_arg++] = width_s;
-	}
-	if (ckpt_dir) {
-		argv[next_arg++] = (char *)"--checkpoint-dir";
-		argv[next_arg++] = (char *)ckpt_dir;
-	}
 	te_snprintf(ndir, sizeof(ndir), "%s/n%u", dir, i + 1);
 	te_snprintf(out, sizeof(out), "%s/rdzv.out", ndir);
 	te_snprintf(err, sizeof(err), "%s/rdzv.err", ndir);
@@ -484,10 +511,10 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	te_snprintf(job_s, sizeof(job_s), "%u", 1000u + (unsigned)getpid() % 9000u);
-	te_snprintf(range_s, sizeof(range_s), "20000-29999");
-	te_snprintf(start_s, sizeof(start_s), "%u",
-		    te_master_port((uint32_t)atoi(job_s), 0, 20000, 29999));
-	te_snprintf(barrier_s, sizeof(barrier_s), "%u", o.barrier);
+	if (settings_env() < 0) {
+		fprintf(stderr, "bench_scale: cannot encode the settings\n");
+		return 2;
+	}
 	te_snprintf(env_path, sizeof(env_path), "TE_SIM_PMIX=%s", tpath);
 	te_snprintf(env_log, sizeof(env_log), "TE_SIM_LOG=%s/sim.log", dir);
 	te_snprintf(env_lib, sizeof(env_lib), "LD_LIBRARY_PATH=%s", o.simlib);

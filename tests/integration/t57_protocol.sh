@@ -1,14 +1,15 @@
 #!/bin/bash
 # Mixed versions on the cluster (issue 26, item 3): a launch helper of
-# another protocol (trainenv-rdzv built with -DTE_PROTOCOL_VERSION=2) stops
+# another protocol (trainenv-rdzv built with -DTE_PROTOCOL_VERSION=N, N
+# the build's protocol less one, or 2 when it is 1: $other) stops
 # the step before any rank runs, each task of that node failing with one
 # line that names the node, the helper's directory and both protocols and
 # versions; on every node at once the step ends at once; on one node (n2)
 # too (n2's task ends the step once it has been 2 s there: its helper
 # cannot tell rank 0), and the others' ranks never run either, even where
 # a node's slurmd starts the step late (n3's slurmd stopped). A node
-# whose plugin and helper both speak protocol 2 (n2's helper given
-# --protocol 2) is named by rank 0 from the nodes' data, with both
+# whose plugin and helper both speak the other protocol (n2's helper given
+# --protocol $other) is named by rank 0 from the nodes' data, with both
 # protocols and versions, at once. The same helper of the plugin's own
 # protocol runs the step.
 # SPDX-License-Identifier: GPL-2.0-or-later
@@ -26,7 +27,7 @@ obuild=${TE_REAL_BUILDDIR:-$builddir}
 osrc=${TE_REAL_SRCDIR:-$srcdir}
 objs="$obuild/pmix/trainenv_rdzv-rdzv.o $obuild/pmix/trainenv_rdzv-rdzv_ckpt.o $obuild/pmix/trainenv_rdzv-cudart_load.o"
 for f in $objs "$obuild/.libs/libtepmix.a" "$obuild/.libs/libtecore.a" "$obuild/config.h"; do
-	[ -f "$f" ] || { echo "1..0 # SKIP $f is missing: the protocol-2 helper is linked from the build's objects (make)"; exit 0; }
+	[ -f "$f" ] || { echo "1..0 # SKIP $f is missing: the other protocol's helper is linked from the build's objects (make)"; exit 0; }
 done
 
 # A test of the PMIx layer: its steps run under srun --mpi=pmix.
@@ -38,19 +39,23 @@ cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
 pmix_require_build
 ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$obuild/config.h")
+# the build's protocol, and the other one the test's helper speaks: an
+# older one (1 under 2: the plugin refuses yesterday's helper)
+proto=$(sed -n 's/^#define TE_PROTOCOL_VERSION \([0-9]*\)$/\1/p' "$osrc/core/launch/version.h")
+other=$((proto > 1 ? proto - 1 : proto + 1))
 
-# The helper once more, of protocol 2: core/launch/version.c compiled with the
+# The helper once more, of protocol $other: core/launch/version.c compiled with the
 # override ahead of the convenience libraries (their version.o is then
 # not taken).
 mkdir -p "$TE_WORK/p2" "$TE_WORK/mixed"
 # shellcheck disable=SC2086 # objs is a list
-cc -o "$TE_WORK/p2/trainenv-rdzv" -DTE_PROTOCOL_VERSION=2 -DHAVE_CONFIG_H \
+cc -o "$TE_WORK/p2/trainenv-rdzv" -DTE_PROTOCOL_VERSION="$other" -DHAVE_CONFIG_H \
 	-I"$obuild" -I"$osrc/core" -I"$osrc/include" "$osrc/core/launch/version.c" \
 	$objs "$obuild/.libs/libtepmix.a" "$obuild/.libs/libtecore.a" \
 	$(pkg-config --libs pmix) -ldl -lpthread 2>&1 | sed 's/^/# /'
-is "$("$TE_WORK/p2/trainenv-rdzv" --protocol-version)" "trainenv-protocol 2 $ver" \
-	"the protocol-2 helper says so"
-# n2's helper is the protocol-2 one, the others the build's.
+is "$("$TE_WORK/p2/trainenv-rdzv" --protocol-version)" "trainenv-protocol $other $ver" \
+	"the protocol-$other helper says so (the build's: $proto)"
+# n2's helper is the protocol-$other one, the others the build's.
 cat >"$TE_WORK/mixed/trainenv-rdzv" <<EOS
 #!/bin/sh
 [ "\$(hostname)" = n2 ] && exec "$TE_WORK/p2/trainenv-rdzv" "\$@"
@@ -59,15 +64,15 @@ EOS
 chmod 755 "$TE_WORK/mixed/trainenv-rdzv" "$TE_WORK/p2" "$TE_WORK/mixed" "$TE_WORK/p2/trainenv-rdzv"
 
 line_re() { # DIR NODE
-	printf '%s' "node $2: trainenv-rdzv in $1 speaks protocol 2 \(trainenv ${ver//./\\.}\), the plugin protocol 1 \(trainenv ${ver//./\\.}\): install the same trainenv on every node \(plugin, helpers and libtrainenv\)"
+	printf '%s' "node $2: trainenv-rdzv in $1 speaks protocol $other \(trainenv ${ver//./\\.}\), the plugin protocol $proto \(trainenv ${ver//./\\.}\): install the same trainenv on every node \(plugin, helpers and libtrainenv\)"
 }
 
-# Every node's helper of protocol 2.
+# Every node's helper of the other protocol.
 set_plugstack "required $plugin helper-dir=$TE_WORK/p2 test-hooks=on"
 te_seconds eval 'out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-report=off sh -c "echo ran" 2>&1)'
 rc=$?
 [ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 15) }'
-ok $? "protocol 2 on every node: the step fails at once (exit $rc, $TE_SECONDS s)" || diag "$out"
+ok $? "protocol $other on every node: the step fails at once (exit $rc, $TE_SECONDS s)" || diag "$out"
 is "$(count_lines "$out" '^ran$')" 0 "  no rank ran"
 # The first node to fail ends the step (so that nobody waits for the
 # barrier): where Slurm's cancel reaches a node before its helper has
@@ -83,13 +88,13 @@ ok "$([ "$nproto" -ge 2 ] && echo 0 || echo 1)" "  the versions are named by at 
 is "$(printf '%s\n' "$out" | sed -nE "s/$killed_re/\1/p; s/^trainenv: error: node (n[1-3]): trainenv-rdzv in .*/\1/p" | sort -u | wc -l)" 3 "  the three nodes are named"
 is "$(count_lines "$out" 'skips the PMIx rendezvous')" 0 "  no task suggests skipping the rendezvous"
 
-# Only n2's helper of protocol 2, a barrier of 20 s: n2 ends the step
+# Only n2's helper of protocol $other, a barrier of 20 s: n2 ends the step
 # (before, the others waited for the deadline).
 set_plugstack "required $plugin helper-dir=$TE_WORK/mixed test-hooks=on barrier=20"
 te_seconds eval 'out=$(te_srun -t 90 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-report=off sh -c "echo ran" 2>&1)'
 rc=$?
 [ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 8) }'
-ok $? "protocol 2 on n2 only: the step fails well before the 20 s barrier (exit $rc, $TE_SECONDS s)" || diag "$out"
+ok $? "protocol $other on n2 only: the step fails well before the 20 s barrier (exit $rc, $TE_SECONDS s)" || diag "$out"
 is "$(count_lines "$out" '^ran$')" 0 "  no rank ran, on n2 or elsewhere"
 ok "$([ "$(count_lines "$out" "$(line_re "$TE_WORK/mixed" n2)")" -ge 1 ] && echo 0 || echo 1)" \
 	"  srun's stderr has the line naming n2 and both versions" || diag "$out"
@@ -112,7 +117,7 @@ te_srun -t 90 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-repor
 	sh -c "echo ran" >"$TE_WORK/late.out" 2>&1 &
 spid=$!
 for ((i = 0; i < 200; i++)); do
-	new_logs "${sizes[@]}" | grep -q '^n2: .*speaks protocol 2' && break
+	new_logs "${sizes[@]}" | grep -q "^n2: .*speaks protocol $other" && break
 	sleep 0.05
 done
 n2said=$i
@@ -128,23 +133,23 @@ ok $? "  the step ends well before the 20 s barrier, n3 started late ($secs s)" 
 	diag "$(cat "$TE_WORK/late.out")" "$n3new"
 is "$(count_lines "$(cat "$TE_WORK/late.out"; printf "\n%s" "$n3new")" 'barrier timed out')" 0 "  n3 did not wait for the barrier's deadline"
 
-# n2 all of protocol 2 (its plugin would pass --protocol 2: the wrapper
-# does): n2's helper runs and says protocol=2 in its node's data; rank 0
+# n2 all of the other protocol (its plugin would pass --protocol $other:
+# the wrapper does): n2's helper runs and says so in its node's data; rank 0
 # rejects the step at once, naming n2 and the others with both versions.
 cat >"$TE_WORK/mixed/trainenv-rdzv" <<EOS
 #!/bin/sh
 if [ "\$(hostname)" = n2 ] && [ "\$1" = --protocol ]; then
 	shift 2
-	exec "$TE_WORK/p2/trainenv-rdzv" --protocol 2 "\$@"
+	exec "$TE_WORK/p2/trainenv-rdzv" --protocol $other "\$@"
 fi
 exec "$helper" "\$@"
 EOS
 te_seconds eval 'out=$(te_srun -t 90 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-report=off sh -c "echo ran" 2>&1)'
 rc=$?
 [ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 8) }'
-ok $? "n2 of protocol 2 throughout: rank 0 fails the step at once (exit $rc, $TE_SECONDS s)" || diag "$out"
+ok $? "n2 of protocol $other throughout: rank 0 fails the step at once (exit $rc, $TE_SECONDS s)" || diag "$out"
 is "$(count_lines "$out" '^ran$')" 0 "  no rank ran"
-want="node n2 speaks protocol 2 \(trainenv ${ver//./\\.}\), nodes n1, n3 protocol 1 \(trainenv ${ver//./\\.}\): install the same trainenv on every node \(plugin, helpers and libtrainenv\)"
+want="node n2 speaks protocol $other \(trainenv ${ver//./\\.}\), nodes n1, n3 protocol $proto \(trainenv ${ver//./\\.}\): install the same trainenv on every node \(plugin, helpers and libtrainenv\)"
 ok "$([ "$(count_lines "$out" "$want")" -ge 1 ] && echo 0 || echo 1)" \
 	"  one line names n2, n1 and n3 with both protocols and versions" || diag "$out"
 is "$(count_lines "$out" 'barrier timed out')" 0 "  nobody waited for the barrier's deadline"

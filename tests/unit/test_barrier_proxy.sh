@@ -21,6 +21,14 @@ proto=$(sed -n 's/^#define TE_PROTOCOL_VERSION \([0-9]*\)$/\1/p' "$src/core/laun
 pyproto=$(sed -n 's/^_PROTOCOL = \([0-9]*\)$/\1/p' "$src/python/trainenv/__init__.py")
 check "$([ -n "$proto" ] && [ "$proto" = "$pyproto" ] && echo 0 || echo 1)" \
 	"the Python module speaks core/launch/version.h's protocol ($pyproto, $proto)"
+# the module's one copy of the barrier's bound against the settings
+# table's row, as the built tool reports it
+pymax=$(sed -n 's/^_BARRIER_MAX_S = \([0-9]*\)$/\1/p' "$src/python/trainenv/__init__.py")
+if [ -x "$build/trainenv" ]; then
+	cmax=$("$build/trainenv" barrier --timeout 99999999999 2>&1 | sed -n 's/.*in (0, \([0-9]*\)\]$/\1/p')
+	check "$([ -n "$pymax" ] && [ "$pymax" = "$cmax" ] && echo 0 || echo 1)" \
+		"the Python module's _BARRIER_MAX_S is the barrier row's bound ($pymax, trainenv barrier says $cmax)"
+fi
 if [ ! -x "$proxy" ] || [ ! -f "$shim" ] || ! command -v python3 >/dev/null; then
 	echo "1..$n # SKIP trainenv-container, trainenv-nccl.so or python3 is not there (build first)"
 	exit 0

@@ -81,6 +81,27 @@ static const char *joined(const struct te_rdzv_argv *a)
 	return buf;
 }
 
+/* What the helper makes of the plugin's command line a and the settings
+ * cfg as the plugin encodes them into TRAINENV_SETTINGS: 0 or -1 (err). */
+static int helper_reads(const struct te_rdzv_argv *a, struct te_rdzv_opts *o,
+			char *err, size_t errlen)
+{
+	static char enc[TE_SETTINGS_ENV_MAX];
+	char *av[TE_RDZV_ARGV_MAX], **avp = av;
+	int argc = 0;
+
+	while (a->argv[argc]) {
+		av[argc] = a->argv[argc];
+		argc++;
+	}
+	av[argc] = NULL;
+	if (te_protocol_args(&argc, &avp) != -1 ||
+	    te_rdzv_args_parse(argc, avp, o, err, errlen) < 0 ||
+	    te_config_encode(&cfg, enc, sizeof(enc)) < 0)
+		return -1;
+	return te_rdzv_opts_settings(o, enc, err, errlen);
+}
+
 static void test_roles(void)
 {
 	struct te_rdzv_plan p;
@@ -153,21 +174,28 @@ static void test_deadlines(void)
 	is_int(p.timeout_ms, 604820000, "the longest barrier fits the deadline");
 }
 
+/* The helper's command line: its protocol and the step's facts, never a
+ * setting (they travel in TRAINENV_SETTINGS). */
 static void test_argv(void)
 {
+	static const char *const setting_flags[] = {
+		"--port-range", "--port-start", "--barrier", "--wait",
+		"--version-check", "--tree-width", "--checkpoint-dir",
+		"--ifname", "--test-hooks", "--record",
+	};
 	struct te_rdzv_plan p;
 	struct te_rdzv_argv a;
 	char want[512];
+	size_t i;
+	int n;
 
 	settings("port-range=30000-30099 socket-ifname=yes");
 	p = plan(1, 1, 0, 0);
-	te_rdzv_helper_argv(&cfg, &p, "trainenv-rdzv", 77, 3, NULL, &a);
-	te_snprintf(want, sizeof(want), "trainenv-rdzv --protocol %d --job 77 --step 3 "
-		    "--port-range 30000-30099 --port-start %u --barrier 300 "
-		    "--version-check warn --tree-width 16 --ifname --lead",
-		    TE_PROTOCOL_VERSION, te_master_port(77, 3, 30000, 30099));
-	is_str(joined(&a), want, "the node's helper: its protocol first, job, step, ports, barrier, "
-	       "version check, interface names, --lead");
+	te_rdzv_helper_argv(&p, "trainenv-rdzv", 77, 3, NULL, &a);
+	te_snprintf(want, sizeof(want), "trainenv-rdzv --protocol %d --job 77 "
+		    "--step 3 --lead", TE_PROTOCOL_VERSION);
+	is_str(joined(&a), want, "the node's helper: its protocol first, "
+	       "job, step, --lead, and no setting");
 	ok(te_master_port(77, 3, 30000, 30099) >= 30000 &&
 	   te_master_port(77, 3, 30000, 30099) <= 30099,
 	   "the start port is in the range");
@@ -175,37 +203,31 @@ static void test_argv(void)
 	settings("version-check=fail checkpoint-dir=/shared/ck socket-ifname=no "
 		 "barrier=45");
 	p = plan(1, 0, 0, 1);
-	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, "pre-flight: no GPU", &a);
-	like(joined(&a), "--barrier 45 --version-check fail --tree-width 16 "
-	     "--checkpoint-dir "
-	     "/shared/ck --failed pre-flight: no GPU",
-	     "a failed task under a barrier: --checkpoint-dir, --failed WHY");
-	ok(!strstr(joined(&a), "--ifname") && !strstr(joined(&a), "--lead") &&
-	   !strstr(joined(&a), "--test-hooks"),
-	   "no --ifname (socket-ifname=no), no --lead, no --test-hooks");
-	settings("checkpoint-dir=/c socket-ifname=yes");
+	te_rdzv_helper_argv(&p, "h", 1, 0, "pre-flight: no GPU", &a);
+	te_snprintf(want, sizeof(want), "h --protocol %d --job 1 --step 0 "
+		    "--failed pre-flight: no GPU", TE_PROTOCOL_VERSION);
+	is_str(joined(&a), want, "a failed task under a barrier: --failed WHY");
+
+	/* every setting the helper uses, set: none of them on the line */
+	settings("checkpoint-dir=/c socket-ifname=yes test-hooks=on "
+		 "nccl-dump-dir=/d launch-tree-width=4 version-check=off "
+		 "port-range=40000-40010 barrier=60");
 	p = plan(1, 1, 0, 1);
-	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, "why", &a);
-	{
-		int n = 0;
-
-		while (a.argv[n])
-			n++;
-		ok(n == 23 && n + 2 < TE_RDZV_ARGV_MAX,
-		   "every flag at once: 23 words, room for --test-hooks and "
-		   "the end (got %d)", n);
-	}
-
-	settings("launch-tree-width=4");
-	p = plan(1, 1, 0, 0);
-	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, NULL, &a);
-	like(joined(&a), "--tree-width 4 ", "launch-tree-width=4: --tree-width 4");
+	te_rdzv_helper_argv(&p, "h", 1, 0, "why", &a);
+	for (i = 0; i < sizeof(setting_flags) / sizeof(setting_flags[0]); i++)
+		ok(!strstr(joined(&a), setting_flags[i]),
+		   "every setting set: no %s on the command line",
+		   setting_flags[i]);
+	for (n = 0; a.argv[n]; n++)
+		;
+	ok(n == 10 && n < TE_RDZV_ARGV_MAX,
+	   "every flag at once: 10 words, room for the end (got %d)", n);
 
 	settings("barrier=off");
 	p = plan(1, 1, 0, 1);
-	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, "why", &a);
-	ok(!strstr(joined(&a), "--failed") && strstr(joined(&a), "--barrier 0"),
-	   "no barrier: --barrier 0 and no --failed (nobody waits for it)");
+	te_rdzv_helper_argv(&p, "h", 1, 0, "why", &a);
+	ok(!strstr(joined(&a), "--failed"),
+	   "no barrier: no --failed (nobody waits for it)");
 }
 
 /* The launch timeline: when rank 0's task names the last node, and when
@@ -217,8 +239,6 @@ static void test_timeline(void)
 	struct te_rdzv_argv a;
 	struct te_rdzv_opts o;
 	char err[TE_ERR_MAX];
-	int argc = 0;
-	char **av;
 
 	settings("");
 	te_rdzv_plan_make(&cfg, &f, &p);
@@ -237,56 +257,115 @@ static void test_timeline(void)
 
 	settings("");
 	te_rdzv_plan_make(&cfg, &f, &p);
-	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, NULL, &a);
-	ok(!strstr(joined(&a), "--record"), "no record dir: no --record");
+	te_rdzv_helper_argv(&p, "h", 1, 0, NULL, &a);
+	ok(helper_reads(&a, &o, err, sizeof(err)) == 0 && !o.record,
+	   "no record dir: the helper does not record");
 	settings("nccl-dump-dir=/dumps");
 	te_rdzv_plan_make(&cfg, &f, &p);
-	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, NULL, &a);
-	like(joined(&a), "--lead --record", "a record dir: --record");
-	while (a.argv[argc])
-		argc++;
-	av = a.argv;
-	ok(te_protocol_args(&argc, &av) == -1 &&
-	   te_rdzv_args_parse(argc, av, &o, err, sizeof(err)) == 0 &&
-	   o.record, "  and the helper reads it back (its own protocol taken off)");
+	te_rdzv_helper_argv(&p, "h", 1, 0, NULL, &a);
+	ok(helper_reads(&a, &o, err, sizeof(err)) == 0 && o.record,
+	   "a record dir: the helper records, from the settings (its own "
+	   "protocol taken off)");
 	settings("nccl-dump-dir=/dumps barrier=off");
 	te_rdzv_plan_make(&cfg, &f, &p);
-	te_rdzv_helper_argv(&cfg, &p, "h", 1, 0, NULL, &a);
-	ok(!strstr(joined(&a), "--record"),
-	   "no barrier: no timeline, no --record");
+	te_rdzv_helper_argv(&p, "h", 1, 0, NULL, &a);
+	ok(helper_reads(&a, &o, err, sizeof(err)) == 0 && !o.record,
+	   "no barrier: no timeline, no record");
 }
 
-/* What the plugin writes, the helper reads back the same. */
+/* What the plugin writes (the command line and TRAINENV_SETTINGS), the
+ * helper reads back the same. */
 static void test_round_trip(void)
 {
 	struct te_rdzv_plan p;
 	struct te_rdzv_argv a;
 	struct te_rdzv_opts o;
 	char err[TE_ERR_MAX];
-	int argc = 0;
 
 	settings("port-range=40000-40999 version-check=off barrier=90 "
-		 "checkpoint-dir=/shared/ck socket-ifname=yes");
+		 "checkpoint-dir=/shared/ck socket-ifname=yes "
+		 "launch-tree-width=4");
 	p = plan(1, 1, 0, 1);
-	te_rdzv_helper_argv(&cfg, &p, "trainenv-rdzv", 4242, 7,
+	te_rdzv_helper_argv(&p, "trainenv-rdzv", 4242, 7,
 			    "pre-flight: GPU 0 failed", &a);
-	char **av = a.argv;
-
-	while (a.argv[argc])
-		argc++;
-	is_int(te_protocol_args(&argc, &av), -1,
-	       "the helper takes its own protocol off the command line");
-	is_int(te_rdzv_args_parse(argc, av, &o, err, sizeof(err)), 0,
-	       "the helper parses the plugin's command line");
+	is_int(helper_reads(&a, &o, err, sizeof(err)), 0,
+	       "the helper reads the plugin's command line and settings");
 	ok(o.job == 4242 && o.step == 7 && o.port_lo == 40000 &&
 	   o.port_hi == 40999 && o.port_start == te_master_port(4242, 7, 40000,
 								40999),
-	   "job, step and ports read back");
+	   "job and step from the command line; ports from the settings, the "
+	   "start port computed from them (te_master_port)");
 	ok(o.barrier == 90 && o.vcheck == TE_W_VCHECK_OFF && o.ckpt &&
-	   !strcmp(o.ckpt, "/shared/ck") && o.ifname && o.lead && !o.hooks,
-	   "barrier, version check, checkpoint, --ifname, --lead read back");
+	   !strcmp(o.ckpt, "/shared/ck") && o.ifname && o.lead && !o.hooks &&
+	   o.tree_width == 4,
+	   "barrier, version check, checkpoint, interface names, tree width "
+	   "from the settings, --lead from the command line");
 	ok(o.failed && !strcmp(o.failed, "pre-flight: GPU 0 failed"),
 	   "the failure text reads back");
+	is_int((int)o.wait, 90, "  its wait: the barrier's seconds");
+
+	settings("");
+	p = plan(1, 0, 0, 0);
+	te_rdzv_helper_argv(&p, "h", 1, 2, NULL, &a);
+	ok(helper_reads(&a, &o, err, sizeof(err)) == 0 && o.barrier == 300 &&
+	   o.port_lo == 20000 && o.port_hi == 29999 &&
+	   o.vcheck == TE_W_VCHECK_WARN && o.tree_width == 16 && !o.ckpt &&
+	   !o.ifname && !o.hooks && !o.lead,
+	   "built-in settings: barrier 300, ports 20000-29999, version-check "
+	   "warn, tree width 16, nothing else");
+	settings("barrier=first-collective test-hooks=on");
+	te_rdzv_helper_argv(&p, "h", 1, 2, NULL, &a);
+	ok(helper_reads(&a, &o, err, sizeof(err)) == 0 && o.barrier == 0 &&
+	   o.wait == 300 && o.hooks,
+	   "first-collective: no launch barrier, rank 0's data within the "
+	   "row's built-in 300 s; test-hooks=on read");
+}
+
+/* The settings the helper is given are the plugin's, or it refuses them:
+ * none, forged or out of the table's bounds. */
+static void test_helper_settings(void)
+{
+	static const char *const bad[][2] = {
+		{ "barrier:4:604801:x", "barrier" },
+		{ "barrier:4:0:x", "barrier" },
+		{ "barrier:4:soon:x", "barrier" },
+		{ "port-range:4:0-10:x", "port-range" },
+		{ "port-range:4:30000-20000:x", "port-range" },
+		{ "launch-tree-width:2:1:x", "launch-tree-width" },
+		{ "launch-tree-width:2:1025:x", "launch-tree-width" },
+		{ "version-check:4:maybe:x", "version-check" },
+		{ "checkpoint-dir:4:rel/dir:x", "checkpoint-dir" },
+		{ "socket-ifname:4:perhaps:x", "socket-ifname" },
+	};
+	struct te_rdzv_opts o;
+	char err[TE_ERR_MAX];
+	size_t i;
+
+	memset(&o, 0, sizeof(o));
+	is_int(te_rdzv_opts_settings(&o, NULL, err, sizeof(err)), -1,
+	       "no TRAINENV_SETTINGS: the helper refuses");
+	like(err, "no TRAINENV_SETTINGS", "  saying so");
+	is_int(te_rdzv_opts_settings(&o, "barrier", err, sizeof(err)), -1,
+	       "a malformed one: refused");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[96];
+
+		te_snprintf(want, sizeof(want), "TRAINENV_SETTINGS: item '%s': ",
+			    bad[i][1]);
+		is_int(te_rdzv_opts_settings(&o, bad[i][0], err, sizeof(err)),
+		       -1, "refused: %s", bad[i][0]);
+		like(err, want, "  naming %s", bad[i][1]);
+	}
+	is_int(te_rdzv_opts_settings(&o, "barrier:4:604800:x "
+				     "future-knob:1:x:y", err, sizeof(err)),
+	       0, "the longest barrier, and a newer trainenv's item skipped");
+	is_int((int)o.barrier, 604800, "  barrier 604800");
+	o.job = 9;
+	o.step = 1;
+	is_int(te_rdzv_opts_settings(&o, "port-range:4:31000-31000:x", err,
+				     sizeof(err)), 0, "one port");
+	ok(o.port_lo == 31000 && o.port_hi == 31000 && o.port_start == 31000,
+	   "  its start port is that port");
 }
 
 /* The helper's environment: one variable replaced or added. */
@@ -339,5 +418,6 @@ int main(void)
 	test_deadlines();
 	test_argv();
 	test_round_trip();
+	test_helper_settings();
 	return tap_done();
 }

@@ -743,8 +743,142 @@ static void test_recovery_values(void)
 	like(err, "PIPE, TTIN", "its error lists the ignorable signals");
 }
 
+/* The table's names against the checked-in list (tests/data/settings.list):
+ * a setting added, removed or moved is a change made on purpose, in both. */
+static void test_settings_list(void)
+{
+	char names[TE_S_COUNT + 16][64], line[128];
+	int n = 0, i, j, same = 1;
+	FILE *f = fopen(TE_SETTINGS_LIST, "r");
+
+	ok(f != NULL, "the list of settings %s is there", TE_SETTINGS_LIST);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && n < TE_S_COUNT + 16) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] && line[0] != '#')
+			te_strlcpy(names[n++], line, sizeof(names[0]));
+	}
+	fclose(f);
+	for (i = 0; i < TE_S_COUNT; i++) {
+		for (j = 0; j < n && strcmp(names[j], te_settings[i].name); j++)
+			;
+		if (j == n) {
+			same = 0;
+			printf("# added: '%s' is in the table, not in %s\n",
+			     te_settings[i].name, TE_SETTINGS_LIST);
+		}
+	}
+	for (j = 0; j < n; j++)
+		if (te_setting_find(names[j]) < 0) {
+			same = 0;
+			printf("# removed: '%s' is in %s, not in the table\n",
+			     names[j], TE_SETTINGS_LIST);
+		}
+	for (i = 0; same && i < TE_S_COUNT && i < n; i++)
+		if (strcmp(names[i], te_settings[i].name)) {
+			same = 0;
+			printf("# moved: entry %d is '%s' in the table, '%s' in %s\n",
+			     i + 1, te_settings[i].name, names[i],
+			     TE_SETTINGS_LIST);
+		}
+	ok(same && n == TE_S_COUNT, "the table's %d names are the list's %d, "
+	   "in its order", TE_S_COUNT, n);
+}
+
+/* The accessors that give the rest of the tree a row's bound and default,
+ * and the barrier's deadline from the effective settings. */
+static void test_accessors(void)
+{
+	static struct te_policy pl;
+	static struct te_config cf, dec;
+	char e[TE_ERR_MAX];
+	static char enc[TE_SETTINGS_ENV_MAX];
+	const char *user[TE_S_COUNT] = { 0 };
+
+	is_int((int)te_setting_max(TE_S_BARRIER), 604800,
+	       "te_setting_max(barrier): a week");
+	ok(te_setting_max(TE_S_EXIT_GRACE) == TE_WEEK_S &&
+	   te_setting_max(TE_S_STALL) == TE_WEEK_S &&
+	   te_setting_max(TE_S_TIME_SIGNAL) == TE_WEEK_S &&
+	   te_setting_max(TE_S_BARRIER_SKEW_WARN) == TE_WEEK_S &&
+	   TE_WEEK_S == 604800,
+	   "the other seconds settings: TE_WEEK_S, 604800");
+	is_int((int)te_setting_max(TE_S_LAUNCH_TREE_WIDTH), 1024,
+	       "te_setting_max(launch-tree-width): 1024");
+	is_int((int)te_setting_max(-1), 0, "no such setting: 0");
+	is_int((int)te_setting_builtin_num(TE_S_BARRIER), 300,
+	       "te_setting_builtin_num(barrier): 300");
+	is_int(TE_BARRIER_BUILTIN_S, 300, "  TE_BARRIER_BUILTIN_S is the row's");
+	is_str(te_settings[TE_S_BARRIER].builtin, "300", "  its text \"300\"");
+	is_int((int)te_setting_builtin_num(TE_S_LAUNCH_TREE_WIDTH), 16,
+	       "te_setting_builtin_num(launch-tree-width): 16");
+	is_int((int)te_setting_builtin_num(TE_S_SIGHUP), 0,
+	       "a word's built-in: 0");
+
+	te_policy_init(&pl);
+	te_policy_finish(&pl, e, sizeof(e));
+	te_resolve(&pl, user, fake_getenv, NULL, NULL, &cf, e, sizeof(e));
+	is_int((int)te_setting_barrier_s(&cf, &pl), 300,
+	       "barrier deadline, built-in settings: 300");
+	user[TE_S_BARRIER] = "45";
+	te_resolve(&pl, user, fake_getenv, NULL, NULL, &cf, e, sizeof(e));
+	is_int((int)te_setting_barrier_s(&cf, NULL), 45, "barrier=45: 45");
+	user[TE_S_BARRIER] = "first-collective";
+	te_resolve(&pl, user, fake_getenv, NULL, NULL, &cf, e, sizeof(e));
+	is_int((int)te_setting_barrier_s(&cf, &pl), 300,
+	       "first-collective, no site number: the row's 300");
+	te_policy_init(&pl);
+	te_policy_item(&pl, "barrier=900", "test", 1, e, sizeof(e));
+	te_policy_finish(&pl, e, sizeof(e));
+	te_resolve(&pl, user, fake_getenv, NULL, NULL, &cf, e, sizeof(e));
+	is_int((int)te_setting_barrier_s(&cf, &pl), 900,
+	       "first-collective under a site's barrier=900: 900");
+	is_int((int)te_setting_barrier_s(&cf, NULL), 300,
+	       "  the same without the policy (a task's view): 300");
+
+	/* decoded settings hold the numbers, as the plugin had them */
+	user[TE_S_BARRIER] = "604800";
+	user[TE_S_PORT_RANGE] = "31000-31010";
+	te_resolve(&pl, user, fake_getenv, NULL, NULL, &cf, e, sizeof(e));
+	ok(te_config_encode(&cf, enc, sizeof(enc)) == 0 &&
+	   te_config_decode(&dec, enc, e, sizeof(e)) == 0,
+	   "encode, decode");
+	ok(dec.v[TE_S_BARRIER].num == 604800 &&
+	   dec.v[TE_S_BARRIER].word == TE_W_VALUE &&
+	   dec.v[TE_S_PORT_RANGE].num == 31000 &&
+	   dec.v[TE_S_PORT_RANGE].num2 == 31010 &&
+	   dec.v[TE_S_SIGHUP].word == cf.v[TE_S_SIGHUP].word,
+	   "  numbers and words decoded, not only the text");
+	is_int((int)te_setting_barrier_s(&dec, NULL), 604800,
+	       "  the decoded barrier's deadline: 604800");
+	{
+		int ndiff = 0;
+
+		for (int i = 0; i < TE_S_COUNT; i++)
+			if (cf.v[i].set &&
+			    (cf.v[i].word != dec.v[i].word ||
+			     cf.v[i].num != dec.v[i].num ||
+			     cf.v[i].num2 != dec.v[i].num2 ||
+			     strcmp(cf.v[i].text, dec.v[i].text))) {
+				printf("# %s decodes differently\n",
+				       te_settings[i].name);
+				ndiff++;
+			}
+		is_int(ndiff, 0, "  every set value decodes as the plugin had it");
+	}
+	ok(te_config_decode(&dec, "barrier:4:604801:x", e, sizeof(e)) < 0,
+	   "a barrier past the row's bound: refused");
+	is_str(e, "TRAINENV_SETTINGS: item 'barrier': invalid value "
+	       "'604801'; accepted: 1 to 604800 seconds, or off or "
+	       "first-collective", "  naming the item and the row's "
+	       "accepted values");
+}
+
 int main(void)
 {
+	test_settings_list();
+	test_accessors();
 	test_values();
 	test_word_names();
 	test_recovery_values();

@@ -76,6 +76,18 @@ got=$("$build/trainenv-rdzv" --protocol $((proto + 1)) --job 1 2>&1)
 code=$?
 check "$(rc test "$got|$code" = "$answer|3")" \
 	"trainenv-rdzv given protocol $((proto + 1)) answers with its own and exits 3, before anything else" "got: $got|$code"
+# A plugin of protocol 1 (before the settings moved to TRAINENV_SETTINGS)
+# gives the helper its settings as flags: this helper still answers with
+# its own protocol and exits 3, so that plugin prints its one line naming
+# both, instead of a "bad argument" from the flags it no longer takes.
+got=$(env -u TRAINENV_SETTINGS "$build/trainenv-rdzv" --protocol 1 --job 12 --step 0 \
+	--port-range 20000-29999 --port-start 20011 --barrier 300 \
+	--version-check warn --tree-width 16 --ifname --lead 2>&1)
+code=$?
+if [ "$proto" != 1 ]; then
+	check "$(rc test "$got|$code" = "$answer|3")" \
+		"trainenv-rdzv under a protocol-1 plugin's command line (settings as flags) answers protocol $proto and exits 3" "got: $got|$code"
+fi
 # --protocol-say: the helpers nobody waits for say it on stderr, one line
 for h in trainenv-stacks trainenv-container; do
 	out=$(SLURMD_NODENAME=n7 "$build/$h" --protocol-say $((proto + 1)) --exit-report 1.0 2>/dev/null)
@@ -88,8 +100,14 @@ for h in trainenv-stacks trainenv-container; do
 done
 
 # The release notes and the packages: their newest entry is this release.
-news=$(sed -n 's/^## \([^ ]*\).*/\1/p' "$src/NEWS.md" | head -1)
-check "$(rc test "$news" = "$rel")" "NEWS.md's newest section is $rel" "got: $news"
+# NEWS.md may open with "## Unreleased" (what the next release brings:
+# docs/RELEASING.md), then this release's section.
+news=$(sed -n 's/^## \([^ ]*\).*/\1/p' "$src/NEWS.md" | head -2 | tr '\n' ' ')
+case $news in
+Unreleased\ *) news=${news#Unreleased } ;;
+esac
+news=${news%% *}
+check "$(rc test "$news" = "$rel")" "NEWS.md's newest release section is $rel (after an \"Unreleased\" one, if any)" "got: $news"
 deb=$(sed -n '1s/^trainenv (\([^)]*\)).*/\1/p' "$src/debian/changelog")
 check "$(rc test "${deb%-*}" = "$rel")" "debian/changelog's newest entry is $rel" "got: $deb"
 spec=$(sed -n 's/^Version:[[:space:]]*//p' "$src/trainenv.spec")
