@@ -408,7 +408,7 @@ static int run_publish(struct run_ctx *c)
 	return 0;
 }
 
-/* No barrier: rank 0's data as soon as it is there (at most --wait S),
+/* No barrier: rank 0's data as soon as it is there (at most o->wait s),
  * and its versions compared with this node's. 0, or -1 when run must
  * end. */
 static int run_no_barrier(struct run_ctx *c)
@@ -438,7 +438,7 @@ static int run_no_barrier(struct run_ctx *c)
 }
 
 /* Barrier mode: this node's facts for rank 0, the barrier prepared and
- * started, and (--checkpoint-dir) this node's look at the directory.
+ * started, and (checkpoint-dir) this node's look at the directory.
  * The barrier, or NULL when run must end. */
 static struct te_barrier *run_barrier_start(struct run_ctx *c)
 {

@@ -1,4 +1,4 @@
-/* The launch's checkpoint probe (--checkpoint-dir, docs/pmix.md): rank
+/* The launch's checkpoint probe (checkpoint-dir, docs/pmix.md): rank
  * 0's file with a random token, each node's look at the directory, and the
  * probe's way down the launch tree. Part of trainenv-rdzv (rdzv.c).
  * SPDX-License-Identifier: GPL-2.0-or-later */
