@@ -209,14 +209,16 @@ static int split4(const char *s, const char *end, const char *f[4],
 }
 
 /* A decoded value against its row: the same parse as for the user's
- * text, so that num, num2 and word hold what the plugin had. */
+ * text, so that num, num2 and word hold what the plugin had (the
+ * environment's forms too, "1" for "on": the plugin writes the canonical
+ * text, but a reader must not refuse what resolve itself accepts). */
 static int check_decoded(int id, struct te_value *v, char *err,
 			 size_t errlen)
 {
 	struct te_value p;
 	char why[TE_ERR_MAX];
 
-	if (te_value_parse(id, v->text, 0, &p, why, sizeof(why)) < 0)
+	if (te_value_parse(id, v->text, 1, &p, why, sizeof(why)) < 0)
 		return te_err(err, errlen, "%s: item '%s': %s", TE_SETTINGS_ENV,
 			      te_settings[id].name, why);
 	te_strlcpy(v->text, p.text, sizeof(v->text));
