@@ -489,14 +489,18 @@ static enum turn lazy_coord_turn(struct te_barrier *b,
 	if (b->coord_due && now - b->start >= b->lazy_ms / 2) {
 		b->coord_due = 0;
 		if (te_bcoord_start(b, b->coord_addr, err, sizeof(err)) < 0 ||
-		    te_pmix_commit(b->p, err, sizeof(err)) < 0 ||
-		    te_bstate_ep_add(b, b->lfd, EPOLLIN, TAG_LISTEN) < 0) {
-			te_snprintf(r->msg, sizeof(r->msg),
-				    "barrier: %s", err);
-			return T_END;
+		    te_pmix_commit(b->p, err, sizeof(err)) < 0)
+			goto fail;
+		if (te_bstate_ep_add(b, b->lfd, EPOLLIN, TAG_LISTEN) < 0) {
+			/* epoll_ctl's errno: ep_add writes no message */
+			te_snprintf(err, sizeof(err), "%s", strerror(errno));
+			goto fail;
 		}
 	}
 	return T_WAIT;
+fail:
+	te_snprintf(r->msg, sizeof(r->msg), "barrier: %s", err);
+	return T_END;
 }
 
 /* One turn's look at everything that may end the wait, in this order. */
