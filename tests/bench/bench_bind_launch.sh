@@ -19,7 +19,7 @@ echo "== in-process costs (median, this machine)"
 "$builddir/tests/bench/bench_bind" 2>&1 | sed 's/^/   /'
 
 lstopo-no-graphics --of xml --whole-io - >here.xml 2>/dev/null
-"$here/../integration/lib/add_gpus.py" here.xml gpus.xml 2
+"$here/../lib/add_gpus.py" here.xml gpus.xml 2
 
 t() { # MODE -> seconds
 	local s e

@@ -17,10 +17,10 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
-# shellcheck source-path=SCRIPTDIR source=../integration/pmix_common.sh
-. "$here/../integration/pmix_common.sh"
-# shellcheck source-path=SCRIPTDIR source=bench_pmix_common.sh
-. "$here/bench_pmix_common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
+. "$here/../lib/pmix_common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/bench_pmix_common.sh
+. "$here/../lib/bench_pmix_common.sh"
 
 nodes=52 runs=3 iters=100 rpn=1
 while [ $# -gt 0 ]; do

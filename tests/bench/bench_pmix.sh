@@ -16,10 +16,10 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
-# shellcheck source-path=SCRIPTDIR source=../integration/pmix_common.sh
-. "$here/../integration/pmix_common.sh"
-# shellcheck source-path=SCRIPTDIR source=bench_pmix_common.sh
-. "$here/bench_pmix_common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
+. "$here/../lib/pmix_common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/bench_pmix_common.sh
+. "$here/../lib/bench_pmix_common.sh"
 
 runs=21 iters=200
 while [ $# -gt 0 ]; do

@@ -24,8 +24,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 . "$here/../lib/itest.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
-# shellcheck source-path=SCRIPTDIR source=pmix_common.sh
-. "$here/pmix_common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
+. "$here/../lib/pmix_common.sh"
 
 plan 41
 
@@ -202,7 +202,7 @@ find "$ckpt" -mindepth 1 -delete
 # binding (GPU 0's bus id in TRAINENV_BIND); plain discovery finds no GPU
 # here (the rank runs unbound, TRAINENV_BIND unset).
 lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
-	"$here/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2
+	"$here/../lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2
 ok $? "this machine's topology exported, fake GPUs added"
 boot=$(cat /proc/sys/kernel/random/boot_id)
 bind_of() { # CACHE-DIR: TRAINENV_BIND of one task on n1

@@ -3,7 +3,7 @@
 # program after exec, its own Cpus_allowed_list and memory policy, and the
 # test checks them against `trainenv bind --show` for the same topology.
 # This machine has no GPU: the topology is this machine's own hwloc export
-# with fake NVIDIA GPUs added (tests/integration/lib/add_gpus.py), which the
+# with fake NVIDIA GPUs added (tests/lib/add_gpus.py), which the
 # plugin loads through the admin test key bind-topology= and applies for
 # real. Also: verbose lines, bind-gpus=own, failure policy, enforce, bad
 # values, and `trainenv bind` under torchrun.
@@ -21,7 +21,7 @@ cluster_up --nodes 3 || bail_out "no cluster"
 [ -f "$plugin" ] && [ -x "$tool" ] || bail_out "build first: no $plugin or $tool"
 
 lstopo-no-graphics --of xml --whole-io - >here.xml 2>/dev/null &&
-	"$here/lib/add_gpus.py" here.xml gpus.xml 2
+	"$here/../lib/add_gpus.py" here.xml gpus.xml 2
 ok $? "this machine's topology exported, 2 fake GPUs added per package"
 topo=$TE_WORK/gpus.xml
 ngpus=$("$tool" bind --list-gpus --topology "$topo" | grep -c '^gpu ')

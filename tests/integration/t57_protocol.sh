@@ -18,8 +18,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 . "$here/../lib/itest.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
-# shellcheck source-path=SCRIPTDIR source=pmix_common.sh
-. "$here/pmix_common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
+. "$here/../lib/pmix_common.sh"
 
 # The objects are in the build tree itself (the staged copy the nodes see
 # holds the programs only).

@@ -12,8 +12,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
-# shellcheck source-path=SCRIPTDIR source=pmix_common.sh
-. "$here/pmix_common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
+. "$here/../lib/pmix_common.sh"
 
 cuda=${TE_CUDA_HOME:-/usr/local/cuda}
 if [ ! -f "$cuda/include/nccl.h" ] || ! ls "$cuda"/lib64/libnccl.so* >/dev/null 2>&1; then

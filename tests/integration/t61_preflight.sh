@@ -17,8 +17,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
-# shellcheck source-path=SCRIPTDIR source=pmix_common.sh
-. "$here/pmix_common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
+. "$here/../lib/pmix_common.sh"
 
 # Every step here runs under srun --mpi=pmix (the launch checks are the
 # PMIx layer's).
@@ -49,7 +49,7 @@ runs() { if [ -f "$count" ]; then wc -l <"$count"; else echo 0; fi; }
 
 # This machine's topology with 2 fake GPUs per package (as t30).
 lstopo-no-graphics --of xml --whole-io - >here.xml 2>/dev/null &&
-	"$here/lib/add_gpus.py" here.xml gpus.xml 2
+	"$here/../lib/add_gpus.py" here.xml gpus.xml 2
 ok $? "this machine's topology exported, fake GPUs added"
 topo=$TE_WORK/gpus.xml
 plug() { set_plugstack "required $plugin helper-dir=$helpers test-hooks=on bind-topology=$topo $*"; }

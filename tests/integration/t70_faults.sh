@@ -30,8 +30,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 . "$here/../lib/itest.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
-# shellcheck source-path=SCRIPTDIR source=pmix_common.sh
-. "$here/pmix_common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
+. "$here/../lib/pmix_common.sh"
 
 # Every step here runs the PMIx launch (srun --mpi=pmix) whose faults
 # this test injects.

@@ -28,8 +28,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 . "$here/../lib/itest.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
-# shellcheck source-path=SCRIPTDIR source=pmix_common.sh
-. "$here/pmix_common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
+. "$here/../lib/pmix_common.sh"
 
 plan 40
 
@@ -143,7 +143,7 @@ exec "$builddir/trainenv-preflight" "\$@"
 EOF
 	chmod 755 "$pfdir/trainenv-preflight"
 	if [ -x "$builddir/trainenv-preflight" ] && lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
-		"$here/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; then
+		"$here/../lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; then
 		set_plugstack "required $plugin helper-dir=$pfdir bind-topology=$TE_WORK/gpus.xml"
 		out=$(cd "$NB" && CUDA_VISIBLE_DEVICES=0,1 timeout 60 "${NOBODY[@]}" srun --mpi=pmix -N3 --ntasks-per-node=2 $W \
 			--train-preflight=on sh -c 'echo ran' 2>&1)

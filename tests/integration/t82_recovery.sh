@@ -31,19 +31,19 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
-# shellcheck source-path=SCRIPTDIR source=pmix_common.sh
-. "$here/pmix_common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
+. "$here/../lib/pmix_common.sh"
 
 plan 49
 
 # Our own cluster: the Epilog of (f) (a staged file every node can read).
 unset TE_CLUSTER_DIR
-export TE_SLURM_CONF_EXTRA="Epilog=$TE_SRCDIR/tests/integration/lib/t82_epilog.sh"
+export TE_SLURM_CONF_EXTRA="Epilog=$TE_SRCDIR/tests/lib/t82_epilog.sh"
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
 pmix_require_build
 lstopo-no-graphics --of xml --whole-io - >here.xml 2>/dev/null &&
-	"$here/lib/add_gpus.py" here.xml gpus.xml 2
+	"$here/../lib/add_gpus.py" here.xml gpus.xml 2
 ok $? "this machine's topology exported, fake GPUs added"
 plug() { set_plugstack "required $plugin helper-dir=$builddir test-hooks=on bind-topology=$TE_WORK/gpus.xml $*"; }
 plug

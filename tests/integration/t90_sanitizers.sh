@@ -86,7 +86,7 @@ grep -q libasan "/proc/$pid/maps" 2>/dev/null
 ok $? "slurmd of n1 has the ASan runtime loaded"
 cd "$work" || bail_out "no work dir"
 lstopo-no-graphics --of xml --whole-io - >here.xml 2>/dev/null &&
-	"$here/lib/add_gpus.py" here.xml gpus.xml 2
+	"$here/../lib/add_gpus.py" here.xml gpus.xml 2
 "$TE_CLUSTER_SH" plugstack --dir "$work/cluster" \
 	"required $work/b/.libs/trainenv.so helper-dir=$work/b bind-topology=$work/gpus.xml nccl-heartbeat=900 nccl-heartbeat.max=3600" >/dev/null
 

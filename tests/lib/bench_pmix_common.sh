@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# What the PMIx benchmarks (bench_pmix.sh, bench_fence.sh) share, sourced
-# after tests/lib/itest.sh and tests/integration/pmix_common.sh: the build
+# What the PMIx benchmarks (tests/bench/bench_pmix.sh, bench_fence.sh)
+# share, sourced after tests/lib/itest.sh and pmix_common.sh: the build
 # check, the plugin in plugstack.conf, the two fence programs, and the
 # median and ratio of figures.
 # SPDX-License-Identifier: GPL-2.0-or-later

@@ -167,7 +167,7 @@ fake_gpus() {
 	[ -f "$lib" ] || return 1
 	if [ ! -s "$TE_WORK/gpus.xml" ]; then
 		lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
-			"$TE_SRCDIR/tests/integration/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2 ||
+			"$TE_SRCDIR/tests/lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2 ||
 			return 1
 	fi
 	mkdir -p "$TE_WORK/fake" && ln -sf "$lib" "$TE_WORK/fake/libcudart.so"
