@@ -10,13 +10,15 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
-builddir=${TE_BUILDDIR:-$(cd "$here/../.." && pwd -P)}
 runs=${1:-21}
 . "$here/../lib/itest.sh" >/dev/null
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
+te_build_init
 cluster_up --nodes 3 >/dev/null || { echo "no cluster"; exit 1; }
 
 echo "== in-process costs (median, this machine)"
-"$builddir/tests/bench/bench_bind" 2>&1 | sed 's/^/   /'
+"$TE_REAL_BUILDDIR/tests/bench/bench_bind" 2>&1 | sed 's/^/   /'
 
 lstopo-no-graphics --of xml --whole-io - >here.xml 2>/dev/null
 "$here/../lib/add_gpus.py" here.xml gpus.xml 2

@@ -12,16 +12,15 @@
 #        [MODEL OPTIONS: --latency-us L --dmodex-us D
 #        --stepd-us S --tree-width W]
 # Sizes: 128 1024 4096 8192 16384 (--nodes N: N only), 8 ranks per node.
-# TE_BUILDDIR: the build directory (default ./_build, else .); what the
-# benchmark needs there is built first.
+# TE_BUILDDIR: the build directory (else te_build_init finds it:
+# tests/lib/trainenv.sh); what the benchmark needs there is built first.
 # SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-build=${TE_BUILDDIR:-}
-if [ -z "$build" ]; then
-	if [ -d "$here/../../_build" ]; then build=$here/../../_build; else build=$PWD; fi
-fi
-build=$(cd "$build" && pwd -P) || exit 1
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
+te_build_init
+build=$TE_BUILDDIR
 
 sizes="128 1024 4096 8192 16384" ppn=8 base=/dev/shm model=() width=() ckpt=()
 while [ $# -gt 0 ]; do

@@ -158,8 +158,8 @@ like "$out" 'Precedence: enforced > option > job environment > site default > bu
 like "$out" 'accepted: 60 to 3600 seconds \(site bounds\)' "the usage shows the site's bounds for nccl-heartbeat"
 # The version configure gave the build (config.h), and the protocol of
 # core/launch/version.h: what --version, the usage and explain say.
-cfg_ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "${TE_REAL_BUILDDIR:-$TE_BUILDDIR}/config.h")
-cfg_proto=$(sed -n 's/^#define TE_PROTOCOL_VERSION \([0-9]*\)$/\1/p' "${TE_REAL_SRCDIR:-${TE_SRCDIR:-$here/../..}}/core/launch/version.h")
+cfg_ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$TE_REAL_BUILDDIR/config.h")
+cfg_proto=$(sed -n 's/^#define TE_PROTOCOL_VERSION \([0-9]*\)$/\1/p' "$TE_REAL_SRCDIR/core/launch/version.h")
 version_line="trainenv $cfg_ver (protocol $cfg_proto)"
 ok "$([ -n "$cfg_ver" ] && [ -n "$cfg_proto" ] && echo 0 || echo 1)" "configure's version ($cfg_ver) and the protocol ($cfg_proto) are known"
 is "$(printf '%s\n' "$out" | head -1 | cut -c1-$((${#version_line} + 1)))" "$version_line:" "srun --train=help starts with '$version_line'" || diag "$(printf '%s\n' "$out" | head -3)"

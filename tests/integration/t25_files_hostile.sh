@@ -31,7 +31,7 @@ plan 41
 
 cluster_up --nodes 3 || bail_out "no cluster"
 ok 0 "cluster is up"
-pmix_require_build
+te_build_init
 pmix_plugstack
 NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 NB_UID=$(id -u nobody)

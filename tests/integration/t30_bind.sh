@@ -11,14 +11,13 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
-builddir=${TE_BUILDDIR:-$(cd "$here/../.." && pwd -P)}
-plugin=$builddir/.libs/trainenv.so
-tool=$builddir/trainenv
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
 
 plan 37
 
 cluster_up --nodes 3 || bail_out "no cluster"
-[ -f "$plugin" ] && [ -x "$tool" ] || bail_out "build first: no $plugin or $tool"
+te_build_init
 
 lstopo-no-graphics --of xml --whole-io - >here.xml 2>/dev/null &&
 	"$here/../lib/add_gpus.py" here.xml gpus.xml 2

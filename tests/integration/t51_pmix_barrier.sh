@@ -18,6 +18,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
@@ -28,7 +30,7 @@ plan 32
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
-pmix_require_build
+te_build_init
 pmix_plugstack
 # Debian trixie's torch 2.x has no libuv: init_process_group needs
 # USE_LIBUV=0 there (tests/lib/itest.sh).

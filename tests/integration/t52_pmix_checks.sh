@@ -10,6 +10,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
@@ -20,7 +22,7 @@ plan 27
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
-pmix_require_build
+te_build_init
 pmix_plugstack
 
 # ---------------------------------------------------------------- checkpoint dir

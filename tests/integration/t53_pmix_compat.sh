@@ -11,6 +11,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
@@ -21,7 +23,7 @@ plan 17
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
-pmix_require_build
+te_build_init
 pmix_plugstack
 mkdir -p "$TE_WORK/ckpt"
 full=(--mpi=pmix -N3 --ntasks-per-node=2 --train-barrier=30 --train-version-check=warn

@@ -16,6 +16,8 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
@@ -26,7 +28,7 @@ plan 24
 
 cluster_up --nodes 3 || bail_out "no cluster"
 ok 0 "cluster is up"
-pmix_require_build
+te_build_init
 pmix_plugstack
 
 # The coordinator's listener on n1: "PORT PID" of trainenv-rdzv's TCP

@@ -17,6 +17,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
@@ -35,7 +37,7 @@ plan 33
 
 cluster_up --nodes "$N"
 ok $? "a cluster of $N nodes is up" || bail_out "no cluster of $N nodes"
-pmix_require_build
+te_build_init
 pmix_plugstack
 tw=$(timeout 30 scontrol show config | awk '$1 == "TreeWidth" { print $3 }')
 is "$tw" "$W" "the cluster's TreeWidth is Slurm's default $W (not set in its slurm.conf)"

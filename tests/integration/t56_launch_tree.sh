@@ -16,6 +16,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
@@ -26,7 +28,7 @@ plan 29
 
 cluster_up --nodes 5
 ok $? "cluster is up" || bail_out "no cluster"
-pmix_require_build
+te_build_init
 pmix_plugstack launch-tree-width=2
 before=$(squeue -h -t R | wc -l)
 

@@ -21,10 +21,11 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
+te_build_init
 # The objects are in the build tree itself (the staged copy the nodes see
 # holds the programs only).
-obuild=${TE_REAL_BUILDDIR:-$builddir}
-osrc=${TE_REAL_SRCDIR:-$srcdir}
+obuild=$TE_REAL_BUILDDIR
+osrc=$TE_REAL_SRCDIR
 objs="$obuild/pmix/trainenv_rdzv-rdzv.o $obuild/pmix/trainenv_rdzv-rdzv_ckpt.o $obuild/pmix/trainenv_rdzv-cudart_load.o"
 for f in $objs "$obuild/.libs/libtepmix.a" "$obuild/.libs/libtecore.a" "$obuild/config.h"; do
 	[ -f "$f" ] || { echo "1..0 # SKIP $f is missing: the other protocol's helper is linked from the build's objects (make)"; exit 0; }
@@ -37,7 +38,6 @@ plan 23
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
-pmix_require_build
 ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$obuild/config.h")
 # the build's protocol, and the other one the test's helper speaks: an
 # older one (1 under 2: the plugin refuses yesterday's helper)

@@ -12,6 +12,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
@@ -28,7 +30,7 @@ te_require_mpi_pmix
 plan 20
 
 cluster_up --nodes 3 || bail_out "no cluster"
-pmix_require_build
+te_build_init
 preload=$builddir/.libs/trainenv-nccl.so
 [ -f "$preload" ] || bail_out "build first: no $preload"
 

@@ -17,6 +17,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
@@ -28,7 +30,7 @@ plan 44
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
-pmix_require_build
+te_build_init
 preflight=$builddir/trainenv-preflight
 fakelib=$builddir/tests/unit/.libs/libfakecudart.so
 [ -x "$preflight" ] || bail_out "build first: no $preflight"

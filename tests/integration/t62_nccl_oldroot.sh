@@ -4,13 +4,15 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
 
-builddir=${TE_BUILDDIR:-}
-shim=$builddir/.libs/trainenv-nccl.so
 if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root (chroot into the old root)"
 	exit 0
 fi
+te_build_init
+shim=$builddir/.libs/trainenv-nccl.so
 [ -f "$shim" ] || bail_out "build first: no $shim"
 err=$(mktemp) || bail_out "no temporary file"
 root=$(timeout 1900 "$here/../releases/old_root.sh" 2>"$err")

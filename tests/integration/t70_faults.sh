@@ -41,7 +41,7 @@ plan 117
 
 cluster_up --nodes 3 || bail_out "no cluster"
 ok 0 "cluster is up"
-pmix_require_build
+te_build_init
 nodes=(n1 n2 n3)
 W="-w n[1-3]"
 margin=4	# seconds past a deadline that still count as "at the deadline"

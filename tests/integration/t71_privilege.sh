@@ -35,7 +35,7 @@ plan 40
 
 cluster_up --nodes 3 || bail_out "no cluster"
 ok 0 "cluster is up"
-pmix_require_build
+te_build_init
 nodes=(n1 n2 n3)
 W="-w n[1-3]"
 NB_UID=$(id -u nobody)

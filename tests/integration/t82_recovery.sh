@@ -31,6 +31,8 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
@@ -41,7 +43,7 @@ unset TE_CLUSTER_DIR
 export TE_SLURM_CONF_EXTRA="Epilog=$TE_SRCDIR/tests/lib/t82_epilog.sh"
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
-pmix_require_build
+te_build_init
 lstopo-no-graphics --of xml --whole-io - >here.xml 2>/dev/null &&
 	"$here/../lib/add_gpus.py" here.xml gpus.xml 2
 ok $? "this machine's topology exported, fake GPUs added"

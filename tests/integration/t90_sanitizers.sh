@@ -12,7 +12,11 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
-builddir=${TE_REAL_BUILDDIR:-${TE_BUILDDIR:-$(cd "$here/../.." && pwd -P)}}
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
+te_build_init
+# make distdir in the build tree itself, not its staged copy.
+builddir=$TE_REAL_BUILDDIR
 libasan=$(gcc -print-file-name=libasan.so)
 libasan=$(readlink -f "$libasan")
 

@@ -9,7 +9,11 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
-builddir=${TE_REAL_BUILDDIR:-${TE_BUILDDIR:-$(cd "$here/../.." && pwd -P)}}
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
+te_build_init
+# The fuzz targets build in the build tree itself, not its staged copy.
+builddir=$TE_REAL_BUILDDIR
 secs=${TE_FUZZ_SECONDS:-15}
 
 if ! command -v clang >/dev/null; then

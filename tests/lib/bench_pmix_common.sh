@@ -1,21 +1,20 @@
 # shellcheck shell=bash
 # What the PMIx benchmarks (tests/bench/bench_pmix.sh, bench_fence.sh)
-# share, sourced after tests/lib/itest.sh and pmix_common.sh: the build
-# check, the plugin in plugstack.conf, the two fence programs, and the
-# median and ratio of figures.
+# share, sourced after tests/lib/itest.sh, trainenv.sh and pmix_common.sh:
+# the build check (te_build_init), the plugin in plugstack.conf, the two
+# fence programs, and the median and ratio of figures.
 # SPDX-License-Identifier: GPL-2.0-or-later
 
 # Run from the benchmark's work directory on a running cluster: checks the
 # build, loads the plugin and compiles bare_fence and bench_barrier there.
+# shellcheck disable=SC2154 # plugin, builddir, srcdir: te_build_init
 bench_pmix_setup() {
-	local f
-	for f in "$plugin" "$helper" "$tool" "$libtrainenv"; do
-		[ -e "$f" ] || { echo "$f is missing: build first (make)" >&2; exit 1; }
-	done
+	local bench=$_te_lib_dir/../bench
+	te_build_init
 	set_plugstack "required $plugin helper-dir=$builddir" >/dev/null
 	read -ra pmix_flags <<<"$(pkg-config --cflags --libs pmix)"
-	cc -O2 -o bare_fence "$here/bare_fence.c" "${pmix_flags[@]}" || exit 1
-	cc -O2 -I"$srcdir/include" -o bench_barrier "$here/bench_barrier.c" \
+	cc -O2 -o bare_fence "$bench/bare_fence.c" "${pmix_flags[@]}" || exit 1
+	cc -O2 -I"$srcdir/include" -o bench_barrier "$bench/bench_barrier.c" \
 		-L"$builddir/.libs" -ltrainenv -Wl,-rpath,"$builddir/.libs" || exit 1
 }
 

@@ -1,29 +1,16 @@
 # shellcheck shell=bash
-# Sourced by the PMIx layer's integration tests (t5x_pmix_*.sh) after
-# itest.sh: where the build is, and the plugstack.conf line that loads the
-# plugin from it with the rendezvous helper of the build tree and the test
-# hooks on (TRAINENV_TEST_*: documented in docs/pmix.md, never for
-# production).
-# shellcheck disable=SC2034 # used by the tests that source this
+# Sourced by the PMIx layer's integration tests (t5x_pmix_*.sh and others)
+# after itest.sh and trainenv.sh: the plugstack.conf line that loads the
+# plugin with the rendezvous helper of the build tree and the test hooks
+# on (TRAINENV_TEST_*: documented in docs/pmix.md, never for production),
+# and what those tests share. Where the build is (builddir, plugin, helper,
+# tool, libtrainenv, srcdir): te_build_init (trainenv.sh).
 # SPDX-License-Identifier: GPL-2.0-or-later
-builddir=${TE_BUILDDIR:-$(cd "$here/../.." && pwd -P)}
-# shellcheck disable=SC2034
-srcdir=${TE_SRCDIR:-$(cd "$here/../.." && pwd -P)}
-plugin=$builddir/.libs/trainenv.so
-helper=$builddir/trainenv-rdzv
-tool=$builddir/trainenv
-libtrainenv=$builddir/.libs/libtrainenv.so.0
 # shellcheck disable=SC2034
 PY=/usr/bin/python3	# Debian's, with torch and mpi4py
 
-pmix_require_build() {
-	local f
-	for f in "$plugin" "$helper" "$tool" "$libtrainenv"; do
-		[ -e "$f" ] || bail_out "$f is missing: build first (make)"
-	done
-}
-
 # pmix_plugstack [KEY=VALUE...]: the plugin with the build tree's helper.
+# shellcheck disable=SC2154 # plugin, builddir, srcdir: te_build_init
 pmix_plugstack() {
 	set_plugstack "required $plugin helper-dir=$builddir test-hooks=on $*"
 }

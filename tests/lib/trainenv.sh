@@ -2,9 +2,15 @@
 # Sourced by the integration tests of the trainenv plugin, after itest.sh.
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-#   te_build_init              find the build: TE_BUILDDIR, TE_SRCDIR, TE_PLUGIN
-#                              (trainenv.so), TE_TOOL (the trainenv program);
-#                              bails out when they are not built
+#   te_build_init              find the build, the one way every integration
+#                              test and benchmark does: TE_SRCDIR, TE_BUILDDIR,
+#                              TE_PLUGIN (trainenv.so), TE_TOOL (the trainenv
+#                              program), TE_HELPER (trainenv-rdzv),
+#                              TE_LIBTRAINENV (libtrainenv.so.0), TE_REAL_SRCDIR
+#                              and TE_REAL_BUILDDIR (the unstaged trees), and
+#                              the short names the tests use: srcdir, builddir,
+#                              plugin, tool, helper, libtrainenv; bails out in
+#                              one line when one of them is not built
 #   use_trainenv [ARG...]      plugstack.conf = "required TE_PLUGIN ARG..."
 #   te_last_job_id             the highest job id slurmctld still knows (0: none)
 #   te_jobs_after ID           the job ids above ID that slurmctld knows
@@ -29,9 +35,14 @@
 # When run from `make check` the driver exports TE_BUILDDIR and TE_SRCDIR.
 # Standalone (bash tests/integration/tNN.sh) the build is the current
 # directory when it holds the plugin, else the source tree itself (an
-# in-tree build), else SRCDIR/_build (tests/check.sh's build).
+# in-tree build), else SRCDIR/_build (tests/check.sh's build). After
+# tests/lib/itest.sh these are the staged copies (TE_REAL_* the originals);
+# a benchmark that sources only this file gets the trees themselves.
+# Works without itest.sh: bails out with bail_out when it is there, else
+# prints the line on stderr and exits 1.
+# shellcheck disable=SC2034 # the short names are for the tests
 te_build_init() {
-	local src d
+	local src d f
 	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 	TE_SRCDIR=${TE_SRCDIR:-$src}
 	if [ -z "${TE_BUILDDIR:-}" ]; then
@@ -42,10 +53,21 @@ te_build_init() {
 	TE_BUILDDIR=$(cd "${TE_BUILDDIR:-.}" && pwd -P)
 	TE_PLUGIN=$TE_BUILDDIR/.libs/trainenv.so
 	TE_TOOL=$TE_BUILDDIR/trainenv
-	export TE_SRCDIR TE_BUILDDIR TE_PLUGIN TE_TOOL
-	if [ ! -f "$TE_PLUGIN" ] || [ ! -x "$TE_TOOL" ]; then
-		bail_out "trainenv is not built (no $TE_PLUGIN or $TE_TOOL): run make first, or set TE_BUILDDIR"
-	fi
+	TE_HELPER=$TE_BUILDDIR/trainenv-rdzv
+	TE_LIBTRAINENV=$TE_BUILDDIR/.libs/libtrainenv.so.0
+	TE_REAL_SRCDIR=${TE_REAL_SRCDIR:-$TE_SRCDIR}
+	TE_REAL_BUILDDIR=${TE_REAL_BUILDDIR:-$TE_BUILDDIR}
+	export TE_SRCDIR TE_BUILDDIR TE_PLUGIN TE_TOOL TE_HELPER TE_LIBTRAINENV \
+		TE_REAL_SRCDIR TE_REAL_BUILDDIR
+	srcdir=$TE_SRCDIR builddir=$TE_BUILDDIR plugin=$TE_PLUGIN tool=$TE_TOOL
+	helper=$TE_HELPER libtrainenv=$TE_LIBTRAINENV
+	for f in "$TE_PLUGIN" "$TE_TOOL" "$TE_HELPER" "$TE_LIBTRAINENV"; do
+		[ -e "$f" ] && continue
+		f="trainenv is not built (no $f): run make first, or set TE_BUILDDIR"
+		if declare -F bail_out >/dev/null; then bail_out "$f"; fi
+		echo "$f" >&2
+		exit 1
+	done
 }
 
 use_trainenv() { set_plugstack "required $TE_PLUGIN${*:+ $*}"; }
