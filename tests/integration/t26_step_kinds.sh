@@ -81,6 +81,6 @@ else
 fi
 
 # shellcheck disable=SC2016 # expanded in the node
-left=$(for n in n1 n2 n3; do cluster_exec "$n" sh -c 'pgrep --ns $$ --nslist net -af "sleep 1"' 2>/dev/null | grep -v pgrep; done)
+left=$(for n in n1 n2 n3; do node_pgrep "$n" -af "sleep 1" 2>/dev/null | grep -v pgrep; done)
 is "$left" "" "nothing left running"
 done_testing

@@ -322,7 +322,7 @@ wait_nodes_idle 30
 ok $? "every node is idle"
 left=$(for n in n1 n2 n3; do
 	# shellcheck disable=SC2016 # expanded in the node
-	cluster_exec "$n" sh -c 'pgrep --ns $$ --nslist net -af "trainenv-container|enroot|sleep\(40\)"' 2>/dev/null |
+	node_pgrep "$n" -af "trainenv-container|enroot|sleep\(40\)" 2>/dev/null |
 		grep -v pgrep | sed "s/^/$n: /"
 done)
 is "$left" "" "no trainenv-container, enroot or program is left on a node"

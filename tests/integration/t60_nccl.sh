@@ -107,7 +107,7 @@ for ((i = 0; i < 300; i++)); do
 	sleep 0.1
 done
 # shellcheck disable=SC2016 # expanded in the node
-stepd=$(cluster_exec n1 sh -c 'pgrep --ns $$ --nslist net -f "slurmstepd: \[[0-9]+\.0\]"')
+stepd=$(node_pgrep n1 -f "slurmstepd: \[[0-9]+\.0\]")
 [ -n "$stepd" ] && cluster_exec n1 kill -STOP $stepd
 ok $? "rank 0's slurmstepd stopped as its barrier started (pid ${stepd:-none})"
 sleep 30

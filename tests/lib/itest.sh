@@ -29,6 +29,8 @@
 #   restart_now JOBID N SECS    a job requeued N times: start it in 3 s
 #   wait_nodes_idle SECS        wait until every node is idle
 #   cluster_exec NODE CMD...    run CMD inside node NODE's namespaces
+#   node_pgrep NODE ARGS...     pgrep ARGS... (-af: "PID COMMAND LINE") over the
+#                               processes of node NODE's own network namespace
 #   te_on_exit CMD              run CMD (eval'd) at exit, before the cluster stops
 #   te_seconds CMD...           run CMD, set TE_SECONDS to its wall time
 #   hup_run NAME DIR N ARGS...  nohup srun ARGS... &, kill -HUP once N tasks
@@ -265,6 +267,17 @@ _te_plugstack_restore() {
 }
 
 cluster_exec() { "$TE_CLUSTER_SH" exec --dir "$TE_CLUSTER_DIR" "$@"; }
+
+# The nodes share one PID namespace (a plain pgrep in a node sees every
+# node's processes, and other clusters'): a node's own are those of its
+# network namespace. The lookup's own shell, whose command line holds ARGS,
+# is left out.
+node_pgrep() { # NODE PGREP_ARGS...
+	local node=$1
+	shift
+	# shellcheck disable=SC2016 # expanded in the node
+	cluster_exec "$node" sh -c 'pgrep --ns $$ --nslist net "$@" | grep -v "^$$\( \|\$\)"' sh "$@"
+}
 
 # `timeout` sends TERM, which srun answers by cancelling the step; KILL
 # follows 10 s later. Exit status 124 means the deadline was hit.

@@ -37,8 +37,7 @@ gpu_nodes() { # N
 leftovers() { # PATTERN
 	local n
 	for n in $(seq 1 "${TE_CLUSTER_NODES:-3}"); do
-		# shellcheck disable=SC2016 # expanded in the node
-		cluster_exec "n$n" sh -c 'pgrep --ns $$ --nslist net -af -- "$1"' sh "$1" 2>/dev/null |
+		node_pgrep "n$n" -af -- "$1" 2>/dev/null |
 			grep -v pgrep | sed "s/^/n$n: /"
 	done
 }
