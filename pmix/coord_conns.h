@@ -5,7 +5,7 @@
  * full. Accepting never spins: out of descriptors, a stranger is dropped
  * to make room, or the listener is left alone for TE_LISTEN_PAUSE_MS.
  * Every operation is O(1) but the release of all slots. No PMIx here:
- * unit-tested with real sockets (tests/unit/test_coord_conns.c).
+ * unit-tested with real sockets (tests/unit/pmix/test_coord_conns.c).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #ifndef TE_COORD_CONNS_H
 #define TE_COORD_CONNS_H

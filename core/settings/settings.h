@@ -75,7 +75,7 @@ enum te_setting_id {
 /* Named words: cfg.v[X].word holds one of these for the setting X named in
  * the comment, or TE_W_VALUE when the value is a number, a path or a list.
  * core/settings/settings.c spells each word at its name (designated initializers),
- * and tests/unit/test_settings.c checks every name against its text. */
+ * and tests/unit/settings/test_settings.c checks every name against its text. */
 #define TE_W_VALUE (-1)
 enum te_w_bool { TE_W_TRUE, TE_W_FALSE };	/* every TE_T_BOOL */
 enum te_w_onoff { TE_W_ON = TE_W_TRUE, TE_W_OFF = TE_W_FALSE };

@@ -1,5 +1,5 @@
 /* bench_stacks: what the hang report's login and node sides cost at scale
- * (issue 25, items 5 and 6; not a test: tests/unit/test_stacks_scale
+ * (issue 25, items 5 and 6; not a test: tests/unit/hang/test_stacks_scale
  * checks the results). Prints, each the median of 5 runs:
  *   - the text and the JSON report of 2,000 ranks with 2,000 distinct
  *     stacks (2 threads of 6 Python frames each), into the 4 MiB buffer

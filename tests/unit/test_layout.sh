@@ -76,7 +76,7 @@ fi
 cited() {
 	(cd "$src" && grep -ohE '(^|[^A-Za-z0-9_./-])(spank|pmix|core|docs|tests|etc|include|python)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.(c|h|md|sh|py|8|example|map|in|xml)\b' \
 		README.md docs/*.md etc/trainenv.8 core/*/*.[ch] spank/*.[ch] pmix/*.[ch] \
-		tests/*.sh tests/*/*.sh tests/*/*.c tests/cluster/README.md Makefile.am 2>/dev/null |
+		tests/*.sh tests/*/*.sh tests/*/*.c tests/unit/*/*.c tests/cluster/README.md Makefile.am 2>/dev/null |
 		sed -E 's/^[^a-z]//' | sort -u)
 }
 out=$(cited | while read -r p; do
@@ -97,7 +97,7 @@ check "$([ "$out" -gt 20 ] && echo 0 || echo 1)" "the citation check reads the c
 # none of the source folders' C files is over about 700 lines.
 c_files() {
 	(cd "$src" && ls core/*/*.[ch] spank/*.[ch] pmix/*.[ch] include/*/*.h \
-		tests/unit/*.[ch] tests/fuzz/*.c tests/bench/*.c 2>/dev/null)
+		tests/unit/*.[ch] tests/unit/*/*.c tests/fuzz/*.c tests/bench/*.c 2>/dev/null)
 }
 out=$(c_files | while read -r f; do
 	head -1 "$src/$f" | grep -q '^/\* [^ ]' || echo "$f: $(head -1 "$src/$f" | cut -c1-60)"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Regenerates the gdb fixtures of tests/unit/test_stacks.c from real
+# Regenerates the gdb fixtures of tests/unit/hang/test_stacks.c from real
 # processes (needs gdb, python3.11-dbg, gcc; run as root or with ptrace
 # allowed). The programs run from /tmp/job so that no path of the machine
 # that made them lands in the fixtures. Usage: capture.sh [OUTDIR]
