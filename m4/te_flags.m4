@@ -1,6 +1,6 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # TE_CHECK_CFLAG(FLAG, ACTION-IF-OK)
 # Runs ACTION-IF-OK when the C compiler accepts FLAG without a warning.
-# SPDX-License-Identifier: GPL-2.0-or-later
 AC_DEFUN([TE_CHECK_CFLAG], [
   AS_VAR_PUSHDEF([te_var], [te_cv_cflag_$1])
   AC_CACHE_CHECK([whether $CC accepts $1], [te_var], [

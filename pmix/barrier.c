@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The PMIx barrier, the top of its files: prepare (the coordinator at once
  * for the launch, lazily for later barriers), the wait loop with its
  * deadline that drives the roles, and the result and its message. See
- * barrier.h, and barrier_int.h for the layers below.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * barrier.h, and barrier_int.h for the layers below. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The PMIx side of the PMIx layer: a client session, and the job-wide
  * barrier with a deadline and a report of who did not arrive. Used by the
  * rendezvous helper (trainenv-rdzv, the launch barrier) and by libtrainenv
  * (the application barrier, also behind `trainenv barrier` and the Python
  * module). Never linked into the SPANK plugin: PMIx client calls must not
  * run in slurmstepd or in a task before exec (docs/design.md section 3).
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The barrier is a PMIx fence (with or without data collection) that this
  * side waits for with its own deadline; Slurm's server may wait longer.

@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The barrier's client, on every rank but 0: finds rank 0's coordinator
  * (PMIx, or a file on rank 0's node) or its parent's in the launch tree,
  * connects with the registration queued (barrier.c's register_up), and
  * reads the answer. The queue, its flush and a cut (try again):
- * barrier_state.c.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * barrier_state.c. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The barrier's coordinator, on rank 0 (and, in the launch tree, on every
  * helper with children): listens, reads the helpers' registrations, their
  * ranks' arrivals or failures and the children's summaries, and answers
  * done or reject when every rank is here, or the report of who is missing.
  * The connections themselves, abort and the report: barrier_state.c;
- * strangers: coord_conns.c.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * strangers: coord_conns.c. */
 #include "config.h"
 
 #include <arpa/inet.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The barrier's followers: the node's other ranks that this helper stands
  * for say they arrived, or failed, with files in the step's private
- * directory; one that ends while waiting is seen by its lock.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * directory; one that ends while waiting is seen by its lock. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The barrier's private header (pmix/barrier*.c): the state of one
  * barrier and what its files call of each other. The calls go one way,
  * down (tests/unit/test_layering.sh checks it on the objects):
@@ -15,8 +16,7 @@
  *   barrier_state.c      the shared state: the queue up and its flush,
  *                        the connections down, ranks' arrivals and
  *                        failures, the report of who is missing.
- *   barrier_session.c    the PMIx session, its callbacks, the loop's fds.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ *   barrier_session.c    the PMIx session, its callbacks, the loop's fds. */
 #ifndef TE_BARRIER_INT_H
 #define TE_BARRIER_INT_H
 

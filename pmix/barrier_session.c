@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The barrier's PMIx session: PMIx_Init and the job's facts, put, get and
  * commit, the non-blocking fence and get with their callbacks (from PMIx's
  * progress thread), commit and finalize with a bound on their wait, and
- * the epoll set and wake pipe the barriers share.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * the epoll set and wake pipe the barriers share. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,11 +1,11 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The barrier's shared layer (pmix/barrier_int.h): what the roles have in
  * common on one barrier's state. The link up (the lines queued for the
  * parent or rank 0, their flush, a cut), the connections down (close,
  * send, accept, abort, broadcast, which child a slot speaks for), the
  * arrivals and failures of ranks (flat or the launch tree's own node),
  * and the report of who is missing. The roles (client, coord, followers,
- * tree) call this file and barrier_session.c, never one another.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * tree) call this file and barrier_session.c, never one another. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,11 +1,11 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The launch barrier as a tree of the nodes' helpers (docs/pmix.md): where
  * this helper sits (PMIx's process map, the site's width), its own node's
  * ranks, the summary it sends its parent, and what it passes down (done,
  * reject, the report). The pure parts are core/launch/launch_tree*.c; the
  * subtree's merged summary, its arrivals and failures and the connections
  * are the shared layer's (barrier_state.c); the children's summaries come
- * in through the coordinator (barrier_coord.c).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * in through the coordinator (barrier_coord.c). */
 #include "config.h"
 
 #include <errno.h>

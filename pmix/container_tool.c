@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv-container: what trainenv decided for a task, kept and checked
  * in a container (pyxis and enroot; core/container/container_env.h).
- * SPDX-License-Identifier: GPL-2.0-or-later
  *
  *   trainenv-container enroot-hook
  *     Run by etc/enroot-hook.sh.in, installed as enroot's last system hook

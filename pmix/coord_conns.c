@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The barrier coordinator's connection table: helpers' slots, the pool of
- * unauthenticated connections, an accept that never spins (coord_conns.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * unauthenticated connections, an accept that never spins (coord_conns.h). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The barrier coordinator's connection table (rank 0, pmix/barrier.c):
  * slots for the job's helpers, and apart from them a bounded pool for the
  * connections that have not shown the token yet (rdzv_core.h,
@@ -5,8 +6,7 @@
  * full. Accepting never spins: out of descriptors, a stranger is dropped
  * to make room, or the listener is left alone for TE_LISTEN_PAUSE_MS.
  * Every operation is O(1) but the release of all slots. No PMIx here:
- * unit-tested with real sockets (tests/unit/pmix/test_coord_conns.c).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * unit-tested with real sockets (tests/unit/pmix/test_coord_conns.c). */
 #ifndef TE_COORD_CONNS_H
 #define TE_COORD_CONNS_H
 

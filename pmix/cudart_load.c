@@ -1,5 +1,5 @@
-/* Loading the CUDA runtime with dlopen (see cudart_load.h).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Loading the CUDA runtime with dlopen (see cudart_load.h). */
 #include "config.h"
 
 #include <dlfcn.h>

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Loading the CUDA runtime (libcudart) with dlopen: trainenv never links
  * CUDA, so that nodes without it keep working. Shared by the pre-flight
  * program and the rendezvous helper (which reports the runtime's version
- * in the cross-node version check).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * in the cross-node version check). */
 #ifndef TE_CUDART_LOAD_H
 #define TE_CUDART_LOAD_H
 

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* glibc_compat.h: binds the calls that glibc 2.34 moved into libc to their
  * oldest versions, so that a library that goes into container images
  * (trainenv-nccl.so, through LD_PRELOAD) loads under an older glibc than
  * the build machine's.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * glibc 2.34 moved dlopen, dlsym, dladdr, dlerror (libdl) and the
  * pthread_* calls (libpthread) into libc.so.6 under a new version,

@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libtrainenv's heartbeat (--train-stall): trainenv_heartbeat() stores the
  * time of the call (a vDSO clock read and an atomic store: no system
  * call); its first call starts a watchdog thread that, once the last call
  * is older than TRAINENV_STALL seconds, tells srun's listener (the failure
  * report's channel, TRAINENV_REPORT) which rank stalled, once. The thread
- * runs whatever the calling thread is blocked in.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * runs whatever the calling thread is blocked in. */
 #include "config.h"
 
 #include <poll.h>

@@ -1,5 +1,5 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libtrainenv: the application barrier (include/trainenv/trainenv.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The same barrier as the launch one (pmix/barrier.c) run from inside the
  * training program: a fence without data plus rank 0's coordinator for

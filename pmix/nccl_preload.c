@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv-nccl.so: the job-wide barrier right before the first NCCL
  * communicator of a process, for programs that do not call
  * trainenv.barrier() themselves.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The plugin puts this library in LD_PRELOAD when --train-barrier=
  * first-collective. It defines NCCL's communicator-creation entry points;

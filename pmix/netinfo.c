@@ -1,5 +1,5 @@
-/* The node's network facts: its address, routes, free ports (netinfo.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The node's network facts: its address, routes, free ports (netinfo.h). */
 #include "config.h"
 
 #include <arpa/inet.h>

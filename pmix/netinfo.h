@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The node's network facts the rendezvous needs: the address other nodes
  * reach this node on, the interface that routes to an address, whether a
- * TCP port is free. Plain POSIX/Linux calls; no PMIx.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * TCP port is free. Plain POSIX/Linux calls; no PMIx. */
 #ifndef TE_NETINFO_H
 #define TE_NETINFO_H
 

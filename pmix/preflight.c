@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv-preflight: checks one GPU with the CUDA runtime before the
  * training program starts (--train-preflight). The plugin's task_init runs
  * it as the job user, with the task's environment, for the rank's GPU
  * (the binding's rank -> GPU mapping), and reads its result from the pipe
  * on stdout (core/launch/preflight_proto.h); it kills it after
  * TE_PF_TIMEOUT_S seconds.
- * SPDX-License-Identifier: GPL-2.0-or-later
  *
  *   trainenv-preflight --gpu BUSID [--test-fail TEXT]
  *

@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv-rdzv: the launch rendezvous helper. The plugin's task_init runs
  * it (as the job user, with the task's environment, which holds PMIX_*)
  * just before the task's exec, and reads its results from the pipe on
  * stdout (core/launch/rdzv_proto.h). It is a plain PMIx client, so that no PMIx
  * client call ever runs inside slurmstepd or the task before exec
  * (docs/design.md section 3).
- * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * One helper per node (--lead: the node's first task) stands for the
  * node's other tasks, which only leave an arrival file in the step's

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The launch's checkpoint probe (checkpoint-dir, docs/pmix.md): rank
  * 0's file with a random token, each node's look at the directory, and the
- * probe's way down the launch tree. Part of trainenv-rdzv (rdzv.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * probe's way down the launch tree. Part of trainenv-rdzv (rdzv.c). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
-/* The launch's checkpoint probe in trainenv-rdzv (rdzv_ckpt.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The launch's checkpoint probe in trainenv-rdzv (rdzv_ckpt.c). */
 #ifndef TE_RDZV_CKPT_H
 #define TE_RDZV_CKPT_H
 

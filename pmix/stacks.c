@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv-stacks: the hang report. On a login node (as `trainenv stacks
  * JOB[.STEP]`, or started by srun's exit watchdog with --exit-report) it
  * runs itself on every node of the step in an overlapping step (--local),
  * merges what the nodes send (core/hang/stacks.h), prints the ranks grouped by
  * stack, and for --exit-report ends the step per exit-action. As the job's
- * user: no root, nothing Slurm does not let the user do.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * user: no root, nothing Slurm does not let the user do. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv-stacks, private: the node-side collector (stacks_node.c) and
- * the login-side merger (stacks.c) of the hang report.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * the login-side merger (stacks.c) of the hang report. */
 #ifndef TE_PMIX_STACKS_INT_H
 #define TE_PMIX_STACKS_INT_H
 

@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv-stacks --local: on one node, as the job's user, the stacks of
  * the step's ranks still running: the processes from /proc (core/hang/proctab),
  * their state, wait channel and CPU, and gdb's view of each (Python frames
  * with Debian's python3-dbg, native ones without), bounded in time. A
  * process in a container (its root not the node's) is read through its
- * /proc/PID/root, with the container's pythonX.Y-dbg.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * /proc/PID/root, with the container's pythonX.Y-dbg. */
 #include "config.h"
 
 #include <dirent.h>

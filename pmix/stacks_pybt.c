@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv-stacks: the gdb command that prints a thread's Python frames,
  * trainenv-py-bt. It is CPython's own py-bt where that can read the frames.
  * Python 3.12 and later, built with optimization as Debian builds it (13
@@ -8,7 +9,6 @@
  * current_frame, or cframe->current_frame before 3.13), which the command
  * walks with the interpreter's own gdb script (libpython's PyFramePtr), in
  * py-bt's format, so the report's parser reads both alike.
- * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * The script is handed to gdb on its command line, hex-encoded (gdb's
  * "python" takes one line; no file to install or to trust). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv-stacks --watch-workers: under a torchrun task, the first end
  * of one of the node's workers, for srun's exit watchdog (torchrun's
  * agent, the Slurm task, stays in its exit barrier while a worker of
@@ -7,8 +8,7 @@
  * as "ended"; workers that come back after that (a torchrun restart) as
  * "resumed", which voids the grace. It exits when its task is gone: the
  * process of its pid and start time, which it waits for however long the
- * task takes to show as the step's.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * task takes to show as the step's. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv: the command-line tool. One subcommand per file; this file only
- * dispatches.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * dispatches. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* The trainenv tool's subcommands (pmix/tool*.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The trainenv tool's subcommands (pmix/tool*.c). */
 #ifndef TE_TOOL_H
 #define TE_TOOL_H
 

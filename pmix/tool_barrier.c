@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv barrier [--timeout S]: the job-wide barrier from a shell, e.g.
  * `srun --mpi=pmix sh -c 'trainenv barrier && exec python train.py'` or
- * before torchrun. Same barrier as libtrainenv's (it calls it).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * before torchrun. Same barrier as libtrainenv's (it calls it). */
 #include "config.h"
 
 #include <stdio.h>

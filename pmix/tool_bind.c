@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv bind: preview the GPU/NUMA mapping of a node, or bind the calling
  * process for its LOCAL_RANK and run a command (a torchrun worker wrapper:
  * `torchrun --no-python ... trainenv bind -- python3 train.py`).
  * Policy and environment rules: core/bind/bind.h.
- * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "config.h"
 

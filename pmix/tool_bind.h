@@ -1,5 +1,5 @@
-/* `trainenv bind`: the binding preview and wrapper (tool_bind.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* `trainenv bind`: the binding preview and wrapper (tool_bind.c). */
 #ifndef TE_TOOL_BIND_H
 #define TE_TOOL_BIND_H
 

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv env: the --train-explain report from inside a task. The plugin
  * records the effective settings in TRAINENV_SETTINGS just before exec;
  * in a pyxis container, trainenv's enroot hook records what the
- * container's environment set (TRAINENV_CONTAINER).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * container's environment set (TRAINENV_CONTAINER). */
 #include "config.h"
 
 #include <stdio.h>

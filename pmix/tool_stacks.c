@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv stacks JOB[.STEP]: runs trainenv-stacks, the hang report's
  * program (the one srun's exit watchdog runs), found next to this tool
- * (a build tree) or in the package's libexec directory.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * (a build tree) or in the package's libexec directory. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sbatch and salloc: check the settings at submission so that a bad value
  * is refused before the job is queued. The options travel to every step of
  * the job (as _SLURM_SPANK_OPTION_trainenv_* variables) and are checked
- * again there against the policy of the node.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * again there against the policy of the node. */
 #include "config.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* First-failure report, the network halves: srun's listener
  * (srun_failrep_listen.c) and slurmstepd's one sender per step (stepd_failrep_send.c).
- * The line and the decisions about connections are core/report/failrep.h.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * The line and the decisions about connections are core/report/failrep.h. */
 #ifndef TE_FAILREP_NET_H
 #define TE_FAILREP_NET_H
 

@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The --train-* options: one table built from the settings, registered with
  * spank_option_register() in every context (the static spank_options table is
  * ignored in sbatch/salloc). The callback only records the text; checking
  * against the site policy happens at once on the submit side so that a bad
- * value stops srun/sbatch before anything is allocated.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * value stops srun/sbatch before anything is allocated. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The --train-* options (options.c): registered in every context from
  * slurm_spank_init (plugin.c); their callback records the user's texts in
- * te_plug.opt (state.h).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * te_plug.opt (state.h). */
 #ifndef TE_OPTIONS_H
 #define TE_OPTIONS_H
 

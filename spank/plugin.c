@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The SPANK entry points. Each callback only looks at the context and calls
  * into the file for that context; nothing else lives here, and nothing
- * calls back into this file (the shared state, te_plug, is state.c's).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * calls back into this file (the shared state, te_plug, is state.c's). */
 #include "config.h"
 
 #include <string.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Slurm's C API as the plugin uses it, one shape for every release from
  * 22.05 to 26.05: the only place that knows how the releases differ.
- * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * A SPANK plugin is built once per Slurm release (Slurm loads it only in
  * the major.minor it was built for), from this one source. Each difference

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The slurmstepd side of trainenv.so: resolve the settings once per step from the node's policy, the
  * options srun passed and the job environment, then prepare every task just
  * before exec. Nothing here may fail the step in a way that drains the node:
@@ -8,8 +9,7 @@
  * the failure report's sender (stepd_failrep_send.c), containers
  * (stepd_container.c, stepd_apptainer.c), the worker watcher
  * (stepd_watch.c); they share the step's state and helpers
- * (stepd_step.c), which calls none of them back.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * (stepd_step.c), which calls none of them back. */
 #include "config.h"
 
 #include <errno.h>

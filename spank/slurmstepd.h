@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The slurmstepd side's entry points (slurmstepd.c), called only from
  * plugin.c's callbacks in the S_CTX_REMOTE context: 0 or -1 as SPANK
- * wants. What the per-task features share is stepd_step.h's.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * wants. What the per-task features share is stepd_step.h's. */
 #ifndef TE_SLURMSTEPD_H
 #define TE_SLURMSTEPD_H
 

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The srun side of trainenv.so: refuse bad values before anything is
  * allocated, shield the step from the terminal's hang-up, explain the
- * settings, and print the first-failure report.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * settings, and print the first-failure report. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The srun side's entry points (srun.c), called only from plugin.c's
- * callbacks in the S_CTX_LOCAL context: 0 or -1 as SPANK wants.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * callbacks in the S_CTX_LOCAL context: 0 or -1 as SPANK wants. */
 #ifndef TE_SRUN_H
 #define TE_SRUN_H
 

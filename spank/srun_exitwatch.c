@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* srun's exit watchdog: the first task exit starts the grace; past it, or
  * at a rank's stall, one hang report (trainenv-stacks, as the user, srun's
  * stderr) for the step. Runs in the failure listener's thread, which never
- * blocks on it.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * blocks on it. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,11 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* srun's exit watchdog (--train-exit-grace, --train-stall): once a task of
  * the step has ended, the others have the grace to end; a rank whose
  * heartbeat stops says so itself (libtrainenv's watchdog). Either way srun
  * starts the step's hang report (trainenv-stacks), which names every rank
  * still running with its stack and ends the step per --train-exit-action.
  * Task exits and stalls come over the failure report's channel
- * (srun_failrep_listen.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * (srun_failrep_listen.c). */
 #ifndef TE_EXITWATCH_H
 #define TE_EXITWATCH_H
 

@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* First-failure report, srun's side: the listener thread that takes the
  * reports, holds the first ones briefly to sort them, and prints them.
  * Any user of the submit host can connect to the port: the listener serves
  * up to FR_CONNS connections at once, each for a short while (a stranger's
  * at most TE_FAILREP_CONN_MS), pushes out the oldest stranger when the
- * table is full, and its finish is bounded in time whatever they do.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * table is full, and its finish is bounded in time whatever they do. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* srun: the step's PMIx fence algorithm (SLURM_PMIX_FENCE), decided by
  * core/launch/fence_choice.c from the step's nodes and the cluster's TreeWidth, and
- * exported with TRAINENV_FENCE for the job side.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * exported with TRAINENV_FENCE for the job side. */
 #include "config.h"
 
 #include <dlfcn.h>

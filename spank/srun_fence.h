@@ -1,5 +1,5 @@
-/* srun: the step's PMIx fence algorithm (srun_fence.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* srun: the step's PMIx fence algorithm (srun_fence.c). */
 #ifndef TE_SRUN_FENCE_H
 #define TE_SRUN_FENCE_H
 

@@ -1,5 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The srun-side hang-up shield.
- * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * srun answers SIGHUP (and SIGPIPE) by SIGKILLing every task, and resets an
  * inherited SIG_IGN, so neither nohup nor a SIGHUP handler in the tasks can

@@ -1,5 +1,5 @@
-/* The srun-side hang-up shield (srun_hangup.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The srun-side hang-up shield (srun_hangup.c). */
 #ifndef TE_HANGUP_H
 #define TE_HANGUP_H
 

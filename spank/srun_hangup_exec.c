@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The hang-up shield's way out of the terminal's session for srun: fork(),
  * or srun started again when it already runs threads (Slurm 26.05 starts
  * its connection manager before any SPANK callback).
- * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * te_hup_split sets up the pipes and signals the shield needs before srun
  * splits off, starts srun either way, and undoes it all when it cannot.

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* How the hang-up shield splits srun off (srun_hangup_exec.c), and starts
  * srun anew when srun already runs threads: a copy of a multithreaded srun
  * made by fork() cannot carry on as srun, so the shield's child executes
- * srun again.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * srun again. */
 #ifndef TE_HANGUP_EXEC_H
 #define TE_HANGUP_EXEC_H
 

@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* srun's recovery (srun_recovery.h): --train-requeue requeues a batch job without the node a
  * failed step blames, --train-time-signal signals the step's tasks before
  * the job's time limit. Asks slurmctld as the job's owner through the
  * libslurm srun already holds (no scontrol in the user's environment);
- * core/report/recovery.c decides.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * core/report/recovery.c decides. */
 #include "config.h"
 
 #include <dirent.h>

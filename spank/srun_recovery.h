@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* srun's recovery (srun_recovery.c): --train-requeue at the step's end and
  * --train-time-signal while it runs; the decisions are core/report/recovery.h.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ */
 #ifndef TE_SRUN_RECOVERY_H
 #define TE_SRUN_RECOVERY_H
 

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The plugin's state (state.h): defined here, in a file that calls none
  * of the plugin's others, so that every file may use it without an arrow
- * back to the one that fills it (plugin.c, options.c, the contexts).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * back to the one that fills it (plugin.c, options.c, the contexts). */
 #include "config.h"
 
 #include "state.h"

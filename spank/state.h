@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The plugin's state, shared by its files in every context: the settings
  * (policy, the user's option texts, the effective values) and where the
  * helpers are (state.c). It calls nothing of the plugin's files: any of
- * them may include it.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * them may include it. */
 #ifndef TE_STATE_H
 #define TE_STATE_H
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurmstepd, per task: trainenv's decisions for Apptainer and Singularity.
  * A task may run its program in an Apptainer container (srun apptainer
  * exec IMAGE python train.py), where the image's ENV overrides the task's
@@ -8,8 +9,7 @@
  * with the task's value (core/container/apptainer_env.h), which Apptainer applies
  * inside the container whatever those say. A copy of the user's own
  * variable (one trainenv did not decide) is never made; a copy the user
- * had for a decided one is replaced, like the variable itself.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * had for a decided one is replaced, like the variable itself. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurmstepd, per task: APPTAINERENV_ and SINGULARITYENV_ copies of what
- * trainenv set (spank/stepd_apptainer.c, core/container/apptainer_env.h).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * trainenv set (spank/stepd_apptainer.c, core/container/apptainer_env.h). */
 #ifndef TE_SPANK_APPTAINER_H
 #define TE_SPANK_APPTAINER_H
 

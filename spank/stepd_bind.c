@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* GPU/NUMA binding in slurmstepd. The topology is loaded and the mapping of
  * every local rank computed once per step, in user_init, before slurmstepd
  * forks the tasks; each task then applies its own rank's binding in
  * task_init, just before exec, so every thread and first-touched page of
  * the program starts next to its GPU. A binding that cannot be done as asked
- * warns (and the task runs unbound) or fails the task, per bind-failure.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * warns (and the task runs unbound) or fails the task, per bind-failure. */
 #include "config.h"
 
 #include <errno.h>

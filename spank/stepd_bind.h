@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Binding in slurmstepd: the step's topology and GPU map made once per
- * step (cached per boot), then each task bound before its exec (bind.h).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * step (cached per boot), then each task bound before its exec (bind.h). */
 #ifndef TE_BINDSTEP_H
 #define TE_BINDSTEP_H
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurmstepd, per task: trainenv and container plugins (pyxis). pyxis
  * moves the task into its container from its own task_init, and SPANK
  * runs the plugins' task_init in plugstack.conf order. Listed after pyxis,
@@ -13,8 +14,7 @@
  * hook (etc/enroot-hook.sh.in) keeps what it decided in the container's
  * environment, and for a step that pyxis runs in a container the node's
  * first task starts trainenv-container (pmix/container_tool.c), which
- * compares what the program sees with what trainenv decided.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * compares what the program sees with what trainenv decided. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurmstepd, per task: trainenv and container plugins (pyxis, Slurm's
- * OCI containers) (stepd_container.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * OCI containers) (stepd_container.c). */
 #ifndef TE_STEPD_CONTAINER_H
 #define TE_STEPD_CONTAINER_H
 

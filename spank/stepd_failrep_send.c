@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* First-failure report, slurmstepd's side: one sender process per step.
  * task_exit runs in slurmstepd's thread that reaps the tasks: it must never
  * wait on the network per task (one wait per failed task, after scancel,
@@ -10,7 +11,6 @@
  * tasks still run. Slurm kills every process of the step once the last task
  * is reaped: the last task_exit lets the sender finish first (finish, at
  * most wait_ms, once per step). Its last message says what it delivered.
- * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * SlurmdParameters=contain_spank (24.05 and later) runs task_exit in a
  * clone(CLONE_VM) child of slurmstepd with a copy of its descriptors: the

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurmstepd, per task: --train-preflight runs trainenv-preflight on the
  * task's GPU as the job user before the rendezvous and reads its verdict
- * (the CUDA runtime is only ever loaded in that program).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * (the CUDA runtime is only ever loaded in that program). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
-/* slurmstepd, per task: --train-preflight (stepd_preflight.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* slurmstepd, per task: --train-preflight (stepd_preflight.c). */
 #ifndef TE_STEPD_PREFLIGHT_H
 #define TE_STEPD_PREFLIGHT_H
 

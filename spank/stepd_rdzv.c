@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurmstepd, per task: the launch rendezvous (the node's first task runs
  * trainenv-rdzv for the node, the others follow through files: see
- * stepd_rdzv_client.c) and the first-collective barrier's preload.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * stepd_rdzv_client.c) and the first-collective barrier's preload. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurmstepd, per task: the launch rendezvous and the first-collective
- * barrier's preload (stepd_rdzv.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * barrier's preload (stepd_rdzv.c). */
 #ifndef TE_STEPD_RDZV_H
 #define TE_STEPD_RDZV_H
 

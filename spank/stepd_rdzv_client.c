@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The plugin's side of the launch rendezvous: runs trainenv-rdzv from
- * task_init and reads its result, with a deadline (stepd_rdzv_client.h).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * task_init and reads its result, with a deadline (stepd_rdzv_client.h). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The plugin's side of the launch rendezvous: task_init runs the helper
  * trainenv-rdzv (a PMIx client; the plugin never calls PMIx itself) with
  * the task's environment, reads its results from a pipe and enforces a
  * deadline. Runs in the forked task process, as the job user, before
- * exec.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * exec. */
 #ifndef TE_RDZV_CLIENT_H
 #define TE_RDZV_CLIENT_H
 

@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The slurmstepd side's shared state (stepd_step.h): the settings resolved
  * and the step's facts gathered once per step, the task's failure text,
  * and the helpers every stepd_* file uses: the job's environment, the
  * step's GPU lists, a helper started detached beside the task. It calls
- * none of the stepd_* files nor slurmstepd.c: they call it.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * none of the stepd_* files nor slurmstepd.c: they call it. */
 #include "config.h"
 
 #include <arpa/inet.h>

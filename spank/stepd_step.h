@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The slurmstepd side's shared state (stepd_step.c): the step's settings
  * and facts, the task's failure text, and the small helpers every stepd_*
  * file uses. slurmstepd.c calls the features, the features call this; it
- * calls none of them back.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * calls none of them back. */
 #ifndef TE_STEPD_STEP_H
 #define TE_STEPD_STEP_H
 

@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurmstepd, per task: under --train-exit-grace, a torchrun task gets a
  * watcher of its workers (trainenv-stacks --watch-workers), because the
  * task itself (torchrun's agent) does not end when its workers do. Started
  * from task_init, in the task's process as the job's user, detached and
  * without the task's output streams (te_stepd_spawn_detached,
- * stepd_step.c); it ends with the task.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * stepd_step.c); it ends with the task. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurmstepd, per task: a torchrun task's worker watcher under
- * --train-exit-grace (stepd_watch.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * --train-exit-grace (stepd_watch.c). */
 #ifndef TE_STEPD_WATCH_H
 #define TE_STEPD_WATCH_H
 

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What srun, sbatch and salloc share: resolve the settings from the site
  * policy, the user's options and the submitting environment, refuse bad
- * values before anything is allocated, print --train-explain.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * values before anything is allocated, print --train-explain. */
 #include "config.h"
 
 #include <stdio.h>

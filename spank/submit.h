@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What srun, sbatch and salloc share: settings resolved at submission
- * (submit.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * (submit.c). */
 #ifndef TE_SUBMIT_H
 #define TE_SUBMIT_H
 

@@ -1,11 +1,11 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make check's driver: stages the build where every node and user can read
 # it (tests/lib/stage.sh), starts ONE local Slurm cluster for all
 # integration tests, runs the unit tests and the integration tests through
 # tests/run-tests.sh (which ends with "N passed, N failed"), and always tears
 # the cluster down.
 # Usage: check-all.sh UNIT_TEST... -- INTEGRATION_TEST...
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
 builddir=$(cd "${TE_BUILDDIR:-$(pwd)}" && pwd -P)

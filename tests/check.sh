@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installs what the tests need (Debian packages only), builds trainenv in
 # _build/ and runs the whole test suite: unit tests, then integration tests on
 # a local 3-node Slurm cluster. Ends with the line "N passed, N failed".
@@ -10,7 +11,6 @@
 #              tests/releases/root.sh NAME (made or reused first), building
 #              in _build-NAME/ (tests/releases/enter.sh); unset or "host":
 #              this machine's Slurm.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)

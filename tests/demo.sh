@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # trainenv's demo, from a fresh Debian 12 machine, as root:
 #   tests/demo.sh
 # Installs what is missing (Debian packages), builds trainenv in _build/,
@@ -7,7 +8,6 @@
 # DDP training job through it (etc/examples/ddp_gloo.py: no rendezvous code)
 # with --train-explain, shows what trainenv set, and tears everything down.
 # Exits non-zero when anything fails; the cluster is always stopped.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)

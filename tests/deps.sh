@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installs, from Debian's archive only, every package trainenv needs to build
 # and to run its unit and integration tests (the local Slurm cluster harness
 # in tests/cluster included). Idempotent: when everything is already
@@ -9,7 +10,6 @@
 # debug interpreter).
 # Usage: tests/deps.sh [--check|--list]   (--check: list what is missing,
 #        exit 1 if any; --list: print the package names, one a line)
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -euo pipefail
 
 # The default clang's major version and python3's X.Y, for the versioned

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs test programs that speak TAP, counts their checks and ends with the line
 #   N passed, N failed
 # Usage: run-tests.sh [--log-dir DIR] TEST...
@@ -7,7 +8,6 @@
 # failed check, or whose plan ("1..N") disagrees with what it ran, counts as one
 # failed check, so a crash is never silent. "# SKIP reason" is reported with its
 # reason and counted apart.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 log_dir=${TE_TEST_LOG_DIR:-tests/logs}
 if [ "${1:-}" = "--log-dir" ]; then log_dir=$2; shift 2; fi

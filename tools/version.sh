@@ -1,6 +1,6 @@
 #!/bin/sh
-# Prints trainenv's version, without a newline, for configure.ac's AC_INIT.
 # SPDX-License-Identifier: GPL-2.0-or-later
+# Prints trainenv's version, without a newline, for configure.ac's AC_INIT.
 #
 # One version, one place: the file VERSION at the top holds the release
 # (0.9.0). A tarball carries .tarball-version (make dist writes it), which

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* bind: GPU/NUMA mapping of local ranks (policy documented in bind.h):
  * the names of the modes, notes, formats and applying a rank's binding.
- * The machine: bind_machine.c; the mapping: bind_compute.c.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * The machine: bind_machine.c; the mapping: bind_compute.c. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* bind.h - GPU/NUMA binding core of trainenv (no Slurm in here)
  * ===========================================================================
  * This comment is the reference text of the binding part of trainenv(8).
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * SUMMARY
  *   From an hwloc topology, the CPUs the step may use, the GPUs allocated to

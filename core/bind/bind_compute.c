@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* bind: the mapping of a node's ranks to GPUs, CPUs and memory
- * (te_bind_compute; the policy is documented in bind.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * (te_bind_compute; the policy is documented in bind.h). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* bind: cores mode, the split of each group of ranks that share CPUs
  * among them (see CORES MODE SPLIT in bind.h), and the one-PU-per-core
- * filter (smt=one) of every mode.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * filter (smt=one) of every mode. */
 #include "config.h"
 
 #include <stdio.h>

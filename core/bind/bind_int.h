@@ -1,5 +1,5 @@
-/* bind's private header (core/bind*.c): helpers its parts share.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* bind's private header (core/bind*.c): helpers its parts share. */
 #ifndef TE_BIND_INT_H
 #define TE_BIND_INT_H
 

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* bind: the machine, as the mapping sees it: the hwloc topology (this
  * system, or stored XML), its compute GPUs in PCI order, and the GPUs
- * Slurm gave the step (its environment).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * Slurm gave the step (its environment). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
-/* cpulist: strict parser and formatter for "0-3,8" index lists.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cpulist: strict parser and formatter for "0-3,8" index lists. */
 #include "config.h"
 
 #include <limits.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* cpulist: the "0-3,8" list syntax of Linux cpusets, Slurm and hwloc, used for
  * CPU lists (PU OS indexes) and for GPU index lists such as SLURM_STEP_GPUS.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Grammar accepted by te_cpulist_parse():
  *     list  := "" | item ("," item)*

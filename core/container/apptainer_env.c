@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* APPTAINERENV_ and SINGULARITYENV_ copies of what trainenv set in a task
- * (core/container/apptainer_env.h). Pure: no I/O.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * (core/container/apptainer_env.h). Pure: no I/O. */
 #include "config.h"
 
 #include <string.h>

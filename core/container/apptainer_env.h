@@ -1,5 +1,5 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv's decisions carried into Apptainer and Singularity containers.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Apptainer passes the task's environment into the container, but the
  * image's ENV (its %environment) wins where both set a variable, and

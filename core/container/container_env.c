@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv's decisions as environment variables, the enroot hook's filter
  * of a container's environment file, and the comparison with what a
- * program sees (core/container/container_env.h). Pure: no I/O.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * program sees (core/container/container_env.h). Pure: no I/O. */
 #include "config.h"
 
 #include <string.h>

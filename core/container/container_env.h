@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What trainenv decided for a task, as environment variables, and the two
  * pure halves of keeping it in a container (the I/O is
  * pmix/container_tool.c): the filter trainenv's enroot hook applies to the
  * container's environment file before pyxis copies it over the task's,
  * and the comparison of a program's environment with the decisions.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * pyxis copies every variable of the container's environment (the image's
  * ENV, enroot's environment files, what enroot's hooks add: its PyTorch

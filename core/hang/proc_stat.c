@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The one reader of /proc/PID/stat: the file read, then parsed by
  * te_proc_stat_parse (core/hang/proctab.c, the pure part). The hang report's
- * collector and the container check's start-time look both call this.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * collector and the container check's start-time look both call this. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv's view of a step's processes on one node: /proc stat lines and
  * environment blocks parsed, and the process that stands for each rank
- * picked (see proctab.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * picked (see proctab.h). */
 #include "config.h"
 
 #include <stdlib.h>

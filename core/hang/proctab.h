@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv's view of a step's processes on one node, from /proc: the pure
  * part (parse a stat line, an environment block and slurmstepd's process
  * title, pick the process that stands for each rank) for the hang
  * report's node-side collector and the torchrun watcher, and the one
- * reader of /proc/PID/stat (core/hang/proc_stat.c).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * reader of /proc/PID/stat (core/hang/proc_stat.c). */
 #ifndef TE_PROCTAB_H
 #define TE_PROCTAB_H
 

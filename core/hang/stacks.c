@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The hang report's stack model, the parser of gdb's batch output
- * (py-bt and bt of all threads) and the signature that groups ranks.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * (py-bt and bt of all threads) and the signature that groups ranks. */
 #include "config.h"
 
 #include <string.h>

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The hang report's stacks, the pure part: a bounded model of one process's
  * stack, the parser of gdb's batch output, signatures and grouping, the
  * text and JSON reports, and the line format between the node-side
  * collector and the login-side merger.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Everything here reads hostile bytes (gdb's output about user processes,
  * lines from other nodes over a pipe) and is bounded: at most

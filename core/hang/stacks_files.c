@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The hang report for processes in containers, the pure part: the paths a
  * process sees inside its own root, and the note that names the real
- * cause when its frames are missing (core/hang/stacks.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * cause when its frames are missing (core/hang/stacks.h). */
 #include "config.h"
 
 #include <string.h>

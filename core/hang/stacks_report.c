@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The hang report's grouping of identical stacks, its rank and node lists,
- * and the text and JSON reports (core/hang/stacks.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * and the text and JSON reports (core/hang/stacks.h). */
 #include "config.h"
 
 #include <limits.h>

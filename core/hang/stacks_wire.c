@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The hang report's line format between a node's stack collector and the
  * login-side merger (core/hang/stacks.h): the encoder and its strict decoder.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ */
 #include "config.h"
 
 #include <limits.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The barrier proxy's messages (barrier_proxy.h). Plain libc only: this
- * file is also built into trainenv-nccl.so, which loads in old images.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * file is also built into trainenv-nccl.so, which loads in old images. */
 #include "config.h"
 
 #include "launch/barrier_proxy.h"

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The barrier proxy's messages: how a rank inside a container asks the
  * job-wide barrier of a helper outside it, over a socket it inherited.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * In a container (pyxis/enroot) neither libtrainenv nor libpmix is in
  * the image, and the step's PMIx directory is a path of the node. So the

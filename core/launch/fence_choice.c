@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The step's fence algorithm (SLURM_PMIX_FENCE) from its node count, the
  * cluster's TreeWidth, the site key and the user's value; and whether the
- * job side may use a fence without data as a barrier. See fence_choice.h.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * job side may use a fence without data as a barrier. See fence_choice.h. */
 #include "config.h"
 
 #include <string.h>

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Which fence algorithm Slurm's mpi/pmix runs for a step (SLURM_PMIX_FENCE),
  * chosen so that a PMIx fence is a job-wide barrier, and what the job side
  * may then use. Pure: srun gathers the inputs, the PMIx side reads the two
  * variables.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Facts (Slurm 22.05.8, src/common/reverse_tree.c, pmixp_coll_tree.c,
  * pmixp_info.c, pmixp_client.c; verified on the local cluster):

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The launch timeline: per-node arrivals at the launch barrier, the skew
- * between the first and the last node, its line and its wire form.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * between the first and the last node, its line and its wire form. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The launch timeline: when each node's ranks reached the launch barrier,
  * which node came last and by how much, and the one line that names it.
  * Rank 0's coordinator notes every rank's first arrival; once the barrier
@@ -6,8 +7,7 @@
  *    first"
  * (always with --train-explain, else past the site's barrier-skew-warn),
  * and the same facts go into the step's record. Pure: no clock, no I/O;
- * the caller passes the times.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * the caller passes the times. */
 #ifndef TE_LAUNCH_TIMELINE_H
 #define TE_LAUNCH_TIMELINE_H
 

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The launch tree: tree index math, the job's process map, the bounded
  * subtree summary (merge, wire form) and rank 0's reports from it (see
- * launch_tree.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * launch_tree.h). */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The launch tree (pure): the step's nodes as a k-ary tree with rank 0's
  * node at the root, the job's process map (which ranks run on which node),
  * and the bounded summary a node's helper sends its parent about its
@@ -7,7 +8,6 @@
  * 0 prints from the merged summary the same reports it printed when every
  * node spoke to it (docs/pmix.md). No PMIx, no sockets: unit-tested and
  * fuzzed; every line parsed here comes from the network.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Wire lines, child -> parent, after "TEBAR1 TOKEN " (rdzv_core.h):
  *   "grp v COUNT HOSTS VERSIONS"  COUNT nodes have these versions

@@ -1,5 +1,5 @@
-/* What the launch tree's files (core/launch_tree*.c) share.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the launch tree's files (core/launch_tree*.c) share. */
 #ifndef TE_LAUNCH_TREE_INT_H
 #define TE_LAUNCH_TREE_INT_H
 

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Rank 0's reports from the launch tree's summary: who is missing, the
- * version and checkpoint verdict, the timeline (launch_tree.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * version and checkpoint verdict, the timeline (launch_tree.h). */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The launch tree's wire: a subtree summary as lines for the parent,
- * and the strict parser of what a child sends (launch_tree.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * and the strict parser of what a child sends (launch_tree.h). */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The launch checks' decisions (pure): a node against rank 0 without the
  * barrier, the checkpoint probe. Rank 0's verdict over the whole job is
- * the launch tree's (te_tree_verdict, core/launch/launch_tree_report.c).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * the launch tree's (te_tree_verdict, core/launch/launch_tree_report.c). */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The launch checks' decisions (pure): a node against rank 0's versions
  * without the barrier, and what a node makes of rank 0's checkpoint probe
  * (rank 0's verdict over every node's facts is the launch tree's,
  * te_tree_verdict in launch_tree.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * A node's checkpoint fact (te_coord_req.ckpt) is "-" (not checked), "ok",
  * "rank0 REASON" (rank 0 could not write its probe file) or what is wrong

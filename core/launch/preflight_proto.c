@@ -1,5 +1,5 @@
-/* The GPU pre-flight's pipe protocol and decisions (preflight_proto.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The GPU pre-flight's pipe protocol and decisions (preflight_proto.h). */
 #include "config.h"
 
 #include <ctype.h>

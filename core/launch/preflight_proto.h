@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* GPU pre-flight (--train-preflight): the pipe protocol between the
  * checker program trainenv-preflight (run by the plugin's task_init, as
  * the job user, for the rank's GPU) and the plugin, and the decisions the
  * plugin takes from its result. Pure code: unit-tested and fuzzed.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The program writes, on its stdout (a pipe), nothing but:
  *

@@ -1,5 +1,5 @@
-/* The rank environment of a task, from what Slurm knows (rankenv.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The rank environment of a task, from what Slurm knows (rankenv.h). */
 #include "config.h"
 
 #include <ctype.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The rank environment of a task, computed from what Slurm knows about the
  * step. Pure functions: the plugin gathers the facts, these decide.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Two launch styles:
  *  task      one Slurm task per rank (Megatron, Lightning, submitit, DDP):

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The trainenv-rdzv helper's command line and settings, parsed into plain
- * options.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * options. */
 #include "config.h"
 
 #include <stdlib.h>

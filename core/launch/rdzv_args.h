@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The command line of the trainenv-rdzv helper (pmix/rdzv.c), which the
  * plugin's task_init writes (spank/stepd_rdzv.c): parsed into plain
- * options, every value checked.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * options, every value checked. */
 #ifndef TE_RDZV_ARGS_H
 #define TE_RDZV_ARGS_H
 

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The pure part of the PMIx layer: coordinator lines, reports, port and
- * interface choices (see rdzv_core.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * interface choices (see rdzv_core.h). */
 #include "config.h"
 
 #include <ctype.h>

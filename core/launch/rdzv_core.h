@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The pure part of the PMIx layer: wire lines of the barrier coordinator,
  * the reports (missing ranks, version mismatch), MASTER_PORT choice, the
  * NCCL_SOCKET_IFNAME pattern syntax and the per-rank data published over
  * PMIx. No PMIx, no sockets, no I/O: everything here is unit-tested and
  * fuzzed, and treats its input as hostile (peer data, network lines).
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Coordinator protocol (TCP to rank 0's barrier coordinator; lines of at
  * most TE_COORD_LINE_MAX bytes, '\n' terminated):

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv launch rendezvous planning: a task's role at launch and the
  * helper's command line (see rdzv_plan.h); spank/stepd_rdzv.c carries them
- * out.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * out. */
 #include "config.h"
 
 #include <string.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv launch rendezvous planning: what one task does at launch (no
  * rendezvous, follow the node's helper, run the helper) and the helper's
- * command line, as pure functions of the settings and the step's facts.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * command line, as pure functions of the settings and the step's facts. */
 #ifndef TE_RDZV_PLAN_H
 #define TE_RDZV_PLAN_H
 

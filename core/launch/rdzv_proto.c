@@ -1,5 +1,5 @@
-/* The helper-to-plugin pipe protocol of the rendezvous (rdzv_proto.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The helper-to-plugin pipe protocol of the rendezvous (rdzv_proto.h). */
 #include "config.h"
 
 #include <arpa/inet.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The pipe protocol between the rendezvous helper (trainenv-rdzv, a PMIx
  * client run as the job user) and the plugin's task_init, which reads it.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The helper writes, on its stdout (a pipe), nothing but:
  *

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv's versions: the version line, a helper's --protocol-version
- * answer and the one line of a mismatch (core/launch/version.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * answer and the one line of a mismatch (core/launch/version.h). */
 #include "config.h"
 
 #include <stdio.h>

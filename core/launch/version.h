@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv's versions: the package version every part is built with, and
  * the protocol version the plugin, its helpers and libtrainenv speak.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The package version (PACKAGE_VERSION, from VERSION and git:
  * tools/version.sh) says which release a part comes from. The protocol

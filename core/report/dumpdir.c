@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The job's directory DIR/UID/JOBID: the rule for DIR's path, the verdict
- * on the levels trainenv makes, and their safe opening (dumpdir.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * on the levels trainenv makes, and their safe opening (dumpdir.h). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The job's directory under a directory the user or the site names
  * (--train-nccl-dump-dir=DIR for the NCCL flight recorder, the site's
  * record-dir for the step's record): DIR/UID/JOBID, made and opened so
  * that no other user can pre-create, swap or read it.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * DIR is used only when DIR and every directory above it pass the rule
  * OpenSSH applies to its paths: owned by root or the job's user, and

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* First-failure report, the pure part: the wire line, its parser, the line
- * srun prints, and the listener's decisions about a connection.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * srun prints, and the listener's decisions about a connection. */
 #include "config.h"
 
 #include <ctype.h>

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* First-failure report, the pure part: the wire line, its parser, the line
  * srun prints, and the decisions about srun's listener's connections. The
  * network halves are spank/srun_failrep_listen.c and spank/stepd_failrep_send.c
  * (failrep_net.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * slurmstepd tells srun which task failed, where, how and when; srun prints
  * one line per failed task and marks the first.

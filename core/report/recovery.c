@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Recovery decisions (core/report/recovery.h): the node a failed step blames, the
  * requeue plan, the progress guard's state line and the time signal's due
- * time. Pure: srun's side (spank/srun_recovery.c) gathers the facts.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * time. Pure: srun's side (spank/srun_recovery.c) gathers the facts. */
 #include "config.h"
 
 #include <inttypes.h>

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Recovery decisions, the pure part: which node a failed step blames, whether
  * the job is requeued without it (--train-requeue), the progress guard's
  * state, and when the time-limit signal is due (--train-time-signal).
- * spank/srun_recovery.c asks Slurm and acts on these decisions.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * spank/srun_recovery.c asks Slurm and acts on these decisions. */
 #ifndef TE_RECOVERY_H
 #define TE_RECOVERY_H
 

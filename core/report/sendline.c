@@ -1,5 +1,5 @@
-/* One line to a TCP listener within a deadline (core/report/sendline.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One line to a TCP listener within a deadline (core/report/sendline.h). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* One line to a TCP listener within a deadline: how a rank's stall
  * watchdog (libtrainenv) and the torchrun worker watcher (trainenv-stacks)
  * tell srun's report listener. Never used in slurmstepd (its own sender is
- * spank/stepd_failrep_send.c).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * spank/stepd_failrep_send.c). */
 #ifndef TE_SENDLINE_H
 #define TE_SENDLINE_H
 

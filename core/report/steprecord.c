@@ -1,5 +1,5 @@
-/* trainenv's record of one step as JSON (steprecord.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* trainenv's record of one step as JSON (steprecord.h). */
 #include "config.h"
 
 #include <string.h>

@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv's record of one step, as JSON: the effective settings, the
  * first failure and how many tasks failed, and what the exit watchdog did
  * (the hang report's own JSON lies beside it). srun writes it at its end
  * into DIR/UID/JOBID/trainenv.STEP.json (DIR: --train-nccl-dump-dir, else
  * the site's record-dir; core/report/dumpdir.h); trainenv(8), FILES, documents
- * the fields. Pure.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * the fields. Pure. */
 #ifndef TE_STEPRECORD_H
 #define TE_STEPRECORD_H
 

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv admin policy: plugstack.conf arguments and policy files read
- * into defaults, bounds and enforced knobs, then cross-checked.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * into defaults, bounds and enforced knobs, then cross-checked. */
 #include "config.h"
 
 #include <errno.h>

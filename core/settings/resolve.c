@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv precedence: policy + user options + job environment resolved into
- * each knob's effective value; the explain report; TRAINENV_SETTINGS.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * each knob's effective value; the explain report; TRAINENV_SETTINGS. */
 #include "config.h"
 
 #include <stdlib.h>

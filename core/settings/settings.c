@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv settings: the table of every knob (names, types, words, limits,
- * environment variables, --help text) and how its accepted values read.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * environment variables, --help text) and how its accepted values read. */
 #include "config.h"
 
 #include <string.h>

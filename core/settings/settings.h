@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv settings: one table of every knob, the admin policy, and the one
  * precedence rule that turns policy + user options + job environment into the
  * effective value of each knob.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  *   enforced admin value > user option (srun/sbatch, sbatch options inherited
  *   by steps) > value already in the job environment > admin default >

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv settings, private to core/: the value checks that policy.c and
- * resolve.c share with value.c.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * resolve.c share with value.c. */
 #ifndef TE_SETTINGS_INT_H
 #define TE_SETTINGS_INT_H
 

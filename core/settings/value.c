@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* trainenv settings: one value text checked against its knob (type, hard
- * limits, site bounds) and turned into its canonical form.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * limits, site bounds) and turned into its canonical form. */
 #include "config.h"
 
 #include <signal.h>

@@ -1,5 +1,5 @@
-/* The tasks' environment as srun's --export decides (see exportenv.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The tasks' environment as srun's --export decides (see exportenv.h). */
 #include "config.h"
 
 #include <string.h>

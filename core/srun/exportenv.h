@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The job environment srun will give the tasks, as its --export option
  * decides, so that srun's own view of "the value already in the job
  * environment" (precedence level 3, --train-explain) is the tasks' view.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Slurm 22.05 (plugins/launch/slurm/launch_slurm.c, _build_user_env):
  * without --export every variable of srun's environment goes to the tasks.

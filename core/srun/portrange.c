@@ -1,5 +1,5 @@
-/* SrunPortRange: parse the value, find it in slurm.conf text (pure).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SrunPortRange: parse the value, find it in slurm.conf text (pure). */
 #include "config.h"
 
 #include <ctype.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* SrunPortRange: the ports a site lets srun listen on. The value's parser
  * and the slurm.conf lookup are pure (unit-tested, fuzzed); srun's report
- * listener binds inside the range when the site sets one.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * listener binds inside the range when the site sets one. */
 #ifndef TE_PORTRANGE_H
 #define TE_PORTRANGE_H
 

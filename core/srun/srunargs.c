@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What srun was asked for on its command line, read by the srun side of
  * the plugin before srun has told anyone (SPANK gives no access to srun's
  * own options); the allocator side reads sbatch's and salloc's the same
- * way. The options of each Slurm release are srunargs_table.c's.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * way. The options of each Slurm release are srunargs_table.c's. */
 #include "config.h"
 
 #include <string.h>

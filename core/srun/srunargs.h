@@ -1,5 +1,5 @@
-/* What srun was asked for on its own command line (srunargs.c).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What srun was asked for on its own command line (srunargs.c). */
 #ifndef TE_SRUNARGS_H
 #define TE_SRUNARGS_H
 

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* srun's, sbatch's and salloc's options per Slurm release, private to
- * core/ (srunargs_table.c holds them, srunargs.c walks a command line).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * core/ (srunargs_table.c holds them, srunargs.c walks a command line). */
 #ifndef TE_SRUNARGS_INT_H
 #define TE_SRUNARGS_INT_H
 

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* srun's, sbatch's and salloc's command-line options per Slurm release, for
  * srunargs.c's walk of a command line: which take a value, which take one
  * only after "=", their short letters.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Written from Slurm's src/common/slurm_opt.c at the tags slurm-22-05-8-1,
  * 23-02-8-1, 23-11-11-1, 24-05-8-1, 24-11-7-1, 25-05-8-1, 25-11-7-1 and

@@ -1,5 +1,5 @@
-/* The bounded relay buffer (see relaybuf.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The bounded relay buffer (see relaybuf.h). */
 #include "config.h"
 
 #include <string.h>

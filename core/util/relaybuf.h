@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A bounded byte buffer between a reader and a writer that never block (the
  * hang-up shield's relay of srun's output): space is taken at the tail,
  * data leaves from the head, and when it is full the reader stops reading,
  * which holds the producer back (backpressure) instead of growing or
- * dropping. Pure functions over caller-owned memory.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * dropping. Pure functions over caller-owned memory. */
 #ifndef TE_RELAYBUF_H
 #define TE_RELAYBUF_H
 

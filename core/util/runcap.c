@@ -1,5 +1,5 @@
-/* Runs a program with a deadline and reads its output (core/util/runcap.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Runs a program with a deadline and reads its output (core/util/runcap.h). */
 #include "config.h"
 
 #include <errno.h>

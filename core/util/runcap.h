@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Runs a program with a deadline and reads its output: the one way the
  * plugin (as the job user, from task_init) and the tools start their
  * helpers. The program dies with its parent, runs in its own process
- * group, and is killed with that group at the deadline.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * group, and is killed with that group at the deadline. */
 #ifndef TE_RUNCAP_H
 #define TE_RUNCAP_H
 

@@ -1,5 +1,5 @@
-/* Small, strict string helpers shared by every side (strutil.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Small, strict string helpers shared by every side (strutil.h). */
 #include "config.h"
 
 #include <ctype.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small, strict string helpers shared by the plugin, the helper and the tool.
  * Everything here is pure (no I/O, no globals) and treats its input as hostile:
- * lengths are always bounded by the caller's buffer sizes.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * lengths are always bounded by the caller's buffer sizes. */
 #ifndef TE_STRUTIL_H
 #define TE_STRUTIL_H
 

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small OS helpers: the monotonic clock, random bytes and hex tokens, the
- * small-file reader (sysutil.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * small-file reader (sysutil.h). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small OS helpers shared by every side, one per job: the monotonic clock
  * every deadline is measured on, random bytes and hex tokens, and the one
- * reader of small files.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * reader of small files. */
 #ifndef TE_SYSUTIL_H
 #define TE_SYSUTIL_H
 

@@ -1,5 +1,5 @@
-/* An append cursor and JSON strings (textbuf.h).
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* An append cursor and JSON strings (textbuf.h). */
 #include "config.h"
 
 #include <stdarg.h>

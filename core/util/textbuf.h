@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* An append cursor over a caller's buffer, and JSON strings written with
  * it. Reports of thousands of groups append hundreds of thousands of
  * fields: each append costs what it writes, never a walk of what is
  * already there (strlen per field made a 2,000-group report take
- * seconds). Pure.
- * SPDX-License-Identifier: LGPL-2.1-or-later */
+ * seconds). Pure. */
 #ifndef TE_TEXTBUF_H
 #define TE_TEXTBUF_H
 

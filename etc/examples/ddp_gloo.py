@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A tiny PyTorch DistributedDataParallel job with the gloo (CPU) backend.
 
 There is no rendezvous code: init_process_group() reads RANK, WORLD_SIZE,
@@ -7,7 +8,6 @@ trainenv, every task of `srun` gets them (one task per rank); under torchrun,
 torchrun sets them for its workers (trainenv gives torchrun its PET_*
 arguments). Run it with train.sbatch or torchrun.sbatch next to this file.
 """
-# SPDX-License-Identifier: GPL-2.0-or-later
 import os
 import socket
 

@@ -1,5 +1,5 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libtrainenv: the job-wide barrier of trainenv for training programs.
- * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Call trainenv_barrier() right before the first collective (before
  * torch.distributed.init_process_group, deepspeed.init_distributed, ...)

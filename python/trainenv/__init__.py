@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """trainenv: the job-wide barrier of a Slurm training job, from Python.
 
 Call :func:`barrier` right before the first collective, so that no rank
@@ -14,7 +15,6 @@ trainenv documentation). Standard library only: it calls libtrainenv
 through ctypes, or the ``trainenv barrier`` command when the library
 cannot be loaded.
 """
-# SPDX-License-Identifier: LGPL-2.1-or-later
 
 import ctypes
 import os

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bare_fence ITERS [collect]: the baseline of bench_pmix.sh. ITERS PMIx
  * fences in one long-lived process after 10 of warm-up; rank 0 prints
  * "median_us mean_us" per fence. With "collect" every rank puts a small
@@ -5,8 +6,7 @@
  * srun did not choose the fence: Slurm 22.05's fence without data is a
  * job-wide barrier only under the ring, or the tree from TreeWidth nodes
  * on, see docs/pmix.md). The fence is SLURM_PMIX_FENCE's, whoever set it
- * (bench_pmix.sh, bench_fence.sh).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * (bench_pmix.sh, bench_fence.sh). */
 #include <pmix.h>
 #include <stdio.h>
 #include <stdlib.h>

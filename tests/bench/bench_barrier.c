@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench_barrier ITERS held|percall: ITERS trainenv_barrier() calls in one
  * long-lived process after 10 of warm-up; rank 0 prints "median_us
  * mean_us" per call. held: trainenv_init() keeps the PMIx client open (the
- * barrier itself); percall: each call opens and closes it (the default).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * barrier itself); percall: each call opens and closes it (the default). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

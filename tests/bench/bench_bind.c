@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench_bind: how long the binding steps take (not a test). Prints the
  * median over many runs, in microseconds, of
  *   - loading a topology from XML (the DGX-2 export) and from this machine,
@@ -5,7 +6,6 @@
  *   - applying a rank's binding to this process (te_bind_apply, and the raw
  *     hwloc cpubind + membind calls it makes).
  * Usage: bench_bind [TOPOLOGY.xml]   (default: the DGX-2 test topology)
- * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "config.h"
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Benchmark (not a test): does binding slow the launch? Prints, from one run
 # on the local 3-node cluster:
 #  - the per-task cost of computing and applying a binding and the
@@ -7,7 +8,6 @@
 #    --train-bind=none, interleaved, median of N runs each, and the ratio
 #    (target: <= 1.05).
 # Usage: tests/bench/bench_bind_launch.sh [RUNS]   (from the build tree)
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
 runs=${1:-21}

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Benchmark (not a test): Slurm's tree fence against its ring on the same
 # nodes, at or above TreeWidth (a local cluster of 52 namespaced nodes by
 # default, TreeWidth left at Slurm's default 50, so the tree is a job-wide
@@ -13,7 +14,6 @@
 # the ratio is ring / tree of the same run.
 # Usage: tests/bench/bench_fence.sh [--nodes N] [--runs N] [--iters N]
 #        [--ranks-per-node N]
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

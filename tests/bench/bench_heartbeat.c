@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench_heartbeat: what trainenv_heartbeat() costs a training loop (not a
  * test). Prints, each the median of 9 runs of 2,000,000 calls, the
  * nanoseconds per call of
@@ -7,8 +8,7 @@
  *   - trainenv_heartbeat() with TRAINENV_STALL set (watchdog running),
  *   - getppid() (one real system call, for scale),
  * and the ratios to the clock read. The system calls per heartbeat are
- * counted by the test t80 (strace) rather than here.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * counted by the test t80 (strace) rather than here. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Benchmark of the PMIx layer (not a test): on the local 3-node cluster,
 #  1. launch time of srun --mpi=pmix -N3 -n24 with the PMIx rendezvous and
 #     the launch barrier on versus off (the plugin loaded both times;
@@ -12,7 +13,6 @@
 # Ratios are against baselines measured in the same run.
 # Usage: tests/bench/bench_pmix.sh [--runs N] [--iters N]
 # Uses $TE_CLUSTER_DIR when it holds a running cluster, else starts one.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The scale simulation's driver (tests/bench/bench_scale.sh runs it once
  * per size): the launch rendezvous of N nodes of P ranks on this one
  * machine, with the real trainenv-rdzv, one process per simulated node,
@@ -6,7 +7,6 @@
  * then '#' lines with what else it saw; exit 0 when every node's result
  * says done, 1 when one does not, 2 on bad usage, 3 when the size cannot
  * run on this machine (it says why).
- * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * Each node gets what slurmstepd gives its first task (spank/stepd_rdzv.c,
  * core/launch/rdzv_plan.c): a private PMIx directory (PMIX_SERVER_TMPDIR) where

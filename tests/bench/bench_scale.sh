@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The scale simulation benchmark (issue 14; not a test): the launch
 # rendezvous of thousands of simulated nodes on this one machine, each
 # node's real trainenv-rdzv over a stand-in libpmix (tests/bench/sim_pmix.c)
@@ -14,7 +15,6 @@
 # Sizes: 128 1024 4096 8192 16384 (--nodes N: N only), 8 ranks per node.
 # TE_BUILDDIR: the build directory (else te_build_init finds it:
 # tests/lib/trainenv.sh); what the benchmark needs there is built first.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh

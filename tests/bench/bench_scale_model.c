@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The scale benchmark's model (tests/bench/bench_scale.sh): turns the
  * per-hop costs the simulation measured into datacenter latencies, for
  * the launch rendezvous+barrier of trainenv's helpers and for the
  * application barrier (a PMIx fence, Slurm's ring or tree algorithm).
- * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * Reads the simulation's lines ("nodes=N ranks_per_node=P all_done_ms=X
  * rank0_cpu_s=Y rank0_rss_mb=Z max_conns=C") on stdin; the line for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench_stacks: what the hang report's login and node sides cost at scale
  * (issue 25, items 5 and 6; not a test: tests/unit/hang/test_stacks_scale
  * checks the results). Prints, each the median of 5 runs:
@@ -8,8 +9,7 @@
  *   - picking the ranks of a node's process table of 2,048 processes,
  *     every one detached from the others (issue 25: 3.1 s before), and of
  *     256 tasks with 7 data-loader workers each.
- * Usage: bench_stacks [RANKS]
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * Usage: bench_stacks [RANKS] */
 #include "config.h"
 
 #include <stdio.h>

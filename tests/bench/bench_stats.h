@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Timing for the barrier benchmarks (bare_fence.c, bench_barrier.c): a
  * monotonic clock in microseconds, and the "median_us mean_us" line rank 0
- * prints.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * prints. */
 #ifndef TE_BENCH_STATS_H
 #define TE_BENCH_STATS_H
 

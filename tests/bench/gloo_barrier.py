@@ -1,7 +1,7 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # gloo_barrier.py ITERS: ITERS torch.distributed.barrier() calls (gloo) in
 # one long-lived process after 10 of warm-up; rank 0 prints "median_us
 # mean_us" per call.
-# SPDX-License-Identifier: GPL-2.0-or-later
 import os, sys, time
 import torch.distributed as dist
 

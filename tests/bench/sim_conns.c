@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The scale simulation's watch on one process (bench_scale.c): how many
  * connections it holds, from its descriptors in /proc/PID/fd (sockets)
  * less the listening ones (asked of the kernel with sock_diag, which
- * answers only the few listening sockets, not every connection).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * answers only the few listening sockets, not every connection). */
 #include <dirent.h>
 #include <errno.h>
 #include <linux/inet_diag.h>

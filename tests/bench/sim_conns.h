@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The scale simulation's count of one process's connections
- * (sim_conns.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * (sim_conns.c). */
 #ifndef TE_SIM_CONNS_H
 #define TE_SIM_CONNS_H
 

@@ -1,11 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The scale simulation's connection counter, preloaded into every
  * simulated node's helper (LD_PRELOAD, bench_scale.c): counts the
  * connections the process holds at once (accepted, or connected by it,
  * until closed) and at exit writes "PEAK ACCEPTED CONNECTED" to the file
  * named by TE_SIM_CONNWATCH. Exact where sampling /proc would miss a peak
  * that lasts microseconds (the star's last registration is answered at
- * once). It only counts: every call goes on to libc unchanged.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * once). It only counts: every call goes on to libc unchanged. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A stand-in for libpmix.so.2 for the scale simulation (bench_scale.sh):
  * the few PMIx client calls trainenv's helpers make, over a table in
  * shared memory that the simulation's driver (bench_scale.c) creates.
  * Built as tests/bench/simpmix/.libs/libpmix.so.2 and picked up through
  * LD_LIBRARY_PATH (which the loader looks at before the helper's
  * RUNPATH), so the real trainenv-rdzv runs unchanged.
- * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * Semantics kept: Put and Commit (one blob per rank, replaced whole at
  * each commit), direct modex (a Get of another rank's key waits until

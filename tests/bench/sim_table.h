@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The scale simulation's shared table (tests/bench/sim_pmix.c reads and
  * writes it, bench_scale.c creates it): one slot per rank holding the
  * rank's last committed blob under a sequence lock whose counter is also
- * the futex that direct-modex waiters sleep on.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * the futex that direct-modex waiters sleep on. */
 #ifndef TE_SIM_TABLE_H
 #define TE_SIM_TABLE_H
 

@@ -1,7 +1,7 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A real multi-node Slurm cluster on one machine, for trainenv's integration
 # tests, its demo and developers.
-# SPDX-License-Identifier: GPL-2.0-or-later
 #
 # One munged (own key and socket), one slurmctld in the root network namespace
 # on a bridge address, and N slurmd, each in its own network, mount and UTS

@@ -1,10 +1,10 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds the container runtimes the integration tests run trainenv under,
 # from their release sources (NVIDIA's enroot and pyxis, kept in
 # shared/containers/ beside the checkout, or $TE_SHARED_CONTAINERS), and
 # makes a test image. Nothing is downloaded but Debian packages (the image
 # is a debootstrap root from Debian's archive).
-# SPDX-License-Identifier: GPL-2.0-or-later
 #
 #   enroot   FORCE_GLIBC=1 (glibc instead of their musl submodule); Debian's
 #            makeself and linux-libc-dev stand in for the other two

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Makes DEST an enroot installation of its own for one test run, from the
 # build tests/containers/build.sh made (CACHE/env.sh): DEST/bin/enroot is
 # the built one with its configuration directory moved to DEST/etc/enroot
@@ -10,7 +11,6 @@
 # and an enroot.conf whose runtime,
 # data and cache paths are per node and per user (under /tmp, which every
 # node of the local cluster has of its own, named by uid).
-# SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Usage: instance.sh DEST [HOOK...]
 # DEST must be world-readable and not under /tmp (the nodes and job users

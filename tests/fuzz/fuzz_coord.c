@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: every line the barrier coordinator and its clients
  * read from the network or from PMIx peers (requests, replies, the
  * coordinator's address, versions, rank lists, hook values, a rank's
  * failure before the barrier and rank 0's abort report), what a node
  * makes of rank 0's checkpoint probe,
- * and the coordinator's early garbage check of a stranger's bytes.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * and the coordinator's early garbage check of a stranger's bytes. */
 // FUZZ-SOURCES: core/launch/rdzv_core.c core/launch/rdzv_proto.c core/launch/launch_timeline.c core/launch/launch_verdict.c core/util/strutil.c core/settings/settings.c core/settings/value.c core/settings/policy.c core/settings/resolve.c|
 #include "config.h"
 

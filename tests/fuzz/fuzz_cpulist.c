@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target for the list parser and the GPU environment rules, the
  * code that reads strings from a job's environment and command line.
  * Not built by make (needs clang); by hand, from the source tree, with
@@ -9,7 +10,6 @@
  * (7.5 million inputs in 90 s found nothing on the first run.)
  * Checks beyond "no crash": whatever parses formats back to the same set,
  * and every error is one line.
- * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "config.h"
 

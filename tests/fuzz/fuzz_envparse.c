@@ -1,11 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: the strings trainenv reads from the job environment,
  * from peers and from its own encodings: TRAINENV_SETTINGS, the failure
  * report line and TRAINENV_REPORT, host lists, device lists, the launcher
  * detection and srun's own options (per Slurm release) over an argv,
  * slurm.conf's SrunPortRange, SLURM_PMIX_FENCE and TRAINENV_FENCE. Beyond
  * "no crash": outputs stay bounded and terminated, parsed reports format
- * back to the same line.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * back to the same line. */
 #include "config.h"
 
 #include <stdint.h>

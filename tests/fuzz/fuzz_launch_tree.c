@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: what a launch-tree parent reads from a child (the
  * summary's grp, miss and sum lines, one input line after another on one
  * connection), the process map from PMIx (Slurm's PMIX_ANL_MAP), and
  * rank 0's reports and verdict over what was merged: nothing read may
- * overrun a bound or make a report longer than its buffer.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * overrun a bound or make a report longer than its buffer. */
 // FUZZ-SOURCES: core/launch/launch_tree.c core/launch/launch_tree_wire.c core/launch/launch_tree_report.c core/launch/launch_timeline.c core/launch/launch_verdict.c core/launch/rdzv_core.c core/util/strutil.c|
 #include "config.h"
 

@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: the admin policy parser (a policy file's bytes, and the
  * same bytes as plugstack.conf arguments split at blanks), then resolving
  * with the input's tail as user options and environment. Beyond "no
  * crash": every error is one bounded line, and a resolved configuration
- * survives the TRAINENV_SETTINGS round trip.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * survives the TRAINENV_SETTINGS round trip. */
 #include "config.h"
 
 #include <stdint.h>

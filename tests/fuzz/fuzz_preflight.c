@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: what trainenv-preflight writes on its pipe, as the
  * plugin reads it in the task (te_pf_parse), and the decisions and
- * messages made from an accepted result.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * messages made from an accepted result. */
 // FUZZ-SOURCES: core/launch/preflight_proto.c core/util/strutil.c|
 #include "config.h"
 

@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: the rendezvous helper's command line and settings
  * (core/launch/rdzv_args.c), which any user can give trainenv-rdzv by
  * hand: the input's first line is its TRAINENV_SETTINGS, the rest is split
  * at newlines into at most 40 words, and whatever is taken reads back in
- * range.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * range. */
 // FUZZ-SOURCES: core/launch/rdzv_args.c core/launch/rankenv.c core/launch/launch_timeline.c core/launch/launch_verdict.c core/launch/rdzv_core.c core/launch/rdzv_proto.c core/util/strutil.c core/settings/settings.c core/settings/value.c core/settings/policy.c core/settings/resolve.c|
 #include "config.h"
 

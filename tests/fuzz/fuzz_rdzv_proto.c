@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: the helper's pipe output as the plugin reads it
- * (te_rdzv_parse). Built with ./configure --enable-fuzzers CC=clang.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * (te_rdzv_parse). Built with ./configure --enable-fuzzers CC=clang. */
 // FUZZ-SOURCES: core/launch/rdzv_proto.c core/launch/launch_timeline.c core/util/strutil.c core/settings/settings.c core/settings/value.c core/settings/policy.c core/settings/resolve.c|
 #include "config.h"
 

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: the recovery decisions' inputs a user controls: the
  * progress guard's state file (its first line) and the excluded node list
  * and node name a requeue plan is built from. Beyond "no crash": a parsed
- * state formats back to the same line, and every plan line is bounded.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * state formats back to the same line, and every plan line is bounded. */
 // FUZZ-SOURCES: core/report/recovery.c core/util/strutil.c core/report/failrep.c core/launch/launch_timeline.c|
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: the hang report's parsers (core/hang/stacks*.c). The first
  * byte picks the input: even, gdb's batch output about a user's process;
  * odd, the wire records a node sends the merger (also through the merger,
@@ -6,8 +7,7 @@
  * record (same rank, no more frames), and format; every record's lines
  * take their tag (none too long for one of slurmstepd's messages) and come
  * back from the demultiplexer as they were; the demultiplexer takes any
- * input and gives at most as much back.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * input and gives at most as much back. */
 // FUZZ-SOURCES: core/hang/stacks.c core/hang/stacks_report.c core/hang/stacks_wire.c core/util/strutil.c core/util/textbuf.c|
 #include "config.h"
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds every libFuzzer target with clang (ASan + UBSan) and runs each for
 # SECONDS (default 60), starting from the seed corpus in tests/fuzz/corpus/
 # (new inputs go to a scratch copy; the repo's corpus is never changed).
@@ -6,7 +7,6 @@
 # Usage: tests/fuzz/run.sh [SECONDS] [TARGET...]     (run from anywhere)
 # Needs: clang, libclang-rt-dev (tests/deps.sh installs them), a configured
 # build tree in _build/ or the source tree (for config.h), or TE_BUILDDIR.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd -P)
 secs=${1:-60}

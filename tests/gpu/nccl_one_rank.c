@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A one-rank NCCL job on a real GPU: the first communicator creation goes
  * through trainenv-nccl.so when it is in LD_PRELOAD (the job-wide barrier
  * of --train-barrier=first-collective runs right before it), then one
  * all_reduce of one float. Prints one line per step; exit 0 when NCCL
  * worked. Built by run_on_gpu.sh against the CUDA toolkit's headers and
- * libraries.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * libraries. */
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs trainenv's GPU checks on a machine that has NVIDIA GPUs, without
 # Slurm, and prints what they say (tests/gpu/README.md):
 #   1. trainenv-preflight --gpu BUSID for every GPU (or the ones given):
@@ -15,7 +16,6 @@
 # /usr/local/cuda), cc; mpirun or prterun for the preload part.
 # Exit 0 when every check that could run passed; the output ends with a
 # summary line to paste into an issue.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd -P)
 build=${TE_BUILDDIR:-}

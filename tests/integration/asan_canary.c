@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A SPANK plugin with a deliberate heap overflow in task_init, built with
  * AddressSanitizer by t90_sanitizers.sh as the positive control: it proves
  * that a memory error in a plugin inside slurmstepd is caught and written
- * where the test looks. Never part of trainenv.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * where the test looks. Never part of trainenv. */
 #include <slurm/spank.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A stand-in for a training program's first NCCL calls: each rank creates
  * two communicators with the real libnccl (this machine has no GPU, so
  * NCCL's own call fails after the barrier: that is expected). The rank in
@@ -6,8 +7,7 @@
  * PROBE_SKIP_RANK never calls NCCL (it exits after PROBE_SKIP_SECONDS,
  * default at once). Linked against
  * libnccl.so so that the calls go through the dynamic linker, as they do
- * from PyTorch.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * from PyTorch. */
 #include <nccl.h>
 #include <stdio.h>
 #include <stdlib.h>

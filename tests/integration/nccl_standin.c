@@ -1,11 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Stand-ins for the libraries trainenv-nccl.so sits between, to load the
  * shim where neither NCCL nor trainenv's own libtrainenv can run (t62: an
  * older Debian root). Built as libnccl.so.2: ncclCommInitRank succeeds and
  * says so on stdout. Built with -DTE_STANDIN_BARRIER as libtrainenv.so.0
  * (the shim loads it from its own directory): trainenv_barrier says it ran
  * and succeeds, or fails with STANDIN_BARRIER_FAIL=1. Only libc, so that it
- * builds and runs in any root.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * builds and runs in any root. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nccl.h stand-in: the few declarations of NCCL's that nccl_probe.c uses,
  * for a root or machine without the CUDA toolkit (t62 copies it in as
- * nccl.h, next to nccl_standin.c's libnccl.so.2).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * nccl.h, next to nccl_standin.c's libnccl.so.2). */
 #ifndef TE_NCCL_STANDIN_H
 #define TE_NCCL_STANDIN_H
 

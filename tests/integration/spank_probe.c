@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A minimal SPANK plugin used by the integration tests. t00_cluster.sh
  * shows with it that a rewrite of plugstack.conf is seen by the next step:
  * in task_init it sets TE_SPANK_PROBE in the task's environment to the
@@ -5,8 +6,7 @@
  * "pmix-dir-mode=OCTAL" (t50) it gives the step's PMIx directory (the job
  * user's) that mode in task_init, before trainenv's task_init when listed
  * first, as Slurm releases without the CVE-2023-41914 fix make it (0770).
- * Not part of trainenv.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * Not part of trainenv. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

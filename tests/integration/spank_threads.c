@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Test plugin (t20_hangup.sh): makes srun run threads before trainenv's
  * init_post_opt, as Slurm 26.05's srun does (its connection manager), on
  * any release. Listed before trainenv in plugstack.conf. In srun only: two
@@ -8,8 +9,7 @@
  * may take a signal meant for it. With the argument "fail-again", srun
  * fails in slurm_spank_init when trainenv's shield started it anew (its
  * starting environment holds TRAINENV_SHIELD): what such an srun says
- * before its init_post_opt must still come out.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * before its init_post_opt must still come out. */
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>

@@ -1,11 +1,11 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Integration test of the cluster harness itself: the nodes are separate
 # hosts as far as the tasks can tell (names, /tmp, network), storage under
 # TE_SHARED is shared, PMIx works across nodes, batch jobs work, and a
 # rewrite of plugstack.conf reaches the next step.
 # Runs standalone (starts and stops its own cluster) or against the cluster
 # in $TE_CLUSTER_DIR.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Issue 2 on the real cluster: the --train-* options of srun, sbatch and
 # salloc. They are listed under [trainenv] in --help; a bad value stops the
 # command before anything is allocated, with one trainenv line naming the
@@ -6,7 +7,6 @@
 # names the source of every setting (enforced, option, environment, admin
 # default, built-in) and `trainenv env` inside a task says the same;
 # --train=off turns everything off unless the site enforces train.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Issue 2 on the real cluster: the site policy and the one precedence rule,
 #   enforced admin value > user option (srun/sbatch, sbatch options inherited
 #   by steps) > value already in the job environment > admin default >
@@ -9,7 +10,6 @@
 # nodes' side only (the nodes have a private /tmp), where the step must fail
 # cleanly with the reason in srun's output and the slurmd log, without a
 # slurmstepd crash or a drained node.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Issue 3.1 on the real cluster, with a real terminal: a step whose srun
 # runs in a tmux session keeps running to its end when the session is
 # killed (--train-sighup=shield, the built-in, whose tasks keep Slurm's
@@ -9,7 +10,6 @@
 # documents; `srun | cat` survives the terminal; --pty and --train=off are
 # not shielded. An srun that runs threads before trainenv's init_post_opt
 # (as Slurm 26.05's does; here a test plugin's) is shielded as well.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Issue 3.2-3.5 on the real cluster: what every task gets from trainenv.
 # Signal dispositions after exec (SigIgn of /proc/self/status), never
 # SIGUSR1/SIGUSR2; every timeout knob in its current and legacy variables
@@ -9,7 +10,6 @@
 # normal user (nobody) too.
 # Single-quoted $VARS here are for the tasks' shells and awk:
 # shellcheck disable=SC2016
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Issue 3.6 on the real cluster with real clients: Debian's PyTorch
 # (/usr/bin/python3, torch 1.13, CPU) running gloo DistributedDataParallel
 # across 3 nodes x 2 ranks
@@ -11,7 +12,6 @@
 # step leaves the same weights on every rank.
 # Single-quoted $VARS are for eval (te_seconds):
 # shellcheck disable=SC2016
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Issue 11: srun's and the tasks' behaviour is Slurm's own with trainenv
 # loaded at its built-in defaults. Each behaviour runs once with --train=off
 # and once with the plugin (no policy, no option), and one check compares
@@ -9,7 +10,6 @@
 # SIGINT twice and SIGTERM sent to srun, also while srun's output goes to a
 # pipe nobody reads; Ctrl-Z; a backgrounded srun while the user types at
 # the shell.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The first-failure report against other users and a silent network (issue
 # 11, findings 1 and 2), and SrunPortRange, on the real cluster:
 #   (a) user nobody holds 50 idle connections and sends garbage on 10 more
@@ -14,7 +15,6 @@
 #       inside that range.
 # Single-quoted $VARS are for the tasks' shells:
 # shellcheck disable=SC2016
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

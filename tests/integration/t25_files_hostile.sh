@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Files in places other users can write to (issue 11, findings 4 and 5),
 # attacked by user nobody on the real cluster; the jobs are root's.
 #   - --train-nccl-dump-dir=DIR (issue 25, item 3): the job's files go to
@@ -17,7 +18,6 @@
 #   - topology-cache=DIR: a cache in a directory that is not root's own is
 #     not read (a root-owned export there with fake GPUs stays unused), nor
 #     a cache file that is a link to one.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Step kinds of newer Slurm releases (issue 23), on the real cluster of the
 # release it runs: srun --external-launcher (23.11+), whose tasks are an MPI
 # launcher's daemons, gets no rank environment, binding, rendezvous or
@@ -9,7 +10,6 @@
 # are off, the shield does not fork, and the step still runs with its rank
 # environment. Each part states in one line why it does not apply to an
 # older release.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

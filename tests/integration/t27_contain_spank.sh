@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # SlurmdParameters=contain_spank (Slurm 24.05 and later), on a cluster of
 # its own: slurmstepd runs user_init, task_post_fork and task_exit in a
 # clone(CLONE_VM) child that shares its memory but not its descriptors.
@@ -9,7 +10,6 @@
 # says a report could not go. On an older release it says in one line why
 # it does not apply.
 # shellcheck disable=SC2016 # $VARS in single quotes are the tasks'
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,8 +1,8 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Apptainer's copies of trainenv's variables (issue 24, item 7), on the real cluster: every task also gets APPTAINERENV_NAME and SINGULARITYENV_NAME for each variable trainenv set (rank variables, MASTER_*, the timeout knobs, TRAINENV_*), with the task's values, and none for the user's own variables or LD_PRELOAD. Apptainer is not available here (not packaged by Debian): a stand-in applies its documented rule (--cleanenv: an empty environment, then each APPTAINERENV_NAME as NAME) and the program must see what trainenv decided.
 # Single-quoted $VARS are for the tasks' shells:
 # shellcheck disable=SC2016
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

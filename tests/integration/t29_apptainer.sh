@@ -1,8 +1,8 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # trainenv under a real Apptainer (issue 24, item 7), on the real cluster: Debian's apptainer (in the sid root's archive; Debian 12 and trixie have none) runs each task's program from an image built here whose %environment sets RANK=99 and the heartbeat to 5. The program sees trainenv's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and enforced heartbeat, as the same step without a container, with and without --cleanenv (trainenv's APPTAINERENV_ copies; without them the image's values win, checked); as root and as an unprivileged user; the failure report names a failed rank; trainenv stacks finds the ranks (with --cleanenv too, through trainenv's TRAINENV_TASK); the binding, the hang-up shield and the pre-flight's result reach the program, and a job whose node fails its pre-flight is requeued without it; the signals trainenv ignores do not (Apptainer resets them), nor does the first-collective barrier, and srun says each once.
 # Single-quoted $VARS are for the tasks' shells:
 # shellcheck disable=SC2016
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # GPU/NUMA binding on the real cluster: every task reports, from inside the
 # program after exec, its own Cpus_allowed_list and memory policy, and the
 # test checks them against `trainenv bind --show` for the same topology.
@@ -7,7 +8,6 @@
 # plugin loads through the admin test key bind-topology= and applies for
 # real. Also: verbose lines, bind-gpus=own, failure policy, enforce, bad
 # values, and `trainenv bind` under torchrun.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

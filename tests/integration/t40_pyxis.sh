@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # trainenv under pyxis and enroot (NVIDIA's, built from their release
 # sources by tests/containers/build.sh, with enroot's PMIx and PyTorch hooks
 # on, as sites run them), on a cluster of its own whose slurmd find that
@@ -21,7 +22,6 @@
 #    line that says to list trainenv first; a step without a container runs.
 # Skips with one line where the runtimes cannot be built.
 # shellcheck disable=SC2016 # $VARS in single quotes are the tasks'
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

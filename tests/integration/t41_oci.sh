@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # trainenv with Slurm's own OCI containers (srun --container=BUNDLE, oci.conf
 # with Debian's crun; issue 24, item 6), on the real cluster. The bundle's
 # root is made here: a shell and its libraries copied from this machine,
@@ -23,7 +24,6 @@
 # runc (when installed) runs the same bundle: the container, the rank
 # environment (or 22.05's warning) and the hang report.
 # shellcheck disable=SC2016 # $VARS in single quotes are the tasks'
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

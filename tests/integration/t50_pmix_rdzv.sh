@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # PMIx layer, launch rendezvous: under srun --mpi=pmix every task gets rank
 # 0's host address and a MASTER_PORT rank 0 verified free in the port
 # range (probing past busy ports), optionally the interface that carries
@@ -6,7 +7,6 @@
 # win; torchrun mode gets PET_*. Without PMIx the computed rendezvous is
 # used and srun says once that the barrier cannot run. The plugin never
 # links libpmix.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

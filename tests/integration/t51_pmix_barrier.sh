@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # PMIx layer, launch barrier (--train-barrier): a PyTorch gloo job whose
 # third node starts 20 s late, with a 10 s process-group timeout, fails
 # without the barrier and succeeds with it; a rank that never reaches the
@@ -14,7 +15,6 @@
 # (TRAINENV_TEST_DELAY, TRAINENV_TEST_FAIL_RANK; honoured only with the
 # site policy test-hooks=on), which act before the helper joins PMIx:
 # exactly where a slow node or a task that died early would be.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

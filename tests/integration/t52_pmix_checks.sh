@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # PMIx layer, launch checks: --train-checkpoint-dir is accepted for one
 # shared directory (and exported as TRAINENV_CHECKPOINT_DIR) and refused,
 # naming the nodes, for a node-local one with the same path on every node;
@@ -6,7 +7,6 @@
 # TRAINENV_TEST_FAKE_NCCL_VERSION) is reported once, naming which nodes
 # have which version; version-check=fail fails the step; off is silent;
 # only nodes with a GPU (/dev/nvidiactl) load NCCL and are compared.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

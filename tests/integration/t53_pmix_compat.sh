@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # PMIx layer, compatibility and the application barrier: with the plugin
 # fully on (rendezvous, barrier, checks) the application is still a PMIx /
 # MPI program: mpi4py and C MPI (Open MPI) run MPI_Init, an allreduce and
@@ -7,7 +8,6 @@
 # application barrier that a rank skips fails on the others with the
 # report; without PMIx it says how to fix it; make install puts the Python
 # module into the prefix's site directory.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # PMIx layer, the launch coordinator against other users (issue 11): rank
 # 0's node runs a TCP coordinator that every node's helper registers with.
 # While n3 starts 7 s late (test hook TRAINENV_TEST_DELAY), a process of
@@ -11,7 +12,6 @@
 # connection is cut before it registered (test hook
 # TRAINENV_TEST_COORD_CUT: the coordinator cuts its first connections as a
 # flood of strangers could) tries again and gets in.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Issue 14 on a real cluster of TreeWidth + 2 namespaced nodes (its own,
 # TreeWidth left at Slurm's built-in: 50 up to 23.02, 16 from 23.11, so 52
 # or 18 nodes): srun picks Slurm's tree fence for a step of TreeWidth or
@@ -13,7 +14,6 @@
 # go before the late one arrives (Slurm's tree is no barrier below
 # TreeWidth). The site key fence-tree-min-nodes=off keeps the ring. No node
 # is drained, nothing is left running. About a minute on 2 CPUs.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

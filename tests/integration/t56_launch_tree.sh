@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # PMIx layer, the launch tree (launch-tree-width): on 5 nodes with a width
 # of 2 the helpers form a tree two hops deep (n1 the root; n2 and n3 its
 # children; n4 and n5 under n2), so every message from n4 and n5 passes
@@ -12,7 +13,6 @@
 # when n2 is late n4 and n5 name it); a late
 # n2 hides its subtree, and the report says so; nothing is left running.
 # The default width (16) runs the same step as a star.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

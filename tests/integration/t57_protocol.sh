@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Mixed versions on the cluster (issue 26, item 3): a launch helper of
 # another protocol (trainenv-rdzv built with -DTE_PROTOCOL_VERSION=N, N
 # the build's protocol less one, or 2 when it is 1: $other) stops
@@ -12,7 +13,6 @@
 # --protocol $other) is named by rank 0 from the nodes' data, with both
 # protocols and versions, at once. The same helper of the plugin's own
 # protocol runs the step.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --train-barrier=first-collective on the real cluster with the real libnccl
 # of the CUDA toolkit (/usr/local/cuda; no GPU here, so NCCL's own call
 # fails after the barrier). trainenv-nccl.so, put in LD_PRELOAD by the
@@ -8,7 +9,6 @@
 # does not barrier again; a process that never uses NCCL never loads
 # libtrainenv or PMIx; a rank that never comes makes the others fail at the
 # deadline without entering NCCL.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

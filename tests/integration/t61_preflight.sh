@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # GPU pre-flight (--train-preflight) on the real cluster, without a GPU:
 #  (a) a step without GPUs: one "nothing to check" line for the step, the
 #      tasks run, and trainenv-preflight is never run (the helper directory
@@ -13,7 +14,6 @@
 #      a 300 s barrier, every task naming node, rank, GPU and error, nothing
 #      left running, and the next step runs; TRAINENV_TEST_FAIL_RANK too;
 #      without PMIx only the failing node's tasks fail.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

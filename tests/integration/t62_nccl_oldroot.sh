@@ -1,6 +1,6 @@
 #!/bin/bash
-# trainenv-nccl.so in an older image: the shim built here (Debian 12, glibc 2.36) is put in LD_PRELOAD of programs built and run inside a Debian 11 root (glibc 2.31; tests/releases/old_root.sh), where it must load and stand between the program and a stand-in libnccl: the barrier (a stand-in libtrainenv next to the shim) runs once, before NCCL is entered. A shim built without pmix/glibc_compat.h is refused there. No cluster.
 # SPDX-License-Identifier: GPL-2.0-or-later
+# trainenv-nccl.so in an older image: the shim built here (Debian 12, glibc 2.36) is put in LD_PRELOAD of programs built and run inside a Debian 11 root (glibc 2.31; tests/releases/old_root.sh), where it must load and stand between the program and a stand-in libnccl: the barrier (a stand-in libtrainenv next to the shim) runs once, before NCCL is entered. A shim built without pmix/glibc_compat.h is refused there. No cluster.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

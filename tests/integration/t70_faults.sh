@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Fault injection on the real cluster (issue 7, item 3). Each fault has an
 # expected clean outcome: one clear line, no wait past the configured
 # deadline (plus a margin), no process of the step left on any node, no
@@ -23,7 +24,6 @@
 # reads a mode-000 file: "unreadable" is tested with files root cannot
 # read either (/proc/sys/vm/drop_caches opens with EACCES for root,
 # /proc/self/mem fails on read) and with objects that are no files.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Privilege (issue 7, item 4): nothing a user passes changes what runs as
 # root, or with root's rights.
 #   - The rendezvous helper, the waiting tasks and the files they make
@@ -21,7 +22,6 @@
 #     srun run with the user's own slurm.conf (no trainenv, or trainenv
 #     with a policy of the user's own). Checked in what the task gets.
 #   - The pre-flight program (--train-preflight) runs as the job's user.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

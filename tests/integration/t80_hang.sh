@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Issue 13, hang diagnosis, on the real cluster with real Python:
 #   (a) --train-exit-grace: 3 nodes x 2 ranks, rank 4 hangs in save_final()
 #       while the others exit 0: srun names rank 4, its node and the frame
@@ -20,7 +21,6 @@
 #       are not reported.
 # Single-quoted $VARS are for the tasks' shells:
 # shellcheck disable=SC2016
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

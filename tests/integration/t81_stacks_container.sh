@@ -1,8 +1,8 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Hang stacks of ranks in containers (issue 24, item 5), on the real cluster: each task runs hang.py with the Python 3.9 of a Debian 11 root (tests/releases/old_root.sh) under unshare --mount --root, chroot, or as user nobody under unshare -r -m --root (a rootless container in its own user and mount namespaces, where gdb without a sysroot opens none of its files). The node's gdb reads each through /proc/PID/root with the root's python3.9-gdb.py: the rank's Python frame in the exit-grace report and in trainenv stacks; without python3.9-dbg in the root, the note says that, not the node's python3.11-dbg.
 # Single-quoted $VARS are for the tasks' shells:
 # shellcheck disable=SC2016
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

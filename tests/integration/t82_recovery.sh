@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Issue 15, recovery, on the real cluster with batch jobs:
 #  (a) --train-requeue=2: a 2-node job on n1,n2 whose n1 fails its GPU
 #      pre-flight (test hook) is requeued without n1, runs again on n2,n3
@@ -26,7 +27,6 @@
 # requeue's revocation of the old one, and the job then fails.
 # Single-quoted $VARS are for the jobs' shells:
 # shellcheck disable=SC2016
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

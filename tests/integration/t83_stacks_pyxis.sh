@@ -1,7 +1,7 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Hang stacks of ranks in pyxis/enroot containers (issue 24, item 5), on a cluster of its own with pyxis 0.24.0 and enroot 4.1.2 (tests/containers/build.sh, as t40 runs them): the image is a Debian 11 root (tests/releases/old_root.sh --images: Python 3.9, glibc 2.31; the node is Debian 12) with python3.9-dbg, or without it. Each rank runs in its own user and mount namespaces; the node's gdb reads it through /proc/PID/root: the rank's Python frame in the exit-grace report and in trainenv stacks, and without python3.9-dbg in the image a note that says so (not the node's python3.11-dbg).
 # shellcheck disable=SC2016 # $VARS in single quotes are the tasks'
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The hang report shows ranks only (issue 25, item 0), on the real cluster,
 # for the ways users run jobs: sbatch + srun, salloc + srun, srun alone,
 # sbatch + one torchrun per node, and --train-stall under sbatch. 2 nodes x
@@ -11,7 +12,6 @@
 # ranks had all ended); the failure report says that trainenv ended the
 # step and why, and calls no rank its SIGTERM ended "the first failure"
 # (a stall is the first failure).
-# SPDX-License-Identifier: GPL-2.0-or-later
 # Single-quoted $VARS are for the tasks' shells:
 # shellcheck disable=SC2016
 set -u

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The hang report's records of every node arrive whole and attributed
 # (issue 25, item 1), on the real cluster: 3 nodes x 2 ranks, every rank 40
 # levels deep in a recursion through functions of long names of its own
@@ -7,7 +8,6 @@
 # `trainenv stacks` (text and --json) and the exit report (--train-exit-
 # grace: a 7th rank exits) name all 6 ranks, each on its own node with its
 # own 40 frames and no other rank's.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The torchrun watcher (issue 25, item 7), on the real cluster: one
 # torchrun per node under --train-exit-grace, rank 3 (n2) hangs while the
 # other workers exit. The watcher is what tells srun a worker ended; it
@@ -8,7 +9,6 @@
 # whole: with 20,000 variables (over a megabyte) before Slurm's, the step's
 # SLURM_JOB_ID lay past what it read, and no process was the step's. Either
 # way the grace never started and the hung rank was never reported.
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # AddressSanitizer + UndefinedBehaviorSanitizer: a clean copy of the tree
 # (make distdir) is built with --enable-sanitizers; its unit tests and the
 # command-line tool must run without a report; then the sanitized plugin
@@ -8,7 +9,6 @@
 # barrier, the first-failure report and a bad node policy; no report may
 # appear. A deliberately faulty plugin (asan_canary.c) is the positive
 # control: its overflow must be reported where the test looks.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

@@ -1,11 +1,11 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every libFuzzer target (tests/fuzz/fuzz_*.c: the policy parser, the
 # option values, the environment and the strings the plugin reads, the
 # CPU/GPU lists, the helper's pipe protocol, the coordinator's lines from
 # PMIx peers) is built with ASan+UBSan and run from the seed corpus for a
 # short time: no crash, no sanitizer report, no broken invariant. The long
 # campaigns and their figures are in docs/RELIABILITY.md.
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The packages administrators install (issue 16): builds the .debs with
 # dpkg-buildpackage from a clean clone of this checkout's HEAD, checks them
 # with lintian (no error), builds the RPM source and binary packages from
@@ -9,7 +10,6 @@
 # them is left. The packages are purged at exit whatever happens; the test
 # does not run when any of them is installed already (it would not leave
 # the machine as it found it).
-# SPDX-License-Identifier: GPL-2.0-or-later
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"

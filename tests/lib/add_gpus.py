@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Adds fake NVIDIA GPUs to an hwloc XML export of THIS machine, so that the
 binding code can run for real on a machine without GPUs: the CPUs and NUMA
 nodes stay this machine's, only PCI devices are added.
@@ -8,7 +9,6 @@ usage: add_gpus.py IN.xml OUT.xml NGPUS_PER_PACKAGE
 Each Package (or the Machine when there is no Package) gets a host bridge
 with NGPUS 3D controllers of vendor NVIDIA (class 0x0302, V100 ids), bus ids
 in increasing order so that PCI order = package order."""
-# SPDX-License-Identifier: GPL-2.0-or-later
 import sys
 import xml.etree.ElementTree as ET
 

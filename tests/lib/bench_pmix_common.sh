@@ -1,9 +1,9 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # What the PMIx benchmarks (tests/bench/bench_pmix.sh, bench_fence.sh)
 # share, sourced after tests/lib/itest.sh, trainenv.sh and pmix_common.sh:
 # the build check (te_build_init), the plugin in plugstack.conf, the two
 # fence programs, and the median and ratio of figures.
-# SPDX-License-Identifier: GPL-2.0-or-later
 
 # Run from the benchmark's work directory on a running cluster: checks the
 # build, loads the plugin and compiles bare_fence and bench_barrier there.

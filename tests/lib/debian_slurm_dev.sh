@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Fetches Debian's own libslurm-dev and libslurm of newer releases (trixie:
 # 24.11, sid: 26.05) from Debian's archive and unpacks each into DEST/SUITE
 # (usr/include/slurm and the real libslurm.so.N): what the compile matrix
@@ -6,7 +7,6 @@
 # its imports with. A private apt configuration: the machine's own apt
 # state is not touched. Idempotent: a suite already unpacked is kept.
 # Usage: tests/lib/debian_slurm_dev.sh DEST [SUITE...]   (default: trixie sid)
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -euo pipefail
 dest=${1:?usage: $0 DEST [SUITE...]}
 shift

@@ -1,6 +1,6 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # Sourced by trainenv's integration tests (bash). Two parts:
-# SPDX-License-Identifier: GPL-2.0-or-later
 #
 # TAP, as tests/run-tests.sh reads it:
 #   plan N                      print "1..N" first (or let done_testing print it)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # Sourced by the PMIx layer's integration tests (t5x_pmix_*.sh and others)
 # after itest.sh and trainenv.sh: the plugstack.conf line that loads the
@@ -5,7 +6,6 @@
 # on (TRAINENV_TEST_*: documented in docs/pmix.md, never for production),
 # and what those tests share. Where the build is (builddir, plugin, helper,
 # tool, libtrainenv, srcdir): te_build_init (trainenv.sh).
-# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck disable=SC2034
 PY=/usr/bin/python3	# Debian's, with torch and mpi4py
 

@@ -1,11 +1,11 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Stages what the test cluster's nodes and unprivileged users read (the
 # plugin, helpers, tool, libraries, Python module, test scripts and
 # examples) into DEST, a world-readable copy under /var/tmp, so that nothing
 # depends on where the checkout lives: every node has a private /tmp, user
 # nobody cannot read a mode-700 home such as /root, and the cluster hides the
 # checkout from its nodes (tests/cluster/cluster.sh --hide) to prove it.
-# SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Usage: stage.sh SRCDIR BUILDDIR DEST
 #   DEST/src    the source tree (no .git, no build output)

@@ -1,6 +1,6 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # Sourced by the integration tests of the trainenv plugin, after itest.sh.
-# SPDX-License-Identifier: GPL-2.0-or-later
 #
 #   te_build_init              find the build, the one way every integration
 #                              test and benchmark does: TE_SRCDIR, TE_BUILDDIR,

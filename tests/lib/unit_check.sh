@@ -1,8 +1,8 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The TAP check of the unit tests written in bash (tests/unit/*.sh): source
 # it, then `check RC NAME [DETAIL]` per check and `echo "1..$n"` at the
 # end; $failed counts the failed ones.
-# SPDX-License-Identifier: GPL-2.0-or-later
 n=0 failed=0
 
 check() { # RC NAME [DETAIL]

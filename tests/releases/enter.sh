@@ -1,6 +1,6 @@
 #!/bin/bash
-# enter.sh NAME CMD...: runs CMD inside the Debian root of tests/releases/root.sh NAME, in the caller's directory of this checkout, which is bind-mounted at its own absolute path; private mount, PID and network namespaces, so that everything mounted or started in there is gone when CMD ends. Exits with CMD's status.
 # SPDX-License-Identifier: GPL-2.0-or-later
+# enter.sh NAME CMD...: runs CMD inside the Debian root of tests/releases/root.sh NAME, in the caller's directory of this checkout, which is bind-mounted at its own absolute path; private mount, PID and network namespaces, so that everything mounted or started in there is gone when CMD ends. Exits with CMD's status.
 #
 # In the root: /proc (of the new PID namespace), /sys (of the new network
 # namespace, with the machine's cgroup tree), /dev with a private /dev/shm and

@@ -1,6 +1,6 @@
 #!/bin/bash
-# old_root.sh [--images]: makes or reuses two Debian 11 (bullseye: glibc 2.31, Python 3.9) roots that stand for an older container image, /var/lib/trainenv-roots/old (python3, python3.9-dbg, gcc) and old-nodbg (the same without python3.9-dbg); prints the first's path. --images also packs each into an enroot image, old.sqsh and old-nodbg.sqsh beside them. Exit 0 ready, 1 cannot be made (one line on stderr).
 # SPDX-License-Identifier: GPL-2.0-or-later
+# old_root.sh [--images]: makes or reuses two Debian 11 (bullseye: glibc 2.31, Python 3.9) roots that stand for an older container image, /var/lib/trainenv-roots/old (python3, python3.9-dbg, gcc) and old-nodbg (the same without python3.9-dbg); prints the first's path. --images also packs each into an enroot image, old.sqsh and old-nodbg.sqsh beside them. Exit 0 ready, 1 cannot be made (one line on stderr).
 #
 # The image-side tests use them: trainenv-nccl.so loaded in a program built
 # and run inside the root (tests/unit/test_glibc_baseline.sh asks for the

@@ -1,6 +1,6 @@
 #!/bin/bash
-# root.sh NAME: makes or refreshes the Debian root /var/lib/trainenv-roots/NAME (NAME = trixie | sid: Debian's suite) in which TE_SLURM=NAME tests/check.sh runs the suite: debootstrap --variant=minbase, then every package of tests/deps.sh, run inside the root.
 # SPDX-License-Identifier: GPL-2.0-or-later
+# root.sh NAME: makes or refreshes the Debian root /var/lib/trainenv-roots/NAME (NAME = trixie | sid: Debian's suite) in which TE_SLURM=NAME tests/check.sh runs the suite: debootstrap --variant=minbase, then every package of tests/deps.sh, run inside the root.
 #
 # Idempotent: a root whose stamp (ROOT/etc/trainenv-root.packages, the list
 # tests/deps.sh --list gave when the install succeeded) names the package

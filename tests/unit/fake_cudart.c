@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A stand-in for the CUDA runtime (libcudart.so) on machines without a
  * GPU: the calls trainenv-preflight makes, answering as a working 80 GiB
  * GPU would, or failing one chosen call. Tests put a directory holding it
@@ -6,8 +7,7 @@
  *   TE_FAKE_CUDART_SLEEP=SECONDS    cudaFree(0) (the context) takes that
  *                                   long: a hanging GPU
  *   TE_FAKE_CUDART_NOISE=1          prints on stdout, as a chatty
- *                                   library might
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ *                                   library might */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* The flat launch verdict (test support): see flat_verdict.h.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The flat launch verdict (test support): see flat_verdict.h. */
 #include "config.h"
 
 #include <stdio.h>

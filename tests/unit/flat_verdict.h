@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The flat launch verdict (test support, not built into trainenv): rank
  * 0's judgement over every node's facts at once, as the star coordinator
  * made it before the launch tree. It walks all nodes for each version
  * (quadratic in the nodes), so only the tests use it: the reference that
  * the tree's verdict over bounded summaries (te_tree_verdict) must agree
- * with, word for word.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * with, word for word. */
 #ifndef TE_FLAT_VERDICT_H
 #define TE_FLAT_VERDICT_H
 

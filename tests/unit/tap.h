@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Minimal TAP producer for the unit tests: each check is one "ok N - name" or
  * "not ok N - name" line; tests/run-tests.sh counts them. Header-only so that
- * every test program stays one file.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * every test program stays one file. */
 #ifndef TE_TAP_H
 #define TE_TAP_H
 

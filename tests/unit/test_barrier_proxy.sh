@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The barrier proxy end to end without Slurm (TAP): the real
 # trainenv-container barrier-proxy on one end of a socket pair, the Python
 # module and trainenv-nccl.so on the other, as a program in a container
@@ -8,7 +9,6 @@
 # through the proxy, on a cluster in a pyxis container: t40_pyxis.sh.
 # Environment: TE_BUILDDIR (default: the current directory), TE_SRCDIR
 # (default: this file's checkout).
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 build=${TE_BUILDDIR:-$PWD}
 src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}

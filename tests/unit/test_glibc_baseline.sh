@@ -1,6 +1,6 @@
 #!/bin/bash
-# What goes into container images must load under glibc 2.17 (TAP): the highest GLIBC_x.y that trainenv-nccl.so requires (objdump -T), the libraries its old-version symbols need, and the check itself against the shim built without pmix/glibc_compat.h. x86_64 (elsewhere: skipped, saying why).
 # SPDX-License-Identifier: GPL-2.0-or-later
+# What goes into container images must load under glibc 2.17 (TAP): the highest GLIBC_x.y that trainenv-nccl.so requires (objdump -T), the libraries its old-version symbols need, and the check itself against the shim built without pmix/glibc_compat.h. x86_64 (elsewhere: skipped, saying why).
 #
 # What must load in a container and what not: trainenv-nccl.so is put in
 # LD_PRELOAD of every process of a --train-barrier=first-collective task,

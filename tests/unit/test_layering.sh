@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The barrier's files call one another in one direction (TAP), checked on
 # the built objects with nm: a file may use what a file of a lower layer
 # defines, never what one of its own layer or a higher one defines. The
@@ -15,7 +16,6 @@
 # (default: the current directory; the checks skip, saying why, when the
 # objects are not built there). TE_LAYERING_OBJDIR: read the objects from
 # that folder instead (the files barrier*.o).
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
 build=${TE_BUILDDIR:-$PWD}

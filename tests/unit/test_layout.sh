@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The tree's layout rules, checked on the sources and on the built objects
 # (TAP): core/ is pure (no Slurm, PMIx or CUDA header, only core headers),
 # spank/ and pmix/ never include each other's headers, no generated file is
@@ -8,7 +9,6 @@
 # Environment: TE_SRCDIR (default: this file's checkout), TE_BUILDDIR
 # (default: the current directory; the nm checks skip, saying why, when
 # nothing is built there).
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
 build=${TE_BUILDDIR:-$PWD}
@@ -93,14 +93,18 @@ check "$([ -z "$out" ] && echo 0 || echo 1)" "nothing cites DESIGN.md, which is 
 out=$(cited | wc -l)
 check "$([ "$out" -gt 20 ] && echo 0 || echo 1)" "the citation check reads the citations ($out paths)"
 
-# Every C file opens with a comment saying what it is (its first line), and
+# Every C file opens with a comment saying what it is (its first line
+# after the SPDX line, which test_spdx.sh puts on line 1), and
 # none of the source folders' C files is over about 700 lines.
 c_files() {
 	(cd "$src" && ls core/*/*.[ch] spank/*.[ch] pmix/*.[ch] include/*/*.h \
 		tests/unit/*.[ch] tests/unit/*/*.c tests/fuzz/*.c tests/bench/*.c 2>/dev/null)
 }
+opening() { # FILE: its first line that is not the SPDX line
+	grep -v -m1 '^/\* SPDX-License-Identifier: [^ ]* \*/$' "$1"
+}
 out=$(c_files | while read -r f; do
-	head -1 "$src/$f" | grep -q '^/\* [^ ]' || echo "$f: $(head -1 "$src/$f" | cut -c1-60)"
+	opening "$src/$f" | grep -q '^/\* [^ ]' || echo "$f: $(opening "$src/$f" | cut -c1-60)"
 done)
 check "$([ -z "$out" ] && echo 0 || echo 1)" "every C file opens with a line saying what it is" "$out"
 count=$(c_files | wc -l)

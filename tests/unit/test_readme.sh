@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The README stays a screen or two and the docs stay linked (TAP):
 # README.md is at most 12,288 bytes and links every docs/*.md, the man page,
 # etc/examples/, NEWS.md and the tests' READMEs; every relative link of
@@ -9,7 +10,6 @@
 # (trainenv(8) and --train=help are the one place for options). Each check
 # is shown to fail once, on a scratch tree.
 # Environment: TE_SRCDIR (default: this file's checkout).
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
 

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The rooms of core/ and the direction of every call in the tree (TAP).
 # SPDX-License-Identifier: GPL-2.0-or-later
+# The rooms of core/ and the direction of every call in the tree (TAP).
 #
 # core/ is a stack of rooms (folders), lowest first in docs/architecture.md's
 # "## Rooms" list, the one place that orders them. A file may use a room

@@ -1,11 +1,11 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The scale simulation in small (TAP): 64 simulated nodes of 2 ranks, each
 # the real trainenv-rdzv over the stand-in libpmix (tests/bench/bench_scale.c,
 # tests/bench/sim_pmix.c); every node's result must say done. Behaviour,
 # not timing: the figures are tests/bench/bench_scale.sh's.
 # Environment: TE_BUILDDIR (default: the current directory, where
 # make check-unit runs it).
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 build=${TE_BUILDDIR:-$PWD}
 drv=$build/tests/bench/bench_scale

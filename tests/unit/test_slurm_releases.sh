@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The compile matrix (TAP): the plugin built against every Slurm release
 # trainenv supports, from one source (spank/slurm_compat.h holds the
 # differences), with this build's flags and warnings as errors; then every
@@ -14,7 +15,6 @@
 #   TE_SLURM_DEBS: where tests/lib/debian_slurm_dev.sh unpacks Debian's
 #     libslurm-dev of trixie and sid (default /var/cache/trainenv-slurm-dev;
 #     fetched from Debian's archive when missing).
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
 # The tree make runs it in (t90's sanitizer build runs it inside the outer

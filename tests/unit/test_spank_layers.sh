@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # spank/ runs one way (TAP): no circle of calls or includes, nothing back up to plugin.c.
 # plugin.c owns every slurm_spank_* callback and calls one file per
 # context (srun.c, alloc.c, slurmstepd.c); those call their features,
@@ -12,7 +13,6 @@
 # Environment: TE_SRCDIR (default: this file's checkout), TE_BUILDDIR
 # (default: the current directory; the object checks skip, saying why,
 # when the plugin is not built there).
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -u
 export LC_ALL=C
 src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}

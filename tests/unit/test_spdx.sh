@@ -1,7 +1,7 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every source file carries its licence as an SPDX line (TAP), and what is
 # loaded into users' programs carries LGPL-2.1-or-later, never the GPL.
-# SPDX-License-Identifier: GPL-2.0-or-later
 #
 # The licence rule (README "Licence"): GPL-2.0-or-later for the plugin, the
 # helpers and the trainenv tool; LGPL-2.1-or-later for core/, include/,
@@ -57,6 +57,12 @@ list_files() { # the tree's files, relative to $1
 			sed 's|^\./||' | sort)
 	fi
 }
+
+# The line FILE's SPDX line is on (the first one), and the line it belongs
+# on: line 1, or line 2 after a "#!" or an XML declaration, where a reader
+# and a tool find it at once (the kernel's and REUSE's habit).
+spdx_line() { grep -n -m1 'SPDX-License-Identifier: ' "$1" 2>/dev/null | cut -d: -f1; }
+spdx_place() { case $(head -c 5 "$1" 2>/dev/null) in '#!'* | '<?xml') echo 2 ;; *) echo 1 ;; esac; }
 
 # The SPDX identifier of FILE (first one in its first HEAD_LINES lines).
 spdx_of() {
@@ -151,7 +157,7 @@ must_be_lgpl() { # SRCDIR FILELIST
 rules() { # SRCDIR OUTPREFIX
 	local dir=$1 out=$2 f id
 	list_files "$dir" >"$out.files"
-	: >"$out.missing"; : >"$out.unknown"; : >"$out.notlgpl"
+	: >"$out.missing"; : >"$out.unknown"; : >"$out.notlgpl"; : >"$out.place"
 	while read -r f; do
 		exempt "$f" && continue
 		[ -f "$dir/$f" ] || continue
@@ -161,6 +167,8 @@ rules() { # SRCDIR OUTPREFIX
 		"$GPL" | "$LGPL") ;;
 		*) echo "$f: SPDX-License-Identifier $id (accepted: $GPL, $LGPL)" >>"$out.unknown" ;;
 		esac
+		[ -z "$id" ] || [ "$(spdx_line "$dir/$f")" = "$(spdx_place "$dir/$f")" ] ||
+			echo "$f: the SPDX line is line $(spdx_line "$dir/$f"), not $(spdx_place "$dir/$f")" >>"$out.place"
 	done <"$out.files"
 	must_be_lgpl "$dir" "$out.files" >"$out.lgpl"
 	while read -r f; do
@@ -176,6 +184,8 @@ rules "$src" "$tmp/tree"
 nfiles=$(wc -l <"$tmp/tree.files")
 check "$([ -s "$tmp/tree.missing" ] && echo 1 || echo 0)" \
 	"every source file has an SPDX-License-Identifier line ($nfiles files)" "$(cat "$tmp/tree.missing")"
+check "$([ -s "$tmp/tree.place" ] && echo 1 || echo 0)" \
+	"every SPDX line is on line 1 (line 2 after #! or an XML declaration)" "$(cat "$tmp/tree.place")"
 check "$([ -s "$tmp/tree.unknown" ] && echo 1 || echo 0)" \
 	"every SPDX line names $GPL or $LGPL" "$(cat "$tmp/tree.unknown")"
 check "$([ -s "$tmp/tree.notlgpl" ] && echo 1 || echo 0)" \
@@ -256,10 +266,16 @@ printf '/* z.h\n * SPDX-License-Identifier: %s */\n' "$GPL" >"$s/pmix/z.h"
 printf '/* x\n * SPDX-License-Identifier: %s */\n' "$LGPL" >"$s/core/x.c"
 printf '# Makefile.am\n# SPDX-License-Identifier: %s\n' "$GPL" >>"$s/Makefile.am"
 printf 'anything\n' >"$s/tests/out.expected"
+printf '#!/bin/sh\n# SPDX-License-Identifier: %s\n' "$GPL" >"$s/tests/run.sh"
 rules "$s" "$tmp/s"
 got="$(cat "$tmp/s.missing" "$tmp/s.notlgpl" | cut -d: -f1 | tr '\n' ' ')"
 check "$([ "$got" = "pmix/y.h pmix/y.c pmix/z.h " ] && echo 0 || echo 1)" \
 	"the rules name a file without SPDX line and a library's GPL source and included header (not core/x.c, not the .expected)" \
+	"got: $got"
+
+got="$(cut -d: -f1 "$tmp/s.place" | LC_ALL=C sort | tr '\n' ' ')"
+check "$([ "$got" = "Makefile.am core/x.c pmix/y.c pmix/z.h " ] && echo 0 || echo 1)" \
+	"the rules name a file whose SPDX line is not on line 1 (not the script with it on line 2 after #!)" \
 	"got: $got"
 
 echo "1..$n"

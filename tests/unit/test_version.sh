@@ -1,8 +1,8 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # One version, one place (TAP): every place that shows trainenv's version
 # shows the one configure has, and the release notes and packages name the
 # same release.
-# SPDX-License-Identifier: GPL-2.0-or-later
 #
 # configure's version (config.h's PACKAGE_VERSION) comes from VERSION and
 # git (tools/version.sh); its release part (0.9.0 of 0.9.0-3-gabcdef12)

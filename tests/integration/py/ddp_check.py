@@ -1,9 +1,9 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Runs a user example (etc/examples/ddp_gloo.py) unchanged, after printing
 what this rank found in its environment, for t22_torch.sh to check:
   env rank=R world=W local_rank=L master=ADDR:PORT group_rank=G pet_nnodes=N
 (values "-" when unset). Usage: ddp_check.py EXAMPLE"""
-# SPDX-License-Identifier: GPL-2.0-or-later
 import os
 import runpy
 import sys

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A gloo DDP job that does its own rendezvous, as scripts written before
 trainenv do (and as submitit-style helpers insist on): run with
 --train-rank-env=no, it checks that trainenv exported none of the rank
 variables, then builds init_method, rank and world size from Slurm's own
 variables. Prints one line per rank; exits 1 when anything is wrong."""
-# SPDX-License-Identifier: GPL-2.0-or-later
 import os
 import subprocess
 import sys

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A job whose ranks hang where the hang tests (t80_hang.sh) look for them.
 Usage: hang.py MODE [READY_DIR]
   exit    rank HANG_RANK (default 4) enters save_final() and sleeps; the
@@ -16,7 +17,6 @@ Usage: hang.py MODE [READY_DIR]
           holds "PID NODE".
 READY_DIR: each rank touches READY_DIR/rank.R once it is where it stays.
 The rank is RANK (torchrun) or SLURM_PROCID."""
-# SPDX-License-Identifier: GPL-2.0-or-later
 import os
 import sys
 import threading

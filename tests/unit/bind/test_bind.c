@@ -1,5 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the mapping core (core/bind/bind.c) on the stored topologies.
- * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * Facts per topology (GPU bus ids in PCI order, their NUMA node and CPUs)
  * were read from the XML files with

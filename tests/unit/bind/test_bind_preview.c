@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* `trainenv bind` end to end: runs te_tool_bind() in a child process, as the
  * command does, and compares its output with the .expected files in
  * tests/data/bind (like the .test files of hwloc's XML tests). Each expected file names its
@@ -5,7 +6,6 @@
  * in other "##" lines how the expected mapping follows from the topology;
  * every other line is expected output. Then the tool's errors, and a real
  * bind-and-exec on this machine.
- * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "config.h"
 

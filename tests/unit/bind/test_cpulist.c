@@ -1,5 +1,5 @@
-/* Unit tests of the "0-3,8" list parser and formatter (core/bind/cpulist.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of the "0-3,8" list parser and formatter (core/bind/cpulist.c). */
 #include "config.h"
 
 #include <limits.h>

@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of core/container/apptainer_env.c: the APPTAINERENV_ and
  * SINGULARITYENV_ copies of what trainenv set in a task (rank variables,
  * MASTER_*, the timeout knobs, trainenv's own), what is never copied
  * (the user's own variables, Apptainer's, PATH, LD_PRELOAD), names and
  * values out of bounds; and the chain the plugin runs: te_cenv_decided
- * over a task's environment, then te_appt_env.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * over a task's environment, then te_appt_env. */
 #include "config.h"
 
 #include <stdlib.h>

@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of core/container/container_env.c: the variables trainenv decided (from
  * TRAINENV_SETTINGS and TRAINENV_RANK_VARS), the enroot hook's filter of a
  * container's environment file (what enroot 4.1.2's PyTorch hook and an
  * image's ENV write), hostile files and names, and the comparison with a
- * program's /proc/PID/environ.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * program's /proc/PID/environ. */
 #include "config.h"
 
 #include <stdlib.h>

@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the hang report's process table (core/hang/proctab.c): /proc
  * stat lines (hostile names, cut lines; the one reader, core/hang/proc_stat.c,
  * on a real process), environment blocks, slurmstepd's title, and which
  * process stands for each rank (plain tasks, a shell that runs Python,
- * torchrun workers, other steps, orphaned data loaders, tables of 2,048).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * torchrun workers, other steps, orphaned data loaders, tables of 2,048). */
 #include "config.h"
 
 #include <limits.h>

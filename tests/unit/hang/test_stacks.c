@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the hang report's stacks (core/hang/stacks*.c): gdb's real
  * output (tests/unit/data/stacks/, made by capture.sh), noise, garbage and
  * bounds; grouping; rank and node lists; the text and JSON reports; the
- * wire format's round trip and refusals.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * wire format's round trip and refusals. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the hang report's demultiplexing (issue 25, item 1): srun
  * merges the nodes' collectors' output as slurmstepd sends it, in
  * line-aligned messages of at most 1 KiB, so one node's record comes in
@@ -7,8 +8,7 @@
  * cut into such messages and interleaved at random (seeded); every record
  * comes back whole and attributed. Without the tags the same interleaving
  * loses ranks or mixes them up (the defect). And: no line of a record,
- * however long its names, is over what one message holds with its tag.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * however long its names, is over what one message holds with its tag. */
 #include "config.h"
 
 #include <stdio.h>

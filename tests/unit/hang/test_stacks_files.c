@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the hang report for processes in containers
  * (core/hang/stacks_files.c): the paths inside a process's root, and the note
  * that names the real cause when frames are missing, on gdb's real output
  * about a Python rank in a Debian 11 root (tests/unit/data/stacks/
- * py_container*.txt, made by capture_container.sh).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * py_container*.txt, made by capture_container.sh). */
 #include "config.h"
 
 #include <stdio.h>

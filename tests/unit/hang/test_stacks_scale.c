@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the hang report at scale (issue 25, items 2 and 5):
  * 2,000 distinct stacks make a complete, correct text and JSON report;
  * the merger stops at the step's rank count; a record over its 64 KiB
  * (16 threads x 16 frames of 120-byte C++ names) is cut, outermost frames
  * first and marked, never dropped. Not timed: tests/bench/bench_stacks
- * prints the times.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * prints the times. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the barrier proxy's messages (core/launch/barrier_proxy.c): the
  * descriptor in TRAINENV_BARRIER_FD, the request, the answer, and hostile
- * bytes either way (issue 24, item 4).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * bytes either way (issue 24, item 4). */
 #include "config.h"
 
 #include <stdio.h>

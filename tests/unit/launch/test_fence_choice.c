@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the step's fence choice (core/launch/fence_choice.c): one table of
  * node count, TreeWidth, site key and SLURM_PMIX_FENCE against the value
- * srun sets and whether it warns; the messages; the job side's rule.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * srun sets and whether it warns; the messages; the job side's rule. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the launch timeline (core/launch/launch_timeline.c): per-node
- * arrivals, the skew, when rank 0's task says it, its line and wire form.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * arrivals, the skew, when rank 0's task says it, its line and wire form. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the launch tree (core/launch/launch_tree.c): tree index math,
  * Slurm's process map, the subtree summary (merge, bounds, wire form,
  * hostile lines) and rank 0's reports from it, which must read as the
  * reports over every node's facts did (te_missing_summary,
- * te_launch_verdict).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * te_launch_verdict). */
 #include "config.h"
 
 #include <stdio.h>

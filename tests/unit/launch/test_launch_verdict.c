@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The helper's launch decisions (core/launch/launch_verdict.c, core/launch/rdzv_args.c):
  * rank 0's verdict over the nodes' facts, a node against rank 0 without the
- * barrier, the checkpoint probe, and the helper's command line.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * barrier, the checkpoint probe, and the helper's command line. */
 #include "config.h"
 
 #include <stdint.h>

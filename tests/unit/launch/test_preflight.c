@@ -1,9 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The GPU pre-flight without a GPU: the pipe protocol's parser (strict,
  * bounded, hostile input), the classification of CUDA errors, the
  * decisions the task takes from a result, and the real trainenv-preflight
  * program run against a stand-in CUDA runtime (fake_cudart.c) that works
- * or fails one chosen call.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * or fails one chosen call. */
 #include "config.h"
 
 #include <errno.h>

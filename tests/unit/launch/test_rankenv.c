@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the rank environment core: launcher detection, master port,
- * host and device lists, and the variables of each launch style.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * host and device lists, and the variables of each launch style. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the launch rendezvous planning (core/launch/rdzv_plan.c): each
  * task's role, the barrier seconds and deadline, and the helper's command
- * line, from real resolved settings. No Slurm involved.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * line, from real resolved settings. No Slurm involved. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of trainenv's versions (core/launch/version.c): the version line
  * every part prints, a helper's --protocol-version answer read from a
  * bounded buffer, the one line of a mismatch, and libtrainenv's
- * trainenv_version() (issue 26, items 2 and 3).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * trainenv_version() (issue 26, items 2 and 3). */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the barrier coordinator's connection table
  * (pmix/coord_conns.c) with real loopback sockets: strangers live in a
  * bounded pool and the oldest is dropped for a newcomer, a registered
@@ -5,8 +6,7 @@
  * of descriptors (a low RLIMIT_NOFILE): a stranger's descriptor is taken
  * for the newcomer, or the listener is left alone for a while, with the
  * CPU time of a second of that measured against a loop that keeps
- * polling the listener. No Slurm, no PMIx.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * polling the listener. No Slurm, no PMIx. */
 #include "config.h"
 
 #include <arpa/inet.h>

@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the pure part of the PMIx layer: the helper's pipe
  * protocol, the coordinator's wire lines and its rules for strangers, the
  * missing-rank and version reports, MASTER_PORT choice, the
  * NCCL_SOCKET_IFNAME syntax, the published data. Ends with a random-input
  * run of every parser (a small fuzz; the sanitizer build makes it
- * count). No Slurm, no PMIx.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * count). No Slurm, no PMIx. */
 #include "config.h"
 
 #include <stdio.h>

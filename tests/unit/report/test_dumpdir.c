@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The job's directory DIR/UID/JOBID (--train-nccl-dump-dir, record-dir):
  * the rule for DIR's path and the verdict on the levels trainenv makes,
  * on stat structs and on real directories this test makes (modes, owners
- * chowned to nobody when run as root, links, sticky bits).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * chowned to nobody when run as root, links, sticky bits). */
 #include "config.h"
 
 #include <errno.h>

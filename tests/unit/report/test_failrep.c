@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The failure report's pure parts: SrunPortRange values and their lookup in
  * slurm.conf text, and the decisions srun's listener takes about the
- * connections any user may open to its port (issue 11).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * connections any user may open to its port (issue 11). */
 #include "config.h"
 
 #include <string.h>

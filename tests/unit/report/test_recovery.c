@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the recovery decisions (core/report/recovery.c): the node a failed
  * step blames, the requeue plan and its lines, the progress guard's state,
- * the time signal's due time.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * the time signal's due time. */
 #include "config.h"
 
 #include <signal.h>

@@ -1,6 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the step's JSON record (core/report/steprecord.c): fields, the
- * first failure of each kind, escaping, a buffer too small.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * first failure of each kind, escaping, a buffer too small. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Every setting is documented: the man page names each user option
  * (--train-NAME) and each admin-only key (NAME=), and so do the examples of
- * the policy file.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * the policy file. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the option/policy core: value syntax, policy parsing (plugstack
  * arguments and files), the precedence rule, bounds, enforce, and the
- * TRAINENV_SETTINGS encoding. No Slurm involved.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * TRAINENV_SETTINGS encoding. No Slurm involved. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the export-list reader: what srun's --export gives the
  * tasks (Slurm 22.05's rules), and finding --export among srun's own
- * arguments.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * arguments. */
 #include "config.h"
 
 #include <string.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests for srunargs.c and its table (srunargs_table.c): srun's,
  * sbatch's and salloc's command lines walked as each Slurm release's
- * getopt_long would, for --pty, --input and --signal.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * getopt_long would, for --pty, --input and --signal. */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The hang-up shield's bounded relay buffer: it holds at most its capacity,
  * keeps the bytes in order across partial writes and wrap-around, and says
- * "full" (the shield then stops reading from srun) instead of growing.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * "full" (the shield then stops reading from srun) instead of growing. */
 #include "config.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of te_spawn_capture (core/util/runcap.c): output, status,
  * deadline, what the child inherits and what it does not, and a program
- * that cannot be run; te_env_without, the one environment filter.
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * that cannot be run; te_env_without, the one environment filter. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the shared helpers, one job each: the error path
  * (te_err), the text cleaner, the constant-time token compare
  * (core/util/strutil.c), the monotonic clock, random tokens and the small-file
- * reader (core/util/sysutil.c).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * reader (core/util/sysutil.c). */
 #include "config.h"
 
 #include <errno.h>

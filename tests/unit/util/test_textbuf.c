@@ -1,8 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the append cursor and JSON strings (core/util/textbuf.c): cut
  * and rewind, UTF-8 kept as it is, every kind of ill-formed UTF-8
  * replaced, control characters escaped, the step record's and the hang
- * report's JSON (issue 25, item 11).
- * SPDX-License-Identifier: GPL-2.0-or-later */
+ * report's JSON (issue 25, item 11). */
 #include "config.h"
 
 #include <stdio.h>

@@ -1,9 +1,9 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Regenerates the gdb fixtures of tests/unit/hang/test_stacks.c from real
 # processes (needs gdb, python3.11-dbg, gcc; run as root or with ptrace
 # allowed). The programs run from /tmp/job so that no path of the machine
 # that made them lands in the fixtures. Usage: capture.sh [OUTDIR]
-# SPDX-License-Identifier: GPL-2.0-or-later
 set -eu
 out=$(cd "${1:-$(dirname "$0")}" && pwd -P)
 job=/tmp/job

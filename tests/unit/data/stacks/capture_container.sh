@@ -1,6 +1,6 @@
 #!/bin/bash
-# Regenerates the container fixtures of tests/unit/hang/test_stacks_files.c from real processes: tests/integration/py/hang.py (stacks mode, rank 1) run in the Debian 11 roots of tests/releases/old_root.sh, read by gdb as pmix/stacks_node.c does (sysroot /proc/PID/root, the root's python3.9-gdb.py), and a rootless one (unshare -r -m, as nobody) read the way it was before (no sysroot). Needs root, gdb, the roots. Usage: capture_container.sh [OUTDIR]
 # SPDX-License-Identifier: GPL-2.0-or-later
+# Regenerates the container fixtures of tests/unit/hang/test_stacks_files.c from real processes: tests/integration/py/hang.py (stacks mode, rank 1) run in the Debian 11 roots of tests/releases/old_root.sh, read by gdb as pmix/stacks_node.c does (sysroot /proc/PID/root, the root's python3.9-gdb.py), and a rootless one (unshare -r -m, as nobody) read the way it was before (no sysroot). Needs root, gdb, the roots. Usage: capture_container.sh [OUTDIR]
 set -eu
 out=$(cd "${1:-$(dirname "$0")}" && pwd -P)
 here=$(cd "$(dirname "$0")" && pwd -P)
