@@ -19,7 +19,7 @@
 
 int te_barrier_lazy_ms(double timeout_s)
 {
-	double ms = timeout_s * 100.0;	/* a tenth of the timeout */
+	double ms = timeout_s * 100.0; /* a tenth of the timeout */
 
 	if (ms < 100)
 		ms = 100;
@@ -93,8 +93,9 @@ static int prepare_followers(struct te_barrier *b,
 static int prepare_queue(struct te_barrier *b, char *err, size_t errlen)
 {
 	/* a summary is a few lines; failures and status at most one each */
-	b->outcap = (b->nfollowers + 4 + (b->tree ? TE_TREE_VGROUPS_MAX +
-					    TE_TREE_CGROUPS_MAX + 4 : 0)) *
+	b->outcap = (b->nfollowers + 4 +
+		     (b->tree ? TE_TREE_VGROUPS_MAX + TE_TREE_CGROUPS_MAX + 4
+			      : 0)) *
 		    TE_COORD_LINE_MAX;
 	b->out = malloc(b->outcap);
 	if (!b->out) {
@@ -120,7 +121,7 @@ static int prepare_fence(struct te_barrier *b, const struct te_barrier_opts *o,
 	 * barrier (and 4x faster than one with data). Otherwise every rank
 	 * puts a value and the fence collects it, which Slurm's default runs
 	 * as a ring (core/launch/fence_choice.h). */
-	if (fence_nodata < 0)	/* the step's setting: looked at once */
+	if (fence_nodata < 0) /* the step's setting: looked at once */
 		fence_nodata = te_fence_nodata_barrier(
 			getenv(TE_FENCE_ENV), getenv(TE_FENCE_DECIDED_ENV));
 	b->collect = !fence_nodata;
@@ -145,7 +146,8 @@ static int prepare_listen(struct te_barrier *b, const struct te_barrier_opts *o,
 	if (!o->addr || !o->addr[0] ||
 	    te_strlcpy(b->coord_addr, o->addr, sizeof(b->coord_addr)) >=
 		    sizeof(b->coord_addr)) {
-		te_snprintf(err, errlen, "rank 0 has no address for "
+		te_snprintf(err, errlen,
+			    "rank 0 has no address for "
 			    "the barrier coordinator");
 		return -1;
 	}
@@ -171,9 +173,9 @@ struct te_barrier *te_barrier_prepare(struct te_pmix *p,
 	}
 	prepare_init(b, p, o);
 	if (prepare_followers(b, o, err, errlen) < 0 ||
-	    (o->coordinated && te_btree_setup(b, o->tree_width,
-					      b->nfollowers > 0, err,
-					      errlen) < 0) ||
+	    (o->coordinated &&
+	     te_btree_setup(b, o->tree_width, b->nfollowers > 0, err, errlen) <
+		     0) ||
 	    prepare_queue(b, err, errlen) < 0 ||
 	    prepare_fence(b, o, err, errlen) < 0 ||
 	    prepare_listen(b, o, err, errlen) < 0 ||
@@ -277,11 +279,13 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 		int64_t silent = te_pmix_server_silent_ms(b->p);
 
 		te_bstate_missing_report(b, text, sizeof(text));
-		if (silent)	/* the others could not learn our address */
-			te_snprintf(msg, len, "%s: %s (this node's PMIx server "
-				    "has not taken rank 0's address for %.0f s: "
-				    "ranks on other nodes could not find rank 0)",
-				    head, text, (double)silent / 1000.0);
+		if (silent) /* the others could not learn our address */
+			te_snprintf(
+				msg, len,
+				"%s: %s (this node's PMIx server "
+				"has not taken rank 0's address for %.0f s: "
+				"ranks on other nodes could not find rank 0)",
+				head, text, (double)silent / 1000.0);
 		else
 			te_snprintf(msg, len, "%s: %s", head, text);
 		return;
@@ -293,12 +297,14 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 	switch (b->cs) {
 	case C_LOOKUP:
 		if (b->get_pending) {
-			te_snprintf(msg, len, "%s: rank %u (node %s) could not "
+			te_snprintf(msg, len,
+				    "%s: rank %u (node %s) could not "
 				    "be found: PMIx gave no address for it in "
 				    "%.0f s (it has not arrived, has left, or "
 				    "its node's PMIx server is not answering)",
 				    head, b->up_rank, te_bclient_rank0_host(b),
-				    (double)(te_now_ms() - b->get_since) / 1000.0);
+				    (double)(te_now_ms() - b->get_since) /
+					    1000.0);
 			return;
 		}
 		/* fall through */
@@ -307,7 +313,7 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 			    head, b->up_rank, te_bclient_rank0_host(b));
 		return;
 	case C_RETRY:
-		if (b->refusing)	/* nobody listens any more */
+		if (b->refusing) /* nobody listens any more */
 			goto gone;
 		/* fall through */
 	case C_UNREACH:
@@ -317,22 +323,29 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 		return;
 	case C_GONE:
 gone:
-		te_snprintf(msg, len, "%s: rank %u (node %s) stopped waiting "
+		te_snprintf(msg, len,
+			    "%s: rank %u (node %s) stopped waiting "
 			    "(its deadline passed or it failed) before every "
-			    "rank arrived", head, b->up_rank,
-			    te_bclient_rank0_host(b));
+			    "rank arrived",
+			    head, b->up_rank, te_bclient_rank0_host(b));
 		return;
 	default:
-		te_snprintf(msg, len, "%s: rank %u (node %s) did not say who "
-			    "is missing", head, b->up_rank,
-			    te_bclient_rank0_host(b));
+		te_snprintf(msg, len,
+			    "%s: rank %u (node %s) did not say who "
+			    "is missing",
+			    head, b->up_rank, te_bclient_rank0_host(b));
 	}
 }
 
 /* What one turn of te_barrier_wait's loop found, before it waits:
  * nothing yet (wait), look again at once, or the end of the wait, with
  * the children answered already (finished) or not (end). */
-enum turn { T_WAIT, T_AGAIN, T_END, T_FINISHED };
+enum turn {
+	T_WAIT,
+	T_AGAIN,
+	T_END,
+	T_FINISHED
+};
 
 /* The loop's fds and callbacks, and what was put committed. 0, or -1
  * with r->msg. */
@@ -341,9 +354,8 @@ static int wait_setup(struct te_barrier *b, struct te_barrier_result *r)
 	char err[TE_MSG_MAX];
 
 	te_bsess_loop_attach(&b->epfd, b->wake);
-	if (b->epfd < 0 ||
-	    (b->lfd >= 0 &&
-	     te_bstate_ep_add(b, b->lfd, EPOLLIN, TAG_LISTEN) < 0)) {
+	if (b->epfd < 0 || (b->lfd >= 0 && te_bstate_ep_add(b, b->lfd, EPOLLIN,
+							    TAG_LISTEN) < 0)) {
 		te_snprintf(r->msg, sizeof(r->msg), "barrier: %s",
 			    strerror(errno));
 		return -1;
@@ -366,8 +378,7 @@ static enum turn fence_turn(struct te_barrier *b, struct te_barrier_result *r)
 	if (!b->coordinated && !b->fence_started &&
 	    b->nfollowers_here == b->nfollowers) {
 		if (te_bsess_start_fence(b->collect, err, sizeof(err)) < 0) {
-			te_snprintf(r->msg, sizeof(r->msg),
-				    "barrier: %s", err);
+			te_snprintf(r->msg, sizeof(r->msg), "barrier: %s", err);
 			return T_END;
 		}
 		b->fence_started = 1;
@@ -376,7 +387,8 @@ static enum turn fence_turn(struct te_barrier *b, struct te_barrier_result *r)
 		if (st == PMIX_SUCCESS)
 			r->ok = 1;
 		else
-			te_snprintf(r->msg, sizeof(r->msg), "barrier: "
+			te_snprintf(r->msg, sizeof(r->msg),
+				    "barrier: "
 				    "the fence failed: %s",
 				    PMIx_Error_string(st));
 		return T_END;
@@ -411,8 +423,8 @@ static enum turn root_turn(struct te_barrier *b, struct te_barrier_result *r,
 			return T_FINISHED;
 		}
 	} else if (b->coordinated && b->is_root &&
-		   (b->tree ? te_btree_complete(b) :
-			      b->narrived == b->p->size)) {
+		   (b->tree ? te_btree_complete(b)
+			    : b->narrived == b->p->size)) {
 		te_bcoord_complete(b, r);
 		return T_FINISHED;
 	}
@@ -469,12 +481,13 @@ static enum turn deadline_turn(struct te_barrier *b,
 		return T_END;
 	}
 	if (b->cs == C_GONE && now - b->gone_at >= GONE_GRACE_MS) {
-		te_snprintf(r->msg, sizeof(r->msg), "barrier failed "
+		te_snprintf(r->msg, sizeof(r->msg),
+			    "barrier failed "
 			    "after %.1f s: rank %u (node %s) stopped "
 			    "waiting (its deadline passed or it failed) "
 			    "before every rank arrived",
-			    (double)(now - b->start) / 1000.0,
-			    b->up_rank, te_bclient_rank0_host(b));
+			    (double)(now - b->start) / 1000.0, b->up_rank,
+			    te_bclient_rank0_host(b));
 		return T_END;
 	}
 	return T_WAIT;
@@ -557,8 +570,8 @@ static int64_t wait_ms(struct te_barrier *b, int64_t now)
 	}
 	if (b->lfd >= 0) {
 		/* strangers' deadlines, the listener's pause */
-		int64_t due = te_cc_tick(&b->cc, b->lfd, b->epfd,
-					 TAG_LISTEN, now);
+		int64_t due =
+			te_cc_tick(&b->cc, b->lfd, b->epfd, TAG_LISTEN, now);
 
 		if (wait > due - now)
 			wait = due - now;
@@ -566,8 +579,7 @@ static int64_t wait_ms(struct te_barrier *b, int64_t now)
 	if (b->nfollowers_here < b->nfollowers &&
 	    wait > b->next_follower_check - now)
 		wait = b->next_follower_check - now;
-	if (b->coordinated && b->nfollowers &&
-	    wait > b->next_alive_check - now)
+	if (b->coordinated && b->nfollowers && wait > b->next_alive_check - now)
 		wait = b->next_alive_check - now;
 	if (wait > b->deadline - now)
 		wait = b->deadline - now;
@@ -623,12 +635,13 @@ static void answer_down(struct te_barrier *b, const struct te_barrier_result *r)
 			te_bstate_missing_report(b, text, sizeof(text));
 		else if (b->got_state || b->got_fail)
 			te_strlcpy(text, b->rank0_text, sizeof(text));
-		else	/* what this node says, without its head */
-			te_strlcpy(text, strstr(r->msg, ": ") ?
-				   strstr(r->msg, ": ") + 2 : r->msg,
+		else /* what this node says, without its head */
+			te_strlcpy(text,
+				   strstr(r->msg, ": ")
+					   ? strstr(r->msg, ": ") + 2
+					   : r->msg,
 				   sizeof(text));
-		te_coord_reply_format(line, sizeof(line), TE_CR_FAIL,
-				      text);
+		te_coord_reply_format(line, sizeof(line), TE_CR_FAIL, text);
 	}
 	/* take the last registrations before answering */
 	te_bstate_conns_accept(b);

@@ -36,11 +36,11 @@
 struct te_pmix {
 	pmix_proc_t me;
 	uint32_t size;
-	char host[TE_HOST_MAX];		/* this rank's node as PMIx names it */
+	char host[TE_HOST_MAX]; /* this rank's node as PMIx names it */
 	int open;
-	uint32_t local_peers[TE_LOCAL_PEERS_MAX];	/* ranks on this node */
-	int nlocal;			/* -1: unknown */
-	int64_t commit_slow_since;	/* a commit the server has not answered */
+	uint32_t local_peers[TE_LOCAL_PEERS_MAX]; /* ranks on this node */
+	int nlocal;				  /* -1: unknown */
+	int64_t commit_slow_since; /* a commit the server has not answered */
 };
 
 /* PMIx_Init, the job size and this rank's host. 0, or -1 with a reason. */
@@ -52,8 +52,8 @@ int te_pmix_open(struct te_pmix *p, char *err, size_t errlen);
 void te_pmix_close(struct te_pmix *p);
 
 int te_pmix_host_of(struct te_pmix *p, uint32_t rank, char *host, size_t len);
-int te_pmix_put(struct te_pmix *p, const char *key, const char *val,
-		char *err, size_t errlen);
+int te_pmix_put(struct te_pmix *p, const char *key, const char *val, char *err,
+		size_t errlen);
 /* PMIx_Commit. When the server does not answer within half a second the
  * commit goes on by itself and this returns 0: the caller's deadline
  * stands (see te_pmix_server_silent_ms). */
@@ -71,11 +71,11 @@ int te_pmix_get_wait(struct te_pmix *p, uint32_t rank, const char *key,
 		     int timeout_ms, char *out, size_t len, int *timed_out,
 		     char *err, size_t errlen);
 struct te_barrier_opts {
-	double timeout_s;	/* the deadline, from the call */
-	unsigned seq;		/* 0: the launch barrier; 1, 2, ...: later */
-	const char *tmpdir;	/* node-local, private to the job (may be NULL) */
-	int tmpdir_ok;		/* the caller found tmpdir te_private_dir_ok */
-	const char *addr;	/* rank 0: the address the others reach it on */
+	double timeout_s;   /* the deadline, from the call */
+	unsigned seq;	    /* 0: the launch barrier; 1, 2, ...: later */
+	const char *tmpdir; /* node-local, private to the job (may be NULL) */
+	int tmpdir_ok;	    /* the caller found tmpdir te_private_dir_ok */
+	const char *addr;   /* rank 0: the address the others reach it on */
 	/* 0: a PMIx fence decides (later barriers: every rank is a PMIx
 	 * client); 1: rank 0's coordinator decides, when every rank has
 	 * registered (the launch, where one process per node stands for
@@ -109,15 +109,15 @@ struct te_barrier_opts {
 };
 
 struct te_barrier_result {
-	int ok;			/* every rank arrived and nothing was rejected */
-	int rejected;		/* coordinated: a launch check failed */
-	int aborted;		/* coordinated: a rank failed before the
+	int ok;		       /* every rank arrived and nothing was rejected */
+	int rejected;	       /* coordinated: a launch check failed */
+	int aborted;	       /* coordinated: a rank failed before the
 				   barrier; msg is rank 0's report */
-	int reporter;		/* rank 0: prints msg/warn for the job */
-	char msg[TE_MSG_MAX];	/* why not ok, in one line */
-	char warn[TE_MSG_MAX];	/* rank 0: the verdict's warning */
-	unsigned test_cut;	/* rank 0: connections the test hook cut */
-	char done_text[TE_COORD_TEXT_MAX + 1];	/* coordinated, ok: rank 0's */
+	int reporter;	       /* rank 0: prints msg/warn for the job */
+	char msg[TE_MSG_MAX];  /* why not ok, in one line */
+	char warn[TE_MSG_MAX]; /* rank 0: the verdict's warning */
+	unsigned test_cut;     /* rank 0: connections the test hook cut */
+	char done_text[TE_COORD_TEXT_MAX + 1]; /* coordinated, ok: rank 0's */
 	/* rank 0, coordinated, ok: when each node arrived */
 	int has_launch;
 	struct te_launch_skew launch;
@@ -169,11 +169,10 @@ void te_barrier_free(struct te_barrier *b);
  * previous session is still closing would otherwise be released without
  * that rank (seen: back-to-back `trainenv barrier` commands drifted apart
  * by whole barriers). 0 when all closed, -1 on timeout. */
-int te_local_quiesce(const struct te_pmix *p, const char *tmpdir,
-		     unsigned gen, int timeout_ms);
+int te_local_quiesce(const struct te_pmix *p, const char *tmpdir, unsigned gen,
+		     int timeout_ms);
 
 /* The delay before a rank registers with the coordinator. */
 int te_barrier_lazy_ms(double timeout_s);
-
 
 #endif

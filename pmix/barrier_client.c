@@ -34,8 +34,8 @@ static int read_coord_file(struct te_barrier *b, char *out, size_t len)
 {
 	char path[600];
 
-	if (!b->tmpdir[0] ||
-	    te_snprintf(path, sizeof(path), COORD_FILE_FMT, b->tmpdir, b->seq) < 0)
+	if (!b->tmpdir[0] || te_snprintf(path, sizeof(path), COORD_FILE_FMT,
+					 b->tmpdir, b->seq) < 0)
 		return -1;
 	return te_read_small(path, out, len, TE_READ_NOFOLLOW) > 0 ? 0 : -1;
 }
@@ -47,7 +47,8 @@ static int client_connect(struct te_barrier *b, const char *text)
 {
 	if (te_coord_info_parse(text, &b->up_info) < 0) {
 		b->cs = C_UNREACH;
-		te_snprintf(b->unreach, sizeof(b->unreach), "it published an "
+		te_snprintf(b->unreach, sizeof(b->unreach),
+			    "it published an "
 			    "unreadable coordinator address");
 		return -1;
 	}
@@ -71,8 +72,8 @@ void te_bclient_queue_ranks(struct te_barrier *b)
 			/* its failure file, or it ended while waiting */
 			if (te_snprintf(path, sizeof(path), TE_FAILED_FMT,
 					b->tmpdir, b->followers[i]) < 0 ||
-			    te_bstate_read_failed_file(path, why,
-						       sizeof(why)) < 0)
+			    te_bstate_read_failed_file(path, why, sizeof(why)) <
+				    0)
 				te_strlcpy(why, TASK_GONE_WHY, sizeof(why));
 			te_bstate_queue_failed(b, b->followers[i], why);
 		} else if (b->follower_here[i]) {
@@ -94,8 +95,8 @@ void te_bclient_dial(struct te_barrier *b)
 		te_bstate_up_cut(b, EINVAL);
 		return;
 	}
-	b->cfd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-			0);
+	b->cfd = socket(ai->ai_family,
+			SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (b->cfd < 0) {
 		int e = errno;
 
@@ -131,7 +132,7 @@ int te_bclient_lookup(struct te_barrier *b, int64_t now)
 	}
 	if (now < b->next_lookup)
 		return 0;
-	if (!b->rank0_host[0])	/* rank 0's peers read a file */
+	if (!b->rank0_host[0]) /* rank 0's peers read a file */
 		b->rank0_local = !strcmp(te_bclient_rank0_host(b), b->p->host);
 	if (b->rank0_local && b->tmpdir[0]) {
 		if (read_coord_file(b, text, sizeof(text)) == 0)
@@ -139,16 +140,16 @@ int te_bclient_lookup(struct te_barrier *b, int64_t now)
 	} else if (!b->get_pending) {
 		/* Later barriers must see rank 0's new data, not what this
 		 * node cached from an earlier one. */
-		if (te_bsess_start_get(b->p, b->up_rank, b->key,
-				       b->seq > 0) == 0) {
-			if (!b->get_since)	/* the first of a series */
+		if (te_bsess_start_get(b->p, b->up_rank, b->key, b->seq > 0) ==
+		    0) {
+			if (!b->get_since) /* the first of a series */
 				b->get_since = now;
 			b->get_pending = 1;
 			b->get_asked = now;
 		}
 		return 0;
 	} else {
-		return 0;	/* wait for the answer */
+		return 0; /* wait for the answer */
 	}
 	b->backoff = b->backoff ? b->backoff * 2 : 5;
 	if (b->backoff > 500)
@@ -179,7 +180,8 @@ int te_bclient_get_done(struct te_barrier *b, int64_t now)
 
 void te_bclient_io(struct te_barrier *b, uint32_t events)
 {
-	if (b->cs == C_CONNECTING && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+	if (b->cs == C_CONNECTING &&
+	    (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
 		int e = 0;
 		socklen_t el = sizeof(e);
 
@@ -212,19 +214,20 @@ void te_bclient_io(struct te_barrier *b, uint32_t events)
 			struct te_coord_reply r;
 
 			if (got < 0 || te_coord_reply_parse(line, &r) < 0)
-				continue;	/* not from our coordinator */
+				continue; /* not from our coordinator */
 			if (r.kind == TE_CR_DONE) {
 				b->cs = C_DONE;
 				te_strlcpy(b->done_text, r.text,
 					   sizeof(b->done_text));
 				continue;
 			}
-			te_strlcpy(b->rank0_text, r.text, sizeof(b->rank0_text));
+			te_strlcpy(b->rank0_text, r.text,
+				   sizeof(b->rank0_text));
 			if (r.kind == TE_CR_STATE && b->tree) {
 				/* for the children */
 				te_bstate_tree_relay_state(b);
 				if (!b->leaving_asked)
-					continue;	/* not ours */
+					continue; /* not ours */
 			}
 			if (r.kind == TE_CR_FAIL)
 				b->got_fail = 1;
@@ -236,7 +239,7 @@ void te_bclient_io(struct te_barrier *b, uint32_t events)
 				b->got_state = 1;
 		}
 		if (b->clen >= TE_COORD_LINE_MAX)
-			b->clen = 0;	/* garbage: drop it */
+			b->clen = 0; /* garbage: drop it */
 	}
 }
 
@@ -250,7 +253,8 @@ void te_bclient_ask_status(struct te_barrier *b)
 	b->leaving_asked = 1;
 	if (b->cfd < 0 || b->cs != C_SENT ||
 	    te_coord_req_format(line, sizeof(line), b->up_info.token, &q) < 0 ||
-	    send(b->cfd, line, strlen(line), MSG_NOSIGNAL) != (ssize_t)strlen(line))
+	    send(b->cfd, line, strlen(line), MSG_NOSIGNAL) !=
+		    (ssize_t)strlen(line))
 		return;
 	while (!b->got_state && !b->got_fail && b->cfd >= 0) {
 		struct pollfd pf = { .fd = b->cfd, .events = POLLIN };

@@ -53,8 +53,9 @@ static void raise_nofile(struct te_barrier *b, rlim_t want)
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
 		return;
 	b->old_nofile = rl;
-	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ?
-			      want : rl.rlim_max;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want
+			      ? want
+			      : rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
 		b->nofile_raised = 1;
 }
@@ -73,7 +74,8 @@ int te_bcoord_start(struct te_barrier *b, const char *addr, char *err,
 	size_t slots = b->tree ? b->nkids + 4 : (size_t)p->size + 16;
 
 	if (!b->tree && !(b->arrived = calloc(p->size, 1)))
-		return te_err(err, errlen, "out of memory for %u ranks", p->size);
+		return te_err(err, errlen, "out of memory for %u ranks",
+			      p->size);
 	/* and the strangers' pool */
 	if (te_cc_init(&b->cc, slots, TE_COORD_POOL_MAX) < 0 ||
 	    (b->tree && te_bstate_tree_conns_init(b) < 0))
@@ -104,10 +106,10 @@ int te_bcoord_start(struct te_barrier *b, const char *addr, char *err,
 			      strerror(errno));
 	}
 	te_strlcpy(b->info.addr, addr, sizeof(b->info.addr));
-	b->info.port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
-				  ((struct sockaddr_in *)&ss)->sin_port);
-	if (te_random_hex(b->info.token, sizeof(b->info.token),
-			  TE_TOKEN_LEN) < 0 ||
+	b->info.port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+				: ((struct sockaddr_in *)&ss)->sin_port);
+	if (te_random_hex(b->info.token, sizeof(b->info.token), TE_TOKEN_LEN) <
+		    0 ||
 	    te_coord_info_format(text, sizeof(text), &b->info) < 0) {
 		return te_err(err, errlen, "cannot make the coordinator token");
 	}
@@ -156,7 +158,7 @@ static int take_sum(struct te_barrier *b, size_t i, uint32_t rank)
 	}
 	if (b->kids[kid].conn != NO_KID && b->kids[kid].conn != i &&
 	    b->kids[kid].conn < b->cc.cap)
-		b->cc.c[b->kids[kid].conn].leaving = 1;	/* replaced */
+		b->cc.c[b->kids[kid].conn].leaving = 1; /* replaced */
 	b->kids[kid].conn = i;
 	b->conn_kid[i] = kid;
 	if (!c->has_rank) {
@@ -238,10 +240,10 @@ void te_bcoord_read(struct te_barrier *b, size_t i)
 			}
 			continue;
 		}
-		if ((!b->tree &&
-		     te_coord_req_parse(line, b->info.token, b->p->size, &q) < 0) ||
-		    (b->tree && (q.kind == TE_CQ_ARRIVED ||
-				 q.kind == TE_CQ_NODE))) {
+		if ((!b->tree && te_coord_req_parse(line, b->info.token,
+						    b->p->size, &q) < 0) ||
+		    (b->tree &&
+		     (q.kind == TE_CQ_ARRIVED || q.kind == TE_CQ_NODE))) {
 			te_bstate_conn_close(b, i);
 			return;
 		}
@@ -251,10 +253,11 @@ void te_bcoord_read(struct te_barrier *b, size_t i)
 		} else if (q.kind == TE_CQ_FAILED) {
 			te_bstate_rank_failed(b, q.rank, q.host, q.why);
 		} else if (b->tree && !b->is_root) {
-			c->leaving = 1;	/* its deadline: rank 0's report */
+			c->leaving = 1; /* its deadline: rank 0's report */
 			te_bstate_tree_ask_state(b, i);
 		} else {
-			char text[TE_COORD_TEXT_MAX + 1], out[TE_COORD_LINE_MAX];
+			char text[TE_COORD_TEXT_MAX + 1],
+				out[TE_COORD_LINE_MAX];
 
 			c->leaving = 1;
 			te_bstate_missing_report(b, text, sizeof(text));
@@ -265,14 +268,14 @@ void te_bcoord_read(struct te_barrier *b, size_t i)
 				return;
 		}
 		if (c->fd < 0)
-			return;		/* answered (abort) and closed */
-		if (b->aborting) {	/* answered at its first line */
+			return;	   /* answered (abort) and closed */
+		if (b->aborting) { /* answered at its first line */
 			te_bstate_conn_abort(b, i);
 			return;
 		}
 	}
 	if (c->len >= TE_COORD_LINE_MAX)
-		te_bstate_conn_close(b, i);	/* a line too long */
+		te_bstate_conn_close(b, i); /* a line too long */
 }
 
 /* Rank 0, coordinated: every rank is here; the launch checks decide. */

@@ -63,7 +63,8 @@ void te_bfollow_check(struct te_barrier *b, int64_t now)
 	}
 	if (news && b->cs == C_SENT)
 		te_bstate_up_flush(b);
-	b->follower_wait = news ? 1 : (b->follower_wait ? b->follower_wait * 2 : 1);
+	b->follower_wait = news ? 1
+				: (b->follower_wait ? b->follower_wait * 2 : 1);
 	if (b->follower_wait > 4)
 		b->follower_wait = 4;
 	b->next_follower_check = now + b->follower_wait;
@@ -76,14 +77,14 @@ static int follower_alive(struct te_barrier *b, uint32_t rank)
 	char path[600];
 	int fd, alive;
 
-	if (te_snprintf(path, sizeof(path), TE_ARRIVED_FMT, b->tmpdir,
-			rank) < 0)
+	if (te_snprintf(path, sizeof(path), TE_ARRIVED_FMT, b->tmpdir, rank) <
+	    0)
 		return 1;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return errno != ENOENT;
 	alive = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-	close(fd);	/* drops the lock if we got it */
+	close(fd); /* drops the lock if we got it */
 	return alive;
 }
 
@@ -97,9 +98,10 @@ void te_bfollow_check_alive(struct te_barrier *b, int64_t now)
 
 	if (!b->coordinated || !b->nfollowers || now < b->next_alive_check)
 		return;
-	b->alive_gap_ms = !b->alive_gap_ms ? ALIVE_CHECK_MS :
-			  b->alive_gap_ms * 3 / 2 > ALIVE_CHECK_MAX_MS ?
-			  ALIVE_CHECK_MAX_MS : b->alive_gap_ms * 3 / 2;
+	b->alive_gap_ms = !b->alive_gap_ms ? ALIVE_CHECK_MS
+			  : b->alive_gap_ms * 3 / 2 > ALIVE_CHECK_MAX_MS
+				  ? ALIVE_CHECK_MAX_MS
+				  : b->alive_gap_ms * 3 / 2;
 	b->next_alive_check = now + b->alive_gap_ms;
 	for (i = 0; i < b->nfollowers; i++) {
 		if (b->follower_here[i] != 1 ||
@@ -108,8 +110,8 @@ void te_bfollow_check_alive(struct te_barrier *b, int64_t now)
 		b->follower_here[i] = 2;
 		news = 1;
 		if (b->tree || b->p->me.rank == 0)
-			te_bstate_rank_failed(b, b->followers[i],
-					      b->p->host, TASK_GONE_WHY);
+			te_bstate_rank_failed(b, b->followers[i], b->p->host,
+					      TASK_GONE_WHY);
 		else if (b->cs == C_SENT || b->cs == C_CONNECTING)
 			te_bstate_queue_failed(b, b->followers[i],
 					       TASK_GONE_WHY);

@@ -30,8 +30,8 @@
 
 #define COORD_KEY_FMT "te.coord.%u"
 #define COORD_FILE_FMT "%s/trainenv-coord.%u"
-#define STATUS_WAIT_MS 1000	/* a rank's own deadline: ask rank 0 */
-#define GET_AGAIN_MS 2000	/* a lookup PMIx has not answered: ask again */
+#define STATUS_WAIT_MS 1000 /* a rank's own deadline: ask rank 0 */
+#define GET_AGAIN_MS 2000   /* a lookup PMIx has not answered: ask again */
 /* rank 0 left: is our fence done anyway? Also how long a helper goes on
  * trying while every try is refused (nobody listens any more) */
 #define GONE_GRACE_MS 3000
@@ -45,25 +45,26 @@
  * CPU looking. */
 #define ALIVE_CHECK_MS 200
 #define ALIVE_CHECK_MAX_MS 1000
-#define HELPER_GONE_WHY "its node's rendezvous helper went away before " \
+#define HELPER_GONE_WHY                                  \
+	"its node's rendezvous helper went away before " \
 	"every rank arrived"
 #define TASK_GONE_WHY "its task ended while waiting at the barrier"
 
 enum cstate {
-	C_IDLE,		/* not registered (yet) */
-	C_LOOKUP,	/* looking for rank 0's coordinator */
+	C_IDLE,	  /* not registered (yet) */
+	C_LOOKUP, /* looking for rank 0's coordinator */
 	C_CONNECTING,
-	C_SENT,		/* registered, waiting */
-	C_DONE,		/* rank 0 passed the barrier */
-	C_GONE,		/* rank 0's coordinator went away */
-	C_UNREACH,	/* found but cannot connect */
-	C_RETRY,	/* refused or cut before an answer: tries again */
+	C_SENT,	   /* registered, waiting */
+	C_DONE,	   /* rank 0 passed the barrier */
+	C_GONE,	   /* rank 0's coordinator went away */
+	C_UNREACH, /* found but cannot connect */
+	C_RETRY,   /* refused or cut before an answer: tries again */
 };
 
 /* A child of this node in the launch tree (or, without the node's files,
  * one of this node's other tasks): its connection and summary. */
 struct tree_kid {
-	size_t conn;		/* its registered connection, or (size_t)-1 */
+	size_t conn; /* its registered connection, or (size_t)-1 */
 	int has, told;
 	struct te_tree_sum sum;
 };
@@ -80,26 +81,26 @@ struct te_barrier {
 	unsigned k;
 	size_t my_index, first_child, nchildren;
 	uint32_t my_node;
-	uint32_t *own;			/* this node's ranks */
-	unsigned char *own_state;	/* 1: arrived */
+	uint32_t *own;		  /* this node's ranks */
+	unsigned char *own_state; /* 1: arrived */
 	size_t nown, own_in;
 	int64_t own_done_ms;
-	struct tree_kid *kids;		/* children, then the node's tasks */
+	struct tree_kid *kids; /* children, then the node's tasks */
 	size_t nkids;
-	size_t *conn_kid;		/* [cc.cap] */
-	struct te_tree_sum **pend;	/* [cc.cap] a summary being read */
-	struct te_tree_sum sub;		/* this subtree, merged */
+	size_t *conn_kid;	   /* [cc.cap] */
+	struct te_tree_sum **pend; /* [cc.cap] a summary being read */
+	struct te_tree_sum sub;	   /* this subtree, merged */
 	int sub_dirty, sent_final, asked_state;
-	int leaving_asked;	/* its own deadline: the report is for it */
+	int leaving_asked; /* its own deadline: the report is for it */
 	uint32_t sent_arrived, kids_arrived;
 	size_t kids_final;
 	int64_t next_sum;
 	int sum_ms;
-	int has_failure;		/* the subtree's first failure */
+	int has_failure; /* the subtree's first failure */
 	uint32_t f_rank;
 	char f_host[TE_HOST_MAX];
 	char f_why[TE_FAIL_TEXT_MAX + 1];
-	char done_text[TE_COORD_TEXT_MAX + 1];	/* rank 0's ADDR PORT */
+	char done_text[TE_COORD_TEXT_MAX + 1]; /* rank 0's ADDR PORT */
 	const struct te_launch_checks *checks;
 	double timeout_s;
 	int coordinated;
@@ -110,37 +111,37 @@ struct te_barrier {
 	int lazy_ms;
 	int epfd, wake[2];
 	int fence_started;
-	int collect;		/* the fence carries data (see prepare) */
-	int dirty;		/* something put: commit before the fence */
-	char coord_addr[64];	/* rank 0: where a lazy coordinator listens */
-	int coord_due;		/* rank 0: start the coordinator when slow */
+	int collect;	     /* the fence carries data (see prepare) */
+	int dirty;	     /* something put: commit before the fence */
+	char coord_addr[64]; /* rank 0: where a lazy coordinator listens */
+	int coord_due;	     /* rank 0: start the coordinator when slow */
 	/* the local ranks this process stands for (their arrival files) */
 	uint32_t *followers;
-	unsigned char *follower_here;	/* 1 arrived, 2 failed */
+	unsigned char *follower_here; /* 1 arrived, 2 failed */
 	size_t nfollowers, nfollowers_here;
 	int64_t next_follower_check;
 	int follower_wait;
-	int listen_due;		/* coordinated: te_barrier_start listens */
+	int listen_due; /* coordinated: te_barrier_start listens */
 	int64_t next_alive_check;
-	int alive_gap_ms;	/* the current gap between two looks */
-	int finishing;		/* rank 0 answers everyone: closes are ours */
-	struct te_coord_req node;	/* this node's facts (coordinated) */
-	char self_failed[TE_FAIL_TEXT_MAX + 1];	/* this rank failed: why */
+	int alive_gap_ms;	  /* the current gap between two looks */
+	int finishing;		  /* rank 0 answers everyone: closes are ours */
+	struct te_coord_req node; /* this node's facts (coordinated) */
+	char self_failed[TE_FAIL_TEXT_MAX + 1]; /* this rank failed: why */
 	/* rank 0, a rank failed before the barrier: every node is answered
 	 * "abort" with the report, and the wait ends once every node has
 	 * been told (or at the deadline) */
 	int aborting;
 	char abort_text[TE_COORD_TEXT_MAX + 1];
-	size_t nhosts, ntold;		/* children to tell, told */
+	size_t nhosts, ntold; /* children to tell, told */
 	int hosts_known;
 	/* rank 0 */
 	int lfd;
-	struct te_coord_info info;	/* this process's coordinator */
+	struct te_coord_info info; /* this process's coordinator */
 	char coord_file[600];
 	unsigned char *arrived;
 	uint32_t narrived;
-	struct te_coord_conns cc;	/* the helpers and the strangers */
-	unsigned test_cut, test_cut_done;	/* test hook: to cut, cut */
+	struct te_coord_conns cc;	  /* the helpers and the strangers */
+	unsigned test_cut, test_cut_done; /* test hook: to cut, cut */
 	struct rlimit old_nofile;
 	int nofile_raised;
 	/* other ranks */
@@ -153,27 +154,27 @@ struct te_barrier {
 	int64_t next_lookup;
 	int backoff;
 	int get_pending;
-	int64_t get_asked;	/* this get started */
-	int64_t get_since;	/* unanswered gets started (0: none) */
+	int64_t get_asked; /* this get started */
+	int64_t get_since; /* unanswered gets started (0: none) */
 	int cfd;
 	char cbuf[TE_COORD_LINE_MAX + 1];
 	size_t clen;
-	char *out;		/* lines queued for the coordinator */
+	char *out; /* lines queued for the coordinator */
 	size_t outlen, outoff, outcap;
 	int64_t gone_at;
-	int refusing;		/* every try since refused_since refused */
+	int refusing; /* every try since refused_since refused */
 	int64_t refused_since, next_retry;
 	int retry_ms;
 	char unreach[200];
-	char rank0_text[TE_COORD_TEXT_MAX + 1];	/* "fail"/"reject"/"state" */
+	char rank0_text[TE_COORD_TEXT_MAX + 1]; /* "fail"/"reject"/"state" */
 	int got_fail, got_state, got_reject, got_abort;
 };
 
 #define TAG_WAKE 0
 #define TAG_LISTEN 1
 #define TAG_CLIENT 2
-#define TAG_CONN 3	/* + slot index */
-#define NO_KID ((size_t)-1)	/* a slot or rank that is no kid of ours */
+#define TAG_CONN 3	    /* + slot index */
+#define NO_KID ((size_t)-1) /* a slot or rank that is no kid of ours */
 
 /* Names: what a file gives the others starts with its file's prefix,
  * so that a call says which layer it goes to: te_bsess_ (barrier_session.c),
@@ -295,8 +296,8 @@ void te_bclient_ask_status(struct te_barrier *b);
 /* Where this helper sits in the launch tree: the process map, parent,
  * children, this node's ranks. followers: the node's other tasks leave
  * files (else they connect). 0, or -1 with a reason. */
-int te_btree_setup(struct te_barrier *b, unsigned k, int followers,
-		   char *err, size_t errlen);
+int te_btree_setup(struct te_barrier *b, unsigned k, int followers, char *err,
+		   size_t errlen);
 void te_btree_self(struct te_barrier *b);
 void te_btree_free(struct te_barrier *b);
 int te_btree_complete(struct te_barrier *b);

@@ -36,7 +36,7 @@ static pthread_cond_t cb_cv = PTHREAD_COND_INITIALIZER;
 static struct {
 	uintptr_t fence_gen, get_gen, next_gen;
 	int cv_waiting;
-	int pipe_dirty;		/* something written since the last drain */
+	int pipe_dirty; /* something written since the last drain */
 	int wake_fd;
 	int fence_done, get_done;
 	pmix_status_t fence_st, get_st;
@@ -112,7 +112,7 @@ void te_bsess_cb_detach(void)
 
 int te_bsess_start_fence(int collect, char *err, size_t errlen)
 {
-	static pmix_info_t info;	/* packed by PMIx before return */
+	static pmix_info_t info; /* packed by PMIx before return */
 	bool c = true;
 	uintptr_t gen;
 	pmix_status_t rc;
@@ -195,7 +195,7 @@ struct server_call {
 
 static pthread_cond_t call_cv = PTHREAD_COND_INITIALIZER;
 static int calls_pending;	/* started, not returned; under cb_mu */
-static int finalize_unfinished;	/* the last close left one running */
+static int finalize_unfinished; /* the last close left one running */
 
 static int calls_pending_now(void)
 {
@@ -276,8 +276,8 @@ static int server_call(int finalize, int ms, pmix_status_t *st)
 	ts = monotonic_in(ms);
 	pthread_mutex_lock(&cb_mu);
 	while (!c->done &&
-	       pthread_cond_clockwait(&call_cv, &cb_mu, CLOCK_MONOTONIC,
-				      &ts) != ETIMEDOUT)
+	       pthread_cond_clockwait(&call_cv, &cb_mu, CLOCK_MONOTONIC, &ts) !=
+		       ETIMEDOUT)
 		;
 	done = c->done;
 	*st = c->st;
@@ -296,14 +296,16 @@ int te_pmix_open(struct te_pmix *p, char *err, size_t errlen)
 
 	memset(p, 0, sizeof(*p));
 	if (finalize_unfinished && calls_pending_now())
-		return te_err(err, errlen, "PMIx: this node's PMIx server has "
+		return te_err(err, errlen,
+			      "PMIx: this node's PMIx server has "
 			      "not answered the last session's PMIx_Finalize "
 			      "(its server thread is busy, e.g. Slurm's "
 			      "mpi/pmix retrying a node whose step ended)");
 	finalize_unfinished = 0;
 	rc = PMIx_Init(&p->me, NULL, 0);
 	if (rc != PMIX_SUCCESS)
-		return te_err(err, errlen, "PMIx_Init: %s", PMIx_Error_string(rc));
+		return te_err(err, errlen, "PMIx_Init: %s",
+			      PMIx_Error_string(rc));
 	p->open = 1;
 	PMIX_LOAD_PROCID(&wild, p->me.nspace, PMIX_RANK_WILDCARD);
 	rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val);
@@ -374,8 +376,8 @@ int te_pmix_host_of(struct te_pmix *p, uint32_t rank, char *host, size_t len)
 	return ok ? 0 : -1;
 }
 
-int te_pmix_put(struct te_pmix *p, const char *key, const char *val,
-		char *err, size_t errlen)
+int te_pmix_put(struct te_pmix *p, const char *key, const char *val, char *err,
+		size_t errlen)
 {
 	pmix_value_t v;
 	pmix_status_t rc;
@@ -501,8 +503,8 @@ out:
 	return rc;
 }
 
-int te_local_quiesce(const struct te_pmix *p, const char *tmpdir,
-		     unsigned gen, int timeout_ms)
+int te_local_quiesce(const struct te_pmix *p, const char *tmpdir, unsigned gen,
+		     int timeout_ms)
 {
 	int64_t deadline = te_now_ms() + timeout_ms;
 	char path[600];
@@ -510,10 +512,10 @@ int te_local_quiesce(const struct te_pmix *p, const char *tmpdir,
 
 	if (p->nlocal <= 1 || !te_private_dir_ok(tmpdir))
 		return 0;
-	if (gen > 0 && te_snprintf(path, sizeof(path),
-				   "%s/trainenv-closed.%u.%u", tmpdir, gen - 1,
-				   p->me.rank) == 0)
-		unlink(path);	/* the previous generation's mark */
+	if (gen > 0 &&
+	    te_snprintf(path, sizeof(path), "%s/trainenv-closed.%u.%u", tmpdir,
+			gen - 1, p->me.rank) == 0)
+		unlink(path); /* the previous generation's mark */
 	if (te_snprintf(path, sizeof(path), "%s/trainenv-closed.%u.%u", tmpdir,
 			gen, p->me.rank) < 0)
 		return 0;
@@ -619,7 +621,7 @@ int te_bsess_loop_attach(int *epfd, int wake[2])
 	wake[0] = loop_wake[0];
 	wake[1] = loop_wake[1];
 	pthread_mutex_lock(&cb_mu);
-	if (cb.pipe_dirty)	/* left from an abandoned operation */
+	if (cb.pipe_dirty) /* left from an abandoned operation */
 		while (read(wake[0], buf, sizeof(buf)) > 0)
 			;
 	cb.pipe_dirty = 0;

@@ -133,27 +133,31 @@ void te_bstate_up_cut(struct te_barrier *b, int e)
 	}
 	if (b->cs == C_DONE || b->got_reject || b->got_abort || b->got_fail ||
 	    b->got_state)
-		return;		/* answered: nothing more to hear */
+		return; /* answered: nothing more to hear */
 	if (!refused)
 		b->refusing = 0;
 	else if (!b->refusing) {
 		b->refusing = 1;
 		b->refused_since = now;
 	}
-	if (te_coord_after_cut(refused, b->refused_since, now,
-			       GONE_GRACE_MS) == TE_CUT_GONE) {
-		b->cs = C_GONE;		/* the loop fails at once */
+	if (te_coord_after_cut(refused, b->refused_since, now, GONE_GRACE_MS) ==
+	    TE_CUT_GONE) {
+		b->cs = C_GONE; /* the loop fails at once */
 		b->gone_at = b->refused_since;
 		return;
 	}
 	if (e)
-		te_snprintf(b->unreach, sizeof(b->unreach), "its coordinator "
-			    "at %s port %u cannot be reached: %s", b->up_info.addr,
-			    (unsigned)b->up_info.port, strerror(e));
+		te_snprintf(b->unreach, sizeof(b->unreach),
+			    "its coordinator "
+			    "at %s port %u cannot be reached: %s",
+			    b->up_info.addr, (unsigned)b->up_info.port,
+			    strerror(e));
 	else
-		te_snprintf(b->unreach, sizeof(b->unreach), "its coordinator "
+		te_snprintf(b->unreach, sizeof(b->unreach),
+			    "its coordinator "
 			    "at %s port %u closed every connection before "
-			    "answering", b->up_info.addr, (unsigned)b->up_info.port);
+			    "answering",
+			    b->up_info.addr, (unsigned)b->up_info.port);
 	b->retry_ms = te_coord_retry_ms(b->retry_ms);
 	b->next_retry = now + b->retry_ms;
 	b->cs = C_RETRY;
@@ -177,7 +181,8 @@ void te_bstate_up_flush(struct te_barrier *b)
 	}
 	if (b->cfd >= 0) {
 		struct epoll_event ev = {
-			.events = EPOLLIN | (b->outoff < b->outlen ? EPOLLOUT : 0),
+			.events = EPOLLIN |
+				  (b->outoff < b->outlen ? EPOLLOUT : 0),
 			.data.u64 = TAG_CLIENT
 		};
 
@@ -204,7 +209,7 @@ void te_bstate_tree_failed(struct te_barrier *b, uint32_t rank,
 		   sizeof(b->f_host));
 	te_bstate_fail_text(b->f_why, sizeof(b->f_why), why);
 	if (b->cs != C_SENT && b->cs != C_CONNECTING)
-		return;		/* register_up sends it */
+		return; /* register_up sends it */
 	q.rank = rank;
 	te_strlcpy(q.host, b->f_host, sizeof(q.host));
 	te_strlcpy(q.why, b->f_why, sizeof(q.why));
@@ -285,8 +290,8 @@ void te_bstate_conn_close(struct te_barrier *b, size_t i)
 	 * was), and the ranks it stood for will never start: the step
 	 * fails now, as for a rank that failed before the barrier, instead
 	 * of releasing the others into a job without them. */
-	lost = b->tree && c->registered && c->has_rank &&
-	       !c->leaving && !b->finishing && !b->aborting;
+	lost = b->tree && c->registered && c->has_rank && !c->leaving &&
+	       !b->finishing && !b->aborting;
 	te_strlcpy(host, c->host, sizeof(host));
 	if (b->tree) {
 		uint32_t rank = c->rank;
@@ -302,7 +307,7 @@ void te_bstate_conn_close(struct te_barrier *b, size_t i)
 		}
 		te_bstate_tree_conn_closed(b, i);
 	}
-	te_cc_release(&b->cc, i);	/* also leaves the epoll set */
+	te_cc_release(&b->cc, i); /* also leaves the epoll set */
 }
 
 void te_bstate_conn_send(struct te_barrier *b, size_t i, const char *line)
@@ -350,12 +355,12 @@ static void conn_new(void *ctx, size_t i)
 {
 	struct te_barrier *b = ctx;
 
-	if (b->test_cut) {	/* as if strangers pushed it out */
+	if (b->test_cut) { /* as if strangers pushed it out */
 		b->test_cut--;
 		b->test_cut_done++;
 		te_bstate_conn_close(b, i);
-	} else if (te_bstate_ep_add(b, b->cc.c[i].fd, EPOLLIN,
-				    TAG_CONN + i) < 0) {
+	} else if (te_bstate_ep_add(b, b->cc.c[i].fd, EPOLLIN, TAG_CONN + i) <
+		   0) {
 		te_bstate_conn_close(b, i);
 	}
 }
@@ -386,8 +391,8 @@ void te_bstate_tree_relay_state(struct te_barrier *b)
 	char line[TE_COORD_LINE_MAX];
 
 	b->asked_state = 0;
-	if (b->lfd < 0 || te_coord_reply_format(line, sizeof(line),
-						TE_CR_STATE, b->rank0_text) < 0)
+	if (b->lfd < 0 || te_coord_reply_format(line, sizeof(line), TE_CR_STATE,
+						b->rank0_text) < 0)
 		return;
 	for (size_t i = 0; i < b->cc.cap; i++)
 		if (b->cc.c[i].fd >= 0 && b->cc.c[i].wants_state) {
@@ -442,15 +447,14 @@ void te_bstate_rank_failed(struct te_barrier *b, uint32_t rank,
 {
 	size_t i;
 
-	if (b->tree && !b->is_root) {	/* up the tree, to rank 0 */
+	if (b->tree && !b->is_root) { /* up the tree, to rank 0 */
 		te_bstate_tree_failed(b, rank, host, why);
 		return;
 	}
 	if (b->aborting || !b->cc.c)
-		return;		/* the first failure is the one reported */
+		return; /* the first failure is the one reported */
 	b->aborting = 1;
-	te_failed_report(rank, host, why, b->abort_text,
-			 sizeof(b->abort_text));
+	te_failed_report(rank, host, why, b->abort_text, sizeof(b->abort_text));
 	te_bstate_abort_hosts(b);
 	for (i = 0; i < b->cc.cap; i++)
 		if (b->cc.c[i].fd >= 0 && b->cc.c[i].registered)
@@ -484,7 +488,8 @@ static void recompute(struct te_barrier *b)
 				continue;
 			}
 			for (j = i + 1; j < b->nown && !b->own_state[j] &&
-					b->own[j] == b->own[j - 1] + 1; j++)
+					b->own[j] == b->own[j - 1] + 1;
+			     j++)
 				;
 			te_tree_sum_add_miss(s, b->own[i], b->own[j - 1],
 					     b->my_node);
@@ -527,7 +532,7 @@ void te_bstate_missing_report(struct te_barrier *b, char *out, size_t len)
 		te_bstate_tree_report(b, out, len);
 		return;
 	}
-	if (!b->arrived) {	/* the coordinator never started */
+	if (!b->arrived) { /* the coordinator never started */
 		te_snprintf(out, len, "who arrived is unknown");
 		return;
 	}

@@ -26,8 +26,8 @@ static int map_from_hosts(struct te_barrier *b, struct te_procmap *m)
 	struct te_pmix *p = b->p;
 	uint32_t n = p->size, r, nnodes = 0, *node_of = NULL;
 	size_t cap = 64, i;
-	char (*names)[TE_HOST_MAX] = NULL, host[TE_HOST_MAX];
-	uint32_t *ids = NULL;	/* open addressing: host -> id + 1 */
+	char(*names)[TE_HOST_MAX] = NULL, host[TE_HOST_MAX];
+	uint32_t *ids = NULL; /* open addressing: host -> id + 1 */
 	int rc = -1;
 
 	while (cap < (size_t)n * 2)
@@ -45,8 +45,7 @@ static int map_from_hosts(struct te_barrier *b, struct te_procmap *m)
 			goto out;
 		for (s = host; *s; s++)
 			h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-		for (i = (size_t)h & (cap - 1); ids[i];
-		     i = (i + 1) & (cap - 1))
+		for (i = (size_t)h & (cap - 1); ids[i]; i = (i + 1) & (cap - 1))
 			if (!strcmp(names[ids[i] - 1], host))
 				break;
 		if (!ids[i]) {
@@ -77,23 +76,24 @@ static int map_load(struct te_barrier *b, struct te_procmap *m)
 	PMIX_INFO_LOAD(&info, PMIX_IMMEDIATE, &t, PMIX_BOOL);
 	st = PMIx_Get(&wild, PMIX_ANL_MAP, &info, 1, &val);
 	PMIX_INFO_DESTRUCT(&info);
-	if (st == PMIX_SUCCESS &&
-	    val && val->type == PMIX_STRING && val->data.string)
+	if (st == PMIX_SUCCESS && val && val->type == PMIX_STRING &&
+	    val->data.string)
 		rc = te_procmap_parse_anl(val->data.string, b->p->size, m);
 	if (val)
 		PMIX_VALUE_RELEASE(val);
 	return rc == 0 ? 0 : map_from_hosts(b, m);
 }
 
-int te_btree_setup(struct te_barrier *b, unsigned k, int followers,
-		   char *err, size_t errlen)
+int te_btree_setup(struct te_barrier *b, unsigned k, int followers, char *err,
+		   size_t errlen)
 {
 	struct te_pmix *p = b->p;
 	uint32_t me = p->me.rank, r, lead;
 	size_t i;
 
 	if (map_load(b, &b->map) < 0)
-		return te_err(err, errlen, "no map of the job's ranks to nodes "
+		return te_err(err, errlen,
+			      "no map of the job's ranks to nodes "
 			      "from PMIx");
 	b->tree = 1;
 	/* progress is for the deadline's report: a hundredth of the
@@ -201,8 +201,8 @@ static void queue_sum(struct te_barrier *b, int64_t now)
 		one.final = !b->self_failed[0];
 		s = &one;
 	}
-	if (te_tree_sum_format(buf, sizeof(buf), b->up_info.token, b->p->me.rank,
-			       s, now) == 0) {
+	if (te_tree_sum_format(buf, sizeof(buf), b->up_info.token,
+			       b->p->me.rank, s, now) == 0) {
 		te_bstate_queue_text(b, buf);
 		b->sent_final = s->final;
 		b->sent_arrived = s->arrived;
@@ -256,8 +256,8 @@ void te_btree_relay(struct te_barrier *b, enum te_coord_reply_kind k,
 {
 	char line[TE_COORD_LINE_MAX];
 
-	if (b->lfd < 0 || te_coord_reply_format(line, sizeof(line), k,
-						text) < 0)
+	if (b->lfd < 0 ||
+	    te_coord_reply_format(line, sizeof(line), k, text) < 0)
 		return;
 	te_bstate_conns_accept(b);
 	te_bstate_conns_broadcast(b, line);

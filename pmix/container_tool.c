@@ -111,7 +111,8 @@ static ssize_t read_file(const char *path, char *buf, size_t max, int *cut)
 static int enroot_hook(void)
 {
 	static struct te_cenv d;
-	static char in[TE_CENV_FILE_MAX], out[TE_CENV_FILE_MAX + TE_CENV_REPORT_MAX + 64];
+	static char in[TE_CENV_FILE_MAX],
+		out[TE_CENV_FILE_MAX + TE_CENV_REPORT_MAX + 64];
 	char err[TE_ERR_MAX], tmp[4200], names[TE_CENV_REPORT_MAX];
 	const char *path = getenv("ENROOT_ENVIRON");
 	char *rec;
@@ -120,20 +121,21 @@ static int enroot_hook(void)
 	int cut, removed;
 
 	if (!path || path[0] != '/' || strlen(path) > 4096) {
-		fprintf(stderr, PREFIX "enroot hook: ENROOT_ENVIRON is not an "
+		fprintf(stderr, PREFIX
+			"enroot hook: ENROOT_ENVIRON is not an "
 			"absolute path: run it as an enroot hook (hooks.d)\n");
 		return 1;
 	}
 	if (!getenv("TRAINENV_SETTINGS"))
-		return 0;	/* no trainenv step: nothing decided */
+		return 0; /* no trainenv step: nothing decided */
 	if (te_cenv_decided(own_getenv, NULL, &d, err, sizeof(err)) < 0) {
 		fprintf(stderr, PREFIX "enroot hook: %s\n", err);
 		return 1;
 	}
 	len = read_file(path, in, sizeof(in), &cut);
 	if (len < 0 || cut) {
-		fprintf(stderr, PREFIX "enroot hook: %s: %s\n", path, cut ?
-			"larger than 1 MiB" : strerror(errno));
+		fprintf(stderr, PREFIX "enroot hook: %s: %s\n", path,
+			cut ? "larger than 1 MiB" : strerror(errno));
 		return 1;
 	}
 	removed = te_cenv_filter(in, (size_t)len, &d, out, sizeof(out) - 1,
@@ -156,9 +158,10 @@ static int enroot_hook(void)
 		rec--;
 	te_clean_text(names, sizeof(names), rec + strlen(TE_CENV_ENV) + 1,
 		      sizeof(names) - 1);
-	fprintf(stderr, PREFIX "enroot hook: kept trainenv's values of %d "
-		"variable%s the container set (%s)\n", removed,
-		removed == 1 ? "" : "s", names);
+	fprintf(stderr,
+		PREFIX "enroot hook: kept trainenv's values of %d "
+		       "variable%s the container set (%s)\n",
+		removed, removed == 1 ? "" : "s", names);
 	return 0;
 }
 
@@ -174,8 +177,7 @@ static unsigned long long start_time(int pid)
 
 /* Until the task executes its program: 1, or 0 when it ended first or
  * the wait is over. fd: the pipe (-1: polling only). */
-static int wait_exec(int pid, unsigned long long t0, const char *before,
-		     int fd)
+static int wait_exec(int pid, unsigned long long t0, const char *before, int fd)
 {
 	time_t deadline = time(NULL) + WAIT_S;
 	char path[64], exe[4200];
@@ -190,7 +192,7 @@ static int wait_exec(int pid, unsigned long long t0, const char *before,
 			char c;
 
 			if (poll(&p, 1, 1000) > 0 && read(fd, &c, 1) <= 0) {
-				close(fd);	/* closed: exec (or its end) */
+				close(fd); /* closed: exec (or its end) */
 				fd = -1;
 			}
 		} else {
@@ -199,12 +201,12 @@ static int wait_exec(int pid, unsigned long long t0, const char *before,
 				ms *= 2;
 		}
 		if (start_time(pid) != t0)
-			return 0;	/* the task is gone */
+			return 0; /* the task is gone */
 		n = readlink(path, exe, sizeof(exe) - 1);
 		if (n > 0) {
 			exe[n] = '\0';
 			if (strcmp(exe, before))
-				return 1;	/* it runs its program */
+				return 1; /* it runs its program */
 		}
 		if (time(NULL) > deadline)
 			return 0;
@@ -225,8 +227,10 @@ static int check(int pid, const char *before, int fd, const char *rank,
 	if (!t0)
 		return 0;
 	if (te_cenv_decided(own_getenv, NULL, &d, err, sizeof(err)) < 0) {
-		fprintf(stderr, PREFIX "warning: rank %s (node %s): container "
-			"check: %s\n", rank, node, err);
+		fprintf(stderr,
+			PREFIX "warning: rank %s (node %s): container "
+			       "check: %s\n",
+			rank, node, err);
 		return 1;
 	}
 	if (!wait_exec(pid, t0, before, fd))
@@ -239,26 +243,33 @@ static int check(int pid, const char *before, int fd, const char *rank,
 			       sizeof(report), &enforced);
 	rec = te_cenv_block_get(env, (size_t)len, TE_CENV_ENV);
 	if (diff)
-		fprintf(stderr, PREFIX "warning: rank %s (node %s): the "
+		fprintf(stderr,
+			PREFIX
+			"warning: rank %s (node %s): the "
 			"container changed what trainenv decided%s: %s; %s\n",
-			rank, node, enforced ? " (enforced values included)" :
-			"", report, rec ? "after trainenv's enroot hook (a "
-			"user's enroot hook, the image's login scripts or pyxis "
-			"itself set them)" : "trainenv's enroot hook did not "
-			"run: install it as hooks.d/99-trainenv.sh in enroot's "
-			"configuration directory");
+			rank, node,
+			enforced ? " (enforced values included)" : "", report,
+			rec ? "after trainenv's enroot hook (a "
+			      "user's enroot hook, the image's login scripts or pyxis "
+			      "itself set them)"
+			    : "trainenv's enroot hook did not "
+			      "run: install it as hooks.d/99-trainenv.sh in enroot's "
+			      "configuration directory");
 	if (explain) {
 		if (rec)
 			te_cenv_record_text(rec, text, sizeof(text));
 		if (!rec)
-			fprintf(stderr, PREFIX "container: trainenv's enroot "
+			fprintf(stderr, PREFIX
+				"container: trainenv's enroot "
 				"hook did not run in this step's container\n");
 		else
 			fprintf(stderr, PREFIX "container: %s\n", text);
 		if (!diff)
-			fprintf(stderr, PREFIX "container: rank %s sees every "
-				"value trainenv decided (%d variables)\n", rank,
-				d.n);
+			fprintf(stderr,
+				PREFIX
+				"container: rank %s sees every "
+				"value trainenv decided (%d variables)\n",
+				rank, d.n);
 	}
 	fflush(stderr);
 	return 0;
@@ -279,19 +290,23 @@ static int proxy_answer(const char *in, size_t n, char *out, size_t len)
 	int proto, once;
 
 	if (te_bproxy_parse_request(in, n, &proto, &timeout, &once) < 0)
-		return te_bproxy_answer(out, len, "the barrier proxy got no "
+		return te_bproxy_answer(out, len,
+					"the barrier proxy got no "
 					"barrier request");
 	if (proto != te_protocol_version()) {
-		te_snprintf(line, sizeof(line), "trainenv in the container "
+		te_snprintf(line, sizeof(line),
+			    "trainenv in the container "
 			    "speaks protocol %d, the node's barrier proxy %d "
-			    "(trainenv %s): %s", proto, te_protocol_version(),
-			    PACKAGE_VERSION, TE_PROTOCOL_ADVICE);
+			    "(trainenv %s): %s",
+			    proto, te_protocol_version(), PACKAGE_VERSION,
+			    TE_PROTOCOL_ADVICE);
 		return te_bproxy_answer(out, len, line);
 	}
 	if (!once)
-		return te_bproxy_answer(out, len, trainenv_barrier(timeout, err,
-								   sizeof(err)) < 0 ?
-							  err : NULL);
+		return te_bproxy_answer(
+			out, len,
+			trainenv_barrier(timeout, err, sizeof(err)) < 0 ? err
+									: NULL);
 	if (!ran) {
 		failed = trainenv_barrier(timeout, why, sizeof(why)) < 0;
 		ran = 1;
@@ -310,11 +325,11 @@ static int barrier_proxy(int fd)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return 0;	/* every holder closed it */
+			return 0; /* every holder closed it */
 		k = proxy_answer(in, (size_t)n, out, sizeof(out));
 		while (k > 0 && send(fd, out, (size_t)k, MSG_NOSIGNAL) < 0) {
 			if (errno != EINTR)
-				return 0;	/* nobody to answer */
+				return 0; /* nobody to answer */
 		}
 	}
 }
@@ -322,9 +337,9 @@ static int barrier_proxy(int fd)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: trainenv-container enroot-hook\n"
-		"       trainenv-container check PID --before EXE [--fd N] "
-		"--rank R --node NODE [--explain]\n"
-		"       trainenv-container barrier-proxy --fd N\n");
+		   "       trainenv-container check PID --before EXE [--fd N] "
+		   "--rank R --node NODE [--explain]\n"
+		   "       trainenv-container barrier-proxy --fd N\n");
 }
 
 int main(int argc, char **argv)
@@ -356,8 +371,7 @@ int main(int argc, char **argv)
 			 te_parse_u64(argv[i + 1], 1023, &fd) == 0 && fd > 2) {
 			have_fd = 1;
 			i++;
-		}
-		else if (i + 1 < argc && !strcmp(argv[i], "--rank"))
+		} else if (i + 1 < argc && !strcmp(argv[i], "--rank"))
 			rank = argv[++i];
 		else if (i + 1 < argc && !strcmp(argv[i], "--node"))
 			node = argv[++i];

@@ -28,7 +28,7 @@ int te_cc_init(struct te_coord_conns *t, size_t helpers, size_t pool_max)
 	}
 	for (i = 0; i < t->cap; i++) {
 		t->c[i].fd = -1;
-		t->free_slots[i] = t->cap - 1 - i;	/* slot 0 first */
+		t->free_slots[i] = t->cap - 1 - i; /* slot 0 first */
 	}
 	t->nfree = t->cap;
 	return 0;
@@ -72,7 +72,7 @@ void te_cc_release(struct te_coord_conns *t, size_t i)
 	c = &t->c[i];
 	if (!c->registered)
 		pool_unlink(t, i);
-	close(c->fd);	/* also leaves any epoll set */
+	close(c->fd); /* also leaves any epoll set */
 	c->fd = -1;
 	t->free_slots[t->nfree++] = i;
 }
@@ -154,7 +154,7 @@ enum te_cc_accept te_cc_accept(struct te_coord_conns *t, int lfd, int64_t now,
 	default:
 		break;
 	}
-	if (!t->nfree) {	/* cannot happen after the admission */
+	if (!t->nfree) { /* cannot happen after the admission */
 		close(fd);
 		t->refused++;
 		return TE_CC_AGAIN;

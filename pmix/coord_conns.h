@@ -23,27 +23,27 @@
 #define TE_LISTEN_PAUSE_MS 100
 
 struct te_coord_conn {
-	int fd;			/* -1: free slot */
+	int fd; /* -1: free slot */
 	size_t len;
 	int64_t since;		/* accepted (monotonic ms) */
 	int registered;		/* it sent a line with the token */
-	char host[TE_HOST_MAX];	/* the node it spoke for ("" not yet) */
+	char host[TE_HOST_MAX]; /* the node it spoke for ("" not yet) */
 	uint32_t rank;		/* the rank of its first line */
 	int has_rank;
-	int leaving;		/* asked for the report: its deadline passed */
-	int wants_state;	/* launch tree: waits for the report from above */
-	size_t older, newer;	/* the pool's queue, while not registered */
+	int leaving;	     /* asked for the report: its deadline passed */
+	int wants_state;     /* launch tree: waits for the report from above */
+	size_t older, newer; /* the pool's queue, while not registered */
 	char buf[TE_COORD_LINE_MAX + 1];
 };
 
 struct te_coord_conns {
 	struct te_coord_conn *c;
-	size_t cap;		/* helpers' slots + the pool */
+	size_t cap; /* helpers' slots + the pool */
 	size_t *free_slots, nfree;
 	size_t pool_max, npool;
-	size_t oldest, newest;	/* the pool, in the order accepted */
-	int64_t paused_until;	/* listener left alone until then; 0: not */
-	unsigned long evicted, expired, refused;	/* for tests */
+	size_t oldest, newest; /* the pool, in the order accepted */
+	int64_t paused_until;  /* listener left alone until then; 0: not */
+	unsigned long evicted, expired, refused; /* for tests */
 };
 
 /* helpers slots plus a pool of pool_max. 0, or -1 (out of memory). */
@@ -52,10 +52,10 @@ int te_cc_init(struct te_coord_conns *t, size_t helpers, size_t pool_max);
 void te_cc_free(struct te_coord_conns *t);
 
 enum te_cc_accept {
-	TE_CC_NEW,	/* *slot holds a new connection (in the pool) */
-	TE_CC_AGAIN,	/* nothing taken, call again (within the burst) */
-	TE_CC_NONE,	/* nothing waiting */
-	TE_CC_PAUSE,	/* out of descriptors: take the listener out of
+	TE_CC_NEW,   /* *slot holds a new connection (in the pool) */
+	TE_CC_AGAIN, /* nothing taken, call again (within the burst) */
+	TE_CC_NONE,  /* nothing waiting */
+	TE_CC_PAUSE, /* out of descriptors: take the listener out of
 			   the poll set until te_cc_resume_due() */
 };
 /* One accept on the non-blocking listener lfd. */

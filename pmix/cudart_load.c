@@ -9,10 +9,9 @@
 
 #include "cudart_load.h"
 
-static const char *const names[] = {
-	"libcudart.so", "libcudart.so.13", "libcudart.so.12",
-	"libcudart.so.11.0", NULL
-};
+static const char *const names[] = { "libcudart.so", "libcudart.so.13",
+				     "libcudart.so.12", "libcudart.so.11.0",
+				     NULL };
 
 /* The file a handle came from: the path of one of its symbols. */
 static void loaded_from(void *h, char *path, size_t len)
@@ -62,10 +61,12 @@ void *te_cudart_open(char *path, size_t pathlen, char *err, size_t errlen)
 			}
 		}
 	}
-	snprintf(err, errlen, "the CUDA runtime cannot be loaded: no "
+	snprintf(err, errlen,
+		 "the CUDA runtime cannot be loaded: no "
 		 "libcudart.so, .so.13, .so.12 or .so.11.0 in the loader's "
-		 "path%s%s%s or /usr/local/cuda/lib64", dirs[1] ? ", " : "",
-		 dirs[1] ? dirs[1] : "", dirs[1] ? "/lib64" : "");
+		 "path%s%s%s or /usr/local/cuda/lib64",
+		 dirs[1] ? ", " : "", dirs[1] ? dirs[1] : "",
+		 dirs[1] ? "/lib64" : "");
 	return NULL;
 }
 

@@ -26,8 +26,8 @@
 /* The first version of each architecture's glibc ABI. */
 #if defined(__x86_64__) && !defined(__ILP32__)
 #define TE_GLIBC_BASE "GLIBC_2.2.5"
-#elif defined(__aarch64__) || (defined(__powerpc64__) && \
-	defined(__LITTLE_ENDIAN__))
+#elif defined(__aarch64__) || \
+	(defined(__powerpc64__) && defined(__LITTLE_ENDIAN__))
 #define TE_GLIBC_BASE "GLIBC_2.17"
 #endif
 #endif

@@ -21,9 +21,9 @@
 #include "util/sysutil.h"
 #include "trainenv/trainenv.h"
 
-#define SEND_MS 2000		/* one try to reach srun */
+#define SEND_MS 2000 /* one try to reach srun */
 
-static int64_t last_ms;			/* atomic */
+static int64_t last_ms; /* atomic */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static long env_num(const char *name, long dflt)
@@ -65,7 +65,8 @@ static void *watchdog(void *arg)
 
 		poll(NULL, 0, 1000);
 		if (te_now_ms() - before > SUSPENDED_MS) {
-			__atomic_store_n(&last_ms, te_now_ms(), __ATOMIC_RELAXED);
+			__atomic_store_n(&last_ms, te_now_ms(),
+					 __ATOMIC_RELAXED);
 			continue;
 		}
 		age = te_now_ms() - __atomic_load_n(&last_ms, __ATOMIC_RELAXED);
@@ -77,7 +78,7 @@ static void *watchdog(void *arg)
 			if (te_failrep_format(line, sizeof(line), wd.token,
 					      &wd.r) == 0)
 				te_send_line(wd.host, wd.port, line, SEND_MS);
-			return NULL;	/* once: the report ends the step */
+			return NULL; /* once: the report ends the step */
 		}
 	}
 }
@@ -91,15 +92,15 @@ static void start_watchdog(void)
 
 	wd.stall_s = env_num("TRAINENV_STALL", 0);
 	if (wd.stall_s <= 0)
-		return;		/* --train-stall not given (or off) */
+		return; /* --train-stall not given (or off) */
 	if (!host || !node ||
 	    te_strlcpy(wd.host, host, sizeof(wd.host)) >= sizeof(wd.host) ||
 	    te_failrep_env_parse(getenv(TE_FAILREP_ENV), &wd.port, wd.token,
 				 sizeof(wd.token)) < 0)
-		return;		/* not under srun with trainenv's listener */
+		return; /* not under srun with trainenv's listener */
 	wd.r.rank = (uint32_t)env_num("RANK", env_num("SLURM_PROCID", 0));
-	wd.r.local_rank = (uint32_t)env_num("LOCAL_RANK",
-					    env_num("SLURM_LOCALID", 0));
+	wd.r.local_rank =
+		(uint32_t)env_num("LOCAL_RANK", env_num("SLURM_LOCALID", 0));
 	te_strlcpy(wd.r.node, node, sizeof(wd.r.node));
 	wd.r.stalled = 1;
 	pthread_attr_init(&attr);

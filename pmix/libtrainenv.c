@@ -29,12 +29,12 @@
 
 static pthread_mutex_t lib_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct te_pmix sess;
-static int held;		/* trainenv_init() depth */
+static int held; /* trainenv_init() depth */
 /* Rank 0's coordinator address, found once per held session: looking at
  * the interfaces and resolving the host name on every barrier would delay
  * every rank, which waits for rank 0. */
 static char held_addr[TE_ADDR_MAX];
-static unsigned local_seq;	/* without a private directory */
+static unsigned local_seq; /* without a private directory */
 /* Held session: what every barrier would look up again, found once
  * (the environment checks passed; the private directory, once checked). */
 static int held_env_ok;
@@ -49,7 +49,8 @@ static int have_pmix_env(char *err, size_t errlen)
 {
 	if (getenv("PMIX_RANK") && getenv("PMIX_NAMESPACE"))
 		return 0;
-	return te_err(err, errlen, "no PMIx server for this process: run the "
+	return te_err(err, errlen,
+		      "no PMIx server for this process: run the "
 		      "step with srun --mpi=pmix (or MpiDefault=pmix in "
 		      "slurm.conf)");
 }
@@ -62,11 +63,13 @@ static int torchrun_worker_ok(char *err, size_t errlen)
 
 	if (!getenv("TORCHELASTIC_RUN_ID") || !lr || !strcmp(lr, "0"))
 		return 0;
-	return te_err(err, errlen, "torchrun worker with LOCAL_RANK=%.8s: the "
+	return te_err(err, errlen,
+		      "torchrun worker with LOCAL_RANK=%.8s: the "
 		      "workers of one torchrun share its PMIx rank, so only "
 		      "LOCAL_RANK 0 may join the PMIx barrier (the others wait "
 		      "for it with torch.distributed), or run 'trainenv "
-		      "barrier' before torchrun", lr);
+		      "barrier' before torchrun",
+		      lr);
 }
 
 /* The step's barrier seconds, from the effective settings the plugin
@@ -88,7 +91,7 @@ static double default_timeout(void)
 	    secs > 0)
 		return (double)secs;
 	if (!s || te_config_decode(&cfg, s, err, sizeof(err)) < 0)
-		memset(&cfg, 0, sizeof(cfg));	/* unset: the built-in */
+		memset(&cfg, 0, sizeof(cfg)); /* unset: the built-in */
 	return (double)te_setting_barrier_s(&cfg, NULL);
 }
 
@@ -109,7 +112,8 @@ static unsigned next_seq(const char *dir, uint32_t rank)
 		    te_snprintf(path, sizeof(path), "%s/trainenv-seq.%u", dir,
 				rank) < 0)
 			return ++local_seq;
-		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+			  0600);
 		if (fd < 0)
 			return ++local_seq;
 	}
@@ -160,7 +164,8 @@ static void check_protocol_locked(void)
 	if (checked)
 		return;
 	checked = 1;
-	if (te_protocol_env_check(getenv(TE_PROTOCOL_ENV), line, sizeof(line))) {
+	if (te_protocol_env_check(getenv(TE_PROTOCOL_ENV), line,
+				  sizeof(line))) {
 		fprintf(stderr, "trainenv: warning: %s\n", line);
 		fflush(stderr);
 	}

@@ -57,8 +57,8 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks,
 				    ncclUniqueId id, int rank,
 				    ncclConfig_t *config);
 ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist);
-ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks,
-				      int myrank, int nid, ncclUniqueId *ids,
+ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int myrank,
+				      int nid, ncclUniqueId *ids,
 				      ncclConfig_t *config);
 
 #define EXPORT __attribute__((visibility("default")))
@@ -179,12 +179,15 @@ static int proxy_barrier(int fd, char *err, size_t errlen)
 	wait_s += 60;
 	if (k < 0 || send(fd, msg, (size_t)k, MSG_NOSIGNAL) != k) {
 		if (errno == EPIPE || errno == ECONNRESET)
-			snprintf(err, errlen, "the barrier proxy is not running "
+			snprintf(err, errlen,
+				 "the barrier proxy is not running "
 				 "(trainenv-container on this node ended; its "
 				 "line, if any, is in this task's output)");
 		else
-			snprintf(err, errlen, "cannot ask the barrier proxy "
-				 "(descriptor %d): %s", fd, strerror(errno));
+			snprintf(err, errlen,
+				 "cannot ask the barrier proxy "
+				 "(descriptor %d): %s",
+				 fd, strerror(errno));
 		return -1;
 	}
 	end = clock_s(CLOCK_MONOTONIC) + (double)wait_s;
@@ -193,8 +196,10 @@ static int proxy_barrier(int fd, char *err, size_t errlen)
 		int r;
 
 		if (left <= 0) {
-			snprintf(err, errlen, "the barrier proxy did not "
-				 "answer in %ld s", wait_s);
+			snprintf(err, errlen,
+				 "the barrier proxy did not "
+				 "answer in %ld s",
+				 wait_s);
 			return -1;
 		}
 		r = poll(&p, 1, left > 60 ? 60000 : (int)(left * 1000) + 1);
@@ -208,11 +213,13 @@ static int proxy_barrier(int fd, char *err, size_t errlen)
 	}
 	n = recv(fd, msg, sizeof(msg) - 1, 0);
 	if (n <= 0) {
-		snprintf(err, errlen, "the barrier proxy went away before it "
+		snprintf(err, errlen,
+			 "the barrier proxy went away before it "
 			 "answered (its node's trainenv-container ended)");
 		return -1;
 	}
-	return te_bproxy_parse_answer(msg, (size_t)n, err, errlen) == 0 ? 0 : -1;
+	return te_bproxy_parse_answer(msg, (size_t)n, err, errlen) == 0 ? 0
+									: -1;
 }
 
 static void run_barrier(void)
@@ -229,7 +236,8 @@ static void run_barrier(void)
 			 fn(0, err, sizeof(err)) < 0;
 	if (failed) {
 		barrier_failed = 1;
-		fprintf(stderr, "trainenv: rank %s: the barrier before the "
+		fprintf(stderr,
+			"trainenv: rank %s: the barrier before the "
 			"first NCCL communicator failed, NCCL not entered: %s\n",
 			rank_text(), err);
 		fflush(stderr);
@@ -244,8 +252,10 @@ static void *real(const char *name)
 	void *f = dlsym(RTLD_NEXT, name);
 
 	if (!f)
-		fprintf(stderr, "trainenv: %s: not found in any library loaded "
-			"after trainenv-nccl.so (is NCCL loaded?)\n", name);
+		fprintf(stderr,
+			"trainenv: %s: not found in any library loaded "
+			"after trainenv-nccl.so (is NCCL loaded?)\n",
+			name);
 	return f;
 }
 
@@ -267,8 +277,8 @@ EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks,
 				     ncclUniqueId id, int rank)
 {
 	ncclResult_t (*f)(ncclComm_t *, int, ncclUniqueId, int) =
-		(ncclResult_t(*)(ncclComm_t *, int, ncclUniqueId, int))
-			enter("ncclCommInitRank");
+		(ncclResult_t(*)(ncclComm_t *, int, ncclUniqueId, int))enter(
+			"ncclCommInitRank");
 
 	return f ? f(comm, nranks, id, rank) : ncclSystemError;
 }
@@ -288,9 +298,8 @@ EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks,
 EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev,
 				    const int *devlist)
 {
-	ncclResult_t (*f)(ncclComm_t *, int, const int *) =
-		(ncclResult_t(*)(ncclComm_t *, int, const int *))
-			enter("ncclCommInitAll");
+	ncclResult_t (*f)(ncclComm_t *, int, const int *) = (ncclResult_t(*)(
+		ncclComm_t *, int, const int *))enter("ncclCommInitAll");
 
 	return f ? f(comm, ndev, devlist) : ncclSystemError;
 }
@@ -302,8 +311,9 @@ EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks,
 {
 	ncclResult_t (*f)(ncclComm_t *, int, int, int, ncclUniqueId *,
 			  ncclConfig_t *) =
-		(ncclResult_t(*)(ncclComm_t *, int, int, int, ncclUniqueId *,
-				 ncclConfig_t *))enter("ncclCommInitRankScalable");
+		(ncclResult_t(*)(
+			ncclComm_t *, int, int, int, ncclUniqueId *,
+			ncclConfig_t *))enter("ncclCommInitRankScalable");
 
 	return f ? f(comm, nranks, myrank, nid, ids, config) : ncclSystemError;
 }

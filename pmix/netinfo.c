@@ -49,9 +49,14 @@ static void base_ifname(const char *name, char *out, size_t len)
 
 static int to_text(const struct sockaddr *sa, char *buf, size_t len)
 {
-	const void *a = sa->sa_family == AF_INET ?
-				(const void *)&((const struct sockaddr_in *)(const void *)sa)->sin_addr :
-				(const void *)&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	const void *a =
+		sa->sa_family == AF_INET
+			? (const void *)&(
+				  (const struct sockaddr_in *)(const void *)sa)
+				  ->sin_addr
+			: (const void *)&(
+				  (const struct sockaddr_in6 *)(const void *)sa)
+				  ->sin6_addr;
 
 	return inet_ntop(sa->sa_family, a, buf, (socklen_t)len) ? 0 : -1;
 }
@@ -61,17 +66,20 @@ static int same_addr(const struct sockaddr *x, const struct sockaddr *y)
 	if (x->sa_family != y->sa_family)
 		return 0;
 	if (x->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)(const void *)x)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)(const void *)y)->sin_addr.s_addr;
-	return !memcmp(&((const struct sockaddr_in6 *)(const void *)x)->sin6_addr,
-		       &((const struct sockaddr_in6 *)(const void *)y)->sin6_addr,
-		       sizeof(struct in6_addr));
+		return ((const struct sockaddr_in *)(const void *)x)
+			       ->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)(const void *)y)
+			       ->sin_addr.s_addr;
+	return !memcmp(
+		&((const struct sockaddr_in6 *)(const void *)x)->sin6_addr,
+		&((const struct sockaddr_in6 *)(const void *)y)->sin6_addr,
+		sizeof(struct in6_addr));
 }
 
 static int container_bridge(const char *name)
 {
-	static const char *const pfx[] = { "docker", "virbr", "veth", "br-",
-					   "lxc", "cni", "flannel", NULL };
+	static const char *const pfx[] = { "docker", "virbr", "veth",	 "br-",
+					   "lxc",    "cni",   "flannel", NULL };
 	int i;
 
 	for (i = 0; pfx[i]; i++)
@@ -102,16 +110,20 @@ int te_node_address(const char *pattern, char *addr, size_t addrlen,
 			for (a = ifs; a && rc < 0; a = a->ifa_next) {
 				char base[TE_IFNAME_MAX];
 
-				if (!usable(a) || a->ifa_addr->sa_family !=
-							  (fam ? AF_INET6 : AF_INET))
+				if (!usable(a) ||
+				    a->ifa_addr->sa_family !=
+					    (fam ? AF_INET6 : AF_INET))
 					continue;
 				base_ifname(a->ifa_name, base, sizeof(base));
 				if (te_ifname_match(pattern, base))
-					rc = pick(a, addr, addrlen, ifname, iflen);
+					rc = pick(a, addr, addrlen, ifname,
+						  iflen);
 			}
 		if (rc < 0)
-			te_snprintf(err, errlen, "no up interface with an "
-				    "address matches '%.64s'", pattern);
+			te_snprintf(err, errlen,
+				    "no up interface with an "
+				    "address matches '%.64s'",
+				    pattern);
 		freeifaddrs(ifs);
 		return rc;
 	}
@@ -125,13 +137,18 @@ int te_node_address(const char *pattern, char *addr, size_t addrlen,
 		     getaddrinfo(host, NULL, &hints, &ai) == 0)) {
 			for (fam = 0; fam < 2 && rc < 0; fam++)
 				for (p = ai; p && rc < 0; p = p->ai_next) {
-					if (p->ai_family != (fam ? AF_INET6 : AF_INET))
+					if (p->ai_family !=
+					    (fam ? AF_INET6 : AF_INET))
 						continue;
-					for (a = ifs; a && rc < 0; a = a->ifa_next)
+					for (a = ifs; a && rc < 0;
+					     a = a->ifa_next)
 						if (usable(a) &&
-						    same_addr(a->ifa_addr, p->ai_addr))
-							rc = pick(a, addr, addrlen,
-								  ifname, iflen);
+						    same_addr(a->ifa_addr,
+							      p->ai_addr))
+							rc = pick(a, addr,
+								  addrlen,
+								  ifname,
+								  iflen);
 				}
 			freeaddrinfo(ai);
 		}
@@ -141,12 +158,14 @@ int te_node_address(const char *pattern, char *addr, size_t addrlen,
 
 		for (a = ifs; a && rc < 0; a = a->ifa_next)
 			if (usable(a) &&
-			    a->ifa_addr->sa_family == (want6 ? AF_INET6 : AF_INET) &&
+			    a->ifa_addr->sa_family ==
+				    (want6 ? AF_INET6 : AF_INET) &&
 			    container_bridge(a->ifa_name) == bridges)
 				rc = pick(a, addr, addrlen, ifname, iflen);
 	}
 	if (rc < 0)
-		te_snprintf(err, errlen, "this node has no up interface with a "
+		te_snprintf(err, errlen,
+			    "this node has no up interface with a "
 			    "non-loopback address");
 	freeifaddrs(ifs);
 	return rc;
@@ -160,7 +179,8 @@ int te_route_ifname(const char *dest, char *ifname, size_t iflen, char *err,
 	struct ifaddrs *ifs = NULL, *a;
 	int fd, rc = -1;
 
-	if (inet_pton(AF_INET, dest, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+	if (inet_pton(AF_INET, dest, &((struct sockaddr_in *)&ss)->sin_addr) ==
+	    1) {
 		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
 		((struct sockaddr_in *)&ss)->sin_port = htons(9);
 		sl = sizeof(struct sockaddr_in);
@@ -170,7 +190,8 @@ int te_route_ifname(const char *dest, char *ifname, size_t iflen, char *err,
 		((struct sockaddr_in6 *)&ss)->sin6_port = htons(9);
 		sl = sizeof(struct sockaddr_in6);
 	} else {
-		return te_err(err, errlen, "'%.64s' is not an IP address", dest);
+		return te_err(err, errlen, "'%.64s' is not an IP address",
+			      dest);
 	}
 	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -187,14 +208,17 @@ int te_route_ifname(const char *dest, char *ifname, size_t iflen, char *err,
 	if (getifaddrs(&ifs) < 0)
 		return te_err(err, errlen, "getifaddrs: %s", strerror(errno));
 	for (a = ifs; a && rc < 0; a = a->ifa_next)
-		if (a->ifa_addr && same_addr(a->ifa_addr, (struct sockaddr *)&local)) {
+		if (a->ifa_addr &&
+		    same_addr(a->ifa_addr, (struct sockaddr *)&local)) {
 			base_ifname(a->ifa_name, ifname, iflen);
 			rc = 0;
 		}
 	freeifaddrs(ifs);
 	if (rc < 0)
-		te_snprintf(err, errlen, "the route to %.64s uses an address "
-			    "of no interface", dest);
+		te_snprintf(err, errlen,
+			    "the route to %.64s uses an address "
+			    "of no interface",
+			    dest);
 	return rc;
 }
 
@@ -206,7 +230,7 @@ static int try_bind(int family, uint16_t port)
 
 	fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return errno == EAFNOSUPPORT ? 1 : 0;	/* no IPv6: fine */
+		return errno == EAFNOSUPPORT ? 1 : 0; /* no IPv6: fine */
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (family == AF_INET6) {
 		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
@@ -223,8 +247,7 @@ static int try_bind(int family, uint16_t port)
 		s->sin_port = htons(port);
 		sl = sizeof(*s);
 	}
-	rc = bind(fd, (struct sockaddr *)&ss, sl) == 0 &&
-	     listen(fd, 1) == 0;
+	rc = bind(fd, (struct sockaddr *)&ss, sl) == 0 && listen(fd, 1) == 0;
 	close(fd);
 	return rc;
 }

@@ -34,5 +34,4 @@ int te_route_ifname(const char *dest, char *ifname, size_t iflen, char *err,
  * address (SO_REUSEADDR, as PyTorch's TCPStore binds). */
 int te_port_is_free(uint16_t port);
 
-
 #endif

@@ -94,14 +94,15 @@ static void cuda_failed(const struct cudart *c, const char *call, cuda_err e)
 	res.status = te_pf_classify(call, e);
 }
 
-#define LOAD(field, name)                                                    \
-	do {                                                                 \
-		*(void **)(&c->field) = dlsym(h, name);                      \
-		if (!c->field) {                                             \
-			set_error("dlsym", -1, name " is missing from the "  \
-				  "CUDA runtime");                           \
-			return -1;                                           \
-		}                                                            \
+#define LOAD(field, name)                                      \
+	do {                                                   \
+		*(void **)(&c->field) = dlsym(h, name);        \
+		if (!c->field) {                               \
+			set_error("dlsym", -1,                 \
+				  name " is missing from the " \
+				       "CUDA runtime");        \
+			return -1;                             \
+		}                                              \
 	} while (0)
 
 static int load_calls(void *h, struct cudart *c)
@@ -135,7 +136,7 @@ static int check(const struct cudart *c, const char *busid)
 		cuda_failed(c, "cudaSetDevice", e);
 		return -1;
 	}
-	if ((e = c->cfree(NULL)) != 0) {	/* creates the context */
+	if ((e = c->cfree(NULL)) != 0) { /* creates the context */
 		cuda_failed(c, "cudaFree", e);
 		return -1;
 	}
@@ -171,7 +172,8 @@ static int check(const struct cudart *c, const char *busid)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: trainenv-preflight --gpu BUSID "
+	fprintf(stderr,
+		"usage: trainenv-preflight --gpu BUSID "
 		"[--test-fail TEXT]\n  BUSID: the GPU's PCI bus id, e.g. "
 		"0000:3b:00.0 (nvidia-smi --query-gpu=pci.bus_id)\n");
 	return 2;

@@ -57,7 +57,7 @@
 
 static struct te_rdzv_result res;
 
-#define LAUNCH_SEND_MS 500	/* rank 0 waits at most this for srun */
+#define LAUNCH_SEND_MS 500 /* rank 0 waits at most this for srun */
 
 /* TRAINENV_RDZV_PROFILE=1: phase times on stderr (a debugging aid) */
 static int profile;
@@ -77,8 +77,7 @@ static void phase(const char *what)
 		wall.tv_nsec / 1000);
 }
 
-__attribute__((format(printf, 1, 2)))
-static void warn(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void warn(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -90,13 +89,13 @@ static void warn(const char *fmt, ...)
 	res.nwarn++;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void fail(int quiet, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void fail(int quiet,
+						       const char *fmt, ...)
 {
 	va_list ap;
 
 	if (res.failed)
-		return;	/* the first reason is the one */
+		return; /* the first reason is the one */
 	res.failed = 1;
 	res.quiet = quiet;
 	va_start(ap, fmt);
@@ -151,9 +150,11 @@ static int hooks_before_init(struct te_rdzv_opts *o)
 		te_sleep_ms((int64_t)n * 1000);
 	if (!o->failed && (v = getenv("TRAINENV_TEST_FAIL_RANK")) &&
 	    getenv("PMIX_RANK") && !strcmp(v, getenv("PMIX_RANK"))) {
-		te_snprintf(o->failed_text, sizeof(o->failed_text), "test hook "
+		te_snprintf(o->failed_text, sizeof(o->failed_text),
+			    "test hook "
 			    "TRAINENV_TEST_FAIL_RANK: rank %.16s fails before "
-			    "the barrier", v);
+			    "the barrier",
+			    v);
 		if (o->barrier > 0 || o->ckpt) {
 			o->failed = o->failed_text;
 			return 0;
@@ -203,8 +204,8 @@ static void probe_gpu_stack(struct te_versions *v)
 		dlclose(h);
 	}
 	if ((h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL))) {
-		int (*get)(int *) = (int (*)(int *))dlsym(h,
-							  "cuDriverGetVersion");
+		int (*get)(int *) =
+			(int (*)(int *))dlsym(h, "cuDriverGetVersion");
 
 		code = 0;
 		if (get && get(&code) == 0)
@@ -236,15 +237,14 @@ static int gpu_here(const struct te_rdzv_opts *o)
 	    env_set("SLURM_JOB_GPUS"))
 		return 1;
 	/* TRAINENV_TEST_NVIDIACTL=n2:/dev/null: n2 has "a GPU" */
-	if (o->hooks && (v = hook_value("TRAINENV_TEST_NVIDIACTL", buf,
-					sizeof(buf))))
+	if (o->hooks &&
+	    (v = hook_value("TRAINENV_TEST_NVIDIACTL", buf, sizeof(buf))))
 		return access(v, F_OK) == 0;
 	return access("/dev/nvidiactl", F_OK) == 0 ||
 	       access("/proc/driver/nvidia/gpus", F_OK) == 0;
 }
 
-static void probe_versions(const struct te_rdzv_opts *o,
-			   struct te_versions *v)
+static void probe_versions(const struct te_rdzv_opts *o, struct te_versions *v)
 {
 	char buf[TE_VER_MAX];
 	const char *fake;
@@ -264,12 +264,14 @@ static void probe_versions(const struct te_rdzv_opts *o,
 	te_strlcpy(v->cudart, absent, sizeof(v->cudart));
 	if (gpu)
 		probe_gpu_stack(v);
-	if (o->hooks && (fake = hook_value("TRAINENV_TEST_FAKE_NCCL_VERSION",
-					   buf, sizeof(buf))) &&
+	if (o->hooks &&
+	    (fake = hook_value("TRAINENV_TEST_FAKE_NCCL_VERSION", buf,
+			       sizeof(buf))) &&
 	    te_version_word_valid(fake))
 		te_strlcpy(v->nccl, fake, sizeof(v->nccl));
-	if (o->hooks && (fake = hook_value("TRAINENV_TEST_FAKE_CUDART_VERSION",
-					   buf, sizeof(buf))) &&
+	if (o->hooks &&
+	    (fake = hook_value("TRAINENV_TEST_FAKE_CUDART_VERSION", buf,
+			       sizeof(buf))) &&
 	    te_version_word_valid(fake))
 		te_strlcpy(v->cudart, fake, sizeof(v->cudart));
 }
@@ -313,7 +315,8 @@ static void parse_master(const char *s)
 	char addr[TE_ADDR_MAX];
 	unsigned port;
 
-	if (sscanf(s, "%63s %u", addr, &port) == 2 && port > 0 && port < 65536) {
+	if (sscanf(s, "%63s %u", addr, &port) == 2 && port > 0 &&
+	    port < 65536) {
 		te_strlcpy(res.master_addr, addr, sizeof(res.master_addr));
 		res.master_port = (uint16_t)port;
 	}
@@ -358,7 +361,7 @@ struct run_ctx {
 	char addr[TE_ADDR_MAX], err[TE_RDZV_TEXT_MAX];
 	char text[TE_RDZV_TEXT_MAX], master[TE_ADDR_MAX + 8];
 	char host0[TE_HOST_MAX];
-	char info[512];		/* the checkpoint directory's probe */
+	char info[512]; /* the checkpoint directory's probe */
 };
 
 /* This node's address and versions over PMIx; rank 0 also picks and puts
@@ -384,8 +387,8 @@ static int run_publish(struct run_ctx *c)
 	if (te_versions_format(c->text, sizeof(c->text), &c->ver) < 0 ||
 	    te_pmix_put(p, "te.ver", c->text, c->err, sizeof(c->err)) < 0 ||
 	    te_pmix_put(p, "te.addr", c->addr, c->err, sizeof(c->err)) < 0) {
-		fail(0, "rendezvous: %s", c->err[0] ? c->err :
-		     "bad version text");
+		fail(0, "rendezvous: %s",
+		     c->err[0] ? c->err : "bad version text");
 		return -1;
 	}
 	if (p->me.rank == 0) {
@@ -393,7 +396,7 @@ static int run_publish(struct run_ctx *c)
 					     o->port_hi, 1000, port_free_cb,
 					     NULL);
 
-		if (!port)	/* still publish: the others must hear it */
+		if (!port) /* still publish: the others must hear it */
 			fail(0, "no free port for MASTER_PORT in %u-%u on %s",
 			     o->port_lo, o->port_hi, p->host);
 		te_snprintf(c->master, sizeof(c->master), "%s %u", c->addr,
@@ -401,8 +404,8 @@ static int run_publish(struct run_ctx *c)
 		if (te_pmix_put(p, "te.master", c->master, c->err,
 				sizeof(c->err)) < 0)
 			fail(0, "rendezvous: %s", c->err);
-		if (o->ckpt && te_rdzv_ckpt_write(p, o, c->err,
-						  sizeof(c->err)) < 0)
+		if (o->ckpt &&
+		    te_rdzv_ckpt_write(p, o, c->err, sizeof(c->err)) < 0)
 			fail(0, "checkpoint check: %s", c->err);
 	}
 	return 0;
@@ -422,12 +425,13 @@ static int run_no_barrier(struct run_ctx *c)
 	}
 	if (p->me.rank == 0) {
 		parse_master(c->master);
-	} else if (te_pmix_get_wait(p, 0, "te.master",
-				    (int)c->timeout * 1000, c->text,
-				    sizeof(c->text), &timed_out, c->err,
-				    sizeof(c->err)) < 0) {
-		fail(0, "rank 0 (node %s) did not publish "
-		     "MASTER_ADDR/MASTER_PORT: %s", c->host0, c->err);
+	} else if (te_pmix_get_wait(p, 0, "te.master", (int)c->timeout * 1000,
+				    c->text, sizeof(c->text), &timed_out,
+				    c->err, sizeof(c->err)) < 0) {
+		fail(0,
+		     "rank 0 (node %s) did not publish "
+		     "MASTER_ADDR/MASTER_PORT: %s",
+		     c->host0, c->err);
 		return -1;
 	} else {
 		parse_master(c->text);
@@ -445,12 +449,13 @@ static struct te_barrier *run_barrier_start(struct run_ctx *c)
 	struct te_pmix *p = c->p;
 	const struct te_rdzv_opts *o = c->o;
 	struct te_barrier_opts bo = {
-		.timeout_s = c->timeout, .seq = 0,
+		.timeout_s = c->timeout,
+		.seq = 0,
 		.tmpdir = getenv("PMIX_SERVER_TMPDIR"),
-		.addr = c->addr, .coordinated = 1,
+		.addr = c->addr,
+		.coordinated = 1,
 		.followers = o->lead ? p->local_peers : NULL,
-		.nfollowers = o->lead && p->nlocal > 0 ?
-				      (size_t)p->nlocal : 0,
+		.nfollowers = o->lead && p->nlocal > 0 ? (size_t)p->nlocal : 0,
 		.failed = o->failed,
 		.test_cut = p->me.rank == 0 ? hook_coord_cut(o) : 0,
 		.tree_width = o->tree_width,
@@ -470,9 +475,9 @@ static struct te_barrier *run_barrier_start(struct run_ctx *c)
 		fail(0, "barrier: %s", c->err);
 		return NULL;
 	}
-	if (o->ckpt && te_rdzv_ckpt_from_parent(p, b, c->timeout, c->info,
-						sizeof(c->info), c->text,
-						sizeof(c->text)) < 0) {
+	if (o->ckpt &&
+	    te_rdzv_ckpt_from_parent(p, b, c->timeout, c->info, sizeof(c->info),
+				     c->text, sizeof(c->text)) < 0) {
 		fail(0, "%s", c->text);
 		te_barrier_free(b);
 		return NULL;
@@ -511,8 +516,9 @@ static int run_barrier_result(struct run_ctx *c,
 	if (br->test_cut)
 		warn("test hook TRAINENV_TEST_COORD_CUT: rank 0's "
 		     "coordinator cut %u connections before they "
-		     "registered", br->test_cut);
-	if (br->aborted) {	/* every task prints rank 0's report */
+		     "registered",
+		     br->test_cut);
+	if (br->aborted) { /* every task prints rank 0's report */
 		fail(0, "%s", br->msg);
 		return -1;
 	}
@@ -522,14 +528,14 @@ static int run_barrier_result(struct run_ctx *c,
 			fail(0, "%s", br->msg);
 		else
 			fail(1, "a launch check failed (rank 0 reports "
-			     "it)");
+				"it)");
 		return -1;
 	}
 	if (!br->ok) {
 		fail(0, "%s", br->msg);
 		return -1;
 	}
-	if (br->has_launch) {	/* rank 0: its task may say it */
+	if (br->has_launch) { /* rank 0: its task may say it */
 		res.has_launch = 1;
 		res.launch = br->launch;
 		if (c->o->record)
@@ -611,10 +617,10 @@ static void write_node_result(const struct te_rdzv_opts *o, const char *why)
 		return;
 	f = res;
 	f.nwarn = 0;
-	f.has_launch = 0;	/* rank 0's task alone says it */
+	f.has_launch = 0; /* rank 0's task alone says it */
 	if (f.failed && followers_quiet)
 		f.quiet = 1;
-	if (why) {	/* this helper failed before the barrier */
+	if (why) { /* this helper failed before the barrier */
 		f.failed = 1;
 		f.quiet = 0;
 		te_snprintf(f.error, sizeof(f.error), "%s", why);
@@ -633,7 +639,7 @@ int main(int argc, char **argv)
 	t_start = te_now_ms();
 	profile = getenv("TRAINENV_RDZV_PROFILE") != NULL;
 	if ((rc = te_protocol_args(&argc, &argv)) >= 0)
-		return rc;	/* the plugin compares and says it */
+		return rc; /* the plugin compares and says it */
 	/* the step's facts from the command line, every setting from the
 	 * effective settings the plugin put in the environment */
 	if (te_rdzv_args_parse(argc, argv, &o, err, sizeof(err)) < 0 ||
@@ -642,8 +648,9 @@ int main(int argc, char **argv)
 		fail(0, "trainenv-rdzv: %s", err);
 		return emit();
 	}
-	if (hooks_before_init(&o) < 0) {	/* no barrier: nobody to tell */
-		te_snprintf(why, sizeof(why), "rank %s (node %s), this node's "
+	if (hooks_before_init(&o) < 0) { /* no barrier: nobody to tell */
+		te_snprintf(why, sizeof(why),
+			    "rank %s (node %s), this node's "
 			    "first task, failed before the barrier: %s",
 			    getenv("PMIX_RANK") ? getenv("PMIX_RANK") : "?",
 			    node_name(), res.error);
@@ -671,20 +678,22 @@ int main(int argc, char **argv)
 	}
 	phase("PMIx_Init done");
 	run(&p, &o);
-	te_rdzv_ckpt_remove();	/* rank 0's probe file, however run() ended */
+	te_rdzv_ckpt_remove(); /* rank 0's probe file, however run() ended */
 	phase("run done");
 	te_pmix_close(&p);
 	phase("PMIx_Finalize done");
 	if (o.failed && !res.failed) {
 		/* rank 0 never answered: the node's tasks say who failed */
-		te_snprintf(why, sizeof(why), "rank %s (node %s) failed before "
-			    "the barrier: %s", getenv("PMIX_RANK") ?
-			    getenv("PMIX_RANK") : "?", p.host, o.failed);
+		te_snprintf(why, sizeof(why),
+			    "rank %s (node %s) failed before "
+			    "the barrier: %s",
+			    getenv("PMIX_RANK") ? getenv("PMIX_RANK") : "?",
+			    p.host, o.failed);
 		write_node_result(&o, why);
 	} else {
 		write_node_result(&o, NULL);
 	}
-	if (o.failed) {	/* this task: its own failure */
+	if (o.failed) { /* this task: its own failure */
 		res.failed = 1;
 		res.quiet = 0;
 		te_strlcpy(res.error, o.failed, sizeof(res.error));

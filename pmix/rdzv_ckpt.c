@@ -16,7 +16,7 @@
 #include "util/strutil.h"
 #include "util/sysutil.h"
 
-#define CKPT_RETRY_MS 3000	/* NFS may cache "no such file" briefly */
+#define CKPT_RETRY_MS 3000 /* NFS may cache "no such file" briefly */
 
 static char ckpt_file[TE_RDZV_PATH_MAX + 96];
 
@@ -31,15 +31,16 @@ int te_rdzv_ckpt_write(struct te_pmix *p, const struct te_rdzv_opts *o,
 		goto put;
 	}
 	te_ckpt_probe_name(o->job, o->step, token, name, sizeof(name));
-	if (te_snprintf(ckpt_file, sizeof(ckpt_file), "%s/%s", o->ckpt, name) < 0) {
+	if (te_snprintf(ckpt_file, sizeof(ckpt_file), "%s/%s", o->ckpt, name) <
+	    0) {
 		te_snprintf(val, sizeof(val), "error the path is too long");
 		ckpt_file[0] = '\0';
 		goto put;
 	}
 	/* 0600: the nodes read it as the job's user; nobody else need see
 	 * the token (DIR may be shared) */
-	fd = open(ckpt_file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
+	fd = open(ckpt_file,
+		  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		te_snprintf(val, sizeof(val), "error %s", strerror(errno));
 		ckpt_file[0] = '\0';
@@ -108,17 +109,18 @@ void te_rdzv_ckpt_node_check(const struct te_rdzv_opts *o, const char *info,
 	/* the same directory as rank 0's: its file, with its token */
 	te_snprintf(path, sizeof(path), "%s/%s", o->ckpt, rank0.name);
 	for (tries = 0;; tries++) {
-		if (te_read_small(path, buf, sizeof(buf),
-				  TE_READ_NOFOLLOW) >= 0) {
+		if (te_read_small(path, buf, sizeof(buf), TE_READ_NOFOLLOW) >=
+		    0) {
 			te_strlcpy(out, te_ckpt_probe_content(buf, rank0.token),
 				   len);
 			return;
 		}
 		if (tries * 500 >= CKPT_RETRY_MS)
 			break;
-		usleep(500000);	/* network file systems cache lookups */
+		usleep(500000); /* network file systems cache lookups */
 	}
-	te_snprintf(out, len, "rank 0's probe file is not there (another "
+	te_snprintf(out, len,
+		    "rank 0's probe file is not there (another "
 		    "directory with the same path: node-local storage?)");
 }
 
@@ -142,23 +144,30 @@ int te_rdzv_ckpt_from_parent(struct te_pmix *p, struct te_barrier *b,
 		/* the parent may be waiting itself: it, or a node between it
 		 * and rank 0, has not arrived (or rank 0 has given up) */
 		if (timed_out && up == 0)
-			te_snprintf(msg, msglen, "barrier timed out after %u s: "
+			te_snprintf(msg, msglen,
+				    "barrier timed out after %u s: "
 				    "rank 0 (node %s) did not pass on its "
 				    "checkpoint probe (it did not arrive, or "
-				    "stopped waiting)", timeout, host);
+				    "stopped waiting)",
+				    timeout, host);
 		else if (timed_out)
-			te_snprintf(msg, msglen, "barrier timed out after %u s: "
-				    "rank %lld (node %s), this node's parent in "
-				    "the launch tree, did not pass on rank 0's "
-				    "checkpoint probe (it, or a node between it "
-				    "and rank 0, did not arrive, or rank 0 "
-				    "stopped waiting)", timeout, (long long)up,
-				    host);
+			te_snprintf(
+				msg, msglen,
+				"barrier timed out after %u s: "
+				"rank %lld (node %s), this node's parent in "
+				"the launch tree, did not pass on rank 0's "
+				"checkpoint probe (it, or a node between it "
+				"and rank 0, did not arrive, or rank 0 "
+				"stopped waiting)",
+				timeout, (long long)up, host);
 		else
-			te_snprintf(msg, msglen, "checkpoint check: rank 0's "
-				    "probe did not come through rank %lld (node "
-				    "%s), this node's parent in the launch tree: "
-				    "%s", (long long)up, host, err);
+			te_snprintf(
+				msg, msglen,
+				"checkpoint check: rank 0's "
+				"probe did not come through rank %lld (node "
+				"%s), this node's parent in the launch tree: "
+				"%s",
+				(long long)up, host, err);
 		return -1;
 	}
 	if (te_barrier_has_children(b) &&

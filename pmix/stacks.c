@@ -30,18 +30,18 @@
 #define PREFIX "trainenv: "
 #define TE_STR_(x) #x
 #define TE_STR(x) TE_STR_(x)
-#define NODES_OUT_MAX (64u * 1024 * 1024)	/* all nodes' records */
+#define NODES_OUT_MAX (64u * 1024 * 1024) /* all nodes' records */
 #define REPORT_MAX (4u * 1024 * 1024)
 #define STEP_INFO_MAX (64 * 1024)
-#define COLLECT_MS 90000			/* the overlapping step */
+#define COLLECT_MS 90000 /* the overlapping step */
 
 extern char **environ;
 
 struct opts {
-	long job, step;		/* step -1: the job's newest step */
+	long job, step; /* step -1: the job's newest step */
 	int local, json, exit_report, watch, task_pid;
-	uint64_t task_start;	/* --watch-workers: the task's start time */
-	long uid;		/* the step's user: whose processes count */
+	uint64_t task_start; /* --watch-workers: the task's start time */
+	long uid;	     /* the step's user: whose processes count */
 	const char *node;
 	unsigned grace;
 	const char *action, *first_exit, *stall, *record_dir;
@@ -49,7 +49,8 @@ struct opts {
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: trainenv stacks [--json] JOBID[.STEP]\n"
+	fprintf(f,
+		"usage: trainenv stacks [--json] JOBID[.STEP]\n"
 		"  the stack of every rank of a running step (Python frames "
 		"with python3-dbg,\n  native ones otherwise), ranks with the "
 		"same stack grouped, outliers first;\n  STEP: the job's "
@@ -92,7 +93,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 		if (!strcmp(a, "--json")) {
 			o->json = 1;
-		} else if (!strcmp(a, "--local") || !strcmp(a, "--exit-report")) {
+		} else if (!strcmp(a, "--local") ||
+			   !strcmp(a, "--exit-report")) {
 			if (!v || parse_step(v, &o->job, &o->step) < 0 ||
 			    o->step < 0)
 				return -1;
@@ -178,7 +180,7 @@ struct cmd {
 	char *out;
 	size_t cap;
 	struct te_spawn_out so;
-	char err[PATH_MAX + 256];	/* why it did not run, or failed */
+	char err[PATH_MAX + 256]; /* why it did not run, or failed */
 };
 
 /* 0 when it ran and exited 0 in time; -1 with why in c->err otherwise
@@ -192,14 +194,14 @@ static int run_cmd(struct cmd *c)
 	if (te_find_program(c->argv[0], path, sizeof(path)) < 0) {
 		te_snprintf(c->err, sizeof(c->err), "%s is not on PATH",
 			    c->argv[0]);
-		c->so.killed = -1;	/* it did not run */
+		c->so.killed = -1; /* it did not run */
 		return -1;
 	}
 	if (te_spawn_capture(path, c->argv, c->envp ? c->envp : environ, c->ms,
 			     c->flags, c->out, c->cap, &c->so, why,
 			     sizeof(why)) < 0) {
 		te_snprintf(c->err, sizeof(c->err), "%s", why);
-		c->so.killed = -1;	/* it did not run */
+		c->so.killed = -1; /* it did not run */
 		return -1;
 	}
 	if (c->so.killed || !WIFEXITED(c->so.status) ||
@@ -250,8 +252,9 @@ static int step_nodes(long job, long *step, char *nodes, size_t len,
 {
 	static char out[STEP_INFO_MAX];
 	char id[48], sid[48], num[16], *line, *save = NULL;
-	char *argv[] = { (char *)"scontrol", (char *)"show", (char *)"step",
-			 id, (char *)"-o", NULL };
+	char *argv[] = { (char *)"scontrol", (char *)"show",
+			 (char *)"step",     id,
+			 (char *)"-o",	     NULL };
 	uint64_t n;
 	long best = -1;
 
@@ -275,7 +278,9 @@ static int step_nodes(long job, long *step, char *nodes, size_t len,
 		best = s;
 		*nnodes = (unsigned)n;
 		*ntasks = field(line, "Tasks", num, sizeof(num)) == 0 &&
-			  te_parse_u64(num, 1u << 24, &n) == 0 ? (unsigned)n : 0;
+					  te_parse_u64(num, 1u << 24, &n) == 0
+				  ? (unsigned)n
+				  : 0;
 		*uid = step_uid(line);
 		/* a bundle's path (absolute); "(null)" when none */
 		step_in_oci = strstr(line, " Container=/") != NULL;
@@ -296,8 +301,13 @@ static int step_nodes(long job, long *step, char *nodes, size_t len,
  * does not exist. */
 static char **clean_env(void)
 {
-	static const char *const drop[] = { "SLURM_", "SRUN_", "PMIX_",
-		"_SLURM_SPANK_OPTION_", "PYXIS_CONTAINER_", "TRAINENV_", NULL };
+	static const char *const drop[] = { "SLURM_",
+					    "SRUN_",
+					    "PMIX_",
+					    "_SLURM_SPANK_OPTION_",
+					    "PYXIS_CONTAINER_",
+					    "TRAINENV_",
+					    NULL };
 	static const char *const keep[] = { "SLURM_CONF=", "TRAINENV_GDB=",
 					    NULL };
 
@@ -311,13 +321,23 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 {
 	char self[PATH_MAX], jobarg[32], nodesarg[4096], nn[16], step[48];
 	char uidarg[24];
-	char *argv[] = {
-		(char *)"srun", (char *)"--overlap", jobarg, nodesarg,
-		(char *)"-N", nn, (char *)"--ntasks-per-node=1",
-		(char *)"--kill-on-bad-exit=0", (char *)"-Q", (char *)"--time=2",
-		(char *)"--train=off", self, (char *)"--local", step,
-		(char *)"--uid", uidarg, NULL
-	};
+	char *argv[] = { (char *)"srun",
+			 (char *)"--overlap",
+			 jobarg,
+			 nodesarg,
+			 (char *)"-N",
+			 nn,
+			 (char *)"--ntasks-per-node=1",
+			 (char *)"--kill-on-bad-exit=0",
+			 (char *)"-Q",
+			 (char *)"--time=2",
+			 (char *)"--train=off",
+			 self,
+			 (char *)"--local",
+			 step,
+			 (char *)"--uid",
+			 uidarg,
+			 NULL };
 	struct cmd c = { .argv = argv, .ms = COLLECT_MS, .cap = NODES_OUT_MAX };
 	const struct te_spawn_out *so = &c.so;
 	long n = 0, got;
@@ -351,13 +371,15 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 		goto out;
 	}
 	if (so->killed)
-		fprintf(stderr, PREFIX "some nodes did not answer within %d s\n",
+		fprintf(stderr,
+			PREFIX "some nodes did not answer within %d s\n",
 			COLLECT_MS / 1000);
 	/* the nodes' lines, told apart by their tags however srun
 	 * interleaved them */
 	got = te_stack_demux(out, so->got, &records);
 	if (got < 0) {
-		fprintf(stderr, PREFIX "out of memory for the nodes' records\n");
+		fprintf(stderr,
+			PREFIX "out of memory for the nodes' records\n");
 		n = -1;
 		goto out;
 	}
@@ -365,14 +387,17 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 			   &left_out);
 	free(records);
 	if (left_out)
-		fprintf(stderr, PREFIX "more processes than the step's ranks "
-			"were reported: the rest are left out\n");
+		fprintf(stderr,
+			PREFIX "more processes than the step's ranks "
+			       "were reported: the rest are left out\n");
 	/* Slurm refused the overlapping step (not the job's owner, the job
 	 * ended) or it failed on every node: that is no "nothing runs" */
-	if (n == 0 && (so->killed || !WIFEXITED(so->status) ||
-		       WEXITSTATUS(so->status))) {
-		fprintf(stderr, PREFIX "cannot look into step %s: srun failed "
-			"(see its message above)\n", step);
+	if (n == 0 &&
+	    (so->killed || !WIFEXITED(so->status) || WEXITSTATUS(so->status))) {
+		fprintf(stderr,
+			PREFIX "cannot look into step %s: srun failed "
+			       "(see its message above)\n",
+			step);
 		n = -1;
 	}
 out:
@@ -386,20 +411,24 @@ static int step_alive(const char *id)
 {
 	static char out[STEP_INFO_MAX];
 	char *argv[] = { (char *)"scontrol", (char *)"show", (char *)"step",
-			 (char *)id, (char *)"-o", NULL };
-	struct cmd c = { .argv = argv, .ms = 10000, .out = out,
-			 .cap = sizeof(out) };
+			 (char *)id,	     (char *)"-o",   NULL };
+	struct cmd c = {
+		.argv = argv, .ms = 10000, .out = out, .cap = sizeof(out)
+	};
 
 	return run_cmd(&c) == 0 && strstr(out, "StepId=") != NULL;
 }
 
 /* scancel ARGV..., its words kept (stderr too): they count only if the
  * step then runs on. 0 when it did what was asked. */
-static int scancel_quiet(char *const argv[], char *out, size_t cap,
-			 char *err, size_t errlen)
+static int scancel_quiet(char *const argv[], char *out, size_t cap, char *err,
+			 size_t errlen)
 {
-	struct cmd c = { .argv = argv, .ms = 30000, .flags = TE_SPAWN_STDERR,
-			 .out = out, .cap = cap };
+	struct cmd c = { .argv = argv,
+			 .ms = 30000,
+			 .flags = TE_SPAWN_STDERR,
+			 .out = out,
+			 .cap = cap };
 	int rc = run_cmd(&c);
 
 	if (rc < 0)
@@ -423,15 +452,17 @@ static void scancel_failed(const char *id, const char *what, const char *err,
 static void end_step(const struct opts *o)
 {
 	char id[48], out[4096], err[PATH_MAX + 256];
-	char *term[] = { (char *)"scancel", (char *)"-Q", (char *)"--signal=TERM",
-			 id, NULL };
+	char *term[] = { (char *)"scancel", (char *)"-Q",
+			 (char *)"--signal=TERM", id, NULL };
 	char *kill9[] = { (char *)"scancel", (char *)"-Q", id, NULL };
 	int kill_now = !strcmp(o->action, "kill"), i, rc, alive;
 
 	te_snprintf(id, sizeof(id), "%ld.%ld", o->job, o->step);
 	fprintf(stderr, PREFIX "%s: ending step %s (exit-action=%s: %s)\n",
-		o->stall ? "stall" : "exit-grace", id, o->action, kill_now ? "SIGKILL" :
-		"SIGTERM, SIGKILL " TE_STR(TERM_WAIT_S) " s later if it still runs");
+		o->stall ? "stall" : "exit-grace", id, o->action,
+		kill_now ? "SIGKILL"
+			 : "SIGTERM, SIGKILL " TE_STR(
+				   TERM_WAIT_S) " s later if it still runs");
 	if (!kill_now) {
 		/* libslurm signals the step on every node of the job; a node
 		 * whose ranks have all ended has no slurmstepd of the step
@@ -439,7 +470,8 @@ static void end_step(const struct opts *o)
 		 * fails although every rank still running got the signal:
 		 * what it said counts only when the step outlives it. */
 		rc = scancel_quiet(term, out, sizeof(out), err, sizeof(err));
-		for (i = 0; (alive = step_alive(id)) && i < TERM_WAIT_S * 2; i++)
+		for (i = 0; (alive = step_alive(id)) && i < TERM_WAIT_S * 2;
+		     i++)
 			poll(NULL, 0, 500);
 		if (!alive)
 			return;
@@ -455,8 +487,7 @@ static void end_step(const struct opts *o)
 /* The report's JSON beside the step's record (DIR/UID/JOBID, the user's own). */
 static void write_hang_record(const struct opts *o, const char *json)
 {
-	char job[16], name[48], why[PATH_MAX + 200],
-	     path[TE_DUMP_DIR_PATH_MAX];
+	char job[16], name[48], why[PATH_MAX + 200], path[TE_DUMP_DIR_PATH_MAX];
 	int dfd, fd;
 
 	te_snprintf(job, sizeof(job), "%ld", o->job);
@@ -464,15 +495,18 @@ static void write_hang_record(const struct opts *o, const char *json)
 	dfd = te_dump_dir_open(o->record_dir, job, getuid(), path, sizeof(path),
 			       why, sizeof(why));
 	if (dfd < 0) {
-		fprintf(stderr, PREFIX "no record of the hang report: %s\n", why);
+		fprintf(stderr, PREFIX "no record of the hang report: %s\n",
+			why);
 		return;
 	}
-	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
+	fd = openat(dfd, name,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
 	if (fd < 0 || write(fd, json, strlen(json)) != (ssize_t)strlen(json))
-		fprintf(stderr, PREFIX "no record of the hang report: %s/%s: "
-			"%s\n", path, name,
-			fd < 0 ? strerror(errno) : "short write");
+		fprintf(stderr,
+			PREFIX "no record of the hang report: %s/%s: "
+			       "%s\n",
+			path, name, fd < 0 ? strerror(errno) : "short write");
 	if (fd >= 0)
 		close(fd);
 	close(dfd);
@@ -489,14 +523,17 @@ static void say_no_rank(long job, long step)
 	unsigned v = TE_SLURM_VERSION_NUMBER;
 
 	if (step_in_oci && v < (23u << 16 | 2u << 8))
-		printf(PREFIX "no rank of step %ld.%ld found: Slurm %u.%02u "
+		printf(PREFIX
+		       "no rank of step %ld.%ld found: Slurm %u.%02u "
 		       "starts the programs in its OCI containers (srun "
 		       "--container) without the step's environment, so the "
 		       "hang report cannot tell their ranks; Slurm 23.02 and "
-		       "later pass it\n", job, step, v >> 16, v >> 8 & 255);
+		       "later pass it\n",
+		       job, step, v >> 16, v >> 8 & 255);
 	else if (step_in_oci)
 		printf(PREFIX "no rank of step %ld.%ld found in its OCI "
-		       "containers (srun --container)\n", job, step);
+			      "containers (srun --container)\n",
+		       job, step);
 	else
 		printf(PREFIX "no rank of step %ld.%ld is running\n", job,
 		       step);
@@ -510,8 +547,8 @@ static int login_side(struct opts *o)
 	int64_t t0 = te_now_ms();
 	long n, i;
 
-	if (step_nodes(o->job, &o->step, nodes, sizeof(nodes), &nnodes,
-		       &ntasks, &o->uid) < 0)
+	if (step_nodes(o->job, &o->step, nodes, sizeof(nodes), &nnodes, &ntasks,
+		       &o->uid) < 0)
 		return 1;
 	if (o->uid < 0) {
 		fprintf(stderr, PREFIX "step %ld.%ld: its user is unknown\n",
@@ -528,26 +565,33 @@ static int login_side(struct opts *o)
 	}
 	if (o->exit_report) {
 		for (i = 0; i < n; i++)
-			procs[i].since_ms = o->stall ? -1 :
-					    (int64_t)o->grace * 1000 +
-					    (te_now_ms() - t0);
+			procs[i].since_ms =
+				o->stall ? -1
+					 : (int64_t)o->grace * 1000 +
+						   (te_now_ms() - t0);
 		if (n == 0) {
-			fprintf(stderr, PREFIX "%s: step %ld.%ld: every rank "
-				"ended meanwhile\n", o->stall ? "stall" :
-				"exit-grace", o->job, o->step);
+			fprintf(stderr,
+				PREFIX "%s: step %ld.%ld: every rank "
+				       "ended meanwhile\n",
+				o->stall ? "stall" : "exit-grace", o->job,
+				o->step);
 			free(procs);
 			return 0;
 		}
 		if (o->stall)
-			fprintf(stderr, PREFIX "stall: step %ld.%ld: %s; %ld "
-				"rank%s run%s:\n", o->job, o->step, o->stall, n,
-				n == 1 ? "" : "s", n == 1 ? "s" : "");
-		else
-			fprintf(stderr, PREFIX "exit-grace: %u s after the first "
-				"task of step %ld.%ld ended (%s), %ld rank%s "
-				"still run%s:\n", o->grace, o->job, o->step,
-				o->first_exit, n, n == 1 ? "" : "s",
+			fprintf(stderr,
+				PREFIX "stall: step %ld.%ld: %s; %ld "
+				       "rank%s run%s:\n",
+				o->job, o->step, o->stall, n, n == 1 ? "" : "s",
 				n == 1 ? "s" : "");
+		else
+			fprintf(stderr,
+				PREFIX
+				"exit-grace: %u s after the first "
+				"task of step %ld.%ld ended (%s), %ld rank%s "
+				"still run%s:\n",
+				o->grace, o->job, o->step, o->first_exit, n,
+				n == 1 ? "" : "s", n == 1 ? "s" : "");
 	}
 	report = malloc(REPORT_MAX);
 	if (!report) {
@@ -585,12 +629,13 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv, &o) < 0)
 		return usage(stderr);
 	if (o.local)
-		return o.uid >= 0 ? te_stacks_node(o.job, o.step, (uid_t)o.uid) :
-				    usage(stderr);
+		return o.uid >= 0 ? te_stacks_node(o.job, o.step, (uid_t)o.uid)
+				  : usage(stderr);
 	if (o.watch)
-		return o.node && o.task_pid ?
-			       te_stacks_watch_workers(o.job, o.step, o.node,
-						       o.task_pid, o.task_start) :
-				       usage(stderr);
+		return o.node && o.task_pid
+			       ? te_stacks_watch_workers(o.job, o.step, o.node,
+							 o.task_pid,
+							 o.task_start)
+			       : usage(stderr);
 	return login_side(&o);
 }

@@ -28,8 +28,8 @@ size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 /* --watch-workers: until the task (task_pid with its start time
  * task_start; 0: the first seen) is gone, or the first of the node's
  * torchrun workers of job.step ends (then said to srun). 0. */
-int te_stacks_watch_workers(long job, long step, const char *node,
-			    int task_pid, uint64_t task_start);
+int te_stacks_watch_workers(long job, long step, const char *node, int task_pid,
+			    uint64_t task_start);
 
 /* gdb's command line that defines trainenv-py-bt (stacks_pybt.c): py-bt,
  * or where py-bt cannot read the frames (Python 3.12+), the thread state's

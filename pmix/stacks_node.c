@@ -107,8 +107,9 @@ static void parent_of(struct te_proc *p)
 			up = a.ppid;
 			rc = stepd_of(up, &parent_seen.job, &parent_seen.step);
 		}
-		parent_seen.kind = rc == 0 ? TE_PARENT_STEPD : rc == -2 ?
-				   TE_PARENT_UNKNOWN : TE_PARENT_OTHER;
+		parent_seen.kind = rc == 0    ? TE_PARENT_STEPD
+				   : rc == -2 ? TE_PARENT_UNKNOWN
+					      : TE_PARENT_OTHER;
 	}
 	p->parent_kind = parent_seen.kind;
 	p->stepd_job = parent_seen.job;
@@ -161,7 +162,8 @@ size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 			continue;
 		te_snprintf(path, sizeof(path), "/proc/%s/environ", d->d_name);
 		read_environ(path, p);
-		if (p->job < 0 || !p->node[0] || (node && strcmp(p->node, node)))
+		if (p->job < 0 || !p->node[0] ||
+		    (node && strcmp(p->node, node)))
 			continue;
 		parent_of(p);
 		te_snprintf(path, sizeof(path), "/proc/%s/exe", d->d_name);
@@ -186,12 +188,15 @@ static int find_gdb(char *path, size_t len, char *note, size_t notelen)
 		if (g[0] == '/' && access(g, X_OK) == 0 &&
 		    te_strlcpy(path, g, len) < len)
 			return 0;
-		return te_err(note, notelen, "no debugger: TRAINENV_GDB=%s is "
-			      "not an executable path", g);
+		return te_err(note, notelen,
+			      "no debugger: TRAINENV_GDB=%s is "
+			      "not an executable path",
+			      g);
 	}
 	if (te_find_program("gdb", path, len) == 0)
 		return 0;
-	return te_err(note, notelen, "no debugger: gdb is not installed "
+	return te_err(note, notelen,
+		      "no debugger: gdb is not installed "
 		      "(Debian: gdb, and python3-dbg for Python frames)");
 }
 
@@ -218,8 +223,7 @@ static uint64_t cpu_ticks(int pid)
  * which would break gdb's own Python (py-bt). */
 static char **gdb_env(void)
 {
-	static const char *const drop[] = { "PYTHONHOME=", "PYTHONPATH=",
-					    NULL };
+	static const char *const drop[] = { "PYTHONHOME=", "PYTHONPATH=", NULL };
 	static char **env;
 
 	if (!env)
@@ -249,16 +253,16 @@ static int regular_in_root(char *path, size_t len, int pid)
 			return -1;
 		target[n] = '\0';
 		if (strstr(target, ".."))
-			return -1;	/* never out of the root */
+			return -1; /* never out of the root */
 		if (target[0] == '/') {
 			if (te_snprintf(next, sizeof(next), "/proc/%d/root%s",
 					pid, target) < 0)
 				return -1;
 		} else {
 			slash = strrchr(path, '/');
-			if (!slash || te_snprintf(next, sizeof(next), "%.*s/%s",
-						  (int)(slash - path), path,
-						  target) < 0)
+			if (!slash ||
+			    te_snprintf(next, sizeof(next), "%.*s/%s",
+					(int)(slash - path), path, target) < 0)
 				return -1;
 		}
 		if (te_strlcpy(path, next, len) >= len)
@@ -315,7 +319,7 @@ static int proc_files(int pid, int is_python, uid_t uid,
 		return give_exe;
 	te_strlcpy(f->interp, strrchr(inner, '/') + 1, sizeof(f->interp));
 	if (!f->container)
-		return 0;	/* gdb finds the node's own script */
+		return 0; /* gdb finds the node's own script */
 	f->script = TE_SCRIPT_NONE;
 	if (te_stack_gdb_script_path(rel, sizeof(rel), inner) < 0 ||
 	    te_snprintf(script, slen, "/proc/%d/root%s", pid, rel) < 0 ||
@@ -355,8 +359,7 @@ static void continue_process(int pid, int pidfd);
 
 static void take_stack(const char *gdb, int pid, int pidfd, int is_python,
 		       const struct te_stack_files *f, int give_exe,
-		       const char *script, int gdb_ms,
-		       struct te_proc_stack *ps)
+		       const char *script, int gdb_ms, struct te_proc_stack *ps)
 {
 	static char out[GDB_OUT_MAX];
 	static char pybt[TE_STACKS_PYBT_CMD_MAX];
@@ -403,9 +406,8 @@ static void take_stack(const char *gdb, int pid, int pidfd, int is_python,
 	argv[k++] = (char *)"-ex";
 	argv[k++] = (char *)"thread apply all bt";
 	argv[k] = NULL;
-	if (te_spawn_capture(gdb, argv, gdb_env(), gdb_ms,
-			     TE_SPAWN_STDERR, out, sizeof(out), &so, err,
-			     sizeof(err)) < 0) {
+	if (te_spawn_capture(gdb, argv, gdb_env(), gdb_ms, TE_SPAWN_STDERR, out,
+			     sizeof(out), &so, err, sizeof(err)) < 0) {
 		te_snprintf(ps->note, sizeof(ps->note), "gdb: %s", err);
 		return;
 	}
@@ -413,14 +415,18 @@ static void take_stack(const char *gdb, int pid, int pidfd, int is_python,
 	if (so.killed || !WIFEXITED(so.status) || WEXITSTATUS(so.status))
 		continue_process(pid, pidfd);
 	if (so.killed) {
-		te_snprintf(ps->note, sizeof(ps->note), "gdb took more than "
-			    "%d s: stack not taken", gdb_ms / 1000);
+		te_snprintf(ps->note, sizeof(ps->note),
+			    "gdb took more than "
+			    "%d s: stack not taken",
+			    gdb_ms / 1000);
 		return;
 	}
 	fl = te_stack_parse_gdb(out, so.got, is_python, ps);
 	if ((fl & TE_GDB_DENIED) && !ps->note[0])
-		te_strlcpy(ps->note, "gdb could not attach (ptrace denied: "
-			   "kernel.yama.ptrace_scope?)", sizeof(ps->note));
+		te_strlcpy(ps->note,
+			   "gdb could not attach (ptrace denied: "
+			   "kernel.yama.ptrace_scope?)",
+			   sizeof(ps->note));
 	te_stack_note_files(ps, fl, is_python, f);
 }
 
@@ -430,7 +436,7 @@ static void take_stack(const char *gdb, int pid, int pidfd, int is_python,
 static void send_record(struct te_proc_stack *ps, unsigned tag)
 {
 	static char rec[TE_STACK_RECORD_MAX];
-	static char tagged[2 * TE_STACK_RECORD_MAX];	/* lines of 17+ bytes */
+	static char tagged[2 * TE_STACK_RECORD_MAX]; /* lines of 17+ bytes */
 	long n = -1;
 
 	if (te_stack_wire_encode(rec, sizeof(rec), ps) >= 0)
@@ -439,8 +445,10 @@ static void send_record(struct te_proc_stack *ps, unsigned tag)
 	if (n < 0) {
 		ps->nthreads = 0;
 		ps->nframes = 0;
-		te_strlcpy(ps->note, "its record could not be sent: frames "
-			   "left out", sizeof(ps->note));
+		te_strlcpy(ps->note,
+			   "its record could not be sent: frames "
+			   "left out",
+			   sizeof(ps->note));
 		if (te_stack_wire_encode(rec, sizeof(rec), ps) >= 0)
 			n = te_stack_wire_tag(tagged, sizeof(tagged), rec,
 					      strlen(rec), tag);
@@ -456,8 +464,9 @@ static unsigned node_tag(void)
 	const char *id = getenv("SLURM_PROCID");
 	uint64_t v;
 
-	return id && te_parse_u64(id, TE_STACK_WIRE_TAG_MAX, &v) == 0 ?
-		       (unsigned)v : 0;
+	return id && te_parse_u64(id, TE_STACK_WIRE_TAG_MAX, &v) == 0
+		       ? (unsigned)v
+		       : 0;
 }
 
 /* Run as root (root's `trainenv stacks`, an admin's srun): the job's user
@@ -473,7 +482,8 @@ static int become_job_user(uid_t uid, const char *node)
 	if (geteuid() != 0 || uid == 0)
 		return 0;
 	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res) {
-		fprintf(stderr, "trainenv: node %s: the job's user (uid %u) "
+		fprintf(stderr,
+			"trainenv: node %s: the job's user (uid %u) "
 			"is unknown here: no stacks from this node as root\n",
 			node, (unsigned)uid);
 		return -1;
@@ -481,9 +491,10 @@ static int become_job_user(uid_t uid, const char *node)
 	gid = pw.pw_gid;
 	if (setgroups(1, &gid) < 0 || setgid(gid) < 0 || setuid(uid) < 0 ||
 	    getuid() != uid || geteuid() != uid || setuid(0) == 0) {
-		fprintf(stderr, "trainenv: node %s: cannot become the job's "
-			"user (uid %u): %s: no stacks from this node\n", node,
-			(unsigned)uid, strerror(errno));
+		fprintf(stderr,
+			"trainenv: node %s: cannot become the job's "
+			"user (uid %u): %s: no stacks from this node\n",
+			node, (unsigned)uid, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -529,7 +540,8 @@ static void raise_fd_limit(size_t ranks)
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < ranks + 64 &&
 	    rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = ranks + 64 < rl.rlim_max ? ranks + 64 : rl.rlim_max;
+		rl.rlim_cur = ranks + 64 < rl.rlim_max ? ranks + 64
+						       : rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 }
@@ -549,16 +561,18 @@ int te_stacks_node(long job, long step, uid_t uid)
 	static char script[PATH_MAX];
 	struct te_stack_files files;
 	int give_exe;
-	char node[TE_STACK_NODE_MAX], gdb[PATH_MAX], gdb_note[TE_STACK_NOTE_MAX];
+	char node[TE_STACK_NODE_MAX], gdb[PATH_MAX],
+		gdb_note[TE_STACK_NOTE_MAX];
 	static uint64_t before[TE_STACK_NODE_RANKS];
-	static int held[TE_STACK_NODE_RANKS];	/* pidfds, -1: none */
+	static int held[TE_STACK_NODE_RANKS]; /* pidfds, -1: none */
 	long hz = sysconf(_SC_CLK_TCK);
 	int64_t deadline = te_now_ms() + TE_STACKS_NODE_MS;
 	size_t n, k, i;
 	int have_gdb;
 
 	if (getenv("SLURMD_NODENAME"))
-		te_node_name_from(getenv("SLURMD_NODENAME"), node, sizeof(node));
+		te_node_name_from(getenv("SLURMD_NODENAME"), node,
+				  sizeof(node));
 	else
 		te_node_name(node, sizeof(node));
 	if (become_job_user(uid, node) < 0)
@@ -586,24 +600,29 @@ int te_stacks_node(long job, long step, uid_t uid)
 			continue;
 		}
 		te_stack_init(&ps);
-		ps.rank = r[i].rank >= 0 && r[i].rank <= INT_MAX ?
-				  (int)r[i].rank : -1;
+		ps.rank = r[i].rank >= 0 && r[i].rank <= INT_MAX
+				  ? (int)r[i].rank
+				  : -1;
 		ps.pid = p->pid;
-		ps.world = p->world >= 0 && p->world <= INT_MAX ? (int)p->world : -1;
+		ps.world = p->world >= 0 && p->world <= INT_MAX ? (int)p->world
+								: -1;
 		te_strlcpy(ps.node, node, sizeof(ps.node));
 		ps.state = p->state;
 		read_wchan(p->pid, ps.wchan, sizeof(ps.wchan));
-		ps.cpu_ms = now >= before[i] && hz > 0 ?
-				    (int64_t)((now - before[i]) * 1000 / (uint64_t)hz) : -1;
-		give_exe = proc_files(p->pid, p->is_python, uid, &files,
-				      script, sizeof(script));
+		ps.cpu_ms = now >= before[i] && hz > 0
+				    ? (int64_t)((now - before[i]) * 1000 /
+						(uint64_t)hz)
+				    : -1;
+		give_exe = proc_files(p->pid, p->is_python, uid, &files, script,
+				      sizeof(script));
 		if (have_gdb && te_now_ms() < deadline)
 			take_stack(gdb, p->pid, held[i], p->is_python, &files,
 				   give_exe, script,
 				   gdb_share_ms(deadline - te_now_ms(), k - i),
 				   &ps);
 		else if (have_gdb)
-			te_snprintf(ps.note, sizeof(ps.note), "stack not taken: "
+			te_snprintf(ps.note, sizeof(ps.note),
+				    "stack not taken: "
 				    "this node's %d s for stacks are spent",
 				    TE_STACKS_NODE_MS / 1000);
 		else

@@ -28,7 +28,7 @@
 #define WATCH_MAX 256
 #define SEND_MS 2000
 
-static char watch_node[64];	/* the task's SLURMD_NODENAME */
+static char watch_node[64]; /* the task's SLURMD_NODENAME */
 
 struct seen {
 	long rank;
@@ -57,7 +57,7 @@ static size_t workers(long job, long step, int task_pid, uint64_t task_start,
 	k = te_proc_pick_ranks(t, n, job, step, r, WATCH_MAX);
 	for (i = 0; i < k && m < max; i++) {
 		if (!t[r[i].idx].elastic || strcmp(t[r[i].idx].node, node))
-			continue;	/* the agent itself, or another node */
+			continue; /* the agent itself, or another node */
 		now[m].rank = r[i].rank;
 		now[m].pid = t[r[i].idx].pid;
 		now[m++].misses = 0;
@@ -90,8 +90,8 @@ static int tell_srun(long rank, const char *node, int resumed)
 	return te_failrep_tell_srun(&f, SEND_MS);
 }
 
-int te_stacks_watch_workers(long job, long step, const char *node,
-			    int task_pid, uint64_t task_start)
+int te_stacks_watch_workers(long job, long step, const char *node, int task_pid,
+			    uint64_t task_start)
 {
 	static struct seen seen[WATCH_MAX], now[WATCH_MAX];
 	size_t nseen = 0, nnow, i, j;
@@ -101,9 +101,8 @@ int te_stacks_watch_workers(long job, long step, const char *node,
 	for (;;) {
 		poll(NULL, 0, 1000);
 		if (!task_alive(task_pid, &task_start))
-			return 0;	/* the task (torchrun) is gone */
-		nnow = workers(job, step, task_pid, task_start, now,
-			       WATCH_MAX);
+			return 0; /* the task (torchrun) is gone */
+		nnow = workers(job, step, task_pid, task_start, now, WATCH_MAX);
 		if (ended) {
 			/* a worker that was not there at the end: torchrun
 			 * restarted them (--max-restarts); on a node that

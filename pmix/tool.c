@@ -15,10 +15,14 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } cmds[] = {
-	{ "barrier", te_tool_barrier, "wait until every rank of the step is here (job-wide barrier, needs --mpi=pmix)" },
-	{ "bind", te_tool_bind, "bind this process for its local rank and exec a command; --show previews a machine's binding" },
-	{ "env", te_tool_env, "print the effective trainenv settings of this task and where each came from" },
-	{ "stacks", te_tool_stacks, "the stack of every rank of a running step, ranks grouped by stack (JOBID[.STEP] [--json])" },
+	{ "barrier", te_tool_barrier,
+	  "wait until every rank of the step is here (job-wide barrier, needs --mpi=pmix)" },
+	{ "bind", te_tool_bind,
+	  "bind this process for its local rank and exec a command; --show previews a machine's binding" },
+	{ "env", te_tool_env,
+	  "print the effective trainenv settings of this task and where each came from" },
+	{ "stacks", te_tool_stacks,
+	  "the stack of every rank of a running step, ranks grouped by stack (JOBID[.STEP] [--json])" },
 	{ "version", te_tool_version, "print the trainenv version" },
 };
 

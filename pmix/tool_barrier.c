@@ -14,7 +14,8 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: trainenv barrier [--timeout SECONDS]\n\n"
+	fprintf(f,
+		"usage: trainenv barrier [--timeout SECONDS]\n\n"
 		"Waits until every rank of this Slurm step has reached the "
 		"barrier, at most\nSECONDS (default: the step's "
 		"--train-barrier value, else %llu). Exits 0 when\nall arrived, "
@@ -43,17 +44,22 @@ int te_tool_barrier(int argc, char **argv)
 			 i + 1 < argc)
 			v = argv[++i];
 		if (!v) {
-			fprintf(stderr, "trainenv barrier: unexpected argument "
-				"'%.64s'\n", a);
+			fprintf(stderr,
+				"trainenv barrier: unexpected argument "
+				"'%.64s'\n",
+				a);
 			usage(stderr);
 			return 2;
 		}
 		timeout = strtod(v, &end);
 		if (end == v || *end || !(timeout > 0) ||
 		    timeout > (double)te_setting_max(TE_S_BARRIER)) {
-			fprintf(stderr, "trainenv barrier: --timeout: '%.32s' "
-				"is not a number of seconds in (0, %llu]\n", v,
-				(unsigned long long)te_setting_max(TE_S_BARRIER));
+			fprintf(stderr,
+				"trainenv barrier: --timeout: '%.32s' "
+				"is not a number of seconds in (0, %llu]\n",
+				v,
+				(unsigned long long)te_setting_max(
+					TE_S_BARRIER));
 			return 2;
 		}
 	}

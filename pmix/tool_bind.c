@@ -23,36 +23,36 @@
 #define ALLOWED_MAX_CPUS 65536
 
 static const char usage_text[] =
-"usage: trainenv bind --show [--topology FILE.xml] [--gpus LIST|all|none]\n"
-"                     [--tasks N] [--mode none|numa|cores] [--smt all|one]\n"
-"                     [--allowed CPULIST] [--verbose]\n"
-"       trainenv bind --list-gpus [--topology FILE.xml]\n"
-"       trainenv bind [--mode none|numa|cores] [--smt all|one] [--tasks N]\n"
-"                     [--gpus LIST|all|none] [--no-membind] [--best-effort]\n"
-"                     [--topology FILE.xml] [--verbose] -- CMD [ARGS...]\n"
-"\n"
-"--show prints one line per local rank:\n"
-"  rank <r> gpu <pci-bus-id> numa <nodes> cpus <PU list>\n"
-"With -- CMD, binds this process for LOCAL_RANK (else SLURM_LOCALID) among\n"
-"LOCAL_WORLD_SIZE ranks (else --tasks) and runs CMD.\n"
-"GPUs (node indexes in PCI order): --gpus, else SLURM_STEP_GPUS,\n"
-"SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES. Allowed CPUs: --allowed, else the\n"
-"CPUs this process may use (the topology's with --topology).\n"
-"With -- CMD, --topology must be an export of this very machine (tests add\n"
-"GPUs to one); in production the machine is discovered.\n"
-"Defaults: --mode numa --smt all; memory bound to the rank's NUMA nodes.\n"
-"--best-effort runs CMD unbound, with a warning, when binding fails.\n";
+	"usage: trainenv bind --show [--topology FILE.xml] [--gpus LIST|all|none]\n"
+	"                     [--tasks N] [--mode none|numa|cores] [--smt all|one]\n"
+	"                     [--allowed CPULIST] [--verbose]\n"
+	"       trainenv bind --list-gpus [--topology FILE.xml]\n"
+	"       trainenv bind [--mode none|numa|cores] [--smt all|one] [--tasks N]\n"
+	"                     [--gpus LIST|all|none] [--no-membind] [--best-effort]\n"
+	"                     [--topology FILE.xml] [--verbose] -- CMD [ARGS...]\n"
+	"\n"
+	"--show prints one line per local rank:\n"
+	"  rank <r> gpu <pci-bus-id> numa <nodes> cpus <PU list>\n"
+	"With -- CMD, binds this process for LOCAL_RANK (else SLURM_LOCALID) among\n"
+	"LOCAL_WORLD_SIZE ranks (else --tasks) and runs CMD.\n"
+	"GPUs (node indexes in PCI order): --gpus, else SLURM_STEP_GPUS,\n"
+	"SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES. Allowed CPUs: --allowed, else the\n"
+	"CPUs this process may use (the topology's with --topology).\n"
+	"With -- CMD, --topology must be an export of this very machine (tests add\n"
+	"GPUs to one); in production the machine is discovered.\n"
+	"Defaults: --mode numa --smt all; memory bound to the rank's NUMA nodes.\n"
+	"--best-effort runs CMD unbound, with a warning, when binding fails.\n";
 
 struct opts {
 	int show, list_gpus, verbose, no_membind, best_effort;
 	const char *topology, *gpus, *allowed, *mode_s, *smt_s, *tasks_s;
 	enum te_bind_mode mode;
 	enum te_bind_smt smt;
-	char **cmd;			/* after "--" */
+	char **cmd; /* after "--" */
 };
 
-__attribute__((format(printf, 1, 2)))
-static void error_msg(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void error_msg(const char *fmt,
+							    ...)
 {
 	va_list ap;
 
@@ -116,8 +116,8 @@ static int opt_value(int argc, char **argv, int *i, const char *name,
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const char *const valued[] = {
-		"--topology", "--gpus", "--allowed", "--mode", "--smt",
-		"--tasks",
+		"--topology", "--gpus", "--allowed",
+		"--mode",     "--smt",	"--tasks",
 	};
 	int i;
 
@@ -127,8 +127,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = NULL;
 		const char **slot[] = {
-			&o->topology, &o->gpus, &o->allowed, &o->mode_s,
-			&o->smt_s, &o->tasks_s,
+			&o->topology, &o->gpus,	 &o->allowed,
+			&o->mode_s,   &o->smt_s, &o->tasks_s,
 		};
 		size_t k;
 		int matched = 0;
@@ -183,7 +183,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return usage_error("--smt accepts all or one, not", o->smt_s);
 	if (o->show + o->list_gpus + (o->cmd != NULL) != 1)
 		return usage_error("give exactly one of --show, --list-gpus "
-				   "or -- CMD", NULL);
+				   "or -- CMD",
+				   NULL);
 	if (o->cmd && o->allowed)
 		return usage_error("--allowed is for --show only", NULL);
 	return 0;
@@ -290,7 +291,8 @@ static int task_count(const struct opts *o, size_t ngpus, int need,
 	const char *lws = getenv("LOCAL_WORLD_SIZE");
 
 	if (o->tasks_s) {
-		if (parse_uint(o->tasks_s, TE_BIND_MAX_TASKS, out) || *out == 0) {
+		if (parse_uint(o->tasks_s, TE_BIND_MAX_TASKS, out) ||
+		    *out == 0) {
 			error_msg("--tasks must be a number from 1 to %d",
 				  TE_BIND_MAX_TASKS);
 			return -1;
@@ -300,7 +302,8 @@ static int task_count(const struct opts *o, size_t ngpus, int need,
 	if (lws) {
 		if (parse_uint(lws, TE_BIND_MAX_TASKS, out) || *out == 0) {
 			error_msg("LOCAL_WORLD_SIZE must be a number from 1 "
-				  "to %d", TE_BIND_MAX_TASKS);
+				  "to %d",
+				  TE_BIND_MAX_TASKS);
 			return -1;
 		}
 		return 0;
@@ -333,8 +336,8 @@ static int local_rank(unsigned ntasks, unsigned *out)
 		return -1;
 	}
 	if (*out >= ntasks) {
-		error_msg("%s=%u but there are only %u local ranks", name,
-			  *out, ntasks);
+		error_msg("%s=%u but there are only %u local ranks", name, *out,
+			  ntasks);
 		return -1;
 	}
 	return 0;
@@ -358,9 +361,9 @@ static int list_gpus(hwloc_topology_t topo)
 		if (te_bind_format_set(g->cpuset, cpus, sizeof(cpus)) < 0)
 			snprintf(cpus, sizeof(cpus), "?");
 		printf("gpu %zu %s %04x:%04x class %04x numa %s cpus %s near "
-		       "%s L#%u\n", i, g->busid, g->vendor_id, g->device_id,
-		       g->class_id, nodes, cpus,
-		       hwloc_obj_type_string(g->locality->type),
+		       "%s L#%u\n",
+		       i, g->busid, g->vendor_id, g->device_id, g->class_id,
+		       nodes, cpus, hwloc_obj_type_string(g->locality->type),
 		       g->locality->logical_index);
 	}
 	if (gpus.n == 0)
@@ -403,8 +406,8 @@ struct bind_run {
 	hwloc_bitmap_t allowed;
 	struct te_bind_gpus gpus;
 	struct te_bind_result res;
-	unsigned *idx;		/* the step's GPUs */
-	unsigned me;		/* this task's local rank */
+	unsigned *idx; /* the step's GPUs */
+	unsigned me;   /* this task's local rank */
 	char note[TE_BIND_NOTE_LEN];
 };
 
@@ -415,11 +418,11 @@ static int load_topology(const struct opts *o, struct bind_run *b)
 {
 	char err[512];
 
-	if ((o->cmd && o->topology ?
-		     te_bind_topology_load_local_xml(o->topology, &b->topo, err,
-						     sizeof(err)) :
-		     te_bind_topology_load(o->topology, &b->topo, err,
-					   sizeof(err)))) {
+	if ((o->cmd && o->topology
+		     ? te_bind_topology_load_local_xml(o->topology, &b->topo,
+						       err, sizeof(err))
+		     : te_bind_topology_load(o->topology, &b->topo, err,
+					     sizeof(err)))) {
 		error_msg("%s", err);
 		return -1;
 	}
@@ -527,8 +530,8 @@ int te_tool_bind(int argc, char **argv)
 		if (o.list_gpus)
 			status = list_gpus(b.topo);
 		else if (compute_binding(&o, &b) == 0)
-			status = o.show ? show_binding(&o, &b) :
-					  apply_binding(&o, &b);
+			status = o.show ? show_binding(&o, &b)
+					: apply_binding(&o, &b);
 	}
 
 	te_bind_result_free(&b.res);

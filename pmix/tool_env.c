@@ -35,9 +35,11 @@ int te_tool_env(int argc, char **argv)
 	}
 	s = getenv(TE_SETTINGS_ENV);
 	if (!s) {
-		fprintf(stderr, "trainenv env: %s is not set: this process "
+		fprintf(stderr,
+			"trainenv env: %s is not set: this process "
 			"was not started by a Slurm step with the trainenv "
-			"plugin\n", TE_SETTINGS_ENV);
+			"plugin\n",
+			TE_SETTINGS_ENV);
 		return 1;
 	}
 	if (te_config_decode(&cfg, s, err, sizeof(err)) < 0) {

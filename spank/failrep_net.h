@@ -37,7 +37,7 @@ int te_failrep_launch(struct te_launch_skew *launch);
  * waits at most wait_ms for it; returns how many reports were not
  * delivered (0: all were), with why in err. */
 #define TE_FAILREP_BUDGET_MS 2000
-#define TE_FAILREP_FINISH_MS 1500	/* finish waits for the sender */
+#define TE_FAILREP_FINISH_MS 1500 /* finish waits for the sender */
 int te_failrep_sender_add(const char *host, uint16_t port, const char *token,
 			  const struct te_failrep *r, uid_t uid, gid_t gid,
 			  char *err, size_t errlen);

@@ -31,7 +31,8 @@ void te_print_help(void)
 
 	te_version_line(version, sizeof(version));
 	printf("%s: distributed training job environment for Slurm\n\n"
-	       "Options (srun, sbatch, salloc):\n", version);
+	       "Options (srun, sbatch, salloc):\n",
+	       version);
 	for (i = 0; i < TE_S_COUNT; i++) {
 		if (te_settings[i].flags & TE_F_NO_OPTION)
 			continue;
@@ -72,9 +73,11 @@ int te_options_register(spank_t sp)
 		} else {
 			te_strlcpy(opt_names[i], "train-explain",
 				   sizeof(opt_names[i]));
-			te_strlcpy(opt_usage[i], "[trainenv] print every "
+			te_strlcpy(opt_usage[i],
+				   "[trainenv] print every "
 				   "trainenv setting, its value and where it "
-				   "came from", sizeof(opt_usage[i]));
+				   "came from",
+				   sizeof(opt_usage[i]));
 			o->arginfo = NULL;
 			o->has_arg = 0;
 		}
@@ -107,8 +110,8 @@ static int opt_cb(int val, const char *optarg, int remote)
 		exit(0);
 	}
 	if (!remote && te_plug.policy_ok &&
-	    te_check_user_value(&te_plug.pol, val, optarg, err,
-				sizeof(err)) < 0) {
+	    te_check_user_value(&te_plug.pol, val, optarg, err, sizeof(err)) <
+		    0) {
 		slurm_error(TE_PREFIX "--%s: %s", opt_names[val], err);
 		return -1;
 	}

@@ -70,8 +70,7 @@ static inline int te_slurm_load_job(job_info_msg_t **msg, uint32_t job,
 				    uint16_t show_flags)
 {
 #if TE_SLURM_AT_LEAST(26, 5)
-	return (slurm_load_job)(msg, te_slurm_step_id(job, NO_VAL),
-				show_flags);
+	return (slurm_load_job)(msg, te_slurm_step_id(job, NO_VAL), show_flags);
 #else
 	return (slurm_load_job)(msg, job, show_flags);
 #endif

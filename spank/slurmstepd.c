@@ -100,8 +100,8 @@ static int bind_task(spank_t sp, uint32_t local_id, uint32_t global_id)
 			      (b->num & (1u << TE_M_BIND_VERBOSE)) != 0, &out);
 	if (out.verbose[0])
 		fprintf(stderr, TE_PREFIX "%s\n", out.verbose);
-	if (rc < 0 && te_plug.cfg.v[TE_S_BIND_FAILURE].word ==
-			   TE_W_BIND_FAILURE_FAIL) {
+	if (rc < 0 &&
+	    te_plug.cfg.v[TE_S_BIND_FAILURE].word == TE_W_BIND_FAILURE_FAIL) {
 		te_strlcpy(te_stepd_err, out.msg, sizeof(te_stepd_err));
 		return task_fail(sp);
 	}
@@ -115,7 +115,8 @@ static int bind_task(spank_t sp, uint32_t local_id, uint32_t global_id)
 		spank_setenv(sp, "TRAINENV_BIND", out.summary, 1);
 		spank_setenv(sp, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
 		if (out.visible[0])
-			spank_setenv(sp, "CUDA_VISIBLE_DEVICES", out.visible, 1);
+			spank_setenv(sp, "CUDA_VISIBLE_DEVICES", out.visible,
+				     1);
 	}
 	return 0;
 }
@@ -156,12 +157,12 @@ static int task_fail(spank_t sp)
 	return -1;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void task_warn(uint32_t local_id, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void
+task_warn(uint32_t local_id, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (local_id != 0)	/* once per node is enough */
+	if (local_id != 0) /* once per node is enough */
 		return;
 	fprintf(stderr, TE_PREFIX "warning: ");
 	va_start(ap, fmt);
@@ -189,11 +190,16 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
 			    const struct te_rdzv_result *rr)
 {
 	struct te_step_facts f = {
-		.job_id = te_step.job_id, .step_id = te_step.step_id,
-		.nnodes = te_step.nnodes, .node_id = te_step.node_id,
-		.ntasks = te_step.ntasks, .local_tasks = te_step.local_tasks,
-		.local_id = local_id, .global_id = global_id,
-		.master_addr = te_step.master_addr[0] ? te_step.master_addr : NULL,
+		.job_id = te_step.job_id,
+		.step_id = te_step.step_id,
+		.nnodes = te_step.nnodes,
+		.node_id = te_step.node_id,
+		.ntasks = te_step.ntasks,
+		.local_tasks = te_step.local_tasks,
+		.local_id = local_id,
+		.global_id = global_id,
+		.master_addr = te_step.master_addr[0] ? te_step.master_addr
+						      : NULL,
 	};
 	const struct te_value *range = &te_plug.cfg.v[TE_S_PORT_RANGE];
 	const struct te_value *rdzv = &te_plug.cfg.v[TE_S_RDZV_TIMEOUT];
@@ -215,9 +221,9 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
 		f.master_port = rr->master_port;
 	}
 	f.rdzv_timeout = rdzv->set ? rdzv->num : 0;
-	mode = te_launcher_decide(te_plug.cfg.v[TE_S_LAUNCHER].word, te_step.argc,
-				  te_step.argv, te_step.ntasks, te_step.nnodes, f.gpus,
-				  why, sizeof(why));
+	mode = te_launcher_decide(te_plug.cfg.v[TE_S_LAUNCHER].word,
+				  te_step.argc, te_step.argv, te_step.ntasks,
+				  te_step.nnodes, f.gpus, why, sizeof(why));
 	te_snprintf(launch, sizeof(launch), "%s (%s)",
 		    mode == TE_LAUNCH_TASK ? "task" : "torchrun", why);
 	spank_setenv(sp, TE_LAUNCHER_ENV, launch, 1);
@@ -234,7 +240,8 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
 		set_rank_var(sp, inh, "GLOO_SOCKET_IFNAME", rr->ifname,
 			     set_list, sizeof(set_list));
 	}
-	if (te_plug.cfg.v[TE_S_RANK_ENV].word == TE_W_YES) {	/* else rank-env=no */
+	if (te_plug.cfg.v[TE_S_RANK_ENV].word ==
+	    TE_W_YES) { /* else rank-env=no */
 		if (!f.master_addr)
 			task_warn(local_id, "MASTER_ADDR not set: %s",
 				  te_step.master_note);
@@ -255,7 +262,7 @@ static void export_dump_dir(spank_t sp, uint32_t local_id)
 {
 	const struct te_value *d = &te_plug.cfg.v[TE_S_NCCL_DUMP_DIR];
 	char file[TE_DUMP_DIR_PATH_MAX + 32], name[16],
-	     why[TE_DUMP_DIR_PATH_MAX + 200];
+		why[TE_DUMP_DIR_PATH_MAX + 200];
 	uid_t uid;
 	int dfd;
 
@@ -268,8 +275,8 @@ static void export_dump_dir(spank_t sp, uint32_t local_id)
 	dfd = te_dump_dir_open(d->text, name, uid, file, sizeof(file), why,
 			       sizeof(why));
 	if (dfd < 0) {
-		task_warn(local_id, "--train-nccl-dump-dir: %s%s", why, dfd == -1 ?
-			  "; no flight recorder dumps there" : "");
+		task_warn(local_id, "--train-nccl-dump-dir: %s%s", why,
+			  dfd == -1 ? "; no flight recorder dumps there" : "");
 		return;
 	}
 	close(dfd);
@@ -291,7 +298,8 @@ int te_stepd_task_init_priv(spank_t sp)
  * protocol, and no task id of an enclosing step's. */
 static void export_settings(spank_t sp)
 {
-	static char enc[TE_S_COUNT * (3 * TE_VALUE_MAX + 3 * TE_ORIGIN_MAX + 80)];
+	static char
+		enc[TE_S_COUNT * (3 * TE_VALUE_MAX + 3 * TE_ORIGIN_MAX + 80)];
 
 	/* trainenv-rdzv takes its settings from it: never leave the job's
 	 * own in its place */
@@ -331,8 +339,9 @@ static int set_signals(void)
 			    "cannot ignore SIGHUP: %s", strerror(errno));
 		return -1;
 	}
-	mask = te_plug.cfg.v[TE_S_IGNORE_SIGNALS].word == TE_W_VALUE ?
-		       te_plug.cfg.v[TE_S_IGNORE_SIGNALS].num : 0;
+	mask = te_plug.cfg.v[TE_S_IGNORE_SIGNALS].word == TE_W_VALUE
+		       ? te_plug.cfg.v[TE_S_IGNORE_SIGNALS].num
+		       : 0;
 	for (i = 1; i < 64; i++)
 		if ((mask & (1ULL << i)) && i != SIGUSR1 && i != SIGUSR2)
 			signal(i, SIG_IGN);
@@ -378,7 +387,7 @@ static int rank_launch(spank_t sp, uint32_t local_id, uint32_t global_id,
 	}
 	if (have < 0) {
 		task_fail(sp);
-		if (te_stepd_end_step)	/* another protocol: said */
+		if (te_stepd_end_step) /* another protocol: said */
 			te_stepd_end_step_now();
 		return -1;
 	}
@@ -404,7 +413,7 @@ static int rank_prepare(spank_t sp, uint32_t local_id, uint32_t global_id,
 		te_stepd_watch_workers(sp);
 	if (have && rr.checkpoint_dir[0])
 		spank_setenv(sp, TE_CHECKPOINT_ENV, rr.checkpoint_dir, 1);
-	else if (!have && ckpt->set)	/* not verified: srun said so */
+	else if (!have && ckpt->set) /* not verified: srun said so */
 		spank_setenv(sp, TE_CHECKPOINT_ENV, ckpt->text, 1);
 	/* A later PMIx client of this rank (MPI_Init, the barrier
 	 * tool) needs the hash store: docs/design.md section 3. */
@@ -412,8 +421,7 @@ static int rank_prepare(spank_t sp, uint32_t local_id, uint32_t global_id,
 		spank_setenv(sp, "PMIX_MCA_gds", "hash", 0);
 	/* not in Slurm's OCI containers nor under Apptainer: srun
 	 * said why (srun.c) */
-	if (first_coll && te_stepd_has_pmix(sp) &&
-	    !te_stepd_oci_step(sp) &&
+	if (first_coll && te_stepd_has_pmix(sp) && !te_stepd_oci_step(sp) &&
 	    !te_appt_command(te_step.argc > 0 ? te_step.argv[0] : NULL) &&
 	    te_stepd_preload_nccl_barrier(sp) < 0)
 		return task_fail(sp);
@@ -438,7 +446,7 @@ int te_stepd_task_init(spank_t sp)
 
 	export_settings(sp);
 	if (te_plug.cfg.v[TE_S_TRAIN].word != TE_W_ON)
-		return 0;	/* --train=off */
+		return 0; /* --train=off */
 	if (te_stepd_container_check() < 0)
 		return task_fail(sp);
 	spank_get_item(sp, S_TASK_ID, &local_id);
@@ -471,8 +479,9 @@ static void report_sender_finish(void)
 
 	if (lost > 0)
 		slurm_info(TE_PREFIX "%d failure report%s of step %u.%u not "
-			   "delivered to srun: %s", lost, lost == 1 ? "" : "s",
-			   te_step.job_id, te_step.step_id, err);
+				     "delivered to srun: %s",
+			   lost, lost == 1 ? "" : "s", te_step.job_id,
+			   te_step.step_id, err);
 }
 
 /* Never waits on the network: the line goes to the step's sender. Only the
@@ -522,17 +531,20 @@ int te_stepd_task_exit(spank_t sp)
 	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
 		slurm_info(TE_PREFIX "rank %u failed; cannot tell srun: no job "
-			   "uid", r.rank);
+				     "uid",
+			   r.rank);
 		goto out;
 	}
 	/* one line for the first report that cannot go; the step's summary
 	 * (report_sender_finish) counts them all */
 	if (te_failrep_sender_add(te_step.report_host, te_step.report_port,
 				  te_step.report_token, &r, uid, gid, err,
-				  sizeof(err)) < 0 && !refused++)
+				  sizeof(err)) < 0 &&
+	    !refused++)
 		slurm_info(TE_PREFIX "rank %u %s %d; could not tell srun: %s",
-			   r.rank, r.signaled ? "killed by signal" :
-			   "exited with code", r.value, err);
+			   r.rank,
+			   r.signaled ? "killed by signal" : "exited with code",
+			   r.value, err);
 out:
 	if (last)
 		report_sender_finish();

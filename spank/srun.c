@@ -89,19 +89,25 @@ static void apptainer_note(int argc, char **argv)
 	slash = strrchr(argv[i], '/');
 	prog = slash ? slash + 1 : argv[i];
 	if (ignores_signals())
-		fprintf(stderr, TE_PREFIX "note: srun %s: Apptainer starts the "
+		fprintf(stderr,
+			TE_PREFIX
+			"note: srun %s: Apptainer starts the "
 			"program with every signal at its default, so the "
 			"signals trainenv ignores for the tasks "
 			"(--train-sighup=ignore, --train-ignore-signals) are "
 			"not ignored there; srun's own hang-up shield still "
-			"holds\n", prog);
+			"holds\n",
+			prog);
 	if (te_plug.cfg.v[TE_S_BARRIER].word == TE_W_BARRIER_FIRST_COLLECTIVE)
-		fprintf(stderr, TE_PREFIX "note: srun %s: "
+		fprintf(stderr,
+			TE_PREFIX
+			"note: srun %s: "
 			"--train-barrier=first-collective does not run in an "
 			"Apptainer container (the image has no trainenv-nccl.so "
 			"and no PMIx client for it): no barrier runs; "
 			"--train-barrier=SECONDS runs it on the nodes before "
-			"the program starts\n", prog);
+			"the program starts\n",
+			prog);
 }
 
 /* Slurm's own OCI containers (srun --container=BUNDLE, or the
@@ -124,7 +130,8 @@ static void oci_container_note(int argc, char **argv)
 	/* the runtime starts the program with every signal at its default
 	 * (crun, runc: the OCI process starts afresh) */
 	if (ignores_signals())
-		fprintf(stderr, TE_PREFIX "note: srun --container: the OCI "
+		fprintf(stderr, TE_PREFIX
+			"note: srun --container: the OCI "
 			"runtime starts the program with every signal at its "
 			"default, so the signals trainenv ignores for the tasks "
 			"(--train-sighup=ignore, --train-ignore-signals) are "
@@ -136,16 +143,21 @@ static void oci_container_note(int argc, char **argv)
 	 * the task to are gone there (an external launcher's daemons are
 	 * not bound) */
 	if (c->v[TE_S_BIND].word != TE_W_BIND_NONE && !external_launcher)
-		fprintf(stderr, TE_PREFIX "note: srun --container: "
+		fprintf(stderr,
+			TE_PREFIX
+			"note: srun --container: "
 			"--train-bind binds each task before the OCI runtime "
 			"starts, and a runtime that resets the CPU affinity "
 			"of the program it starts (crun since 1.9.2, newer "
 			"runc) leaves the rank on all the CPUs of the "
-			"container's cpuset%s\n", TE_SLURM_AT_LEAST(23, 2) ?
-			" (TRAINENV_BIND still names the CPUs trainenv chose)" :
-			"");
+			"container's cpuset%s\n",
+			TE_SLURM_AT_LEAST(23, 2)
+				? " (TRAINENV_BIND still names the CPUs trainenv chose)"
+				: "");
 #if !TE_SLURM_AT_LEAST(23, 2)
-	fprintf(stderr, TE_PREFIX "warning: srun --container: Slurm %d.%02d "
+	fprintf(stderr,
+		TE_PREFIX
+		"warning: srun --container: Slurm %d.%02d "
 		"writes the OCI container's environment "
 		"before any plugin runs, so nothing trainenv sets for the tasks "
 		"(rank variables, MASTER_ADDR and MASTER_PORT, timeouts, "
@@ -155,7 +167,8 @@ static void oci_container_note(int argc, char **argv)
 		SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER));
 #else
 	if (c->v[TE_S_BARRIER].word == TE_W_BARRIER_FIRST_COLLECTIVE)
-		fprintf(stderr, TE_PREFIX "note: srun --container: "
+		fprintf(stderr, TE_PREFIX
+			"note: srun --container: "
 			"--train-barrier=first-collective does not run in an "
 			"OCI container (the runtime gives the program no "
 			"descriptor of trainenv's barrier helper, and the "
@@ -195,18 +208,20 @@ static void step_kind(spank_t sp)
 		return;
 	oci_container_note(argc, argv);
 	apptainer_note(argc, argv);
-	if (external_launcher && (te_plug.explain ||
-				  exit_watch_wanted() || requeue_wanted()))
-		fprintf(stderr, TE_PREFIX "note: srun --external-launcher: "
+	if (external_launcher &&
+	    (te_plug.explain || exit_watch_wanted() || requeue_wanted()))
+		fprintf(stderr, TE_PREFIX
+			"note: srun --external-launcher: "
 			"this step's tasks are an MPI launcher's daemons, not "
 			"ranks; trainenv gives them its timeout and signal "
 			"policy only (no rank environment, binding, "
 			"rendezvous, failure report, exit watchdog or "
 			"requeue)\n");
-	else if (async_launch && (c->v[TE_S_FAILURE_REPORT].word == TE_W_ON ||
-				  exit_watch_wanted() || requeue_wanted() ||
-				  te_record_dir(c)))
-		fprintf(stderr, TE_PREFIX "note: srun --async does not stay "
+	else if (async_launch &&
+		 (c->v[TE_S_FAILURE_REPORT].word == TE_W_ON ||
+		  exit_watch_wanted() || requeue_wanted() || te_record_dir(c)))
+		fprintf(stderr, TE_PREFIX
+			"note: srun --async does not stay "
 			"with the step: its first-failure report, exit "
 			"watchdog, requeue and step record are off (the step "
 			"runs with the rest of trainenv's settings)\n");
@@ -223,17 +238,20 @@ int te_srun_post_opt(spank_t sp)
 		return -1;
 	step_kind(sp);
 	/* shield (0) and ignore (1) shield srun; default (2) is Slurm's */
-	if (!te_submit_train_on() || te_plug.cfg.v[TE_S_SIGHUP].word == TE_W_SIGHUP_DEFAULT)
+	if (!te_submit_train_on() ||
+	    te_plug.cfg.v[TE_S_SIGHUP].word == TE_W_SIGHUP_DEFAULT)
 		return 0;
 	if (async_launch)
-		return 0;	/* srun leaves at once: nothing to shield */
+		return 0; /* srun leaves at once: nothing to shield */
 	if (te_hangup_is_pty())
-		return 0;	/* an interactive shell ends with its terminal */
+		return 0; /* an interactive shell ends with its terminal */
 	/* Must happen before srun starts its signal thread, which turns
 	 * SIGHUP into SIGKILL for every task. */
 	if (te_hangup_shield(err, sizeof(err)) < 0)
-		fprintf(stderr, TE_PREFIX "warning: the step is not protected "
-			"from the terminal's hang-up: %s\n", err);
+		fprintf(stderr,
+			TE_PREFIX "warning: the step is not protected "
+				  "from the terminal's hang-up: %s\n",
+			err);
 	return 0;
 }
 
@@ -248,18 +266,20 @@ static void explain_launcher(spank_t sp)
 	spank_get_item(sp, S_JOB_NNODES, &nnodes);
 	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS)
 		argc = 0;
-	mode = te_launcher_decide(te_plug.cfg.v[TE_S_LAUNCHER].word, argc,
-				  argv, ntasks, nnodes, 0, why, sizeof(why));
-	fprintf(stderr, TE_PREFIX "launch style: %s (%s%s); %u tasks on %u "
-		"nodes; rank environment %s\n",
+	mode = te_launcher_decide(te_plug.cfg.v[TE_S_LAUNCHER].word, argc, argv,
+				  ntasks, nnodes, 0, why, sizeof(why));
+	fprintf(stderr,
+		TE_PREFIX "launch style: %s (%s%s); %u tasks on %u "
+			  "nodes; rank environment %s\n",
 		mode == TE_LAUNCH_TASK ? "task" : "torchrun", why,
 		mode == TE_LAUNCH_TASK && ntasks == nnodes &&
-				te_plug.cfg.v[TE_S_LAUNCHER].word == TE_W_LAUNCHER_AUTO ?
-			"; torchrun on nodes where the task has several GPUs" :
-			"",
+				te_plug.cfg.v[TE_S_LAUNCHER].word ==
+					TE_W_LAUNCHER_AUTO
+			? "; torchrun on nodes where the task has several GPUs"
+			: "",
 		ntasks, nnodes,
-		te_plug.cfg.v[TE_S_RANK_ENV].word == TE_W_YES ? "exported" :
-							 "not exported");
+		te_plug.cfg.v[TE_S_RANK_ENV].word == TE_W_YES ? "exported"
+							      : "not exported");
 }
 
 /* srun's own arguments: its command line (/proc/self/cmdline) without
@@ -280,7 +300,8 @@ static int srun_own_args(spank_t sp, char **buf, char ***args)
 		return -1;
 	b = malloc(CMDLINE_MAX);
 	got = b ? te_read_small("/proc/self/cmdline", b, CMDLINE_MAX,
-				TE_READ_WHOLE) : -1;
+				TE_READ_WHOLE)
+		: -1;
 	if (got <= 0) {
 		free(b);
 		return -1;
@@ -348,7 +369,9 @@ static int pmix_notice(void)
 	if (c->v[TE_S_RDZV].word == TE_W_RDZV_COMPUTED) /* nothing expected */
 		return 0;
 	if (c->v[TE_S_RDZV].word == TE_W_RDZV_PMIX) {
-		fprintf(stderr, TE_PREFIX "error: --train-rdzv=pmix needs PMIx, "
+		fprintf(stderr,
+			TE_PREFIX
+			"error: --train-rdzv=pmix needs PMIx, "
 			"but this step's MPI type is '%s': run srun --mpi=pmix "
 			"(or set MpiDefault=pmix in slurm.conf)\n",
 			mpi ? mpi : "none");
@@ -359,15 +382,20 @@ static int pmix_notice(void)
 		te_appendf(what, sizeof(what), "--train-barrier=%s cannot run",
 			   b->text);
 	if (c->v[TE_S_VERSION_CHECK].word == TE_W_VCHECK_FAIL)
-		te_appendf(what, sizeof(what), "%s--train-version-check=fail "
-			   "cannot run", what[0] ? "; " : "");
+		te_appendf(what, sizeof(what),
+			   "%s--train-version-check=fail "
+			   "cannot run",
+			   what[0] ? "; " : "");
 	if (ck->set)
-		te_appendf(what, sizeof(what), "%sthe checkpoint directory is "
+		te_appendf(what, sizeof(what),
+			   "%sthe checkpoint directory is "
 			   "exported without the shared-storage check",
 			   what[0] ? "; " : "");
 	if (!what[0])
 		return 0;
-	fprintf(stderr, TE_PREFIX "warning: the barrier is unavailable: this "
+	fprintf(stderr,
+		TE_PREFIX
+		"warning: the barrier is unavailable: this "
 		"step has no PMIx (MPI type '%s'): %s; the tasks start as they "
 		"come, with the computed MASTER_ADDR/MASTER_PORT. Fix: srun "
 		"--mpi=pmix (or MpiDefault=pmix in slurm.conf)\n",
@@ -404,7 +432,8 @@ static void srun_port_range(uint16_t *lo, uint16_t *hi)
 	/* missing (configless): srun's own ports are as free */
 	text = malloc(TE_SLURMCONF_MAX + 1);
 	got = text ? te_read_small(path, text, TE_SLURMCONF_MAX + 1,
-				   TE_READ_WHOLE) : -1;
+				   TE_READ_WHOLE)
+		   : -1;
 	if (got < 0) {
 		free(text);
 		return;
@@ -416,9 +445,12 @@ static void srun_port_range(uint16_t *lo, uint16_t *hi)
 		return;
 	if (found < 0)
 		te_snprintf(err, sizeof(err), "SrunPortRange: value too long");
-	if (found < 0 || te_port_range_parse(val, lo, hi, err, sizeof(err)) < 0) {
-		fprintf(stderr, TE_PREFIX "warning: %s (in %s): the first-failure "
-			"report listens on any free port\n", err, path);
+	if (found < 0 ||
+	    te_port_range_parse(val, lo, hi, err, sizeof(err)) < 0) {
+		fprintf(stderr,
+			TE_PREFIX "warning: %s (in %s): the first-failure "
+				  "report listens on any free port\n",
+			err, path);
 		*lo = *hi = 0;
 	}
 }
@@ -433,18 +465,18 @@ static int exit_watch_arm(spank_t sp)
 	char helper[TE_VALUE_MAX + 32];
 	uint32_t job = 0, step = 0;
 	unsigned grace = g->set && g->word == TE_W_VALUE ? (unsigned)g->num : 0;
-	unsigned stall = st->set && st->word == TE_W_VALUE ?
-				 (unsigned)st->num : 0;
+	unsigned stall = st->set && st->word == TE_W_VALUE ? (unsigned)st->num
+							   : 0;
 
 	if (!exit_watch_wanted())
-		return 0;		/* off */
+		return 0; /* off */
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
 	    te_helper_path(TE_STACKS_HELPER, helper, sizeof(helper)) < 0 ||
-	    te_exitwatch_arm(job, step, grace, stall,
-			     a->set ? a->text : "term", helper,
-			     te_record_dir(&te_plug.cfg)) < 0) {
-		fprintf(stderr, TE_PREFIX "warning: no exit watchdog "
+	    te_exitwatch_arm(job, step, grace, stall, a->set ? a->text : "term",
+			     helper, te_record_dir(&te_plug.cfg)) < 0) {
+		fprintf(stderr, TE_PREFIX
+			"warning: no exit watchdog "
 			"(--train-exit-grace, --train-stall) for this step: "
 			"the step's ids are unknown\n");
 		return 0;
@@ -483,7 +515,8 @@ int te_srun_user_init(spank_t sp)
 	if (!te_submit_train_on() || external_launcher)
 		return 0;
 	rec.have = spank_get_item(sp, S_JOB_ID, &rec.job) == ESPANK_SUCCESS &&
-		   spank_get_item(sp, S_JOB_STEPID, &rec.step) == ESPANK_SUCCESS;
+		   spank_get_item(sp, S_JOB_STEPID, &rec.step) ==
+			   ESPANK_SUCCESS;
 	rec.start = time(NULL);
 	failrep = te_plug.cfg.v[TE_S_FAILURE_REPORT].word == TE_W_ON;
 	watch = exit_watch_arm(sp);
@@ -497,11 +530,13 @@ int te_srun_user_init(spank_t sp)
 	if (te_failrep_listen(lo, hi, failrep, env, sizeof(env), err,
 			      sizeof(err)) < 0) {
 		fprintf(stderr, TE_PREFIX "warning: no %s for this step: %s\n",
-			failrep ? "first-failure report" :
-			watch ? "exit watchdog (--train-exit-grace, "
-			"--train-stall)" : recovery ? "--train-requeue or "
-			"--train-time-signal" : "launch timeline in the step's "
-			"record",
+			failrep	   ? "first-failure report"
+			: watch	   ? "exit watchdog (--train-exit-grace, "
+				     "--train-stall)"
+			: recovery ? "--train-requeue or "
+				     "--train-time-signal"
+				   : "launch timeline in the step's "
+				     "record",
 			err);
 		return 0;
 	}
@@ -515,13 +550,15 @@ static void write_record(void)
 {
 	static char json[256 * 1024];
 	const char *dir = te_record_dir(&te_plug.cfg);
-	struct te_step_record r = { .job = rec.job, .step = rec.step,
-				    .cfg = &te_plug.cfg, .start_sec = rec.start,
+	struct te_step_record r = { .job = rec.job,
+				    .step = rec.step,
+				    .cfg = &te_plug.cfg,
+				    .start_sec = rec.start,
 				    .end_sec = time(NULL) };
 	struct te_failrep first;
 	struct te_launch_skew launch;
 	char name[32], job[16], hang[48], why[TE_VALUE_MAX + 200],
-	     path[TE_DUMP_DIR_PATH_MAX];
+		path[TE_DUMP_DIR_PATH_MAX];
 	int dfd, fd;
 	ssize_t n;
 
@@ -540,18 +577,22 @@ static void write_record(void)
 	dfd = te_dump_dir_open(dir, job, getuid(), path, sizeof(path), why,
 			       sizeof(why));
 	if (dfd < 0) {
-		fprintf(stderr, TE_PREFIX "warning: no record of this step: "
-			"%s: %s\n", te_record_dir_option(&te_plug.cfg), why);
+		fprintf(stderr,
+			TE_PREFIX "warning: no record of this step: "
+				  "%s: %s\n",
+			te_record_dir_option(&te_plug.cfg), why);
 		return;
 	}
 	/* the directory is the user's own and others cannot write there */
-	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
+	fd = openat(dfd, name,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
 	n = fd >= 0 ? write(fd, json, strlen(json)) : -1;
 	if (n != (ssize_t)strlen(json))
-		fprintf(stderr, TE_PREFIX "warning: no record of this step: "
-			"%s/%s: %s\n", path, name,
-			fd < 0 ? strerror(errno) : "short write");
+		fprintf(stderr,
+			TE_PREFIX "warning: no record of this step: "
+				  "%s/%s: %s\n",
+			path, name, fd < 0 ? strerror(errno) : "short write");
 	if (fd >= 0)
 		close(fd);
 	close(dfd);

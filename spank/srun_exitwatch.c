@@ -26,12 +26,12 @@ extern char **environ;
 static struct {
 	int armed, fired;
 	unsigned grace_s;
-	int64_t first_ms;		/* monotonic, 0: no exit yet */
-	struct te_failrep first;	/* the first exit seen */
-	int64_t stall_ms;		/* monotonic, 0: no stall said */
-	char why_opt[16];		/* --first-exit or --stall */
+	int64_t first_ms;	 /* monotonic, 0: no exit yet */
+	struct te_failrep first; /* the first exit seen */
+	int64_t stall_ms;	 /* monotonic, 0: no stall said */
+	char why_opt[16];	 /* --first-exit or --stall */
 	char why[192];
-	char cause[256];		/* why trainenv ends the step */
+	char cause[256]; /* why trainenv ends the step */
 	char job_step[32], grace[16], stall[16], action[16];
 	char helper[TE_VALUE_MAX + 32];
 	char record_dir[TE_VALUE_MAX + 1];
@@ -42,7 +42,7 @@ static struct {
 	 * the hang is blamed on the one node that has none */
 	char ended[TE_EXITWATCH_NODES][sizeof(((struct te_failrep *)0)->node)];
 	int nended, ended_full;
-	int ended_at_fire, full_at_fire;	/* at the report */
+	int ended_at_fire, full_at_fire; /* at the report */
 	int hang_node_done;
 	char hang_node[sizeof(((struct te_failrep *)0)->node)];
 } ew;
@@ -108,8 +108,8 @@ int te_exitwatch_arm(uint32_t job, uint32_t step, unsigned grace_s,
 		     const char *record_dir)
 {
 	memset(&ew, 0, sizeof(ew));
-	if (te_snprintf(ew.job_step, sizeof(ew.job_step), "%u.%u", job,
-			step) < 0 ||
+	if (te_snprintf(ew.job_step, sizeof(ew.job_step), "%u.%u", job, step) <
+		    0 ||
 	    te_snprintf(ew.grace, sizeof(ew.grace), "%u", grace_s) < 0 ||
 	    te_snprintf(ew.stall, sizeof(ew.stall), "%u", stall_s) < 0 ||
 	    te_strlcpy(ew.action, action, sizeof(ew.action)) >=
@@ -150,9 +150,10 @@ void te_exitwatch_stall(const struct te_failrep *r, int64_t now_ms)
 		return;
 	ew.stall_ms = now_ms ? now_ms : 1;
 	te_strlcpy(ew.stall_node, r->node, sizeof(ew.stall_node));
-	te_snprintf(ew.why, sizeof(ew.why), "rank %u on %s sent no heartbeat "
-		    "for %d s (--train-stall=%s)", r->rank, r->node, r->value,
-		    ew.stall);
+	te_snprintf(ew.why, sizeof(ew.why),
+		    "rank %u on %s sent no heartbeat "
+		    "for %d s (--train-stall=%s)",
+		    r->rank, r->node, r->value, ew.stall);
 	te_strlcpy(ew.why_opt, "--stall", sizeof(ew.why_opt));
 }
 
@@ -161,7 +162,7 @@ int64_t te_exitwatch_due(void)
 	if (!ew.armed || ew.fired)
 		return 0;
 	if (ew.stall_ms)
-		return ew.stall_ms;		/* at once */
+		return ew.stall_ms; /* at once */
 	if (!ew.first_ms)
 		return 0;
 	return ew.first_ms + (int64_t)ew.grace_s * 1000;
@@ -172,12 +173,20 @@ void te_exitwatch_fire(int64_t now_ms)
 	/* a reporter of another protocol says so on srun's stderr (its
 	 * own) in one line and stops */
 	char proto[12];
-	char *argv[] = {
-		(char *)TE_STACKS_HELPER, (char *)"--protocol-say", proto,
-		(char *)"--exit-report",
-		ew.job_step, (char *)"--grace", ew.grace, (char *)"--action",
-		ew.action, ew.why_opt, ew.why, NULL, NULL, NULL
-	};
+	char *argv[] = { (char *)TE_STACKS_HELPER,
+			 (char *)"--protocol-say",
+			 proto,
+			 (char *)"--exit-report",
+			 ew.job_step,
+			 (char *)"--grace",
+			 ew.grace,
+			 (char *)"--action",
+			 ew.action,
+			 ew.why_opt,
+			 ew.why,
+			 NULL,
+			 NULL,
+			 NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, all;
@@ -194,19 +203,24 @@ void te_exitwatch_fire(int64_t now_ms)
 	if (!ew.stall_ms) {
 		te_strlcpy(ew.why_opt, "--first-exit", sizeof(ew.why_opt));
 		if (ew.first.ended)
-			te_snprintf(ew.why, sizeof(ew.why), "worker rank %u "
-				    "on %s ended", ew.first.rank,
-				    ew.first.node);
+			te_snprintf(ew.why, sizeof(ew.why),
+				    "worker rank %u "
+				    "on %s ended",
+				    ew.first.rank, ew.first.node);
 		else
-			te_snprintf(ew.why, sizeof(ew.why), "rank %u on %s %s "
-				    "%d", ew.first.rank, ew.first.node,
-				    ew.first.signaled ? "killed by signal" :
-				    "exited with code", ew.first.value);
+			te_snprintf(ew.why, sizeof(ew.why),
+				    "rank %u on %s %s "
+				    "%d",
+				    ew.first.rank, ew.first.node,
+				    ew.first.signaled ? "killed by signal"
+						      : "exited with code",
+				    ew.first.value);
 	}
 	if (ew.stall_ms)
 		te_strlcpy(ew.cause, ew.why, sizeof(ew.cause));
 	else
-		te_snprintf(ew.cause, sizeof(ew.cause), "ranks still ran "
+		te_snprintf(ew.cause, sizeof(ew.cause),
+			    "ranks still ran "
 			    "%u s after %s (--train-exit-grace=%u)",
 			    ew.grace_s, ew.why, ew.grace_s);
 	te_snprintf(proto, sizeof(proto), "%d", te_protocol_version());
@@ -222,7 +236,7 @@ void te_exitwatch_fire(int64_t now_ms)
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &all);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF);
+						POSIX_SPAWN_SETSIGDEF);
 	/* the report goes to srun's stderr; srun's stdout (a pipe a caller
 	 * reads to its end) and every other descriptor stay srun's */
 	posix_spawn_file_actions_init(&fa);
@@ -232,8 +246,10 @@ void te_exitwatch_fire(int64_t now_ms)
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (rc != 0) {
-		fprintf(stderr, TE_PREFIX "%s, but the hang report cannot "
-			"start: %s: %s\n", ew.why, ew.helper, strerror(rc));
+		fprintf(stderr,
+			TE_PREFIX "%s, but the hang report cannot "
+				  "start: %s: %s\n",
+			ew.why, ew.helper, strerror(rc));
 		ew.pid = 0;
 	}
 }

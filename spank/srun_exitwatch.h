@@ -42,7 +42,7 @@ int te_exitwatch_reap(void);
  * node none of whose tasks had ended; a stalled rank's node): its name,
  * for --train-requeue; else NULL. Asks slurmctld for the step's layout:
  * srun's main thread, at its end, after te_failrep_finish. */
-#define TE_EXITWATCH_NODES 4096		/* nodes whose ends are told apart */
+#define TE_EXITWATCH_NODES 4096 /* nodes whose ends are told apart */
 const char *te_exitwatch_hang_node(void);
 /* Why the hang report ran, or NULL when it did not. */
 const char *te_exitwatch_fired(void);

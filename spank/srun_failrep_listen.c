@@ -26,10 +26,10 @@
 
 #define MAX_HELD 4096
 #define HOLD_MS 300
-#define FR_CONNS 128		/* connections served at once */
-#define ACCEPT_BATCH 64		/* accepted per round, then the reads */
-#define ACCEPT_PAUSE_MS 100	/* after EMFILE and the like: no spin */
-#define QUIET_MS 50		/* finish: nothing more is on its way */
+#define FR_CONNS 128	    /* connections served at once */
+#define ACCEPT_BATCH 64	    /* accepted per round, then the reads */
+#define ACCEPT_PAUSE_MS 100 /* after EMFILE and the like: no spin */
+#define QUIET_MS 50	    /* finish: nothing more is on its way */
 
 static struct {
 	int lfd, wake[2];
@@ -39,13 +39,13 @@ static struct {
 	struct te_failrep_conn conn[FR_CONNS];
 	struct te_failrep held[MAX_HELD];
 	int nheld, printed, dropped, first_done;
-	struct te_failrep first;	/* the first failure printed */
+	struct te_failrep first; /* the first failure printed */
 	int have_first;
 	int64_t first_at;
-	int grace_ms;		/* set by finish before it wakes the thread */
-	int print_failures;	/* failure-report=on (else only exits count) */
-	int has_launch;		/* rank 0's helper told the launch timeline */
-	struct te_failrep kept[TE_FAILREP_KEEP];	/* for --train-requeue */
+	int grace_ms;	    /* set by finish before it wakes the thread */
+	int print_failures; /* failure-report=on (else only exits count) */
+	int has_launch;	    /* rank 0's helper told the launch timeline */
+	struct te_failrep kept[TE_FAILREP_KEEP]; /* for --train-requeue */
 	int nkept;
 	struct te_launch_skew launch;
 } fr = { .lfd = -1, .wake = { -1, -1 } };
@@ -133,7 +133,7 @@ static void hold_or_print(const struct te_failrep *report)
 static void on_report(const struct te_failrep *r, void *ctx)
 {
 	(void)ctx;
-	if (r->launched) {	/* for the step's record, once */
+	if (r->launched) { /* for the step's record, once */
 		if (!fr.has_launch) {
 			fr.launch = r->launch;
 			fr.has_launch = 1;
@@ -196,17 +196,17 @@ static int accept_some(void)
 		int slot = te_failrep_conn_slot(fr.conn, FR_CONNS), fd;
 
 		if (slot < 0)
-			return any;	/* every slot is a sender: backlog */
+			return any; /* every slot is a sender: backlog */
 		fd = accept4(fr.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return any;
-			return -1;	/* EMFILE, ENFILE, ENOBUFS, ENOMEM */
+			return -1; /* EMFILE, ENFILE, ENOBUFS, ENOMEM */
 		}
 		if (fr.conn[slot].fd >= 0)
-			conn_close(&fr.conn[slot]);	/* the oldest stranger */
+			conn_close(&fr.conn[slot]); /* the oldest stranger */
 		fr.conn[slot].fd = fd;
 		fr.conn[slot].since = te_now_ms();
 		any = 1;
@@ -222,12 +222,12 @@ static int64_t min64(int64_t a, int64_t b)
 /* The listener's state across rounds, and one round's poll set. */
 struct round {
 	struct pollfd p[2 + FR_CONNS];
-	int idx[2 + FR_CONNS];	/* a connection; -1 the port, -2 the wake */
+	int idx[2 + FR_CONNS]; /* a connection; -1 the port, -2 the wake */
 	int np, open;
 	int64_t now, wake_at;
-	int64_t pause_until;	/* accepting paused (out of descriptors) */
+	int64_t pause_until; /* accepting paused (out of descriptors) */
 	int64_t drain_until, last_activity;
-	int draining;		/* finish asked: serve grace_ms more */
+	int draining; /* finish asked: serve grace_ms more */
 };
 
 static void round_add(struct round *rd, int fd, int idx)
@@ -269,8 +269,10 @@ static void round_conns(struct round *rd)
 				continue;
 		}
 		rd->open++;
-		rd->wake_at = min64(rd->wake_at, c->since + (c->authed ?
-				TE_FAILREP_AUTHED_MS : TE_FAILREP_CONN_MS));
+		rd->wake_at =
+			min64(rd->wake_at,
+			      c->since + (c->authed ? TE_FAILREP_AUTHED_MS
+						    : TE_FAILREP_CONN_MS));
 		round_add(rd, c->fd, i);
 	}
 }
@@ -337,8 +339,9 @@ static int round_serve(struct round *rd)
 		if (rd->idx[i] == -2 &&
 		    (rd->p[i].revents & (POLLIN | POLLHUP))) {
 			rd->draining = 1;
-			rd->drain_until = te_now_ms() + __atomic_load_n(
-				&fr.grace_ms, __ATOMIC_ACQUIRE);
+			rd->drain_until =
+				te_now_ms() +
+				__atomic_load_n(&fr.grace_ms, __ATOMIC_ACQUIRE);
 			any = 1;
 		}
 	}
@@ -407,9 +410,9 @@ static int bind_in_range(int fd, int family, uint16_t lo, uint16_t hi)
 					   .sin6_port = htons(port) };
 		struct sockaddr_in a4 = { .sin_family = AF_INET,
 					  .sin_port = htons(port) };
-		int rc = family == AF_INET6 ?
-			bind(fd, (struct sockaddr *)&a6, sizeof(a6)) :
-			bind(fd, (struct sockaddr *)&a4, sizeof(a4));
+		int rc = family == AF_INET6
+				 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6))
+				 : bind(fd, (struct sockaddr *)&a4, sizeof(a4));
 
 		if (rc == 0)
 			return 0;
@@ -458,8 +461,10 @@ int te_failrep_listen(uint16_t lo, uint16_t hi, int print_failures,
 		fr.lfd = open_listener(AF_INET, lo, hi);
 	if (fr.lfd < 0) {
 		if (lo)
-			te_snprintf(err, errlen, "no free port in SrunPortRange "
-				    "%u-%u: %s", lo, hi, strerror(errno));
+			te_snprintf(err, errlen,
+				    "no free port in SrunPortRange "
+				    "%u-%u: %s",
+				    lo, hi, strerror(errno));
 		else
 			te_snprintf(err, errlen, "socket: %s", strerror(errno));
 		goto fail;
@@ -472,9 +477,9 @@ int te_failrep_listen(uint16_t lo, uint16_t hi, int print_failures,
 		te_snprintf(err, errlen, "getsockname: %s", strerror(errno));
 		goto fail;
 	}
-	port = ntohs(ss.ss_family == AF_INET6 ?
-			     ((struct sockaddr_in6 *)&ss)->sin6_port :
-			     ((struct sockaddr_in *)&ss)->sin_port);
+	port = ntohs(ss.ss_family == AF_INET6
+			     ? ((struct sockaddr_in6 *)&ss)->sin6_port
+			     : ((struct sockaddr_in *)&ss)->sin_port);
 	if (pipe2(fr.wake, O_CLOEXEC) < 0) {
 		te_snprintf(err, errlen, "pipe: %s", strerror(errno));
 		goto fail;

@@ -35,9 +35,8 @@ static unsigned tree_width(const char **from)
 	int (*load)(time_t, slurm_conf_t **) =
 		(int (*)(time_t, slurm_conf_t **))dlsym(RTLD_DEFAULT,
 							"slurm_load_ctl_conf");
-	void (*release)(slurm_conf_t *) =
-		(void (*)(slurm_conf_t *))dlsym(RTLD_DEFAULT,
-						"slurm_free_ctl_conf");
+	void (*release)(slurm_conf_t *) = (void (*)(slurm_conf_t *))dlsym(
+		RTLD_DEFAULT, "slurm_free_ctl_conf");
 	slurm_conf_t *ctl = NULL;
 	unsigned w = 0;
 
@@ -66,7 +65,7 @@ int te_srun_fence(spank_t sp, struct te_fence_choice *c)
 	uint32_t nnodes = 0;
 
 	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS)
-		nnodes = 0;	/* unknown: ring, a barrier on any count */
+		nnodes = 0; /* unknown: ring, a barrier on any count */
 	in.nnodes = nnodes;
 	in.tree_width = tree_width(&in.width_from);
 	te_fence_choose(&in, c);

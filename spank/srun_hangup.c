@@ -152,8 +152,8 @@ static int terminal_for_srun(void)
 			    1024);
 	if (!te_srun_reads_stdin(argc, cmdline_argv))
 		return -1;
-	return open("/proc/self/fd/0", O_RDONLY | O_NONBLOCK | O_NOCTTY |
-						O_CLOEXEC);
+	return open("/proc/self/fd/0",
+		    O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 }
 
 /* Stops this process by SIG's default action, as the kernel stops a job,
@@ -171,8 +171,8 @@ static int stop_with(int sig)
 	sigaction(sig, &dfl, &old);
 	sigemptyset(&one);
 	sigaddset(&one, sig);
-	kill(getpid(), sig);	/* pending: a stop signal flushes any SIGCONT */
-	sigprocmask(SIG_UNBLOCK, &one, NULL);	/* delivered: stopped here */
+	kill(getpid(), sig); /* pending: a stop signal flushes any SIGCONT */
+	sigprocmask(SIG_UNBLOCK, &one, NULL); /* delivered: stopped here */
 	sigprocmask(SIG_BLOCK, &one, NULL);
 	sigaction(sig, &old, NULL);
 	return sigpending(&pending) == 0 && sigismember(&pending, SIGCONT);
@@ -198,15 +198,15 @@ static void tty_notify(int tty)
 }
 
 struct relay {
-	int input;	/* the terminal to srun's stdin (else srun's output) */
-	int hold;	/* a re-executed srun's stderr until its plugin takes
+	int input; /* the terminal to srun's stdin (else srun's output) */
+	int hold;  /* a re-executed srun's stderr until its plugin takes
 			 * the real one back: kept, not written */
-	int in;		/* where it comes from, -1 when done */
-	int out;	/* the destination, as srun had it */
-	int wfd;	/* our own non-blocking descriptor for out, or -1 */
-	int sock;	/* out is a socket: send() with MSG_DONTWAIT */
-	int dead;	/* the destination failed: drop from now on */
-	int full;	/* the last write would have blocked: wait for POLLOUT */
+	int in;	   /* where it comes from, -1 when done */
+	int out;   /* the destination, as srun had it */
+	int wfd;   /* our own non-blocking descriptor for out, or -1 */
+	int sock;  /* out is a socket: send() with MSG_DONTWAIT */
+	int dead;  /* the destination failed: drop from now on */
+	int full;  /* the last write would have blocked: wait for POLLOUT */
 	struct te_relaybuf buf;
 };
 
@@ -228,11 +228,11 @@ static void relay_open(struct relay *r, int in, int out, char *mem)
 	r->full = 0;
 	te_relaybuf_init(&r->buf, mem, RELAY_CAP);
 	if (r->sock || !needs_relay(out))
-		return;		/* a file: written as it is, at its offset */
+		return; /* a file: written as it is, at its offset */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", out);
 	r->wfd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (r->wfd < 0 && (errno == ENXIO || errno == EIO))
-		r->dead = 1;	/* no reader left, or the terminal hung up */
+		r->dead = 1; /* no reader left, or the terminal hung up */
 }
 
 /* Writes what it can without blocking. */
@@ -248,7 +248,7 @@ static void relay_flush(struct relay *r, int may_write)
 		if (guarded) {
 			if (!may_write)
 				return;
-			may_write = 0;	/* one chunk per poll */
+			may_write = 0; /* one chunk per poll */
 			if (n > GUARDED_CHUNK)
 				n = GUARDED_CHUNK;
 		}
@@ -286,7 +286,7 @@ static void relay_fill(struct relay *r)
 
 	if (room == 0 && !r->hold)
 		return;
-	if (room == 0) {	/* held and full: the rest is dropped */
+	if (room == 0) { /* held and full: the rest is dropped */
 		p = drop;
 		room = sizeof(drop);
 	}
@@ -302,7 +302,7 @@ static void relay_fill(struct relay *r)
 		return;
 	}
 	if (r->dead || p == drop)
-		return;		/* read and dropped: srun must not block */
+		return; /* read and dropped: srun must not block */
 	te_relaybuf_added(&r->buf, (size_t)n);
 }
 
@@ -317,8 +317,8 @@ static void input_settle(struct relay *r, int srun_gone)
 		close(r->in);
 		r->in = -1;
 	}
-	if (r->in < 0 && r->wfd >= 0 && (r->buf.len == 0 || r->dead ||
-					  srun_gone)) {
+	if (r->in < 0 && r->wfd >= 0 &&
+	    (r->buf.len == 0 || r->dead || srun_gone)) {
 		close(r->wfd);
 		r->wfd = -1;
 		r->dead = 1;
@@ -347,12 +347,12 @@ struct shield {
 	int sfd;
 	struct relay *r;
 	int nr;
-	int stop_sig;		/* stop with this once srun has stopped */
+	int stop_sig; /* stop with this once srun has stopped */
 	int srun_stopped;
 	int done, status;
 	int64_t deadline;
-	struct te_hup_hold *hold;	/* a re-executed srun's, or NULL */
-	int64_t hold_until;	/* see HOLD_MS */
+	struct te_hup_hold *hold; /* a re-executed srun's, or NULL */
+	int64_t hold_until;	  /* see HOLD_MS */
 };
 
 /* The held stderr of a re-executed srun (srun_hangup_exec.c): once its plugin
@@ -373,7 +373,7 @@ static void hold_settle(struct shield *s, struct relay *r)
 		r->dead = 1;
 		te_relaybuf_taken(&r->buf, r->buf.len);
 	}
-	relay_flush(r, 0);	/* from now on as any output */
+	relay_flush(r, 0); /* from now on as any output */
 }
 
 /* srun is stopped: the shield stops too, so the shell sees the job stopped
@@ -384,7 +384,7 @@ static void follow_stop(struct shield *s)
 
 	s->stop_sig = 0;
 	if (!stop_with(sig) && sig != SIGSTOP)
-		stop_with(SIGSTOP);	/* orphaned group: SIGSTOP still stops */
+		stop_with(SIGSTOP); /* orphaned group: SIGSTOP still stops */
 }
 
 static void on_signal(struct shield *s, int sig)
@@ -472,11 +472,11 @@ static void leftover_close(struct shield *s)
 struct round {
 	/* signals, 4 relays both ways, the plugin's word */
 	struct pollfd p[1 + 4 * 2 + 1];
-	int who[1 + 4 * 2 + 1];	/* relay index, or -1 */
+	int who[1 + 4 * 2 + 1]; /* relay index, or -1 */
 	int np;
-	int busy;		/* output or input still to relay */
-	int reading;		/* some relay still reads from srun */
-	int64_t wake;		/* when to look again, if not before */
+	int busy;     /* output or input still to relay */
+	int reading;  /* some relay still reads from srun */
+	int64_t wake; /* when to look again, if not before */
 };
 
 static void round_add(struct round *rd, int fd, short events, int who)
@@ -502,7 +502,7 @@ static void round_output(struct shield *s, struct round *rd)
 			round_add(rd, s->hold->said, POLLIN, -1);
 		}
 		if (r->input)
-			continue;	/* polled below, never busy */
+			continue; /* polled below, never busy */
 		if (r->in >= 0 && (r->buf.len < r->buf.cap || r->hold))
 			round_add(rd, r->in, POLLIN, i);
 		if (r->buf.len > 0 && !r->dead && !r->hold &&
@@ -562,7 +562,7 @@ static void relay_events(struct shield *s, const struct round *rd)
 		struct relay *r = &s->r[rd->who[i] < 0 ? 0 : rd->who[i]];
 
 		if (!rd->p[i].revents || rd->who[i] < 0)
-			continue;	/* the word: read above */
+			continue; /* the word: read above */
 		if (rd->p[i].events & POLLIN) {
 			if (r->in == rd->p[i].fd)
 				relay_fill(r);
@@ -619,7 +619,7 @@ static void shield_sigset(sigset_t *set)
 	sigaddset(set, SIGTSTP);
 	sigaddset(set, SIGTTIN);
 	sigaddset(set, SIGTTOU);
-	sigaddset(set, SIGURG);	/* tty_notify */
+	sigaddset(set, SIGURG); /* tty_notify */
 	sigaddset(set, SIGIO);
 }
 
@@ -681,14 +681,14 @@ int te_hangup_shield(char *err, size_t errlen)
 	int i;
 
 	if (te_hup_reexeced())
-		return 0;	/* its shield started this srun: carry on */
-	sp.reexec = te_hup_thread_count() > 1;	/* see srun_hangup_exec.c */
+		return 0; /* its shield started this srun: carry on */
+	sp.reexec = te_hup_thread_count() > 1; /* see srun_hangup_exec.c */
 	sp.tty = terminal_for_srun();
 	for (i = 0; i < 2; i++)
 		sp.relay[i] = needs_relay(te_hup_stream[i]);
 	shield_sigset(&set);
 	pid = te_hup_split(&sp, &set, err, errlen);
 	if (pid <= 0)
-		return pid < 0 ? -1 : 0;	/* srun, shielded or not */
+		return pid < 0 ? -1 : 0; /* srun, shielded or not */
 	shield_run(&sp, pid);
 }

@@ -49,10 +49,10 @@
 #include "util/strutil.h"
 #include "util/sysutil.h"
 
-#define ARGS_MAX (1024 * 1024)		/* srun's command line */
-#define ENV_MAX (4 * 1024 * 1024)	/* its environment */
-#define QUIET_MS 1000			/* for every thread to block them */
-#define QUIET_RESEND 50			/* rounds (1 ms) between two sends */
+#define ARGS_MAX (1024 * 1024)	  /* srun's command line */
+#define ENV_MAX (4 * 1024 * 1024) /* its environment */
+#define QUIET_MS 1000		  /* for every thread to block them */
+#define QUIET_RESEND 50		  /* rounds (1 ms) between two sends */
 
 /* The marker this process was started with (its plugin's first look). */
 static int marker_ok, marker_err = -1, marker_tell = -1;
@@ -102,7 +102,7 @@ int te_hup_reexeced(void)
 	if (marker_tell > 2 && fcntl(marker_tell, F_GETFD) >= 0) {
 		ssize_t rc = write(marker_tell, "1", 1);
 
-		(void)rc;	/* the shield's deadline covers a failure */
+		(void)rc; /* the shield's deadline covers a failure */
 		close(marker_tell);
 	}
 	return 1;
@@ -161,9 +161,9 @@ int te_hup_thread_count(void)
  * on. The synchronous ones (SEGV, BUS, FPE, ILL, TRAP, SYS) go to the
  * thread that caused them, and glibc's own (32, 33) stay open. */
 static const int quiet_sigs[] = {
-	SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM,
-	SIGCHLD, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU, SIGURG, SIGXCPU, SIGXFSZ,
-	SIGVTALRM, SIGPROF, SIGWINCH, SIGIO, SIGPWR,
+	SIGHUP,	 SIGINT,  SIGQUIT,   SIGUSR1, SIGUSR2,	SIGPIPE, SIGALRM,
+	SIGTERM, SIGCHLD, SIGCONT,   SIGTSTP, SIGTTIN,	SIGTTOU, SIGURG,
+	SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGWINCH, SIGIO,	 SIGPWR,
 };
 #define NQUIET (sizeof(quiet_sigs) / sizeof(quiet_sigs[0]))
 
@@ -202,7 +202,7 @@ static int settled(pid_t tid, unsigned long long bit)
 		if (__atomic_load_n(&acked[i], __ATOMIC_SEQ_CST) == tid)
 			return 1;
 	pnd = status_field(tid, "SigPnd", 16);
-	return pnd < 0 || ((unsigned long long)pnd & bit);	/* or gone */
+	return pnd < 0 || ((unsigned long long)pnd & bit); /* or gone */
 }
 
 /* Each thread but this one gets a signal whose handler makes it block
@@ -222,7 +222,8 @@ int te_hup_quiet_threads(char *err, size_t errlen)
 		    !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
 			break;
 	if (sig > SIGRTMAX)
-		return te_err(err, errlen, "no free real-time signal to reach "
+		return te_err(err, errlen,
+			      "no free real-time signal to reach "
 			      "srun's threads with");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = quiet_handler;
@@ -260,8 +261,10 @@ int te_hup_quiet_threads(char *err, size_t errlen)
 	if (!loud)
 		return 0;
 	te_hup_quiet_undo();
-	return te_err(err, errlen, "%d of srun's threads did not block the "
-		      "signals within %d ms", loud, QUIET_MS);
+	return te_err(err, errlen,
+		      "%d of srun's threads did not block the "
+		      "signals within %d ms",
+		      loud, QUIET_MS);
 }
 
 void te_hup_quiet_undo(void)
@@ -329,19 +332,21 @@ int te_hup_argv_read(struct te_hup_argv *a, char *err, size_t errlen)
 		      err, errlen);
 	if (n < 1) {
 		te_hup_argv_free(a);
-		return n < 0 ? -1 : te_err(err, errlen, "srun's command line "
-					   "is empty");
+		return n < 0 ? -1
+			     : te_err(err, errlen,
+				      "srun's command line "
+				      "is empty");
 	}
-	n = read_list("/proc/self/environ", ENV_MAX, 1, &a->env, &a->envp,
-		      err, errlen);
+	n = read_list("/proc/self/environ", ENV_MAX, 1, &a->env, &a->envp, err,
+		      errlen);
 	if (n < 0) {
 		te_hup_argv_free(a);
 		return -1;
 	}
-	for (i = j = 0; i < n; i++)	/* a marker srun was given */
+	for (i = j = 0; i < n; i++) /* a marker srun was given */
 		if (strncmp(a->envp[i], TE_SHIELD_ENV "=", ml) != 0)
 			a->envp[j++] = a->envp[i];
-	a->envp[j++] = a->marker;	/* filled in by te_hup_respawn */
+	a->envp[j++] = a->marker; /* filled in by te_hup_respawn */
 	a->envp[j] = NULL;
 	return 0;
 }
@@ -367,7 +372,7 @@ int te_hup_hold_open(struct te_hup_hold *h, int real_err)
 
 	h->rd = h->wr = h->keep = h->said = h->tell = -1;
 	if (fcntl(real_err, F_GETFD) < 0)
-		return 0;	/* no stderr: nothing to hold */
+		return 0; /* no stderr: nothing to hold */
 	if (te_hup_pipe(said) < 0)
 		return -1;
 	h->said = said[0];
@@ -447,8 +452,8 @@ pid_t te_hup_respawn(struct te_hup_argv *a, const int from[3],
 	if (!rc)
 		rc = posix_spawnattr_setsigmask(&at, mask);
 	if (!rc)
-		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID |
-					      POSIX_SPAWN_SETSIGMASK);
+		rc = posix_spawnattr_setflags(
+			&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
 	if (!rc)
 		rc = posix_spawn(&pid, a->exe, &fa, &at, a->argv, a->envp);
 	posix_spawn_file_actions_destroy(&fa);
@@ -477,8 +482,9 @@ static int split_prepare(struct te_hup_split *sp, char *err, size_t errlen)
 		return 0;
 	if (te_hup_argv_read(&sp->a, err, errlen) < 0)
 		return -1;
-	if (te_hup_hold_open(&sp->hold, sp->pipes[1][1] >= 0 ?
-			     sp->pipes[1][1] : STDERR_FILENO) < 0)
+	if (te_hup_hold_open(&sp->hold, sp->pipes[1][1] >= 0
+						? sp->pipes[1][1]
+						: STDERR_FILENO) < 0)
 		return te_err(err, errlen, "pipe: %s", strerror(errno));
 	return 0;
 }
@@ -510,8 +516,8 @@ static int split_signals(struct te_hup_split *sp, const sigset_t *shield,
  * shield, -1 with a reason when nothing was started. */
 static pid_t split_start(struct te_hup_split *sp, char *err, size_t errlen)
 {
-	int from[3] = { sp->pipes[2][0], sp->pipes[0][1], sp->hold.wr >= 0 ?
-			sp->hold.wr : sp->pipes[1][1] };
+	int from[3] = { sp->pipes[2][0], sp->pipes[0][1],
+			sp->hold.wr >= 0 ? sp->hold.wr : sp->pipes[1][1] };
 	pid_t pid;
 
 	if (!sp->reexec) {
@@ -542,7 +548,7 @@ static void split_child(struct te_hup_split *sp)
 	if (sp->tty >= 0)
 		close(sp->tty);
 	for (i = 0; i < 3; i++) {
-		int end = i == 2 ? 0 : 1;	/* srun's end */
+		int end = i == 2 ? 0 : 1; /* srun's end */
 
 		if (sp->pipes[i][0] < 0)
 			continue;
@@ -576,8 +582,8 @@ static void split_undo(struct te_hup_split *sp)
 	}
 }
 
-pid_t te_hup_split(struct te_hup_split *sp, const sigset_t *shield,
-		   char *err, size_t errlen)
+pid_t te_hup_split(struct te_hup_split *sp, const sigset_t *shield, char *err,
+		   size_t errlen)
 {
 	pid_t pid;
 	int i;

@@ -32,10 +32,10 @@ int te_hup_reexeced(void);
 /* srun's command line and starting environment (/proc/self/cmdline and
  * /proc/self/environ), ready for te_hup_respawn. */
 struct te_hup_argv {
-	char *args, *env;	/* the texts, NUL-separated */
-	char **argv, **envp;	/* into them; envp ends with the marker */
+	char *args, *env;    /* the texts, NUL-separated */
+	char **argv, **envp; /* into them; envp ends with the marker */
 	char marker[96];
-	char exe[4096];		/* srun's binary */
+	char exe[4096]; /* srun's binary */
 };
 int te_hup_argv_read(struct te_hup_argv *a, char *err, size_t errlen);
 void te_hup_argv_free(struct te_hup_argv *a);
@@ -58,7 +58,7 @@ void te_hup_quiet_undo(void);
 struct te_hup_hold {
 	int rd, wr;	/* that pipe: the shield's end, srun's stderr */
 	int keep;	/* srun's real stderr, at that number in srun */
-	int said, tell;	/* the plugin's word: the shield's end, srun's */
+	int said, tell; /* the plugin's word: the shield's end, srun's */
 };
 /* Opens them for srun's real stderr real_err (all -1 when it has none).
  * 0, or -1 with errno. */
@@ -87,22 +87,22 @@ extern const int te_hup_stream[3];
 /* srun split off the shield (te_hup_split). The caller says how; the rest
  * is filled in. */
 struct te_hup_split {
-	int reexec;		/* srun runs threads: te_hup_respawn, else fork */
-	int tty;		/* the terminal the shield reads for srun, or -1 */
-	int relay[2];		/* srun's stdout, stderr go through a pipe */
-	int pipes[3][2];	/* for te_hup_stream's, -1 when not relayed */
-	struct te_hup_hold hold;	/* a re-executed srun's */
+	int reexec;	 /* srun runs threads: te_hup_respawn, else fork */
+	int tty;	 /* the terminal the shield reads for srun, or -1 */
+	int relay[2];	 /* srun's stdout, stderr go through a pipe */
+	int pipes[3][2]; /* for te_hup_stream's, -1 when not relayed */
+	struct te_hup_hold hold; /* a re-executed srun's */
 	struct te_hup_argv a;
-	sigset_t old;		/* srun's own mask */
-	int masked;		/* old is to be put back */
-	int sfd;		/* the shield's signalfd for its signals */
+	sigset_t old; /* srun's own mask */
+	int masked;   /* old is to be put back */
+	int sfd;      /* the shield's signalfd for its signals */
 };
 /* Blocks shield (and SIGHUP) and opens a signalfd for shield, then starts
  * srun in a session of its own with its own mask, the pipes for its
  * descriptors. Returns 0 in the child that carries on as srun, srun's pid
  * in the shield, -1 with a reason when srun carries on unshielded in this
  * process, as it was (all undone, tty closed). */
-pid_t te_hup_split(struct te_hup_split *sp, const sigset_t *shield,
-		   char *err, size_t errlen);
+pid_t te_hup_split(struct te_hup_split *sp, const sigset_t *shield, char *err,
+		   size_t errlen);
 
 #endif

@@ -32,14 +32,14 @@
 #include "util/strutil.h"
 #include "util/sysutil.h"
 
-#define PROGRESS_SCAN_MAX 20000	/* directory entries the guard looks at */
+#define PROGRESS_SCAN_MAX 20000 /* directory entries the guard looks at */
 
 static struct {
 	uint32_t job, step;
-	int requeue;			/* --train-requeue is a number */
-	int sig;			/* the time signal, 0: none */
+	int requeue; /* --train-requeue is a number */
+	int sig;     /* the time signal, 0: none */
 	uint64_t sig_secs;
-	int64_t sig_due_ms;		/* monotonic, 0: not armed */
+	int64_t sig_due_ms; /* monotonic, 0: not armed */
 } rc;
 
 static int job_load(uint32_t job, job_info_msg_t **msg)
@@ -81,8 +81,7 @@ static uint32_t expand_nodes(const char *list, char *out, size_t len)
 
 /* One line on srun's stderr (the job's output), in one write: srun's own
  * threads write there too. */
-__attribute__((format(printf, 1, 2)))
-static void say(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 {
 	char line[TE_RECOVERY_LINE_MAX + 64];
 	va_list ap;
@@ -130,7 +129,7 @@ static void timesig_arm(const job_info_t *j)
 	}
 	at = te_time_signal_at(j->end_time, v->num);
 	if (!at || j->time_limit == INFINITE || j->time_limit == NO_VAL)
-		return;			/* no time limit: nothing to warn of */
+		return; /* no time limit: nothing to warn of */
 	rc.sig = (int)v->num2;
 	rc.sig_secs = v->num;
 	rc.sig_due_ms = te_now_ms() + (at > now ? (at - now) * 1000 : 0);
@@ -173,9 +172,11 @@ static void *timesig_thread(void *arg)
 			timesig_fire(now);
 			continue;
 		}
-		if (poll(&p, 1, (int)(rc.sig_due_ms - now > 60000 ? 60000 :
-				      rc.sig_due_ms - now)) > 0)
-			break;		/* srun ends */
+		if (poll(&p, 1,
+			 (int)(rc.sig_due_ms - now > 60000
+				       ? 60000
+				       : rc.sig_due_ms - now)) > 0)
+			break; /* srun ends */
 	}
 	return NULL;
 }
@@ -221,9 +222,10 @@ int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step)
 	if (!rc.requeue && !(ts->set && ts->word == TE_W_VALUE))
 		return 0;
 	if (job_load(job, &msg) < 0) {
-		fprintf(stderr, TE_PREFIX "warning: cannot read job %u from "
-			"slurmctld (%s): no %s for this step\n", job,
-			slurm_strerror(te_slurm_errno()),
+		fprintf(stderr,
+			TE_PREFIX "warning: cannot read job %u from "
+				  "slurmctld (%s): no %s for this step\n",
+			job, slurm_strerror(te_slurm_errno()),
 			rc.requeue ? "--train-requeue" : "--train-time-signal");
 		rc.requeue = 0;
 		return 0;
@@ -258,8 +260,7 @@ static void timesig_fire(int64_t now_ms)
 	rc.sig_due_ms = 0;
 	/* the limit may have moved (scontrol update TimeLimit) */
 	if (job_load(rc.job, &msg) == 0) {
-		at = te_time_signal_at(msg->job_array[0].end_time,
-				       rc.sig_secs);
+		at = te_time_signal_at(msg->job_array[0].end_time, rc.sig_secs);
 		slurm_free_job_info_msg(msg);
 		if (at > now) {
 			rc.sig_due_ms = now_ms + (at - now) * 1000;
@@ -268,12 +269,13 @@ static void timesig_fire(int64_t now_ms)
 	}
 	if (te_slurm_signal_step(rc.job, rc.step, (uint16_t)rc.sig) != 0) {
 		say("warning: time-signal: could not signal the step's tasks: "
-		    "%s", slurm_strerror(te_slurm_errno()));
+		    "%s",
+		    slurm_strerror(te_slurm_errno()));
 		return;
 	}
 	say("time-signal: sent SIG%s to the step's tasks, %llu s before the "
-	    "job's time limit", name ? name : "?",
-	    (unsigned long long)rc.sig_secs);
+	    "job's time limit",
+	    name ? name : "?", (unsigned long long)rc.sig_secs);
 }
 
 /* The first node of the job that Slurm sees down or not responding: a node
@@ -348,7 +350,8 @@ static int64_t newest_checkpoint(const char *dir)
 			d[level--] = NULL;
 			continue;
 		}
-		if (fstatat(fds[level], e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		if (fstatat(fds[level], e->d_name, &st, AT_SYMLINK_NOFOLLOW) <
+			    0 ||
 		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 			continue;
 		what = te_progress_entry(e->d_name, S_ISDIR(st.st_mode),
@@ -360,8 +363,9 @@ static int64_t newest_checkpoint(const char *dir)
 			if (ns > newest)
 				newest = ns;
 		} else if (what == TE_PROGRESS_DESCEND && level == 0) {
-			int fd = openat(fds[0], e->d_name, O_RDONLY |
-					O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int fd = openat(fds[0], e->d_name,
+					O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+						O_CLOEXEC);
 
 			if (fd >= 0 && (d[1] = fdopendir(fd))) {
 				fds[1] = fd;
@@ -394,8 +398,9 @@ static int progress_save(const char *dir, const char *line, char *why,
 		    te_progress_tmp_name(hex, name, sizeof(name)) < 0 ||
 		    te_snprintf(tmp, sizeof(tmp), "%s/%s", dir, name) < 0)
 			return te_err(why, len, "no random name");
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-			  O_CLOEXEC, 0600);
+		fd = open(tmp,
+			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			  0600);
 		if (fd < 0 && errno != EEXIST)
 			return te_err(why, len, "%s", strerror(errno));
 	}
@@ -437,7 +442,8 @@ static int progress_stops(const job_info_t *j)
 	newest = newest_checkpoint(ck->text);
 	if (newest < 0) {
 		say("warning: requeue: cannot read the checkpoint directory "
-		    "%s: no progress guard", ck->text);
+		    "%s: no progress guard",
+		    ck->text);
 		return 0;
 	}
 	te_snprintf(path, sizeof(path), "%s/%s", ck->text, TE_PROGRESS_FILE);
@@ -446,19 +452,20 @@ static int progress_stops(const job_info_t *j)
 	got = te_read_small(path, line, sizeof(line),
 			    TE_READ_NOFOLLOW | TE_READ_MINE);
 	have = got > 0 && te_progress_parse(line, &prev) == 0;
-	te_progress_next(have ? &prev : NULL, j->job_id, j->restart_cnt,
-			 newest, &next);
+	te_progress_next(have ? &prev : NULL, j->job_id, j->restart_cnt, newest,
+			 &next);
 	if (te_progress_format(&next, line, sizeof(line)) < 0 ||
 	    progress_save(ck->text, line, why, sizeof(why)) < 0)
 		say("warning: requeue: cannot save the progress guard's state "
 		    "in %s: %s; the next restart does not know this one's "
-		    "checkpoint (--train-checkpoint-dir)", path, why);
+		    "checkpoint (--train-checkpoint-dir)",
+		    path, why);
 	if (next.stalls < lim->num)
 		return 0;
 	say("requeue: stopped: the newest checkpoint in %s did not change in %u "
 	    "restart%s in a row (site limit requeue-no-progress); not "
-	    "requeued, srun exits with code 93", ck->text, next.stalls,
-	    next.stalls == 1 ? "" : "s");
+	    "requeued, srun exits with code 93",
+	    ck->text, next.stalls, next.stalls == 1 ? "" : "s");
 	return 1;
 }
 
@@ -501,21 +508,25 @@ static int requeue_without(uint32_t job, const char *exclude, char *why,
 		else if ((e = te_slurm_errno()) != ESLURM_JOB_NOT_PENDING)
 			break;
 		else
-			usleep(100 * 1000);	/* 2 s at most */
+			usleep(100 * 1000); /* 2 s at most */
 	}
 	slurm_init_job_desc_msg(&d);
 	te_slurm_job_desc_set_job(&d, job);
 	d.priority = INFINITE;
 	if (slurm_update_job(&d) != 0)
-		return te_err(why, len, "the job was requeued held%s, but Slurm "
+		return te_err(why, len,
+			      "the job was requeued held%s, but Slurm "
 			      "refused to release it: %s; release it with "
-			      "scontrol release %u", excluded ? " without "
-			      "the node" : "", slurm_strerror(te_slurm_errno()),
-			      job);
+			      "scontrol release %u",
+			      excluded ? " without "
+					 "the node"
+				       : "",
+			      slurm_strerror(te_slurm_errno()), job);
 	if (!excluded)
-		return te_err(why, len, "the job was requeued, but Slurm "
-			      "refused to exclude %s: %s", exclude,
-			      slurm_strerror(e));
+		return te_err(why, len,
+			      "the job was requeued, but Slurm "
+			      "refused to exclude %s: %s",
+			      exclude, slurm_strerror(e));
 	return 0;
 }
 
@@ -540,14 +551,16 @@ void te_recovery_srun_exit(void)
 	ff.nfails = te_failrep_list(fails, TE_FAILREP_KEEP);
 	ff.hang_node = te_exitwatch_hang_node();
 	ff.fault_signals = te_plug.cfg.v[TE_S_REQUEUE_SIGNALS].word ==
-				   TE_W_VALUE ?
-			   te_plug.cfg.v[TE_S_REQUEUE_SIGNALS].num : 0;
+					   TE_W_VALUE
+				   ? te_plug.cfg.v[TE_S_REQUEUE_SIGNALS].num
+				   : 0;
 	ff.any = te_plug.cfg.v[TE_S_REQUEUE_ON].word == TE_W_REQUEUE_ON_ANY;
 	if (!ff.nfails && !ff.hang_node)
-		return;			/* the step did not fail */
+		return; /* the step did not fail */
 	if (job_load(rc.job, &msg) < 0) {
 		say("requeue: not requeued: cannot read the job from slurmctld: "
-		    "%s", slurm_strerror(te_slurm_errno()));
+		    "%s",
+		    slurm_strerror(te_slurm_errno()));
 		return;
 	}
 	j = &msg->job_array[0];

@@ -13,6 +13,6 @@ int te_helper_path(const char *name, char *path, size_t len)
 {
 	const struct te_value *d = &te_plug.cfg.v[TE_S_HELPER_DIR];
 
-	return te_snprintf(path, len, "%s/%s", d->set ? d->text :
-			   TE_PKGLIBEXECDIR, name);
+	return te_snprintf(path, len, "%s/%s",
+			   d->set ? d->text : TE_PKGLIBEXECDIR, name);
 }

@@ -20,15 +20,15 @@
 struct te_plugin {
 	spank_context_t ctx;
 	struct te_policy pol;
-	int policy_ok;			/* plugstack arguments parsed */
-	char policy_err[TE_ERR_MAX];	/* why not */
-	char *opt[TE_S_COUNT];		/* option texts given by the user */
-	int explain;			/* --train-explain */
-	struct te_config cfg;		/* effective settings */
+	int policy_ok;		     /* plugstack arguments parsed */
+	char policy_err[TE_ERR_MAX]; /* why not */
+	char *opt[TE_S_COUNT];	     /* option texts given by the user */
+	int explain;		     /* --train-explain */
+	struct te_config cfg;	     /* effective settings */
 	int resolved;
 };
 
-extern struct te_plugin te_plug;	/* defined in state.c */
+extern struct te_plugin te_plug; /* defined in state.c */
 
 /* helper-dir/NAME: the helpers' path comes from the site policy or the
  * build (the package's libexec directory), never from anything the user

@@ -28,9 +28,16 @@
  * slurmstepd.c, stepd_rdzv.c, stepd_preflight.c; a requeued job's by
  * srun_recovery.c, which a program resuming from its checkpoint reads). */
 static const char *const own[] = {
-	TE_SETTINGS_ENV, TE_RANK_VARS_ENV, TE_LAUNCHER_ENV, "TRAINENV_BIND",
-	"TRAINENV_CHECKPOINT_DIR", TE_PF_ENV, "TRAINENV_BARRIER_TIMEOUT",
-	TE_TASK_ENV, TE_PROTOCOL_ENV, "TRAINENV_RESTART",
+	TE_SETTINGS_ENV,
+	TE_RANK_VARS_ENV,
+	TE_LAUNCHER_ENV,
+	"TRAINENV_BIND",
+	"TRAINENV_CHECKPOINT_DIR",
+	TE_PF_ENV,
+	"TRAINENV_BARRIER_TIMEOUT",
+	TE_TASK_ENV,
+	TE_PROTOCOL_ENV,
+	"TRAINENV_RESTART",
 	"TRAINENV_EXCLUDED_NODES",
 };
 #define NOWN (sizeof(own) / sizeof(own[0]))
@@ -51,7 +58,8 @@ void te_stepd_apptainer_env(spank_t sp, uint32_t local_id)
 
 	if (te_cenv_decided(te_stepd_getenv, sp, &d, err, sizeof(err)) < 0) {
 		if (local_id == 0)
-			slurm_info(TE_PREFIX "no APPTAINERENV_ copies: %s", err);
+			slurm_info(TE_PREFIX "no APPTAINERENV_ copies: %s",
+				   err);
 		return;
 	}
 	for (i = 0; i < (size_t)d.n; i++) {

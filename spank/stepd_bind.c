@@ -22,31 +22,31 @@
 #include "util/sysutil.h"
 
 static struct {
-	int active;		/* binding was asked for in this step */
-	int mapped;		/* the rank -> GPU mapping is wanted (binding
+	int active;	      /* binding was asked for in this step */
+	int mapped;	      /* the rank -> GPU mapping is wanted (binding
 				   or the pre-flight) */
-	int no_gpus;		/* map only, and the step has no GPU here:
+	int no_gpus;	      /* map only, and the step has no GPU here:
 				   no topology was loaded */
-	int ready;		/* topology loaded and mapping computed */
-	char err[TE_ERR_MAX];	/* why not */
+	int ready;	      /* topology loaded and mapping computed */
+	char err[TE_ERR_MAX]; /* why not */
 	char note[2 * TE_BIND_NOTE_LEN];
 	hwloc_topology_t topo;
 	struct te_bind_request req;
 	struct te_bind_result res;
 	unsigned gpus[TE_BIND_MAX_GPUS];
-	char gpu_list[1024];	/* the step's GPU env, to spot per-task views */
+	char gpu_list[1024]; /* the step's GPU env, to spot per-task views */
 } bs;
 
 static void gpu_env_key(const struct te_bind_gpu_env *e, char *buf, size_t len)
 {
-	te_snprintf(buf, len, "%s|%s|%s", e->cuda_visible_devices ?
-		    e->cuda_visible_devices : "-", e->slurm_step_gpus ?
-		    e->slurm_step_gpus : "-", e->slurm_job_gpus ?
-		    e->slurm_job_gpus : "-");
+	te_snprintf(buf, len, "%s|%s|%s",
+		    e->cuda_visible_devices ? e->cuda_visible_devices : "-",
+		    e->slurm_step_gpus ? e->slurm_step_gpus : "-",
+		    e->slurm_job_gpus ? e->slurm_job_gpus : "-");
 }
 
-static int compute(const struct te_bind_gpu_env *genv, struct te_bind_result *res,
-		   char *err, size_t errlen)
+static int compute(const struct te_bind_gpu_env *genv,
+		   struct te_bind_result *res, char *err, size_t errlen)
 {
 	struct te_bind_gpus gpus = { 0, NULL };
 	char note[TE_BIND_NOTE_LEN] = "";
@@ -107,8 +107,8 @@ static void save_cached(int dfd, const char *name, hwloc_topology_t topo)
 	te_snprintf(tmp, sizeof(tmp), ".topology-%s", rnd);
 	if (hwloc_topology_export_xmlbuffer(topo, &xml, &xml_len, 0) < 0)
 		return;
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0644);
+	fd = openat(dfd, tmp,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		goto out;
 	/* the length hwloc gives counts the final NUL */
@@ -158,8 +158,8 @@ static int load_cached(const char *dir, hwloc_topology_t *topo, char *err,
 		close(dfd);
 		return te_bind_topology_load(NULL, topo, err, errlen);
 	}
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-		    O_CLOEXEC);
+	fd = openat(dfd, name,
+		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd >= 0 && fstat(fd, &st) == 0 && trusted(&st, 0) &&
 	    st.st_size < 64 * 1024 * 1024 &&
 	    te_bind_topology_load_local_fd(fd, path, topo, err, errlen) == 0) {
@@ -168,7 +168,8 @@ static int load_cached(const char *dir, hwloc_topology_t *topo, char *err,
 		/* The XML carries the exporting step's allowed CPUs: use
 		 * this process's own restrictions instead. */
 		if (hwloc_topology_allow(*topo, NULL, NULL,
-					 HWLOC_ALLOW_FLAG_LOCAL_RESTRICTIONS) == 0)
+					 HWLOC_ALLOW_FLAG_LOCAL_RESTRICTIONS) ==
+		    0)
 			return 0;
 		hwloc_topology_destroy(*topo);
 		*topo = NULL;
@@ -197,19 +198,22 @@ void te_bindstep_init(const struct te_config *cfg, uint32_t local_tasks,
 	/* the pre-flight needs each rank's GPU even without binding */
 	if (!bind && cfg->v[TE_S_PREFLIGHT].word != TE_W_PREFLIGHT_ON &&
 	    cfg->v[TE_S_PREFLIGHT].word != TE_W_PREFLIGHT_VERBOSE)
-		return;		/* none */
+		return; /* none */
 	bs.active = bind;
 	bs.mapped = 1;
-	bs.req.mode = !bind ? TE_BIND_MODE_NONE :
-		      cfg->v[TE_S_BIND].word == TE_W_BIND_NUMA ? TE_BIND_MODE_NUMA :
-						    TE_BIND_MODE_CORES;
-	bs.req.smt = cfg->v[TE_S_BIND_SMT].word == TE_W_BIND_SMT_ONE ? TE_BIND_SMT_ONE :
-						       TE_BIND_SMT_ALL;
+	bs.req.mode = !bind ? TE_BIND_MODE_NONE
+		      : cfg->v[TE_S_BIND].word == TE_W_BIND_NUMA
+			      ? TE_BIND_MODE_NUMA
+			      : TE_BIND_MODE_CORES;
+	bs.req.smt = cfg->v[TE_S_BIND_SMT].word == TE_W_BIND_SMT_ONE
+			     ? TE_BIND_SMT_ONE
+			     : TE_BIND_SMT_ALL;
 	bs.req.ntasks = local_tasks ? local_tasks : 1;
 	if (local_tasks > TE_BIND_MAX_TASKS) {
-		te_snprintf(bs.err, sizeof(bs.err), "%u tasks on this node: "
-			    "binding handles at most %d", local_tasks,
-			    TE_BIND_MAX_TASKS);
+		te_snprintf(bs.err, sizeof(bs.err),
+			    "%u tasks on this node: "
+			    "binding handles at most %d",
+			    local_tasks, TE_BIND_MAX_TASKS);
 		return;
 	}
 	if (!bind) {
@@ -221,7 +225,8 @@ void te_bindstep_init(const struct te_config *cfg, uint32_t local_tasks,
 		 * and the topology is not worth loading. */
 		if (te_bind_gpus_from_env(genv, 0, idx, TE_BIND_MAX_GPUS, &n,
 					  note, sizeof(note), bs.err,
-					  sizeof(bs.err)) == 0 && n == 0) {
+					  sizeof(bs.err)) == 0 &&
+		    n == 0) {
 			gpu_env_key(genv, bs.gpu_list, sizeof(bs.gpu_list));
 			bs.no_gpus = 1;
 			return;
@@ -262,14 +267,17 @@ int te_bindstep_gpu(uint32_t local_id, const struct te_bind_gpu_env *genv,
 	if (len)
 		busid[0] = '\0';
 	if (!bs.mapped)
-		return te_err(err, errlen, "the rank -> GPU mapping was not "
+		return te_err(err, errlen,
+			      "the rank -> GPU mapping was not "
 			      "computed for this step");
 	gpu_env_key(genv, key, sizeof(key));
 	if (bs.no_gpus) {
 		if (!strcmp(key, bs.gpu_list))
 			return 0;
-		return te_err(err, errlen, "this task's GPU list (%s) differs "
-			      "from the step's, which has none", key);
+		return te_err(err, errlen,
+			      "this task's GPU list (%s) differs "
+			      "from the step's, which has none",
+			      key);
 	}
 	if (!bs.ready)
 		return te_err(err, errlen, "%s", bs.err);
@@ -281,8 +289,10 @@ int te_bindstep_gpu(uint32_t local_id, const struct te_bind_gpu_env *genv,
 		res = &mine;
 	}
 	if (local_id >= res->nranks) {
-		te_snprintf(err, errlen, "local rank %u outside the %u "
-			    "computed", local_id, res->nranks);
+		te_snprintf(err, errlen,
+			    "local rank %u outside the %u "
+			    "computed",
+			    local_id, res->nranks);
 		goto out;
 	}
 	rc = res->ranks[local_id].gpu >= 0 && res->ranks[local_id].busid[0];
@@ -308,8 +318,10 @@ int te_bindstep_task(uint32_t local_id, uint32_t global_id,
 	if (!bs.active)
 		return 0;
 	if (!bs.ready)
-		return te_err(out->msg, sizeof(out->msg), "cannot bind rank %u: "
-			      "%s", global_id, bs.err);
+		return te_err(out->msg, sizeof(out->msg),
+			      "cannot bind rank %u: "
+			      "%s",
+			      global_id, bs.err);
 	memset(&mine, 0, sizeof(mine));
 	/* A task whose GPU view differs from the step's (srun --gpu-bind)
 	 * maps from its own view; the topology is not loaded again. */
@@ -322,8 +334,10 @@ int te_bindstep_task(uint32_t local_id, uint32_t global_id,
 		res = &mine;
 	}
 	if (local_id >= res->nranks) {
-		te_snprintf(out->msg, sizeof(out->msg), "local rank %u outside "
-			    "the %u computed", local_id, res->nranks);
+		te_snprintf(out->msg, sizeof(out->msg),
+			    "local rank %u outside "
+			    "the %u computed",
+			    local_id, res->nranks);
 		te_bind_result_free(&mine);
 		return -1;
 	}
@@ -334,8 +348,8 @@ int te_bindstep_task(uint32_t local_id, uint32_t global_id,
 		te_bind_format_set(r->cpuset, cpus, sizeof(cpus));
 		te_bind_format_set(r->nodeset, nodes, sizeof(nodes));
 		te_snprintf(out->summary, sizeof(out->summary),
-			    "gpu=%s numa=%s cpus=%s", r->busid[0] ? r->busid :
-			    "none", nodes, cpus);
+			    "gpu=%s numa=%s cpus=%s",
+			    r->busid[0] ? r->busid : "none", nodes, cpus);
 		if (own_gpus && r->gpu >= 0) {
 			size_t pos;
 
@@ -346,7 +360,8 @@ int te_bindstep_task(uint32_t local_id, uint32_t global_id,
 			for (pos = 0; pos < bs.req.ngpus; pos++)
 				if ((int)bs.gpus[pos] == r->gpu)
 					break;
-			if (genv->slurm_step_gpus && genv->cuda_visible_devices &&
+			if (genv->slurm_step_gpus &&
+			    genv->cuda_visible_devices &&
 			    strcmp(genv->slurm_step_gpus,
 				   genv->cuda_visible_devices) != 0)
 				te_snprintf(out->visible, sizeof(out->visible),
@@ -357,12 +372,15 @@ int te_bindstep_task(uint32_t local_id, uint32_t global_id,
 		}
 		rc = te_bind_apply(bs.topo, r, 1, out->msg, sizeof(out->msg));
 		if (verbose && te_bind_format_rank(r, line, sizeof(line)) > 0)
-			te_snprintf(out->verbose, sizeof(out->verbose),
-				    "bind: rank %u (local %u): %s%s%s", global_id,
-				    local_id, strchr(line, ' ') ?
-				    strchr(strchr(line, ' ') + 1, ' ') + 1 : line,
-				    (r->note[0] || bs.note[0]) ? " -- " : "",
-				    r->note[0] ? r->note : bs.note);
+			te_snprintf(
+				out->verbose, sizeof(out->verbose),
+				"bind: rank %u (local %u): %s%s%s", global_id,
+				local_id,
+				strchr(line, ' ')
+					? strchr(strchr(line, ' ') + 1, ' ') + 1
+					: line,
+				(r->note[0] || bs.note[0]) ? " -- " : "",
+				r->note[0] ? r->note : bs.note);
 	}
 	te_bind_result_free(&mine);
 	if (rc < 0) {

@@ -10,11 +10,11 @@
 #include "settings/settings.h"
 
 struct te_bindstep_out {
-	char msg[TE_ERR_MAX];	/* error, or a warning when warn_only */
+	char msg[TE_ERR_MAX]; /* error, or a warning when warn_only */
 	int warn_only;
-	char summary[512];	/* TRAINENV_BIND: "gpu=... numa=... cpus=..." */
-	char visible[32];	/* CUDA_VISIBLE_DEVICES for bind-gpus=own */
-	char verbose[768];	/* the line for bind=...,verbose */
+	char summary[512]; /* TRAINENV_BIND: "gpu=... numa=... cpus=..." */
+	char visible[32];  /* CUDA_VISIBLE_DEVICES for bind-gpus=own */
+	char verbose[768]; /* the line for bind=...,verbose */
 };
 
 /* Once per step, in slurmstepd before the tasks are forked. Never fails:

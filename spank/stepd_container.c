@@ -98,7 +98,8 @@ int te_stepd_container_coming(spank_t sp)
 	size_t i;
 
 	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
-		struct spank_option o = { .name = (char *)opts[i], .has_arg = 1 };
+		struct spank_option o = { .name = (char *)opts[i],
+					  .has_arg = 1 };
 		char *arg = NULL;
 
 		if (spank_option_getopt(sp, &o, &arg) == ESPANK_SUCCESS)
@@ -113,7 +114,7 @@ int te_stepd_oci_step(spank_t sp)
 {
 	const char *v = te_stepd_getenv(sp, "SLURM_CONTAINER");
 
-	return v && *v;	/* as srun tests it (srun.c) */
+	return v && *v; /* as srun tests it (srun.c) */
 }
 
 /* The container helper's path, or -1 with why in te_stepd_err. */
@@ -121,12 +122,16 @@ static int helper(char *path, size_t len)
 {
 	if (te_helper_path(TE_CONTAINER_HELPER, path, len) < 0) {
 		errno = ENAMETOOLONG;
-		return te_err(te_stepd_err, sizeof(te_stepd_err), "cannot run "
-			      "%s: helper-dir is too long", TE_CONTAINER_HELPER);
+		return te_err(te_stepd_err, sizeof(te_stepd_err),
+			      "cannot run "
+			      "%s: helper-dir is too long",
+			      TE_CONTAINER_HELPER);
 	}
 	if (access(path, X_OK) < 0)
-		return te_err(te_stepd_err, sizeof(te_stepd_err), "cannot run "
-			      "%s: %s (helper-dir)", path, strerror(errno));
+		return te_err(te_stepd_err, sizeof(te_stepd_err),
+			      "cannot run "
+			      "%s: %s (helper-dir)",
+			      path, strerror(errno));
 	return 0;
 }
 
@@ -139,7 +144,8 @@ int te_stepd_container_proxy(spank_t sp, int required)
 	if (helper(path, sizeof(path)) < 0)
 		goto failed;
 	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env) {
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot read "
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+			    "cannot read "
 			    "the task's environment for the barrier proxy");
 		goto failed;
 	}
@@ -154,11 +160,12 @@ int te_stepd_container_proxy(spank_t sp, int required)
 	/* the task's own rank and PMIx server, not the user's preloads, and
 	 * never taken for a rank */
 	env2 = te_stepd_env_not_a_rank(env, "LD_PRELOAD=");
-	if (!env2 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
-				sv) < 0) {
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot make "
-			    "the barrier proxy's socket: %s", env2 ?
-			    strerror(errno) : "out of memory");
+	if (!env2 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+			    "cannot make "
+			    "the barrier proxy's socket: %s",
+			    env2 ? strerror(errno) : "out of memory");
 		free(env2);
 		goto failed;
 	}
@@ -166,9 +173,11 @@ int te_stepd_container_proxy(spank_t sp, int required)
 	/* the task's end survives its exec: the program inherits it */
 	if (rc == 0 && fcntl(sv[0], F_SETFD, 0) < 0)
 		rc = -1;
-	if (rc < 0)	/* errno first: free and close may change it */
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot start "
-			    "the barrier proxy %s: %s", path, strerror(errno));
+	if (rc < 0) /* errno first: free and close may change it */
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+			    "cannot start "
+			    "the barrier proxy %s: %s",
+			    path, strerror(errno));
 	free(env2);
 	close(sv[1]);
 	if (rc < 0) {
@@ -180,15 +189,16 @@ int te_stepd_container_proxy(spank_t sp, int required)
 	return 0;
 failed:
 	if (!required) {
-		fprintf(stderr, TE_PREFIX "warning: %s; trainenv.barrier() "
-			"cannot run in this container\n", te_stepd_err);
+		fprintf(stderr,
+			TE_PREFIX "warning: %s; trainenv.barrier() "
+				  "cannot run in this container\n",
+			te_stepd_err);
 		fflush(stderr);
 	}
 	return -1;
 }
 
-void te_stepd_container_watch(spank_t sp, uint32_t local_id,
-			      uint32_t global_id)
+void te_stepd_container_watch(spank_t sp, uint32_t local_id, uint32_t global_id)
 {
 	char **env2;
 	char path[TE_VALUE_MAX + 32], exe[4096], spid[16], rank[16];
@@ -197,9 +207,11 @@ void te_stepd_container_watch(spank_t sp, uint32_t local_id,
 	int k = 0, p[2];
 
 	if (local_id != 0)
-		return;	/* one per node: the node's first task */
+		return; /* one per node: the node's first task */
 	if (helper(path, sizeof(path)) < 0) {
-		fprintf(stderr, TE_PREFIX "warning: %s; what the container "
+		fprintf(stderr,
+			TE_PREFIX
+			"warning: %s; what the container "
 			"changes in the tasks' environment is not checked\n",
 			te_stepd_err);
 		fflush(stderr);

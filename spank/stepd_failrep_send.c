@@ -41,12 +41,20 @@
 #include "util/strutil.h"
 #include "util/sysutil.h"
 
-#define ATTEMPT_MS 1000		/* one connection to srun, at most */
-#define LINGER_MS 20		/* gathers the lines of one burst */
+#define ATTEMPT_MS 1000 /* one connection to srun, at most */
+#define LINGER_MS 20	/* gathers the lines of one burst */
 #define PENDING_MAX (64 * 1024)
 
 /* What the sender's last message says. */
-enum { S_OK, S_CONNECT, S_TIMEOUT, S_USER, S_BUDGET, S_SPACE, S_KILLED };
+enum {
+	S_OK,
+	S_CONNECT,
+	S_TIMEOUT,
+	S_USER,
+	S_BUDGET,
+	S_SPACE,
+	S_KILLED
+};
 static const char *const status_text[] = {
 	[S_OK] = "delivered",
 	[S_CONNECT] = "cannot connect to srun",
@@ -60,8 +68,8 @@ static const char *const status_text[] = {
 static struct {
 	int started, finished;
 	pid_t pid;
-	pid_t owner;		/* the process whose descriptor fd is */
-	int fd;			/* slurmstepd's end of the socketpair */
+	pid_t owner; /* the process whose descriptor fd is */
+	int fd;	     /* slurmstepd's end of the socketpair */
 	unsigned handed, refused;
 	char where[INET6_ADDRSTRLEN + 16];
 } snd = { .fd = -1 };
@@ -75,7 +83,8 @@ static int send_batch(const struct sockaddr_storage *sa, socklen_t salen,
 	size_t off = 0;
 	int fd, rc = S_OK;
 
-	fd = socket(sa->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(sa->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		    0);
 	if (fd < 0)
 		return S_CONNECT;
 	if (connect(fd, (const struct sockaddr *)sa, salen) < 0 &&
@@ -111,12 +120,12 @@ static int send_batch(const struct sockaddr_storage *sa, socklen_t salen,
 
 /* The sender's state. */
 struct sender {
-	int fd;			/* from slurmstepd, and the last message */
+	int fd; /* from slurmstepd, and the last message */
 	const struct sockaddr_storage *sa;
 	socklen_t salen;
-	size_t len;		/* in pending */
+	size_t len; /* in pending */
 	unsigned sent, lost;
-	int64_t spent;		/* on the network */
+	int64_t spent; /* on the network */
 	int status, eof;
 };
 
@@ -195,11 +204,11 @@ static void send_pending(struct sender *s)
 {
 	int64_t start = te_now_ms();
 
-	s->status = send_batch(s->sa, s->salen, pending, s->len,
-			       start + (TE_FAILREP_BUDGET_MS - s->spent <
-						ATTEMPT_MS ?
-					TE_FAILREP_BUDGET_MS - s->spent :
-					ATTEMPT_MS));
+	s->status =
+		send_batch(s->sa, s->salen, pending, s->len,
+			   start + (TE_FAILREP_BUDGET_MS - s->spent < ATTEMPT_MS
+					    ? TE_FAILREP_BUDGET_MS - s->spent
+					    : ATTEMPT_MS));
 	s->spent += te_now_ms() - start;
 	for (size_t i = 0; i < s->len; i++)
 		if (pending[i] == '\n')
@@ -280,8 +289,8 @@ static int sender_is_ours(void)
 	return snd.owner == this_process();
 }
 
-static int start_sender(const char *host, uint16_t port, uid_t uid,
-			gid_t gid, char *err, size_t errlen)
+static int start_sender(const char *host, uint16_t port, uid_t uid, gid_t gid,
+			char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
@@ -376,7 +385,7 @@ int te_failrep_sender_finish(int wait_ms, char *err, size_t errlen)
 		te_snprintf(err, errlen, "the report sender could not start");
 		return (int)snd.refused;
 	}
-	shutdown(snd.fd, SHUT_WR);	/* the sender sends what it has */
+	shutdown(snd.fd, SHUT_WR); /* the sender sends what it has */
 	for (;;) {
 		struct pollfd p = { .fd = snd.fd, .events = POLLIN };
 		int64_t left = deadline - te_now_ms();
@@ -393,7 +402,7 @@ int te_failrep_sender_finish(int wait_ms, char *err, size_t errlen)
 		    status > S_KILLED)
 			status = S_TIMEOUT;
 	} else if (n == 0) {
-		status = S_KILLED;	/* it ended without a word */
+		status = S_KILLED; /* it ended without a word */
 	}
 	close(snd.fd);
 	snd.fd = -1;
@@ -410,7 +419,7 @@ int te_failrep_sender_finish(int wait_ms, char *err, size_t errlen)
 	if (status == S_OK)
 		return 0;
 	lost += snd.refused;
-	te_snprintf(err, errlen, "%s at %s (%u delivered)",
-		    status_text[status], snd.where, sent);
+	te_snprintf(err, errlen, "%s at %s (%u delivered)", status_text[status],
+		    snd.where, sent);
 	return lost ? (int)lost : 1;
 }

@@ -26,7 +26,8 @@ static void preflight_spawn_err(const struct te_spawn_out *o, const char *buf,
 	char perr[256];
 
 	if (o->killed) {
-		te_snprintf(err, errlen, "no answer within %d s: the check was "
+		te_snprintf(err, errlen,
+			    "no answer within %d s: the check was "
 			    "killed (the GPU or its driver hangs?)",
 			    TE_PF_TIMEOUT_S);
 		return;
@@ -41,16 +42,21 @@ static void preflight_spawn_err(const struct te_spawn_out *o, const char *buf,
 		return;
 	}
 	if (WIFSIGNALED(o->status))
-		te_snprintf(err, errlen, "the check (%s) was killed by signal "
-			    "%d (%s)", TE_PREFLIGHT_HELPER, WTERMSIG(o->status),
+		te_snprintf(err, errlen,
+			    "the check (%s) was killed by signal "
+			    "%d (%s)",
+			    TE_PREFLIGHT_HELPER, WTERMSIG(o->status),
 			    strsignal(WTERMSIG(o->status)));
 	else if (WEXITSTATUS(o->status))
-		te_snprintf(err, errlen, "the check (%s) exited with status %d "
-			    "(%s)", TE_PREFLIGHT_HELPER, WEXITSTATUS(o->status),
-			    perr);
+		te_snprintf(err, errlen,
+			    "the check (%s) exited with status %d "
+			    "(%s)",
+			    TE_PREFLIGHT_HELPER, WEXITSTATUS(o->status), perr);
 	else
-		te_snprintf(err, errlen, "unreadable output from the check "
-			    "(%s): %s", TE_PREFLIGHT_HELPER, perr);
+		te_snprintf(err, errlen,
+			    "unreadable output from the check "
+			    "(%s): %s",
+			    TE_PREFLIGHT_HELPER, perr);
 }
 
 /* trainenv-preflight's command line for the rank's GPU (busid). */
@@ -93,7 +99,8 @@ static int preflight_report(spank_t sp, const struct te_pf_outcome *out,
 		te_strlcpy(why, out->why, whylen);
 		if (!unstarted)
 			return -1;
-		te_appendf(line, linelen, " (the check could not be started: "
+		te_appendf(line, linelen,
+			   " (the check could not be started: "
 			   "trainenv's installation or helper-dir, not the "
 			   "node)");
 		return -2;
@@ -120,13 +127,15 @@ static int preflight_report(spank_t sp, const struct te_pf_outcome *out,
  * configuration's fault, never the node's: the caller must not exit with
  * TE_EXIT_NODE_FAULT, which --train-requeue takes for a bad node. */
 int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
-			 char *line, size_t linelen, char *why, size_t whylen)
+		       char *line, size_t linelen, char *why, size_t whylen)
 {
 	static char obuf[TE_PF_OUT_MAX + 1];
 	static struct te_pf_result res;
 	const struct te_config *c = &te_plug.cfg;
 	struct te_pf_input in = {
-		.rank = global_id, .local_id = local_id, .node = te_step.node,
+		.rank = global_id,
+		.local_id = local_id,
+		.node = te_step.node,
 		.verbose = c->v[TE_S_PREFLIGHT].word == TE_W_PREFLIGHT_VERBOSE,
 	};
 	struct te_pf_outcome out;
@@ -147,21 +156,22 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 	in.busid = busid;
 	in.map_err = merr;
 	if (!te_pf_need_run(&in, &out))
-		goto report;	/* no GPU here: the program is not run */
+		goto report; /* no GPU here: the program is not run */
 	serr[0] = '\0';
 	if (te_helper_path(TE_PREFLIGHT_HELPER, path, sizeof(path)) < 0) {
 		te_snprintf(serr, sizeof(serr), "helper-dir is too long");
 		unstarted = 1;
 	} else if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS ||
 		   !envp) {
-		te_snprintf(serr, sizeof(serr), "cannot read the task's "
+		te_snprintf(serr, sizeof(serr),
+			    "cannot read the task's "
 			    "environment for the check");
 		unstarted = 1;
 	} else {
 		preflight_cmd(sp, c, busid, &cmd);
-		if (te_spawn_capture(path, cmd.argv, envp, TE_PF_TIMEOUT_S * 1000,
-				     0, obuf, sizeof(obuf), &so, serr,
-				     sizeof(serr)) < 0) {
+		if (te_spawn_capture(
+			    path, cmd.argv, envp, TE_PF_TIMEOUT_S * 1000, 0,
+			    obuf, sizeof(obuf), &so, serr, sizeof(serr)) < 0) {
 			char m[TE_ERR_MAX];
 
 			te_snprintf(m, sizeof(m), "cannot run the check: %s",
@@ -185,10 +195,10 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 				    (WEXITSTATUS(so.status) == 126 ||
 				     WEXITSTATUS(so.status) == 127);
 			preflight_spawn_err(&so, obuf, serr, sizeof(serr));
-			if (!serr[0] &&
-			    te_pf_parse(obuf, so.got, &res, perr,
-					sizeof(perr)) < 0)
-				te_snprintf(serr, sizeof(serr), "unreadable "
+			if (!serr[0] && te_pf_parse(obuf, so.got, &res, perr,
+						    sizeof(perr)) < 0)
+				te_snprintf(serr, sizeof(serr),
+					    "unreadable "
 					    "output from the check");
 		}
 	}

@@ -46,8 +46,9 @@ void te_stepd_end_step_now(void)
 	te_sleep_ms(te_end_step_wait_ms(te_now_ms() - te_step.since_ms));
 	if (te_slurm_signal_step(te_step.job_id, te_step.step_id, SIGKILL) != 0)
 		slurm_info(TE_PREFIX "could not end step %u.%u after the "
-			   "protocol mismatch: %s", te_step.job_id,
-			   te_step.step_id, slurm_strerror(te_slurm_errno()));
+				     "protocol mismatch: %s",
+			   te_step.job_id, te_step.step_id,
+			   slurm_strerror(te_slurm_errno()));
 }
 
 /* The step has a PMIx server for its tasks (srun --mpi=pmix). */
@@ -74,12 +75,15 @@ int te_stepd_preload_nccl_barrier(spank_t sp)
 			dir->set ? dir->text : TE_PKGLIBDIR) < 0 ||
 	    te_snprintf(val, sizeof(val), "%s%s%s", lib, old && *old ? ":" : "",
 			old ? old : "") < 0) {
-		return te_err(te_stepd_err, sizeof(te_stepd_err), "LD_PRELOAD too "
+		return te_err(te_stepd_err, sizeof(te_stepd_err),
+			      "LD_PRELOAD too "
 			      "long for the first-collective barrier");
 	}
 	if (access(lib, R_OK) < 0)
-		return te_err(te_stepd_err, sizeof(te_stepd_err), "barrier="
-			      "first-collective: %s: %s", lib, strerror(errno));
+		return te_err(te_stepd_err, sizeof(te_stepd_err),
+			      "barrier="
+			      "first-collective: %s: %s",
+			      lib, strerror(errno));
 	te_snprintf(secs, sizeof(secs), "%lu",
 		    te_setting_barrier_s(&te_plug.cfg, &te_plug.pol));
 	spank_setenv(sp, TE_BARRIER_TIMEOUT_ENV, secs, 1);
@@ -98,7 +102,9 @@ static void say_shared_pmix_dir(const char *dir)
 
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return;
-	fprintf(stderr, TE_PREFIX "note: this step's PMIx directory "
+	fprintf(stderr,
+		TE_PREFIX
+		"note: this step's PMIx directory "
 		"(PMIX_SERVER_TMPDIR, mode %04o, owner uid %u) is not private "
 		"to the job's user, as Slurm before 22.05.10 and 23.02.6 makes "
 		"it: every task runs its own launch helper instead of one per "
@@ -123,12 +129,12 @@ static const char *follower_hooks(spank_t sp, uint32_t global_id,
 	    te_parse_u64(v, 600, &d) == 0)
 		sleep((unsigned)d);
 	te_snprintf(rank, sizeof(rank), "%u", global_id);
-	if (!failed &&
-	    (v = te_stepd_getenv(sp, "TRAINENV_TEST_FAIL_RANK")) &&
+	if (!failed && (v = te_stepd_getenv(sp, "TRAINENV_TEST_FAIL_RANK")) &&
 	    !strcmp(v, rank)) {
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err),
 			    "test hook TRAINENV_TEST_FAIL_RANK: "
-			    "rank %s fails before the barrier", v);
+			    "rank %s fails before the barrier",
+			    v);
 		te_strlcpy(why, te_stepd_err, whylen);
 		failed = why;
 	}
@@ -148,7 +154,8 @@ static int run_helper(spank_t sp, const struct te_rdzv_plan *plan,
 	int rc, lead_lock = -1;
 
 	if (te_helper_path(TE_RDZV_HELPER, path, sizeof(path)) < 0) {
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "helper-dir is "
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+			    "helper-dir is "
 			    "too long");
 		goto leader_failed;
 	}
@@ -157,7 +164,8 @@ static int run_helper(spank_t sp, const struct te_rdzv_plan *plan,
 	te_rdzv_helper_argv(plan, TE_RDZV_HELPER, te_step.job_id,
 			    te_step.step_id, failed, &args);
 	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp) {
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "cannot read the "
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+			    "cannot read the "
 			    "task's environment for the rendezvous");
 		goto leader_failed;
 	}
@@ -172,25 +180,28 @@ static int run_helper(spank_t sp, const struct te_rdzv_plan *plan,
 	rc = te_rdzv_spawn(path, args.argv, helper_env ? helper_env : envp,
 			   plan->timeout_ms, rr, err, sizeof(err));
 	free(helper_env);
-	if (rc == -2) {		/* the one line that names both versions */
+	if (rc == -2) { /* the one line that names both versions */
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "node %s: %s",
 			    te_step.node, err);
 		te_stepd_end_step = plan->barrier_mode;
 		goto leader_failed;
 	}
-	if (rc == -3) {		/* not the rendezvous's fault: no hint */
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "node %s: "
-			    "rendezvous: %s", te_step.node, err);
+	if (rc == -3) { /* not the rendezvous's fault: no hint */
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+			    "node %s: "
+			    "rendezvous: %s",
+			    te_step.node, err);
 		goto leader_failed;
 	}
 	if (rc < 0) {
-		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "rendezvous: %s "
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+			    "rendezvous: %s "
 			    "(--train-rdzv=computed skips the PMIx rendezvous)",
 			    err);
 		goto leader_failed;
 	}
 	if (lead_lock >= 0)
-		close(lead_lock);	/* the node's result is there */
+		close(lead_lock); /* the node's result is there */
 	return 0;
 leader_failed:
 	/* the node's other tasks wait for this task's result */
@@ -239,8 +250,8 @@ static int rdzv_result(const struct te_rdzv_result *rr, long skew_warn_ms,
  * step at once; without one the task fails alone, and the node's first
  * task still runs the helper for the node's other tasks. */
 int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
-			  struct te_rdzv_result *rr, int *quiet,
-			  const char *failed)
+			struct te_rdzv_result *rr, int *quiet,
+			const char *failed)
 {
 	const struct te_config *c = &te_plug.cfg;
 	struct te_rdzv_facts facts = { .local_id = local_id };
@@ -254,16 +265,17 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	case TE_RDZV_SKIP:
 		return 0;
 	case TE_RDZV_NO_PMIX:
-		return te_err(te_stepd_err, sizeof(te_stepd_err), "rdzv=pmix, but "
+		return te_err(te_stepd_err, sizeof(te_stepd_err),
+			      "rdzv=pmix, but "
 			      "this step has no PMIx server: run it with srun "
 			      "--mpi=pmix (or MpiDefault=pmix)");
 	default:
 		break;
 	}
 	s = te_stepd_getenv(sp, "PMIX_SERVER_TMPDIR");
-	facts.nodes_files = s &&
-			    te_strlcpy(tmpdir, s, sizeof(tmpdir)) < sizeof(tmpdir) &&
-			    te_step.local_tasks > 1 && te_private_dir_ok(tmpdir);
+	facts.nodes_files =
+		s && te_strlcpy(tmpdir, s, sizeof(tmpdir)) < sizeof(tmpdir) &&
+		te_step.local_tasks > 1 && te_private_dir_ok(tmpdir);
 	if (facts.nodes_files && local_id != 0 &&
 	    c->v[TE_S_TEST_HOOKS].word == TE_W_ON)
 		failed = follower_hooks(sp, global_id, failed, hook_why,
@@ -277,14 +289,15 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	switch (plan.role) {
 	case TE_RDZV_SKIP:
 	case TE_RDZV_NO_PMIX:
-		return -1;	/* te_rdzv_wanted() said so above */
+		return -1; /* te_rdzv_wanted() said so above */
 	case TE_RDZV_FOLLOW_FAILED:
 		/* rank 0 fails the step at once: no waiting for the
 		 * barrier's deadline */
 		if (plan.barrier_mode &&
 		    te_rdzv_leave_failed(tmpdir, global_id, failed) < 0)
 			slurm_info(TE_PREFIX "rank %u: cannot leave its "
-				   "failure file in %s", global_id, tmpdir);
+					     "failure file in %s",
+				   global_id, tmpdir);
 		return -1;
 	case TE_RDZV_FAIL_ALONE:
 		return -1;
@@ -301,6 +314,6 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	if (run_helper(sp, &plan, tmpdir, failed, rr) < 0)
 		return -1;
 	if (failed)
-		return -1;	/* the caller reports this task's own failure */
+		return -1; /* the caller reports this task's own failure */
 	return rdzv_result(rr, plan.skew_warn_ms, quiet);
 }

@@ -38,11 +38,15 @@ int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 		return te_err(err, errlen, "the rendezvous helper %s", e);
 	}
 	if (o.killed)
-		return te_err(err, errlen, "the rendezvous helper did not finish "
-			      "within %d s and was killed", timeout_ms / 1000);
+		return te_err(err, errlen,
+			      "the rendezvous helper did not finish "
+			      "within %d s and was killed",
+			      timeout_ms / 1000);
 	if (o.too_long)
-		return te_err(err, errlen, "the rendezvous helper wrote more than "
-			      "%d bytes", TE_RDZV_OUT_MAX);
+		return te_err(err, errlen,
+			      "the rendezvous helper wrote more than "
+			      "%d bytes",
+			      TE_RDZV_OUT_MAX);
 	/* a helper of another protocol answers with its own and exits */
 	if (!WIFSIGNALED(o.status) &&
 	    te_protocol_refused(path, WEXITSTATUS(o.status), buf, o.got, err,
@@ -56,23 +60,30 @@ int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 		 * been killed (Slurm leaves a task that has not started
 		 * its program): say so, not a hint to skip PMIx. */
 		if (WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGKILL) {
-			te_snprintf(err, errlen, "the rendezvous helper was "
-				    "killed (signal 9) before it answered, not "
-				    "by trainenv: as when Slurm cancels the step "
-				    "(another node's line says why) or the node "
-				    "runs out of memory");
+			te_snprintf(
+				err, errlen,
+				"the rendezvous helper was "
+				"killed (signal 9) before it answered, not "
+				"by trainenv: as when Slurm cancels the step "
+				"(another node's line says why) or the node "
+				"runs out of memory");
 			return -3;
 		}
 		if (WIFSIGNALED(o.status))
-			te_snprintf(err, errlen, "the rendezvous helper was "
-				    "killed by signal %d", WTERMSIG(o.status));
+			te_snprintf(err, errlen,
+				    "the rendezvous helper was "
+				    "killed by signal %d",
+				    WTERMSIG(o.status));
 		else if (WEXITSTATUS(o.status))
-			te_snprintf(err, errlen, "the rendezvous helper exited "
-				    "with status %d (%s)", WEXITSTATUS(o.status),
-				    perr);
+			te_snprintf(err, errlen,
+				    "the rendezvous helper exited "
+				    "with status %d (%s)",
+				    WEXITSTATUS(o.status), perr);
 		else
-			te_snprintf(err, errlen, "unreadable output from the "
-				    "rendezvous helper: %s", perr);
+			te_snprintf(err, errlen,
+				    "unreadable output from the "
+				    "rendezvous helper: %s",
+				    perr);
 		return -1;
 	}
 	return 0;
@@ -123,13 +134,13 @@ static int lock_released(const char *dir, const char *name)
 		return 0;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return 0;	/* not made yet (or no lead lock at all) */
+		return 0; /* not made yet (or no lead lock at all) */
 	released = flock(fd, LOCK_EX | LOCK_NB) == 0;
 	close(fd);
 	return released;
 }
 
-#define LOOK_MS 200	/* the slowest look at the files while waiting */
+#define LOOK_MS 200 /* the slowest look at the files while waiting */
 
 /* Drains the watch on the step's directory: 1 when an event is about the
  * node's result or the first task's lock (or events were lost). Other
@@ -138,7 +149,8 @@ static int lock_released(const char *dir, const char *name)
  * launch is short of CPU where many tasks share few cores). */
 static int result_news(int ino)
 {
-	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	char ev[4096]
+		__attribute__((aligned(__alignof__(struct inotify_event))));
 	ssize_t n;
 	int news = 0;
 
@@ -180,7 +192,8 @@ static int watch_dir(const char *dir)
 {
 	int ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 
-	if (ino >= 0 && inotify_add_watch(ino, dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+	if (ino >= 0 &&
+	    inotify_add_watch(ino, dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
 		close(ino);
 		ino = -1;
 	}
@@ -275,16 +288,21 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 				close(ino);
 			close(lockfd);
 			if (got < 0)
-				return te_err(err, errlen, "%s is not this "
-					      "user's file", path);
+				return te_err(err, errlen,
+					      "%s is not this "
+					      "user's file",
+					      path);
 			if (te_rdzv_parse(buf, (size_t)got, r, perr,
 					  sizeof(perr)) < 0)
-				return te_err(err, errlen, "unreadable rendezvous "
-					      "result of this node: %s", perr);
+				return te_err(err, errlen,
+					      "unreadable rendezvous "
+					      "result of this node: %s",
+					      perr);
 			return 0;
 		}
 		if (lead_gone) {
-			te_snprintf(err, errlen, "this node's first task ended "
+			te_snprintf(err, errlen,
+				    "this node's first task ended "
 				    "before its rendezvous finished");
 			goto fail;
 		}
@@ -297,9 +315,11 @@ int te_rdzv_follow(const char *dir, uint32_t rank, int timeout_ms,
 wait:
 		left = deadline - te_now_ms();
 		if (left <= 0) {
-			te_snprintf(err, errlen, "the rendezvous of this node "
+			te_snprintf(err, errlen,
+				    "the rendezvous of this node "
 				    "(run by its first task) did not finish "
-				    "within %d s", timeout_ms / 1000);
+				    "within %d s",
+				    timeout_ms / 1000);
 			goto fail;
 		}
 		look = wait_news(ino, looked, left, &wait);
@@ -332,8 +352,8 @@ int te_rdzv_leave_failed(const char *dir, uint32_t rank, const char *why)
 	char path[600], tmp[640], line[TE_FAILED_TEXT_MAX + 2];
 	size_t len;
 
-	te_rdzv_clean_text(line, TE_FAILED_TEXT_MAX + 1, why && *why ? why :
-			   "no reason given");
+	te_rdzv_clean_text(line, TE_FAILED_TEXT_MAX + 1,
+			   why && *why ? why : "no reason given");
 	len = strlen(line);
 	line[len++] = '\n';
 	line[len] = '\0';

@@ -62,7 +62,8 @@ void te_stepd_resolve(spank_t sp)
 	if (te_plug.resolved || te_stepd_err[0])
 		return;
 	if (!te_plug.policy_ok) {
-		te_strlcpy(te_stepd_err, te_plug.policy_err, sizeof(te_stepd_err));
+		te_strlcpy(te_stepd_err, te_plug.policy_err,
+			   sizeof(te_stepd_err));
 		return;
 	}
 	have_inh = te_inherited_config(te_stepd_getenv, sp, &inherited) == 0;
@@ -139,9 +140,11 @@ static void find_master(spank_t sp)
 			const void *a;
 
 			if (fam == 0 && p->ai_family == AF_INET)
-				a = &((struct sockaddr_in *)p->ai_addr)->sin_addr;
+				a = &((struct sockaddr_in *)p->ai_addr)
+					     ->sin_addr;
 			else if (fam == 1 && p->ai_family == AF_INET6)
-				a = &((struct sockaddr_in6 *)p->ai_addr)->sin6_addr;
+				a = &((struct sockaddr_in6 *)p->ai_addr)
+					     ->sin6_addr;
 			else
 				continue;
 			if (inet_ntop(p->ai_family, a, te_step.master_addr,
@@ -177,8 +180,8 @@ void te_stepd_gather(spank_t sp)
 	s = te_stepd_getenv(sp, TE_STEP_KIND_ENV);
 	te_step.launcher_daemons = s && !strcmp(s, TE_STEP_KIND_EXTERNAL);
 	te_step.batch = te_step.step_id == SLURM_BATCH_SCRIPT ||
-		     te_step.step_id == SLURM_EXTERN_CONT ||
-		     te_step.launcher_daemons;
+			te_step.step_id == SLURM_EXTERN_CONT ||
+			te_step.launcher_daemons;
 	find_node_name(sp);
 	if (!te_step.batch)
 		find_master(sp);
@@ -195,9 +198,9 @@ void te_stepd_gather(spank_t sp)
 
 void te_stepd_gpu_env(spank_t sp, struct te_bind_gpu_env *e, char bufs[3][1024])
 {
-	static const char *const names[3] = {
-		"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS"
-	};
+	static const char *const names[3] = { "CUDA_VISIBLE_DEVICES",
+					      "SLURM_STEP_GPUS",
+					      "SLURM_JOB_GPUS" };
 	const char **dst[3] = { &e->cuda_visible_devices, &e->slurm_step_gpus,
 				&e->slurm_job_gpus };
 	int i;
@@ -209,12 +212,12 @@ void te_stepd_gpu_env(spank_t sp, struct te_bind_gpu_env *e, char bufs[3][1024])
 		/* An over-long list is junk: let the parser refuse it. */
 		if (rc == ESPANK_NOSPACE)
 			te_strlcpy(bufs[i], "too-long", 1024);
-		*dst[i] = (rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE) ?
-				  bufs[i] : NULL;
+		*dst[i] = (rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE)
+				  ? bufs[i]
+				  : NULL;
 	}
 	e->in_slurm = 1;
 }
-
 
 /* The task's environment without SLURM_JOB_ID, SLURM_STEP_ID and
  * TRAINENV_TASK (the hang report's three ways to a task), for a

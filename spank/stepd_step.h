@@ -18,24 +18,24 @@
 /* Facts about the step, gathered once in user_init. */
 struct te_step {
 	int have;
-	int batch;			/* no ranks: batch script, extern
+	int batch;	      /* no ranks: batch script, extern
 					   step, launcher_daemons */
-	int launcher_daemons;		/* srun --external-launcher */
+	int launcher_daemons; /* srun --external-launcher */
 	uint32_t job_id, step_id, nnodes, node_id, ntasks, local_tasks;
 	int argc;
 	char **argv;
 	char master_addr[INET6_ADDRSTRLEN + 1];
-	char master_note[TE_ERR_MAX];	/* why there is no address */
+	char master_note[TE_ERR_MAX]; /* why there is no address */
 	char node[64];
-	char slurm_node[64];		/* as in the step's node list: "" when
+	char slurm_node[64]; /* as in the step's node list: "" when
 					   too long or odd */
 	/* first-failure report */
 	int report;
 	uint16_t report_port;
 	char report_host[INET6_ADDRSTRLEN + 1];
 	char report_token[TE_FAILREP_TOKEN_LEN + 1];
-	int torchrun;			/* this task is torchrun's agent */
-	int64_t since_ms;		/* te_now_ms() when the plugin first
+	int torchrun;	  /* this task is torchrun's agent */
+	int64_t since_ms; /* te_now_ms() when the plugin first
 					   saw the step on this node */
 };
 extern struct te_step te_step;

@@ -24,11 +24,18 @@ void te_stepd_watch_workers(spank_t sp)
 	char path[TE_VALUE_MAX + 32], js[32], spid[16], sstart[24], proto[12];
 	/* a watcher of another protocol would say so on its stderr, which
 	 * is /dev/null here: it only does not watch (docs/RELIABILITY.md) */
-	char *argv[] = { (char *)TE_STACKS_HELPER, (char *)"--protocol-say",
-			 proto, (char *)"--watch-workers",
-			 js, (char *)"--node", te_step.node,
-			 (char *)"--task-pid", spid, (char *)"--task-start",
-			 sstart, NULL };
+	char *argv[] = { (char *)TE_STACKS_HELPER,
+			 (char *)"--protocol-say",
+			 proto,
+			 (char *)"--watch-workers",
+			 js,
+			 (char *)"--node",
+			 te_step.node,
+			 (char *)"--task-pid",
+			 spid,
+			 (char *)"--task-start",
+			 sstart,
+			 NULL };
 	char **env = NULL, **env2;
 	uint64_t start;
 
@@ -38,10 +45,12 @@ void te_stepd_watch_workers(spank_t sp)
 	 * go unseen: said here, once per node, instead. */
 	if (te_helper_path(TE_STACKS_HELPER, path, sizeof(path)) < 0 ||
 	    access(path, X_OK) < 0) {
-		fprintf(stderr, TE_PREFIX "warning: --train-exit-grace: cannot "
+		fprintf(stderr,
+			TE_PREFIX
+			"warning: --train-exit-grace: cannot "
 			"run the worker watcher %s: %s (helper-dir); this "
-			"torchrun task's workers are not watched\n", path,
-			strerror(errno));
+			"torchrun task's workers are not watched\n",
+			path, strerror(errno));
 		fflush(stderr);
 		return;
 	}

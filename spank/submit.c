@@ -42,7 +42,7 @@ int te_submit_resolve_export(const char *export_spec, int again)
 	int have_inh, i;
 
 	if (!te_plug.policy_ok)
-		return -1;	/* reported by slurm_spank_init */
+		return -1; /* reported by slurm_spank_init */
 	have_inh = te_inherited_config(submit_getenv, ctx, &inherited) == 0;
 	if (te_resolve(&te_plug.pol, (const char *const *)te_plug.opt,
 		       submit_getenv, ctx, have_inh ? &inherited : NULL, &cfg,
@@ -88,11 +88,16 @@ void te_submit_explain(const char *what)
 		return;
 	te_version_line(version, sizeof(version));
 	fprintf(stderr, TE_PREFIX "%s\n", version);
-	fprintf(stderr, TE_PREFIX "effective settings for this %s "
+	fprintf(stderr,
+		TE_PREFIX
+		"effective settings for this %s "
 		"(precedence: enforced > option > environment > admin default "
-		"> built-in):\n", what);
+		"> built-in):\n",
+		what);
 	explain_print(&te_plug.cfg);
 	if (!te_submit_train_on())
-		fprintf(stderr, TE_PREFIX "trainenv is off for this %s: no "
-			"other setting is applied\n", what);
+		fprintf(stderr,
+			TE_PREFIX "trainenv is off for this %s: no "
+				  "other setting is applied\n",
+			what);
 }

@@ -51,9 +51,12 @@ int te_bind_smt_parse(const char *s, enum te_bind_smt *out)
 const char *te_bind_mode_name(enum te_bind_mode m)
 {
 	switch (m) {
-	case TE_BIND_MODE_NONE: return "none";
-	case TE_BIND_MODE_NUMA: return "numa";
-	case TE_BIND_MODE_CORES: return "cores";
+	case TE_BIND_MODE_NONE:
+		return "none";
+	case TE_BIND_MODE_NUMA:
+		return "numa";
+	case TE_BIND_MODE_CORES:
+		return "cores";
 	}
 	return "?";
 }
@@ -61,8 +64,10 @@ const char *te_bind_mode_name(enum te_bind_mode m)
 const char *te_bind_smt_name(enum te_bind_smt s)
 {
 	switch (s) {
-	case TE_BIND_SMT_ALL: return "all";
-	case TE_BIND_SMT_ONE: return "one";
+	case TE_BIND_SMT_ALL:
+		return "all";
+	case TE_BIND_SMT_ONE:
+		return "one";
 	}
 	return "?";
 }
@@ -119,7 +124,6 @@ const char *te_bind_set_str(hwloc_const_bitmap_t set, char *buf, size_t len)
 	return buf;
 }
 
-
 /* ------------------------------------------------------------------ apply */
 
 int te_bind_apply(hwloc_topology_t topo, const struct te_bind_rank *rank,
@@ -134,7 +138,8 @@ int te_bind_apply(hwloc_topology_t topo, const struct te_bind_rank *rank,
 	if (!rank->bind)
 		return 0;
 	if (!hwloc_topology_is_thissystem(topo)) {
-		snprintf(err, errlen, "the topology was not discovered on this "
+		snprintf(err, errlen,
+			 "the topology was not discovered on this "
 			 "machine (loaded from XML?): refusing to bind");
 		return -1;
 	}
@@ -145,7 +150,8 @@ int te_bind_apply(hwloc_topology_t topo, const struct te_bind_rank *rank,
 	}
 	if (hwloc_set_cpubind(topo, rank->cpuset, HWLOC_CPUBIND_PROCESS)) {
 		snprintf(err, errlen, "cannot bind rank %u to CPUs %s: %s",
-			 rank->rank, te_bind_set_str(rank->cpuset, buf, sizeof(buf)),
+			 rank->rank,
+			 te_bind_set_str(rank->cpuset, buf, sizeof(buf)),
 			 strerror(errno));
 		return -1;
 	}
@@ -155,20 +161,23 @@ int te_bind_apply(hwloc_topology_t topo, const struct te_bind_rank *rank,
 				    rank->nodeset))
 		return 0;
 	if (hwloc_set_membind(topo, rank->nodeset, HWLOC_MEMBIND_BIND,
-			      HWLOC_MEMBIND_PROCESS | HWLOC_MEMBIND_BYNODESET) == 0)
+			      HWLOC_MEMBIND_PROCESS |
+				      HWLOC_MEMBIND_BYNODESET) == 0)
 		return 0;
 	/* Linux only has a per-thread policy; it is inherited by later
 	 * threads and kept across execve, which is what is needed here. */
 	if (errno == ENOSYS &&
 	    hwloc_set_membind(topo, rank->nodeset, HWLOC_MEMBIND_BIND,
-			      HWLOC_MEMBIND_THREAD | HWLOC_MEMBIND_BYNODESET) == 0)
+			      HWLOC_MEMBIND_THREAD | HWLOC_MEMBIND_BYNODESET) ==
+		    0)
 		return 0;
-	snprintf(err, errlen, "CPUs bound, but cannot bind the memory of "
-		 "rank %u to NUMA node(s) %s: %s", rank->rank,
-		 te_bind_set_str(rank->nodeset, buf, sizeof(buf)), strerror(errno));
+	snprintf(err, errlen,
+		 "CPUs bound, but cannot bind the memory of "
+		 "rank %u to NUMA node(s) %s: %s",
+		 rank->rank, te_bind_set_str(rank->nodeset, buf, sizeof(buf)),
+		 strerror(errno));
 	return 1;
 }
-
 
 /* ------------------------------------------------------------------ format */
 

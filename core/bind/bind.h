@@ -180,8 +180,8 @@ enum te_bind_mode {
 };
 
 enum te_bind_smt {
-	TE_BIND_SMT_ALL = 0,	/* every allowed hardware thread of a core */
-	TE_BIND_SMT_ONE,	/* the lowest-numbered allowed PU of a core */
+	TE_BIND_SMT_ALL = 0, /* every allowed hardware thread of a core */
+	TE_BIND_SMT_ONE,     /* the lowest-numbered allowed PU of a core */
 };
 
 /* "none", "numa", "cores" / "all", "one"; return -1 on anything else. */
@@ -207,9 +207,8 @@ int te_bind_topology_load(const char *xml_path, hwloc_topology_t *out,
 /* The same for an XML export of THIS machine (tests add fake GPUs to one):
  * the topology counts as this system, so te_bind_apply() binds for real.
  * The caller vouches that the XML's CPUs and NUMA nodes are this machine's. */
-int te_bind_topology_load_local_xml(const char *xml_path,
-				    hwloc_topology_t *out, char *err,
-				    size_t errlen);
+int te_bind_topology_load_local_xml(const char *xml_path, hwloc_topology_t *out,
+				    char *err, size_t errlen);
 
 /* The same from a descriptor the caller opened and checked (the topology
  * cache: the file that was checked is the file that is read); name is for
@@ -219,23 +218,23 @@ int te_bind_topology_load_local_fd(int fd, const char *name,
 				   size_t errlen);
 
 struct te_bind_gpu {
-	char busid[TE_BIND_BUSID_LEN];	/* "0000:34:00.0" */
+	char busid[TE_BIND_BUSID_LEN]; /* "0000:34:00.0" */
 	unsigned vendor_id, device_id, class_id;
-	hwloc_obj_t pcidev;		/* the PCI device in the topology */
-	hwloc_obj_t locality;		/* nearest non-I/O ancestor */
-	hwloc_const_cpuset_t cpuset;	/* locality->cpuset (not a copy) */
-	hwloc_const_nodeset_t nodeset;	/* locality->nodeset (not a copy) */
+	hwloc_obj_t pcidev;	       /* the PCI device in the topology */
+	hwloc_obj_t locality;	       /* nearest non-I/O ancestor */
+	hwloc_const_cpuset_t cpuset;   /* locality->cpuset (not a copy) */
+	hwloc_const_nodeset_t nodeset; /* locality->nodeset (not a copy) */
 };
 
 struct te_bind_gpus {
 	size_t n;
-	struct te_bind_gpu *gpu;	/* PCI order; index = node GPU index */
+	struct te_bind_gpu *gpu; /* PCI order; index = node GPU index */
 };
 
 /* Lists the node's GPUs (see WHAT IS A GPU) in PCI order. The entries point
  * into the topology: free with te_bind_gpus_free() before destroying it. */
-int te_bind_gpus(hwloc_topology_t topo, struct te_bind_gpus *out,
-		 char *err, size_t errlen);
+int te_bind_gpus(hwloc_topology_t topo, struct te_bind_gpus *out, char *err,
+		 size_t errlen);
 void te_bind_gpus_free(struct te_bind_gpus *gpus);
 
 /* Environment a task sees; NULL for an unset variable. */
@@ -243,7 +242,7 @@ struct te_bind_gpu_env {
 	const char *cuda_visible_devices;
 	const char *slurm_step_gpus;
 	const char *slurm_job_gpus;
-	int in_slurm;			/* SLURM_JOB_ID is set */
+	int in_slurm; /* SLURM_JOB_ID is set */
 };
 
 /*
@@ -254,32 +253,32 @@ struct te_bind_gpu_env {
  * 0, or -1 with the reason in err (binding must then not be done).
  */
 int te_bind_gpus_from_env(const struct te_bind_gpu_env *env, size_t node_gpus,
-			  unsigned *idx, size_t cap, size_t *n,
-			  char *note, size_t notelen, char *err, size_t errlen);
+			  unsigned *idx, size_t cap, size_t *n, char *note,
+			  size_t notelen, char *err, size_t errlen);
 
 struct te_bind_request {
 	enum te_bind_mode mode;
 	enum te_bind_smt smt;
-	unsigned ntasks;		/* local ranks on this node, >= 1 */
-	const unsigned *gpus;		/* node GPU indexes of the step */
-	size_t ngpus;			/* 0: no GPU */
-	hwloc_const_cpuset_t allowed;	/* NULL: the topology's allowed CPUs */
+	unsigned ntasks;	      /* local ranks on this node, >= 1 */
+	const unsigned *gpus;	      /* node GPU indexes of the step */
+	size_t ngpus;		      /* 0: no GPU */
+	hwloc_const_cpuset_t allowed; /* NULL: the topology's allowed CPUs */
 };
 
 struct te_bind_rank {
-	unsigned rank;			/* local rank */
-	int gpu;			/* node GPU index, -1 for none */
-	char busid[TE_BIND_BUSID_LEN];	/* "" for none */
-	int bind;			/* 0 in mode none: apply does nothing */
-	hwloc_bitmap_t cpuset;		/* PU OS indexes, never empty */
-	hwloc_bitmap_t nodeset;		/* NUMA node OS indexes, never empty */
+	unsigned rank;		       /* local rank */
+	int gpu;		       /* node GPU index, -1 for none */
+	char busid[TE_BIND_BUSID_LEN]; /* "" for none */
+	int bind;		       /* 0 in mode none: apply does nothing */
+	hwloc_bitmap_t cpuset;	       /* PU OS indexes, never empty */
+	hwloc_bitmap_t nodeset;	       /* NUMA node OS indexes, never empty */
 	char note[TE_BIND_NOTE_LEN];
 };
 
 struct te_bind_result {
 	unsigned nranks;
-	struct te_bind_rank *ranks;	/* ranks[r].rank == r */
-	char note[TE_BIND_NOTE_LEN];	/* about the whole node */
+	struct te_bind_rank *ranks;  /* ranks[r].rank == r */
+	char note[TE_BIND_NOTE_LEN]; /* about the whole node */
 };
 
 /*

@@ -53,21 +53,29 @@ static int gpu_domain(hwloc_topology_t topo, const struct te_bind_gpu *g,
 	if (!numa_cpus)
 		return -1;
 	if (o == hwloc_get_root_obj(topo)) {
-		te_bind_note_add(d->note, sizeof(d->note), "GPU %s has no NUMA "
-			 "locality: using the whole machine", g->busid);
+		te_bind_note_add(d->note, sizeof(d->note),
+				 "GPU %s has no NUMA "
+				 "locality: using the whole machine",
+				 g->busid);
 	} else {
 		/* Is the locality smaller than its NUMA node(s)? Then the
 		 * topology has no NUMA node for it (no NUMA info). */
-		hwloc_bitmap_foreach_begin(i, o->nodeset) {
-			hwloc_obj_t nn = hwloc_get_numanode_obj_by_os_index(topo, i);
+		hwloc_bitmap_foreach_begin(i, o->nodeset)
+		{
+			hwloc_obj_t nn =
+				hwloc_get_numanode_obj_by_os_index(topo, i);
 			if (nn)
-				hwloc_bitmap_or(numa_cpus, numa_cpus, nn->cpuset);
-		} hwloc_bitmap_foreach_end();
+				hwloc_bitmap_or(numa_cpus, numa_cpus,
+						nn->cpuset);
+		}
+		hwloc_bitmap_foreach_end();
 		if (!hwloc_bitmap_isequal(numa_cpus, o->cpuset) &&
 		    hwloc_bitmap_isincluded(o->cpuset, numa_cpus)) {
 			obj_name(o, name, sizeof(name));
-			te_bind_note_add(d->note, sizeof(d->note), "GPU %s has no NUMA "
-				 "node of its own: using its %s", g->busid, name);
+			te_bind_note_add(d->note, sizeof(d->note),
+					 "GPU %s has no NUMA "
+					 "node of its own: using its %s",
+					 g->busid, name);
 		}
 	}
 	hwloc_bitmap_free(numa_cpus);
@@ -83,9 +91,10 @@ static int gpu_domain(hwloc_topology_t topo, const struct te_bind_gpu *g,
 		}
 		obj_name(first, name, sizeof(name));
 		obj_name(o, name2, sizeof(name2));
-		te_bind_note_add(d->note, sizeof(d->note), "no allowed CPU near GPU %s "
-			 "(%s): using the allowed CPUs of %s", g->busid, name,
-			 name2);
+		te_bind_note_add(d->note, sizeof(d->note),
+				 "no allowed CPU near GPU %s "
+				 "(%s): using the allowed CPUs of %s",
+				 g->busid, name, name2);
 	}
 	return 0;
 }
@@ -125,12 +134,14 @@ static int step_gpus(const struct te_bind_request *req, size_t node_gpus,
 	for (i = 0; i < req->ngpus; i++) {
 		if (step[i] >= node_gpus) {
 			if (node_gpus)
-				snprintf(err, errlen, "GPU index %u is out of "
+				snprintf(err, errlen,
+					 "GPU index %u is out of "
 					 "range: this node has %zu GPUs "
-					 "(0-%zu)", step[i], node_gpus,
-					 node_gpus - 1);
+					 "(0-%zu)",
+					 step[i], node_gpus, node_gpus - 1);
 			else
-				snprintf(err, errlen, "GPU index %u is out of "
+				snprintf(err, errlen,
+					 "GPU index %u is out of "
 					 "range: this node has no NVIDIA GPU",
 					 step[i]);
 			return -1;
@@ -147,9 +158,9 @@ static int step_gpus(const struct te_bind_request *req, size_t node_gpus,
 /* No GPU: one domain per rank (blocks of whole NUMA nodes) or per NUMA
  * node (blocks of ranks). */
 static int numa_domains(hwloc_topology_t topo, unsigned ntasks,
-			hwloc_const_cpuset_t allowed, struct te_bind_domain **domp,
-			size_t *ndomp, size_t *rank_dom, char *note,
-			size_t notelen)
+			hwloc_const_cpuset_t allowed,
+			struct te_bind_domain **domp, size_t *ndomp,
+			size_t *rank_dom, char *note, size_t notelen)
 {
 	int nnodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
 	hwloc_bitmap_t *node_cpus = NULL, seen = hwloc_bitmap_alloc();
@@ -175,7 +186,8 @@ static int numa_domains(hwloc_topology_t topo, unsigned ntasks,
 		hwloc_bitmap_and(c, nn->cpuset, allowed);
 		/* CPU-less memory (HBM, CXL) reports its neighbours' CPUs: it
 		 * must not take ranks away from them. */
-		if (hwloc_bitmap_iszero(c) || hwloc_bitmap_intersects(c, seen)) {
+		if (hwloc_bitmap_iszero(c) ||
+		    hwloc_bitmap_intersects(c, seen)) {
 			hwloc_bitmap_free(c);
 			continue;
 		}
@@ -210,8 +222,9 @@ static int numa_domains(hwloc_topology_t topo, unsigned ntasks,
 		for (r = 0; r < ntasks; r++)
 			rank_dom[r] = block_of(r, ntasks, n);
 	}
-	te_bind_note_add(note, notelen, "no GPU: %u rank%s over %zu NUMA node%s",
-		 ntasks, ntasks > 1 ? "s" : "", n, n > 1 ? "s" : "");
+	te_bind_note_add(note, notelen,
+			 "no GPU: %u rank%s over %zu NUMA node%s", ntasks,
+			 ntasks > 1 ? "s" : "", n, n > 1 ? "s" : "");
 	*domp = dom;
 	*ndomp = ndom;
 	dom = NULL;
@@ -238,7 +251,7 @@ struct compute {
 	const struct te_bind_request *req;
 	struct te_bind_result *out;
 	struct te_bind_gpus gpus;
-	unsigned *step;		/* the step's GPUs, sorted */
+	unsigned *step; /* the step's GPUs, sorted */
 	hwloc_bitmap_t allowed;
 	struct te_bind_domain *dom;
 	size_t ndom, *rank_dom;
@@ -257,18 +270,23 @@ static int check_request(hwloc_topology_t topo,
 		return -1;
 	}
 	if (req->ntasks < 1 || req->ntasks > TE_BIND_MAX_TASKS) {
-		snprintf(err, errlen, "number of tasks on the node must be "
-			 "1 to %d, not %u", TE_BIND_MAX_TASKS, req->ntasks);
+		snprintf(err, errlen,
+			 "number of tasks on the node must be "
+			 "1 to %d, not %u",
+			 TE_BIND_MAX_TASKS, req->ntasks);
 		return -1;
 	}
 	if (req->ngpus > TE_BIND_MAX_GPUS || (req->ngpus && !req->gpus)) {
-		snprintf(err, errlen, "step GPU list must hold 0 to %d "
-			 "indexes, not %zu", TE_BIND_MAX_GPUS, req->ngpus);
+		snprintf(err, errlen,
+			 "step GPU list must hold 0 to %d "
+			 "indexes, not %zu",
+			 TE_BIND_MAX_GPUS, req->ngpus);
 		return -1;
 	}
 	if (req->mode != TE_BIND_MODE_NONE && req->mode != TE_BIND_MODE_NUMA &&
 	    req->mode != TE_BIND_MODE_CORES) {
-		snprintf(err, errlen, "unknown binding mode %d", (int)req->mode);
+		snprintf(err, errlen, "unknown binding mode %d",
+			 (int)req->mode);
 		return -1;
 	}
 	if (req->smt != TE_BIND_SMT_ALL && req->smt != TE_BIND_SMT_ONE) {
@@ -284,8 +302,9 @@ static int compute_allowed(struct compute *c)
 	hwloc_topology_t topo = c->topo;
 	char buf[128], b2[128];
 
-	c->allowed = hwloc_bitmap_dup(c->req->allowed ? c->req->allowed :
-				      hwloc_topology_get_allowed_cpuset(topo));
+	c->allowed = hwloc_bitmap_dup(
+		c->req->allowed ? c->req->allowed
+				: hwloc_topology_get_allowed_cpuset(topo));
 	if (!c->allowed)
 		return STEP_OOM;
 	hwloc_bitmap_and(c->allowed, c->allowed,
@@ -293,12 +312,15 @@ static int compute_allowed(struct compute *c)
 	hwloc_bitmap_and(c->allowed, c->allowed,
 			 hwloc_get_root_obj(topo)->cpuset);
 	if (hwloc_bitmap_iszero(c->allowed)) {
-		snprintf(c->err, c->errlen, "no allowed CPU is in this topology "
-			 "(allowed %s, topology %s)",
-			 c->req->allowed ? te_bind_set_str(c->req->allowed, buf,
-							   sizeof(buf)) : "-",
-			 te_bind_set_str(hwloc_topology_get_allowed_cpuset(topo), b2,
-				 sizeof(b2)));
+		snprintf(
+			c->err, c->errlen,
+			"no allowed CPU is in this topology "
+			"(allowed %s, topology %s)",
+			c->req->allowed ? te_bind_set_str(c->req->allowed, buf,
+							  sizeof(buf))
+					: "-",
+			te_bind_set_str(hwloc_topology_get_allowed_cpuset(topo),
+					b2, sizeof(b2)));
 		return STEP_FAIL;
 	}
 	return 0;
@@ -362,24 +384,26 @@ static int gpu_domains(struct compute *c)
 			return STEP_OOM;
 	}
 	for (r = 0; r < req->ntasks; r++) {
-		size_t j = req->ntasks <= ndom ? r :
-			block_of(r, req->ntasks, ndom);
+		size_t j = req->ntasks <= ndom ? r
+					       : block_of(r, req->ntasks, ndom);
 		c->rank_dom[r] = j;
 		out->ranks[r].gpu = (int)c->step[j];
 		memcpy(out->ranks[r].busid, c->gpus.gpu[c->step[j]].busid,
 		       sizeof(out->ranks[r].busid));
 	}
 	if (req->ntasks < ndom) {
-		te_cpulist_format(c->step + req->ntasks,
-				  ndom - req->ntasks, buf, sizeof(buf));
-		te_bind_note_add(out->note, sizeof(out->note), "%u rank%s for "
-			 "%zu GPUs: GPU%s %s unused", req->ntasks,
-			 req->ntasks > 1 ? "s" : "", ndom,
-			 ndom - req->ntasks > 1 ? "s" : "", buf);
+		te_cpulist_format(c->step + req->ntasks, ndom - req->ntasks,
+				  buf, sizeof(buf));
+		te_bind_note_add(out->note, sizeof(out->note),
+				 "%u rank%s for "
+				 "%zu GPUs: GPU%s %s unused",
+				 req->ntasks, req->ntasks > 1 ? "s" : "", ndom,
+				 ndom - req->ntasks > 1 ? "s" : "", buf);
 	} else if (req->ntasks > ndom) {
-		te_bind_note_add(out->note, sizeof(out->note), "%u ranks for "
-			 "%zu GPU%s: consecutive ranks share a GPU",
-			 req->ntasks, ndom, ndom > 1 ? "s" : "");
+		te_bind_note_add(out->note, sizeof(out->note),
+				 "%u ranks for "
+				 "%zu GPU%s: consecutive ranks share a GPU",
+				 req->ntasks, ndom, ndom > 1 ? "s" : "");
 	}
 	return 0;
 }
@@ -396,9 +420,10 @@ static int compute_domains(struct compute *c)
 			  &c->ndom, c->rank_dom, c->out->note,
 			  sizeof(c->out->note));
 	if (nd == -2) {
-		snprintf(c->err, c->errlen, "no NUMA node of the topology holds "
-			 "an allowed CPU (%s)", te_bind_set_str(c->allowed, buf,
-								sizeof(buf)));
+		snprintf(c->err, c->errlen,
+			 "no NUMA node of the topology holds "
+			 "an allowed CPU (%s)",
+			 te_bind_set_str(c->allowed, buf, sizeof(buf)));
 		return STEP_FAIL;
 	}
 	return nd ? STEP_OOM : 0;
@@ -416,7 +441,7 @@ static int place_ranks(struct compute *c)
 
 		if (d->note[0])
 			te_bind_note_add(rk->note, sizeof(rk->note), "%s",
-				 d->note);
+					 d->note);
 		rk->bind = req->mode != TE_BIND_MODE_NONE;
 		if (req->mode == TE_BIND_MODE_NONE) {
 			hwloc_bitmap_copy(rk->cpuset, c->allowed);
@@ -428,7 +453,7 @@ static int place_ranks(struct compute *c)
 	}
 	if (req->mode == TE_BIND_MODE_CORES &&
 	    te_bind_cores_mode(c->topo, req, c->dom, c->ndom, c->rank_dom,
-		       c->out->ranks))
+			       c->out->ranks))
 		return STEP_OOM;
 	return 0;
 }
@@ -448,18 +473,23 @@ static int rank_memory(struct compute *c)
 		 * never leave the allowed set or end up unbound. */
 		hwloc_bitmap_and(rk->cpuset, rk->cpuset, c->allowed);
 		if (hwloc_bitmap_iszero(rk->cpuset)) {
-			snprintf(c->err, c->errlen, "internal error: rank %u "
-				 "got no CPU", r);
+			snprintf(c->err, c->errlen,
+				 "internal error: rank %u "
+				 "got no CPU",
+				 r);
 			return STEP_FAIL;
 		}
 		hwloc_cpuset_to_nodeset(c->topo, rk->cpuset, rk->nodeset);
 		hwloc_bitmap_and(rk->nodeset, rk->nodeset, allowed_nodes);
 		if (hwloc_bitmap_iszero(rk->nodeset)) {
 			hwloc_bitmap_copy(rk->nodeset, allowed_nodes);
-			te_bind_note_add(rk->note, sizeof(rk->note), "memory of the "
-				 "rank's NUMA node is not allowed: using "
-				 "allowed nodes %s",
-				 te_bind_set_str(allowed_nodes, buf, sizeof(buf)));
+			te_bind_note_add(
+				rk->note, sizeof(rk->note),
+				"memory of the "
+				"rank's NUMA node is not allowed: using "
+				"allowed nodes %s",
+				te_bind_set_str(allowed_nodes, buf,
+						sizeof(buf)));
 		}
 	}
 	return 0;
@@ -468,8 +498,11 @@ static int rank_memory(struct compute *c)
 int te_bind_compute(hwloc_topology_t topo, const struct te_bind_request *req,
 		    struct te_bind_result *out, char *err, size_t errlen)
 {
-	struct compute c = { .topo = topo, .req = req, .out = out,
-			     .gpus = { 0, NULL }, .err = err,
+	struct compute c = { .topo = topo,
+			     .req = req,
+			     .out = out,
+			     .gpus = { 0, NULL },
+			     .err = err,
 			     .errlen = errlen };
 	size_t i;
 	int rc;
@@ -494,8 +527,10 @@ int te_bind_compute(hwloc_topology_t topo, const struct te_bind_request *req,
 	if (!rc)
 		rc = rank_memory(&c);
 	if (rc == STEP_OOM)
-		snprintf(err, errlen, "out of memory computing the binding "
-			 "of %u tasks", req->ntasks);
+		snprintf(err, errlen,
+			 "out of memory computing the binding "
+			 "of %u tasks",
+			 req->ntasks);
 	if (rc)
 		te_bind_result_free(out);
 	if (c.dom) {

@@ -15,7 +15,8 @@ void te_bind_smt_one(hwloc_topology_t topo, hwloc_bitmap_t set)
 {
 	hwloc_obj_t core = NULL;
 
-	while ((core = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, core))) {
+	while ((core = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE,
+						  core))) {
 		int pu = -1;
 
 		if (!hwloc_bitmap_intersects(core->cpuset, set))
@@ -41,13 +42,14 @@ static size_t find_root(struct te_bind_domain *d, size_t i)
 /* Objects that group PUs into cores, or the PUs when cores are unknown. */
 static hwloc_obj_type_t core_type(hwloc_topology_t topo)
 {
-	return hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ?
-		HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
+	return hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0
+		       ? HWLOC_OBJ_CORE
+		       : HWLOC_OBJ_PU;
 }
 
 struct split_order {
-	int weight;		/* CPUs in the rank's own domain */
-	size_t pos;		/* position of the rank in the group */
+	int weight; /* CPUs in the rank's own domain */
+	size_t pos; /* position of the rank in the group */
 };
 
 static int split_order_cmp(const void *a, const void *b)
@@ -63,9 +65,9 @@ static int split_order_cmp(const void *a, const void *b)
  * many ranks each may take and how many each rank needs. */
 struct split {
 	hwloc_obj_t *units;
-	size_t c;		/* units found */
-	size_t *cap, *demand;	/* [c] and [k] */
-	size_t first_free;	/* no free unit before it */
+	size_t c;	      /* units found */
+	size_t *cap, *demand; /* [c] and [k] */
+	size_t first_free;    /* no free unit before it */
 	int by_pu, overlap;
 };
 
@@ -77,7 +79,8 @@ static int split_units(hwloc_topology_t topo, hwloc_const_cpuset_t pool,
 	hwloc_obj_type_t ut = core_type(topo);
 	hwloc_obj_t o = NULL;
 
-	while ((o = hwloc_get_next_obj_by_type(topo, ut, o)) && s->c < cap_units)
+	while ((o = hwloc_get_next_obj_by_type(topo, ut, o)) &&
+	       s->c < cap_units)
 		if (hwloc_bitmap_intersects(o->cpuset, pool))
 			s->units[s->c++] = o;
 	if (s->c < k) {
@@ -86,7 +89,8 @@ static int split_units(hwloc_topology_t topo, hwloc_const_cpuset_t pool,
 		s->by_pu = 1;
 		s->c = 0;
 		o = NULL;
-		while ((o = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, o)) &&
+		while ((o = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU,
+						       o)) &&
 		       s->c < cap_units)
 			if (hwloc_bitmap_isset(pool, o->os_index))
 				s->units[s->c++] = o;
@@ -131,8 +135,9 @@ static void split_take(hwloc_topology_t topo, const struct te_bind_request *req,
 		s->first_free++;
 	for (pass = 0; pass < 2 && need; pass++) {
 		for (j = s->first_free; j < c && need; j++) {
-			if (!s->cap[j] || (pass == 0 &&
-			    !hwloc_bitmap_intersects(s->units[j]->cpuset, own)))
+			if (!s->cap[j] ||
+			    (pass == 0 && !hwloc_bitmap_intersects(
+						  s->units[j]->cpuset, own)))
 				continue;
 			hwloc_bitmap_or(rk->cpuset, rk->cpuset,
 					s->units[j]->cpuset);
@@ -145,15 +150,19 @@ static void split_take(hwloc_topology_t topo, const struct te_bind_request *req,
 	if (!s->by_pu && req->smt == TE_BIND_SMT_ONE)
 		te_bind_smt_one(topo, rk->cpuset);
 	if (s->overlap)
-		te_bind_note_add(rk->note, sizeof(rk->note), "%zu ranks share "
-			 "%zu CPU%s: CPUs overlap", k, c,
-			 c > 1 ? "s" : "");
+		te_bind_note_add(rk->note, sizeof(rk->note),
+				 "%zu ranks share "
+				 "%zu CPU%s: CPUs overlap",
+				 k, c, c > 1 ? "s" : "");
 	else if (s->by_pu)
-		te_bind_note_add(rk->note, sizeof(rk->note), "%zu ranks share "
-			 "fewer cores: split by hardware thread", k);
+		te_bind_note_add(rk->note, sizeof(rk->note),
+				 "%zu ranks share "
+				 "fewer cores: split by hardware thread",
+				 k);
 	if (outside)
-		te_bind_note_add(rk->note, sizeof(rk->note), "some CPUs are "
-			 "outside the GPU's locality");
+		te_bind_note_add(rk->note, sizeof(rk->note),
+				 "some CPUs are "
+				 "outside the GPU's locality");
 }
 
 /*
@@ -191,7 +200,8 @@ static int split_group(hwloc_topology_t topo, const struct te_bind_request *req,
 		goto out;
 	split_blocks(&s, k);
 	for (i = 0; i < k; i++) {
-		order[i].weight = hwloc_bitmap_weight(dom[rank_dom[members[i]]].cpus);
+		order[i].weight =
+			hwloc_bitmap_weight(dom[rank_dom[members[i]]].cpus);
 		order[i].pos = i;
 	}
 	qsort(order, k, sizeof(*order), split_order_cmp);
@@ -212,8 +222,8 @@ out:
 }
 
 int te_bind_cores_mode(hwloc_topology_t topo, const struct te_bind_request *req,
-		      struct te_bind_domain *dom, size_t ndom, const size_t *rank_dom,
-		      struct te_bind_rank *ranks)
+		       struct te_bind_domain *dom, size_t ndom,
+		       const size_t *rank_dom, struct te_bind_rank *ranks)
 {
 	hwloc_bitmap_t pool = hwloc_bitmap_alloc();
 	unsigned *members = calloc(req->ntasks, sizeof(*members));
@@ -227,7 +237,8 @@ int te_bind_cores_mode(hwloc_topology_t topo, const struct te_bind_request *req,
 	for (i = 0; i < ndom; i++)
 		for (j = i + 1; j < ndom; j++)
 			if (hwloc_bitmap_intersects(dom[i].cpus, dom[j].cpus)) {
-				size_t a = find_root(dom, i), b = find_root(dom, j);
+				size_t a = find_root(dom, i),
+				       b = find_root(dom, j);
 				/* the smaller index stays the root */
 				if (a < b)
 					dom[b].group = a;
@@ -247,8 +258,8 @@ int te_bind_cores_mode(hwloc_topology_t topo, const struct te_bind_request *req,
 		for (r = 0; r < req->ntasks; r++)
 			if (find_root(dom, rank_dom[r]) == g)
 				members[k++] = r;
-		if (k && split_group(topo, req, pool, members, k, ranks,
-					 dom, rank_dom))
+		if (k && split_group(topo, req, pool, members, k, ranks, dom,
+				     rank_dom))
 			goto out;
 	}
 	rc = 0;
@@ -257,4 +268,3 @@ out:
 	free(members);
 	return rc;
 }
-

@@ -11,16 +11,16 @@
 
 /* Appends to a note, "; "-separated; a note that no longer fits ends with
  * "..." rather than being cut mid-word silently. */
-__attribute__((format(printf, 3, 4)))
-void te_bind_note_add(char *note, size_t len, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) void
+te_bind_note_add(char *note, size_t len, const char *fmt, ...);
 /* For messages only: a set as text, "..." when long. */
 const char *te_bind_set_str(hwloc_const_bitmap_t set, char *buf, size_t len);
 
 /* A set of CPUs that one or more ranks are placed in, before any split. */
 struct te_bind_domain {
-	hwloc_bitmap_t cpus;	/* already intersected with the allowed CPUs */
+	hwloc_bitmap_t cpus; /* already intersected with the allowed CPUs */
 	char note[TE_BIND_NOTE_LEN];
-	size_t group;		/* union-find parent, then group id */
+	size_t group; /* union-find parent, then group id */
 };
 
 /* Keeps, of every core that set touches, its lowest-numbered PU in set. */

@@ -32,9 +32,8 @@ int te_bind_topology_load(const char *xml_path, hwloc_topology_t *out,
 	return topology_load(xml_path, -1, 0, out, err, errlen);
 }
 
-int te_bind_topology_load_local_xml(const char *xml_path,
-				    hwloc_topology_t *out, char *err,
-				    size_t errlen)
+int te_bind_topology_load_local_xml(const char *xml_path, hwloc_topology_t *out,
+				    char *err, size_t errlen)
 {
 	return topology_load(xml_path, -1, 1, out, err, errlen);
 }
@@ -58,8 +57,8 @@ int te_bind_topology_load_local_fd(int fd, const char *name,
  * without blocking and must be a regular file: hwloc's own reader would
  * wait forever on a FIFO, and slurmstepd (root, before the tasks start)
  * with it. */
-static char *read_xml(const char *path, int given_fd, size_t *len,
-		      char *err, size_t errlen)
+static char *read_xml(const char *path, int given_fd, size_t *len, char *err,
+		      size_t errlen)
 {
 	struct stat st;
 	char *buf = NULL;
@@ -84,19 +83,24 @@ static char *read_xml(const char *path, int given_fd, size_t *len,
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "cannot read topology file %s: not a "
-			 "regular file", path);
+		snprintf(err, errlen,
+			 "cannot read topology file %s: not a "
+			 "regular file",
+			 path);
 		goto out;
 	}
 	if (st.st_size > TE_TOPOLOGY_XML_MAX) {
-		snprintf(err, errlen, "cannot read topology file %s: %lld "
-			 "bytes, larger than %ld", path, (long long)st.st_size,
-			 TE_TOPOLOGY_XML_MAX);
+		snprintf(err, errlen,
+			 "cannot read topology file %s: %lld "
+			 "bytes, larger than %ld",
+			 path, (long long)st.st_size, TE_TOPOLOGY_XML_MAX);
 		goto out;
 	}
 	if (!(buf = malloc((size_t)st.st_size + 1))) {
-		snprintf(err, errlen, "cannot read topology file %s: out of "
-			 "memory", path);
+		snprintf(err, errlen,
+			 "cannot read topology file %s: out of "
+			 "memory",
+			 path);
 		goto out;
 	}
 	while (got < (size_t)st.st_size) {
@@ -105,8 +109,10 @@ static char *read_xml(const char *path, int given_fd, size_t *len,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			snprintf(err, errlen, "cannot read topology file %s: "
-				 "%s", path, strerror(errno));
+			snprintf(err, errlen,
+				 "cannot read topology file %s: "
+				 "%s",
+				 path, strerror(errno));
 			free(buf);
 			buf = NULL;
 			goto out;
@@ -136,9 +142,12 @@ static int topology_load(const char *xml_path, int xml_fd, int this_system,
 		return -1;
 	}
 	*out = NULL;
-	if (xml_path && (!*xml_path || strnlen(xml_path, PATH_MAX) >= PATH_MAX)) {
-		snprintf(err, errlen, "topology file name is empty or longer "
-			 "than %d characters", PATH_MAX - 1);
+	if (xml_path &&
+	    (!*xml_path || strnlen(xml_path, PATH_MAX) >= PATH_MAX)) {
+		snprintf(err, errlen,
+			 "topology file name is empty or longer "
+			 "than %d characters",
+			 PATH_MAX - 1);
 		return -1;
 	}
 	if (hwloc_topology_init(&topo)) {
@@ -154,9 +163,12 @@ static int topology_load(const char *xml_path, int xml_fd, int this_system,
 	if (xml_path && this_system)
 		flags |= HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM;
 	if (hwloc_topology_set_flags(topo, flags) ||
-	    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) ||
-	    hwloc_topology_set_cache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE) ||
-	    hwloc_topology_set_icache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE)) {
+	    hwloc_topology_set_io_types_filter(
+		    topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) ||
+	    hwloc_topology_set_cache_types_filter(
+		    topo, HWLOC_TYPE_FILTER_KEEP_NONE) ||
+	    hwloc_topology_set_icache_types_filter(
+		    topo, HWLOC_TYPE_FILTER_KEEP_NONE)) {
 		snprintf(err, errlen, "cannot configure hwloc: %s",
 			 strerror(errno));
 		goto fail;
@@ -173,28 +185,32 @@ static int topology_load(const char *xml_path, int xml_fd, int this_system,
 		size_t i;
 
 		for (i = 0; i < sizeof(unwanted) / sizeof(unwanted[0]); i++)
-			(void)hwloc_topology_set_components(topo,
-				HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+			(void)hwloc_topology_set_components(
+				topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
 				unwanted[i]);
 	}
 	if (xml_path &&
 	    !(xml = read_xml(xml_path, xml_fd, &xml_len, err, errlen)))
 		goto fail;
 	/* the size hwloc wants counts the final NUL */
-	if (xml && (xml_len >= INT_MAX ||
-		    hwloc_topology_set_xmlbuffer(topo, xml, (int)xml_len + 1))) {
+	if (xml &&
+	    (xml_len >= INT_MAX ||
+	     hwloc_topology_set_xmlbuffer(topo, xml, (int)xml_len + 1))) {
 		snprintf(err, errlen, "cannot read topology file %s: %s",
 			 xml_path, strerror(errno));
 		goto fail;
 	}
 	if (hwloc_topology_load(topo)) {
 		if (xml_path)
-			snprintf(err, errlen, "cannot load topology file %s "
-				 "(not an hwloc XML export?): %s", xml_path,
-				 strerror(errno));
+			snprintf(err, errlen,
+				 "cannot load topology file %s "
+				 "(not an hwloc XML export?): %s",
+				 xml_path, strerror(errno));
 		else
-			snprintf(err, errlen, "cannot discover this machine's "
-				 "topology with hwloc: %s", strerror(errno));
+			snprintf(err, errlen,
+				 "cannot discover this machine's "
+				 "topology with hwloc: %s",
+				 strerror(errno));
 		goto fail;
 	}
 	free(xml);
@@ -218,8 +234,10 @@ static int is_compute_gpu(const struct hwloc_obj *o)
 
 static int pci_cmp(const void *a, const void *b)
 {
-	const struct hwloc_pcidev_attr_s *x = &((const struct te_bind_gpu *)a)->pcidev->attr->pcidev;
-	const struct hwloc_pcidev_attr_s *y = &((const struct te_bind_gpu *)b)->pcidev->attr->pcidev;
+	const struct hwloc_pcidev_attr_s *x =
+		&((const struct te_bind_gpu *)a)->pcidev->attr->pcidev;
+	const struct hwloc_pcidev_attr_s *y =
+		&((const struct te_bind_gpu *)b)->pcidev->attr->pcidev;
 
 	if (x->domain != y->domain)
 		return x->domain < y->domain ? -1 : 1;
@@ -232,8 +250,8 @@ static int pci_cmp(const void *a, const void *b)
 	return 0;
 }
 
-int te_bind_gpus(hwloc_topology_t topo, struct te_bind_gpus *out,
-		 char *err, size_t errlen)
+int te_bind_gpus(hwloc_topology_t topo, struct te_bind_gpus *out, char *err,
+		 size_t errlen)
 {
 	hwloc_obj_t o = NULL;
 	size_t n = 0, i;
@@ -248,8 +266,10 @@ int te_bind_gpus(hwloc_topology_t topo, struct te_bind_gpus *out,
 		if (is_compute_gpu(o))
 			n++;
 	if (n > TE_BIND_MAX_GPUS) {
-		snprintf(err, errlen, "this node has %zu GPUs, more than the "
-			 "%d trainenv handles", n, TE_BIND_MAX_GPUS);
+		snprintf(err, errlen,
+			 "this node has %zu GPUs, more than the "
+			 "%d trainenv handles",
+			 n, TE_BIND_MAX_GPUS);
 		return -1;
 	}
 	if (n == 0)
@@ -342,17 +362,19 @@ static int parse_cvd(const char *cvd, unsigned *tmp, size_t *ncvd, char *err,
 {
 	char why[160], sbuf[48];
 
-	if (!te_cpulist_parse(cvd, ENV_LIST_MAXLEN, TE_CPULIST_INDEX_LIMIT,
-			      tmp, TE_BIND_MAX_GPUS, ncvd, why, sizeof(why)))
+	if (!te_cpulist_parse(cvd, ENV_LIST_MAXLEN, TE_CPULIST_INDEX_LIMIT, tmp,
+			      TE_BIND_MAX_GPUS, ncvd, why, sizeof(why)))
 		return 0;
 	if (strstr(cvd, "MIG-") || strstr(cvd, "GPU-"))
-		snprintf(err, errlen, "CUDA_VISIBLE_DEVICES "
+		snprintf(err, errlen,
+			 "CUDA_VISIBLE_DEVICES "
 			 "names GPUs by UUID or MIG instance "
 			 "(%s): binding needs whole GPUs "
 			 "named by index",
 			 safe_str(cvd, sbuf, sizeof(sbuf)));
 	else
-		snprintf(err, errlen, "CUDA_VISIBLE_DEVICES=%s "
+		snprintf(err, errlen,
+			 "CUDA_VISIBLE_DEVICES=%s "
 			 "is not a list of GPU indexes: %s",
 			 safe_str(cvd, sbuf, sizeof(sbuf)), why);
 	return -1;
@@ -362,20 +384,21 @@ static int parse_cvd(const char *cvd, unsigned *tmp, size_t *ncvd, char *err,
  * batch step; cvd, when set, listed ncvd GPUs. */
 static int gpus_from_slurm(const char *ssg, const char *sjg, const char *cvd,
 			   size_t ncvd, unsigned *idx, size_t cap, size_t *n,
-			   char *note, size_t notelen, char *err,
-			   size_t errlen)
+			   char *note, size_t notelen, char *err, size_t errlen)
 {
 	const char *name = ssg ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
 
 	if (parse_env_list(name, ssg ? ssg : sjg, idx, cap, n, err, errlen))
 		return -1;
 	if (!ssg)
-		te_bind_note_add(note, notelen, "GPUs from SLURM_JOB_GPUS "
-			 "(batch step)");
+		te_bind_note_add(note, notelen,
+				 "GPUs from SLURM_JOB_GPUS "
+				 "(batch step)");
 	if (cvd && ncvd != *n)
-		te_bind_note_add(note, notelen, "CUDA_VISIBLE_DEVICES lists %zu "
-			 "GPU%s, %s %zu: using %s", ncvd,
-			 ncvd == 1 ? "" : "s", name, *n, name);
+		te_bind_note_add(note, notelen,
+				 "CUDA_VISIBLE_DEVICES lists %zu "
+				 "GPU%s, %s %zu: using %s",
+				 ncvd, ncvd == 1 ? "" : "s", name, *n, name);
 	return 0;
 }
 
@@ -385,22 +408,25 @@ static int gpus_from_cvd(const unsigned *tmp, size_t ncvd, unsigned *idx,
 			 char *err, size_t errlen)
 {
 	if (ncvd > cap) {
-		snprintf(err, errlen, "CUDA_VISIBLE_DEVICES lists more "
-			 "than %zu GPUs", cap);
+		snprintf(err, errlen,
+			 "CUDA_VISIBLE_DEVICES lists more "
+			 "than %zu GPUs",
+			 cap);
 		return -1;
 	}
 	memcpy(idx, tmp, ncvd * sizeof(*idx));
 	*n = ncvd;
-	snprintf(note, notelen, "no SLURM_STEP_GPUS: "
+	snprintf(note, notelen,
+		 "no SLURM_STEP_GPUS: "
 		 "CUDA_VISIBLE_DEVICES taken as node-wide PCI-order "
 		 "GPU indexes");
 	return 0;
 }
 
 /* No GPU variable: none in a Slurm step, else every GPU of the node. */
-static int gpus_unset(int in_slurm, size_t node_gpus, unsigned *idx,
-		      size_t cap, size_t *n, char *note, size_t notelen,
-		      char *err, size_t errlen)
+static int gpus_unset(int in_slurm, size_t node_gpus, unsigned *idx, size_t cap,
+		      size_t *n, char *note, size_t notelen, char *err,
+		      size_t errlen)
 {
 	size_t i;
 
@@ -417,15 +443,16 @@ static int gpus_unset(int in_slurm, size_t node_gpus, unsigned *idx,
 		idx[i] = (unsigned)i;
 	*n = node_gpus;
 	if (node_gpus)
-		snprintf(note, notelen, "no GPU variable set outside Slurm: "
-			 "all %zu GPU%s of the node", node_gpus,
-			 node_gpus == 1 ? "" : "s");
+		snprintf(note, notelen,
+			 "no GPU variable set outside Slurm: "
+			 "all %zu GPU%s of the node",
+			 node_gpus, node_gpus == 1 ? "" : "s");
 	return 0;
 }
 
 int te_bind_gpus_from_env(const struct te_bind_gpu_env *env, size_t node_gpus,
-			  unsigned *idx, size_t cap, size_t *n,
-			  char *note, size_t notelen, char *err, size_t errlen)
+			  unsigned *idx, size_t cap, size_t *n, char *note,
+			  size_t notelen, char *err, size_t errlen)
 {
 	const char *cvd, *ssg, *sjg;
 	size_t ncvd = 0;
@@ -456,7 +483,8 @@ int te_bind_gpus_from_env(const struct te_bind_gpu_env *env, size_t node_gpus,
 			return -1;
 		}
 		if (ncvd == 0) {
-			snprintf(note, notelen, "CUDA_VISIBLE_DEVICES is empty: "
+			snprintf(note, notelen,
+				 "CUDA_VISIBLE_DEVICES is empty: "
 				 "no GPU");
 			free(tmp);
 			return 0;
@@ -475,4 +503,3 @@ int te_bind_gpus_from_env(const struct te_bind_gpu_env *env, size_t node_gpus,
 	free(tmp);
 	return rc;
 }
-

@@ -62,7 +62,8 @@ static int read_index(const char *s, size_t len, size_t *pos, unsigned max,
 	if (!is_digit(s[*pos])) {
 		char what[16];
 		describe_char(s[*pos], what, sizeof(what));
-		snprintf(err, errlen, "unexpected %s at offset %zu "
+		snprintf(err, errlen,
+			 "unexpected %s at offset %zu "
 			 "(expected an index: the syntax is like 0-3,8)",
 			 what, *pos);
 		return -1;
@@ -70,8 +71,10 @@ static int read_index(const char *s, size_t len, size_t *pos, unsigned max,
 	while (*pos < len && is_digit(s[*pos])) {
 		unsigned d = (unsigned)(s[*pos] - '0');
 		if (v > (max - d) / 10) {
-			snprintf(err, errlen, "index at offset %zu is larger "
-				 "than %u", start, max);
+			snprintf(err, errlen,
+				 "index at offset %zu is larger "
+				 "than %u",
+				 start, max);
 			return -1;
 		}
 		v = v * 10 + d;
@@ -99,11 +102,14 @@ static int read_ranges(const char *s, size_t pos, size_t end,
 		if (pos < end && s[pos] == '-') {
 			pos++;
 			ranged = 1;
-			if (read_index(s, end, &pos, max_index, &b, err, errlen))
+			if (read_index(s, end, &pos, max_index, &b, err,
+				       errlen))
 				return -1;
 			if (b < a) {
-				snprintf(err, errlen, "range %u-%u is reversed "
-					 "(write the smaller index first)", a, b);
+				snprintf(err, errlen,
+					 "range %u-%u is reversed "
+					 "(write the smaller index first)",
+					 a, b);
 				return -1;
 			}
 		}
@@ -116,8 +122,8 @@ static int read_ranges(const char *s, size_t pos, size_t end,
 		(*nr)++;
 		total += (size_t)(b - a) + 1;
 		if (total > outcap) {
-			snprintf(err, errlen, "list names more than %zu indexes",
-				 outcap);
+			snprintf(err, errlen,
+				 "list names more than %zu indexes", outcap);
 			return -1;
 		}
 		if (pos == end)
@@ -125,9 +131,10 @@ static int read_ranges(const char *s, size_t pos, size_t end,
 		if (s[pos] != ',') {
 			char what[16];
 			describe_char(s[pos], what, sizeof(what));
-			snprintf(err, errlen, "unexpected %s at offset %zu "
-				 "(expected %s)", what, pos,
-				 ranged ? "','" : "',' or '-'");
+			snprintf(err, errlen,
+				 "unexpected %s at offset %zu "
+				 "(expected %s)",
+				 what, pos, ranged ? "','" : "',' or '-'");
 			return -1;
 		}
 		pos++;
@@ -140,8 +147,8 @@ static int read_ranges(const char *s, size_t pos, size_t end,
 
 /* The ranges sorted, checked for overlaps and written out one index at a
  * time (their total fits: read_ranges checked). */
-static int expand_ranges(struct range *r, size_t nr, unsigned *out,
-			 size_t *n, char *err, size_t errlen)
+static int expand_ranges(struct range *r, size_t nr, unsigned *out, size_t *n,
+			 char *err, size_t errlen)
 {
 	size_t i, k;
 
@@ -168,14 +175,15 @@ static int expand_ranges(struct range *r, size_t nr, unsigned *out,
 }
 
 int te_cpulist_parse_mem(const char *s, size_t len, unsigned max_index,
-			 unsigned *out, size_t outcap, size_t *n,
-			 char *err, size_t errlen)
+			 unsigned *out, size_t outcap, size_t *n, char *err,
+			 size_t errlen)
 {
 	struct range *r = NULL;
 	size_t nr = 0, cap, pos, end;
 
 	if (!n || (!out && outcap)) {
-		snprintf(err, errlen, "internal error: bad arguments to the list parser");
+		snprintf(err, errlen,
+			 "internal error: bad arguments to the list parser");
 		return -1;
 	}
 	*n = 0;
@@ -200,8 +208,10 @@ int te_cpulist_parse_mem(const char *s, size_t len, unsigned max_index,
 	cap = (end - pos) / 2 + 1;
 	r = calloc(cap, sizeof(*r));
 	if (!r) {
-		snprintf(err, errlen, "out of memory parsing a list of %zu "
-			 "characters", end - pos);
+		snprintf(err, errlen,
+			 "out of memory parsing a list of %zu "
+			 "characters",
+			 end - pos);
 		return -1;
 	}
 	if (read_ranges(s, pos, end, max_index, outcap, r, cap, &nr, err,
@@ -216,8 +226,8 @@ int te_cpulist_parse_mem(const char *s, size_t len, unsigned max_index,
 }
 
 int te_cpulist_parse(const char *s, size_t maxlen, unsigned max_index,
-		     unsigned *out, size_t outcap, size_t *n,
-		     char *err, size_t errlen)
+		     unsigned *out, size_t outcap, size_t *n, char *err,
+		     size_t errlen)
 {
 	size_t len;
 
@@ -229,8 +239,8 @@ int te_cpulist_parse(const char *s, size_t maxlen, unsigned max_index,
 	}
 	/* strnlen stops at the terminator, so looking one byte beyond maxlen
 	 * only happens inside a string that is still going on. */
-	len = strnlen(s, maxlen < (size_t)PTRDIFF_MAX ? maxlen + 1 :
-		      (size_t)PTRDIFF_MAX);
+	len = strnlen(s, maxlen < (size_t)PTRDIFF_MAX ? maxlen + 1
+						      : (size_t)PTRDIFF_MAX);
 	if (len > maxlen) {
 		if (n)
 			*n = 0;
@@ -238,8 +248,8 @@ int te_cpulist_parse(const char *s, size_t maxlen, unsigned max_index,
 			 maxlen);
 		return -1;
 	}
-	return te_cpulist_parse_mem(s, len, max_index, out, outcap, n,
-				    err, errlen);
+	return te_cpulist_parse_mem(s, len, max_index, out, outcap, n, err,
+				    errlen);
 }
 
 /* Appends ",a" or ",a-b" (no comma first) to buf at *used; returns -1 once
@@ -275,7 +285,8 @@ int te_cpulist_format(const unsigned *idx, size_t n, char *buf, size_t buflen)
 	while (i < n) {
 		size_t j = i;
 
-		while (j + 1 < n && idx[j] != UINT_MAX && idx[j + 1] == idx[j] + 1)
+		while (j + 1 < n && idx[j] != UINT_MAX &&
+		       idx[j + 1] == idx[j] + 1)
 			j++;
 		if (j + 1 < n && idx[j + 1] <= idx[j])
 			goto fail;

@@ -32,16 +32,16 @@
  * Returns 0, or -1 with a one-line reason in err.
  */
 int te_cpulist_parse(const char *s, size_t maxlen, unsigned max_index,
-		     unsigned *out, size_t outcap, size_t *n,
-		     char *err, size_t errlen);
+		     unsigned *out, size_t outcap, size_t *n, char *err,
+		     size_t errlen);
 
 /*
  * Same on exactly len bytes of s, which need no terminator (a NUL byte inside
  * is junk like any other): the entry point for fuzzers.
  */
 int te_cpulist_parse_mem(const char *s, size_t len, unsigned max_index,
-			 unsigned *out, size_t outcap, size_t *n,
-			 char *err, size_t errlen);
+			 unsigned *out, size_t outcap, size_t *n, char *err,
+			 size_t errlen);
 
 /*
  * Writes idx[0..n) (ascending, no duplicates) as "0-3,8" into buf, "" for

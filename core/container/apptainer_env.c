@@ -15,7 +15,7 @@ static int left_out(const char *name)
 {
 	static const char *const prefixes[] = { "APPTAINER", "SINGULARITY" };
 	static const char *const names[] = {
-		"HOME", "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH",
+		"HOME",		"PATH",	       "LD_PRELOAD", "LD_LIBRARY_PATH",
 		"PREPEND_PATH", "APPEND_PATH",
 	};
 	size_t i;
@@ -68,14 +68,13 @@ int te_appt_env(const char *const *names, const char *const *values, size_t n,
 	for (i = 0; i < n; i++) {
 		size_t len;
 
-		if (i >= TE_APPT_IN_MAX) {	/* bounded: never walked */
+		if (i >= TE_APPT_IN_MAX) { /* bounded: never walked */
 			out->skipped += (int)(n - i);
 			break;
 		}
 		if (!names[i] || seen(names, i))
 			continue;
-		if (!values[i] || !name_ok(names[i]) ||
-		    left_out(names[i]) ||
+		if (!values[i] || !name_ok(names[i]) || left_out(names[i]) ||
 		    (len = te_strnlen_cap(values[i], TE_APPT_VALUE_MAX)) >
 			    TE_APPT_VALUE_MAX ||
 		    total + 2 * len > TE_APPT_TOTAL_MAX) {
@@ -99,6 +98,6 @@ int te_appt_command(const char *word)
 	const char *slash = word ? strrchr(word, '/') : NULL;
 	const char *prog = slash ? slash + 1 : word;
 
-	return prog && (!strcmp(prog, "apptainer") ||
-			!strcmp(prog, "singularity"));
+	return prog &&
+	       (!strcmp(prog, "apptainer") || !strcmp(prog, "singularity"));
 }

@@ -16,19 +16,19 @@
 
 #include <stddef.h>
 
-#define TE_APPT_IN_MAX 160		/* variables looked at */
-#define TE_APPT_NAME_MAX 64		/* NAME, terminator included */
-#define TE_APPT_VALUE_MAX 16384		/* one value */
-#define TE_APPT_TOTAL_MAX (128 * 1024)	/* every value together */
+#define TE_APPT_IN_MAX 160	       /* variables looked at */
+#define TE_APPT_NAME_MAX 64	       /* NAME, terminator included */
+#define TE_APPT_VALUE_MAX 16384	       /* one value */
+#define TE_APPT_TOTAL_MAX (128 * 1024) /* every value together */
 
 struct te_appt_var {
-	char name[TE_APPT_NAME_MAX + 16];	/* APPTAINERENV_NAME */
-	const char *value;			/* the caller's */
+	char name[TE_APPT_NAME_MAX + 16]; /* APPTAINERENV_NAME */
+	const char *value;		  /* the caller's */
 };
 
 struct te_appt_out {
-	int n;					/* entries in v */
-	int skipped;				/* variables left out */
+	int n;	     /* entries in v */
+	int skipped; /* variables left out */
 	struct te_appt_var v[2 * TE_APPT_IN_MAX];
 };
 

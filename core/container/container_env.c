@@ -57,7 +57,7 @@ static int add(struct te_cenv *d, const char *name, size_t len,
 	int i;
 
 	if (!te_cenv_name_valid(name, len))
-		return 0;	/* not a name trainenv would set */
+		return 0; /* not a name trainenv would set */
 	if ((i = find(d, name, len)) >= 0) {
 		d->v[i].enforced |= enforced;
 		return 0;
@@ -71,8 +71,8 @@ static int add(struct te_cenv *d, const char *name, size_t len,
 	memcpy(v->name, nm, len + 1);
 	v->enforced = enforced;
 	val = getenv_fn(ctx, nm);
-	if (val && te_strlcpy(v->value, val, sizeof(v->value)) <
-			   sizeof(v->value))
+	if (val &&
+	    te_strlcpy(v->value, val, sizeof(v->value)) < sizeof(v->value))
 		v->has_value = 1;
 	return 0;
 }
@@ -120,9 +120,10 @@ int te_cenv_decided(te_getenv_fn getenv_fn, void *ctx, struct te_cenv *out,
 		size_t n = strcspn(p, ",");
 
 		if (n && !te_cenv_name_valid(p, n))
-			return te_err(err, errlen, "%s: not a variable name "
-				      "at byte %zu", TE_RANK_VARS_ENV,
-				      (size_t)(p - s));
+			return te_err(err, errlen,
+				      "%s: not a variable name "
+				      "at byte %zu",
+				      TE_RANK_VARS_ENV, (size_t)(p - s));
 		if (n && add(out, p, n, getenv_fn, ctx, 0) < 0)
 			goto full;
 		p += n;
@@ -142,8 +143,8 @@ static void show(char *dst, size_t size, const char *v, size_t len)
 	char tmp[TE_CENV_SHOW_MAX + 1];
 	size_t n = len, i;
 
-	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' ||
-			 v[n - 1] == '\r'))
+	while (n > 0 &&
+	       (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r'))
 		n--;
 	if (n >= 2 && (v[0] == '"' || v[0] == '\'') &&
 	    (v[n - 1] == '"' || v[n - 1] == '\'')) {
@@ -175,13 +176,15 @@ int te_cenv_filter(const char *in, size_t len, const struct te_cenv *d,
 		   char *out, size_t outcap, size_t *outlen, char *err,
 		   size_t errlen)
 {
-	char report[TE_CENV_REPORT_MAX] = "enroot:", val[3 * TE_CENV_SHOW_MAX + 8];
+	char report[TE_CENV_REPORT_MAX] = "enroot:",
+	     val[3 * TE_CENV_SHOW_MAX + 8];
 	size_t at = 0, i = 0;
 	int removed = 0, full = 0;
 
 	*outlen = 0;
 	if (memchr(in, '\0', len))
-		return te_err(err, errlen, "the environment file holds a NUL "
+		return te_err(err, errlen,
+			      "the environment file holds a NUL "
 			      "byte");
 	while (i < len) {
 		const char *line = in + i, *nl = memchr(line, '\n', len - i);
@@ -197,16 +200,18 @@ int te_cenv_filter(const char *in, size_t len, const struct te_cenv *d,
 			int j = find(d, line + k, n);
 
 			if (j < 0)
-				continue;	/* a TRAINENV_* of the image */
+				continue; /* a TRAINENV_* of the image */
 			size_t before = strlen(report);
 
 			removed++;
-			show(val, sizeof(val), line + k + n + 1, ll - k - n - 1);
+			show(val, sizeof(val), line + k + n + 1,
+			     ll - k - n - 1);
 			/* room kept for ";..." */
-			if (!full && te_appendf(report, sizeof(report) - 8,
-						"%s%s=%s", before > 7 ? ";" : "",
-						d->v[j].name, val) < 0) {
-				report[before] = '\0';	/* not half of it */
+			if (!full &&
+			    te_appendf(report, sizeof(report) - 8, "%s%s=%s",
+				       before > 7 ? ";" : "", d->v[j].name,
+				       val) < 0) {
+				report[before] = '\0'; /* not half of it */
 				full = 1;
 			}
 			continue;
@@ -218,15 +223,18 @@ int te_cenv_filter(const char *in, size_t len, const struct te_cenv *d,
 	if (full)
 		te_appendf(report, sizeof(report), "%s...",
 			   strlen(report) > 7 ? ";" : "");
-	if (put(out, outcap, &at, TE_CENV_ENV "=", strlen(TE_CENV_ENV) + 1) < 0 ||
+	if (put(out, outcap, &at, TE_CENV_ENV "=", strlen(TE_CENV_ENV) + 1) <
+		    0 ||
 	    put(out, outcap, &at, report, strlen(report)) < 0 ||
 	    put(out, outcap, &at, "\n", 1) < 0)
 		goto small;
 	*outlen = at;
 	return removed;
 small:
-	return te_err(err, errlen, "the environment file is larger than %zu "
-		      "bytes", outcap);
+	return te_err(err, errlen,
+		      "the environment file is larger than %zu "
+		      "bytes",
+		      outcap);
 }
 
 const char *te_cenv_block_get(const char *env, size_t len, const char *name)
@@ -239,15 +247,14 @@ const char *te_cenv_block_get(const char *env, size_t len, const char *name)
 		size_t el = z ? (size_t)(z - e) : len - i;
 
 		if (el > nl && e[nl] == '=' && !memcmp(e, name, nl))
-			return z ? e + nl + 1 : NULL;	/* cut: unknown */
+			return z ? e + nl + 1 : NULL; /* cut: unknown */
 		i += el + 1;
 	}
 	return NULL;
 }
 
 int te_cenv_compare(const struct te_cenv *d, const char *env, size_t len,
-		    int cut, char *report, size_t replen,
-		    int *enforced_changed)
+		    int cut, char *report, size_t replen, int *enforced_changed)
 {
 	char got[3 * TE_CENV_SHOW_MAX + 8], want[3 * TE_CENV_SHOW_MAX + 8];
 	int i, diff = 0;
@@ -287,13 +294,15 @@ void te_cenv_record_text(const char *rec, char *out, size_t len)
 	if (!strncmp(p, "enroot:", 7))
 		p += 7;
 	if (!*p) {
-		te_snprintf(out, len, "the container's environment set none "
+		te_snprintf(out, len,
+			    "the container's environment set none "
 			    "of trainenv's variables");
 		return;
 	}
 	te_snprintf(out, len, "the container's environment set ");
 	for (; *p; p++)
 		te_appendf(out, len, *p == ';' ? ", " : "%c", *p);
-	te_appendf(out, len, "; trainenv's enroot hook kept trainenv's "
+	te_appendf(out, len,
+		   "; trainenv's enroot hook kept trainenv's "
 		   "values");
 }

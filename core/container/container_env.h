@@ -23,18 +23,18 @@
 
 #include "settings/settings.h"
 
-#define TE_CENV_ENV "TRAINENV_CONTAINER"	/* the hook's record */
-#define TE_CENV_MAX 96			/* variables decided */
-#define TE_CENV_NAME_MAX 64		/* a name, terminator included */
-#define TE_CENV_FILE_MAX (1024 * 1024)	/* an environment file */
-#define TE_CENV_REPORT_MAX 2048		/* TRAINENV_CONTAINER's value */
-#define TE_CENV_SHOW_MAX 64		/* a value's bytes in a report */
+#define TE_CENV_ENV "TRAINENV_CONTAINER" /* the hook's record */
+#define TE_CENV_MAX 96			 /* variables decided */
+#define TE_CENV_NAME_MAX 64		 /* a name, terminator included */
+#define TE_CENV_FILE_MAX (1024 * 1024)	 /* an environment file */
+#define TE_CENV_REPORT_MAX 2048		 /* TRAINENV_CONTAINER's value */
+#define TE_CENV_SHOW_MAX 64		 /* a value's bytes in a report */
 
 struct te_cenv_var {
 	char name[TE_CENV_NAME_MAX];
 	char value[TE_VALUE_MAX + 1];
-	int has_value;			/* the task had it (value) */
-	int enforced;			/* the site's value (enforce=) */
+	int has_value; /* the task had it (value) */
+	int enforced;  /* the site's value (enforce=) */
 };
 
 struct te_cenv {

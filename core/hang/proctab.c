@@ -157,9 +157,13 @@ void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p)
 }
 
 /* What te_proc_environ_parse reads (a bit each in te_env_pick.seen). */
-static const char *const picked[] = { "SLURM_JOB_ID=", "SLURM_STEP_ID=",
-	"SLURM_PROCID=", "RANK=", "WORLD_SIZE=", "TORCHELASTIC_RUN_ID=",
-	"TRAINENV_LAUNCHER=", "SLURMD_NODENAME=", TE_TASK_ENV "=" };
+static const char *const picked[] = {
+	"SLURM_JOB_ID=",      "SLURM_STEP_ID=",
+	"SLURM_PROCID=",      "RANK=",
+	"WORLD_SIZE=",	      "TORCHELASTIC_RUN_ID=",
+	"TRAINENV_LAUNCHER=", "SLURMD_NODENAME=",
+	TE_TASK_ENV "="
+};
 
 void te_env_pick_init(struct te_env_pick *s)
 {
@@ -295,16 +299,16 @@ static int find(const struct pid_idx *ix, size_t m, int pid)
 	return lo < m && ix[lo].pid == pid ? ix[lo].i : -1;
 }
 
-#define DEPTH_MAX 64	/* a table is a snapshot: parent links may loop */
+#define DEPTH_MAX 64 /* a table is a snapshot: parent links may loop */
 
 size_t te_proc_pick_ranks(const struct te_proc *t, size_t n, long job,
 			  long step, struct te_rank_proc *out, size_t max)
 {
 	struct pid_idx *ix = calloc(n ? n : 1, sizeof(*ix));
-	int *up = calloc(n ? n : 1, sizeof(*up));	/* parent, -1 */
-	int *root = calloc(n ? n : 1, sizeof(*root));	/* its task, -1 */
+	int *up = calloc(n ? n : 1, sizeof(*up));     /* parent, -1 */
+	int *root = calloc(n ? n : 1, sizeof(*root)); /* its task, -1 */
 	int *depth = calloc(n ? n : 1, sizeof(*depth));
-	int *best = calloc(n ? n : 1, sizeof(*best));	/* per task */
+	int *best = calloc(n ? n : 1, sizeof(*best)); /* per task */
 	int *workers = calloc(n ? n : 1, sizeof(*workers));
 	size_t i, m = 0, k = 0;
 
@@ -334,11 +338,11 @@ size_t te_proc_pick_ranks(const struct te_proc *t, size_t n, long job,
 			d++;
 		}
 		if (up[cur] >= 0)
-			continue;	/* a loop, or too deep */
+			continue; /* a loop, or too deep */
 		if (t[cur].parent_kind == TE_PARENT_OTHER ||
 		    (t[cur].parent_kind == TE_PARENT_STEPD &&
 		     (t[cur].stepd_job != job || t[cur].stepd_step != step)))
-			continue;	/* an orphan, and what is under it */
+			continue; /* an orphan, and what is under it */
 		root[i] = cur;
 		depth[i] = d;
 	}
@@ -366,17 +370,23 @@ size_t te_proc_pick_ranks(const struct te_proc *t, size_t n, long job,
 			/* a task: itself, or its shallowest Python process
 			 * (an agent whose workers are gone stands for none) */
 			out[k].rank = t[i].procid;
-			out[k++].idx = t[i].is_python || best[i] < 0 ? (int)i :
-				       best[i];
+			out[k++].idx = t[i].is_python || best[i] < 0 ? (int)i
+								     : best[i];
 		} else if (r >= 0 && r != (int)i && workers[r] &&
 			   t[i].elastic && t[i].rank >= 0 &&
-			   !(p >= 0 && t[p].elastic && t[p].rank == t[i].rank)) {
-			out[k].rank = t[i].rank;	/* a worker */
+			   !(p >= 0 && t[p].elastic &&
+			     t[p].rank == t[i].rank)) {
+			out[k].rank = t[i].rank; /* a worker */
 			out[k++].idx = (int)i;
 		}
 	}
 	qsort(out, k, sizeof(out[0]), by_rank);
 out:
-	free(ix); free(up); free(root); free(depth); free(best); free(workers);
+	free(ix);
+	free(up);
+	free(root);
+	free(depth);
+	free(best);
+	free(workers);
 	return k;
 }

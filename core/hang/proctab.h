@@ -10,33 +10,33 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TE_PROC_MAX 4096	/* processes of one step on one node */
+#define TE_PROC_MAX 4096 /* processes of one step on one node */
 
 struct te_proc {
 	int pid, ppid;
-	char state;		/* R S D T Z ... from /proc/PID/stat */
+	char state; /* R S D T Z ... from /proc/PID/stat */
 	char comm[32];
-	uint64_t cpu_ticks;	/* utime + stime */
-	uint64_t start;		/* start time (clock ticks after boot): a pid
+	uint64_t cpu_ticks; /* utime + stime */
+	uint64_t start;	    /* start time (clock ticks after boot): a pid
 				   reused later has another */
-	int is_python;		/* its program is a python interpreter */
-	long job, step;		/* SLURM_JOB_ID, SLURM_STEP_ID; -1 unknown */
-	long procid;		/* SLURM_PROCID, -1 unknown */
-	long rank;		/* RANK (torchrun workers), -1 unknown */
-	int elastic;		/* TORCHELASTIC_RUN_ID is set: a worker */
-	char node[64];		/* SLURMD_NODENAME, "" unknown */
-	int agent;		/* a torchrun task (TRAINENV_LAUNCHER says so) */
-	long world;		/* WORLD_SIZE, -1 unknown */
+	int is_python;	    /* its program is a python interpreter */
+	long job, step;	    /* SLURM_JOB_ID, SLURM_STEP_ID; -1 unknown */
+	long procid;	    /* SLURM_PROCID, -1 unknown */
+	long rank;	    /* RANK (torchrun workers), -1 unknown */
+	int elastic;	    /* TORCHELASTIC_RUN_ID is set: a worker */
+	char node[64];	    /* SLURMD_NODENAME, "" unknown */
+	int agent;	    /* a torchrun task (TRAINENV_LAUNCHER says so) */
+	long world;	    /* WORLD_SIZE, -1 unknown */
 	/* The parent as the scanner saw it: a task is a child of its step's
 	 * slurmstepd; a process whose parent died (a data loader whose
 	 * worker is gone) is adopted by init or a subreaper, and is none. */
-	int parent_kind;	/* TE_PARENT_* (0: unknown, as zeroed) */
-	long stepd_job, stepd_step;	/* TE_PARENT_STEPD: the step it runs */
+	int parent_kind;	    /* TE_PARENT_* (0: unknown, as zeroed) */
+	long stepd_job, stepd_step; /* TE_PARENT_STEPD: the step it runs */
 };
 
-#define TE_PARENT_UNKNOWN 0	/* not looked at, or not readable */
-#define TE_PARENT_STEPD 1	/* a slurmstepd ("slurmstepd: [JOB.STEP]") */
-#define TE_PARENT_OTHER 2	/* anything else (init, a shell, ...) */
+#define TE_PARENT_UNKNOWN 0 /* not looked at, or not readable */
+#define TE_PARENT_STEPD 1   /* a slurmstepd ("slurmstepd: [JOB.STEP]") */
+#define TE_PARENT_OTHER 2   /* anything else (init, a shell, ...) */
 
 /* The content of /proc/PID/stat into p (pid, comm, state, ppid, cpu);
  * 0, or -1 when it is not such a line. */
@@ -65,8 +65,8 @@ void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p);
 struct te_env_pick {
 	char cur[TE_ENV_PICK_ENTRY];
 	size_t curlen;
-	int too_long;		/* the current entry is skipped */
-	unsigned seen;		/* the variables kept (a bit each) */
+	int too_long;  /* the current entry is skipped */
+	unsigned seen; /* the variables kept (a bit each) */
 	char out[16 * TE_ENV_PICK_ENTRY];
 	size_t outlen;
 };
@@ -86,8 +86,8 @@ int te_proc_is_python(const char *exe);
 
 /* What stands for one rank in the report. */
 struct te_rank_proc {
-	long rank;		/* the job-wide rank */
-	int idx;		/* into the table */
+	long rank; /* the job-wide rank */
+	int idx;   /* into the table */
 };
 
 /* From the n processes of the node (any user's step mixed in), the ones of

@@ -18,7 +18,7 @@ void te_stack_init(struct te_proc_stack *ps)
 	ps->cpu_ms = -1;
 	ps->since_ms = -1;
 	ps->world = -1;
-	ps->text_used = 1;		/* text[0] is the empty string */
+	ps->text_used = 1; /* text[0] is the empty string */
 }
 
 const char *te_frame_str(const struct te_proc_stack *ps, uint16_t off)
@@ -29,18 +29,30 @@ const char *te_frame_str(const struct te_proc_stack *ps, uint16_t off)
 const char *te_stack_state_word(char state)
 {
 	switch (state) {
-	case 'R': return "running";
-	case 'S': return "sleeping";
-	case 'D': return "in I/O (disk sleep)";
-	case 'T': return "stopped";
-	case 't': return "stopped by a tracer";
-	case 'Z': return "zombie";
-	case 'X': return "dead";
-	case 'I': return "idle";
-	case 'P': return "parked";
-	case 'W': return "waking";
-	case 'K': return "wakekill";
-	default: return "unknown state";
+	case 'R':
+		return "running";
+	case 'S':
+		return "sleeping";
+	case 'D':
+		return "in I/O (disk sleep)";
+	case 'T':
+		return "stopped";
+	case 't':
+		return "stopped by a tracer";
+	case 'Z':
+		return "zombie";
+	case 'X':
+		return "dead";
+	case 'I':
+		return "idle";
+	case 'P':
+		return "parked";
+	case 'W':
+		return "waking";
+	case 'K':
+		return "wakekill";
+	default:
+		return "unknown state";
 	}
 }
 
@@ -178,8 +190,9 @@ static int thread_header(const char *s, size_t n, int *lwp)
 	*lwp = 0;
 	p = memfind(s, n, "(LWP ");
 	if (p)
-		for (i = (size_t)(p - s) + 5; i < n && s[i] >= '0' && s[i] <= '9' &&
-		     *lwp < 100000000; i++)
+		for (i = (size_t)(p - s) + 5;
+		     i < n && s[i] >= '0' && s[i] <= '9' && *lwp < 100000000;
+		     i++)
 			*lwp = *lwp * 10 + (s[i] - '0');
 	return 1;
 }
@@ -199,8 +212,8 @@ static int py_frame(struct te_proc_stack *ps, const char *s, size_t n)
 
 			return te_stack_add_frame(ps, TE_FRAME_PY, q + 5,
 						  (size_t)(end - q - 5), file,
-						  (size_t)(p - file), line, NULL,
-						  0, 0);
+						  (size_t)(p - file), line,
+						  NULL, 0, 0);
 		}
 	}
 	return -1;
@@ -217,8 +230,8 @@ static int py_builtin(struct te_proc_stack *ps, const char *s, size_t n)
 		if (starts(name + i, k - i, " of ") ||
 		    starts(name + i, k - i, " at "))
 			break;
-	return te_stack_add_frame(ps, TE_FRAME_PY, name, i, NULL, 0, 0, NULL,
-				  0, 0);
+	return te_stack_add_frame(ps, TE_FRAME_PY, name, i, NULL, 0, 0, NULL, 0,
+				  0);
 }
 
 /* The end of a parenthesised argument list starting at s[0] == '(':
@@ -270,8 +283,9 @@ static int native_frame(struct te_proc_stack *ps, const char *s, size_t n)
 		const char *h = p + 2;
 
 		for (; h < end && h - p < 18; h++) {
-			int c = *h, v = c >= '0' && c <= '9' ? c - '0' :
-				c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+			int c = *h, v = c >= '0' && c <= '9'   ? c - '0'
+					: c >= 'a' && c <= 'f' ? c - 'a' + 10
+							       : -1;
 			if (v < 0)
 				break;
 			addr = addr << 4 | (uint64_t)v;
@@ -340,10 +354,10 @@ static int native_frame(struct te_proc_stack *ps, const char *s, size_t n)
 }
 
 struct scan {
-	int kind;			/* the frames this pass keeps */
-	int store;			/* 0: count threads only */
+	int kind;  /* the frames this pass keeps */
+	int store; /* 0: count threads only */
 	unsigned flags;
-	unsigned threads;		/* threads with a frame of the kind */
+	unsigned threads; /* threads with a frame of the kind */
 	char denied[TE_STACK_NOTE_MAX];
 };
 
@@ -364,7 +378,8 @@ static void scan_pass(const char *buf, size_t len, struct te_proc_stack *ps,
 			in_thread = 1;
 			opened = 0;
 			in_tb = 0;
-		} else if (starts(s, n, "Traceback (most recent call first):")) {
+		} else if (starts(s, n,
+				  "Traceback (most recent call first):")) {
 			in_tb = 1;
 		} else if (starts(s, n, "Undefined command: \"py-bt\"")) {
 			sc->flags |= TE_GDB_NO_PYBT;
@@ -380,9 +395,9 @@ static void scan_pass(const char *buf, size_t len, struct te_proc_stack *ps,
 		} else {
 			int py = in_tb && n > 8 && starts(s, n, "  File \"");
 			int bi = in_tb && n > 4 && starts(s, n, "  <") &&
-				s[n - 1] == '>';
+				 s[n - 1] == '>';
 			int nat = n > 1 && s[0] == '#' && s[1] >= '0' &&
-				s[1] <= '9';
+				  s[1] <= '9';
 			int want = sc->kind == TE_FRAME_PY ? (py || bi) : nat;
 
 			/* A "#0" without a header starts a thread too. */
@@ -397,9 +412,9 @@ static void scan_pass(const char *buf, size_t len, struct te_proc_stack *ps,
 						opened = 2;
 				}
 				if (sc->store && opened == 1)
-					(void)(py ? py_frame(ps, s, n) :
-					       bi ? py_builtin(ps, s, n) :
-					       native_frame(ps, s, n));
+					(void)(py   ? py_frame(ps, s, n)
+					       : bi ? py_builtin(ps, s, n)
+						    : native_frame(ps, s, n));
 			}
 		}
 		s = nl ? nl + 1 : end;
@@ -448,10 +463,11 @@ unsigned te_stack_parse_gdb(const char *buf, size_t len, int is_python,
 		return flags;
 	if (flags & TE_GDB_DENIED)
 		return te_snprintf(ps->note, sizeof(ps->note),
-				   "gdb could not attach: %s", py.denied), flags;
+				   "gdb could not attach: %s", py.denied),
+		       flags;
 	if (is_python && nat.store && (flags & TE_GDB_NO_PYBT))
 		why = "gdb has no py-bt (python3-dbg not installed?): "
-			"native frames only";
+		      "native frames only";
 	else if (is_python && nat.store && ps->nframes)
 		why = "no Python frame found: native frames only";
 	else if (!ps->nframes)
@@ -510,8 +526,9 @@ static uint64_t thread_hash(const struct te_proc_stack *ps,
 static void thread_hashes(const struct te_proc_stack *ps, uint64_t *hs,
 			  size_t *order)
 {
-	size_t i, j, n = ps->nthreads < TE_STACK_THREADS ? ps->nthreads :
-		TE_STACK_THREADS;
+	size_t i, j,
+		n = ps->nthreads < TE_STACK_THREADS ? ps->nthreads
+						    : TE_STACK_THREADS;
 
 	for (i = 0; i < n; i++) {
 		uint64_t h = thread_hash(ps, &ps->threads[i]);
@@ -550,8 +567,10 @@ static int thread_same(const struct te_proc_stack *a,
 		const struct te_frame *fb = &b->frames[tb->first + i];
 
 		if (fa->kind != fb->kind || fa->line != fb->line ||
-		    strcmp(te_frame_str(a, fa->func), te_frame_str(b, fb->func)) ||
-		    strcmp(te_frame_str(a, fa->file), te_frame_str(b, fb->file)) ||
+		    strcmp(te_frame_str(a, fa->func),
+			   te_frame_str(b, fb->func)) ||
+		    strcmp(te_frame_str(a, fa->file),
+			   te_frame_str(b, fb->file)) ||
 		    strcmp(te_frame_str(a, fa->lib), te_frame_str(b, fb->lib)))
 			return 0;
 	}
@@ -569,8 +588,8 @@ int te_stack_same(const struct te_proc_stack *a, const struct te_proc_stack *b)
 	thread_hashes(a, ha, oa);
 	thread_hashes(b, hb, ob);
 	for (i = 0; i < a->nthreads; i++)
-		if (ha[i] != hb[i] || !thread_same(a, &a->threads[oa[i]], b,
-						   &b->threads[ob[i]]))
+		if (ha[i] != hb[i] ||
+		    !thread_same(a, &a->threads[oa[i]], b, &b->threads[ob[i]]))
 			return 0;
 	return 1;
 }

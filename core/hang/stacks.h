@@ -24,48 +24,51 @@
 #include <stdint.h>
 
 #define TE_STACK_THREADS 16
-#define TE_STACK_FRAMES 64		/* per thread */
-#define TE_STACK_FRAMES_ALL 256		/* per process */
-#define TE_STACK_NAME_MAX 120		/* function, file, library */
+#define TE_STACK_FRAMES 64	/* per thread */
+#define TE_STACK_FRAMES_ALL 256 /* per process */
+#define TE_STACK_NAME_MAX 120	/* function, file, library */
 #define TE_STACK_TEXT 8192
 #define TE_STACK_NODE_MAX 64
 #define TE_STACK_WCHAN_MAX 64
 #define TE_STACK_NOTE_MAX 128
 #define TE_STACK_NODE_RANKS 1024	/* records one node sends at most */
-#define TE_STACK_RECORD_MAX (64 * 1024)	/* one process's record */
+#define TE_STACK_RECORD_MAX (64 * 1024) /* one process's record */
 
-enum te_frame_kind { TE_FRAME_PY = 1, TE_FRAME_NATIVE = 2 };
-#define TE_FRAME_CUT 1u			/* a name of the frame was cut */
+enum te_frame_kind {
+	TE_FRAME_PY = 1,
+	TE_FRAME_NATIVE = 2
+};
+#define TE_FRAME_CUT 1u /* a name of the frame was cut */
 
 /* Strings are offsets into the process's text (0 is ""): the struct stays
  * plain (memcpy-able) and small; te_frame_str() reads them. */
 struct te_frame {
 	uint8_t kind;
 	uint8_t flags;
-	uint16_t func, file, lib;	/* lib: native only, its base name */
-	uint32_t line;			/* 0: unknown */
-	uint64_t addr;			/* native pc, 0 inlined; never compared */
+	uint16_t func, file, lib; /* lib: native only, its base name */
+	uint32_t line;		  /* 0: unknown */
+	uint64_t addr;		  /* native pc, 0 inlined; never compared */
 };
 
 struct te_thread_stack {
-	uint16_t first, count;		/* frames[first .. first + count) */
-	uint8_t cut;			/* frames past the bounds were dropped */
-	int lwp;			/* never compared */
+	uint16_t first, count; /* frames[first .. first + count) */
+	uint8_t cut;	       /* frames past the bounds were dropped */
+	int lwp;	       /* never compared */
 };
 
 struct te_proc_stack {
-	int rank;			/* -1 unknown */
+	int rank; /* -1 unknown */
 	int pid;
 	char node[TE_STACK_NODE_MAX];
-	char state;			/* R S D T Z ... ('?' unknown) */
+	char state; /* R S D T Z ... ('?' unknown) */
 	char wchan[TE_STACK_WCHAN_MAX];
-	int64_t cpu_ms;			/* CPU used since the reference, -1 unknown */
-	int64_t since_ms;		/* since the first exit, -1 unknown */
-	int world;			/* its WORLD_SIZE, -1 unknown */
-	char note[TE_STACK_NOTE_MAX];	/* what is missing, "" when nothing */
+	int64_t cpu_ms;	  /* CPU used since the reference, -1 unknown */
+	int64_t since_ms; /* since the first exit, -1 unknown */
+	int world;	  /* its WORLD_SIZE, -1 unknown */
+	char note[TE_STACK_NOTE_MAX]; /* what is missing, "" when nothing */
 	uint16_t nthreads;
-	uint16_t threads_nopy;		/* threads left out: no Python frame */
-	uint16_t threads_cut;		/* threads left out: past the bound */
+	uint16_t threads_nopy; /* threads left out: no Python frame */
+	uint16_t threads_cut;  /* threads left out: past the bound */
 	uint16_t nframes, text_used;
 	struct te_thread_stack threads[TE_STACK_THREADS];
 	struct te_frame frames[TE_STACK_FRAMES_ALL];
@@ -93,9 +96,9 @@ int te_stack_add_frame(struct te_proc_stack *ps, int kind, const char *func,
 /* ---------------------------------------------------------------- gdb */
 
 /* Output flags of te_stack_parse_gdb. */
-#define TE_GDB_NO_PYBT 1u		/* gdb had no py-bt command */
-#define TE_GDB_DETACHED 2u		/* gdb's output ran to its end */
-#define TE_GDB_DENIED 4u		/* gdb could not attach */
+#define TE_GDB_NO_PYBT 1u  /* gdb had no py-bt command */
+#define TE_GDB_DETACHED 2u /* gdb's output ran to its end */
+#define TE_GDB_DENIED 4u   /* gdb could not attach */
 
 /* Reads the output (stdout and stderr together) of
  *   gdb -p PID -batch -nx -ex 'thread apply all py-bt' \
@@ -116,16 +119,16 @@ unsigned te_stack_parse_gdb(const char *buf, size_t len, int is_python,
 
 /* What the node side found out about a process's files. */
 enum te_stack_script {
-	TE_SCRIPT_UNKNOWN = 0,		/* not looked for */
-	TE_SCRIPT_NONE,			/* not in the container */
-	TE_SCRIPT_USED,			/* found and given to gdb */
-	TE_SCRIPT_NOT_RUN		/* found; not run as root for another user */
+	TE_SCRIPT_UNKNOWN = 0, /* not looked for */
+	TE_SCRIPT_NONE,	       /* not in the container */
+	TE_SCRIPT_USED,	       /* found and given to gdb */
+	TE_SCRIPT_NOT_RUN      /* found; not run as root for another user */
 };
 struct te_stack_files {
-	int container;			/* its root is not the node's */
-	int unreadable;			/* its root or program could not be opened */
-	int script;			/* enum te_stack_script */
-	char interp[32];		/* its interpreter's name ("python3.9"), "" */
+	int container;	 /* its root is not the node's */
+	int unreadable;	 /* its root or program could not be opened */
+	int script;	 /* enum te_stack_script */
+	char interp[32]; /* its interpreter's name ("python3.9"), "" */
 };
 
 /* The path of exe (readlink of /proc/PID/exe) inside the process's root
@@ -159,15 +162,15 @@ uint64_t te_stack_hash(const struct te_proc_stack *ps);
 int te_stack_same(const struct te_proc_stack *a, const struct te_proc_stack *b);
 
 struct te_stack_group {
-	size_t first, count;		/* into order[] */
+	size_t first, count; /* into order[] */
 };
 /* Groups the n stacks by signature: order[0..n) gets the indexes of procs
  * group by group, each group's members by rank (unknown ranks last, by
  * pid); groups[] the groups, outliers first (fewest members, then lowest
  * rank). Writes at most gmax groups (order[] only for them) and returns
  * how many there are in all, or -1 when out of memory. */
-long te_stack_group(const struct te_proc_stack *procs, size_t n,
-		    size_t *order, struct te_stack_group *groups, size_t gmax);
+long te_stack_group(const struct te_proc_stack *procs, size_t n, size_t *order,
+		    struct te_stack_group *groups, size_t gmax);
 
 /* "4", "0,2-5", "0-9999": ranks sorted ascending (duplicates and negative
  * ones skipped). When the buffer is too small the list ends in ",..." at
@@ -176,8 +179,7 @@ int te_ranks_format(char *buf, size_t len, const int *ranks, size_t n);
 /* "n1-n3", "n1,n3,gpu2": distinct names, consecutive numeric suffixes of
  * one prefix joined ("n01-n03" keeps its width). Cut as te_ranks_format;
  * -1 also when out of memory ("?" written). */
-int te_nodes_format(char *buf, size_t len, const char *const *names,
-		    size_t n);
+int te_nodes_format(char *buf, size_t len, const char *const *names, size_t n);
 
 /* ---------------------------------------------------------------- reports */
 

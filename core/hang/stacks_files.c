@@ -19,8 +19,7 @@ int te_stack_inner_path(char *out, size_t len, const char *exe,
 		r--;
 	if (!exe || exe[0] != '/')
 		return len ? (out[0] = '\0', -1) : -1;
-	if (r > 1 && root[0] == '/' && !strncmp(exe, root, r) &&
-	    exe[r] == '/')
+	if (r > 1 && root[0] == '/' && !strncmp(exe, root, r) && exe[r] == '/')
 		exe += r;
 	return te_strlcpy(out, exe, len) < len ? 0 : (out[0] = '\0', -1);
 }
@@ -39,7 +38,8 @@ int te_stack_gdb_script_path(char *out, size_t len, const char *inner)
 {
 	if (!inner || inner[0] != '/' || strstr(inner, "/../") ||
 	    !plain_path(inner) ||
-	    te_snprintf(out, len, "/usr/share/gdb/auto-load%s-gdb.py", inner) < 0)
+	    te_snprintf(out, len, "/usr/share/gdb/auto-load%s-gdb.py", inner) <
+		    0)
 		return len ? (out[0] = '\0', -1) : -1;
 	return 0;
 }
@@ -82,35 +82,45 @@ void te_stack_note_files(struct te_proc_stack *ps, unsigned flags,
 	count_frames(ps, &pyframes, &threads, &unnamed);
 	if (f->container && !pyframes &&
 	    (f->unreadable || (threads && unnamed == threads))) {
-		te_strlcpy(ps->note, "the process runs in a container (its root "
+		te_strlcpy(ps->note,
+			   "the process runs in a container (its root "
 			   "is not the node's) and gdb could not read its "
-			   "files", sizeof(ps->note));
+			   "files",
+			   sizeof(ps->note));
 		return;
 	}
 	if (!is_python || pyframes || !threads)
 		return;
 	if (!f->container) {
 		if (flags & TE_GDB_NO_PYBT)
-			te_snprintf(ps->note, sizeof(ps->note), "gdb has no "
+			te_snprintf(ps->note, sizeof(ps->note),
+				    "gdb has no "
 				    "py-bt (%.24s-dbg not installed on the "
-				    "node?): native frames only", py);
+				    "node?): native frames only",
+				    py);
 		return;
 	}
 	switch (f->script) {
 	case TE_SCRIPT_NONE:
-		te_snprintf(ps->note, sizeof(ps->note), "%.24s-dbg is missing "
+		te_snprintf(ps->note, sizeof(ps->note),
+			    "%.24s-dbg is missing "
 			    "in the container (no %.24s-gdb.py in it): native "
-			    "frames only", py, py);
+			    "frames only",
+			    py, py);
 		break;
 	case TE_SCRIPT_NOT_RUN:
-		te_strlcpy(ps->note, "run as root for another user, the "
+		te_strlcpy(ps->note,
+			   "run as root for another user, the "
 			   "container's gdb script is not run: native frames "
-			   "only", sizeof(ps->note));
+			   "only",
+			   sizeof(ps->note));
 		break;
 	case TE_SCRIPT_USED:
-		te_snprintf(ps->note, sizeof(ps->note), "no Python frame "
+		te_snprintf(ps->note, sizeof(ps->note),
+			    "no Python frame "
 			    "found, although the container has %.24s-gdb.py "
-			    "(%.24s-dbg not matching its %.24s?)", py, py, py);
+			    "(%.24s-dbg not matching its %.24s?)",
+			    py, py, py);
 		break;
 	default:
 		break;

@@ -24,8 +24,8 @@ struct gstat {
 };
 
 struct placed {
-	size_t pos;			/* the group's place in the report */
-	long long key;			/* the member's rank key */
+	size_t pos;    /* the group's place in the report */
+	long long key; /* the member's rank key */
 	int pid;
 	size_t i;
 };
@@ -71,8 +71,8 @@ static int cmp_placed(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-long te_stack_group(const struct te_proc_stack *procs, size_t n,
-		    size_t *order, struct te_stack_group *groups, size_t gmax)
+long te_stack_group(const struct te_proc_stack *procs, size_t n, size_t *order,
+		    struct te_stack_group *groups, size_t gmax)
 {
 	struct hashed *hs = calloc(n ? n : 1, sizeof(*hs));
 	struct gstat *gs = calloc(n ? n : 1, sizeof(*gs));
@@ -82,7 +82,11 @@ long te_stack_group(const struct te_proc_stack *procs, size_t n,
 	size_t i, ng = 0, a, k, g, o = 0;
 
 	if (!hs || !gs || !pl || !gid || !pos) {
-		free(hs); free(gs); free(pl); free(gid); free(pos);
+		free(hs);
+		free(gs);
+		free(pl);
+		free(gid);
+		free(pos);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
@@ -116,8 +120,8 @@ long te_stack_group(const struct te_proc_stack *procs, size_t n,
 		pos[g] = g;
 	gsort_base = gs;
 	qsort(pos, ng, sizeof(*pos), cmp_gstat);
-	for (g = 0; g < ng; g++)	/* pos: place -> group; gid: via inverse */
-		gs[pos[g]].rep = g;	/* rep now holds the place */
+	for (g = 0; g < ng; g++)    /* pos: place -> group; gid: via inverse */
+		gs[pos[g]].rep = g; /* rep now holds the place */
 	for (i = 0; i < n; i++) {
 		pl[i].pos = gs[gid[i]].rep;
 		pl[i].key = rank_key(&procs[i]);
@@ -131,7 +135,11 @@ long te_stack_group(const struct te_proc_stack *procs, size_t n,
 		for (k = 0; k < groups[g].count; k++, o++)
 			order[o] = pl[o].i;
 	}
-	free(hs); free(gs); free(pl); free(gid); free(pos);
+	free(hs);
+	free(gs);
+	free(pl);
+	free(gid);
+	free(pos);
 	return (long)ng;
 }
 
@@ -145,8 +153,8 @@ static int list_item(char *buf, size_t len, size_t *used, const char *item,
 	size_t k = strlen(item) + (*used ? 1 : 0);
 
 	if (*used + k + (more ? 4 : 0) < len) {
-		te_snprintf(buf + *used, len - *used, "%s%s",
-			     *used ? "," : "", item);
+		te_snprintf(buf + *used, len - *used, "%s%s", *used ? "," : "",
+			    item);
 		*used += k;
 		return 0;
 	}
@@ -166,7 +174,8 @@ int te_ranks_format(char *buf, size_t len, const int *ranks, size_t n)
 		i++;
 	for (; i < n; i = j + 1) {
 		for (j = i; j + 1 < n && (ranks[j + 1] == ranks[j] ||
-					  ranks[j + 1] == ranks[j] + 1); j++)
+					  ranks[j + 1] == ranks[j] + 1);
+		     j++)
 			;
 		if (ranks[j] == ranks[i])
 			te_snprintf(item, sizeof(item), "%d", ranks[i]);
@@ -181,10 +190,10 @@ int te_ranks_format(char *buf, size_t len, const int *ranks, size_t n)
 
 struct hname {
 	const char *s;
-	size_t plen;			/* the prefix before the number */
+	size_t plen; /* the prefix before the number */
 	uint64_t v;
-	int nd;				/* digits of the number, 0: none */
-	int padded;			/* starts with a 0 and has more digits */
+	int nd;	    /* digits of the number, 0: none */
+	int padded; /* starts with a 0 and has more digits */
 };
 
 static int cmp_hname(const void *a, const void *b)
@@ -195,7 +204,7 @@ static int cmp_hname(const void *a, const void *b)
 
 	if (c || x->plen != y->plen)
 		return c ? c : (x->plen < y->plen ? -1 : 1);
-	if (!x->nd != !y->nd)		/* names without a number first */
+	if (!x->nd != !y->nd) /* names without a number first */
 		return x->nd ? 1 : -1;
 	if (!x->nd)
 		return 0;
@@ -204,13 +213,12 @@ static int cmp_hname(const void *a, const void *b)
 	return x->nd < y->nd ? -1 : x->nd > y->nd;
 }
 
-int te_nodes_format(char *buf, size_t len, const char *const *names,
-		    size_t n)
+int te_nodes_format(char *buf, size_t len, const char *const *names, size_t n)
 {
 	struct hname *h;
 	size_t i, j, k = 0, used = 0;
 	char item[2 * TE_STACK_NODE_MAX + 4], a[TE_STACK_NODE_MAX],
-	     b[TE_STACK_NODE_MAX];
+		b[TE_STACK_NODE_MAX];
 
 	if (!len)
 		return -1;
@@ -235,16 +243,17 @@ int te_nodes_format(char *buf, size_t len, const char *const *names,
 		}
 	}
 	qsort(h, n, sizeof(*h), cmp_hname);
-	for (i = 0; i < n; i++)		/* distinct names only */
+	for (i = 0; i < n; i++) /* distinct names only */
 		if (!k || cmp_hname(&h[k - 1], &h[i]))
 			h[k++] = h[i];
 	for (i = 0; i < k; i = j + 1) {
 		for (j = i; j + 1 < k && h[j].nd && h[j + 1].nd &&
-		     h[j + 1].plen == h[i].plen &&
-		     !memcmp(h[j + 1].s, h[i].s, h[i].plen) &&
-		     h[j + 1].v == h[j].v + 1 &&
-		     (h[j + 1].nd == h[j].nd ||
-		      (!h[j + 1].padded && !h[j].padded)); j++)
+			    h[j + 1].plen == h[i].plen &&
+			    !memcmp(h[j + 1].s, h[i].s, h[i].plen) &&
+			    h[j + 1].v == h[j].v + 1 &&
+			    (h[j + 1].nd == h[j].nd ||
+			     (!h[j + 1].padded && !h[j].padded));
+		     j++)
 			;
 		te_clean_text(a, sizeof(a), h[i].s, TE_STACK_NODE_MAX);
 		te_clean_text(b, sizeof(b), h[j].s, TE_STACK_NODE_MAX);
@@ -267,8 +276,10 @@ static void secs(char *out, size_t len, int64_t lo, int64_t hi)
 			    (long long)(lo % 1000 / 100));
 	else
 		te_snprintf(out, len, "%lld.%lld-%lld.%lld",
-			    (long long)(lo / 1000), (long long)(lo % 1000 / 100),
-			    (long long)(hi / 1000), (long long)(hi % 1000 / 100));
+			    (long long)(lo / 1000),
+			    (long long)(lo % 1000 / 100),
+			    (long long)(hi / 1000),
+			    (long long)(hi % 1000 / 100));
 }
 
 /* The ranks and nodes of a group ("rank 4 on n3", "ranks 0,2-5 on n1-n3"). */
@@ -281,7 +292,8 @@ static int group_where(char *out, size_t len, const struct te_proc_stack *procs,
 	char r[512], nodes[512];
 
 	if (!ranks || !names) {
-		free(ranks); free(names);
+		free(ranks);
+		free(names);
 		return -1;
 	}
 	for (i = 0; i < count; i++) {
@@ -291,8 +303,11 @@ static int group_where(char *out, size_t len, const struct te_proc_stack *procs,
 	}
 	(void)te_ranks_format(r, sizeof(r), ranks, known);
 	(void)te_nodes_format(nodes, sizeof(nodes), names, count);
-	te_snprintf(out, len, "%s%s%s", known == 1 ? "rank " : known ?
-		    "ranks " : "", known ? r : "", known ? "" : "rank ?");
+	te_snprintf(out, len, "%s%s%s",
+		    known == 1 ? "rank "
+		    : known    ? "ranks "
+			       : "",
+		    known ? r : "", known ? "" : "rank ?");
 	if (known && known < count)
 		te_appendf(out, len, " and %zu of unknown rank", count - known);
 	te_appendf(out, len, " on %s", nodes[0] ? nodes : "?");
@@ -305,7 +320,7 @@ static void frame_text(char *out, size_t len, const struct te_proc_stack *ps,
 		       const struct te_frame *f, size_t num)
 {
 	char fn[TE_STACK_NAME_MAX + 1], fi[TE_STACK_NAME_MAX + 1],
-	     li[TE_STACK_NAME_MAX + 1];
+		li[TE_STACK_NAME_MAX + 1];
 
 	te_clean_text(fn, sizeof(fn), te_frame_str(ps, f->func), SIZE_MAX);
 	te_clean_text(fi, sizeof(fi), te_frame_str(ps, f->file), SIZE_MAX);
@@ -335,7 +350,7 @@ static int group_text(struct te_buf *b, const struct te_proc_stack *procs,
 	int64_t slo = INT64_MAX, shi = -1, clo = INT64_MAX, chi = -1;
 	int same_wchan = 1, bad = 0;
 	char where[1100], t[64], line[4 * TE_STACK_NAME_MAX + 32],
-	     w[TE_STACK_WCHAN_MAX], note[TE_STACK_NOTE_MAX];
+		w[TE_STACK_WCHAN_MAX], note[TE_STACK_NOTE_MAX];
 
 	if (group_where(where, sizeof(where), procs, m, count) < 0)
 		return -1;
@@ -354,16 +369,19 @@ static int group_text(struct te_buf *b, const struct te_proc_stack *procs,
 		}
 	}
 	te_clean_text(w, sizeof(w), rep->wchan, SIZE_MAX);
-	bad |= te_buf_printf(b, "trainenv: hang: %s (%zu rank%s", where,
-			  count, count == 1 ? "" : "s");
+	bad |= te_buf_printf(b, "trainenv: hang: %s (%zu rank%s", where, count,
+			     count == 1 ? "" : "s");
 	if (count == 1)
 		bad |= te_buf_printf(b, ", pid %d): state %c (%s%s%s)",
-				  rep->pid, rep->state > 0x20 && rep->state < 0x7f ?
-				  rep->state : '?', te_stack_state_word(rep->state),
-				  w[0] ? ", wchan " : "", w);
+				     rep->pid,
+				     rep->state > 0x20 && rep->state < 0x7f
+					     ? rep->state
+					     : '?',
+				     te_stack_state_word(rep->state),
+				     w[0] ? ", wchan " : "", w);
 	else {
 		bad |= te_buf_printf(b, "): states");
-		for (j = 0;; j++) {	/* the commonest state first */
+		for (j = 0;; j++) { /* the commonest state first */
 			size_t best = 0;
 
 			for (c = 1; c < 128; c++)
@@ -371,11 +389,10 @@ static int group_text(struct te_buf *b, const struct te_proc_stack *procs,
 					best = c;
 			if (!best)
 				break;
-			bad |= te_buf_printf(b, "%s %zu %c (%s)",
-					  j ? "," : "", nstate[best],
-					  best > 0x20 && best < 0x7f ?
-					  (char)best : '?',
-					  te_stack_state_word((char)best));
+			bad |= te_buf_printf(
+				b, "%s %zu %c (%s)", j ? "," : "", nstate[best],
+				best > 0x20 && best < 0x7f ? (char)best : '?',
+				te_stack_state_word((char)best));
 			nstate[best] = 0;
 		}
 		if (same_wchan && w[0])
@@ -383,10 +400,11 @@ static int group_text(struct te_buf *b, const struct te_proc_stack *procs,
 	}
 	if (shi >= 0)
 		secs(t, sizeof(t), slo, shi),
-		bad |= te_buf_printf(b, ", %s s since the first exit", t);
+			bad |=
+			te_buf_printf(b, ", %s s since the first exit", t);
 	if (chi >= 0)
 		secs(t, sizeof(t), clo, chi),
-		bad |= te_buf_printf(b, ", cpu %s s", t);
+			bad |= te_buf_printf(b, ", cpu %s s", t);
 	bad |= te_buf_printf(b, "\n");
 	te_clean_text(note, sizeof(note), rep->note, SIZE_MAX);
 	if (note[0])
@@ -394,8 +412,10 @@ static int group_text(struct te_buf *b, const struct te_proc_stack *procs,
 	for (i = 0; i < rep->nthreads; i++) {
 		const struct te_thread_stack *th = &rep->threads[i];
 
-		bad |= te_buf_printf(b, "  thread %zu of %u, most recent "
-				  "call first:\n", i + 1, (unsigned)rep->nthreads);
+		bad |= te_buf_printf(b,
+				     "  thread %zu of %u, most recent "
+				     "call first:\n",
+				     i + 1, (unsigned)rep->nthreads);
 		for (j = 0; j < th->count; j++) {
 			frame_text(line, sizeof(line), rep,
 				   &rep->frames[th->first + j], j);
@@ -403,29 +423,31 @@ static int group_text(struct te_buf *b, const struct te_proc_stack *procs,
 		}
 		if (th->cut)
 			bad |= te_buf_printf(b, "    ... more frames not "
-					  "shown\n");
+						"shown\n");
 	}
 	if (rep->threads_nopy)
-		bad |= te_buf_printf(b, "  (%u more thread%s without "
-				  "Python frames)\n", (unsigned)rep->threads_nopy,
-				  rep->threads_nopy == 1 ? "" : "s");
+		bad |= te_buf_printf(b,
+				     "  (%u more thread%s without "
+				     "Python frames)\n",
+				     (unsigned)rep->threads_nopy,
+				     rep->threads_nopy == 1 ? "" : "s");
 	if (rep->threads_cut)
 		bad |= te_buf_printf(b, "  (%u more thread%s not shown)\n",
-				  (unsigned)rep->threads_cut,
-				  rep->threads_cut == 1 ? "" : "s");
+				     (unsigned)rep->threads_cut,
+				     rep->threads_cut == 1 ? "" : "s");
 	return bad ? -1 : 0;
 }
 
 /* Groups procs; *order and *groups are the caller's to free. */
-static long grouped(const struct te_proc_stack *procs, size_t n,
-		    size_t **order, struct te_stack_group **groups)
+static long grouped(const struct te_proc_stack *procs, size_t n, size_t **order,
+		    struct te_stack_group **groups)
 {
 	long ng;
 
 	*order = calloc(n ? n : 1, sizeof(**order));
 	*groups = calloc(n ? n : 1, sizeof(**groups));
 	ng = *order && *groups ? te_stack_group(procs, n, *order, *groups, n)
-		: -1;
+			       : -1;
 	if (ng < 0) {
 		free(*order);
 		free(*groups);
@@ -435,15 +457,15 @@ static long grouped(const struct te_proc_stack *procs, size_t n,
 	return ng;
 }
 
-#define REPORT_RESERVE 64		/* the "... N more groups" line */
+#define REPORT_RESERVE 64 /* the "... N more groups" line */
 
 int te_stack_report_text(char *buf, size_t len,
 			 const struct te_proc_stack *procs, size_t n)
 {
 	struct te_stack_group *groups;
 	struct te_buf b;
-	size_t *order, g, room = len > 2 * REPORT_RESERVE ?
-		len - REPORT_RESERVE : len;
+	size_t *order, g,
+		room = len > 2 * REPORT_RESERVE ? len - REPORT_RESERVE : len;
 	long ng;
 
 	if (!len)
@@ -451,7 +473,8 @@ int te_stack_report_text(char *buf, size_t len,
 	te_buf_init(&b, buf, room);
 	ng = grouped(procs, n, &order, &groups);
 	if (ng < 0)
-		return te_err(buf, len, "trainenv: hang: no memory for the "
+		return te_err(buf, len,
+			      "trainenv: hang: no memory for the "
 			      "report\n");
 	for (g = 0; g < (size_t)ng; g++) {
 		size_t mark = b.used;
@@ -491,7 +514,7 @@ static int json_frame(struct te_buf *b, const struct te_proc_stack *ps,
 		      const struct te_frame *f)
 {
 	int bad = te_buf_printf(b, "{\"kind\":\"%s\",\"function\":",
-			     f->kind == TE_FRAME_PY ? "py" : "native");
+				f->kind == TE_FRAME_PY ? "py" : "native");
 
 	bad |= te_buf_json_str(b, te_frame_str(ps, f->func));
 	bad |= te_buf_printf(b, ",\"file\":");
@@ -502,7 +525,7 @@ static int json_frame(struct te_buf *b, const struct te_proc_stack *ps,
 		bad |= te_buf_json_str(b, te_frame_str(ps, f->lib));
 	}
 	return bad | te_buf_printf(b, ",\"cut\":%s}",
-				f->flags & TE_FRAME_CUT ? "true" : "false");
+				   f->flags & TE_FRAME_CUT ? "true" : "false");
 }
 
 static int json_group(struct te_buf *b, const struct te_proc_stack *procs,
@@ -522,8 +545,7 @@ static int json_group(struct te_buf *b, const struct te_proc_stack *procs,
 	free(names);
 	bad |= te_buf_printf(b, "{\"count\":%zu,\"ranks\":[", count);
 	for (i = 0; i < count; i++)
-		bad |= te_buf_printf(b, "%s%d", i ? "," : "",
-				  procs[m[i]].rank);
+		bad |= te_buf_printf(b, "%s%d", i ? "," : "", procs[m[i]].rank);
 	bad |= te_buf_printf(b, "],\"nodes\":");
 	bad |= te_buf_json_str(b, nodes);
 	bad |= te_buf_printf(b, ",\"note\":");
@@ -534,15 +556,16 @@ static int json_group(struct te_buf *b, const struct te_proc_stack *procs,
 
 		st[0] = p->state;
 		bad |= te_buf_printf(b, "%s{\"rank\":%d,\"pid\":%d,\"node\":",
-				  i ? "," : "", p->rank, p->pid);
+				     i ? "," : "", p->rank, p->pid);
 		bad |= te_buf_json_str(b, p->node);
 		bad |= te_buf_printf(b, ",\"state\":");
 		bad |= te_buf_json_str(b, st);
 		bad |= te_buf_printf(b, ",\"state_word\":\"%s\",\"wchan\":",
-				  te_stack_state_word(p->state));
+				     te_stack_state_word(p->state));
 		bad |= te_buf_json_str(b, p->wchan);
 		bad |= te_buf_printf(b, ",\"cpu_ms\":%lld,\"since_ms\":%lld}",
-				  (long long)p->cpu_ms, (long long)p->since_ms);
+				     (long long)p->cpu_ms,
+				     (long long)p->since_ms);
 	}
 	bad |= te_buf_printf(b, "],\"threads\":[");
 	for (i = 0; i < rep->nthreads && !bad; i++) {
@@ -551,14 +574,13 @@ static int json_group(struct te_buf *b, const struct te_proc_stack *procs,
 		bad |= te_buf_printf(b, "%s{\"frames\":[", i ? "," : "");
 		for (j = 0; j < th->count && !bad; j++)
 			bad |= te_buf_printf(b, "%s", j ? "," : "") |
-				json_frame(b, rep,
-					   &rep->frames[th->first + j]);
+			       json_frame(b, rep, &rep->frames[th->first + j]);
 		bad |= te_buf_printf(b, "],\"cut\":%s}",
-				  th->cut ? "true" : "false");
+				     th->cut ? "true" : "false");
 	}
 	bad |= te_buf_printf(b, "],\"threads_nopy\":%u,\"threads_cut\":%u}",
-			  (unsigned)rep->threads_nopy,
-			  (unsigned)rep->threads_cut);
+			     (unsigned)rep->threads_nopy,
+			     (unsigned)rep->threads_cut);
 	return bad ? -1 : 0;
 }
 
@@ -567,8 +589,8 @@ int te_stack_report_json(char *buf, size_t len,
 {
 	struct te_stack_group *groups;
 	struct te_buf b;
-	size_t *order, g, room = len > REPORT_RESERVE ? len - REPORT_RESERVE
-		: 0;
+	size_t *order, g,
+		room = len > REPORT_RESERVE ? len - REPORT_RESERVE : 0;
 	long ng;
 
 	if (!len)
@@ -579,7 +601,8 @@ int te_stack_report_json(char *buf, size_t len,
 		free(order);
 		free(groups);
 		return te_snprintf(buf, len, "{\"error\":\"%s\"}",
-				   ng < 0 ? "no memory" : "no room"), -1;
+				   ng < 0 ? "no memory" : "no room"),
+		       -1;
 	}
 	for (g = 0; g < (size_t)ng; g++) {
 		size_t mark = b.used;

@@ -24,7 +24,7 @@ static const char *enc(char *out, size_t len, const char *s)
 	if (!strcmp(s, "-"))
 		return "%2D";
 	if (te_pct_encode(out, len, s) < 0)
-		return "-";		/* cannot happen: out fits 3 x the bound */
+		return "-"; /* cannot happen: out fits 3 x the bound */
 	return out;
 }
 
@@ -66,9 +66,10 @@ static int encode(struct te_buf *b, const struct te_proc_stack *ps,
 		  const char *note_in, size_t tmax, size_t kmax)
 {
 	char a[ENC_MAX], c[ENC_MAX], d[ENC_MAX], note[TE_STACK_NOTE_MAX],
-	     wchan[TE_STACK_WCHAN_MAX];
-	size_t i, j, nt = ps->nthreads < TE_STACK_THREADS ? ps->nthreads :
-		TE_STACK_THREADS;
+		wchan[TE_STACK_WCHAN_MAX];
+	size_t i, j,
+		nt = ps->nthreads < TE_STACK_THREADS ? ps->nthreads
+						     : TE_STACK_THREADS;
 	unsigned tcut = ps->threads_cut + (unsigned)(nt > tmax ? nt - tmax : 0);
 
 	te_buf_rewind(b, 0);
@@ -76,12 +77,15 @@ static int encode(struct te_buf *b, const struct te_proc_stack *ps,
 	 * that holds one goes with '?' instead. */
 	te_clean_text(note, sizeof(note), note_in, SIZE_MAX);
 	te_clean_text(wchan, sizeof(wchan), ps->wchan, SIZE_MAX);
-	te_buf_printf(b, TE_STACK_WIRE_MAGIC " proc rank=%d pid=%d node=%s "
+	te_buf_printf(b,
+		      TE_STACK_WIRE_MAGIC
+		      " proc rank=%d pid=%d node=%s "
 		      "state=%c cpu_ms=%lld since_ms=%lld wchan=%s nopy=%u "
-		      "tcut=%u note=%s world=%d\n", ps->rank, ps->pid,
-		      enc(a, sizeof(a), ps->node), wire_state(ps->state),
-		      (long long)ps->cpu_ms, (long long)ps->since_ms,
-		      enc(c, sizeof(c), wchan), (unsigned)ps->threads_nopy,
+		      "tcut=%u note=%s world=%d\n",
+		      ps->rank, ps->pid, enc(a, sizeof(a), ps->node),
+		      wire_state(ps->state), (long long)ps->cpu_ms,
+		      (long long)ps->since_ms, enc(c, sizeof(c), wchan),
+		      (unsigned)ps->threads_nopy,
 		      tcut < UINT16_MAX ? tcut : UINT16_MAX,
 		      enc(d, sizeof(d), note), ps->world >= 0 ? ps->world : -1);
 	for (i = 0; i < nt && i < tmax && !b->cut; i++) {
@@ -90,29 +94,33 @@ static int encode(struct te_buf *b, const struct te_proc_stack *ps,
 		te_buf_printf(b, "thread lwp=%d cut=%d\n", t->lwp,
 			      t->cut || t->count > kmax ? 1 : 0);
 		for (j = 0; j < t->count && j < kmax &&
-		     t->first + j < TE_STACK_FRAMES_ALL && !b->cut; j++) {
+			    t->first + j < TE_STACK_FRAMES_ALL && !b->cut;
+		     j++) {
 			const struct te_frame *f = &ps->frames[t->first + j];
 
 			if (f->kind == TE_FRAME_PY)
-				te_buf_printf(b, "frame py %u %s %s %u\n",
-					      (unsigned)f->line,
-					      enc_field(a, sizeof(a),
+				te_buf_printf(
+					b, "frame py %u %s %s %u\n",
+					(unsigned)f->line,
+					enc_field(a, sizeof(a),
 						  te_frame_str(ps, f->func)),
-					      enc_field(c, sizeof(c),
+					enc_field(c, sizeof(c),
 						  te_frame_str(ps, f->file)),
-					      (unsigned)f->flags);
+					(unsigned)f->flags);
 			else
-				te_buf_printf(b, "frame native %llx %u %s %s "
-					      "%s %u\n",
-					      (unsigned long long)f->addr,
-					      (unsigned)f->line,
-					      enc_field(a, sizeof(a),
+				te_buf_printf(
+					b,
+					"frame native %llx %u %s %s "
+					"%s %u\n",
+					(unsigned long long)f->addr,
+					(unsigned)f->line,
+					enc_field(a, sizeof(a),
 						  te_frame_str(ps, f->func)),
-					      enc_field(c, sizeof(c),
+					enc_field(c, sizeof(c),
 						  te_frame_str(ps, f->file)),
-					      enc_field(d, sizeof(d),
+					enc_field(d, sizeof(d),
 						  te_frame_str(ps, f->lib)),
-					      (unsigned)f->flags);
+					(unsigned)f->flags);
 		}
 	}
 	te_buf_printf(b, "end\n");
@@ -124,8 +132,9 @@ static int encode(struct te_buf *b, const struct te_proc_stack *ps,
 int te_stack_wire_encode(char *buf, size_t len, const struct te_proc_stack *ps)
 {
 	char note[TE_STACK_NOTE_MAX];
-	size_t nt = ps->nthreads < TE_STACK_THREADS ? ps->nthreads :
-		TE_STACK_THREADS, deepest = 0, lo, hi, i;
+	size_t nt = ps->nthreads < TE_STACK_THREADS ? ps->nthreads
+						    : TE_STACK_THREADS,
+	       deepest = 0, lo, hi, i;
 	struct te_buf b;
 
 	te_buf_init(&b, buf, len);
@@ -135,8 +144,8 @@ int te_stack_wire_encode(char *buf, size_t len, const struct te_proc_stack *ps)
 	 * own, when both fit). */
 	if (!ps->note[0])
 		te_strlcpy(note, CUT_NOTE, sizeof(note));
-	else if (te_snprintf(note, sizeof(note), "%s; %s", ps->note,
-			     CUT_NOTE) < 0)
+	else if (te_snprintf(note, sizeof(note), "%s; %s", ps->note, CUT_NOTE) <
+		 0)
 		te_strlcpy(note, ps->note, sizeof(note));
 	for (i = 0; i < nt; i++)
 		if (ps->threads[i].count > deepest)
@@ -182,8 +191,10 @@ static int dec_num(struct dec *d, const char *s, long long lo, long long hi,
 	if (lo < 0 && !strcmp(s, "-1"))
 		return *out = -1, 0;
 	if (te_parse_u64(s, (uint64_t)hi, &v) < 0 || (long long)v < lo)
-		return te_err(d->err, d->errlen, "line %d: %s is not a number "
-			      "in %lld..%lld", d->lineno, what, lo, hi);
+		return te_err(d->err, d->errlen,
+			      "line %d: %s is not a number "
+			      "in %lld..%lld",
+			      d->lineno, what, lo, hi);
 	*out = (long long)v;
 	return 0;
 }
@@ -194,8 +205,8 @@ static int dec_key(struct dec *d, char *tok, const char *key, char **val)
 	size_t k = strlen(key);
 
 	if (!tok || strncmp(tok, key, k) || tok[k] != '=')
-		return te_err(d->err, d->errlen, "line %d: expected %s=", d->lineno,
-			      key);
+		return te_err(d->err, d->errlen,
+			      "line %d: expected %s=", d->lineno, key);
 	*val = tok + k + 1;
 	return 0;
 }
@@ -211,18 +222,24 @@ static int dec_str_as(struct dec *d, const char *s, char *out, size_t size,
 	if (!strcmp(s, "-"))
 		return out[0] = '\0', 0;
 	if (strlen(s) > 3 * max || te_pct_decode(out, size, s, strlen(s)) < 0)
-		return te_err(d->err, d->errlen, "line %d: %s: bad %%-escape, NUL "
-			      "byte or over %zu bytes", d->lineno, what, max);
+		return te_err(d->err, d->errlen,
+			      "line %d: %s: bad %%-escape, NUL "
+			      "byte or over %zu bytes",
+			      d->lineno, what, max);
 	if (strlen(out) > max)
 		return te_err(d->err, d->errlen, "line %d: %s over %zu bytes",
 			      d->lineno, what, max);
 	for (i = 0; out[i]; i++)
 		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
-			return te_err(d->err, d->errlen, "line %d: control byte "
-				      "in %s", d->lineno, what);
+			return te_err(d->err, d->errlen,
+				      "line %d: control byte "
+				      "in %s",
+				      d->lineno, what);
 	if (ascii && !te_is_printable(out, max))
-		return te_err(d->err, d->errlen, "line %d: %s is not printable "
-			      "ASCII", d->lineno, what);
+		return te_err(d->err, d->errlen,
+			      "line %d: %s is not printable "
+			      "ASCII",
+			      d->lineno, what);
 	return 0;
 }
 
@@ -244,8 +261,10 @@ static int split(struct dec *d, char *line, char **tok)
 		char *sp = strchr(p, ' ');
 
 		if (n == TOK_MAX)
-			return te_err(d->err, d->errlen, "line %d: more than %d "
-				      "words", d->lineno, TOK_MAX);
+			return te_err(d->err, d->errlen,
+				      "line %d: more than %d "
+				      "words",
+				      d->lineno, TOK_MAX);
 		if (sp == p || !*p)
 			return te_err(d->err, d->errlen, "line %d: empty word",
 				      d->lineno);
@@ -262,18 +281,25 @@ static int split(struct dec *d, char *line, char **tok)
 
 static int dec_proc(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
 {
-	static const char *const keys[] = { "rank", "pid", "node", "state",
-		"cpu_ms", "since_ms", "wchan", "nopy", "tcut", "note" };
+	static const char *const keys[] = { "rank",  "pid",    "node",
+					    "state", "cpu_ms", "since_ms",
+					    "wchan", "nopy",   "tcut",
+					    "note" };
 	char *v[10];
 	long long x;
 	int i;
 
-	if (n < 2 || strcmp(tok[0], TE_STACK_WIRE_MAGIC) || strcmp(tok[1], "proc"))
-		return te_err(d->err, d->errlen, "line 1: not a \"%s proc\" "
-			      "line", TE_STACK_WIRE_MAGIC);
+	if (n < 2 || strcmp(tok[0], TE_STACK_WIRE_MAGIC) ||
+	    strcmp(tok[1], "proc"))
+		return te_err(d->err, d->errlen,
+			      "line 1: not a \"%s proc\" "
+			      "line",
+			      TE_STACK_WIRE_MAGIC);
 	if (n != 12 && n != 13)
-		return te_err(d->err, d->errlen, "line 1: %d words, want 12 "
-			      "or 13", n);
+		return te_err(d->err, d->errlen,
+			      "line 1: %d words, want 12 "
+			      "or 13",
+			      n);
 	for (i = 0; i < 10; i++)
 		if (dec_key(d, tok[i + 2], keys[i], &v[i]) < 0)
 			return -1;
@@ -283,14 +309,16 @@ static int dec_proc(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
 	if (dec_num(d, v[1], 0, INT_MAX, "pid", &x) < 0)
 		return -1;
 	ps->pid = (int)x;
-	if (dec_str_as(d, v[2], ps->node, sizeof(ps->node), sizeof(ps->node) - 1,
-		    "node", 1) < 0)
+	if (dec_str_as(d, v[2], ps->node, sizeof(ps->node),
+		       sizeof(ps->node) - 1, "node", 1) < 0)
 		return -1;
 	if (ps->node[0] && !te_word_valid(ps->node, sizeof(ps->node), "-_."))
-		return te_err(d->err, d->errlen, "line 1: node is not a host "
+		return te_err(d->err, d->errlen,
+			      "line 1: node is not a host "
 			      "name");
 	if (strlen(v[3]) != 1 || wire_state(v[3][0]) != v[3][0])
-		return te_err(d->err, d->errlen, "line 1: state is not one "
+		return te_err(d->err, d->errlen,
+			      "line 1: state is not one "
 			      "letter or '?'");
 	ps->state = v[3][0];
 	if (dec_num(d, v[4], -1, 1000000000000000LL, "cpu_ms", &x) < 0)
@@ -300,7 +328,7 @@ static int dec_proc(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
 		return -1;
 	ps->since_ms = x;
 	if (dec_str_as(d, v[6], ps->wchan, sizeof(ps->wchan),
-		    sizeof(ps->wchan) - 1, "wchan", 1) < 0)
+		       sizeof(ps->wchan) - 1, "wchan", 1) < 0)
 		return -1;
 	if (dec_num(d, v[7], 0, UINT16_MAX, "nopy", &x) < 0)
 		return -1;
@@ -323,7 +351,7 @@ static int dec_proc(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
 static int dec_frame(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
 {
 	char fn[TE_STACK_NAME_MAX + 1], fi[TE_STACK_NAME_MAX + 1],
-	     li[TE_STACK_NAME_MAX + 1];
+		li[TE_STACK_NAME_MAX + 1];
 	int py = n >= 2 && !strcmp(tok[1], "py");
 	unsigned long long addr = 0;
 	long long line = 0, flags = 0;
@@ -331,19 +359,24 @@ static int dec_frame(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
 	struct te_thread_stack *th;
 
 	if (!py && (n < 2 || strcmp(tok[1], "native")))
-		return te_err(d->err, d->errlen, "line %d: a frame is py or "
-			      "native", d->lineno);
+		return te_err(d->err, d->errlen,
+			      "line %d: a frame is py or "
+			      "native",
+			      d->lineno);
 	if (n != (py ? 6 : 8))
 		return te_err(d->err, d->errlen, "line %d: %d words, want %d",
 			      d->lineno, n, py ? 6 : 8);
 	if (!ps->nthreads)
-		return te_err(d->err, d->errlen, "line %d: a frame before any "
-			      "thread", d->lineno);
+		return te_err(d->err, d->errlen,
+			      "line %d: a frame before any "
+			      "thread",
+			      d->lineno);
 	th = &ps->threads[ps->nthreads - 1];
 	if (th->count >= TE_STACK_FRAMES || ps->nframes >= TE_STACK_FRAMES_ALL)
-		return te_err(d->err, d->errlen, "line %d: too many frames (at "
-			      "most %d a thread, %d a process)", d->lineno,
-			      TE_STACK_FRAMES, TE_STACK_FRAMES_ALL);
+		return te_err(d->err, d->errlen,
+			      "line %d: too many frames (at "
+			      "most %d a thread, %d a process)",
+			      d->lineno, TE_STACK_FRAMES, TE_STACK_FRAMES_ALL);
 	if (!py) {
 		size_t k = strlen(*t), i;
 
@@ -352,36 +385,42 @@ static int dec_frame(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
 				      d->lineno);
 		for (i = 0; i < k; i++) {
 			char c = (*t)[i];
-			int v = c >= '0' && c <= '9' ? c - '0' :
-				c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+			int v = c >= '0' && c <= '9'   ? c - '0'
+				: c >= 'a' && c <= 'f' ? c - 'a' + 10
+						       : -1;
 
 			if (v < 0)
-				return te_err(d->err, d->errlen, "line %d: bad "
-					      "address", d->lineno);
+				return te_err(d->err, d->errlen,
+					      "line %d: bad "
+					      "address",
+					      d->lineno);
 			addr = addr << 4 | (unsigned)v;
 		}
 		t++;
 	}
 	if (dec_num(d, t[0], 0, 9999999, "line", &line) < 0 ||
-	    dec_str(d, t[1], fn, sizeof(fn), TE_STACK_NAME_MAX, "function") < 0 ||
+	    dec_str(d, t[1], fn, sizeof(fn), TE_STACK_NAME_MAX, "function") <
+		    0 ||
 	    dec_str(d, t[2], fi, sizeof(fi), TE_STACK_NAME_MAX, "file") < 0)
 		return -1;
 	li[0] = '\0';
-	if (!py && dec_str(d, t[3], li, sizeof(li), TE_STACK_NAME_MAX,
-			   "library") < 0)
+	if (!py &&
+	    dec_str(d, t[3], li, sizeof(li), TE_STACK_NAME_MAX, "library") < 0)
 		return -1;
 	if (dec_num(d, t[py ? 3 : 4], 0, TE_FRAME_CUT, "flags", &flags) < 0)
 		return -1;
 	if (te_stack_add_frame(ps, py ? TE_FRAME_PY : TE_FRAME_NATIVE, fn,
 			       strlen(fn), fi, strlen(fi), (uint32_t)line, li,
 			       strlen(li), addr) < 0)
-		return te_err(d->err, d->errlen, "line %d: over %d bytes of text",
-			      d->lineno, TE_STACK_TEXT);
+		return te_err(d->err, d->errlen,
+			      "line %d: over %d bytes of text", d->lineno,
+			      TE_STACK_TEXT);
 	ps->frames[ps->nframes - 1].flags = (uint8_t)flags;
 	return 0;
 }
 
-static int dec_thread(struct dec *d, char **tok, int n, struct te_proc_stack *ps)
+static int dec_thread(struct dec *d, char **tok, int n,
+		      struct te_proc_stack *ps)
 {
 	char *v;
 	long long lwp = 0, cut = 0;
@@ -390,8 +429,9 @@ static int dec_thread(struct dec *d, char **tok, int n, struct te_proc_stack *ps
 		return te_err(d->err, d->errlen, "line %d: %d words, want 3",
 			      d->lineno, n);
 	if (ps->nthreads >= TE_STACK_THREADS)
-		return te_err(d->err, d->errlen, "line %d: more than %d threads",
-			      d->lineno, TE_STACK_THREADS);
+		return te_err(d->err, d->errlen,
+			      "line %d: more than %d threads", d->lineno,
+			      TE_STACK_THREADS);
 	if (dec_key(d, tok[1], "lwp", &v) < 0 ||
 	    dec_num(d, v, 0, INT_MAX, "lwp", &lwp) < 0 ||
 	    dec_key(d, tok[2], "cut", &v) < 0 ||
@@ -419,18 +459,23 @@ int te_stack_wire_decode(const char *buf, size_t len, size_t *used,
 		int n;
 
 		d.lineno++;
-		nl = avail ? memchr(buf + pos, '\n', avail <
-				    TE_STACK_WIRE_LINE_MAX + 1 ? avail :
-				    TE_STACK_WIRE_LINE_MAX + 1) : NULL;
+		nl = avail ? memchr(buf + pos, '\n',
+				    avail < TE_STACK_WIRE_LINE_MAX + 1
+					    ? avail
+					    : TE_STACK_WIRE_LINE_MAX + 1)
+			   : NULL;
 		if (!nl && avail > TE_STACK_WIRE_LINE_MAX)
 			return te_err(err, errlen, "line %d: over %d bytes",
 				      d.lineno, TE_STACK_WIRE_LINE_MAX);
 		if (!nl)
-			return te_err(err, errlen, "line %d: the record stops "
-				      "before its \"end\" line", d.lineno);
+			return te_err(err, errlen,
+				      "line %d: the record stops "
+				      "before its \"end\" line",
+				      d.lineno);
 		k = (size_t)(nl - (buf + pos));
 		if (memchr(buf + pos, '\0', k))
-			return te_err(err, errlen, "line %d: NUL byte", d.lineno);
+			return te_err(err, errlen, "line %d: NUL byte",
+				      d.lineno);
 		memcpy(line, buf + pos, k);
 		line[k] = '\0';
 		pos += k + 1;
@@ -442,8 +487,10 @@ int te_stack_wire_decode(const char *buf, size_t len, size_t *used,
 				return -1;
 		} else if (!strcmp(tok[0], "end")) {
 			if (n != 1)
-				return te_err(err, errlen, "line %d: text after "
-					      "\"end\"", d.lineno);
+				return te_err(err, errlen,
+					      "line %d: text after "
+					      "\"end\"",
+					      d.lineno);
 			*used = pos;
 			return 0;
 		} else if (!strcmp(tok[0], "thread")) {
@@ -492,8 +539,8 @@ long te_stack_wire_tag(char *out, size_t cap, const char *rec, size_t len,
 
 struct tagged_line {
 	uint32_t tag;
-	uint32_t len;		/* without the tag */
-	size_t off, seq;	/* where it starts (after the tag), arrival */
+	uint32_t len;	 /* without the tag */
+	size_t off, seq; /* where it starts (after the tag), arrival */
 };
 
 static int by_tag(const void *a, const void *b)
@@ -540,7 +587,8 @@ long te_stack_demux(const char *in, size_t len, char **out)
 		    line_tag(in + pos, k, &tag, &skip) == 0) {
 			if (n == cap) {
 				size_t nc = cap ? cap * 2 : 256;
-				struct tagged_line *g = realloc(l, nc * sizeof(*l));
+				struct tagged_line *g =
+					realloc(l, nc * sizeof(*l));
 
 				if (!g) {
 					free(l);
@@ -597,7 +645,7 @@ long te_stack_merge(const char *buf, size_t len, unsigned ntasks,
 			nc = nc < (size_t)limit + 1 ? nc : (size_t)limit + 1;
 			p = realloc(*procs, nc * sizeof(*p));
 			if (!p) {
-				*left_out = 1;	/* keep what came */
+				*left_out = 1; /* keep what came */
 				break;
 			}
 			*procs = p;

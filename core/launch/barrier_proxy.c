@@ -24,7 +24,7 @@ static int raw_fstat(int fd, struct stat *st)
 #ifdef SYS_fstat
 	return (int)syscall(SYS_fstat, fd, st);
 #else
-	return fstat(fd, st);	/* architectures born after glibc 2.33 */
+	return fstat(fd, st); /* architectures born after glibc 2.33 */
 #endif
 }
 
@@ -76,8 +76,8 @@ int te_bproxy_request(char *buf, size_t len, int protocol, double timeout_s,
 
 	if (!(timeout_s >= 0 && timeout_s <= WEEK_S))
 		timeout_s = 0;
-	n = snprintf(buf, len, REQUEST_WORD "%d %.3f %s\n", protocol,
-		     timeout_s, once ? "once" : "each");
+	n = snprintf(buf, len, REQUEST_WORD "%d %.3f %s\n", protocol, timeout_s,
+		     once ? "once" : "each");
 	return n > 0 && (size_t)n < len ? n : -1;
 }
 
@@ -177,8 +177,7 @@ int te_bproxy_answer(char *buf, size_t len, const char *err)
 	return (int)at;
 }
 
-int te_bproxy_parse_answer(const char *buf, size_t n, char *err,
-			   size_t errlen)
+int te_bproxy_parse_answer(const char *buf, size_t n, char *err, size_t errlen)
 {
 	char line[TE_BPROXY_MSG_MAX + 1];
 	size_t k;
@@ -187,15 +186,18 @@ int te_bproxy_parse_answer(const char *buf, size_t n, char *err,
 		err[0] = '\0';
 	if (one_line(buf, n, line, sizeof(line)) < 0) {
 		if (errlen)
-			snprintf(err, errlen, "an unreadable answer from the "
-				 "barrier proxy (%zu bytes)", n);
+			snprintf(err, errlen,
+				 "an unreadable answer from the "
+				 "barrier proxy (%zu bytes)",
+				 n);
 		return -1;
 	}
 	if (!strcmp(line, "ok"))
 		return 0;
 	if (strncmp(line, "error ", 6) || !line[6]) {
 		if (errlen)
-			snprintf(err, errlen, "an unreadable answer from the "
+			snprintf(err, errlen,
+				 "an unreadable answer from the "
 				 "barrier proxy");
 		return -1;
 	}

@@ -62,7 +62,6 @@ int te_bproxy_answer(char *buf, size_t len, const char *err);
 
 /* buf[0..n) as an answer: 0 for ok, 1 for an error (its text in err),
  * -1 when it is neither (err says so). */
-int te_bproxy_parse_answer(const char *buf, size_t n, char *err,
-			   size_t errlen);
+int te_bproxy_parse_answer(const char *buf, size_t n, char *err, size_t errlen);
 
 #endif

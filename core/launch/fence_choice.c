@@ -14,8 +14,9 @@
 
 const char *te_fence_name(enum te_fence_algo a)
 {
-	return a == TE_FENCE_TREE ? "tree" : a == TE_FENCE_MIXED ? "mixed" :
-								    "ring";
+	return a == TE_FENCE_TREE    ? "tree"
+	       : a == TE_FENCE_MIXED ? "mixed"
+				     : "ring";
 }
 
 /* Slurm's own spelling only (pmixp_info.c compares exactly): -1 unknown */
@@ -45,17 +46,19 @@ static void choose_auto(const struct te_fence_in *in,
 	if (s && s->set && s->word == TE_W_FENCE_TREE_OFF) {
 		out->tree_min = 0;
 		out->algo = TE_FENCE_RING;
-		te_snprintf(out->why, sizeof(out->why), "ring (the site's "
-			    "fence-tree-min-nodes=off%s%s)", where[0] ? ", " : "",
-			    where);
+		te_snprintf(out->why, sizeof(out->why),
+			    "ring (the site's "
+			    "fence-tree-min-nodes=off%s%s)",
+			    where[0] ? ", " : "", where);
 		return;
 	}
 	if (s && s->set && s->word == TE_W_VALUE && s->num > w) {
-		out->tree_min = s->num > 0xffffffffu ? 0xffffffffu :
-						       (unsigned)s->num;
-		out->algo = in->nnodes >= out->tree_min ? TE_FENCE_TREE :
-							  TE_FENCE_RING;
-		te_snprintf(out->why, sizeof(out->why), "%s (%u nodes %s %u, "
+		out->tree_min = s->num > 0xffffffffu ? 0xffffffffu
+						     : (unsigned)s->num;
+		out->algo = in->nnodes >= out->tree_min ? TE_FENCE_TREE
+							: TE_FENCE_RING;
+		te_snprintf(out->why, sizeof(out->why),
+			    "%s (%u nodes %s %u, "
 			    "the site's fence-tree-min-nodes%s%s)",
 			    te_fence_name(out->algo), in->nnodes,
 			    out->algo == TE_FENCE_TREE ? ">=" : "<",
@@ -64,25 +67,31 @@ static void choose_auto(const struct te_fence_in *in,
 	}
 	out->algo = in->nnodes >= w ? TE_FENCE_TREE : TE_FENCE_RING;
 	if (out->algo == TE_FENCE_TREE)
-		te_snprintf(out->why, sizeof(out->why), "tree (%u nodes >= "
+		te_snprintf(out->why, sizeof(out->why),
+			    "tree (%u nodes >= "
 			    "TreeWidth %u%s: Slurm's tree fence is a job-wide "
 			    "barrier there, and faster than the ring)",
 			    in->nnodes, w, from);
 	else
-		te_snprintf(out->why, sizeof(out->why), "ring (%u nodes < "
+		te_snprintf(out->why, sizeof(out->why),
+			    "ring (%u nodes < "
 			    "TreeWidth %u%s: Slurm's tree fence would let each "
-			    "node go on its own)", in->nnodes, w, from);
+			    "node go on its own)",
+			    in->nnodes, w, from);
 	/* a site value below TreeWidth was raised: say so where it mattered */
 	if (s && s->set && s->word == TE_W_VALUE && s->num < w &&
 	    in->nnodes >= s->num && in->nnodes < w)
-		te_snprintf(out->warn, sizeof(out->warn), "the site's "
-			    "fence-tree-min-nodes=%llu%s%s%s is below TreeWidth "
-			    "%u%s, where Slurm's tree fence is no job-wide "
-			    "barrier: this %u-node step uses ring",
-			    (unsigned long long)s->num, where[0] ? " (" : "",
-			    where, where[0] ? ")" : "", w, from, in->nnodes);
+		te_snprintf(
+			out->warn, sizeof(out->warn),
+			"the site's "
+			"fence-tree-min-nodes=%llu%s%s%s is below TreeWidth "
+			"%u%s, where Slurm's tree fence is no job-wide "
+			"barrier: this %u-node step uses ring",
+			(unsigned long long)s->num, where[0] ? " (" : "", where,
+			where[0] ? ")" : "", w, from, in->nnodes);
 	if (s && s->set && s->word == TE_W_VALUE && s->num < w)
-		te_appendf(out->why, sizeof(out->why), "; the site's "
+		te_appendf(out->why, sizeof(out->why),
+			   "; the site's "
 			   "fence-tree-min-nodes=%llu is raised to TreeWidth",
 			   (unsigned long long)s->num);
 }
@@ -94,8 +103,8 @@ void te_fence_choose(const struct te_fence_in *in, struct te_fence_choice *out)
 	int user;
 
 	memset(out, 0, sizeof(*out));
-	out->tree_width = in->tree_width ? in->tree_width :
-					   TE_TREE_WIDTH_DEFAULT;
+	out->tree_width = in->tree_width ? in->tree_width
+					 : TE_TREE_WIDTH_DEFAULT;
 	/* trainenv's own value from an enclosing step is not the user's */
 	if (env && (!env[0] || (in->decided && !strcmp(env, in->decided))))
 		env = NULL;
@@ -112,29 +121,35 @@ void te_fence_choose(const struct te_fence_in *in, struct te_fence_choice *out)
 		out->kept = 1;
 		out->tree_min = out->tree_width;
 		if (user == TE_FENCE_RING)
-			te_snprintf(out->why, sizeof(out->why), "ring (%s=ring "
+			te_snprintf(out->why, sizeof(out->why),
+				    "ring (%s=ring "
 				    "from the environment, kept: a job-wide "
 				    "barrier on any number of nodes)",
 				    TE_FENCE_ENV);
 		else
-			te_snprintf(out->why, sizeof(out->why), "%s (%s=%s "
+			te_snprintf(out->why, sizeof(out->why),
+				    "%s (%s=%s "
 				    "from the environment, kept: %u nodes >= "
-				    "TreeWidth %u)", out->value, TE_FENCE_ENV,
-				    out->value, in->nnodes, out->tree_width);
+				    "TreeWidth %u)",
+				    out->value, TE_FENCE_ENV, out->value,
+				    in->nnodes, out->tree_width);
 		return;
 	}
 	choose_auto(in, out);
 	out->value = te_fence_name(out->algo);
-	out->warn[0] = '\0';	/* the user's value is what to talk about */
+	out->warn[0] = '\0'; /* the user's value is what to talk about */
 	if (user >= 0) {
 		/* tree or mixed (whose fence without data is the tree) */
-		te_snprintf(out->warn, sizeof(out->warn), "%s=%s ignored: "
-			    "Slurm's tree fence%s is no job-wide barrier on %u "
-			    "nodes (fewer than TreeWidth %u: each node would let "
-			    "its ranks go on their own); this step uses %s",
-			    TE_FENCE_ENV, env, user == TE_FENCE_MIXED ?
-			    " (mixed's fence without data)" : "", in->nnodes,
-			    out->tree_width, out->value);
+		te_snprintf(
+			out->warn, sizeof(out->warn),
+			"%s=%s ignored: "
+			"Slurm's tree fence%s is no job-wide barrier on %u "
+			"nodes (fewer than TreeWidth %u: each node would let "
+			"its ranks go on their own); this step uses %s",
+			TE_FENCE_ENV, env,
+			user == TE_FENCE_MIXED ? " (mixed's fence without data)"
+					       : "",
+			in->nnodes, out->tree_width, out->value);
 		te_appendf(out->why, sizeof(out->why), "; %s=%s ignored",
 			   TE_FENCE_ENV, env);
 		return;
@@ -142,9 +157,11 @@ void te_fence_choose(const struct te_fence_in *in, struct te_fence_choice *out)
 	te_clean_text(shown, sizeof(shown), env, TE_FENCE_SHOW_MAX);
 	if (te_strnlen_cap(env, TE_FENCE_SHOW_MAX) > TE_FENCE_SHOW_MAX)
 		te_appendf(shown, sizeof(shown), "...");
-	te_snprintf(out->warn, sizeof(out->warn), "%s=%s ignored: Slurm knows "
-		    "ring, tree or mixed (it would run mixed); this step uses %s",
-		    TE_FENCE_ENV, shown, out->value);
+	te_snprintf(
+		out->warn, sizeof(out->warn),
+		"%s=%s ignored: Slurm knows "
+		"ring, tree or mixed (it would run mixed); this step uses %s",
+		TE_FENCE_ENV, shown, out->value);
 	te_appendf(out->why, sizeof(out->why), "; %s=%s ignored", TE_FENCE_ENV,
 		   shown);
 }

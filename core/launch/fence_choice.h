@@ -30,28 +30,32 @@
  * the step's nodes and TreeWidth: the job side trusts a tree (or mixed)
  * fence without data only when this says the same. */
 #define TE_FENCE_DECIDED_ENV "TRAINENV_FENCE"
-#define TE_TREE_WIDTH_DEFAULT 50	/* Slurm 22.05's DEFAULT_TREE_WIDTH */
+#define TE_TREE_WIDTH_DEFAULT 50 /* Slurm 22.05's DEFAULT_TREE_WIDTH */
 
-enum te_fence_algo { TE_FENCE_RING, TE_FENCE_TREE, TE_FENCE_MIXED };
+enum te_fence_algo {
+	TE_FENCE_RING,
+	TE_FENCE_TREE,
+	TE_FENCE_MIXED
+};
 
 struct te_fence_in {
 	unsigned nnodes;	/* the step's nodes */
 	unsigned tree_width;	/* the cluster's TreeWidth; 0: unknown */
-	const char *width_from;	/* where it was read ("slurm.conf"); NULL */
+	const char *width_from; /* where it was read ("slurm.conf"); NULL */
 	/* the site key fence-tree-min-nodes: its value (unset: auto) */
 	const struct te_value *site;
-	const char *env;	/* SLURM_PMIX_FENCE in srun's environment */
-	const char *decided;	/* TRAINENV_FENCE in srun's environment */
+	const char *env;     /* SLURM_PMIX_FENCE in srun's environment */
+	const char *decided; /* TRAINENV_FENCE in srun's environment */
 };
 
 struct te_fence_choice {
 	enum te_fence_algo algo;
-	const char *value;	/* SLURM_PMIX_FENCE to set: ring, tree, mixed */
-	unsigned tree_width;	/* the TreeWidth used */
-	unsigned tree_min;	/* the tree from this many nodes; 0: never */
-	int kept;		/* the user's own value is kept */
-	char why[TE_ERR_MAX];	/* "tree (52 nodes >= TreeWidth 50 ...)" */
-	char warn[TE_ERR_MAX];	/* "" or one line, without the prefix */
+	const char *value;     /* SLURM_PMIX_FENCE to set: ring, tree, mixed */
+	unsigned tree_width;   /* the TreeWidth used */
+	unsigned tree_min;     /* the tree from this many nodes; 0: never */
+	int kept;	       /* the user's own value is kept */
+	char why[TE_ERR_MAX];  /* "tree (52 nodes >= TreeWidth 50 ...)" */
+	char warn[TE_ERR_MAX]; /* "" or one line, without the prefix */
 };
 
 /* The decision, for a step of in->nnodes nodes:

@@ -110,8 +110,8 @@ void te_timeline_skew(const struct te_timeline *t, struct te_launch_skew *s)
 
 		if (!n->host[0])
 			continue;
-		if (!first || earlier(n->last_ms, n->host, first->last_ms,
-				      first->host))
+		if (!first ||
+		    earlier(n->last_ms, n->host, first->last_ms, first->host))
 			first = n;
 		if (!last || n->last_ms > last->last_ms ||
 		    (n->last_ms == last->last_ms &&
@@ -134,8 +134,7 @@ int te_launch_skew_say(const struct te_launch_skew *s, long warn_ms)
 	return warn_ms == 0 || s->skew_ms >= warn_ms;
 }
 
-void te_launch_skew_line(const struct te_launch_skew *s, char *out,
-			 size_t len)
+void te_launch_skew_line(const struct te_launch_skew *s, char *out, size_t len)
 {
 	long long tenths = (s->skew_ms + 50) / 100;
 
@@ -145,17 +144,19 @@ void te_launch_skew_line(const struct te_launch_skew *s, char *out,
 		return;
 	}
 	if (tenths < 1) {
-		te_snprintf(out, len, "barrier: %u ranks on %u nodes; all "
-			    "arrived within 0.1 s", s->nranks, s->nnodes);
+		te_snprintf(out, len,
+			    "barrier: %u ranks on %u nodes; all "
+			    "arrived within 0.1 s",
+			    s->nranks, s->nnodes);
 		return;
 	}
-	te_snprintf(out, len, "barrier: %u ranks on %u nodes; the last, %s, "
-		    "arrived %lld.%lld s after the first", s->nranks,
-		    s->nnodes, s->last, tenths / 10, tenths % 10);
+	te_snprintf(out, len,
+		    "barrier: %u ranks on %u nodes; the last, %s, "
+		    "arrived %lld.%lld s after the first",
+		    s->nranks, s->nnodes, s->last, tenths / 10, tenths % 10);
 }
 
-int te_launch_skew_format(const struct te_launch_skew *s, char *buf,
-			  size_t len)
+int te_launch_skew_format(const struct te_launch_skew *s, char *buf, size_t len)
 {
 	if (s->skew_ms < 0 || s->skew_ms > TE_LAUNCH_SKEW_MAX_MS ||
 	    (s->nnodes && (!host_ok(s->first) || !host_ok(s->last))))
@@ -186,8 +187,9 @@ int te_launch_skew_parse(const char *text, struct te_launch_skew *s)
 		return -1;
 	s->skew_ms = (int64_t)v;
 	if (!s->nnodes)
-		return strcmp(first, "-") || strcmp(last, "-") || s->skew_ms ?
-			       -1 : 0;
+		return strcmp(first, "-") || strcmp(last, "-") || s->skew_ms
+			       ? -1
+			       : 0;
 	if (!host_ok(first) || !host_ok(last))
 		return -1;
 	te_strlcpy(s->first, first, sizeof(s->first));

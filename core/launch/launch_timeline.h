@@ -19,7 +19,7 @@
 /* One node: the arrival of its first and of its last rank (ms, the
  * caller's clock). A node has arrived when its last rank has. */
 struct te_timeline_node {
-	char host[TE_TIMELINE_HOST_MAX];	/* "" marks a free slot */
+	char host[TE_TIMELINE_HOST_MAX]; /* "" marks a free slot */
 	int64_t first_ms, last_ms;
 	uint32_t nranks;
 };
@@ -28,7 +28,7 @@ struct te_timeline_node {
  * the number of nodes. */
 struct te_timeline {
 	struct te_timeline_node *slot;
-	size_t cap;		/* a power of two, or 0 */
+	size_t cap; /* a power of two, or 0 */
 	size_t nnodes;
 	uint32_t nranks;
 };
@@ -37,9 +37,9 @@ struct te_timeline {
 struct te_launch_skew {
 	uint32_t nranks;
 	uint32_t nnodes;
-	char first[TE_TIMELINE_HOST_MAX];	/* the node that arrived first */
-	char last[TE_TIMELINE_HOST_MAX];	/* ... and last */
-	int64_t skew_ms;	/* last node's arrival - first node's */
+	char first[TE_TIMELINE_HOST_MAX]; /* the node that arrived first */
+	char last[TE_TIMELINE_HOST_MAX];  /* ... and last */
+	int64_t skew_ms; /* last node's arrival - first node's */
 };
 
 void te_timeline_init(struct te_timeline *t);
@@ -62,8 +62,7 @@ int te_launch_skew_say(const struct te_launch_skew *s, long warn_ms);
 
 /* "barrier: 24 ranks on 3 nodes; the last, n3, arrived 20.3 s after the
  * first" (seconds with one decimal; "within 0.1 s" wording when smaller). */
-void te_launch_skew_line(const struct te_launch_skew *s, char *out,
-			 size_t len);
+void te_launch_skew_line(const struct te_launch_skew *s, char *out, size_t len);
 
 /* The wire form between the helper and the plugin (core/launch/rdzv_proto.h's
  * LAUNCH key) and the failure report's channel: "RANKS NODES SKEW_MS

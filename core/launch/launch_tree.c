@@ -12,7 +12,6 @@
 #include "launch/launch_tree_int.h"
 #include "util/strutil.h"
 
-
 /* ---------------------------------------------------------------- tree */
 
 size_t te_tree_parent(size_t i, unsigned k)
@@ -168,8 +167,8 @@ int te_procmap_parse_anl(const char *s, uint32_t nranks, struct te_procmap *m)
 		}
 		if (*p++ != ')' || *p || total != nranks)
 			goto bad;
-		if (pass == 0 && map_alloc(m, (uint32_t)runs,
-					   (uint32_t)nnodes) < 0)
+		if (pass == 0 &&
+		    map_alloc(m, (uint32_t)runs, (uint32_t)nnodes) < 0)
 			goto bad;
 	}
 	return map_finish(m, nranks);
@@ -227,8 +226,7 @@ size_t te_tree_index_of(const struct te_procmap *m, uint32_t node)
 	return (size_t)((node + m->nnodes - m->root_node) % m->nnodes);
 }
 
-int te_tree_subtree_ranks(const struct te_procmap *m, unsigned k,
-			  uint32_t *out)
+int te_tree_subtree_ranks(const struct te_procmap *m, unsigned k, uint32_t *out)
 {
 	size_t t;
 
@@ -283,7 +281,7 @@ static void hosts_merge(struct te_tree_group *g, const struct te_tree_host *h,
 		if (j >= TE_TREE_HOSTS_MAX)
 			continue;
 		if (g->nhosts == TE_TREE_HOSTS_MAX)
-			g->nhosts--;	/* the largest rank goes */
+			g->nhosts--; /* the largest rank goes */
 		memmove(&g->hosts[j + 1], &g->hosts[j],
 			(g->nhosts - j) * sizeof(g->hosts[0]));
 		g->hosts[j] = h[i];
@@ -292,8 +290,8 @@ static void hosts_merge(struct te_tree_group *g, const struct te_tree_host *h,
 }
 
 void te_tree_group_add(struct te_tree_group *groups, uint32_t *n, uint32_t max,
-		      uint32_t *more, const char *value, uint32_t count,
-		      const struct te_tree_host *hosts, uint32_t nhosts)
+		       uint32_t *more, const char *value, uint32_t count,
+		       const struct te_tree_host *hosts, uint32_t nhosts)
 {
 	uint32_t i;
 
@@ -325,12 +323,12 @@ void te_tree_sum_add_node(struct te_tree_sum *s, uint32_t lead,
 	note_times(s, h.host, at_ms, h.host, at_ms);
 	s->nodes++;
 	if (v && te_versions_format(val, sizeof(val), v) == 0)
-		te_tree_group_add(s->ver, &s->nver, TE_TREE_VGROUPS_MAX, &s->ver_more,
-			  val, 1, &h, 1);
+		te_tree_group_add(s->ver, &s->nver, TE_TREE_VGROUPS_MAX,
+				  &s->ver_more, val, 1, &h, 1);
 	if (ckpt && ckpt[0] && strcmp(ckpt, "-") && strcmp(ckpt, "ok") &&
 	    te_is_printable(ckpt, TE_TREE_VALUE_MAX))
-		te_tree_group_add(s->ck, &s->nck, TE_TREE_CGROUPS_MAX, &s->ck_more,
-			  ckpt, 1, &h, 1);
+		te_tree_group_add(s->ck, &s->nck, TE_TREE_CGROUPS_MAX,
+				  &s->ck_more, ckpt, 1, &h, 1);
 }
 
 void te_tree_sum_add_miss(struct te_tree_sum *s, uint32_t lo, uint32_t hi,
@@ -366,13 +364,15 @@ void te_tree_sum_merge(struct te_tree_sum *dst, const struct te_tree_sum *src)
 				     src->miss[i].node);
 	for (i = 0; i < src->nver; i++)
 		te_tree_group_add(dst->ver, &dst->nver, TE_TREE_VGROUPS_MAX,
-			  &dst->ver_more, src->ver[i].value, src->ver[i].count,
-			  src->ver[i].hosts, src->ver[i].nhosts);
+				  &dst->ver_more, src->ver[i].value,
+				  src->ver[i].count, src->ver[i].hosts,
+				  src->ver[i].nhosts);
 	dst->ver_more += src->ver_more;
 	for (i = 0; i < src->nck; i++)
 		te_tree_group_add(dst->ck, &dst->nck, TE_TREE_CGROUPS_MAX,
-			  &dst->ck_more, src->ck[i].value, src->ck[i].count,
-			  src->ck[i].hosts, src->ck[i].nhosts);
+				  &dst->ck_more, src->ck[i].value,
+				  src->ck[i].count, src->ck[i].hosts,
+				  src->ck[i].nhosts);
 	dst->ck_more += src->ck_more;
 }
 
@@ -383,8 +383,9 @@ void te_tree_sum_absent(struct te_tree_sum *s, const struct te_procmap *m,
 
 	/* a subtree's nodes, level by level: contiguous index ranges */
 	while (lo < m->nnodes && s->nmiss < TE_TREE_MISS_MAX) {
-		for (i = lo; i <= hi && i < m->nnodes &&
-			     s->nmiss < TE_TREE_MISS_MAX; i++) {
+		for (i = lo;
+		     i <= hi && i < m->nnodes && s->nmiss < TE_TREE_MISS_MAX;
+		     i++) {
 			uint32_t node = te_tree_node_at(m, (size_t)i), r;
 
 			for (r = m->node_run[node];
@@ -399,4 +400,3 @@ void te_tree_sum_absent(struct te_tree_sum *s, const struct te_procmap *m,
 		hi = hi * k + k;
 	}
 }
-

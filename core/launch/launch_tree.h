@@ -50,12 +50,12 @@ unsigned te_tree_depth(size_t n, unsigned k);
  * index of a node counts from rank 0's node. */
 struct te_procmap {
 	uint32_t nranks, nnodes, nruns;
-	uint32_t *run_first, *run_len, *run_node;	/* [nruns] */
-	uint32_t *node_lead;	/* [nnodes] its smallest rank */
-	uint32_t *node_nranks;	/* [nnodes] */
-	uint32_t *node_run;	/* [nnodes] its first run; then run_next */
-	uint32_t *run_next;	/* [nruns] the node's next run, or UINT32_MAX */
-	uint32_t root_node;	/* rank 0's */
+	uint32_t *run_first, *run_len, *run_node; /* [nruns] */
+	uint32_t *node_lead;   /* [nnodes] its smallest rank */
+	uint32_t *node_nranks; /* [nnodes] */
+	uint32_t *node_run;    /* [nnodes] its first run; then run_next */
+	uint32_t *run_next;    /* [nruns] the node's next run, or UINT32_MAX */
+	uint32_t root_node;    /* rank 0's */
 };
 
 /* Slurm's PMIX_ANL_MAP (the PMI process mapping of the step):
@@ -86,15 +86,15 @@ int te_tree_subtree_ranks(const struct te_procmap *m, unsigned k,
 #define TE_TREE_VALUE_MAX TE_CKPT_TEXT_MAX
 
 struct te_tree_host {
-	uint32_t rank;		/* the node's lead rank: the reports' order */
+	uint32_t rank; /* the node's lead rank: the reports' order */
 	char host[TE_HOST_MAX];
 };
 
 /* Nodes that share one value (a version tuple, a checkpoint failure). */
 struct te_tree_group {
 	char value[TE_TREE_VALUE_MAX + 1];
-	uint32_t count;		/* nodes */
-	uint32_t nhosts;	/* the first of them by rank, at most 8 */
+	uint32_t count;	 /* nodes */
+	uint32_t nhosts; /* the first of them by rank, at most 8 */
 	struct te_tree_host hosts[TE_TREE_HOSTS_MAX];
 };
 
@@ -104,9 +104,9 @@ struct te_tree_miss {
 };
 
 struct te_tree_sum {
-	uint32_t arrived;	/* ranks */
-	uint32_t nodes;		/* nodes whose ranks all arrived */
-	int final;		/* the subtree is complete */
+	uint32_t arrived; /* ranks */
+	uint32_t nodes;	  /* nodes whose ranks all arrived */
+	int final;	  /* the subtree is complete */
 	/* the node that arrived first and last (its last rank's arrival) */
 	char first_host[TE_HOST_MAX], last_host[TE_HOST_MAX];
 	int64_t first_ms, last_ms;
@@ -114,7 +114,7 @@ struct te_tree_sum {
 	 * the caller (expected - arrived - listed) */
 	uint32_t nmiss;
 	struct te_tree_miss miss[TE_TREE_MISS_MAX];
-	uint32_t nver, ver_more;	/* groups; nodes in groups left out */
+	uint32_t nver, ver_more; /* groups; nodes in groups left out */
 	struct te_tree_group ver[TE_TREE_VGROUPS_MAX];
 	uint32_t nck, ck_more;
 	struct te_tree_group ck[TE_TREE_CGROUPS_MAX];
@@ -140,11 +140,14 @@ void te_tree_sum_absent(struct te_tree_sum *s, const struct te_procmap *m,
 
 /* Wire: the lines of a summary for token, each with its '\n', into buf
  * (one after another). ages from now_ms. 0, or -1 when buf is too small. */
-int te_tree_sum_format(char *buf, size_t len, const char *token,
-		       uint32_t rank, const struct te_tree_sum *s,
-		       int64_t now_ms);
+int te_tree_sum_format(char *buf, size_t len, const char *token, uint32_t rank,
+		       const struct te_tree_sum *s, int64_t now_ms);
 
-enum te_tree_line { TE_TL_SUM, TE_TL_MISS, TE_TL_GRP };
+enum te_tree_line {
+	TE_TL_SUM,
+	TE_TL_MISS,
+	TE_TL_GRP
+};
 
 /* One whole line (with or without its '\n'): "TEBAR1 TOKEN" with the
  * token (compared in constant time), then a grp, miss or sum line. A grp
@@ -152,8 +155,8 @@ enum te_tree_line { TE_TL_SUM, TE_TL_MISS, TE_TL_GRP };
  * sender's rank, < nranks; node ids < nnodes), turning its ages into
  * times of now_ms. Returns the kind, or -1 (malformed; pend unchanged). */
 int te_tree_line_parse(const char *line, const char *token, uint32_t nranks,
-		       uint32_t nnodes, int64_t now_ms, struct te_tree_sum *pend,
-		       uint32_t *rank);
+		       uint32_t nnodes, int64_t now_ms,
+		       struct te_tree_sum *pend, uint32_t *rank);
 
 /* ---------------------------------------------------------------- reports */
 

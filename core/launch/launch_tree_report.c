@@ -55,8 +55,10 @@ void te_tree_missing_text(const struct te_tree_sum *s, uint32_t total,
 			te_snprintf(item, sizeof(item), "%s rank %u (node %s)",
 				    first ? "" : ",", lo, host);
 		else
-			te_snprintf(item, sizeof(item), "%s ranks %u-%u (node "
-				    "%s)", first ? "" : ",", lo, hi, host);
+			te_snprintf(item, sizeof(item),
+				    "%s ranks %u-%u (node "
+				    "%s)",
+				    first ? "" : ",", lo, hi, host);
 		if (strlen(out) + strlen(item) + 40 >= len)
 			break;
 		te_appendf(out, len, "%s", item);
@@ -83,7 +85,8 @@ static void hosts_text(const struct te_tree_group *g, char *out, size_t len)
 	for (uint32_t i = 0; i < g->nhosts; i++)
 		te_appendf(out, len, "%s%s", i ? ", " : "", g->hosts[i].host);
 	if (g->count > g->nhosts)
-		te_appendf(out, len, " and %u more nodes", g->count - g->nhosts);
+		te_appendf(out, len, " and %u more nodes",
+			   g->count - g->nhosts);
 }
 
 /* "V on h1, h2; V2 on h3" (hosts_first: "h1, h2: V; h3: V2") */
@@ -106,15 +109,17 @@ static void groups_text(struct te_tree_group *g, uint32_t n, uint32_t more,
 
 static const char *component(const struct te_versions *v, int c)
 {
-	return c == 0 ? v->trainenv : c == 1 ? v->nccl : c == 2 ? v->cuda :
-							   v->cudart;
+	return c == 0	? v->trainenv
+	       : c == 1 ? v->nccl
+	       : c == 2 ? v->cuda
+			: v->cudart;
 }
 
 static void version_differences(const struct te_tree_sum *s, char *vers,
 				size_t len)
 {
-	static const char *const what[4] = { "trainenv", "NCCL",
-					     "CUDA driver", "CUDA runtime" };
+	static const char *const what[4] = { "trainenv", "NCCL", "CUDA driver",
+					     "CUDA runtime" };
 	struct te_tree_group g[TE_TREE_VGROUPS_MAX];
 
 	vers[0] = '\0';
@@ -127,10 +132,10 @@ static void version_differences(const struct te_tree_sum *s, char *vers,
 
 			if (te_versions_parse(s->ver[i].value, &v) < 0 ||
 			    (c > 0 && !te_version_compared(component(&v, c))))
-				continue;	/* a node without a GPU */
+				continue; /* a node without a GPU */
 			te_tree_group_add(g, &n, TE_TREE_VGROUPS_MAX, &more,
-				  component(&v, c), s->ver[i].count,
-				  s->ver[i].hosts, s->ver[i].nhosts);
+					  component(&v, c), s->ver[i].count,
+					  s->ver[i].hosts, s->ver[i].nhosts);
 		}
 		if (n + (s->ver_more ? 1 : 0) < 2)
 			continue;
@@ -168,11 +173,11 @@ static int protocol_differences(const struct te_tree_sum *s, char *text,
 	if (n < 2)
 		return 0;
 	qsort(g, n, sizeof(g[0]), by_first_rank);
-	p0 = atoi(g[0].value + 9);	/* the smallest rank's: rank 0's */
+	p0 = atoi(g[0].value + 9); /* the smallest rank's: rank 0's */
 	for (i = 1; i < n && atoi(g[i].value + 9) == p0; i++)
 		;
 	if (i == n)
-		return 0;	/* one protocol, trainenv versions differ */
+		return 0; /* one protocol, trainenv versions differ */
 	text[0] = '\0';
 	for (int pass = 0; pass < 2; pass++) {
 		for (i = 0; i < n; i++) {
@@ -212,18 +217,21 @@ int te_tree_verdict(const struct te_launch_checks *c,
 				     strlen(TE_CKPT_RANK0_PREFIX)))
 				break;
 		if (i < s->nck) {
-			te_snprintf(text, len, "checkpoint dir %s: rank 0 (node "
-				    "%s) cannot write there: %s", c->ckpt,
-				    c->rank0_host,
-				    s->ck[i].value + strlen(TE_CKPT_RANK0_PREFIX));
+			te_snprintf(text, len,
+				    "checkpoint dir %s: rank 0 (node "
+				    "%s) cannot write there: %s",
+				    c->ckpt, c->rank0_host,
+				    s->ck[i].value +
+					    strlen(TE_CKPT_RANK0_PREFIX));
 		} else {
 			memcpy(g, s->ck, s->nck * sizeof(g[0]));
 			groups_text(g, s->nck, s->ck_more, 1, part,
 				    sizeof(part));
-			te_snprintf(text, len, "checkpoint dir %s is not one "
+			te_snprintf(text, len,
+				    "checkpoint dir %s is not one "
 				    "shared directory writable from every node "
-				    "(rank 0 is on %s): %s", c->ckpt,
-				    c->rank0_host, part);
+				    "(rank 0 is on %s): %s",
+				    c->ckpt, c->rank0_host, part);
 		}
 	}
 	if (c->vcheck == TE_W_VCHECK_OFF)
@@ -233,8 +241,10 @@ int te_tree_verdict(const struct te_launch_checks *c,
 		return rc;
 	if (rc == TE_VERDICT_OK) {
 		if (c->vcheck == TE_W_VCHECK_FAIL) {
-			te_snprintf(text, len, "version mismatch "
-				    "(version-check=fail): %s", vers);
+			te_snprintf(text, len,
+				    "version mismatch "
+				    "(version-check=fail): %s",
+				    vers);
 			return TE_VERDICT_REJECT;
 		}
 		te_snprintf(text, len, "version mismatch: %s", vers);

@@ -47,21 +47,20 @@ static int64_t age(int64_t now, int64_t t)
 	return a > TE_LAUNCH_SKEW_MAX_MS ? TE_LAUNCH_SKEW_MAX_MS : a;
 }
 
-int te_tree_sum_format(char *buf, size_t len, const char *token,
-		       uint32_t rank, const struct te_tree_sum *s,
-		       int64_t now_ms)
+int te_tree_sum_format(char *buf, size_t len, const char *token, uint32_t rank,
+		       const struct te_tree_sum *s, int64_t now_ms)
 {
 	char line[TE_COORD_LINE_MAX + 1];
 	size_t used = 0;
 	uint32_t i;
 
-#define PUT()                                                        \
-	do {                                                         \
-		size_t l_ = strlen(line);                            \
-		if (used + l_ + 1 > len)                             \
-			return -1;                                   \
-		memcpy(buf + used, line, l_ + 1);                    \
-		used += l_;                                          \
+#define PUT()                                     \
+	do {                                      \
+		size_t l_ = strlen(line);         \
+		if (used + l_ + 1 > len)          \
+			return -1;                \
+		memcpy(buf + used, line, l_ + 1); \
+		used += l_;                       \
 	} while (0)
 
 	if (!te_token_valid(token) || !len)
@@ -83,15 +82,19 @@ int te_tree_sum_format(char *buf, size_t len, const char *token,
 		PUT();
 	}
 	if (s->nodes)
-		te_snprintf(line, sizeof(line), MAGIC_HEAD "%s sum %u %u %u %d "
-			    "%u %u %lld %s %lld %s\n", token, rank, s->arrived,
-			    s->nodes, s->final ? 1 : 0, s->ver_more, s->ck_more,
+		te_snprintf(line, sizeof(line),
+			    MAGIC_HEAD "%s sum %u %u %u %d "
+				       "%u %u %lld %s %lld %s\n",
+			    token, rank, s->arrived, s->nodes, s->final ? 1 : 0,
+			    s->ver_more, s->ck_more,
 			    (long long)age(now_ms, s->first_ms), s->first_host,
 			    (long long)age(now_ms, s->last_ms), s->last_host);
 	else
-		te_snprintf(line, sizeof(line), MAGIC_HEAD "%s sum %u %u 0 %d "
-			    "%u %u 0 - 0 -\n", token, rank, s->arrived,
-			    s->final ? 1 : 0, s->ver_more, s->ck_more);
+		te_snprintf(line, sizeof(line),
+			    MAGIC_HEAD "%s sum %u %u 0 %d "
+				       "%u %u 0 - 0 -\n",
+			    token, rank, s->arrived, s->final ? 1 : 0,
+			    s->ver_more, s->ck_more);
 	PUT();
 #undef PUT
 	return 0;
@@ -153,8 +156,8 @@ static int parse_grp(const char *p, uint32_t nranks, uint32_t nnodes,
 	if (te_next_word(&p, kind, sizeof(kind)) < 0 || strlen(kind) != 1 ||
 	    word_num(&p, nnodes, &count) < 0 || !count ||
 	    te_next_word(&p, hosts, sizeof(hosts)) < 0 ||
-	    parse_hosts(hosts, nranks, h, &nh) < 0 || nh > count ||
-	    !*p || strlen(p) > TE_TREE_VALUE_MAX ||
+	    parse_hosts(hosts, nranks, h, &nh) < 0 || nh > count || !*p ||
+	    strlen(p) > TE_TREE_VALUE_MAX ||
 	    !te_is_printable(p, TE_TREE_VALUE_MAX))
 		return -1;
 	if (kind[0] == 'v') {
@@ -166,12 +169,12 @@ static int parse_grp(const char *p, uint32_t nranks, uint32_t nnodes,
 		    strcmp(again, p))
 			return -1;
 		te_tree_group_add(pend->ver, &pend->nver, TE_TREE_VGROUPS_MAX,
-			  &pend->ver_more, p, (uint32_t)count, h, nh);
+				  &pend->ver_more, p, (uint32_t)count, h, nh);
 	} else if (kind[0] == 'c') {
 		if (!strcmp(p, "-") || !strcmp(p, "ok"))
 			return -1;
 		te_tree_group_add(pend->ck, &pend->nck, TE_TREE_CGROUPS_MAX,
-			  &pend->ck_more, p, (uint32_t)count, h, nh);
+				  &pend->ck_more, p, (uint32_t)count, h, nh);
 	} else {
 		return -1;
 	}
@@ -187,8 +190,9 @@ static int parse_miss(const char *p, uint32_t nranks, uint32_t nnodes,
 	while (*p) {
 		uint64_t lo, hi, node;
 
-		if (n >= TE_TREE_MISS_MAX || te_tree_num(&p, nranks - 1, &lo) < 0 ||
-		    *p++ != '-' || te_tree_num(&p, nranks - 1, &hi) < 0 || hi < lo ||
+		if (n >= TE_TREE_MISS_MAX ||
+		    te_tree_num(&p, nranks - 1, &lo) < 0 || *p++ != '-' ||
+		    te_tree_num(&p, nranks - 1, &hi) < 0 || hi < lo ||
 		    *p++ != '@' || te_tree_num(&p, nnodes - 1, &node) < 0)
 			return -1;
 		items[n++] = (struct te_tree_miss){ (uint32_t)lo, (uint32_t)hi,
@@ -222,8 +226,8 @@ static int parse_sum(const char *p, uint32_t nranks, uint32_t nnodes,
 	    word_num(&p, TE_LAUNCH_SKEW_MAX_MS, &lage) < 0 ||
 	    te_next_word(&p, lh, sizeof(lh)) < 0 || *p)
 		return -1;
-	if (nodes ? !te_host_valid(fh) || !te_host_valid(lh) :
-		    strcmp(fh, "-") || strcmp(lh, "-") || fage || lage)
+	if (nodes ? !te_host_valid(fh) || !te_host_valid(lh)
+		  : strcmp(fh, "-") || strcmp(lh, "-") || fage || lage)
 		return -1;
 	*rank = (uint32_t)r;
 	pend->arrived = (uint32_t)arrived;
@@ -241,8 +245,8 @@ static int parse_sum(const char *p, uint32_t nranks, uint32_t nnodes,
 }
 
 int te_tree_line_parse(const char *line, const char *token, uint32_t nranks,
-		       uint32_t nnodes, int64_t now_ms, struct te_tree_sum *pend,
-		       uint32_t *rank)
+		       uint32_t nnodes, int64_t now_ms,
+		       struct te_tree_sum *pend, uint32_t *rank)
 {
 	char l[TE_COORD_LINE_MAX + 1], w[TE_TOKEN_LEN + 2];
 	const char *p;
@@ -261,4 +265,3 @@ int te_tree_line_parse(const char *line, const char *token, uint32_t nranks,
 		return parse_sum(p, nranks, nnodes, now_ms, pend, rank);
 	return -1;
 }
-

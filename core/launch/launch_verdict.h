@@ -17,13 +17,16 @@
 
 /* What a launch check concludes: go on, go on with a warning, or fail the
  * step (rank 0 reports it). */
-enum te_verdict { TE_VERDICT_OK = 0, TE_VERDICT_WARN = 1,
-		  TE_VERDICT_REJECT = 2 };
+enum te_verdict {
+	TE_VERDICT_OK = 0,
+	TE_VERDICT_WARN = 1,
+	TE_VERDICT_REJECT = 2
+};
 
 struct te_launch_checks {
-	int vcheck;			/* --version-check: enum te_w_version_check */
-	const char *ckpt;		/* checkpoint directory; NULL: none */
-	const char *rank0_host;		/* named in the checkpoint reports */
+	int vcheck;		/* --version-check: enum te_w_version_check */
+	const char *ckpt;	/* checkpoint directory; NULL: none */
+	const char *rank0_host; /* named in the checkpoint reports */
 };
 
 /* 1 when the protocols and the four versions of a and b are the same. */
@@ -58,8 +61,8 @@ struct te_ckpt_probe {
 
 /* The probe file's name for job.step and token into name; 0, or -1 when
  * it does not fit. */
-int te_ckpt_probe_name(unsigned long job, unsigned long step,
-		       const char *token, char *name, size_t len);
+int te_ckpt_probe_name(unsigned long job, unsigned long step, const char *token,
+		       char *name, size_t len);
 
 /* Rank 0's value: 0 with the probe's name and token, or -1 with this
  * node's checkpoint fact in out ("rank0 REASON" when rank 0 put "error

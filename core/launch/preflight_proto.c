@@ -8,20 +8,32 @@
 #include "launch/preflight_proto.h"
 #include "util/strutil.h"
 
-#define PF_LINE_MAX 700		/* one KEY=VALUE line, newline excluded */
+#define PF_LINE_MAX 700 /* one KEY=VALUE line, newline excluded */
 
-enum key { K_RESULT, K_GPU, K_LIBRARY, K_RUNTIME, K_DRIVER, K_FREE, K_TOTAL,
-	   K_CALL, K_CODE, K_ERROR, K_MS, K_COUNT };
+enum key {
+	K_RESULT,
+	K_GPU,
+	K_LIBRARY,
+	K_RUNTIME,
+	K_DRIVER,
+	K_FREE,
+	K_TOTAL,
+	K_CALL,
+	K_CODE,
+	K_ERROR,
+	K_MS,
+	K_COUNT
+};
 static const char *const key_names[K_COUNT] = {
-	"RESULT", "GPU", "LIBRARY", "RUNTIME", "DRIVER", "FREE", "TOTAL",
-	"CALL", "CODE", "ERROR", "MS",
+	"RESULT", "GPU",  "LIBRARY", "RUNTIME", "DRIVER", "FREE",
+	"TOTAL",  "CALL", "CODE",    "ERROR",	"MS",
 };
 static const char *const status_words[] = { "ok", "fail", "unavailable" };
 
 /* cudaError_t values (driver_types.h, stable across CUDA 11-13) that mean
  * this node has no usable CUDA rather than a broken GPU. */
 #define CUDA_ERR_STUB_LIBRARY 34	/* libcuda.so is the toolkit's stub */
-#define CUDA_ERR_INSUFFICIENT_DRIVER 35	/* no driver, or one too old */
+#define CUDA_ERR_INSUFFICIENT_DRIVER 35 /* no driver, or one too old */
 #define CUDA_ERR_NO_DEVICE 100
 #define CUDA_ERR_SYSTEM_DRIVER_MISMATCH 803
 #define CUDA_ERR_COMPAT_NOT_SUPPORTED 804
@@ -45,8 +57,8 @@ int te_pf_busid_valid(const char *s)
 		return 0;
 	dl = (size_t)(c - s);
 	return dl >= 1 && dl <= 8 && hexn(s, dl) && hexn(c + 1, 2) &&
-	       c[3] == ':' && hexn(c + 4, 2) && c[6] == '.' &&
-	       c[7] >= '0' && c[7] <= '7' && c[8] == '\0';
+	       c[3] == ':' && hexn(c + 4, 2) && c[6] == '.' && c[7] >= '0' &&
+	       c[7] <= '7' && c[8] == '\0';
 }
 
 static int call_valid(const char *s)
@@ -93,7 +105,8 @@ static int one_line(char *line, struct te_pf_result *r, int seen[K_COUNT],
 	if (seen[k]++)
 		return te_err(err, errlen, "%s given twice", key_names[k]);
 	if (!te_is_printable(v, PF_LINE_MAX))
-		return te_err(err, errlen, "%s: not printable text", key_names[k]);
+		return te_err(err, errlen, "%s: not printable text",
+			      key_names[k]);
 	switch (k) {
 	case K_RESULT:
 		for (i = 0; i < 3; i++)
@@ -163,8 +176,8 @@ static int te_pf_parse_line(char *line, void *ctx, char *err, size_t errlen)
 	return one_line(line, c->r, c->seen, err, errlen);
 }
 
-int te_pf_parse(const char *buf, size_t len, struct te_pf_result *r,
-		char *err, size_t errlen)
+int te_pf_parse(const char *buf, size_t len, struct te_pf_result *r, char *err,
+		size_t errlen)
 {
 	struct te_pf_parse_ctx c = { r, { 0 } };
 
@@ -176,10 +189,10 @@ int te_pf_parse(const char *buf, size_t len, struct te_pf_result *r,
 		return -1;
 	if (!c.seen[K_RESULT])
 		return te_err(err, errlen, "no RESULT");
-	if (r->status == TE_PF_OK &&
-	    (!c.seen[K_FREE] || !c.seen[K_TOTAL] || !c.seen[K_GPU] ||
-	     r->free > r->total)) {
-		return te_err(err, errlen, "RESULT=ok without GPU, FREE <= TOTAL");
+	if (r->status == TE_PF_OK && (!c.seen[K_FREE] || !c.seen[K_TOTAL] ||
+				      !c.seen[K_GPU] || r->free > r->total)) {
+		return te_err(err, errlen,
+			      "RESULT=ok without GPU, FREE <= TOTAL");
 	}
 	if (r->status != TE_PF_OK && (!c.seen[K_CALL] || !c.seen[K_ERROR]))
 		return te_err(err, errlen, "RESULT=%s without CALL and ERROR",
@@ -203,7 +216,8 @@ int te_pf_format(const struct te_pf_result *r, char *buf, size_t len)
 	if (r->library[0] == '/' && te_is_printable(r->library, PF_LINE_MAX))
 		rc |= te_appendf(buf, len, "LIBRARY=%s\n", r->library);
 	rc |= te_appendf(buf, len, "RUNTIME=%d\nDRIVER=%d\n",
-			 r->runtime > 0 && r->runtime <= 1000000 ? r->runtime : 0,
+			 r->runtime > 0 && r->runtime <= 1000000 ? r->runtime
+								 : 0,
 			 r->driver > 0 && r->driver <= 1000000 ? r->driver : 0);
 	if (r->have_mem)
 		rc |= te_appendf(buf, len, "FREE=%llu\nTOTAL=%llu\n",
@@ -264,25 +278,31 @@ int te_pf_need_run(const struct te_pf_input *in, struct te_pf_outcome *out)
 		return 1;
 	if (in->has_gpu < 0) {
 		/* this node's problem, said once per node */
-		te_clean_text(e, sizeof(e), in->map_err ? in->map_err : "unknown",
-		      TE_PF_ERROR_MAX);
-		te_snprintf(out->line, sizeof(out->line), "warning: preflight: "
+		te_clean_text(e, sizeof(e),
+			      in->map_err ? in->map_err : "unknown",
+			      TE_PF_ERROR_MAX);
+		te_snprintf(out->line, sizeof(out->line),
+			    "warning: preflight: "
 			    "nothing checked for rank %u (node %s): its GPU "
-			    "is not known: %s", in->rank, node_of(in), e);
+			    "is not known: %s",
+			    in->rank, node_of(in), e);
 		out->print = in->local_id == 0;
 		return 0;
 	}
 	/* said once for the step, by rank 0; the others in the node log */
-	te_snprintf(out->line, sizeof(out->line), "preflight: nothing to check "
+	te_snprintf(out->line, sizeof(out->line),
+		    "preflight: nothing to check "
 		    "on node %s: the step has no GPU there; the tasks run "
-		    "unchecked", node_of(in));
+		    "unchecked",
+		    node_of(in));
 	out->print = in->rank == 0;
 	return 0;
 }
 
 static void gib(uint64_t bytes, char *buf, size_t len)
 {
-	te_snprintf(buf, len, "%.1f GiB", (double)bytes / (1024.0 * 1024 * 1024));
+	te_snprintf(buf, len, "%.1f GiB",
+		    (double)bytes / (1024.0 * 1024 * 1024));
 }
 
 void te_pf_decide(const struct te_pf_input *in, struct te_pf_outcome *out)
@@ -292,16 +312,19 @@ void te_pf_decide(const struct te_pf_input *in, struct te_pf_outcome *out)
 	char rt[16], dv[16], fr[32], to[32];
 
 	memset(out, 0, sizeof(*out));
-	te_clean_text(busid, sizeof(busid), te_pf_busid_valid(in->busid) ? in->busid :
-	      "?", sizeof(busid) - 1);
+	te_clean_text(busid, sizeof(busid),
+		      te_pf_busid_valid(in->busid) ? in->busid : "?",
+		      sizeof(busid) - 1);
 	if (in->spawn_err || !r) {
-		te_clean_text(e, sizeof(e), in->spawn_err ? in->spawn_err :
-		      "no result", TE_PF_ERROR_MAX);
+		te_clean_text(e, sizeof(e),
+			      in->spawn_err ? in->spawn_err : "no result",
+			      TE_PF_ERROR_MAX);
 		out->action = TE_PF_FAIL;
 		out->print = 1;
-		te_snprintf(out->line, sizeof(out->line), "preflight: rank %u "
-			    "(node %s) GPU %s: %s", in->rank, node_of(in),
-			    busid, e);
+		te_snprintf(out->line, sizeof(out->line),
+			    "preflight: rank %u "
+			    "(node %s) GPU %s: %s",
+			    in->rank, node_of(in), busid, e);
 		te_snprintf(out->why, sizeof(out->why), "preflight: GPU %s: %s",
 			    busid, e);
 		return;
@@ -314,34 +337,43 @@ void te_pf_decide(const struct te_pf_input *in, struct te_pf_outcome *out)
 		out->action = TE_PF_PASS;
 		gib(r->free, fr, sizeof(fr));
 		gib(r->total, to, sizeof(to));
-		te_snprintf(out->env, sizeof(out->env), "gpu=%s free=%llu "
-			    "total=%llu runtime=%d driver=%d", busid,
-			    (unsigned long long)r->free,
+		te_snprintf(out->env, sizeof(out->env),
+			    "gpu=%s free=%llu "
+			    "total=%llu runtime=%d driver=%d",
+			    busid, (unsigned long long)r->free,
 			    (unsigned long long)r->total, r->runtime,
 			    r->driver);
-		te_snprintf(out->line, sizeof(out->line), "preflight: rank %u "
+		te_snprintf(out->line, sizeof(out->line),
+			    "preflight: rank %u "
 			    "(node %s) GPU %s: ok, %s free of %s, CUDA runtime "
-			    "%s, driver %s (%u ms)", in->rank, node_of(in),
-			    busid, fr, to, rt, dv, r->ms);
+			    "%s, driver %s (%u ms)",
+			    in->rank, node_of(in), busid, fr, to, rt, dv,
+			    r->ms);
 		out->print = in->verbose;
 		return;
 	case TE_PF_UNAVAILABLE:
 		out->action = TE_PF_NOTHING;
-		te_snprintf(out->line, sizeof(out->line), "preflight: nothing to "
-			    "check on node %s: no usable CUDA runtime or driver "
-			    "(%s: %s; runtime %s, driver %s); the tasks run "
-			    "unchecked", node_of(in), r->call, e, rt, dv);
+		te_snprintf(
+			out->line, sizeof(out->line),
+			"preflight: nothing to "
+			"check on node %s: no usable CUDA runtime or driver "
+			"(%s: %s; runtime %s, driver %s); the tasks run "
+			"unchecked",
+			node_of(in), r->call, e, rt, dv);
 		out->print = in->rank == 0;
 		return;
 	case TE_PF_FAILED:
 	default:
 		out->action = TE_PF_FAIL;
 		out->print = 1;
-		te_snprintf(out->line, sizeof(out->line), "preflight: rank %u "
-			    "(node %s) GPU %s: %s: %s", in->rank, node_of(in),
+		te_snprintf(out->line, sizeof(out->line),
+			    "preflight: rank %u "
+			    "(node %s) GPU %s: %s: %s",
+			    in->rank, node_of(in), busid, r->call, e);
+		te_snprintf(out->why, sizeof(out->why),
+			    "preflight: GPU %s: "
+			    "%s: %s",
 			    busid, r->call, e);
-		te_snprintf(out->why, sizeof(out->why), "preflight: GPU %s: "
-			    "%s: %s", busid, r->call, e);
 		return;
 	}
 }

@@ -34,17 +34,21 @@
 #include <stdint.h>
 
 #define TE_PF_HEADER "TRAINENV-PREFLIGHT 1"
-#define TE_PF_OUT_MAX 4096		/* whole output */
-#define TE_PF_BUSID_MAX 20		/* "dddddddd:bb:dd.f" */
+#define TE_PF_OUT_MAX 4096 /* whole output */
+#define TE_PF_BUSID_MAX 20 /* "dddddddd:bb:dd.f" */
 #define TE_PF_CALL_MAX 48
 #define TE_PF_ERROR_MAX 300
 #define TE_PF_PATH_MAX 512
-#define TE_PF_LINE_MAX 900		/* a message line */
-#define TE_PF_ENV_MAX 256		/* TRAINENV_PREFLIGHT */
-#define TE_PF_TIMEOUT_S 60		/* the plugin kills it after this */
+#define TE_PF_LINE_MAX 900 /* a message line */
+#define TE_PF_ENV_MAX 256  /* TRAINENV_PREFLIGHT */
+#define TE_PF_TIMEOUT_S 60 /* the plugin kills it after this */
 #define TE_PF_ENV "TRAINENV_PREFLIGHT"
 
-enum te_pf_status { TE_PF_OK, TE_PF_FAILED, TE_PF_UNAVAILABLE };
+enum te_pf_status {
+	TE_PF_OK,
+	TE_PF_FAILED,
+	TE_PF_UNAVAILABLE
+};
 
 struct te_pf_result {
 	enum te_pf_status status;
@@ -65,8 +69,8 @@ int te_pf_busid_valid(const char *s);
 
 /* Parses the program's whole output [buf, buf+len). 0 and r filled, or
  * -1 with one line in err. */
-int te_pf_parse(const char *buf, size_t len, struct te_pf_result *r,
-		char *err, size_t errlen);
+int te_pf_parse(const char *buf, size_t len, struct te_pf_result *r, char *err,
+		size_t errlen);
 
 /* Program side: the wire form of r into buf (text cleaned and cut).
  * 0, or -1 when buf is too small or r cannot be written. */
@@ -85,9 +89,9 @@ void te_pf_version_text(int code, char *buf, size_t len);
 /* ---------------------------------------------------------------- decisions */
 
 struct te_pf_input {
-	uint32_t rank, local_id;	/* global and node-local rank */
+	uint32_t rank, local_id; /* global and node-local rank */
 	const char *node;
-	int verbose;			/* preflight=verbose */
+	int verbose; /* preflight=verbose */
 	/* the rank's GPU: -1 it could not be told (map_err says why),
 	 * 0 none (no GPU of the step on this node), 1 busid */
 	int has_gpu;
@@ -100,18 +104,18 @@ struct te_pf_input {
 };
 
 enum te_pf_action {
-	TE_PF_PASS,	/* the GPU works: env set, line when verbose */
-	TE_PF_FAIL,	/* the task fails with line; why goes to rank 0 */
-	TE_PF_NOTHING,	/* nothing to check here: the task runs */
+	TE_PF_PASS,    /* the GPU works: env set, line when verbose */
+	TE_PF_FAIL,    /* the task fails with line; why goes to rank 0 */
+	TE_PF_NOTHING, /* nothing to check here: the task runs */
 };
 
 struct te_pf_outcome {
 	enum te_pf_action action;
-	char line[TE_PF_LINE_MAX];	/* without "trainenv: " */
-	int print;			/* line to srun's output (stderr);
+	char line[TE_PF_LINE_MAX]; /* without "trainenv: " */
+	int print;		   /* line to srun's output (stderr);
 					   else only the node's log */
-	char env[TE_PF_ENV_MAX];	/* PASS: TRAINENV_PREFLIGHT */
-	char why[TE_PF_LINE_MAX];	/* FAIL: for the other ranks */
+	char env[TE_PF_ENV_MAX];   /* PASS: TRAINENV_PREFLIGHT */
+	char why[TE_PF_LINE_MAX];  /* FAIL: for the other ranks */
 };
 
 /* Before running the program: 1 when it must run (the rank has a GPU);

@@ -67,7 +67,8 @@ int te_is_node_launcher(int argc, char *const *argv, const char **what)
 			}
 			return 0;
 		}
-		if (!strncmp(a, "-m", 2) && a[2]) {	/* -mtorch.distributed.run */
+		if (!strncmp(a, "-m", 2) &&
+		    a[2]) { /* -mtorch.distributed.run */
 			if (!strcmp(a + 2, "torch.distributed.run") ||
 			    !strcmp(a + 2, "torch.distributed.launch")) {
 				*what = "python -m torch.distributed.run";
@@ -78,15 +79,14 @@ int te_is_node_launcher(int argc, char *const *argv, const char **what)
 		if (a[0] != '-' || !strcmp(a, "-c") || !strcmp(a, "-"))
 			return 0;
 		if (!strcmp(a, "-W") || !strcmp(a, "-X"))
-			i++;	/* takes a value */
+			i++; /* takes a value */
 	}
 	return 0;
 }
 
-enum te_launch te_launcher_decide(int setting_word, int argc,
-				  char *const *argv, uint32_t ntasks,
-				  uint32_t nnodes, uint32_t gpus, char *why,
-				  size_t whylen)
+enum te_launch te_launcher_decide(int setting_word, int argc, char *const *argv,
+				  uint32_t ntasks, uint32_t nnodes,
+				  uint32_t gpus, char *why, size_t whylen)
 {
 	const char *what = NULL;
 
@@ -103,8 +103,10 @@ enum te_launch te_launcher_decide(int setting_word, int argc,
 		return TE_LAUNCH_TORCHRUN;
 	}
 	if (nnodes > 0 && ntasks == nnodes && gpus > 1) {
-		te_snprintf(why, whylen, "auto: one task per node with %u "
-			    "GPUs", gpus);
+		te_snprintf(why, whylen,
+			    "auto: one task per node with %u "
+			    "GPUs",
+			    gpus);
 		return TE_LAUNCH_TORCHRUN;
 	}
 	te_strlcpy(why, "auto: one task per rank", whylen);
@@ -241,8 +243,8 @@ int te_devlist_count(const char *list)
 		const char *start = p;
 
 		while (*p && *p != ',') {
-			if (!isalnum((unsigned char)*p) && *p != '-' && *p != '/' &&
-			    *p != ':')
+			if (!isalnum((unsigned char)*p) && *p != '-' &&
+			    *p != '/' && *p != ':')
 				return -1;
 			p++;
 		}
@@ -263,7 +265,8 @@ int te_name_in_list(const char *list, const char *name)
 	if (!list || !n)
 		return 0;
 	while ((p = strstr(p, name))) {
-		if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+		if ((p == list || p[-1] == ',') &&
+		    (p[n] == ',' || p[n] == '\0'))
 			return 1;
 		p += n;
 	}

@@ -34,18 +34,21 @@
 #define TE_STEP_KIND_ENV "TRAINENV_STEP_KIND"
 #define TE_STEP_KIND_EXTERNAL "external-launcher"
 
-enum te_launch { TE_LAUNCH_TASK, TE_LAUNCH_TORCHRUN };
+enum te_launch {
+	TE_LAUNCH_TASK,
+	TE_LAUNCH_TORCHRUN
+};
 
 struct te_step_facts {
 	uint32_t job_id, step_id;
 	uint32_t nnodes, node_id;
-	uint32_t ntasks;		/* in the step */
-	uint32_t local_tasks;		/* on this node */
-	uint32_t local_id, global_id;	/* of this task */
-	uint32_t gpus;			/* GPUs of the step on this node */
-	const char *master_addr;	/* address of rank 0's host */
+	uint32_t ntasks;	      /* in the step */
+	uint32_t local_tasks;	      /* on this node */
+	uint32_t local_id, global_id; /* of this task */
+	uint32_t gpus;		      /* GPUs of the step on this node */
+	const char *master_addr;      /* address of rank 0's host */
 	uint16_t master_port;
-	uint64_t rdzv_timeout;		/* seconds, 0: leave torchrun's */
+	uint64_t rdzv_timeout; /* seconds, 0: leave torchrun's */
 };
 
 struct te_envlist {
@@ -61,10 +64,9 @@ int te_is_node_launcher(int argc, char *const *argv, const char **what);
 /* Picks the launch style. setting_word is the launcher setting's word
  * (enum te_w_launcher in settings.h). why gets a short reason for
  * --train-explain. */
-enum te_launch te_launcher_decide(int setting_word, int argc,
-				  char *const *argv, uint32_t ntasks,
-				  uint32_t nnodes, uint32_t gpus, char *why,
-				  size_t whylen);
+enum te_launch te_launcher_decide(int setting_word, int argc, char *const *argv,
+				  uint32_t ntasks, uint32_t nnodes,
+				  uint32_t gpus, char *why, size_t whylen);
 
 /* MASTER_PORT without PMIx: the same on every rank of a step, different for
  * the steps of one job and spread over [lo, hi] by job id so that jobs

@@ -34,8 +34,8 @@ static int value_arg(const char *a, const char *v, struct te_rdzv_opts *o)
 	return 0;
 }
 
-int te_rdzv_args_parse(int argc, char **argv, struct te_rdzv_opts *o,
-		       char *err, size_t errlen)
+int te_rdzv_args_parse(int argc, char **argv, struct te_rdzv_opts *o, char *err,
+		       size_t errlen)
 {
 	int i;
 
@@ -67,15 +67,17 @@ void te_rdzv_opts_from_config(struct te_rdzv_opts *o,
 
 	/* the row's built-in range when the plugin left it unset */
 	if (!(range->set && range->word == TE_W_VALUE) &&
-	    te_value_parse(TE_S_PORT_RANGE, te_settings[TE_S_PORT_RANGE].builtin,
-			   0, &dflt, e, sizeof(e)) == 0)
+	    te_value_parse(TE_S_PORT_RANGE,
+			   te_settings[TE_S_PORT_RANGE].builtin, 0, &dflt, e,
+			   sizeof(e)) == 0)
 		range = &dflt;
 	o->port_lo = (uint16_t)range->num;
 	o->port_hi = (uint16_t)range->num2;
 	o->port_start = te_master_port((uint32_t)o->job, (uint32_t)o->step,
 				       o->port_lo, o->port_hi);
-	o->barrier = barrier->set && barrier->word == TE_W_VALUE ?
-			     (unsigned)barrier->num : 0;
+	o->barrier = barrier->set && barrier->word == TE_W_VALUE
+			     ? (unsigned)barrier->num
+			     : 0;
 	o->wait = (unsigned)te_setting_barrier_s(cfg, NULL);
 	o->vcheck = vcheck != TE_W_VALUE ? vcheck : TE_W_VCHECK_WARN;
 	o->ckpt = NULL;
@@ -85,22 +87,24 @@ void te_rdzv_opts_from_config(struct te_rdzv_opts *o,
 	}
 	o->ifname = cfg->v[TE_S_SOCKET_IFNAME].word == TE_W_YES;
 	o->hooks = cfg->v[TE_S_TEST_HOOKS].word == TE_W_ON;
-	o->tree_width = width->set && width->word == TE_W_VALUE ?
-				(unsigned)width->num :
-				TE_LAUNCH_TREE_WIDTH_DEFAULT;
+	o->tree_width = width->set && width->word == TE_W_VALUE
+				? (unsigned)width->num
+				: TE_LAUNCH_TREE_WIDTH_DEFAULT;
 	o->record = (o->barrier > 0 || o->ckpt) && te_record_dir(cfg);
 }
 
-int te_rdzv_opts_settings(struct te_rdzv_opts *o, const char *enc,
-			  char *err, size_t errlen)
+int te_rdzv_opts_settings(struct te_rdzv_opts *o, const char *enc, char *err,
+			  size_t errlen)
 {
 	struct te_config *cfg;
 	char why[TE_ERR_MAX];
 	int rc = 0;
 
 	if (!enc)
-		return te_err(err, errlen, "no %s in its environment (the "
-			      "plugin sets it for the helper)", TE_SETTINGS_ENV);
+		return te_err(err, errlen,
+			      "no %s in its environment (the "
+			      "plugin sets it for the helper)",
+			      TE_SETTINGS_ENV);
 	cfg = malloc(sizeof(*cfg));
 	if (!cfg)
 		return te_err(err, errlen, "out of memory");

@@ -23,13 +23,11 @@ int te_token_valid(const char *s)
 	size_t i;
 
 	for (i = 0; s[i]; i++)
-		if (i >= TE_TOKEN_LEN ||
-		    !((s[i] >= '0' && s[i] <= '9') ||
-		      (s[i] >= 'a' && s[i] <= 'f')))
+		if (i >= TE_TOKEN_LEN || !((s[i] >= '0' && s[i] <= '9') ||
+					   (s[i] >= 'a' && s[i] <= 'f')))
 			return 0;
 	return i == TE_TOKEN_LEN;
 }
-
 
 int te_coord_line_open(const char *line, char l[TE_COORD_LINE_MAX + 1],
 		       const char **p)
@@ -58,10 +56,10 @@ int te_coord_req_format(char *buf, size_t len, const char *token,
 		return -1;
 	switch (q->kind) {
 	case TE_CQ_ARRIVED:
-		return te_host_valid(q->host) ?
-			       te_snprintf(buf, len, "%s %s arrived %u %s\n",
-					   MAGIC, token, q->rank, q->host) :
-			       -1;
+		return te_host_valid(q->host)
+			       ? te_snprintf(buf, len, "%s %s arrived %u %s\n",
+					     MAGIC, token, q->rank, q->host)
+			       : -1;
 	case TE_CQ_FAILED:
 		if (!te_host_valid(q->host) || !q->why[0] ||
 		    strlen(q->why) > TE_FAIL_TEXT_MAX ||
@@ -93,7 +91,8 @@ int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 	memset(q, 0, sizeof(*q));
 	if (te_coord_line_open(line, l, &p) < 0)
 		return -1;
-	if (te_next_word(&p, w, sizeof(w)) < 0 || !te_token_equal(w, token, TE_TOKEN_LEN))
+	if (te_next_word(&p, w, sizeof(w)) < 0 ||
+	    !te_token_equal(w, token, TE_TOKEN_LEN))
 		return -1;
 	if (te_next_word(&p, w, sizeof(w)) < 0)
 		return -1;
@@ -107,13 +106,14 @@ int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 		q->kind = TE_CQ_FAILED;
 	else
 		return -1;
-	if (te_next_word(&p, w, sizeof(w)) < 0 || te_parse_u64(w, UINT32_MAX, &rank) < 0 ||
-	    rank >= nranks)
+	if (te_next_word(&p, w, sizeof(w)) < 0 ||
+	    te_parse_u64(w, UINT32_MAX, &rank) < 0 || rank >= nranks)
 		return -1;
 	q->rank = (uint32_t)rank;
 	if (q->kind == TE_CQ_STATUS)
 		return *p ? -1 : 0;
-	if (te_next_word(&p, q->host, sizeof(q->host)) < 0 || !te_host_valid(q->host))
+	if (te_next_word(&p, q->host, sizeof(q->host)) < 0 ||
+	    !te_host_valid(q->host))
 		return -1;
 	if (q->kind == TE_CQ_ARRIVED)
 		return *p ? -1 : 0;
@@ -150,15 +150,17 @@ int te_coord_reply_format(char *buf, size_t len, enum te_coord_reply_kind k,
 	char t[TE_COORD_TEXT_MAX + 1];
 
 	te_clean_text(t, sizeof(t), text, (size_t)-1);
-	if (k == TE_CR_DONE)	/* the launch's: rank 0's MASTER_ADDR PORT */
-		return t[0] ? te_snprintf(buf, len, "%s done %s\n", MAGIC, t) :
-			      te_snprintf(buf, len, "%s done\n", MAGIC);
+	if (k == TE_CR_DONE) /* the launch's: rank 0's MASTER_ADDR PORT */
+		return t[0] ? te_snprintf(buf, len, "%s done %s\n", MAGIC, t)
+			    : te_snprintf(buf, len, "%s done\n", MAGIC);
 	if (!t[0])
 		te_strlcpy(t, "-", sizeof(t));
 	return te_snprintf(buf, len, "%s %s %s\n", MAGIC,
-			   k == TE_CR_FAIL ? "fail" :
-			   k == TE_CR_REJECT ? "reject" :
-			   k == TE_CR_ABORT ? "abort" : "state", t);
+			   k == TE_CR_FAIL     ? "fail"
+			   : k == TE_CR_REJECT ? "reject"
+			   : k == TE_CR_ABORT  ? "abort"
+					       : "state",
+			   t);
 }
 
 int te_coord_reply_parse(const char *line, struct te_coord_reply *r)
@@ -217,8 +219,8 @@ int te_coord_info_parse(const char *s, struct te_coord_info *c)
 		if (!isxdigit((unsigned char)c->addr[i]) && c->addr[i] != '.' &&
 		    c->addr[i] != ':')
 			return -1;
-	if (te_next_word(&p, w, sizeof(w)) < 0 || te_parse_u64(w, 65535, &port) < 0 ||
-	    !port)
+	if (te_next_word(&p, w, sizeof(w)) < 0 ||
+	    te_parse_u64(w, 65535, &port) < 0 || !port)
 		return -1;
 	c->port = (uint16_t)port;
 	if (te_next_word(&p, c->token, sizeof(c->token)) < 0 ||
@@ -229,8 +231,7 @@ int te_coord_info_parse(const char *s, struct te_coord_info *c)
 
 /* ---------------------------------------------------------------- strangers */
 
-enum te_coord_admit te_coord_admit(size_t nfree, size_t npool,
-				   size_t pool_max)
+enum te_coord_admit te_coord_admit(size_t nfree, size_t npool, size_t pool_max)
 {
 	if (npool >= pool_max)
 		return TE_ADMIT_EVICT;
@@ -258,7 +259,7 @@ int te_coord_prefix_ok(const char *buf, size_t len)
 			if (c != ' ')
 				return 0;
 		} else if (c == '\n') {
-			return 1;	/* the parser judges the whole line */
+			return 1; /* the parser judges the whole line */
 		} else if (c < 0x20 || c >= 0x7f) {
 			return 0;
 		}
@@ -269,8 +270,8 @@ int te_coord_prefix_ok(const char *buf, size_t len)
 enum te_coord_cut te_coord_after_cut(int refused, int64_t refused_since,
 				     int64_t now, int grace_ms)
 {
-	return refused && now - refused_since >= grace_ms ? TE_CUT_GONE :
-							     TE_CUT_RETRY;
+	return refused && now - refused_since >= grace_ms ? TE_CUT_GONE
+							  : TE_CUT_RETRY;
 }
 
 int te_coord_retry_ms(int prev_ms)
@@ -288,14 +289,15 @@ void te_failed_report(uint32_t rank, const char *host, const char *why,
 	char w[TE_FAIL_TEXT_MAX + 1];
 
 	te_clean_text(w, sizeof(w), why, (size_t)-1);
-	te_snprintf(out, outlen, "rank %u (node %s) failed before the "
-		    "barrier: %s", rank, host && te_host_valid(host) ? host :
-		    "?", w[0] ? w : "no reason given");
+	te_snprintf(out, outlen,
+		    "rank %u (node %s) failed before the "
+		    "barrier: %s",
+		    rank, host && te_host_valid(host) ? host : "?",
+		    w[0] ? w : "no reason given");
 }
 
 void te_missing_summary(uint32_t total, const unsigned char *arrived,
-			te_host_fn host_fn, void *ctx, char *out,
-			size_t outlen)
+			te_host_fn host_fn, void *ctx, char *out, size_t outlen)
 {
 	uint32_t r, n_arrived = 0, n_missing, listed = 0, asked = 0;
 	char host[TE_HOST_MAX], next[TE_HOST_MAX];
@@ -340,8 +342,8 @@ void te_missing_summary(uint32_t total, const unsigned char *arrived,
 				    first ? "" : ",", r, host);
 		else
 			te_snprintf(item, sizeof(item),
-				    "%s ranks %u-%u (node %s)", first ? "" : ",",
-				    r, end, host);
+				    "%s ranks %u-%u (node %s)",
+				    first ? "" : ",", r, end, host);
 		/* keep room for the closing "and N more ranks" */
 		if (strlen(out) + strlen(item) + 40 >= outlen)
 			break;
@@ -370,17 +372,21 @@ int te_version_compared(const char *value)
 int te_versions_format(char *buf, size_t len, const struct te_versions *v)
 {
 	if (!te_version_word_valid(v->trainenv) ||
-	    !te_version_word_valid(v->nccl) || !te_version_word_valid(v->cuda) ||
+	    !te_version_word_valid(v->nccl) ||
+	    !te_version_word_valid(v->cuda) ||
 	    !te_version_word_valid(v->cudart) || v->protocol < 0 ||
 	    v->protocol > TE_PROTOCOL_NUM_MAX)
 		return -1;
-	if (!v->protocol)	/* the form before protocols, as it was */
-		return te_snprintf(buf, len, "trainenv=%s nccl=%s cuda=%s "
-				   "cudart=%s", v->trainenv, v->nccl, v->cuda,
-				   v->cudart);
-	return te_snprintf(buf, len, "trainenv=%s nccl=%s cuda=%s cudart=%s "
-			   "protocol=%d", v->trainenv, v->nccl, v->cuda,
-			   v->cudart, v->protocol);
+	if (!v->protocol) /* the form before protocols, as it was */
+		return te_snprintf(buf, len,
+				   "trainenv=%s nccl=%s cuda=%s "
+				   "cudart=%s",
+				   v->trainenv, v->nccl, v->cuda, v->cudart);
+	return te_snprintf(buf, len,
+			   "trainenv=%s nccl=%s cuda=%s cudart=%s "
+			   "protocol=%d",
+			   v->trainenv, v->nccl, v->cuda, v->cudart,
+			   v->protocol);
 }
 
 /* "protocol=N" at the end of a node's versions: N in 1..TE_PROTOCOL_NUM_MAX
@@ -429,7 +435,8 @@ int te_versions_parse(const char *s, struct te_versions *v)
 		if (strncmp(p, names[i], nl))
 			return -1;
 		p += nl;
-		if (te_next_word(&p, w, sizeof(w)) < 0 || !te_version_word_valid(w))
+		if (te_next_word(&p, w, sizeof(w)) < 0 ||
+		    !te_version_word_valid(w))
 			return -1;
 		te_strlcpy(dst[i], w, TE_VER_MAX);
 	}
@@ -535,8 +542,8 @@ int te_ifname_match(const char *pattern, const char *name)
 		const char *end = strchr(p, ',');
 		size_t l = end ? (size_t)(end - p) : strlen(p);
 
-		if (l > 0 && (exact ? strlen(name) == l && !strncmp(name, p, l) :
-				      !strncmp(name, p, l)))
+		if (l > 0 && (exact ? strlen(name) == l && !strncmp(name, p, l)
+				    : !strncmp(name, p, l)))
 			hit = 1;
 		if (!end)
 			break;

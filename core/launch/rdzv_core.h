@@ -58,8 +58,8 @@ int te_version_compared(const char *value);
 struct te_versions {
 	char trainenv[TE_VER_MAX];
 	char nccl[TE_VER_MAX];
-	char cuda[TE_VER_MAX];		/* the CUDA driver */
-	char cudart[TE_VER_MAX];	/* the CUDA runtime (libcudart) */
+	char cuda[TE_VER_MAX];	 /* the CUDA driver */
+	char cudart[TE_VER_MAX]; /* the CUDA runtime (libcudart) */
 	/* the protocol the node's plugin and helpers speak (core/launch/version.h);
 	 * 0: not said (a node of trainenv 0.1.0, before protocols) */
 	int protocol;
@@ -68,8 +68,12 @@ struct te_versions {
 /* The largest protocol number a node's data may carry. */
 #define TE_PROTOCOL_NUM_MAX 1000000
 
-enum te_coord_req_kind { TE_CQ_ARRIVED, TE_CQ_STATUS, TE_CQ_NODE,
-			 TE_CQ_FAILED };
+enum te_coord_req_kind {
+	TE_CQ_ARRIVED,
+	TE_CQ_STATUS,
+	TE_CQ_NODE,
+	TE_CQ_FAILED
+};
 
 /* The reason a rank gives for failing before the barrier. */
 #define TE_FAIL_TEXT_MAX 600
@@ -77,10 +81,10 @@ enum te_coord_req_kind { TE_CQ_ARRIVED, TE_CQ_STATUS, TE_CQ_NODE,
 struct te_coord_req {
 	enum te_coord_req_kind kind;
 	uint32_t rank;
-	char host[TE_HOST_MAX];		/* "" for status */
-	struct te_versions ver;		/* node */
-	char ckpt[TE_CKPT_TEXT_MAX + 1];	/* node: "-", "ok" or a reason */
-	char why[TE_FAIL_TEXT_MAX + 1];		/* failed: printable text */
+	char host[TE_HOST_MAX];		 /* "" for status */
+	struct te_versions ver;		 /* node */
+	char ckpt[TE_CKPT_TEXT_MAX + 1]; /* node: "-", "ok" or a reason */
+	char why[TE_FAIL_TEXT_MAX + 1];	 /* failed: printable text */
 };
 
 /* 1 when s is a host name fit for reports: 1-63 of [A-Za-z0-9._-]. */
@@ -100,8 +104,13 @@ int te_coord_req_format(char *buf, size_t len, const char *token,
 int te_coord_req_parse(const char *line, const char *token, uint32_t nranks,
 		       struct te_coord_req *q);
 
-enum te_coord_reply_kind { TE_CR_DONE, TE_CR_FAIL, TE_CR_STATE,
-			   TE_CR_REJECT, TE_CR_ABORT };
+enum te_coord_reply_kind {
+	TE_CR_DONE,
+	TE_CR_FAIL,
+	TE_CR_STATE,
+	TE_CR_REJECT,
+	TE_CR_ABORT
+};
 
 struct te_coord_reply {
 	enum te_coord_reply_kind kind;
@@ -136,14 +145,17 @@ int te_token_valid(const char *s);
 #define TE_COORD_POOL_MAX 64
 #define TE_COORD_UNAUTH_MS 1000
 
-enum te_coord_admit { TE_ADMIT, TE_ADMIT_EVICT, TE_ADMIT_REFUSE };
+enum te_coord_admit {
+	TE_ADMIT,
+	TE_ADMIT_EVICT,
+	TE_ADMIT_REFUSE
+};
 
 /* A new connection, with nfree free slots in all and npool connections in
  * the pool: take it (TE_ADMIT), drop the pool's oldest first
  * (TE_ADMIT_EVICT), or close it (TE_ADMIT_REFUSE: every slot holds a
  * registered connection). */
-enum te_coord_admit te_coord_admit(size_t nfree, size_t npool,
-				   size_t pool_max);
+enum te_coord_admit te_coord_admit(size_t nfree, size_t npool, size_t pool_max);
 
 /* 1 when buf[0..len), what an unauthenticated connection sent so far,
  * can still begin a request line: "TEBAR1 ", 32 lower-case hex digits, a
@@ -157,7 +169,10 @@ int te_coord_prefix_ok(const char *buf, size_t len);
  * refused for grace_ms (nobody listens: rank 0 has left, TE_CUT_GONE).
  * refused: this try was refused; refused_since: when the current run of
  * refusals began. */
-enum te_coord_cut { TE_CUT_RETRY, TE_CUT_GONE };
+enum te_coord_cut {
+	TE_CUT_RETRY,
+	TE_CUT_GONE
+};
 enum te_coord_cut te_coord_after_cut(int refused, int64_t refused_since,
 				     int64_t now, int grace_ms);
 

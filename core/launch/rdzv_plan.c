@@ -15,8 +15,9 @@ enum te_rdzv_role te_rdzv_wanted(const struct te_config *cfg, int has_pmix)
 	if (cfg->v[TE_S_RDZV].word == TE_W_RDZV_COMPUTED)
 		return TE_RDZV_SKIP;
 	if (!has_pmix)
-		return cfg->v[TE_S_RDZV].word == TE_W_RDZV_PMIX ?
-			       TE_RDZV_NO_PMIX : TE_RDZV_SKIP;
+		return cfg->v[TE_S_RDZV].word == TE_W_RDZV_PMIX
+			       ? TE_RDZV_NO_PMIX
+			       : TE_RDZV_SKIP;
 	return TE_RDZV_RUN_HELPER;
 }
 
@@ -33,14 +34,16 @@ void te_rdzv_plan_make(const struct te_config *cfg,
 	p->barrier_mode = secs > 0 || ckpt;
 	/* The helper keeps its own deadlines; this one only catches a helper
 	 * that is stuck (killing a PMIx client makes Slurm end the step). */
-	p->timeout_ms = (int)(te_setting_barrier_s(cfg, NULL) + (ckpt ? 15 : 0) +
-			      20) * 1000;
+	p->timeout_ms =
+		(int)(te_setting_barrier_s(cfg, NULL) + (ckpt ? 15 : 0) + 20) *
+		1000;
 	p->skew_warn_ms = -1;
 	if (p->barrier_mode && f->explain)
 		p->skew_warn_ms = 0;
 	else if (p->barrier_mode &&
 		 cfg->v[TE_S_BARRIER_SKEW_WARN].word == TE_W_VALUE)
-		p->skew_warn_ms = (long)cfg->v[TE_S_BARRIER_SKEW_WARN].num * 1000;
+		p->skew_warn_ms =
+			(long)cfg->v[TE_S_BARRIER_SKEW_WARN].num * 1000;
 	p->role = te_rdzv_wanted(cfg, f->has_pmix);
 	if (p->role != TE_RDZV_RUN_HELPER)
 		return;
@@ -60,8 +63,9 @@ int te_end_step_wait_ms(int64_t on_node_ms)
 {
 	if (on_node_ms < 0)
 		on_node_ms = 0;
-	return on_node_ms >= TE_END_STEP_SETTLE_MS ?
-		       0 : (int)(TE_END_STEP_SETTLE_MS - on_node_ms);
+	return on_node_ms >= TE_END_STEP_SETTLE_MS
+		       ? 0
+		       : (int)(TE_END_STEP_SETTLE_MS - on_node_ms);
 }
 
 void te_rdzv_helper_argv(const struct te_rdzv_plan *p, const char *helper_name,
@@ -75,7 +79,8 @@ void te_rdzv_helper_argv(const struct te_rdzv_plan *p, const char *helper_name,
 	te_snprintf(out->step, sizeof(out->step), "%u", step_id);
 	/* first, whatever the helper's protocol: one of another protocol
 	 * answers with its own and stops (core/launch/version.h) */
-	te_snprintf(out->proto, sizeof(out->proto), "%d", te_protocol_version());
+	te_snprintf(out->proto, sizeof(out->proto), "%d",
+		    te_protocol_version());
 	argv[n++] = (char *)helper_name;
 	argv[n++] = (char *)"--protocol";
 	argv[n++] = out->proto;

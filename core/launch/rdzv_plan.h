@@ -12,35 +12,35 @@
 
 /* What a task does at launch. */
 enum te_rdzv_role {
-	TE_RDZV_SKIP,		/* no PMIx rendezvous: computed, or auto
+	TE_RDZV_SKIP,	       /* no PMIx rendezvous: computed, or auto
 				   without PMIx (srun said it once) */
-	TE_RDZV_NO_PMIX,	/* rdzv=pmix without a PMIx server: fail */
-	TE_RDZV_FOLLOW,		/* wait for the node's helper's result */
-	TE_RDZV_FOLLOW_FAILED,	/* a follower that already failed: leave a
+	TE_RDZV_NO_PMIX,       /* rdzv=pmix without a PMIx server: fail */
+	TE_RDZV_FOLLOW,	       /* wait for the node's helper's result */
+	TE_RDZV_FOLLOW_FAILED, /* a follower that already failed: leave a
 				   failure file (barrier mode) and fail */
-	TE_RDZV_FAIL_ALONE,	/* failed, and nobody waits for this task */
-	TE_RDZV_RUN_HELPER,	/* run trainenv-rdzv (for the node: lead) */
+	TE_RDZV_FAIL_ALONE,    /* failed, and nobody waits for this task */
+	TE_RDZV_RUN_HELPER,    /* run trainenv-rdzv (for the node: lead) */
 };
 
 /* The step's facts that decide the role. */
 struct te_rdzv_facts {
-	int has_pmix;		/* PMIX_RANK and PMIX_NAMESPACE are set */
-	int nodes_files;	/* a private PMIx directory, >1 task here: the
+	int has_pmix;	   /* PMIX_RANK and PMIX_NAMESPACE are set */
+	int nodes_files;   /* a private PMIx directory, >1 task here: the
 				   node's first task stands for the others */
-	uint32_t local_id;	/* the task's index on its node */
-	int failed;		/* this task already failed (pre-flight) */
-	int explain;		/* --train-explain: the barrier's line too */
+	uint32_t local_id; /* the task's index on its node */
+	int failed;	   /* this task already failed (pre-flight) */
+	int explain;	   /* --train-explain: the barrier's line too */
 };
 
 struct te_rdzv_plan {
 	enum te_rdzv_role role;
-	unsigned long barrier_secs;	/* 0: no launch barrier */
-	int barrier_mode;	/* a barrier or a checkpoint check: every
+	unsigned long barrier_secs; /* 0: no launch barrier */
+	int barrier_mode;	    /* a barrier or a checkpoint check: every
 				   rank registers with rank 0 */
-	int timeout_ms;		/* slurmstepd's deadline for the helper or
+	int timeout_ms;		    /* slurmstepd's deadline for the helper or
 				   the node's result */
-	int lead;		/* RUN_HELPER: for the node's other tasks too */
-	int pass_failed;	/* RUN_HELPER: --failed, rank 0 fails the step */
+	int lead;	 /* RUN_HELPER: for the node's other tasks too */
+	int pass_failed; /* RUN_HELPER: --failed, rank 0 fails the step */
 	/* barrier mode: rank 0's task names the last node to arrive when it
 	 * came skew_warn_ms or more after the first (0: always, with
 	 * --train-explain); -1: never */

@@ -64,11 +64,20 @@ static int addr_valid(const char *s)
 	       inet_pton(AF_INET6, s, buf) == 1;
 }
 
-enum key { K_ADDR, K_PORT, K_IFNAME, K_CKPT, K_WARN, K_ERROR, K_QUIET,
-	   K_LAUNCH, K_COUNT };
+enum key {
+	K_ADDR,
+	K_PORT,
+	K_IFNAME,
+	K_CKPT,
+	K_WARN,
+	K_ERROR,
+	K_QUIET,
+	K_LAUNCH,
+	K_COUNT
+};
 static const char *const keys[K_COUNT] = {
-	"MASTER_ADDR", "MASTER_PORT", "IFNAME", "CHECKPOINT_DIR", "WARN",
-	"ERROR", "FAIL_QUIET", "LAUNCH",
+	"MASTER_ADDR", "MASTER_PORT", "IFNAME",	    "CHECKPOINT_DIR",
+	"WARN",	       "ERROR",	      "FAIL_QUIET", "LAUNCH",
 };
 
 static int one_line(const char *line, struct te_rdzv_result *r, int seen[],
@@ -95,52 +104,63 @@ static int one_line(const char *line, struct te_rdzv_result *r, int seen[],
 	if (k != K_WARN && seen[k]++)
 		return te_err(err, errlen, "%s given twice", keys[k]);
 	if (!te_is_printable(val, TE_RDZV_LINE_MAX))
-		return te_err(err, errlen, "%s: control or non-ASCII characters",
-			      keys[k]);
+		return te_err(err, errlen,
+			      "%s: control or non-ASCII characters", keys[k]);
 	switch (k) {
 	case K_ADDR:
 		if (!addr_valid(val))
-			return te_err(err, errlen, "MASTER_ADDR: not an IP "
-				      "address: '%s'", q);
+			return te_err(err, errlen,
+				      "MASTER_ADDR: not an IP "
+				      "address: '%s'",
+				      q);
 		te_strlcpy(r->master_addr, val, sizeof(r->master_addr));
 		return 0;
 	case K_PORT:
 		if (te_parse_u64(val, 65535, &port) < 0 || port == 0)
-			return te_err(err, errlen, "MASTER_PORT: not a port "
-				      "number: '%s'", q);
+			return te_err(err, errlen,
+				      "MASTER_PORT: not a port "
+				      "number: '%s'",
+				      q);
 		r->master_port = (uint16_t)port;
 		return 0;
 	case K_IFNAME:
 		if (!te_ifname_valid(val))
-			return te_err(err, errlen, "IFNAME: not an interface "
-				      "name: '%s'", q);
+			return te_err(err, errlen,
+				      "IFNAME: not an interface "
+				      "name: '%s'",
+				      q);
 		te_strlcpy(r->ifname, val, sizeof(r->ifname));
 		return 0;
 	case K_CKPT:
-		if (val[0] != '/' ||
-		    te_strlcpy(r->checkpoint_dir, val,
-			       sizeof(r->checkpoint_dir)) >=
-			    sizeof(r->checkpoint_dir)) {
+		if (val[0] != '/' || te_strlcpy(r->checkpoint_dir, val,
+						sizeof(r->checkpoint_dir)) >=
+					     sizeof(r->checkpoint_dir)) {
 			r->checkpoint_dir[0] = '\0';
-			return te_err(err, errlen, "CHECKPOINT_DIR: not an "
-				      "absolute path: '%s'", q);
+			return te_err(err, errlen,
+				      "CHECKPOINT_DIR: not an "
+				      "absolute path: '%s'",
+				      q);
 		}
 		return 0;
 	case K_LAUNCH:
 		if (te_launch_skew_parse(val, &r->launch) < 0)
-			return te_err(err, errlen, "LAUNCH: not RANKS NODES "
-				      "SKEW_MS FIRST LAST: '%s'", q);
+			return te_err(err, errlen,
+				      "LAUNCH: not RANKS NODES "
+				      "SKEW_MS FIRST LAST: '%s'",
+				      q);
 		r->has_launch = 1;
 		return 0;
 	case K_WARN:
 		if (r->nwarn >= TE_RDZV_WARN_MAX)
 			return te_err(err, errlen, "more than %d WARN lines",
 				      TE_RDZV_WARN_MAX);
-		te_rdzv_clean_text(r->warn[r->nwarn++], sizeof(r->warn[0]), val);
+		te_rdzv_clean_text(r->warn[r->nwarn++], sizeof(r->warn[0]),
+				   val);
 		return 0;
-	default:	/* ERROR, FAIL_QUIET */
+	default: /* ERROR, FAIL_QUIET */
 		if (r->failed)
-			return te_err(err, errlen, "ERROR and FAIL_QUIET both "
+			return te_err(err, errlen,
+				      "ERROR and FAIL_QUIET both "
 				      "given");
 		r->failed = 1;
 		r->quiet = k == K_QUIET;

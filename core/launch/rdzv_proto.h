@@ -34,25 +34,25 @@
 #include "launch/launch_timeline.h"
 
 #define TE_RDZV_HEADER "TRAINENV-RDZV 1"
-#define TE_RDZV_OUT_MAX 16384		/* whole output */
-#define TE_RDZV_LINE_MAX 1100		/* one line, newline excluded */
-#define TE_RDZV_TEXT_MAX 1000		/* WARN/ERROR text */
+#define TE_RDZV_OUT_MAX 16384 /* whole output */
+#define TE_RDZV_LINE_MAX 1100 /* one line, newline excluded */
+#define TE_RDZV_TEXT_MAX 1000 /* WARN/ERROR text */
 #define TE_RDZV_WARN_MAX 8
-#define TE_RDZV_ADDR_MAX 64		/* INET6_ADDRSTRLEN is 46 */
-#define TE_RDZV_IFNAME_MAX 16		/* IFNAMSIZ */
+#define TE_RDZV_ADDR_MAX 64   /* INET6_ADDRSTRLEN is 46 */
+#define TE_RDZV_IFNAME_MAX 16 /* IFNAMSIZ */
 #define TE_RDZV_PATH_MAX 1024
 
 struct te_rdzv_result {
-	char master_addr[TE_RDZV_ADDR_MAX];	/* "" when absent */
-	uint16_t master_port;			/* 0 when absent */
+	char master_addr[TE_RDZV_ADDR_MAX]; /* "" when absent */
+	uint16_t master_port;		    /* 0 when absent */
 	char ifname[TE_RDZV_IFNAME_MAX];
 	char checkpoint_dir[TE_RDZV_PATH_MAX];
 	int nwarn;
 	char warn[TE_RDZV_WARN_MAX][TE_RDZV_TEXT_MAX + 1];
-	int failed;				/* ERROR or FAIL_QUIET seen */
-	int quiet;				/* FAIL_QUIET */
+	int failed; /* ERROR or FAIL_QUIET seen */
+	int quiet;  /* FAIL_QUIET */
 	char error[TE_RDZV_TEXT_MAX + 1];
-	int has_launch;				/* LAUNCH seen */
+	int has_launch; /* LAUNCH seen */
 	struct te_launch_skew launch;
 };
 

@@ -19,8 +19,8 @@ int te_protocol_version(void)
 
 int te_version_line(char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "trainenv %s (protocol %d)",
-			 PACKAGE_VERSION, TE_PROTOCOL_VERSION);
+	int n = snprintf(buf, len, "trainenv %s (protocol %d)", PACKAGE_VERSION,
+			 TE_PROTOCOL_VERSION);
 
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
@@ -33,8 +33,8 @@ int te_protocol_answer_format(char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
-int te_protocol_answer_parse(const char *buf, size_t n, int *proto,
-			     char *pkg, size_t pkglen)
+int te_protocol_answer_parse(const char *buf, size_t n, int *proto, char *pkg,
+			     size_t pkglen)
 {
 	char line[TE_PROTOCOL_ANSWER_MAX + 1], word[40], *end;
 	const char *p;
@@ -75,10 +75,11 @@ int te_protocol_refusal_line(const char *name, const char *dir,
 			     const char *node, const char *caller, char *buf,
 			     size_t len)
 {
-	int n = snprintf(buf, len, "node %s: %s in %s speaks protocol %d "
-			 "(trainenv %s), the plugin protocol %s: "
-			 TE_PROTOCOL_ADVICE, node, name, dir,
-			 TE_PROTOCOL_VERSION, PACKAGE_VERSION, caller);
+	int n = snprintf(
+		buf, len,
+		"node %s: %s in %s speaks protocol %d "
+		"(trainenv %s), the plugin protocol %s: " TE_PROTOCOL_ADVICE,
+		node, name, dir, TE_PROTOCOL_VERSION, PACKAGE_VERSION, caller);
 
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
@@ -148,14 +149,15 @@ int te_protocol_mismatch_line(const char *what, const char *dir, int proto,
 {
 	if (proto == TE_PROTOCOL_VERSION)
 		return 0;
-	snprintf(buf, len, "%s in %s speaks protocol %d (trainenv %s), the "
-		 "plugin protocol %d (trainenv %s): " TE_PROTOCOL_ADVICE, what, dir,
-		 proto, pkg, TE_PROTOCOL_VERSION, PACKAGE_VERSION);
+	snprintf(buf, len,
+		 "%s in %s speaks protocol %d (trainenv %s), the "
+		 "plugin protocol %d (trainenv %s): " TE_PROTOCOL_ADVICE,
+		 what, dir, proto, pkg, TE_PROTOCOL_VERSION, PACKAGE_VERSION);
 	return 1;
 }
 
-int te_protocol_refused(const char *path, int code, const char *out,
-			size_t n, char *line, size_t len)
+int te_protocol_refused(const char *path, int code, const char *out, size_t n,
+			char *line, size_t len)
 {
 	char pkg[40], dir[512];
 	const char *slash = strrchr(path, '/');
@@ -181,11 +183,14 @@ int te_protocol_env_check(const char *val, char *buf, size_t len)
 	snprintf(want, sizeof(want), "%d", TE_PROTOCOL_VERSION);
 	if (!val || !strcmp(val, want))
 		return 0;
-	snprintf(buf, len, "libtrainenv speaks protocol %d (trainenv %s), the "
+	snprintf(buf, len,
+		 "libtrainenv speaks protocol %d (trainenv %s), the "
 		 "plugin that started this task protocol %s (" TE_PROTOCOL_ENV
 		 "): " TE_PROTOCOL_ADVICE "; trainenv's barrier may fail",
 		 TE_PROTOCOL_VERSION, PACKAGE_VERSION,
 		 *val && strlen(val) <= 7 && te_word_valid(val, 8, "") &&
-		 strspn(val, "0123456789") == strlen(val) ? val : "unreadable");
+				 strspn(val, "0123456789") == strlen(val)
+			 ? val
+			 : "unreadable");
 	return 1;
 }

@@ -41,8 +41,8 @@ int te_version_line(char *buf, size_t len);
  * text is not such an answer. */
 #define TE_PROTOCOL_ANSWER_MAX 64
 int te_protocol_answer_format(char *buf, size_t len);
-int te_protocol_answer_parse(const char *buf, size_t n, int *proto,
-			     char *pkg, size_t pkglen);
+int te_protocol_answer_parse(const char *buf, size_t n, int *proto, char *pkg,
+			     size_t pkglen);
 
 /* What every helper does first with its command line: "--protocol-version"
  * alone prints the answer and returns 0 (exit 0); "--protocol N" with N
@@ -66,7 +66,8 @@ int te_protocol_refusal_line(const char *name, const char *dir,
 			     size_t len);
 
 /* What every protocol mismatch line ends with. */
-#define TE_PROTOCOL_ADVICE "install the same trainenv on every node " \
+#define TE_PROTOCOL_ADVICE                         \
+	"install the same trainenv on every node " \
 	"(plugin, helpers and libtrainenv)"
 
 /* The one line a mismatch on a node prints:
@@ -92,7 +93,7 @@ int te_protocol_env_check(const char *val, char *buf, size_t len);
  * the mismatch line above in line (naming the helper, its directory and
  * both protocols and versions) when it answered another protocol (exit
  * TE_PROTOCOL_EXIT and a readable answer), else 0. */
-int te_protocol_refused(const char *path, int code, const char *out,
-			size_t n, char *line, size_t len);
+int te_protocol_refused(const char *path, int code, const char *out, size_t n,
+			char *line, size_t len);
 
 #endif

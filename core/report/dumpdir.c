@@ -22,19 +22,23 @@ int te_dump_path_verdict(const struct stat *st, uid_t uid, char *why,
 	if (!S_ISDIR(st->st_mode))
 		return te_err(why, len, "is not a directory");
 	if (st->st_uid != 0 && st->st_uid != uid)
-		return te_err(why, len, "belongs to uid %u, neither root nor "
+		return te_err(why, len,
+			      "belongs to uid %u, neither root nor "
 			      "the job's user (uid %u): its owner could swap "
-			      "what is in it", (unsigned)st->st_uid,
-			      (unsigned)uid);
+			      "what is in it",
+			      (unsigned)st->st_uid, (unsigned)uid);
 	if (!(st->st_mode & WRITABLE))
 		return 0;
 	if (!(st->st_mode & S_ISVTX))
-		return te_err(why, len, "is writable by %s (mode %04o) "
+		return te_err(why, len,
+			      "is writable by %s (mode %04o) "
 			      "without the sticky bit: others could swap "
-			      "what is in it", st->st_mode & S_IWOTH ?
-			      "others" : "its group", mode);
+			      "what is in it",
+			      st->st_mode & S_IWOTH ? "others" : "its group",
+			      mode);
 	if (st->st_uid != 0)
-		return te_err(why, len, "is writable by %s (mode %04o) and "
+		return te_err(why, len,
+			      "is writable by %s (mode %04o) and "
 			      "sticky but not root's: only a sticky "
 			      "directory of root's may be shared",
 			      st->st_mode & S_IWOTH ? "others" : "its group",
@@ -50,17 +54,21 @@ int te_dump_dir_verdict(const struct stat *parent, const struct stat *dir,
 	if (!S_ISDIR(dir->st_mode))
 		return te_err(why, len, "is not a directory");
 	if (dir->st_uid != uid)
-		return te_err(why, len, "belongs to uid %u, not to the job's "
+		return te_err(why, len,
+			      "belongs to uid %u, not to the job's "
 			      "user (uid %u): someone else made it",
 			      (unsigned)dir->st_uid, (unsigned)uid);
 	if (dir->st_mode & WRITABLE)
-		return te_err(why, len, "is writable by group or others (mode "
-			      "%04o)", (unsigned)(dir->st_mode & 07777));
+		return te_err(why, len,
+			      "is writable by group or others (mode "
+			      "%04o)",
+			      (unsigned)(dir->st_mode & 07777));
 	if ((parent->st_mode & WRITABLE) && !(parent->st_mode & S_ISVTX)) {
-		return te_err(why, len, "is in a directory others may write "
+		return te_err(why, len,
+			      "is in a directory others may write "
 			      "to without the sticky bit (mode %04o): they "
-			      "could replace it", (unsigned)(parent->st_mode &
-							     07777));
+			      "could replace it",
+			      (unsigned)(parent->st_mode & 07777));
 	}
 	return 0;
 }
@@ -126,8 +134,9 @@ static int walk(const char *rp, const char *dir, uid_t uid, char *why,
 		if (fstat(fd, &st) < 0 ||
 		    te_dump_path_verdict(&st, uid, v, sizeof(v)) < 0) {
 			if (strcmp(prefix, dir))
-				te_snprintf(why, len, "%s (in the path of %s) %s",
-					    prefix, dir, v);
+				te_snprintf(why, len,
+					    "%s (in the path of %s) %s", prefix,
+					    dir, v);
 			else
 				te_snprintf(why, len, "%s %s", prefix, v);
 			close(fd);
@@ -161,11 +170,11 @@ static int walk(const char *rp, const char *dir, uid_t uid, char *why,
 	}
 }
 
-int te_dump_dir_open(const char *dir, const char *name, uid_t uid,
-		     char *path, size_t pathlen, char *why, size_t len)
+int te_dump_dir_open(const char *dir, const char *name, uid_t uid, char *path,
+		     size_t pathlen, char *why, size_t len)
 {
 	char rp[PATH_MAX], upath[TE_DUMP_DIR_PATH_MAX],
-	     jpath[TE_DUMP_DIR_PATH_MAX], uname[16];
+		jpath[TE_DUMP_DIR_PATH_MAX], uname[16];
 	int dfd, ufd, jfd;
 
 	if (path && pathlen)

@@ -52,7 +52,7 @@ int te_dump_dir_verdict(const struct stat *parent, const struct stat *dir,
  * cannot be opened ("/d belongs to uid 65534, neither root nor ...",
  * "/d/0/42 is a symbolic link") and -2 when a level cannot be made or
  * opened ("cannot create /d/0: Permission denied"). */
-int te_dump_dir_open(const char *dir, const char *name, uid_t uid,
-		     char *path, size_t pathlen, char *why, size_t len);
+int te_dump_dir_open(const char *dir, const char *name, uid_t uid, char *path,
+		     size_t pathlen, char *why, size_t len);
 
 #endif

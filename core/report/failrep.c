@@ -31,19 +31,22 @@ int te_failrep_format(char *buf, size_t len, const char *token,
 	if (r->launched) {
 		/* "barrier" lines carry the timeline after the common
 		 * fields: RANKS NODES SKEW_MS FIRST LAST */
-		if (te_launch_skew_format(&r->launch, launch,
-					  sizeof(launch)) < 0)
+		if (te_launch_skew_format(&r->launch, launch, sizeof(launch)) <
+		    0)
 			return -1;
-		return te_snprintf(buf, len, "%s %s %u %u %s barrier 0 0 "
-				   "%lld %u %s\n", WIRE_MAGIC, token, r->rank,
-				   r->local_rank, r->node, (long long)r->sec,
-				   r->usec, launch);
+		return te_snprintf(buf, len,
+				   "%s %s %u %u %s barrier 0 0 "
+				   "%lld %u %s\n",
+				   WIRE_MAGIC, token, r->rank, r->local_rank,
+				   r->node, (long long)r->sec, r->usec, launch);
 	}
 	return te_snprintf(buf, len, "%s %s %u %u %s %s %d %d %lld %u\n",
 			   WIRE_MAGIC, token, r->rank, r->local_rank, r->node,
-			   r->stalled ? "stall" : r->ended ? "ended" :
-			   r->resumed ? "resumed" : r->signaled ? "signal" :
-			   "exit",
+			   r->stalled	 ? "stall"
+			   : r->ended	 ? "ended"
+			   : r->resumed	 ? "resumed"
+			   : r->signaled ? "signal"
+					 : "exit",
 			   r->value, r->core, (long long)r->sec, r->usec);
 }
 
@@ -69,8 +72,7 @@ static int field_u64(const char **p, uint64_t max, uint64_t *v)
 	return next_field(p, f, sizeof(f)) < 0 ? -1 : te_parse_u64(f, max, v);
 }
 
-int te_failrep_parse(const char *line, const char *token,
-		     struct te_failrep *r)
+int te_failrep_parse(const char *line, const char *token, struct te_failrep *r)
 {
 	char f[72];
 	const char *p = line;
@@ -108,9 +110,12 @@ int te_failrep_parse(const char *line, const char *token,
 		r->launched = 1;
 	else if (strcmp(f, "exit"))
 		return -1;
-	if (field_u64(&p, r->stalled ? TE_FAILREP_STALL_MAX :
-			  r->ended || r->resumed || r->launched ? 0 :
-			  r->signaled ? 128 : 255, &v) < 0)
+	if (field_u64(&p,
+		      r->stalled ? TE_FAILREP_STALL_MAX
+		      : r->ended || r->resumed || r->launched ? 0
+		      : r->signaled			      ? 128
+							      : 255,
+		      &v) < 0)
 		return -1;
 	r->value = (int)v;
 	if (field_u64(&p, r->launched ? 0 : 1, &v) < 0)
@@ -144,8 +149,8 @@ void te_failrep_describe(const struct te_failrep *r, int first,
 		te_launch_skew_line(&r->launch, buf, len);
 		return;
 	}
-	if (localtime_r(&t, &tm) && strftime(when, sizeof(when),
-					     "%Y-%m-%d %H:%M:%S", &tm))
+	if (localtime_r(&t, &tm) &&
+	    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm))
 		te_appendf(when, sizeof(when), ".%03u", r->usec / 1000);
 	else
 		te_snprintf(when, sizeof(when), "%lld", (long long)r->sec);
@@ -156,7 +161,7 @@ void te_failrep_describe(const struct te_failrep *r, int first,
 		te_strlcpy(how, "ended (a torchrun worker)", sizeof(how));
 	} else if (r->resumed) {
 		te_strlcpy(how, "has workers again (a torchrun restart)",
-			    sizeof(how));
+			   sizeof(how));
 	} else if (r->signaled) {
 		const char *name = sigabbrev_np(r->value);
 
@@ -221,7 +226,7 @@ int te_failrep_conn_take(struct te_failrep_conn *c, const char *token,
 
 		nl[1] = '\0';
 		if (te_failrep_parse(c->buf + start, token, &r) < 0)
-			return -1;	/* not ours, or garbage */
+			return -1; /* not ours, or garbage */
 		nl[1] = save;
 		c->authed = 1;
 		fn(&r, ctx);
@@ -235,8 +240,8 @@ int te_failrep_conn_take(struct te_failrep_conn *c, const char *token,
 
 int te_failrep_conn_expired(const struct te_failrep_conn *c, int64_t now)
 {
-	return now - c->since >= (c->authed ? TE_FAILREP_AUTHED_MS :
-					      TE_FAILREP_CONN_MS);
+	return now - c->since >=
+	       (c->authed ? TE_FAILREP_AUTHED_MS : TE_FAILREP_CONN_MS);
 }
 
 int te_failrep_conn_slot(const struct te_failrep_conn *t, int n)
@@ -246,7 +251,8 @@ int te_failrep_conn_slot(const struct te_failrep_conn *t, int n)
 	for (i = 0; i < n; i++) {
 		if (t[i].fd < 0)
 			return i;
-		if (!t[i].authed && (oldest < 0 || t[i].since < t[oldest].since))
+		if (!t[i].authed &&
+		    (oldest < 0 || t[i].since < t[oldest].since))
 			oldest = i;
 	}
 	return oldest;

@@ -28,41 +28,40 @@
 #include "launch/launch_timeline.h"
 
 #define TE_FAILREP_ENV "TRAINENV_REPORT"
-#define TE_FAILREP_TOKEN_LEN 32		/* hex characters */
+#define TE_FAILREP_TOKEN_LEN 32 /* hex characters */
 #define TE_FAILREP_LINE_MAX 512
-#define TE_FAILREP_PRINT_MAX 64		/* lines printed before a summary */
-#define TE_FAILREP_STALL_MAX 100000000	/* seconds a heartbeat may be old */
+#define TE_FAILREP_PRINT_MAX 64	       /* lines printed before a summary */
+#define TE_FAILREP_STALL_MAX 100000000 /* seconds a heartbeat may be old */
 
 struct te_failrep {
 	uint32_t rank, local_rank;
 	char node[64];
-	int signaled;			/* 0: exit code in value */
-	int stalled;			/* a rank's heartbeat stopped (value:
+	int signaled; /* 0: exit code in value */
+	int stalled;  /* a rank's heartbeat stopped (value:
 					   its age in seconds); not an exit */
-	int ended;			/* a torchrun worker is gone (seen
+	int ended;    /* a torchrun worker is gone (seen
 					   from outside: no status) */
-	int resumed;			/* workers back after their end (a
+	int resumed;  /* workers back after their end (a
 					   torchrun restart) */
-	int launched;			/* the launch barrier passed (rank 0's
+	int launched; /* the launch barrier passed (rank 0's
 					   helper, for the step's record):
 					   launch holds when each node came;
 					   not an exit */
 	struct te_launch_skew launch;
-	int value;			/* exit code or signal number */
-	int core;			/* core dumped */
-	int by_trainenv;		/* srun's side, not on the wire: it came
+	int value;	 /* exit code or signal number */
+	int core;	 /* core dumped */
+	int by_trainenv; /* srun's side, not on the wire: it came
 					   after trainenv began to end the step
 					   (exit-grace or stall, exit-action
 					   term or kill) */
-	int64_t sec;			/* wall clock at exit */
+	int64_t sec;	 /* wall clock at exit */
 	uint32_t usec;
 };
 
 /* Pure: the wire line and its parser (fuzzed), and the line srun prints. */
 int te_failrep_format(char *buf, size_t len, const char *token,
 		      const struct te_failrep *r);
-int te_failrep_parse(const char *line, const char *token,
-		     struct te_failrep *r);
+int te_failrep_parse(const char *line, const char *token, struct te_failrep *r);
 /* The line srun prints: "rank R (node N, local rank L) HOW at TIME", then
  * ": trainenv ended the step: ENDED_BY" when r->by_trainenv (ended_by:
  * why, or NULL), else ": the first failure of this step" when first. */
@@ -76,14 +75,14 @@ int te_failrep_env_parse(const char *env, uint16_t *port, char *token,
  * about it (unit-tested): what its bytes say, when it has lived too long,
  * which slot a new connection takes. */
 struct te_failrep_conn {
-	int fd;				/* -1: free slot */
-	int authed;			/* a report with the token came */
-	int64_t since;			/* accepted at (monotonic ms) */
+	int fd;	       /* -1: free slot */
+	int authed;    /* a report with the token came */
+	int64_t since; /* accepted at (monotonic ms) */
 	size_t got;
 	char buf[TE_FAILREP_LINE_MAX + 1];
 };
-#define TE_FAILREP_CONN_MS 1000		/* a stranger's connection, at most */
-#define TE_FAILREP_AUTHED_MS 5000	/* a sender's, at most */
+#define TE_FAILREP_CONN_MS 1000	  /* a stranger's connection, at most */
+#define TE_FAILREP_AUTHED_MS 5000 /* a sender's, at most */
 typedef void (*te_failrep_report_fn)(const struct te_failrep *r, void *ctx);
 /* After c->got grew: calls fn for each complete report line and keeps the
  * rest. Returns 0, or -1 when the connection must go: a line that is not a

@@ -77,9 +77,10 @@ void te_fault_find(const struct te_fault_facts *f, struct te_fault *out)
 		return;
 	}
 	if (preflight) {
-		te_snprintf(why, sizeof(why), "rank %u failed its check before "
-			    "training (exit code %d)", preflight->rank,
-			    TE_EXIT_NODE_FAULT);
+		te_snprintf(why, sizeof(why),
+			    "rank %u failed its check before "
+			    "training (exit code %d)",
+			    preflight->rank, TE_EXIT_NODE_FAULT);
 		blame(out, TE_FAULT_NODE, preflight->node, why);
 		return;
 	}
@@ -147,26 +148,33 @@ int te_requeue_decide(const struct te_requeue_facts *rf,
 	if (!rf->budget || fault->kind == TE_FAULT_NONE)
 		return 0;
 	if (fault->kind == TE_FAULT_PROGRAM) {
-		te_snprintf(why, sizeof(why), "%s: the program's own error "
+		te_snprintf(why, sizeof(why),
+			    "%s: the program's own error "
 			    "(the site requeues node failures only)",
 			    fault->why);
 		return not_requeued(plan, why);
 	}
 	if (!rf->batch) {
-		te_snprintf(why, sizeof(why), "node %s failed (%s), but only a "
-			    "batch job is requeued", fault->node, fault->why);
+		te_snprintf(why, sizeof(why),
+			    "node %s failed (%s), but only a "
+			    "batch job is requeued",
+			    fault->node, fault->why);
 		return not_requeued(plan, why);
 	}
 	if (!rf->requeue_allowed) {
-		te_snprintf(why, sizeof(why), "node %s failed (%s), but the job "
+		te_snprintf(why, sizeof(why),
+			    "node %s failed (%s), but the job "
 			    "may not be requeued (--no-requeue, or the "
-			    "cluster's JobRequeue=0)", fault->node, fault->why);
+			    "cluster's JobRequeue=0)",
+			    fault->node, fault->why);
 		return not_requeued(plan, why);
 	}
 	if (rf->restarts >= rf->budget) {
-		te_snprintf(why, sizeof(why), "node %s failed (%s), but the "
+		te_snprintf(why, sizeof(why),
+			    "node %s failed (%s), but the "
 			    "restart budget is spent (%u of %llu restarts "
-			    "done)", fault->node, fault->why, rf->restarts,
+			    "done)",
+			    fault->node, fault->why, rf->restarts,
 			    (unsigned long long)rf->budget);
 		return not_requeued(plan, why);
 	}
@@ -174,7 +182,8 @@ int te_requeue_decide(const struct te_requeue_facts *rf,
 		if (te_snprintf(plan->exclude, sizeof(plan->exclude), "%s%s%s",
 				exc, exc[0] ? "," : "", fault->node) < 0) {
 			plan->exclude[0] = 0;
-			te_snprintf(why, sizeof(why), "node %s failed, but the "
+			te_snprintf(why, sizeof(why),
+				    "node %s failed, but the "
 				    "job's excluded node list is full",
 				    fault->node);
 			return not_requeued(plan, why);
@@ -185,14 +194,17 @@ int te_requeue_decide(const struct te_requeue_facts *rf,
 	}
 	if (rf->partition_nodes &&
 	    (uint64_t)nexcl + rf->job_nodes > rf->partition_nodes) {
-		te_snprintf(why, sizeof(why), "node %s failed, but without the "
+		te_snprintf(why, sizeof(why),
+			    "node %s failed, but without the "
 			    "%u excluded nodes its partition's %u nodes could "
-			    "not hold the job's %u", fault->node, nexcl,
-			    rf->partition_nodes, rf->job_nodes);
+			    "not hold the job's %u",
+			    fault->node, nexcl, rf->partition_nodes,
+			    rf->job_nodes);
 		return not_requeued(plan, why);
 	}
 	plan->requeue = 1;
-	te_snprintf(plan->line, sizeof(plan->line), "requeue: node %s failed: "
+	te_snprintf(plan->line, sizeof(plan->line),
+		    "requeue: node %s failed: "
 		    "%s; the job is requeued without %s (restart %u of %llu)",
 		    fault->node, fault->why, fault->node, rf->restarts + 1,
 		    (unsigned long long)rf->budget);
@@ -216,8 +228,8 @@ int te_progress_parse(const char *line, struct te_progress *p)
 	if (!line || strlen(line) >= TE_PROGRESS_LINE_MAX)
 		return -1;
 	if (sscanf(line, "trainenv-progress 1 %10u %10u %19lld %10u%n", &job,
-		   &restart, &newest, &stalls, &end) != 4 || end < 0 ||
-	    (line[end] && strcmp(line + end, "\n")) || newest < 0)
+		   &restart, &newest, &stalls, &end) != 4 ||
+	    end < 0 || (line[end] && strcmp(line + end, "\n")) || newest < 0)
 		return -1;
 	p->job = job;
 	p->restart = restart;
@@ -226,8 +238,7 @@ int te_progress_parse(const char *line, struct te_progress *p)
 	return 0;
 }
 
-int te_progress_entry(const char *name, int is_dir, uint32_t owner,
-		      uint32_t me)
+int te_progress_entry(const char *name, int is_dir, uint32_t owner, uint32_t me)
 {
 	if (!name || !name[0] || !strcmp(name, ".") || !strcmp(name, "..") ||
 	    !strncmp(name, TE_OWN_FILE_PREFIX, strlen(TE_OWN_FILE_PREFIX)) ||

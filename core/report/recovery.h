@@ -24,31 +24,31 @@
 #define TE_JOB_SIGNAL_ENV "TRAINENV_JOB_SIGNAL"
 
 #define TE_NODE_MAX 64
-#define TE_EXCLUDE_MAX 1024		/* the job's excluded node list */
+#define TE_EXCLUDE_MAX 1024 /* the job's excluded node list */
 #define TE_RECOVERY_LINE_MAX 512
 
 /* What a failed step is blamed on. */
 struct te_fault {
-	int kind;			/* TE_FAULT_* */
-	char node[TE_NODE_MAX];		/* the node at fault (NODE kinds) */
-	char why[200];			/* "rank 3 failed its GPU pre-flight" */
+	int kind;		/* TE_FAULT_* */
+	char node[TE_NODE_MAX]; /* the node at fault (NODE kinds) */
+	char why[200];		/* "rank 3 failed its GPU pre-flight" */
 };
 enum {
-	TE_FAULT_NONE,			/* no failure seen */
-	TE_FAULT_NODE,			/* a node's fault: requeue follows it */
-	TE_FAULT_PROGRAM,		/* the program's own error */
+	TE_FAULT_NONE,	  /* no failure seen */
+	TE_FAULT_NODE,	  /* a node's fault: requeue follows it */
+	TE_FAULT_PROGRAM, /* the program's own error */
 };
 
 /* The facts srun has at the end of a step. */
 struct te_fault_facts {
-	const struct te_failrep *fails;	/* every failure report, any order */
+	const struct te_failrep *fails; /* every failure report, any order */
 	size_t nfails;
-	const char *lost_node;		/* a node of the step Slurm marked down
+	const char *lost_node;	/* a node of the step Slurm marked down
 					   or not responding, or NULL */
-	const char *hang_node;		/* every rank the exit watchdog found
+	const char *hang_node;	/* every rank the exit watchdog found
 					   still running is on this node */
-	uint64_t fault_signals;		/* requeue-signals: bit per signal */
-	int any;			/* requeue-on=any */
+	uint64_t fault_signals; /* requeue-signals: bit per signal */
+	int any;		/* requeue-on=any */
 };
 
 /* Decides what the step's failure is blamed on: a lost node first, then the
@@ -58,20 +58,20 @@ struct te_fault_facts {
 void te_fault_find(const struct te_fault_facts *f, struct te_fault *out);
 
 struct te_requeue_facts {
-	int batch;			/* a batch job (sbatch) */
-	int requeue_allowed;		/* Slurm's requeue flag of the job */
-	uint64_t budget;		/* --train-requeue N (0: off) */
-	uint32_t restarts;		/* the job's restart count so far */
-	const char *excluded;		/* the job's excluded nodes, or "" */
-	uint32_t job_nodes;		/* nodes the job asks for */
-	uint32_t partition_nodes;	/* nodes of its partition (0: unknown) */
-	uint32_t excluded_count;	/* nodes in excluded (after expansion) */
+	int batch;		  /* a batch job (sbatch) */
+	int requeue_allowed;	  /* Slurm's requeue flag of the job */
+	uint64_t budget;	  /* --train-requeue N (0: off) */
+	uint32_t restarts;	  /* the job's restart count so far */
+	const char *excluded;	  /* the job's excluded nodes, or "" */
+	uint32_t job_nodes;	  /* nodes the job asks for */
+	uint32_t partition_nodes; /* nodes of its partition (0: unknown) */
+	uint32_t excluded_count;  /* nodes in excluded (after expansion) */
 };
 
 struct te_requeue_plan {
-	int requeue;			/* 1: requeue with exclude */
-	char exclude[TE_EXCLUDE_MAX];	/* the new excluded list */
-	char line[TE_RECOVERY_LINE_MAX];/* what srun prints, without prefix */
+	int requeue;			 /* 1: requeue with exclude */
+	char exclude[TE_EXCLUDE_MAX];	 /* the new excluded list */
+	char line[TE_RECOVERY_LINE_MAX]; /* what srun prints, without prefix */
 };
 
 /* Decides the requeue. Always fills line (when there is a failure): either
@@ -87,8 +87,8 @@ int te_requeue_decide(const struct te_requeue_facts *rf,
 #define TE_PROGRESS_LINE_MAX 128
 struct te_progress {
 	uint32_t job, restart;
-	int64_t newest_ns;		/* newest checkpoint file's mtime */
-	uint32_t stalls;		/* restarts in a row without change */
+	int64_t newest_ns; /* newest checkpoint file's mtime */
+	uint32_t stalls;   /* restarts in a row without change */
 };
 int te_progress_format(const struct te_progress *p, char *buf, size_t len);
 int te_progress_parse(const char *line, struct te_progress *p);
@@ -99,7 +99,11 @@ int te_progress_parse(const char *line, struct te_progress *p);
  * file (is_dir 0) or a directory of owner, looked at by user me. Only the
  * user's own files and directories count: another user's file in a shared
  * directory, or one of trainenv's own, says nothing of this job. */
-enum { TE_PROGRESS_SKIP, TE_PROGRESS_COUNT, TE_PROGRESS_DESCEND };
+enum {
+	TE_PROGRESS_SKIP,
+	TE_PROGRESS_COUNT,
+	TE_PROGRESS_DESCEND
+};
 int te_progress_entry(const char *name, int is_dir, uint32_t owner,
 		      uint32_t me);
 /* The temporary file the state is written to before its rename: its

@@ -28,8 +28,9 @@ int te_send_line(const char *host, uint16_t port, const char *line, int ms)
 	if (getaddrinfo(host, sport, &hints, &ai) != 0)
 		return -1;
 	for (a = ai; a && rc < 0 && te_now_ms() < deadline; a = a->ai_next) {
-		int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC |
-				SOCK_NONBLOCK, 0);
+		int fd = socket(a->ai_family,
+				a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+				0);
 		struct pollfd p = { .events = POLLOUT };
 		size_t off = 0, len = strlen(line);
 

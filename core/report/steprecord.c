@@ -16,14 +16,16 @@ void te_step_record_name(char *buf, size_t len, uint32_t step, int hang)
 
 static int str_or_null(char *buf, size_t len, const char *s)
 {
-	return s ? te_json_str_append(buf, len, s) :
-		   (te_appendf(buf, len, "null"), 0);
+	return s ? te_json_str_append(buf, len, s)
+		 : (te_appendf(buf, len, "null"), 0);
 }
 
 static const char *how(const struct te_failrep *f)
 {
-	return f->stalled ? "stall" : f->ended ? "ended" :
-	       f->signaled ? "signal" : "exit";
+	return f->stalled    ? "stall"
+	       : f->ended    ? "ended"
+	       : f->signaled ? "signal"
+			     : "exit";
 }
 
 int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
@@ -36,9 +38,11 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 	te_appendf(buf, len, "{\"trainenv\":");
 	bad |= te_json_str_append(buf, len, PACKAGE_VERSION);
 	te_appendf(buf, len, ",\"protocol\":%d", TE_PROTOCOL_VERSION);
-	te_appendf(buf, len, ",\"job\":%u,\"step\":%u,\"start\":%lld,"
-		   "\"end\":%lld,\"settings\":{", r->job, r->step,
-		   (long long)r->start_sec, (long long)r->end_sec);
+	te_appendf(buf, len,
+		   ",\"job\":%u,\"step\":%u,\"start\":%lld,"
+		   "\"end\":%lld,\"settings\":{",
+		   r->job, r->step, (long long)r->start_sec,
+		   (long long)r->end_sec);
 	for (i = 0; r->cfg && i < TE_S_COUNT; i++) {
 		const struct te_value *v = &r->cfg->v[i];
 
@@ -53,13 +57,14 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 		bad |= te_json_str_append(buf, len, te_source_name(v->src));
 		te_appendf(buf, len, "}");
 	}
-	te_appendf(buf, len, "},\"failed_tasks\":%u,\"first_failure\":",
-		   r->nfailed);
+	te_appendf(buf, len,
+		   "},\"failed_tasks\":%u,\"first_failure\":", r->nfailed);
 	if (r->first) {
 		te_appendf(buf, len, "{\"rank\":%u,\"local_rank\":%u,\"node\":",
 			   r->first->rank, r->first->local_rank);
 		bad |= te_json_str_append(buf, len, r->first->node);
-		te_appendf(buf, len, ",\"how\":\"%s\",\"value\":%d,"
+		te_appendf(buf, len,
+			   ",\"how\":\"%s\",\"value\":%d,"
 			   "\"time\":%lld.%06u,\"ended_by_trainenv\":%s}",
 			   how(r->first), r->first->value,
 			   (long long)r->first->sec, r->first->usec,
@@ -69,13 +74,14 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 	}
 	te_appendf(buf, len, ",\"launch\":");
 	if (r->launch) {
-		te_appendf(buf, len, "{\"ranks\":%u,\"nodes\":%u,\"first_node\":",
+		te_appendf(buf, len,
+			   "{\"ranks\":%u,\"nodes\":%u,\"first_node\":",
 			   r->launch->nranks, r->launch->nnodes);
-		bad |= str_or_null(buf, len, r->launch->nnodes ?
-					     r->launch->first : NULL);
+		bad |= str_or_null(buf, len,
+				   r->launch->nnodes ? r->launch->first : NULL);
 		te_appendf(buf, len, ",\"last_node\":");
-		bad |= str_or_null(buf, len, r->launch->nnodes ?
-					     r->launch->last : NULL);
+		bad |= str_or_null(buf, len,
+				   r->launch->nnodes ? r->launch->last : NULL);
 		te_appendf(buf, len, ",\"skew_ms\":%lld}",
 			   (long long)r->launch->skew_ms);
 	} else {

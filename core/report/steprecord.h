@@ -18,10 +18,10 @@ struct te_step_record {
 	uint32_t job, step;
 	const struct te_config *cfg;
 	int64_t start_sec, end_sec;	/* srun's wall clock */
-	const struct te_failrep *first;	/* NULL: no task failed */
+	const struct te_failrep *first; /* NULL: no task failed */
 	unsigned nfailed;
-	const char *watchdog;		/* why the hang report ran, or NULL */
-	const char *hang_report;	/* its JSON's file name, or NULL */
+	const char *watchdog;	 /* why the hang report ran, or NULL */
+	const char *hang_report; /* its JSON's file name, or NULL */
 	/* when each node came to the launch barrier (rank 0's helper told
 	 * srun), or NULL */
 	const struct te_launch_skew *launch;

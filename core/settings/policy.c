@@ -42,8 +42,10 @@ static int enforce_list(struct te_policy *p, const char *list,
 	if (te_strlcpy(buf, list, sizeof(buf)) >= sizeof(buf))
 		return te_err(err, errlen, "%s: enforce= list too long", where);
 	if (!buf[0])
-		return te_err(err, errlen, "%s: enforce= needs a list of "
-			      "setting names", where);
+		return te_err(err, errlen,
+			      "%s: enforce= needs a list of "
+			      "setting names",
+			      where);
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		int id = te_setting_find(te_trim(tok));
@@ -53,12 +55,15 @@ static int enforce_list(struct te_policy *p, const char *list,
 
 			known_keys(keys, sizeof(keys));
 			if (!echo)
-				return te_err(err, errlen, "%s: enforce=: unknown "
-					      "setting name; accepted: %s", where,
-					      keys);
+				return te_err(err, errlen,
+					      "%s: enforce=: unknown "
+					      "setting name; accepted: %s",
+					      where, keys);
 			te_quote(q, sizeof(q), tok);
-			return te_err(err, errlen, "%s: enforce=: unknown setting "
-				      "'%s'; accepted: %s", where, q, keys);
+			return te_err(err, errlen,
+				      "%s: enforce=: unknown setting "
+				      "'%s'; accepted: %s",
+				      where, q, keys);
 		}
 		p->enforced[id] = 1;
 		te_strlcpy(p->enforce_where[id], where,
@@ -69,8 +74,8 @@ static int enforce_list(struct te_policy *p, const char *list,
 
 /* item's key (trimmed) into key[0..keylen) and its value, blanks skipped
  * at its start. 0, or -1 with err: no key=value, or the key too long. */
-static int item_split(const char *item, const char *where, int echo,
-		      char *key, size_t keylen, const char **valp, char *err,
+static int item_split(const char *item, const char *where, int echo, char *key,
+		      size_t keylen, const char **valp, char *err,
 		      size_t errlen)
 {
 	const char *eq = strchr(item, '=');
@@ -107,15 +112,16 @@ static int item_split(const char *item, const char *where, int echo,
 }
 
 /* KEY.min=N or KEY.max=N: a bound of the numeric setting id. */
-static int item_bound(struct te_policy *p, int id, const char *key,
-		      int is_min, const char *val, const char *where, int echo,
-		      char *err, size_t errlen)
+static int item_bound(struct te_policy *p, int id, const char *key, int is_min,
+		      const char *val, const char *where, int echo, char *err,
+		      size_t errlen)
 {
 	uint64_t n;
 
 	if (te_settings[id].type != TE_T_UINT &&
 	    te_settings[id].type != TE_T_SIGAT)
-		return te_err(err, errlen, "%s: %s.%s: only "
+		return te_err(err, errlen,
+			      "%s: %s.%s: only "
 			      "numeric settings have bounds",
 			      where, key, is_min ? "min" : "max");
 	if (te_parse_u64(val, te_settings[id].hi, &n) < 0 ||
@@ -124,10 +130,10 @@ static int item_bound(struct te_policy *p, int id, const char *key,
 
 		if (echo) {
 			te_quote(quoted, sizeof(quoted), val);
-			te_snprintf(qv, sizeof(qv), " '%s'",
-				    quoted);
+			te_snprintf(qv, sizeof(qv), " '%s'", quoted);
 		}
-		return te_err(err, errlen, "%s: %s.%s: invalid "
+		return te_err(err, errlen,
+			      "%s: %s.%s: invalid "
 			      "bound%s; accepted: %llu to %llu",
 			      where, key, is_min ? "min" : "max", qv,
 			      (unsigned long long)te_settings[id].lo,
@@ -136,13 +142,11 @@ static int item_bound(struct te_policy *p, int id, const char *key,
 	if (is_min) {
 		p->has_min[id] = 1;
 		p->min[id] = n;
-		te_strlcpy(p->min_where[id], where,
-			   sizeof(p->min_where[id]));
+		te_strlcpy(p->min_where[id], where, sizeof(p->min_where[id]));
 	} else {
 		p->has_max[id] = 1;
 		p->max[id] = n;
-		te_strlcpy(p->max_where[id], where,
-			   sizeof(p->max_where[id]));
+		te_strlcpy(p->max_where[id], where, sizeof(p->max_where[id]));
 	}
 	return 0;
 }
@@ -169,12 +173,18 @@ static int item_setting(struct te_policy *p, char *key, const char *val,
 
 		known_keys(keys, sizeof(keys));
 		if (!echo)
-			return te_err(err, errlen, "%s: unknown key; "
-				      "accepted: %s", where, keys);
+			return te_err(err, errlen,
+				      "%s: unknown key; "
+				      "accepted: %s",
+				      where, keys);
 		te_quote(qk, sizeof(qk), key);
-		return te_err(err, errlen, "%s: unknown key '%s%s'; "
-			      "accepted: %s", where, qk,
-			      is_min ? ".min" : is_max ? ".max" : "",
+		return te_err(err, errlen,
+			      "%s: unknown key '%s%s'; "
+			      "accepted: %s",
+			      where, qk,
+			      is_min   ? ".min"
+			      : is_max ? ".max"
+				       : "",
 			      keys);
 	}
 	if (is_min || is_max)
@@ -183,8 +193,10 @@ static int item_setting(struct te_policy *p, char *key, const char *val,
 	if (te_value_parse(id, val, 0, &p->def[id], msg, sizeof(msg)) < 0) {
 		if (!echo) {
 			te_setting_accepted(id, NULL, msg, sizeof(msg));
-			return te_err(err, errlen, "%s: %s: invalid value; "
-				      "accepted: %s", where, key, msg);
+			return te_err(err, errlen,
+				      "%s: %s: invalid value; "
+				      "accepted: %s",
+				      where, key, msg);
 		}
 		return te_err(err, errlen, "%s: %s: %s", where, key, msg);
 	}
@@ -209,9 +221,11 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 		return enforce_list(p, val, where, echo, err, errlen);
 	if (strcmp(key, "conf") == 0) {
 		if (!allow_conf)
-			return te_err(err, errlen, "%s: conf= is only accepted "
+			return te_err(err, errlen,
+				      "%s: conf= is only accepted "
 				      "in plugstack.conf (policy files do not "
-				      "nest)", where);
+				      "nest)",
+				      where);
 		return te_policy_file(p, val, err, errlen);
 	}
 	return item_setting(p, key, val, where, echo, err, errlen);
@@ -231,8 +245,10 @@ int te_policy_args(struct te_policy *p, int ac, char **av, char *err,
 			    i + 1);
 		if (te_strnlen_cap(av[i], TE_POLICY_LINE_MAX) >
 		    TE_POLICY_LINE_MAX) {
-			return te_err(err, errlen, "%s: longer than %d "
-				      "characters", where, TE_POLICY_LINE_MAX);
+			return te_err(err, errlen,
+				      "%s: longer than %d "
+				      "characters",
+				      where, TE_POLICY_LINE_MAX);
 		}
 		if (te_policy_item(p, av[i], where, 1, err, errlen) < 0)
 			return -1;
@@ -257,18 +273,23 @@ int te_policy_buffer(struct te_policy *p, const char *buf, size_t len,
 		lineno++;
 		te_snprintf(where, sizeof(where), "%.*s:%u", 120, name, lineno);
 		if (ll > TE_POLICY_LINE_MAX)
-			return te_err(err, errlen, "%s: line longer than %d "
-				      "characters", where, TE_POLICY_LINE_MAX);
+			return te_err(err, errlen,
+				      "%s: line longer than %d "
+				      "characters",
+				      where, TE_POLICY_LINE_MAX);
 		memcpy(line, buf + pos, ll);
 		line[ll] = '\0';
 		pos = end + 1;
 		if (memchr(buf + (pos - ll - 1), '\0', ll))
-			return te_err(err, errlen, "%s: NUL byte: not a text "
-				      "file", where);
+			return te_err(err, errlen,
+				      "%s: NUL byte: not a text "
+				      "file",
+				      where);
 		/* '#' starts a comment at the start of a line or after a
 		 * blank, so values may still contain '#'. */
 		for (hash = line; (hash = strchr(hash, '#')); hash++)
-			if (hash == line || hash[-1] == ' ' || hash[-1] == '\t') {
+			if (hash == line || hash[-1] == ' ' ||
+			    hash[-1] == '\t') {
 				*hash = '\0';
 				break;
 			}
@@ -276,8 +297,10 @@ int te_policy_buffer(struct te_policy *p, const char *buf, size_t len,
 		if (!*l)
 			continue;
 		if (!te_is_printable(l, TE_POLICY_LINE_MAX))
-			return te_err(err, errlen, "%s: control or non-ASCII "
-				      "characters", where);
+			return te_err(err, errlen,
+				      "%s: control or non-ASCII "
+				      "characters",
+				      where);
 		if (te_policy_item(p, l, where, 0, err, errlen) < 0)
 			return -1;
 	}
@@ -294,18 +317,24 @@ int te_policy_file(struct te_policy *p, const char *path, char *err,
 
 	te_quote(q, sizeof(q), path);
 	if (path[0] != '/')
-		return te_err(err, errlen, "conf=%s: the policy file must be an "
-			      "absolute path", q);
+		return te_err(err, errlen,
+			      "conf=%s: the policy file must be an "
+			      "absolute path",
+			      q);
 	/* Not through a link: whoever may change the link would choose
 	 * what root reads as the site policy. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
-		  O_NOFOLLOW);
+	fd = open(path,
+		  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
 	if (fd < 0 && errno == ELOOP)
-		return te_err(err, errlen, "conf=%s: is a symbolic link; the "
-			      "policy file must be named by its own path", q);
+		return te_err(err, errlen,
+			      "conf=%s: is a symbolic link; the "
+			      "policy file must be named by its own path",
+			      q);
 	if (fd < 0)
-		return te_err(err, errlen, "conf=%s: cannot open the policy "
-			      "file: %s", q, strerror(errno));
+		return te_err(err, errlen,
+			      "conf=%s: cannot open the policy "
+			      "file: %s",
+			      q, strerror(errno));
 	if (fstat(fd, &st) < 0) {
 		te_snprintf(err, errlen, "conf=%s: %s", q, strerror(errno));
 		goto out;
@@ -315,22 +344,25 @@ int te_policy_file(struct te_policy *p, const char *path, char *err,
 		goto out;
 	}
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		te_snprintf(err, errlen, "conf=%s: owned by uid %u; the policy "
-			    "file must be owned by root", q,
-			    (unsigned)st.st_uid);
+		te_snprintf(err, errlen,
+			    "conf=%s: owned by uid %u; the policy "
+			    "file must be owned by root",
+			    q, (unsigned)st.st_uid);
 		goto out;
 	}
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		te_snprintf(err, errlen, "conf=%s: writable by group or "
+		te_snprintf(err, errlen,
+			    "conf=%s: writable by group or "
 			    "others (mode %04o); users could change the site "
-			    "policy: chmod go-w", q,
-			    (unsigned)(st.st_mode & 07777));
+			    "policy: chmod go-w",
+			    q, (unsigned)(st.st_mode & 07777));
 		goto out;
 	}
 	if (st.st_size > TE_POLICY_FILE_MAX) {
-		te_snprintf(err, errlen, "conf=%s: %lld bytes, larger than "
-			    "the %d byte limit for a policy file", q,
-			    (long long)st.st_size, TE_POLICY_FILE_MAX);
+		te_snprintf(err, errlen,
+			    "conf=%s: %lld bytes, larger than "
+			    "the %d byte limit for a policy file",
+			    q, (long long)st.st_size, TE_POLICY_FILE_MAX);
 		goto out;
 	}
 	buf = malloc((size_t)st.st_size + 1);
@@ -338,7 +370,7 @@ int te_policy_file(struct te_policy *p, const char *path, char *err,
 		te_snprintf(err, errlen, "conf=%s: out of memory", q);
 		goto out;
 	}
-	while (got <= (size_t)st.st_size) {	/* read one byte past: growth */
+	while (got <= (size_t)st.st_size) { /* read one byte past: growth */
 		ssize_t n = read(fd, buf + got, (size_t)st.st_size + 1 - got);
 
 		if (n < 0 && errno == EINTR)
@@ -353,8 +385,10 @@ int te_policy_file(struct te_policy *p, const char *path, char *err,
 		got += (size_t)n;
 	}
 	if (got > (size_t)st.st_size) {
-		te_snprintf(err, errlen, "conf=%s: the file grew while being "
-			    "read", q);
+		te_snprintf(err, errlen,
+			    "conf=%s: the file grew while being "
+			    "read",
+			    q);
 		goto out;
 	}
 	p->nfiles++;
@@ -374,29 +408,36 @@ int te_policy_finish(struct te_policy *p, char *err, size_t errlen)
 		char msg[TE_ERR_MAX];
 
 		if (p->has_min[i] && p->has_max[i] && p->min[i] > p->max[i])
-			return te_err(err, errlen, "%s: %s.min=%llu is greater "
-				      "than %s.max=%llu (%s)", p->min_where[i],
-				      name, (unsigned long long)p->min[i], name,
+			return te_err(err, errlen,
+				      "%s: %s.min=%llu is greater "
+				      "than %s.max=%llu (%s)",
+				      p->min_where[i], name,
+				      (unsigned long long)p->min[i], name,
 				      (unsigned long long)p->max[i],
 				      p->max_where[i]);
 		if (p->def[i].set &&
-		    te_value_check_bounds(p, i, &p->def[i], msg, sizeof(msg)) < 0) {
-			return te_err(err, errlen, "%s: %s=%s: the site default "
+		    te_value_check_bounds(p, i, &p->def[i], msg, sizeof(msg)) <
+			    0) {
+			return te_err(err, errlen,
+				      "%s: %s=%s: the site default "
 				      "is outside the site bounds (%s)",
-				      p->def[i].origin, name, p->def[i].text, msg);
+				      p->def[i].origin, name, p->def[i].text,
+				      msg);
 		}
 		if (p->enforced[i] && !p->def[i].set &&
 		    !te_settings[i].builtin) {
-			return te_err(err, errlen, "%s: enforce=%s needs a value: "
-				      "add %s=VALUE", p->enforce_where[i], name,
-				      name);
+			return te_err(err, errlen,
+				      "%s: enforce=%s needs a value: "
+				      "add %s=VALUE",
+				      p->enforce_where[i], name, name);
 		}
 		if (p->enforced[i] && !p->def[i].set) {
 			struct te_value *v = &p->def[i];
 
 			if (te_value_parse(i, te_settings[i].builtin, 0, v, msg,
 					   sizeof(msg)) < 0) {
-				return te_err(err, errlen, "%s: built-in %s: %s",
+				return te_err(err, errlen,
+					      "%s: built-in %s: %s",
 					      p->enforce_where[i], name, msg);
 			}
 			v->src = TE_SRC_BUILTIN;

@@ -71,16 +71,19 @@ int te_resolve(const struct te_policy *pol, const char *const *user_opt,
 					te_quote(q, sizeof(q), opt);
 					te_snprintf(msg, sizeof(msg),
 						    "--%s=%s ignored: the site "
-						    "enforces %s=%s", optname,
-						    q, s->name, v->text);
+						    "enforces %s=%s",
+						    optname, q, s->name,
+						    v->text);
 					add_warning(cfg, msg);
 				}
 			}
 			continue;
 		}
 		if (opt) {
-			if (te_value_parse_pol(i, opt, 0, pol, v, msg, sizeof(msg)) < 0 ||
-			    te_value_check_bounds(pol, i, v, msg, sizeof(msg)) < 0) {
+			if (te_value_parse_pol(i, opt, 0, pol, v, msg,
+					       sizeof(msg)) < 0 ||
+			    te_value_check_bounds(pol, i, v, msg, sizeof(msg)) <
+				    0) {
 				return te_err(err, errlen, "--%s: %s", optname,
 					      msg);
 			}
@@ -94,9 +97,12 @@ int te_resolve(const struct te_policy *pol, const char *const *user_opt,
 
 			if (!val || set_by_trainenv(pol, inherited, i, val))
 				continue;
-			if (te_value_parse_pol(i, val, 1, pol, v, msg, sizeof(msg)) < 0 ||
-			    te_value_check_bounds(pol, i, v, msg, sizeof(msg)) < 0) {
-				return te_err(err, errlen, "%s in the job "
+			if (te_value_parse_pol(i, val, 1, pol, v, msg,
+					       sizeof(msg)) < 0 ||
+			    te_value_check_bounds(pol, i, v, msg, sizeof(msg)) <
+				    0) {
+				return te_err(err, errlen,
+					      "%s in the job "
 					      "environment (setting %s): %s",
 					      s->env[e], s->name, msg);
 			}
@@ -148,8 +154,7 @@ const char *te_source_name(enum te_source s)
 	return "?";
 }
 
-void te_explain_line(const struct te_config *cfg, int id, char *buf,
-		     size_t len)
+void te_explain_line(const struct te_config *cfg, int id, char *buf, size_t len)
 {
 	const struct te_value *v = &cfg->v[id];
 	char q[TE_VALUE_MAX + 64], o[TE_ORIGIN_MAX + 8];
@@ -177,7 +182,8 @@ int te_config_encode(const struct te_config *cfg, char *buf, size_t len)
 		const struct te_value *v = &cfg->v[i];
 		char val[3 * TE_VALUE_MAX + 1], org[3 * TE_ORIGIN_MAX + 1];
 
-		if (te_pct_encode(val, sizeof(val), v->set ? v->text : "") < 0 ||
+		if (te_pct_encode(val, sizeof(val), v->set ? v->text : "") <
+			    0 ||
 		    te_pct_encode(org, sizeof(org), v->origin) < 0)
 			return -1;
 		if (te_appendf(buf, len, "%s%s:%d:%s:%s", i ? " " : "",
@@ -212,8 +218,7 @@ static int split4(const char *s, const char *end, const char *f[4],
  * text, so that num, num2 and word hold what the plugin had (the
  * environment's forms too, "1" for "on": the plugin writes the canonical
  * text, but a reader must not refuse what resolve itself accepts). */
-static int check_decoded(int id, struct te_value *v, char *err,
-			 size_t errlen)
+static int check_decoded(int id, struct te_value *v, char *err, size_t errlen)
 {
 	struct te_value p;
 	char why[TE_ERR_MAX];
@@ -256,18 +261,21 @@ int te_config_decode(struct te_config *cfg, const char *s, char *err,
 		memcpy(num, f[1], flen[1]);
 		num[flen[1]] = '\0';
 		if (te_parse_u64(num, TE_SRC_ENFORCED, &src) < 0)
-			return te_err(err, errlen, "%s: bad source in item '%s'",
+			return te_err(err, errlen,
+				      "%s: bad source in item '%s'",
 				      TE_SETTINGS_ENV, name);
 		id = te_setting_find(name);
-		if (id >= 0) {	/* unknown names: from a newer trainenv */
+		if (id >= 0) { /* unknown names: from a newer trainenv */
 			struct te_value *v = &cfg->v[id];
 
 			if (te_pct_decode(v->text, sizeof(v->text), f[2],
 					  flen[2]) < 0 ||
 			    te_pct_decode(v->origin, sizeof(v->origin), f[3],
 					  flen[3]) < 0) {
-				return te_err(err, errlen, "%s: bad encoding in "
-					      "item '%s'", TE_SETTINGS_ENV, name);
+				return te_err(err, errlen,
+					      "%s: bad encoding in "
+					      "item '%s'",
+					      TE_SETTINGS_ENV, name);
 			}
 			v->src = (enum te_source)src;
 			v->set = v->src != TE_SRC_UNSET;
@@ -316,6 +324,6 @@ const char *te_record_dir(const struct te_config *cfg)
 
 const char *te_record_dir_option(const struct te_config *cfg)
 {
-	return cfg->v[TE_S_NCCL_DUMP_DIR].set ? "--train-nccl-dump-dir" :
-	       "record-dir";
+	return cfg->v[TE_S_NCCL_DUMP_DIR].set ? "--train-nccl-dump-dir"
+					      : "record-dir";
 }

@@ -23,33 +23,36 @@ static const char *const w_yesno[] = {
 static const char *const env_bool[] = {
 	[TE_W_TRUE] = "1", [TE_W_FALSE] = "0", NULL
 };
-static const char *const w_sighup[] = {
-	[TE_W_SIGHUP_SHIELD] = "shield", [TE_W_SIGHUP_IGNORE] = "ignore",
-	[TE_W_SIGHUP_DEFAULT] = "default", NULL
-};
+static const char *const w_sighup[] = { [TE_W_SIGHUP_SHIELD] = "shield",
+					[TE_W_SIGHUP_IGNORE] = "ignore",
+					[TE_W_SIGHUP_DEFAULT] = "default",
+					NULL };
 static const char *const w_async[] = {
-	[TE_W_ASYNC_OFF] = "off", [TE_W_ASYNC_TEAR_DOWN] = "tear-down",
+	[TE_W_ASYNC_OFF] = "off",
+	[TE_W_ASYNC_TEAR_DOWN] = "tear-down",
 	[TE_W_ASYNC_CLEANUP_ONLY] = "cleanup-only",
-	[TE_W_ASYNC_SKIP_CLEANUP] = "skip-cleanup", NULL
+	[TE_W_ASYNC_SKIP_CLEANUP] = "skip-cleanup",
+	NULL
 };
-static const char *const env_async[] = {
-	[TE_W_ASYNC_OFF] = "0", [TE_W_ASYNC_TEAR_DOWN] = "1",
-	[TE_W_ASYNC_CLEANUP_ONLY] = "2", [TE_W_ASYNC_SKIP_CLEANUP] = "3", NULL
-};
-static const char *const w_launcher[] = {
-	[TE_W_LAUNCHER_AUTO] = "auto", [TE_W_LAUNCHER_TASK] = "task",
-	[TE_W_LAUNCHER_TORCHRUN] = "torchrun", NULL
-};
+static const char *const env_async[] = { [TE_W_ASYNC_OFF] = "0",
+					 [TE_W_ASYNC_TEAR_DOWN] = "1",
+					 [TE_W_ASYNC_CLEANUP_ONLY] = "2",
+					 [TE_W_ASYNC_SKIP_CLEANUP] = "3",
+					 NULL };
+static const char *const w_launcher[] = { [TE_W_LAUNCHER_AUTO] = "auto",
+					  [TE_W_LAUNCHER_TASK] = "task",
+					  [TE_W_LAUNCHER_TORCHRUN] = "torchrun",
+					  NULL };
 static const char *const w_none[] = { [TE_W_SIGLIST_NONE] = "none", NULL };
 static const char *const w_off[] = { [TE_W_PATH_OFF] = "off", NULL };
-static const char *const w_barrier[] = {
-	[TE_W_BARRIER_OFF] = "off",
-	[TE_W_BARRIER_FIRST_COLLECTIVE] = "first-collective", NULL
-};
-static const char *const w_bind[] = {
-	[TE_W_BIND_NONE] = "none", [TE_W_BIND_NUMA] = "numa",
-	[TE_W_BIND_CORES] = "cores", NULL
-};
+static const char *const w_barrier[] = { [TE_W_BARRIER_OFF] = "off",
+					 [TE_W_BARRIER_FIRST_COLLECTIVE] =
+						 "first-collective",
+					 NULL };
+static const char *const w_bind[] = { [TE_W_BIND_NONE] = "none",
+				      [TE_W_BIND_NUMA] = "numa",
+				      [TE_W_BIND_CORES] = "cores",
+				      NULL };
 static const char *const m_bind[] = { [TE_M_BIND_VERBOSE] = "verbose", NULL };
 static const char *const w_smt[] = {
 	[TE_W_BIND_SMT_ALL] = "all", [TE_W_BIND_SMT_ONE] = "one", NULL
@@ -58,62 +61,53 @@ static const char *const w_bindgpus[] = {
 	[TE_W_BIND_GPUS_ALL] = "all", [TE_W_BIND_GPUS_OWN] = "own", NULL
 };
 static const char *const w_warnfail[] = {
-	[TE_W_BIND_FAILURE_WARN] = "warn", [TE_W_BIND_FAILURE_FAIL] = "fail",
-	NULL
+	[TE_W_BIND_FAILURE_WARN] = "warn", [TE_W_BIND_FAILURE_FAIL] = "fail", NULL
 };
-static const char *const w_rdzv[] = {
-	[TE_W_RDZV_AUTO] = "auto", [TE_W_RDZV_PMIX] = "pmix",
-	[TE_W_RDZV_COMPUTED] = "computed", NULL
-};
-static const char *const w_vcheck[] = {
-	[TE_W_VCHECK_WARN] = "warn", [TE_W_VCHECK_FAIL] = "fail",
-	[TE_W_VCHECK_OFF] = "off", NULL
-};
-static const char *const w_exit_grace[] = {
-	[TE_W_EXIT_GRACE_OFF] = "off", NULL
-};
-static const char *const w_exit_action[] = {
-	[TE_W_EXIT_ACTION_REPORT] = "report", [TE_W_EXIT_ACTION_TERM] = "term",
-	[TE_W_EXIT_ACTION_KILL] = "kill", NULL
-};
+static const char *const w_rdzv[] = { [TE_W_RDZV_AUTO] = "auto",
+				      [TE_W_RDZV_PMIX] = "pmix",
+				      [TE_W_RDZV_COMPUTED] = "computed",
+				      NULL };
+static const char *const w_vcheck[] = { [TE_W_VCHECK_WARN] = "warn",
+					[TE_W_VCHECK_FAIL] = "fail",
+					[TE_W_VCHECK_OFF] = "off",
+					NULL };
+static const char *const w_exit_grace[] = { [TE_W_EXIT_GRACE_OFF] = "off",
+					    NULL };
+static const char *const w_exit_action[] = { [TE_W_EXIT_ACTION_REPORT] =
+						     "report",
+					     [TE_W_EXIT_ACTION_TERM] = "term",
+					     [TE_W_EXIT_ACTION_KILL] = "kill",
+					     NULL };
 static const char *const w_stall[] = { [TE_W_STALL_OFF] = "off", NULL };
-static const char *const w_skew_warn[] = {
-	[TE_W_SKEW_WARN_OFF] = "off", NULL
-};
+static const char *const w_skew_warn[] = { [TE_W_SKEW_WARN_OFF] = "off", NULL };
 static const char *const w_fence_tree[] = {
 	[TE_W_FENCE_TREE_AUTO] = "auto", [TE_W_FENCE_TREE_OFF] = "off", NULL
 };
 static const char *const env_stall[] = { "TRAINENV_STALL", NULL };
 static const char *const w_requeue[] = { [TE_W_REQUEUE_OFF] = "off", NULL };
-static const char *const w_time_signal[] = {
-	[TE_W_TIME_SIGNAL_OFF] = "off", NULL
-};
+static const char *const w_time_signal[] = { [TE_W_TIME_SIGNAL_OFF] = "off",
+					     NULL };
 static const char *const w_requeue_on[] = {
 	[TE_W_REQUEUE_ON_NODE] = "node", [TE_W_REQUEUE_ON_ANY] = "any", NULL
 };
-static const char *const w_no_progress[] = {
-	[TE_W_NO_PROGRESS_OFF] = "off", NULL
-};
-static const char *const w_preflight[] = {
-	[TE_W_PREFLIGHT_OFF] = "off", [TE_W_PREFLIGHT_ON] = "on",
-	[TE_W_PREFLIGHT_VERBOSE] = "verbose", NULL
-};
+static const char *const w_no_progress[] = { [TE_W_NO_PROGRESS_OFF] = "off",
+					     NULL };
+static const char *const w_preflight[] = { [TE_W_PREFLIGHT_OFF] = "off",
+					   [TE_W_PREFLIGHT_ON] = "on",
+					   [TE_W_PREFLIGHT_VERBOSE] = "verbose",
+					   NULL };
 
-static const char *const env_heartbeat[] = {
-	"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC", NULL
-};
-static const char *const env_monitoring[] = {
-	"TORCH_NCCL_ENABLE_MONITORING", NULL
-};
+static const char *const env_heartbeat[] = { "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC",
+					     NULL };
+static const char *const env_monitoring[] = { "TORCH_NCCL_ENABLE_MONITORING",
+					      NULL };
 static const char *const env_async_names[] = {
 	"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING", NULL
 };
-static const char *const env_blocking[] = {
-	"TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT", NULL
-};
-static const char *const env_desync[] = {
-	"TORCH_NCCL_DESYNC_DEBUG", "NCCL_DESYNC_DEBUG", NULL
-};
+static const char *const env_blocking[] = { "TORCH_NCCL_BLOCKING_WAIT",
+					    "NCCL_BLOCKING_WAIT", NULL };
+static const char *const env_desync[] = { "TORCH_NCCL_DESYNC_DEBUG",
+					  "NCCL_DESYNC_DEBUG", NULL };
 static const char *const env_dump[] = { "TORCH_NCCL_DUMP_ON_TIMEOUT", NULL };
 static const char *const env_trace[] = { "TORCH_NCCL_TRACE_BUFFER_SIZE", NULL };
 static const char *const env_deepspeed[] = { "DEEPSPEED_TIMEOUT", NULL };
@@ -507,8 +501,9 @@ static void words_join(const char *const *w, const char *last_sep, char *buf,
  * them (value.c's tables hold the numbers). */
 const char *te_siglist_names(int id)
 {
-	return id == TE_S_REQUEUE_SIGNALS ? "BUS, SEGV, ILL, FPE, ABRT, SYS, KILL"
-					  : "PIPE, TTIN, TTOU, XFSZ, WINCH, URG";
+	return id == TE_S_REQUEUE_SIGNALS
+		       ? "BUS, SEGV, ILL, FPE, ABRT, SYS, KILL"
+		       : "PIPE, TTIN, TTOU, XFSZ, WINCH, URG";
 }
 
 void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
@@ -557,8 +552,10 @@ void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
 			bounded = 1;
 		}
 		te_snprintf(buf, len, "%s%llu to %llu%s%s%s",
-			    s->type == TE_T_SIGAT ? "SIG@SECONDS with SIG one "
-			    "of USR1, USR2, TERM, INT and SECONDS " : "",
+			    s->type == TE_T_SIGAT
+				    ? "SIG@SECONDS with SIG one "
+				      "of USR1, USR2, TERM, INT and SECONDS "
+				    : "",
 			    (unsigned long long)lo, (unsigned long long)hi,
 			    s->unit ? " " : "", s->unit ? s->unit : "",
 			    bounded ? " (site bounds)" : "");

@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TE_VALUE_MAX 1024	/* longest value text (paths) */
-#define TE_ERR_MAX 512		/* one error line */
-#define TE_ORIGIN_MAX 160	/* "--train-x", "TORCH_...", "FILE:LINE" */
+#define TE_VALUE_MAX 1024 /* longest value text (paths) */
+#define TE_ERR_MAX 512	  /* one error line */
+#define TE_ORIGIN_MAX 160 /* "--train-x", "TORCH_...", "FILE:LINE" */
 #define TE_POLICY_FILE_MAX (1024 * 1024)
 #define TE_POLICY_LINE_MAX 4096
 #define TE_WARN_MAX 8
@@ -28,13 +28,13 @@ enum te_setting_id {
 	TE_S_SIGHUP,		/* shield|ignore|default */
 	TE_S_NCCL_HEARTBEAT,	/* TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC */
 	TE_S_NCCL_MONITORING,	/* TORCH_NCCL_ENABLE_MONITORING */
-	TE_S_NCCL_ASYNC_ERRORS,	/* TORCH_NCCL_ASYNC_ERROR_HANDLING (+ legacy) */
-	TE_S_NCCL_BLOCKING_WAIT,/* TORCH_NCCL_BLOCKING_WAIT (+ legacy) */
-	TE_S_NCCL_DESYNC_DEBUG,	/* TORCH_NCCL_DESYNC_DEBUG (+ legacy) */
-	TE_S_NCCL_DUMP,		/* TORCH_NCCL_DUMP_ON_TIMEOUT */
-	TE_S_NCCL_TRACE_BUFFER,	/* TORCH_NCCL_TRACE_BUFFER_SIZE */
-	TE_S_NCCL_DUMP_DIR,	/* TORCH_NCCL_DEBUG_INFO_TEMP_FILE=DIR/JOBID/... */
-	TE_S_DEEPSPEED_TIMEOUT,	/* DEEPSPEED_TIMEOUT (minutes) */
+	TE_S_NCCL_ASYNC_ERRORS, /* TORCH_NCCL_ASYNC_ERROR_HANDLING (+ legacy) */
+	TE_S_NCCL_BLOCKING_WAIT, /* TORCH_NCCL_BLOCKING_WAIT (+ legacy) */
+	TE_S_NCCL_DESYNC_DEBUG,	 /* TORCH_NCCL_DESYNC_DEBUG (+ legacy) */
+	TE_S_NCCL_DUMP,		 /* TORCH_NCCL_DUMP_ON_TIMEOUT */
+	TE_S_NCCL_TRACE_BUFFER,	 /* TORCH_NCCL_TRACE_BUFFER_SIZE */
+	TE_S_NCCL_DUMP_DIR, /* TORCH_NCCL_DEBUG_INFO_TEMP_FILE=DIR/JOBID/... */
+	TE_S_DEEPSPEED_TIMEOUT, /* DEEPSPEED_TIMEOUT (minutes) */
 	TE_S_RDZV_TIMEOUT,	/* torchrun rendezvous: PET_RDZV_CONF */
 	TE_S_LAUNCHER,		/* task|torchrun|auto */
 	TE_S_RANK_ENV,		/* yes|no: export RANK, MASTER_ADDR, PET_* */
@@ -45,30 +45,30 @@ enum te_setting_id {
 	TE_S_BIND_SMT,		/* all|one */
 	TE_S_BIND_GPUS,		/* all|own: GPUs visible to a rank */
 	TE_S_BIND_FAILURE,	/* warn|fail */
-	TE_S_RDZV,		/* auto|pmix|computed: where MASTER_* come from */
-	TE_S_BARRIER,		/* SECONDS|off: job-wide launch barrier */
-	TE_S_VERSION_CHECK,	/* warn|fail|off: NCCL/CUDA/trainenv across nodes */
-	TE_S_CHECKPOINT_DIR,	/* DIR checked to be one shared directory */
-	TE_S_SOCKET_IFNAME,	/* yes|no: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME */
-	TE_S_PREFLIGHT,		/* off|on|verbose: GPU check before the barrier */
-	TE_S_EXIT_GRACE,	/* SECONDS|off: the others' time after a first exit */
-	TE_S_EXIT_ACTION,	/* report|term|kill: past the exit grace */
-	TE_S_STALL,		/* SECONDS|off: a rank's heartbeat's age */
-	TE_S_REQUEUE,		/* N|off: requeue without a failed node */
-	TE_S_TIME_SIGNAL,	/* SIG@SECONDS|off: before the time limit */
+	TE_S_RDZV,	    /* auto|pmix|computed: where MASTER_* come from */
+	TE_S_BARRIER,	    /* SECONDS|off: job-wide launch barrier */
+	TE_S_VERSION_CHECK, /* warn|fail|off: NCCL/CUDA/trainenv across nodes */
+	TE_S_CHECKPOINT_DIR, /* DIR checked to be one shared directory */
+	TE_S_SOCKET_IFNAME, /* yes|no: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME */
+	TE_S_PREFLIGHT,	    /* off|on|verbose: GPU check before the barrier */
+	TE_S_EXIT_GRACE,  /* SECONDS|off: the others' time after a first exit */
+	TE_S_EXIT_ACTION, /* report|term|kill: past the exit grace */
+	TE_S_STALL,	  /* SECONDS|off: a rank's heartbeat's age */
+	TE_S_REQUEUE,	  /* N|off: requeue without a failed node */
+	TE_S_TIME_SIGNAL, /* SIG@SECONDS|off: before the time limit */
 	/* admin-only keys (no user option) */
-	TE_S_BIND_TOPOLOGY,	/* admin/test: hwloc XML of this machine */
-	TE_S_TOPOLOGY_CACHE,	/* admin: DIR|off, per-boot topology cache */
-	TE_S_RECORD_DIR,	/* admin: DIR|off, the steps' JSON records */
-	TE_S_BARRIER_SKEW_WARN,	/* admin: SECONDS|off, the slow node's line */
-	TE_S_REQUEUE_ON,	/* admin: node|any, what a requeue follows */
-	TE_S_REQUEUE_SIGNALS,	/* admin: signals that name a node's fault */
-	TE_S_REQUEUE_NO_PROGRESS,/* admin: N|off, restarts without progress */
+	TE_S_BIND_TOPOLOGY,	  /* admin/test: hwloc XML of this machine */
+	TE_S_TOPOLOGY_CACHE,	  /* admin: DIR|off, per-boot topology cache */
+	TE_S_RECORD_DIR,	  /* admin: DIR|off, the steps' JSON records */
+	TE_S_BARRIER_SKEW_WARN,	  /* admin: SECONDS|off, the slow node's line */
+	TE_S_REQUEUE_ON,	  /* admin: node|any, what a requeue follows */
+	TE_S_REQUEUE_SIGNALS,	  /* admin: signals that name a node's fault */
+	TE_S_REQUEUE_NO_PROGRESS, /* admin: N|off, restarts without progress */
 	TE_S_FENCE_TREE_MIN_NODES, /* admin: auto|off|N, SLURM_PMIX_FENCE=tree */
-	TE_S_LAUNCH_TREE_WIDTH,	/* admin: K, children per helper at launch */
-	TE_S_HELPER_DIR,	/* admin only: where trainenv-rdzv lives */
-	TE_S_LIB_DIR,		/* admin only: trainenv-nccl.so */
-	TE_S_TEST_HOOKS,	/* admin only: honour TRAINENV_TEST_* (tests) */
+	TE_S_LAUNCH_TREE_WIDTH,	   /* admin: K, children per helper at launch */
+	TE_S_HELPER_DIR,	   /* admin only: where trainenv-rdzv lives */
+	TE_S_LIB_DIR,		   /* admin only: trainenv-nccl.so */
+	TE_S_TEST_HOOKS, /* admin only: honour TRAINENV_TEST_* (tests) */
 	TE_S_COUNT
 };
 
@@ -77,68 +77,127 @@ enum te_setting_id {
  * core/settings/settings.c spells each word at its name (designated initializers),
  * and tests/unit/settings/test_settings.c checks every name against its text. */
 #define TE_W_VALUE (-1)
-enum te_w_bool { TE_W_TRUE, TE_W_FALSE };	/* every TE_T_BOOL */
-enum te_w_onoff { TE_W_ON = TE_W_TRUE, TE_W_OFF = TE_W_FALSE };
-enum te_w_yesno { TE_W_YES = TE_W_TRUE, TE_W_NO = TE_W_FALSE };
-enum te_w_sighup {				/* TE_S_SIGHUP */
-	TE_W_SIGHUP_SHIELD, TE_W_SIGHUP_IGNORE, TE_W_SIGHUP_DEFAULT
+enum te_w_bool {
+	TE_W_TRUE,
+	TE_W_FALSE
+}; /* every TE_T_BOOL */
+enum te_w_onoff {
+	TE_W_ON = TE_W_TRUE,
+	TE_W_OFF = TE_W_FALSE
 };
-enum te_w_async {				/* TE_S_NCCL_ASYNC_ERRORS */
-	TE_W_ASYNC_OFF, TE_W_ASYNC_TEAR_DOWN, TE_W_ASYNC_CLEANUP_ONLY,
+enum te_w_yesno {
+	TE_W_YES = TE_W_TRUE,
+	TE_W_NO = TE_W_FALSE
+};
+enum te_w_sighup { /* TE_S_SIGHUP */
+	TE_W_SIGHUP_SHIELD,
+	TE_W_SIGHUP_IGNORE,
+	TE_W_SIGHUP_DEFAULT
+};
+enum te_w_async { /* TE_S_NCCL_ASYNC_ERRORS */
+	TE_W_ASYNC_OFF,
+	TE_W_ASYNC_TEAR_DOWN,
+	TE_W_ASYNC_CLEANUP_ONLY,
 	TE_W_ASYNC_SKIP_CLEANUP
 };
-enum te_w_launcher {				/* TE_S_LAUNCHER */
-	TE_W_LAUNCHER_AUTO, TE_W_LAUNCHER_TASK, TE_W_LAUNCHER_TORCHRUN
+enum te_w_launcher { /* TE_S_LAUNCHER */
+	TE_W_LAUNCHER_AUTO,
+	TE_W_LAUNCHER_TASK,
+	TE_W_LAUNCHER_TORCHRUN
 };
-enum te_w_siglist { TE_W_SIGLIST_NONE };	/* TE_S_IGNORE_SIGNALS,
+enum te_w_siglist {
+	TE_W_SIGLIST_NONE
+}; /* TE_S_IGNORE_SIGNALS,
 						   TE_S_REQUEUE_SIGNALS */
-enum te_w_path { TE_W_PATH_OFF };	/* TE_S_TOPOLOGY_CACHE, _RECORD_DIR */
-enum te_w_barrier {				/* TE_S_BARRIER */
-	TE_W_BARRIER_OFF, TE_W_BARRIER_FIRST_COLLECTIVE
+enum te_w_path {
+	TE_W_PATH_OFF
+};		    /* TE_S_TOPOLOGY_CACHE, _RECORD_DIR */
+enum te_w_barrier { /* TE_S_BARRIER */
+	TE_W_BARRIER_OFF,
+	TE_W_BARRIER_FIRST_COLLECTIVE
 };
-enum te_w_bind { TE_W_BIND_NONE, TE_W_BIND_NUMA, TE_W_BIND_CORES };
-enum te_m_bind { TE_M_BIND_VERBOSE };		/* bit in TE_S_BIND's num */
-enum te_w_bind_smt { TE_W_BIND_SMT_ALL, TE_W_BIND_SMT_ONE };
-enum te_w_bind_gpus { TE_W_BIND_GPUS_ALL, TE_W_BIND_GPUS_OWN };
-enum te_w_bind_failure { TE_W_BIND_FAILURE_WARN, TE_W_BIND_FAILURE_FAIL };
-enum te_w_rdzv { TE_W_RDZV_AUTO, TE_W_RDZV_PMIX, TE_W_RDZV_COMPUTED };
-enum te_w_version_check {			/* TE_S_VERSION_CHECK */
-	TE_W_VCHECK_WARN, TE_W_VCHECK_FAIL, TE_W_VCHECK_OFF
+enum te_w_bind {
+	TE_W_BIND_NONE,
+	TE_W_BIND_NUMA,
+	TE_W_BIND_CORES
 };
-enum te_w_exit_grace { TE_W_EXIT_GRACE_OFF };	/* TE_S_EXIT_GRACE */
-enum te_w_exit_action {				/* TE_S_EXIT_ACTION */
-	TE_W_EXIT_ACTION_REPORT, TE_W_EXIT_ACTION_TERM, TE_W_EXIT_ACTION_KILL
+enum te_m_bind {
+	TE_M_BIND_VERBOSE
+}; /* bit in TE_S_BIND's num */
+enum te_w_bind_smt {
+	TE_W_BIND_SMT_ALL,
+	TE_W_BIND_SMT_ONE
 };
-enum te_w_stall { TE_W_STALL_OFF };		/* TE_S_STALL */
-enum te_w_skew_warn { TE_W_SKEW_WARN_OFF };	/* TE_S_BARRIER_SKEW_WARN */
-enum te_w_requeue { TE_W_REQUEUE_OFF };		/* TE_S_REQUEUE */
-enum te_w_time_signal { TE_W_TIME_SIGNAL_OFF };	/* TE_S_TIME_SIGNAL */
-enum te_w_requeue_on {				/* TE_S_REQUEUE_ON */
-	TE_W_REQUEUE_ON_NODE, TE_W_REQUEUE_ON_ANY
+enum te_w_bind_gpus {
+	TE_W_BIND_GPUS_ALL,
+	TE_W_BIND_GPUS_OWN
 };
-enum te_w_no_progress { TE_W_NO_PROGRESS_OFF };	/* TE_S_REQUEUE_NO_PROGRESS */
-enum te_w_fence_tree {				/* TE_S_FENCE_TREE_MIN_NODES */
-	TE_W_FENCE_TREE_AUTO, TE_W_FENCE_TREE_OFF
+enum te_w_bind_failure {
+	TE_W_BIND_FAILURE_WARN,
+	TE_W_BIND_FAILURE_FAIL
 };
-enum te_w_preflight {				/* TE_S_PREFLIGHT */
-	TE_W_PREFLIGHT_OFF, TE_W_PREFLIGHT_ON, TE_W_PREFLIGHT_VERBOSE
+enum te_w_rdzv {
+	TE_W_RDZV_AUTO,
+	TE_W_RDZV_PMIX,
+	TE_W_RDZV_COMPUTED
+};
+enum te_w_version_check { /* TE_S_VERSION_CHECK */
+	TE_W_VCHECK_WARN,
+	TE_W_VCHECK_FAIL,
+	TE_W_VCHECK_OFF
+};
+enum te_w_exit_grace {
+	TE_W_EXIT_GRACE_OFF
+};			/* TE_S_EXIT_GRACE */
+enum te_w_exit_action { /* TE_S_EXIT_ACTION */
+	TE_W_EXIT_ACTION_REPORT,
+	TE_W_EXIT_ACTION_TERM,
+	TE_W_EXIT_ACTION_KILL
+};
+enum te_w_stall {
+	TE_W_STALL_OFF
+}; /* TE_S_STALL */
+enum te_w_skew_warn {
+	TE_W_SKEW_WARN_OFF
+}; /* TE_S_BARRIER_SKEW_WARN */
+enum te_w_requeue {
+	TE_W_REQUEUE_OFF
+}; /* TE_S_REQUEUE */
+enum te_w_time_signal {
+	TE_W_TIME_SIGNAL_OFF
+};		       /* TE_S_TIME_SIGNAL */
+enum te_w_requeue_on { /* TE_S_REQUEUE_ON */
+	TE_W_REQUEUE_ON_NODE,
+	TE_W_REQUEUE_ON_ANY
+};
+enum te_w_no_progress {
+	TE_W_NO_PROGRESS_OFF
+};		       /* TE_S_REQUEUE_NO_PROGRESS */
+enum te_w_fence_tree { /* TE_S_FENCE_TREE_MIN_NODES */
+	TE_W_FENCE_TREE_AUTO,
+	TE_W_FENCE_TREE_OFF
+};
+enum te_w_preflight { /* TE_S_PREFLIGHT */
+	TE_W_PREFLIGHT_OFF,
+	TE_W_PREFLIGHT_ON,
+	TE_W_PREFLIGHT_VERBOSE
 };
 
 enum te_type {
-	TE_T_ENUM,	/* one of words[] */
-	TE_T_BOOL,	/* words[0] (true) or words[1] (false); on/off/yes/no/1/0 accepted */
-	TE_T_UINT,	/* decimal in [lo, hi], or one of words[] (e.g. "off") */
-	TE_T_PATH,	/* an absolute path of printable characters, or one
+	TE_T_ENUM, /* one of words[] */
+	TE_T_BOOL, /* words[0] (true) or words[1] (false); on/off/yes/no/1/0 accepted */
+	TE_T_UINT,  /* decimal in [lo, hi], or one of words[] (e.g. "off") */
+	TE_T_PATH,  /* an absolute path of printable characters, or one
 			   of words[] (e.g. "off") */
-	TE_T_RANGE,	/* "LO-HI" with lo <= LO <= HI <= hi; num = LO, num2 = HI */
-	TE_T_SIGLIST,	/* "none" or signal names "PIPE,TTIN"; num = bit mask */
-	TE_T_SIGAT,	/* "SIG@SECONDS", SIG one of USR1 USR2 TERM INT, SECONDS
+	TE_T_RANGE, /* "LO-HI" with lo <= LO <= HI <= hi; num = LO, num2 = HI */
+	TE_T_SIGLIST, /* "none" or signal names "PIPE,TTIN"; num = bit mask */
+	TE_T_SIGAT,   /* "SIG@SECONDS", SIG one of USR1 USR2 TERM INT, SECONDS
 			   in [lo, hi], or one of words[]; num = SECONDS,
 			   num2 = the signal's number */
 };
 
 enum te_source {
-	TE_SRC_UNSET,		/* nobody set it: trainenv leaves the knob alone */
+	TE_SRC_UNSET, /* nobody set it: trainenv leaves the knob alone */
 	TE_SRC_BUILTIN,
 	TE_SRC_ADMIN,
 	TE_SRC_ENV,
@@ -147,25 +206,25 @@ enum te_source {
 };
 
 struct te_value {
-	int set;			/* 0: no value */
-	char text[TE_VALUE_MAX];	/* canonical text */
-	uint64_t num;			/* TE_T_UINT: the number */
-	uint64_t num2;			/* TE_T_RANGE: the upper end */
-	int word;			/* index in words[], or -1 for a number/path */
+	int set;		 /* 0: no value */
+	char text[TE_VALUE_MAX]; /* canonical text */
+	uint64_t num;		 /* TE_T_UINT: the number */
+	uint64_t num2;		 /* TE_T_RANGE: the upper end */
+	int word;		 /* index in words[], or -1 for a number/path */
 	enum te_source src;
-	char origin[TE_ORIGIN_MAX];	/* where it came from, for messages */
+	char origin[TE_ORIGIN_MAX]; /* where it came from, for messages */
 };
 
 struct te_setting {
-	const char *name;		/* policy key; the option is --train-<name> */
+	const char *name; /* policy key; the option is --train-<name> */
 	enum te_type type;
 	const char *const *words;
 	/* TE_T_ENUM only: modifiers that may follow the word after commas
 	 * ("numa,verbose"); num holds their bit mask (bit i = mods[i]). */
 	const char *const *mods;
-	const char *builtin;		/* built-in default text, NULL: unset */
-	uint64_t lo, hi;		/* TE_T_UINT hard limits */
-	const char *unit;		/* "seconds", for messages */
+	const char *builtin; /* built-in default text, NULL: unset */
+	uint64_t lo, hi;     /* TE_T_UINT hard limits */
+	const char *unit;    /* "seconds", for messages */
 	/* Job environment variables that carry this knob: the first is the
 	 * current name, the others legacy aliases. Read for the "environment"
 	 * precedence level and written when the value comes from elsewhere. */
@@ -173,13 +232,13 @@ struct te_setting {
 	/* For TE_T_ENUM/TE_T_BOOL: the text written into env for words[i];
 	 * NULL means the word itself. */
 	const char *const *env_words;
-	const char *arginfo;		/* for --help: "SECONDS" */
-	const char *help;		/* one line for --help */
+	const char *arginfo; /* for --help: "SECONDS" */
+	const char *help;    /* one line for --help */
 	unsigned flags;
 };
 
-#define TE_F_NO_OPTION   0x1	/* admin key only, no --train- option */
-#define TE_F_SHOW_UNSET  0x2	/* explain shows it even when unset */
+#define TE_F_NO_OPTION 0x1  /* admin key only, no --train- option */
+#define TE_F_SHOW_UNSET 0x2 /* explain shows it even when unset */
 
 extern const struct te_setting te_settings[TE_S_COUNT];
 
@@ -226,14 +285,14 @@ const char *te_value_env_text(int id, const struct te_value *v);
 /* ---------------------------------------------------------------- policy */
 
 struct te_policy {
-	struct te_value def[TE_S_COUNT];	/* admin defaults */
+	struct te_value def[TE_S_COUNT]; /* admin defaults */
 	int has_min[TE_S_COUNT], has_max[TE_S_COUNT];
 	uint64_t min[TE_S_COUNT], max[TE_S_COUNT];
-	char min_where[TE_S_COUNT][TE_ORIGIN_MAX];	/* for messages */
+	char min_where[TE_S_COUNT][TE_ORIGIN_MAX]; /* for messages */
 	char max_where[TE_S_COUNT][TE_ORIGIN_MAX];
 	int enforced[TE_S_COUNT];
 	char enforce_where[TE_S_COUNT][TE_ORIGIN_MAX];
-	int nfiles;				/* conf= files read */
+	int nfiles; /* conf= files read */
 };
 
 void te_policy_init(struct te_policy *p);

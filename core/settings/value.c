@@ -90,8 +90,8 @@ static int range_parse(const struct te_setting *s, const char *text,
 	memcpy(lo, text, l);
 	lo[l] = '\0';
 	te_strlcpy(hi, dash + 1, sizeof(hi));
-	if (te_parse_u64(lo, s->hi, &a) < 0 || te_parse_u64(hi, s->hi, &b) < 0 ||
-	    a < s->lo || a > b)
+	if (te_parse_u64(lo, s->hi, &a) < 0 ||
+	    te_parse_u64(hi, s->hi, &b) < 0 || a < s->lo || a > b)
 		return -1;
 	v->set = 1;
 	v->num = a;
@@ -107,9 +107,14 @@ static int range_parse(const struct te_setting *s, const char *text,
 static int sigat_parse(const struct te_setting *s, const char *text,
 		       struct te_value *v)
 {
-	static const struct { const char *name; int num; } sigs[] = {
-		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
-		{ "TERM", SIGTERM }, { "INT", SIGINT },
+	static const struct {
+		const char *name;
+		int num;
+	} sigs[] = {
+		{ "USR1", SIGUSR1 },
+		{ "USR2", SIGUSR2 },
+		{ "TERM", SIGTERM },
+		{ "INT", SIGINT },
 	};
 	const char *at = strchr(text, '@');
 	char name[8];
@@ -150,7 +155,7 @@ static const struct {
 	const char *name;
 	int num;
 } ignorable[] = {
-	{ "PIPE", SIGPIPE }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+	{ "PIPE", SIGPIPE }, { "TTIN", SIGTTIN },   { "TTOU", SIGTTOU },
 	{ "XFSZ", SIGXFSZ }, { "WINCH", SIGWINCH }, { "URG", SIGURG },
 };
 
@@ -161,8 +166,8 @@ static const struct {
 	const char *name;
 	int num;
 } fault_sigs[] = {
-	{ "BUS", SIGBUS }, { "SEGV", SIGSEGV }, { "ILL", SIGILL },
-	{ "FPE", SIGFPE }, { "ABRT", SIGABRT }, { "SYS", SIGSYS },
+	{ "BUS", SIGBUS },   { "SEGV", SIGSEGV }, { "ILL", SIGILL },
+	{ "FPE", SIGFPE },   { "ABRT", SIGABRT }, { "SYS", SIGSYS },
 	{ "KILL", SIGKILL },
 };
 
@@ -199,26 +204,32 @@ static int siglist_parse(int id, const char *text, struct te_value *v,
 			continue;
 		te_quote(q, sizeof(q), tok);
 		if (faults)
-			te_snprintf(err, errlen, "'%s' is not a signal that "
+			te_snprintf(err, errlen,
+				    "'%s' is not a signal that "
 				    "names a node's fault; accepted: none, or "
-				    "a comma-separated list of %s", q,
-				    te_siglist_names(id));
+				    "a comma-separated list of %s",
+				    q, te_siglist_names(id));
 		else if (!strcasecmp(n, "USR1") || !strcasecmp(n, "USR2"))
-			te_snprintf(err, errlen, "'%s' may not be ignored: "
+			te_snprintf(err, errlen,
+				    "'%s' may not be ignored: "
 				    "PyTorch Lightning and submitit skip their "
 				    "requeue and checkpoint handlers when "
-				    "SIGUSR1/SIGUSR2 start ignored", q);
+				    "SIGUSR1/SIGUSR2 start ignored",
+				    q);
 		else if (!strcasecmp(n, "HUP"))
 			te_snprintf(err, errlen, "'%s': use sighup=ignore", q);
 		else
-			te_snprintf(err, errlen, "'%s' is not a signal tasks "
+			te_snprintf(err, errlen,
+				    "'%s' is not a signal tasks "
 				    "may ignore; accepted: none, or a "
 				    "comma-separated list of PIPE, TTIN, TTOU, "
-				    "XFSZ, WINCH, URG", q);
+				    "XFSZ, WINCH, URG",
+				    q);
 		return -1;
 	}
 	if (!mask)
-		return te_err(err, errlen, "empty signal list; accepted: none, "
+		return te_err(err, errlen,
+			      "empty signal list; accepted: none, "
 			      "or a comma-separated list of %s",
 			      te_siglist_names(id));
 	v->set = 1;
@@ -226,7 +237,8 @@ static int siglist_parse(int id, const char *text, struct te_value *v,
 	v->num = mask;
 	v->text[0] = '\0';
 	for (size_t i = 0; i < ntab; i++) {
-		const char *name = faults ? fault_sigs[i].name : ignorable[i].name;
+		const char *name = faults ? fault_sigs[i].name
+					  : ignorable[i].name;
 		int num = faults ? fault_sigs[i].num : ignorable[i].num;
 
 		if (mask & (1ULL << num))
@@ -258,13 +270,18 @@ int te_value_parse_pol(int id, const char *text, int from_env,
 	if (len == 0)
 		return te_err(err, errlen, "empty value; accepted: %s", acc);
 	if (len > TE_VALUE_MAX - 1)
-		return te_err(err, errlen, "value longer than %d characters; "
-			      "accepted: %s", TE_VALUE_MAX - 1, acc);
+		return te_err(err, errlen,
+			      "value longer than %d characters; "
+			      "accepted: %s",
+			      TE_VALUE_MAX - 1, acc);
 	if (!te_is_printable(text, TE_VALUE_MAX))
-		return te_err(err, errlen, "value contains control or non-ASCII "
-			      "characters; accepted: %s", acc);
+		return te_err(err, errlen,
+			      "value contains control or non-ASCII "
+			      "characters; accepted: %s",
+			      acc);
 
-	if (from_env && s->env_words && (w = word_index(s->env_words, text)) >= 0) {
+	if (from_env && s->env_words &&
+	    (w = word_index(s->env_words, text)) >= 0) {
 		set_word(s, v, w);
 		return 0;
 	}
@@ -354,23 +371,26 @@ const char *te_value_env_text(int id, const struct te_value *v)
 
 /* Bounds apply to numbers only: a special word ("off") is not a number. */
 int te_value_check_bounds(const struct te_policy *pol, int id,
-			const struct te_value *v, char *err, size_t errlen)
+			  const struct te_value *v, char *err, size_t errlen)
 {
 	char acc[256];
 
-	if (!pol || (te_settings[id].type != TE_T_UINT &&
-		     te_settings[id].type != TE_T_SIGAT) || v->word != TE_W_VALUE)
+	if (!pol ||
+	    (te_settings[id].type != TE_T_UINT &&
+	     te_settings[id].type != TE_T_SIGAT) ||
+	    v->word != TE_W_VALUE)
 		return 0;
 	if ((pol->has_min[id] && v->num < pol->min[id]) ||
 	    (pol->has_max[id] && v->num > pol->max[id])) {
 		te_setting_accepted(id, pol, acc, sizeof(acc));
-		return te_err(err, errlen, "%s is %s the site %s; accepted: %s",
-			      v->text,
-			      pol->has_min[id] && v->num < pol->min[id] ?
-				      "below" : "above",
-			      pol->has_min[id] && v->num < pol->min[id] ?
-				      "minimum" : "maximum",
-			      acc);
+		return te_err(
+			err, errlen, "%s is %s the site %s; accepted: %s",
+			v->text,
+			pol->has_min[id] && v->num < pol->min[id] ? "below"
+								  : "above",
+			pol->has_min[id] && v->num < pol->min[id] ? "minimum"
+								  : "maximum",
+			acc);
 	}
 	return 0;
 }

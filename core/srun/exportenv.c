@@ -30,7 +30,8 @@ static const char *next_token(const char *p, char *tok, size_t toklen,
 			*truncated = 1;
 	}
 	tok[n] = '\0';
-	if (n >= 2 && (tok[0] == '\'' || tok[0] == '"') && tok[n - 1] == tok[0]) {
+	if (n >= 2 && (tok[0] == '\'' || tok[0] == '"') &&
+	    tok[n - 1] == tok[0]) {
 		memmove(tok, tok + 1, n - 2);
 		tok[n - 2] = '\0';
 	}
@@ -58,7 +59,8 @@ const char *te_export_getenv(const char *spec, const char *name,
 		if (strncmp(tok, name, nlen) == 0 && tok[nlen] == '=') {
 			/* A value too long to hold is kept as an over-long
 			 * marker, refused later like any over-long value. */
-			if (truncated || te_strlcpy(buf, tok + nlen + 1, len) >= len) {
+			if (truncated ||
+			    te_strlcpy(buf, tok + nlen + 1, len) >= len) {
 				if (len > 1) {
 					memset(buf, 'x', len - 1);
 					buf[len - 1] = '\0';

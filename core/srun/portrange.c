@@ -24,8 +24,8 @@ static int port_value(const char *s, size_t n, uint16_t *port)
 	return 0;
 }
 
-int te_port_range_parse(const char *text, uint16_t *lo, uint16_t *hi,
-			char *err, size_t errlen)
+int te_port_range_parse(const char *text, uint16_t *lo, uint16_t *hi, char *err,
+			size_t errlen)
 {
 	const char *s = text, *dash, *end;
 	char shown[48];
@@ -42,17 +42,21 @@ int te_port_range_parse(const char *text, uint16_t *lo, uint16_t *hi,
 	if (!dash || port_value(s, (size_t)(dash - s), lo) < 0 ||
 	    port_value(dash + 1, (size_t)(end - dash - 1), hi) < 0) {
 		te_quote(shown, sizeof(shown), text);
-		return te_err(err, errlen, "SrunPortRange=%s: expected LO-HI, "
-			      "two ports from 1 to 65535", shown);
+		return te_err(err, errlen,
+			      "SrunPortRange=%s: expected LO-HI, "
+			      "two ports from 1 to 65535",
+			      shown);
 	}
 	if (*lo > *hi)
-		return te_err(err, errlen, "SrunPortRange %u-%u: the first port "
-			      "is above the last", *lo, *hi);
+		return te_err(err, errlen,
+			      "SrunPortRange %u-%u: the first port "
+			      "is above the last",
+			      *lo, *hi);
 	return 0;
 }
 
-int te_slurmconf_value(const char *text, size_t len, const char *key,
-		       char *out, size_t outlen)
+int te_slurmconf_value(const char *text, size_t len, const char *key, char *out,
+		       size_t outlen)
 {
 	size_t klen = strlen(key), pos = 0;
 	int found = 0;
@@ -79,7 +83,7 @@ int te_slurmconf_value(const char *text, size_t len, const char *key,
 			return -1;
 		memcpy(out, v, n);
 		out[n] = '\0';
-		found = 1;	/* a later line wins, as in Slurm */
+		found = 1; /* a later line wins, as in Slurm */
 	}
 	return found;
 }

@@ -48,16 +48,16 @@ static int in_release(const struct te_so *o, unsigned prog)
 /* The plugin's own options, which SPANK adds to the program's: --train and
  * --train-NAME (core/settings/settings.c) take a value, --train-explain does not. */
 static const struct te_so plugin_value = { "train", 0, TE_SO_VALUE, 0, 0, 0 };
-static const struct te_so plugin_flag = { "train-explain", 0, TE_SO_FLAG,
-					  0, 0, 0 };
+static const struct te_so plugin_flag = {
+	"train-explain", 0, TE_SO_FLAG, 0, 0, 0
+};
 
 /* Counts NAME as a candidate for "--WORD" (LEN bytes) as getopt_long does:
  * an exact name is the option (*exact), else each name that WORD
  * abbreviates is one more candidate. */
-static void candidate(const char *name, const struct te_so *o,
-		      const char *word, size_t len,
-		      const struct te_so **exact, const struct te_so **hit,
-		      int *n)
+static void candidate(const char *name, const struct te_so *o, const char *word,
+		      size_t len, const struct te_so **exact,
+		      const struct te_so **hit, int *n)
 {
 	if (*exact || strncmp(name, word, len))
 		return;
@@ -150,10 +150,10 @@ static int walk_options(int argc, char *const *argv, const char *name,
 				kind = o ? o->kind : TE_SO_FLAG;
 				if (o && !strcmp(o->name, name)) {
 					found = 1;
-					*value = kind == TE_SO_FLAG ? NULL :
-						 c[1] ? c + 1 :
-						 kind == TE_SO_VALUE ? next :
-						 NULL;
+					*value = kind == TE_SO_FLAG    ? NULL
+						 : c[1]		       ? c + 1
+						 : kind == TE_SO_VALUE ? next
+								       : NULL;
 				}
 				if (kind == TE_SO_FLAG)
 					continue;
@@ -165,7 +165,7 @@ static int walk_options(int argc, char *const *argv, const char *name,
 			}
 			continue;
 		}
-		break;	/* the command starts here */
+		break; /* the command starts here */
 	}
 	*cmd = i < argc && argv[i] ? i : argc;
 	return found;
@@ -211,7 +211,7 @@ int te_srun_reads_stdin(int argc, char *const *argv)
 	for (i = 0; v[i]; i++)
 		if (v[i] < '0' || v[i] > '9')
 			return 0;
-	return 1;	/* a task number */
+	return 1; /* a task number */
 }
 
 int te_srun_asks_signal(int argc, char *const *argv)

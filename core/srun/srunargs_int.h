@@ -8,24 +8,24 @@
 
 /* What an option does with a value (getopt_long's has_arg). */
 enum te_so_kind {
-	TE_SO_FLAG,	/* no_argument */
-	TE_SO_VALUE,	/* required_argument: "--opt=v", "--opt v", "-xv", "-x v" */
-	TE_SO_OPTIONAL,	/* optional_argument: only "--opt=v" and "-xv" */
+	TE_SO_FLAG,  /* no_argument */
+	TE_SO_VALUE, /* required_argument: "--opt=v", "--opt v", "-xv", "-x v" */
+	TE_SO_OPTIONAL, /* optional_argument: only "--opt=v" and "-xv" */
 };
 
 /* Which programs have it. */
-#define TE_SO_SRUN	1u
-#define TE_SO_SBATCH	2u
-#define TE_SO_SALLOC	4u
+#define TE_SO_SRUN 1u
+#define TE_SO_SBATCH 2u
+#define TE_SO_SALLOC 4u
 
 /* Releases are YYMM numbers (22.05 is 2205). */
 struct te_so {
-	const char *name;	/* long name, without "--" */
-	char letter;		/* its short option, 0 for none */
-	unsigned char kind;	/* enum te_so_kind */
-	unsigned char progs;	/* TE_SO_SRUN | ... */
-	unsigned since;		/* first release with this row, 0: 22.05 */
-	unsigned until;		/* first release without it, 0: still there */
+	const char *name;    /* long name, without "--" */
+	char letter;	     /* its short option, 0 for none */
+	unsigned char kind;  /* enum te_so_kind */
+	unsigned char progs; /* TE_SO_SRUN | ... */
+	unsigned since;	     /* first release with this row, 0: 22.05 */
+	unsigned until;	     /* first release without it, 0: still there */
 };
 
 extern const struct te_so te_so_table[];

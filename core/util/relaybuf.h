@@ -12,8 +12,8 @@
 struct te_relaybuf {
 	char *mem;
 	size_t cap;
-	size_t start;	/* first byte not yet written out */
-	size_t len;	/* bytes held */
+	size_t start; /* first byte not yet written out */
+	size_t len;   /* bytes held */
 };
 
 void te_relaybuf_init(struct te_relaybuf *b, char *mem, size_t cap);

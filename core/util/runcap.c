@@ -56,8 +56,7 @@ struct spawn_req {
  * its default before the mask opens. Not instrumented by AddressSanitizer:
  * the frame on the borrowed stack never returns, and its poisoned
  * redzones would outlive the stack. */
-__attribute__((no_sanitize_address))
-static int child(void *arg)
+__attribute__((no_sanitize_address)) static int child(void *arg)
 {
 	struct spawn_req *q = arg;
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
@@ -110,7 +109,9 @@ static int child(void *arg)
  * meanwhile. -1 with errno. */
 static pid_t spawn_child(struct spawn_req *q)
 {
-	enum { STACK = 64 * 1024 };
+	enum {
+		STACK = 64 * 1024
+	};
 	sigset_t all, old;
 	char *stack;
 	pid_t pid;
@@ -178,7 +179,7 @@ static int reap(pid_t pid, int64_t deadline, int *status, int *killed)
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			*killed = 1;
-			deadline = te_now_ms() + 5000;	/* to be reaped */
+			deadline = te_now_ms() + 5000; /* to be reaped */
 		} else if (te_now_ms() >= deadline) {
 			break;
 		}
@@ -208,13 +209,17 @@ int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 	int64_t deadline = te_now_ms() + timeout_ms;
 	struct stat st;
 	int pfd[2], rc = -1;
-	struct spawn_req q = { .path = path, .argv = argv, .envp = envp,
-			       .parent = getpid(), .flags = flags };
+	struct spawn_req q = { .path = path,
+			       .argv = argv,
+			       .envp = envp,
+			       .parent = getpid(),
+			       .flags = flags };
 	pid_t pid;
 
 	memset(o, 0, sizeof(*o));
 	if (cap < 2)
-		return te_err(err, errlen, "no room for the output of %s", path);
+		return te_err(err, errlen, "no room for the output of %s",
+			      path);
 	buf[0] = '\0';
 	if (stat(path, &st) < 0)
 		return te_err(err, errlen, "%s: %s", path, strerror(errno));
@@ -240,7 +245,7 @@ int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 		sigaction(SIGCHLD, &old_chld, NULL);
 		return -1;
 	}
-	if (q.exec_errno) {	/* it never ran: no output to wait for */
+	if (q.exec_errno) { /* it never ran: no output to wait for */
 		int status;
 
 		te_snprintf(err, errlen, "%s cannot be run: %s", path,
@@ -274,7 +279,7 @@ int te_spawn_capture(const char *path, char *const argv[], char *const envp[],
 	buf[o->got] = '\0';
 	close(pfd[0]);
 	if (o->too_long)
-		deadline = te_now_ms();	/* kill it now */
+		deadline = te_now_ms(); /* kill it now */
 	if (reap(pid, deadline, &o->status, &o->killed) < 0) {
 		te_snprintf(err, errlen, "%s (pid %ld) could not be reaped",
 			    path, (long)pid);
@@ -301,7 +306,7 @@ char **te_env_with(char *const envp[], const char *assignment)
 		if (!strncmp(envp[i], assignment, nl) && envp[i][nl] == '=') {
 			if (!placed++)
 				out[k++] = (char *)assignment;
-			continue;	/* later duplicates would be read too */
+			continue; /* later duplicates would be read too */
 		}
 		out[k++] = envp[i];
 	}

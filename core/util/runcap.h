@@ -9,10 +9,10 @@
 #include <stddef.h>
 
 struct te_spawn_out {
-	size_t got;		/* bytes read into buf (terminated) */
-	int too_long;		/* it wrote more than buf holds: killed */
-	int killed;		/* past the deadline: killed */
-	int status;		/* waitpid() status */
+	size_t got;   /* bytes read into buf (terminated) */
+	int too_long; /* it wrote more than buf holds: killed */
+	int killed;   /* past the deadline: killed */
+	int status;   /* waitpid() status */
 };
 
 /* name's absolute path: the first executable file of that name in the

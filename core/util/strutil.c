@@ -77,7 +77,8 @@ int te_token_equal(const char *a, const char *b, size_t len)
 	unsigned char d = 0;
 	size_t i;
 
-	if (!a || !b || strnlen(a, len + 1) != len || strnlen(b, len + 1) != len)
+	if (!a || !b || strnlen(a, len + 1) != len ||
+	    strnlen(b, len + 1) != len)
 		return 0;
 	for (i = 0; i < len; i++)
 		d |= (unsigned char)(a[i] ^ b[i]);
@@ -111,7 +112,7 @@ int te_parse_u64(const char *s, uint64_t max, uint64_t *out)
 		if (i >= 19 || s[i] < '0' || s[i] > '9')
 			return -1;
 		d = (unsigned)(s[i] - '0');
-		v = v * 10 + d;	/* 19 digits cannot overflow 64 bits */
+		v = v * 10 + d; /* 19 digits cannot overflow 64 bits */
 	}
 	if (v > max)
 		return -1;
@@ -160,7 +161,7 @@ void te_quote(char *dst, size_t size, const char *s)
 		unsigned char c = (unsigned char)s[i];
 		size_t need = (c < 0x20 || c > 0x7e || c == '\\') ? 4 : 1;
 
-		if (o + need + 4 > size) {	/* room for "..." and NUL */
+		if (o + need + 4 > size) { /* room for "..." and NUL */
 			if (o + 4 <= size) {
 				memcpy(dst + o, "...", 3);
 				o += 3;
@@ -365,8 +366,8 @@ char *te_trim(char *s)
 	while (*p == ' ' || *p == '\t' || *p == '\r')
 		p++;
 	len = strlen(p);
-	while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' ||
-		       p[len - 1] == '\r'))
+	while (len &&
+	       (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r'))
 		len--;
 	memmove(s, p, len);
 	s[len] = '\0';
@@ -401,8 +402,10 @@ int te_framed_parse(const char *buf, size_t len, size_t max_len,
 		ll = (size_t)(nl - (buf + pos));
 		lineno++;
 		if (ll > line_max)
-			return te_err(err, errlen, "line %d is longer than %zu "
-				      "characters", lineno, line_max);
+			return te_err(err, errlen,
+				      "line %d is longer than %zu "
+				      "characters",
+				      lineno, line_max);
 		memcpy(line, buf + pos, ll);
 		line[ll] = '\0';
 		pos += ll + 1;
@@ -413,7 +416,8 @@ int te_framed_parse(const char *buf, size_t len, size_t max_len,
 				char q[64];
 
 				te_quote(q, sizeof(q), line);
-				return te_err(err, errlen, "bad header '%s'", q);
+				return te_err(err, errlen, "bad header '%s'",
+					      q);
 			}
 			continue;
 		}
@@ -425,7 +429,9 @@ int te_framed_parse(const char *buf, size_t len, size_t max_len,
 			return -1;
 	}
 	if (!ended)
-		return te_err(err, errlen, "the output ends without END (%s "
-			      "stopped half-way)", who);
+		return te_err(err, errlen,
+			      "the output ends without END (%s "
+			      "stopped half-way)",
+			      who);
 	return 0;
 }

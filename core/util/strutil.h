@@ -15,13 +15,13 @@ size_t te_strlcpy(char *dst, const char *src, size_t size);
 
 /* snprintf that never reports a negative or oversized length: returns 0 when
  * the whole text fit and -1 when it was truncated (dst still terminated). */
-__attribute__((format(printf, 3, 4)))
-int te_snprintf(char *dst, size_t size, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) int te_snprintf(char *dst, size_t size,
+						      const char *fmt, ...);
 
 /* Writes the message into err (as te_snprintf does) and returns -1, so that
  * an error path is one statement: return te_err(err, errlen, "...", ...); */
-__attribute__((format(printf, 3, 4)))
-int te_err(char *err, size_t errlen, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) int te_err(char *err, size_t errlen,
+						 const char *fmt, ...);
 
 /* Copies at most max bytes of s (NULL reads as "") into dst: printable
  * ASCII is kept, every other byte becomes '?'; always terminated. The one
@@ -33,8 +33,8 @@ void te_clean_text(char *dst, size_t size, const char *s, size_t max);
 int te_token_equal(const char *a, const char *b, size_t len);
 
 /* Appends to a terminated buffer; same return convention as te_snprintf. */
-__attribute__((format(printf, 3, 4)))
-int te_appendf(char *dst, size_t size, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) int te_appendf(char *dst, size_t size,
+						     const char *fmt, ...);
 
 /* Strict unsigned decimal: digits only (no sign, space, prefix or suffix), at
  * most 19 digits, value <= max. Returns 0 or -1. */

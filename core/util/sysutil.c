@@ -22,7 +22,8 @@ int64_t te_now_ms(void)
 
 void te_sleep_ms(int64_t ms)
 {
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+	struct timespec ts = { (time_t)(ms / 1000),
+			       (long)(ms % 1000) * 1000000L };
 
 	while (ms > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -92,8 +93,7 @@ ssize_t te_read_fd(int fd, char *buf, size_t size, unsigned flags)
 	return (ssize_t)got;
 }
 
-ssize_t te_read_small(const char *path, char *buf, size_t size,
-		      unsigned flags)
+ssize_t te_read_small(const char *path, char *buf, size_t size, unsigned flags)
 {
 	struct stat st;
 	ssize_t got;
@@ -107,7 +107,7 @@ ssize_t te_read_small(const char *path, char *buf, size_t size,
 	}
 	/* O_NONBLOCK: opening a FIFO nobody writes would wait forever */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
-		  ((flags & TE_READ_NOFOLLOW) ? O_NOFOLLOW : 0));
+				((flags & TE_READ_NOFOLLOW) ? O_NOFOLLOW : 0));
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0) {

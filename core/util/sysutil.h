@@ -28,16 +28,15 @@ int te_random_hex(char *buf, size_t size, size_t ndigits);
  * NUL bytes, as /proc/self/cmdline does), or -1 with errno set; with
  * TE_READ_WHOLE a file longer than size - 1 bytes is -1 with EFBIG, else
  * the rest is not read. */
-#define TE_READ_WHOLE 1u	/* the whole file or nothing */
-#define TE_READ_NOFOLLOW 2u	/* path's last part must not be a link */
-#define TE_READ_MINE 4u		/* owned by this process's effective uid */
+#define TE_READ_WHOLE 1u    /* the whole file or nothing */
+#define TE_READ_NOFOLLOW 2u /* path's last part must not be a link */
+#define TE_READ_MINE 4u	    /* owned by this process's effective uid */
 ssize_t te_read_fd(int fd, char *buf, size_t size, unsigned flags);
 
 /* Opens path and reads it as te_read_fd does. Never waits on a FIFO or a
  * device: path must be a regular file (EINVAL otherwise). -1 with errno:
  * ELOOP (a link, TE_READ_NOFOLLOW), EPERM (another uid's, TE_READ_MINE),
  * EFBIG (TE_READ_WHOLE), or open's and read's own. */
-ssize_t te_read_small(const char *path, char *buf, size_t size,
-		      unsigned flags);
+ssize_t te_read_small(const char *path, char *buf, size_t size, unsigned flags);
 
 #endif

@@ -36,7 +36,7 @@ int te_buf_printf(struct te_buf *b, const char *fmt, ...)
 		return -1;
 	}
 	if ((size_t)n >= room) {
-		b->used = b->len - 1;	/* vsnprintf wrote what fits */
+		b->used = b->len - 1; /* vsnprintf wrote what fits */
 		b->cut = 1;
 		return -1;
 	}
@@ -65,17 +65,17 @@ size_t te_utf8_char(const char *s, size_t *skip)
 		need = 1;
 	} else if (c >= 0xe0 && c <= 0xef) {
 		need = 2;
-		lo = c == 0xe0 ? 0xa0 : 0x80;	/* overlong */
-		hi = c == 0xed ? 0x9f : 0xbf;	/* surrogates */
+		lo = c == 0xe0 ? 0xa0 : 0x80; /* overlong */
+		hi = c == 0xed ? 0x9f : 0xbf; /* surrogates */
 	} else if (c >= 0xf0 && c <= 0xf4) {
 		need = 3;
-		lo = c == 0xf0 ? 0x90 : 0x80;	/* overlong */
-		hi = c == 0xf4 ? 0x8f : 0xbf;	/* past U+10FFFF */
+		lo = c == 0xf0 ? 0x90 : 0x80; /* overlong */
+		hi = c == 0xf4 ? 0x8f : 0xbf; /* past U+10FFFF */
 	} else {
-		return *skip = 1, 0;		/* 80-C1, F5-FF */
+		return *skip = 1, 0; /* 80-C1, F5-FF */
 	}
 	for (i = 1; i <= need; i++) {
-		if (p[i] < lo || p[i] > hi)	/* the NUL too */
+		if (p[i] < lo || p[i] > hi) /* the NUL too */
 			return *skip = i, 0;
 		lo = 0x80;
 		hi = 0xbf;
@@ -89,7 +89,11 @@ int te_buf_json_str(struct te_buf *b, const char *s)
 	size_t o = b->used, mark = b->used, k, skip;
 	const char *p = s ? s : "";
 
-#define ROOM(n) do { if (o + (n) >= b->len) goto cut; } while (0)
+#define ROOM(n)                        \
+	do {                           \
+		if (o + (n) >= b->len) \
+			goto cut;      \
+	} while (0)
 	if (b->cut)
 		return -1;
 	ROOM(1);

@@ -11,17 +11,17 @@
 
 struct te_buf {
 	char *p;
-	size_t len;		/* p's size; at most len - 1 bytes of text */
-	size_t used;		/* p[used] is the terminating NUL */
-	int cut;		/* something did not fit: later appends do nothing */
+	size_t len;  /* p's size; at most len - 1 bytes of text */
+	size_t used; /* p[used] is the terminating NUL */
+	int cut;     /* something did not fit: later appends do nothing */
 };
 
 /* An empty text in p[0..len) (len 0: every append is cut). */
 void te_buf_init(struct te_buf *b, char *p, size_t len);
 /* Appends; what does not fit is cut (the text stays terminated) and the
  * buffer marked cut. 0, or -1 when cut (now or before). */
-__attribute__((format(printf, 2, 3)))
-int te_buf_printf(struct te_buf *b, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) int te_buf_printf(struct te_buf *b,
+							const char *fmt, ...);
 /* Back to an earlier length (a mark from b->used), not cut any more. */
 void te_buf_rewind(struct te_buf *b, size_t mark);
 

@@ -17,8 +17,8 @@
 
 int main(int argc, char **argv)
 {
-	int iters = argc > 1 ? atoi(argv[1]) : 100, collect = argc > 2 &&
-		    !strcmp(argv[2], "collect"), i;
+	int iters = argc > 1 ? atoi(argv[1]) : 100,
+	    collect = argc > 2 && !strcmp(argv[2], "collect"), i;
 	pmix_proc_t me;
 	pmix_info_t info;
 	bool t = true;
@@ -42,8 +42,8 @@ int main(int argc, char **argv)
 			PMIx_Commit();
 		}
 		t0 = now_us();
-		if (PMIx_Fence(NULL, 0, collect ? &info : NULL, collect ? 1 : 0) !=
-		    PMIX_SUCCESS) {
+		if (PMIx_Fence(NULL, 0, collect ? &info : NULL,
+			       collect ? 1 : 0) != PMIX_SUCCESS) {
 			fprintf(stderr, "fence failed\n");
 			PMIx_Finalize(NULL, 0);
 			return 1;

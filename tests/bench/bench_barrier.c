@@ -13,8 +13,8 @@
 
 int main(int argc, char **argv)
 {
-	int iters = argc > 1 ? atoi(argv[1]) : 100, held = argc > 2 &&
-		    !strcmp(argv[2], "held"), i;
+	int iters = argc > 1 ? atoi(argv[1]) : 100,
+	    held = argc > 2 && !strcmp(argv[2], "held"), i;
 	char err[TRAINENV_ERR_MAX];
 	double *dt;
 	const char *rank = getenv("PMIX_RANK");

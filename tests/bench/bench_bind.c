@@ -114,7 +114,8 @@ int main(int argc, char **argv)
 	req.ngpus = 16;
 	{
 		static const enum te_bind_mode modes[] = {
-			TE_BIND_MODE_NUMA, TE_BIND_MODE_CORES,
+			TE_BIND_MODE_NUMA,
+			TE_BIND_MODE_CORES,
 		};
 		int m;
 
@@ -127,14 +128,17 @@ int main(int argc, char **argv)
 				double s = now_us();
 				if (te_bind_compute(topo, &req, &res, err,
 						    sizeof(err))) {
-					fprintf(stderr, "bench_bind: %s\n", err);
+					fprintf(stderr, "bench_bind: %s\n",
+						err);
 					return 1;
 				}
 				t[i] = now_us() - s;
 				te_bind_result_free(&res);
 			}
-			snprintf(what, sizeof(what), "compute 16 ranks, 16 GPUs "
-				 "(mode %s)", te_bind_mode_name(req.mode));
+			snprintf(what, sizeof(what),
+				 "compute 16 ranks, 16 GPUs "
+				 "(mode %s)",
+				 te_bind_mode_name(req.mode));
 			report(what, t, n);
 		}
 	}
@@ -156,7 +160,8 @@ int main(int argc, char **argv)
 	n = 2000;
 	for (i = 0; i < n; i++) {
 		double s = now_us();
-		int rc = te_bind_apply(real, &res.ranks[0], 1, err, sizeof(err));
+		int rc =
+			te_bind_apply(real, &res.ranks[0], 1, err, sizeof(err));
 		t[i] = now_us() - s;
 		if (rc < 0) {
 			fprintf(stderr, "bench_bind: %s\n", err);
@@ -164,14 +169,17 @@ int main(int argc, char **argv)
 		}
 	}
 	report(hwloc_bitmap_isincluded(hwloc_topology_get_allowed_nodeset(real),
-				       res.ranks[0].nodeset) ?
-	       "te_bind_apply (cpubind; one node: no membind)" :
-	       "te_bind_apply (cpubind + membind)", t, n);
+				       res.ranks[0].nodeset)
+		       ? "te_bind_apply (cpubind; one node: no membind)"
+		       : "te_bind_apply (cpubind + membind)",
+	       t, n);
 	for (i = 0; i < n; i++) {
 		double s = now_us();
-		hwloc_set_cpubind(real, res.ranks[0].cpuset, HWLOC_CPUBIND_PROCESS);
-		hwloc_set_membind(real, res.ranks[0].nodeset, HWLOC_MEMBIND_BIND,
-				  HWLOC_MEMBIND_THREAD | HWLOC_MEMBIND_BYNODESET);
+		hwloc_set_cpubind(real, res.ranks[0].cpuset,
+				  HWLOC_CPUBIND_PROCESS);
+		hwloc_set_membind(
+			real, res.ranks[0].nodeset, HWLOC_MEMBIND_BIND,
+			HWLOC_MEMBIND_THREAD | HWLOC_MEMBIND_BYNODESET);
 		t[i] = now_us() - s;
 	}
 	report("raw hwloc cpubind(PROCESS) + membind(THREAD)", t, n);

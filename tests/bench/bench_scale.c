@@ -43,12 +43,12 @@
 #include "util/strutil.h"
 #include "util/sysutil.h"
 
-#define TASK_RESERVE 2048	/* tasks left to the machine's other users */
+#define TASK_RESERVE 2048 /* tasks left to the machine's other users */
 
 struct node {
 	pid_t pid;
-	int status;		/* exit status, once reaped */
-	int state;		/* 0 not started, 1 running, 2 reaped */
+	int status; /* exit status, once reaped */
+	int state;  /* 0 not started, 1 running, 2 reaped */
 };
 
 static struct opts {
@@ -75,16 +75,18 @@ static double realtime_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static char width_s[8];		/* --launch-tree-width: the site key's K */
-static const char *ckpt_dir;	/* --checkpoint-dir: the helpers' probe */
+static char width_s[8];	     /* --launch-tree-width: the site key's K */
+static const char *ckpt_dir; /* --checkpoint-dir: the helpers' probe */
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: bench_scale --helper PATH --simlib DIR "
+	fprintf(stderr,
+		"usage: bench_scale --helper PATH --simlib DIR "
 		"--connwatch SO --nodes N --ranks-per-node P [--dir BASE] "
 		"[--barrier S] [--launch-tree-width K] [--checkpoint-dir DIR] [--keep]\n"
 		"  N >= 1, 1 <= P <= %d; BASE (default /dev/shm) holds the "
-		"run's files\n", SIM_PPN_MAX);
+		"run's files\n",
+		SIM_PPN_MAX);
 	return 2;
 }
 
@@ -111,18 +113,21 @@ static int parse(int argc, char **argv)
 			o.connwatch = v;
 		else if (!strcmp(a, "--dir"))
 			o.base = v;
-		else if (!strcmp(a, "--nodes") && te_parse_u64(v, 1u << 20, &n) == 0 && n)
+		else if (!strcmp(a, "--nodes") &&
+			 te_parse_u64(v, 1u << 20, &n) == 0 && n)
 			o.nodes = (unsigned)n;
 		else if (!strcmp(a, "--ranks-per-node") &&
 			 te_parse_u64(v, SIM_PPN_MAX, &n) == 0 && n)
 			o.ppn = (unsigned)n;
-		else if (!strcmp(a, "--barrier") && te_parse_u64(v, 86400, &n) == 0 && n)
+		else if (!strcmp(a, "--barrier") &&
+			 te_parse_u64(v, 86400, &n) == 0 && n)
 			o.barrier = (unsigned)n;
 		else if (!strcmp(a, "--checkpoint-dir") && v[0] == '/')
 			ckpt_dir = v;
 		else if (!strcmp(a, "--launch-tree-width") &&
 			 te_parse_u64(v, 1024, &n) == 0 && n >= 2)
-			te_snprintf(width_s, sizeof(width_s), "%u", (unsigned)n);
+			te_snprintf(width_s, sizeof(width_s), "%u",
+				    (unsigned)n);
 		else {
 			fprintf(stderr, "bench_scale: bad %s '%s'\n", a, v);
 			return usage();
@@ -130,7 +135,7 @@ static int parse(int argc, char **argv)
 	}
 	if (!o.helper || !o.simlib || !o.connwatch || !o.nodes || !o.ppn)
 		return usage();
-	if (!o.barrier)		/* this machine starts about 1,000 a second */
+	if (!o.barrier) /* this machine starts about 1,000 a second */
 		o.barrier = 120 + o.nodes / 50;
 	return 0;
 }
@@ -180,8 +185,8 @@ static int feasible(void)
 	/* measured: a waiting helper holds about 0.6 MB of its own */
 	if (avail_kb >= 0 && avail_kb / 1024 < (long)o.nodes + 512) {
 		printf("nodes=%u ranks_per_node=%u impossible here: %ld MB "
-		       "available, about %u MB needed\n", o.nodes, o.ppn,
-		       avail_kb / 1024, o.nodes + 512);
+		       "available, about %u MB needed\n",
+		       o.nodes, o.ppn, avail_kb / 1024, o.nodes + 512);
 		return -1;
 	}
 	return 0;
@@ -314,7 +319,8 @@ static int settings_env(void)
 {
 	static struct te_config cfg;
 	const char *set[][2] = {
-		{ "barrier", NULL }, { "version-check", "warn" },
+		{ "barrier", NULL },
+		{ "version-check", "warn" },
 		{ "launch-tree-width", width_s[0] ? width_s : NULL },
 		{ "checkpoint-dir", ckpt_dir },
 	};
@@ -331,7 +337,8 @@ static int settings_env(void)
 			continue;
 		if (te_value_parse(id, set[i][1], 0, &cfg.v[id], err,
 				   sizeof(err)) < 0) {
-			fprintf(stderr, "bench_scale: %s: %s\n", set[i][0], err);
+			fprintf(stderr, "bench_scale: %s: %s\n", set[i][0],
+				err);
 			return -1;
 		}
 		cfg.v[id].src = TE_SRC_OPTION;
@@ -348,13 +355,27 @@ static int start_node(unsigned i)
 	char e_rank[32], e_tmp[600], e_node[48], e_watch[640];
 	/* the plugin's command line: the step's facts; the settings are in
 	 * env_settings */
-	char *argv[] = { (char *)"trainenv-rdzv", (char *)"--job", job_s,
-			 (char *)"--step", (char *)"0", (char *)"--lead",
+	char *argv[] = { (char *)"trainenv-rdzv",
+			 (char *)"--job",
+			 job_s,
+			 (char *)"--step",
+			 (char *)"0",
+			 (char *)"--lead",
 			 NULL };
-	char *envp[] = { (char *)"PATH=/usr/bin:/bin", (char *)"LANG=C",
-			 env_lib, env_path, env_log, env_ns, e_rank, e_tmp,
-			 e_node, e_watch, env_preload, env_settings,
-			 (char *)"TE_SIM_PMIX_WAIT_S=600", NULL };
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin",
+			 (char *)"LANG=C",
+			 env_lib,
+			 env_path,
+			 env_log,
+			 env_ns,
+			 e_rank,
+			 e_tmp,
+			 e_node,
+			 e_watch,
+			 env_preload,
+			 env_settings,
+			 (char *)"TE_SIM_PMIX_WAIT_S=600",
+			 NULL };
 	posix_spawn_file_actions_t fa;
 	int rc;
 
@@ -388,10 +409,10 @@ static int start_node(unsigned i)
 
 struct outcome {
 	unsigned done, failed_nodes;
-	int rank0_conns;	/* connwatch's peak of rank 0's helper, -1 */
-	int any_conns;		/* the most any node's helper held */
-	unsigned no_watch;	/* helpers that left no count */
-	double last_ms;		/* realtime of the last node's result */
+	int rank0_conns;   /* connwatch's peak of rank 0's helper, -1 */
+	int any_conns;	   /* the most any node's helper held */
+	unsigned no_watch; /* helpers that left no count */
+	double last_ms;	   /* realtime of the last node's result */
 	char first_error[TE_RDZV_TEXT_MAX + 64];
 };
 
@@ -409,7 +430,8 @@ static void results(struct outcome *r)
 		ssize_t n;
 		int peak;
 
-		te_snprintf(path, sizeof(path), "%s/n%u/conns.peak", dir, i + 1);
+		te_snprintf(path, sizeof(path), "%s/n%u/conns.peak", dir,
+			    i + 1);
 		if (te_read_small(path, perr, sizeof(perr), 0) > 0 &&
 		    sscanf(perr, "%d", &peak) == 1) {
 			if (i == 0)
@@ -425,21 +447,27 @@ static void results(struct outcome *r)
 		n = te_read_small(path, buf, sizeof(buf), TE_READ_NOFOLLOW);
 		if (n < 0 || stat(path, &st) < 0) {
 			if (!r->first_error[0])
-				te_snprintf(r->first_error, sizeof(r->first_error),
-					    "n%u: no result (helper exit status "
-					    "%d)", i + 1, nodes[i].status);
+				te_snprintf(
+					r->first_error, sizeof(r->first_error),
+					"n%u: no result (helper exit status "
+					"%d)",
+					i + 1, nodes[i].status);
 			r->failed_nodes++;
 			continue;
 		}
-		if (st.st_mtim.tv_sec * 1e3 + st.st_mtim.tv_nsec / 1e6 > r->last_ms)
+		if (st.st_mtim.tv_sec * 1e3 + st.st_mtim.tv_nsec / 1e6 >
+		    r->last_ms)
 			r->last_ms = st.st_mtim.tv_sec * 1e3 +
 				     st.st_mtim.tv_nsec / 1e6;
-		if (te_rdzv_parse(buf, (size_t)n, &res, perr, sizeof(perr)) < 0 ||
+		if (te_rdzv_parse(buf, (size_t)n, &res, perr, sizeof(perr)) <
+			    0 ||
 		    res.failed || !res.master_addr[0] || !res.master_port) {
 			if (!r->first_error[0])
-				te_snprintf(r->first_error, sizeof(r->first_error),
-					    "n%u: %s", i + 1,
-					    res.failed ? res.error : "no MASTER_ADDR");
+				te_snprintf(r->first_error,
+					    sizeof(r->first_error), "n%u: %s",
+					    i + 1,
+					    res.failed ? res.error
+						       : "no MASTER_ADDR");
 			r->failed_nodes++;
 			continue;
 		}
@@ -450,7 +478,9 @@ static void results(struct outcome *r)
 static int rm_entry(const char *path, const struct stat *st, int type,
 		    struct FTW *f)
 {
-	(void)st; (void)type; (void)f;
+	(void)st;
+	(void)type;
+	(void)f;
 	remove(path);
 	return 0;
 }
@@ -480,7 +510,8 @@ int main(int argc, char **argv)
 	if ((rc = parse(argc, argv)))
 		return rc;
 	if (access(o.helper, X_OK) < 0) {
-		fprintf(stderr, "bench_scale: %s: %s\n", o.helper, strerror(errno));
+		fprintf(stderr, "bench_scale: %s: %s\n", o.helper,
+			strerror(errno));
 		return 2;
 	}
 	if (feasible() < 0)
@@ -504,13 +535,14 @@ int main(int argc, char **argv)
 		return 3;
 	if (holders_start() < 0) {
 		fprintf(stderr, "bench_scale: the followers' arrival files "
-			"could not be made\n");
+				"could not be made\n");
 		holders_stop();
 		return 3;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	te_snprintf(job_s, sizeof(job_s), "%u", 1000u + (unsigned)getpid() % 9000u);
+	te_snprintf(job_s, sizeof(job_s), "%u",
+		    1000u + (unsigned)getpid() % 9000u);
 	if (settings_env() < 0) {
 		fprintf(stderr, "bench_scale: cannot encode the settings\n");
 		return 2;
@@ -559,7 +591,8 @@ int main(int argc, char **argv)
 		 * threads they start (two at most each) */
 		if (next < o.nodes && tasks_now(&running, &total) == 0) {
 			long room = (read_long("/proc/sys/kernel/pid_max") -
-				     TASK_RESERVE - total) / 2;
+				     TASK_RESERVE - total) /
+				    2;
 
 			while (room-- > 0 && next < o.nodes)
 				kill(nodes[next++].pid, SIGCONT);
@@ -572,8 +605,8 @@ int main(int argc, char **argv)
 			if (i == o.nodes)
 				continue;
 			nodes[i].state = 2;
-			nodes[i].status = WIFEXITED(st) ? WEXITSTATUS(st) :
-							  128 + WTERMSIG(st);
+			nodes[i].status = WIFEXITED(st) ? WEXITSTATUS(st)
+							: 128 + WTERMSIG(st);
 			reaped++;
 			if (i == 0) {
 				ru0 = ru;
@@ -595,28 +628,30 @@ int main(int argc, char **argv)
 		usleep(2000);
 	}
 	if (reaped < o.nodes) {
-		fprintf(stderr, "bench_scale: %s; stopping the %u helpers left\n",
-			stop ? "stopped" : "past the deadline", o.nodes - reaped);
+		fprintf(stderr,
+			"bench_scale: %s; stopping the %u helpers left\n",
+			stop ? "stopped" : "past the deadline",
+			o.nodes - reaped);
 		for (i = 0; i < o.nodes; i++)
 			if (nodes[i].state == 1)
 				kill(nodes[i].pid, SIGKILL);
 	}
 	holders_stop();
-	while (wait(NULL) > 0)	/* the holders, and any helper killed */
+	while (wait(NULL) > 0) /* the holders, and any helper killed */
 		;
 	results(&out);
 	getrusage(RUSAGE_SELF, &self);
 	getrusage(RUSAGE_CHILDREN, &kids);
 	if (out.done == o.nodes) {
 		printf("nodes=%u ranks_per_node=%u all_done_ms=%.0f rank0_cpu_s=%.4f "
-		       "rank0_rss_mb=%.1f max_conns=%d\n", o.nodes, o.ppn,
-		       out.last_ms - t0, cpu_s(&ru0), ru0.ru_maxrss / 1024.0,
-		       out.rank0_conns);
+		       "rank0_rss_mb=%.1f max_conns=%d\n",
+		       o.nodes, o.ppn, out.last_ms - t0, cpu_s(&ru0),
+		       ru0.ru_maxrss / 1024.0, out.rank0_conns);
 		rc = 0;
 	} else {
 		printf("nodes=%u ranks_per_node=%u FAILED: %u of %u nodes done; "
-		       "first: %s\n", o.nodes, o.ppn, out.done, o.nodes,
-		       out.first_error);
+		       "first: %s\n",
+		       o.nodes, o.ppn, out.done, o.nodes, out.first_error);
 		rc = 1;
 	}
 	printf("# nodes_done=%u/%u resumed_all_ms=%.0f rank0_wall_ms=%lld "
@@ -630,21 +665,22 @@ int main(int argc, char **argv)
 	       cpu_s(&kids));
 	if (out.no_watch)
 		printf("# %u helpers left no connection count (killed, or "
-		       "the preload did not load)\n", out.no_watch);
+		       "the preload did not load)\n",
+		       out.no_watch);
 	{
 		char log[600], buf[4096];
 		ssize_t n;
 
 		te_snprintf(log, sizeof(log), "%s/sim.log", dir);
 		n = te_read_small(log, buf, sizeof(buf), 0);
-		if (n > 0) {	/* what the stand-in did not simulate */
+		if (n > 0) { /* what the stand-in did not simulate */
 			char *nl = strchr(buf, '\n');
 
 			if (nl)
 				*nl = '\0';
 			printf("# sim_pmix: the helpers asked for something not "
-			       "simulated, first: %s (all: %s/sim.log)\n", buf,
-			       o.keep ? dir : "removed");
+			       "simulated, first: %s (all: %s/sim.log)\n",
+			       buf, o.keep ? dir : "removed");
 		}
 	}
 	if (o.keep)

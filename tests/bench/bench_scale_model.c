@@ -38,7 +38,7 @@ struct size {
 	int conns;
 };
 
-static double L = 10, D = 1000, S = 20;	/* microseconds */
+static double L = 10, D = 1000, S = 20; /* microseconds */
 static unsigned W = 50;
 
 static double now_us(void)
@@ -72,18 +72,23 @@ static int cmp_u(const void *a, const void *b)
  * send, so this is more than a NIC's send costs. */
 static double fanout_send_us(void)
 {
-	enum { FANOUT = 50, N = 400 };
+	enum {
+		FANOUT = 50,
+		N = 400
+	};
 	static double per[N];
 	struct sockaddr_in a = { .sin_family = AF_INET,
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t al = sizeof(a);
 	char buf[64] = { 0 };
-	int l = socket(AF_INET, SOCK_STREAM, 0), tx[FANOUT], rx[FANOUT], one = 1;
+	int l = socket(AF_INET, SOCK_STREAM, 0), tx[FANOUT], rx[FANOUT],
+	    one = 1;
 	int i, j, opened = 0;
 	double rc = -1;
 
 	if (l < 0 || bind(l, (struct sockaddr *)&a, al) < 0 ||
-	    listen(l, FANOUT) < 0 || getsockname(l, (struct sockaddr *)&a, &al) < 0)
+	    listen(l, FANOUT) < 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &al) < 0)
 		goto out;
 	for (; opened < FANOUT; opened++) {
 		tx[opened] = socket(AF_INET, SOCK_STREAM, 0);
@@ -91,13 +96,13 @@ static double fanout_send_us(void)
 		if (tx[opened] < 0 ||
 		    connect(tx[opened], (struct sockaddr *)&a, al) < 0 ||
 		    (rx[opened] = accept(l, NULL, NULL)) < 0) {
-			opened++;	/* close what this one opened */
+			opened++; /* close what this one opened */
 			goto out;
 		}
 		setsockopt(tx[opened], IPPROTO_TCP, TCP_NODELAY, &one,
 			   sizeof(one));
 	}
-	for (i = -40; i < N; i++) {	/* 40 rounds of warm-up */
+	for (i = -40; i < N; i++) { /* 40 rounds of warm-up */
 		double t = now_us();
 
 		for (j = 0; j < FANOUT; j++)
@@ -133,7 +138,7 @@ static double median5(double (*measure)(void))
 
 	for (i = 0; i < 5; i++)
 		if ((v[i] = measure()) < 0)
-			return -1;	/* the host refused a socket */
+			return -1; /* the host refused a socket */
 	qsort(v, 5, sizeof(v[0]), cmp_d);
 	return v[2];
 }
@@ -194,7 +199,8 @@ static double tree_us(unsigned n, double s_us)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: bench_scale_model [--latency-us L] [--dmodex-us D] "
+	fprintf(stderr,
+		"usage: bench_scale_model [--latency-us L] [--dmodex-us D] "
 		"[--stepd-us S] [--tree-width W] [--at N]... [--s-us X] < lines\n"
 		"       bench_scale_model --measure\n");
 	return 2;
@@ -216,7 +222,7 @@ int main(int argc, char **argv)
 
 			if (m < 0) {
 				fprintf(stderr, "bench_scale_model: cannot "
-					"measure over loopback TCP\n");
+						"measure over loopback TCP\n");
 				return 1;
 			}
 			printf("s_us=%.2f\n", m);
@@ -234,7 +240,8 @@ int main(int argc, char **argv)
 			S = atof(v);
 		else if (!strcmp(argv[i], "--tree-width") && atoi(v) > 1)
 			W = (unsigned)atoi(v);
-		else if (!strcmp(argv[i], "--at") && atoi(v) > 1 && nat < MAX_SIZES - 1)
+		else if (!strcmp(argv[i], "--at") && atoi(v) > 1 &&
+			 nat < MAX_SIZES - 1)
 			at[nat++] = (unsigned)atoi(v);
 		else
 			return usage();
@@ -243,7 +250,8 @@ int main(int argc, char **argv)
 	while (n < MAX_SIZES && fgets(line, sizeof(line), stdin)) {
 		struct size *s = &sz[n];
 
-		if (sscanf(line, "nodes=%u ranks_per_node=%u all_done_ms=%lf "
+		if (sscanf(line,
+			   "nodes=%u ranks_per_node=%u all_done_ms=%lf "
 			   "rank0_cpu_s=%lf rank0_rss_mb=%lf max_conns=%d",
 			   &s->nodes, &s->ppn, &s->done_ms, &s->cpu_s,
 			   &s->rss_mb, &s->conns) != 6)
@@ -259,23 +267,28 @@ int main(int argc, char **argv)
 		n++;
 	}
 	if (base < 0 || !n) {
-		fprintf(stderr, "bench_scale_model: need the nodes=1 baseline and "
+		fprintf(stderr,
+			"bench_scale_model: need the nodes=1 baseline and "
 			"at least one larger size on stdin\n");
 		return 1;
 	}
 	if (s_us < 0 && (s_us = median5(fanout_send_us)) < 0) {
 		fprintf(stderr, "bench_scale_model: cannot measure over "
-			"loopback TCP\n");
+				"loopback TCP\n");
 		return 1;
 	}
 	printf("model: constants L=%g us one-way between nodes, D=%g us per "
 	       "direct-modex request served, S=%g us per fence message at a "
-	       "slurmstepd, TreeWidth W=%u\n", L, D, S, W);
+	       "slurmstepd, TreeWidth W=%u\n",
+	       L, D, S, W);
 	printf("model: measured s=%.1f us per small message a parent fans out "
 	       "(one send on each of 50 loopback TCP sockets); rank 0's helper "
-	       "alone %.4f s CPU\n", s_us, base);
-	printf("model: helpers' shape: %s\n", star ? "star (rank 0 held N-1 "
-	       "connections at every size)" : "tree");
+	       "alone %.4f s CPU\n",
+	       s_us, base);
+	printf("model: helpers' shape: %s\n",
+	       star ? "star (rank 0 held N-1 "
+		      "connections at every size)"
+		    : "tree");
 	if (!star)
 		printf("model: tree width k=%d (the most connections rank 0 held)\n",
 		       width);
@@ -286,7 +299,8 @@ int main(int argc, char **argv)
 		if (c < 0)
 			c = 0;
 		printf("model: nodes=%u c=%.1f us of rank 0's CPU per node it "
-		       "serves (%d)\n", sz[i].nodes, c, sz[i].conns);
+		       "serves (%d)\n",
+		       sz[i].nodes, c, sz[i].conns);
 		c_last = c;
 	}
 	/* the sizes measured, and those asked for (8192 always) */
@@ -302,18 +316,20 @@ int main(int argc, char **argv)
 			if (at[j] == N)
 				break;
 		if (j < i)
-			continue;	/* said already */
+			continue; /* said already */
 		for (j = 0; j < n; j++)
 			if (sz[j].nodes == N && sz[j].conns > 0)
 				c = (sz[j].cpu_s - base) * 1e6 / sz[j].conns;
 		if (c < 0)
 			c = 0;
-		k = star ? N - 1 : (unsigned)width < N - 1 ? (unsigned)width : N - 1;
+		k = star		      ? N - 1
+		    : (unsigned)width < N - 1 ? (unsigned)width
+					      : N - 1;
 		d = star ? 1 : tree_depth(N, k);
 		printf("model: nodes=%u launch_ms=%.1f (k=%u d=%u) "
 		       "launch_with_checkpoint_dir_ms=%.1f app_barrier_ring_ms=%.1f "
-		       "app_barrier_tree_ms=%.2f (depth %u)\n", N,
-		       launch_us(k, d, c) / 1e3, k, d,
+		       "app_barrier_tree_ms=%.2f (depth %u)\n",
+		       N, launch_us(k, d, c) / 1e3, k, d,
 		       launch_ckpt_us(k, d, c) / 1e3, ring_us(N) / 1e3,
 		       tree_us(N, s_us) / 1e3, tree_depth(N, W));
 	}

@@ -22,7 +22,7 @@
 #include "util/strutil.h"
 
 #define RUNS 5
-#define REPORT_MAX (4u * 1024 * 1024)	/* pmix/stacks.c's */
+#define REPORT_MAX (4u * 1024 * 1024) /* pmix/stacks.c's */
 
 static double now_s(void)
 {
@@ -63,14 +63,16 @@ static void make_proc(struct te_proc_stack *ps, int i)
 		te_stack_add_thread(ps, ps->pid + t);
 		for (f = 0; f < 6; f++) {
 			if (f == 0)
-				te_snprintf(fn, sizeof(fn), "wait_for_rank_%d", i);
+				te_snprintf(fn, sizeof(fn), "wait_for_rank_%d",
+					    i);
 			else
-				te_snprintf(fn, sizeof(fn), "train_loop_level_%d", f);
+				te_snprintf(fn, sizeof(fn),
+					    "train_loop_level_%d", f);
 			te_snprintf(file, sizeof(file),
 				    "/home/user/project/model/train_%d.py", t);
-			te_stack_add_frame(ps, TE_FRAME_PY, fn, strlen(fn), file,
-					   strlen(file), (uint32_t)(10 * f + 3),
-					   NULL, 0, 0);
+			te_stack_add_frame(ps, TE_FRAME_PY, fn, strlen(fn),
+					   file, strlen(file),
+					   (uint32_t)(10 * f + 3), NULL, 0, 0);
 		}
 	}
 }
@@ -109,7 +111,8 @@ static void bench_reports(int n)
 			size_t u;
 
 			if (te_stack_wire_decode(wire + used, off - used, &u,
-						 &back[i], err, sizeof(err)) < 0) {
+						 &back[i], err,
+						 sizeof(err)) < 0) {
 				bad++;
 				break;
 			}
@@ -196,7 +199,8 @@ static void bench_pick(void)
 	}
 	s = time_pick(t, 2048, &got);
 	printf("picking ranks, 256 tasks x 8 processes:          %8.4f s (%zu "
-	       "ranks)\n", s, got);
+	       "ranks)\n",
+	       s, got);
 	free(t);
 }
 

@@ -38,7 +38,8 @@ static int listening_inodes(unsigned long *ino, int cap)
 		};
 		static char buf[65536];
 		int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
-				NETLINK_SOCK_DIAG), done = 0;
+				NETLINK_SOCK_DIAG),
+		    done = 0;
 
 		if (fd < 0)
 			return -1;
@@ -52,7 +53,8 @@ static int listening_inodes(unsigned long *ino, int cap)
 
 			if (len <= 0)
 				break;
-			for (; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
+			for (; NLMSG_OK(h, (size_t)len);
+			     h = NLMSG_NEXT(h, len)) {
 				struct inet_diag_msg *m = NLMSG_DATA(h);
 
 				if (h->nlmsg_type == NLMSG_DONE ||
@@ -71,7 +73,8 @@ static int listening_inodes(unsigned long *ino, int cap)
 
 static int cmp_ul(const void *a, const void *b)
 {
-	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+	unsigned long x = *(const unsigned long *)a,
+		      y = *(const unsigned long *)b;
 
 	return x < y ? -1 : x > y;
 }
@@ -102,7 +105,8 @@ int sim_conns_sample(struct sim_conns *c, pid_t pid)
 			continue;
 		if (nsock == c->cap) {
 			int cap = c->cap ? c->cap * 2 : 1024;
-			unsigned long *p = realloc(c->ino, (size_t)cap * sizeof(*p));
+			unsigned long *p =
+				realloc(c->ino, (size_t)cap * sizeof(*p));
 
 			if (!p)
 				break;
@@ -124,7 +128,7 @@ int sim_conns_sample(struct sim_conns *c, pid_t pid)
 				    sizeof(*c->ino), cmp_ul))
 				conns--;
 		if (nl < 0)
-			conns = nsock;	/* no sock_diag: count them all */
+			conns = nsock; /* no sock_diag: count them all */
 		c->diag_ok = nl >= 0;
 		if (conns > c->max_conns)
 			c->max_conns = conns;

@@ -7,10 +7,10 @@
 #include <sys/types.h>
 
 struct sim_conns {
-	int max_conns;		/* most connections seen at once */
-	int diag_ok;		/* listening sockets were taken out */
+	int max_conns; /* most connections seen at once */
+	int diag_ok;   /* listening sockets were taken out */
 	unsigned long samples;
-	unsigned long *ino;	/* scratch: the socket inodes of a sample */
+	unsigned long *ino; /* scratch: the socket inodes of a sample */
 	int cap;
 };
 

@@ -30,8 +30,8 @@ static void mark(int fd, atomic_int *kind)
 		return;
 	atomic_fetch_add(kind, 1);
 	now = atomic_fetch_add(&live, 1) + 1;
-	for (int p = atomic_load(&peak); now > p &&
-	     !atomic_compare_exchange_weak(&peak, &p, now);)
+	for (int p = atomic_load(&peak);
+	     now > p && !atomic_compare_exchange_weak(&peak, &p, now);)
 		;
 }
 
@@ -41,10 +41,10 @@ static void unmark(int fd)
 		atomic_fetch_sub(&live, 1);
 }
 
-#define NEXT(name) \
+#define NEXT(name)                            \
 	static __typeof__(name) *next_##name; \
-	if (!next_##name) \
-		next_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+	if (!next_##name)                     \
+	next_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
 int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {

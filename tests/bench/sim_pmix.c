@@ -62,8 +62,7 @@ static struct {
 static int nown;
 static pthread_mutex_t own_mu = PTHREAD_MUTEX_INITIALIZER;
 
-__attribute__((format(printf, 1, 2)))
-static void sim_log(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void sim_log(const char *fmt, ...)
 {
 	char line[512];
 	int n;
@@ -96,14 +95,22 @@ static int64_t now_ms(void)
 static size_t type_size(pmix_data_type_t t)
 {
 	switch (t) {
-	case PMIX_BOOL: return sizeof(bool);
-	case PMIX_INT: return sizeof(int);
-	case PMIX_UINT16: return sizeof(uint16_t);
-	case PMIX_UINT32: return sizeof(uint32_t);
-	case PMIX_UINT64: return sizeof(uint64_t);
-	case PMIX_INT32: return sizeof(int32_t);
-	case PMIX_SIZE: return sizeof(size_t);
-	default: return 0;
+	case PMIX_BOOL:
+		return sizeof(bool);
+	case PMIX_INT:
+		return sizeof(int);
+	case PMIX_UINT16:
+		return sizeof(uint16_t);
+	case PMIX_UINT32:
+		return sizeof(uint32_t);
+	case PMIX_UINT64:
+		return sizeof(uint64_t);
+	case PMIX_INT32:
+		return sizeof(int32_t);
+	case PMIX_SIZE:
+		return sizeof(size_t);
+	default:
+		return 0;
 	}
 }
 
@@ -127,8 +134,7 @@ static pmix_status_t value_load(pmix_value_t *v, const void *data,
 	return PMIX_SUCCESS;
 }
 
-static pmix_value_t *value_new(const void *data, pmix_data_type_t t,
-			       size_t len)
+static pmix_value_t *value_new(const void *data, pmix_data_type_t t, size_t len)
 {
 	pmix_value_t *v = malloc(sizeof(*v));
 
@@ -195,15 +201,24 @@ void PMIx_Info_destruct(pmix_info_t *p)
 const char *PMIx_Error_string(pmix_status_t st)
 {
 	switch (st) {
-	case PMIX_SUCCESS: return "SUCCESS";
-	case PMIX_ERR_NOT_FOUND: return "NOT-FOUND";
-	case PMIX_ERR_TIMEOUT: return "TIMEOUT";
-	case PMIX_ERR_INIT: return "INIT";
-	case PMIX_ERR_NOMEM: return "OUT-OF-MEMORY";
-	case PMIX_ERR_BAD_PARAM: return "BAD-PARAM";
-	case PMIX_ERR_NOT_SUPPORTED: return "NOT-SUPPORTED (simulated PMIx)";
-	case PMIX_ERR_OUT_OF_RESOURCE: return "OUT-OF-RESOURCE";
-	default: return "ERROR (simulated PMIx)";
+	case PMIX_SUCCESS:
+		return "SUCCESS";
+	case PMIX_ERR_NOT_FOUND:
+		return "NOT-FOUND";
+	case PMIX_ERR_TIMEOUT:
+		return "TIMEOUT";
+	case PMIX_ERR_INIT:
+		return "INIT";
+	case PMIX_ERR_NOMEM:
+		return "OUT-OF-MEMORY";
+	case PMIX_ERR_BAD_PARAM:
+		return "BAD-PARAM";
+	case PMIX_ERR_NOT_SUPPORTED:
+		return "NOT-SUPPORTED (simulated PMIx)";
+	case PMIX_ERR_OUT_OF_RESOURCE:
+		return "OUT-OF-RESOURCE";
+	default:
+		return "ERROR (simulated PMIx)";
 	}
 }
 
@@ -291,8 +306,7 @@ pmix_status_t PMIx_Abort(int status, const char msg[], pmix_proc_t procs[],
 
 /* ---------------------------------------------------------------- put */
 
-pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[],
-		       pmix_value_t *val)
+pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_value_t *val)
 {
 	const void *data;
 	size_t len, klen = strlen(key);
@@ -427,8 +441,14 @@ static pmix_value_t *own_get(const char *key)
 	return v;
 }
 
-static pmix_value_t *u32(uint32_t x) { return value_new(&x, PMIX_UINT32, 4); }
-static pmix_value_t *u16(uint16_t x) { return value_new(&x, PMIX_UINT16, 2); }
+static pmix_value_t *u32(uint32_t x)
+{
+	return value_new(&x, PMIX_UINT32, 4);
+}
+static pmix_value_t *u16(uint16_t x)
+{
+	return value_new(&x, PMIX_UINT16, 2);
+}
 static pmix_value_t *str(const char *s)
 {
 	return value_new(s, PMIX_STRING, strlen(s));
@@ -436,8 +456,7 @@ static pmix_value_t *str(const char *s)
 
 /* The job's facts, as Slurm's mpi/pmix gives them (pmixp_client.c). 1:
  * a job key (*v set, NULL for out of memory), 0: not one. */
-static int job_get(uint32_t rank, int wild, const char *key,
-		   pmix_value_t **v)
+static int job_get(uint32_t rank, int wild, const char *key, pmix_value_t **v)
 {
 	uint32_t P = tab->ppn, node = wild ? my_node : rank / P;
 	char buf[32];
@@ -465,7 +484,8 @@ static int job_get(uint32_t rank, int wild, const char *key,
 		list[0] = '\0';
 		for (i = 0; i < P && off < sizeof(list) - 12; i++)
 			off += (size_t)snprintf(list + off, sizeof(list) - off,
-						"%s%u", i ? "," : "", node * P + i);
+						"%s%u", i ? "," : "",
+						node * P + i);
 		*v = str(list);
 	} else if (!strcmp(key, PMIX_HOSTNAME)) {
 		snprintf(buf, sizeof(buf), SIM_HOST_FMT, node + 1);
@@ -547,7 +567,7 @@ static void count_fetch(struct sim_slot *s, uint32_t rank)
 	pthread_mutex_lock(&mu);
 	for (i = 0; i < nseen && seen[i] != rank; i++)
 		;
-	if (i == nseen && nseen < 16) {	/* more is not a helper's way */
+	if (i == nseen && nseen < 16) { /* more is not a helper's way */
 		seen[nseen++] = rank;
 		atomic_fetch_add(&s->served, 1);
 	}
@@ -589,7 +609,7 @@ static pmix_status_t get_run(const struct get_req *g, pmix_value_t **val)
 		if (left <= 0)
 			return PMIX_ERR_TIMEOUT;
 		if (left > 1000)
-			left = 1000;	/* look again now and then */
+			left = 1000; /* look again now and then */
 		ts.tv_sec = left / 1000;
 		ts.tv_nsec = (long)(left % 1000) * 1000000L;
 		futex(&s->seq, FUTEX_WAIT, seq, &ts);
@@ -619,7 +639,7 @@ static void *get_thread(void *arg)
 	pmix_value_t *v = NULL;
 	pmix_status_t rc = get_run(&n->g, &v);
 
-	n->cb(rc, v, n->cbdata);	/* the callback owns v */
+	n->cb(rc, v, n->cbdata); /* the callback owns v */
 	free(n);
 	return NULL;
 }
@@ -664,7 +684,10 @@ pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[],
 pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
 			 const pmix_info_t info[], size_t ninfo)
 {
-	(void)procs; (void)nprocs; (void)info; (void)ninfo;
+	(void)procs;
+	(void)nprocs;
+	(void)info;
+	(void)ninfo;
 	sim_log("PMIx_Fence: not simulated");
 	return PMIX_ERR_NOT_SUPPORTED;
 }
@@ -673,8 +696,12 @@ pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs,
 			    const pmix_info_t info[], size_t ninfo,
 			    pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-	(void)procs; (void)nprocs; (void)info; (void)ninfo;
-	(void)cbfunc; (void)cbdata;
+	(void)procs;
+	(void)nprocs;
+	(void)info;
+	(void)ninfo;
+	(void)cbfunc;
+	(void)cbdata;
 	sim_log("PMIx_Fence_nb: not simulated");
 	return PMIX_ERR_NOT_SUPPORTED;
 }

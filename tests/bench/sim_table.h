@@ -11,14 +11,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#define SIM_MAGIC 0x74652d73696d3031ULL	/* "te-sim01" */
+#define SIM_MAGIC 0x74652d73696d3031ULL /* "te-sim01" */
 #define SIM_SLOT_SIZE 2048
 #define SIM_BLOB_MAX (SIM_SLOT_SIZE - 8)
 #define SIM_KEY_MAX 127
 #define SIM_VAL_MAX 1024
 #define SIM_PPN_MAX 256
 #define SIM_PEERS_MAX (SIM_PPN_MAX * 11 + 1)
-#define SIM_HOST_FMT "n%u"	/* node i is n(i+1), as Slurm names nodes */
+#define SIM_HOST_FMT "n%u" /* node i is n(i+1), as Slurm names nodes */
 
 struct sim_table {
 	uint64_t magic;
@@ -27,7 +27,7 @@ struct sim_table {
 };
 
 struct sim_slot {
-	atomic_uint seq;	/* odd while the owner writes; 0: never */
+	atomic_uint seq; /* odd while the owner writes; 0: never */
 	/* direct modexes this rank's data answered: one per other helper
 	 * that fetched it (a PMIx server fetches a remote rank's data once
 	 * and serves later keys from its copy) */
@@ -38,7 +38,8 @@ struct sim_slot {
 
 static inline size_t sim_table_size(uint64_t ranks)
 {
-	return sizeof(struct sim_table) + (size_t)ranks * sizeof(struct sim_slot);
+	return sizeof(struct sim_table) +
+	       (size_t)ranks * sizeof(struct sim_slot);
 }
 
 static inline struct sim_slot *sim_slot(struct sim_table *t, uint32_t rank)
@@ -54,8 +55,8 @@ static inline size_t sim_entry_size(size_t klen, size_t dlen)
 }
 
 static inline size_t sim_entry_put(unsigned char *p, const char *key,
-				   size_t klen, uint16_t type,
-				   const void *data, uint32_t dlen)
+				   size_t klen, uint16_t type, const void *data,
+				   uint32_t dlen)
 {
 	uint16_t kl = (uint16_t)klen;
 

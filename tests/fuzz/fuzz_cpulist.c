@@ -34,8 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				 err, sizeof(err)) == 0) {
 		if (te_cpulist_format(out, n, buf, sizeof(buf)) < 0 ||
 		    te_cpulist_parse(buf, sizeof(buf), 4095, again, 4096, &m,
-				     err, sizeof(err)) || m != n ||
-		    memcmp(out, again, n * sizeof(*out)))
+				     err, sizeof(err)) ||
+		    m != n || memcmp(out, again, n * sizeof(*out)))
 			abort();
 	} else if (!err[0] || strchr(err, '\n')) {
 		abort();
@@ -52,14 +52,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct te_bind_gpu_env env = { s, s + cut, NULL, 1 };
 		if (te_bind_gpus_from_env(&env, 8, out, TE_BIND_MAX_GPUS, &n,
 					  note, sizeof(note), err,
-					  sizeof(err)) && strchr(err, '\n'))
+					  sizeof(err)) &&
+		    strchr(err, '\n'))
 			abort();
 		env.slurm_step_gpus = NULL;
 		env.slurm_job_gpus = s + cut;
 		env.in_slurm = 0;
 		if (te_bind_gpus_from_env(&env, 8, out, TE_BIND_MAX_GPUS, &n,
 					  note, sizeof(note), err,
-					  sizeof(err)) == 0 && n > TE_BIND_MAX_GPUS)
+					  sizeof(err)) == 0 &&
+		    n > TE_BIND_MAX_GPUS)
 			abort();
 	}
 	free(s);

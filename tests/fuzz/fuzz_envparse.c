@@ -80,14 +80,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * byte picks (a known one, one before or after, or any number) */
 	{
 		static const unsigned rel[] = {
-			0, 0x150808, 0x160508, 0x170204, 0x170205, 0x170b0b,
-			0x180508, 0x180b07, 0x190508, 0x190b07, 0x1a0503,
-			0x1b0b00,
+			0,	  0x150808, 0x160508, 0x170204,
+			0x170205, 0x170b0b, 0x180508, 0x180b07,
+			0x190508, 0x190b07, 0x1a0503, 0x1b0b00,
 		};
-		unsigned v = size && data[0] < 240 ?
-			     rel[data[0] % (sizeof(rel) / sizeof(rel[0]))] :
-			     size >= 4 ? (unsigned)data[1] << 16 |
-					 (unsigned)data[2] << 8 | data[3] : 0;
+		unsigned v =
+			size && data[0] < 240
+				? rel[data[0] % (sizeof(rel) / sizeof(rel[0]))]
+			: size >= 4 ? (unsigned)data[1] << 16 |
+					      (unsigned)data[2] << 8 | data[3]
+				    : 0;
 
 		te_srun_argv_set_release(v);
 		if (te_srun_asks_pty(argc, argv) > 1 ||
@@ -99,8 +101,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* an --export specification, and a lookup through it */
 	{
 		char val[256];
-		const char *v = te_export_getenv(s, "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC",
-						 fuzz_env, NULL, val, sizeof(val));
+		const char *v =
+			te_export_getenv(s, "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC",
+					 fuzz_env, NULL, val, sizeof(val));
 
 		if (v && strlen(v) > 65536)
 			abort();
@@ -122,7 +125,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * sets one of Slurm's three words, and says so in printable text */
 	{
 		struct te_fence_in in = { .nnodes = (unsigned)size,
-					  .tree_width = 50, .env = s,
+					  .tree_width = 50,
+					  .env = s,
 					  .decided = size & 1 ? s : "tree" };
 		struct te_fence_choice c;
 
@@ -134,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    !te_is_printable(c.warn, sizeof(c.warn)))
 			abort();
 		if (size < 50 && strcmp(c.value, "ring"))
-			abort();	/* never a tree below TreeWidth */
+			abort(); /* never a tree below TreeWidth */
 		(void)te_fence_nodata_barrier(s, in.decided);
 	}
 	free(s);

@@ -31,7 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct te_tree_sum pend, total;
 	struct te_procmap m;
 	struct te_launch_checks c = { .vcheck = TE_W_VCHECK_FAIL,
-				      .ckpt = "/ck", .rank0_host = "n0" };
+				      .ckpt = "/ck",
+				      .rank0_host = "n0" };
 	char out[TE_COORD_TEXT_MAX + 1], wire[16384], *line, *save = NULL;
 	uint32_t rank;
 

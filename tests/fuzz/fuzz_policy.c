@@ -75,7 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (te_config_decode(&back, enc, err, sizeof(err)) < 0)
 			abort();
 		for (i = 0; i < TE_S_COUNT; i++)
-			if (strcmp(back.v[i].text, cfg.v[i].set ? cfg.v[i].text : "") ||
+			if (strcmp(back.v[i].text,
+				   cfg.v[i].set ? cfg.v[i].text : "") ||
 			    back.v[i].src != cfg.v[i].src)
 				abort();
 	}

@@ -18,8 +18,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct te_pf_result r, back;
 	static char buf[TE_PF_OUT_MAX + 64];
-	struct te_pf_input in = { .rank = 3, .local_id = 1, .node = "n2",
-				  .has_gpu = 1, .verbose = 1 };
+	struct te_pf_input in = { .rank = 3,
+				  .local_id = 1,
+				  .node = "n2",
+				  .has_gpu = 1,
+				  .verbose = 1 };
 	struct te_pf_outcome o;
 	char err[256];
 
@@ -32,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	in.busid = r.gpu[0] ? r.gpu : "0000:3b:00.0";
 	in.result = &r;
 	te_pf_decide(&in, &o);
-	if (memchr(o.line, '\n', strlen(o.line)) || strlen(o.line) >= sizeof(o.line))
+	if (memchr(o.line, '\n', strlen(o.line)) ||
+	    strlen(o.line) >= sizeof(o.line))
 		abort();
 	return 0;
 }

@@ -18,13 +18,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct te_progress p, q;
-	struct te_requeue_facts rf = { .batch = 1, .requeue_allowed = 1,
-				       .budget = 3, .job_nodes = 2,
+	struct te_requeue_facts rf = { .batch = 1,
+				       .requeue_allowed = 1,
+				       .budget = 3,
+				       .job_nodes = 2,
 				       .partition_nodes = 8 };
 	struct te_requeue_plan plan;
 	struct te_fault fault = { .kind = TE_FAULT_NODE };
 	struct te_failrep fails[2];
-	struct te_fault_facts ff = { .fails = fails, .nfails = 2,
+	struct te_fault_facts ff = { .fails = fails,
+				     .nfails = 2,
 				     .fault_signals = ~0ULL };
 	char *copy, *nl, line[TE_PROGRESS_LINE_MAX];
 
@@ -37,7 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	copy[size] = '\0';
 	if (te_progress_parse(copy, &p) == 0) {
 		if (te_progress_format(&p, line, sizeof(line)) < 0 ||
-		    te_progress_parse(line, &q) < 0 || memcmp(&p, &q, sizeof(p)))
+		    te_progress_parse(line, &q) < 0 ||
+		    memcmp(&p, &q, sizeof(p)))
 			abort();
 	}
 	nl = strchr(copy, '\n');

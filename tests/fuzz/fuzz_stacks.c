@@ -21,18 +21,22 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct te_proc_stack procs[4], back;
-static char wire[1 << 20], wire2[1 << 20], small[2048], report[1 << 16], tagged[2 << 20];
+static char wire[1 << 20], wire2[1 << 20], small[2048], report[1 << 16],
+	tagged[2 << 20];
 
 static void check(const struct te_proc_stack *ps)
 {
 	char err[256];
 	size_t used, i;
 
-	if (ps->nthreads > TE_STACK_THREADS || ps->nframes > TE_STACK_FRAMES_ALL ||
-	    ps->text_used > TE_STACK_TEXT || !memchr(ps->note, 0, sizeof(ps->note)))
+	if (ps->nthreads > TE_STACK_THREADS ||
+	    ps->nframes > TE_STACK_FRAMES_ALL ||
+	    ps->text_used > TE_STACK_TEXT ||
+	    !memchr(ps->note, 0, sizeof(ps->note)))
 		__builtin_trap();
 	for (i = 0; i < ps->nframes; i++)
-		if (strlen(te_frame_str(ps, ps->frames[i].func)) > TE_STACK_NAME_MAX)
+		if (strlen(te_frame_str(ps, ps->frames[i].func)) >
+		    TE_STACK_NAME_MAX)
 			__builtin_trap();
 	if (te_stack_wire_encode(wire, sizeof(wire), ps) < 0 ||
 	    te_stack_wire_decode(wire, strlen(wire), &used, &back, err,
@@ -46,15 +50,17 @@ static void check(const struct te_proc_stack *ps)
 	    strcmp(wire, wire2) ||
 	    (!strstr(wire, "...") && !te_stack_same(ps, &back)))
 		__builtin_trap();
-	{	/* tagged, and back: the same bytes */
+	{ /* tagged, and back: the same bytes */
 		char *back_buf = NULL;
 		long t = te_stack_wire_tag(tagged, sizeof(tagged), wire,
-					   strlen(wire), 3), d;
+					   strlen(wire), 3),
+		     d;
 
 		if (t < 0)
 			__builtin_trap();
 		d = te_stack_demux(tagged, (size_t)t, &back_buf);
-		if (d != (long)strlen(wire) || memcmp(back_buf, wire, (size_t)d))
+		if (d != (long)strlen(wire) ||
+		    memcmp(back_buf, wire, (size_t)d))
 			__builtin_trap();
 		free(back_buf);
 	}

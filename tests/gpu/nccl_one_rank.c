@@ -10,20 +10,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CUDA(call) do {                                                      \
-	cudaError_t e_ = (call);                                             \
-	if (e_ != cudaSuccess) {                                             \
-		printf("nccl_one_rank: %s: %s\n", #call, cudaGetErrorString(e_)); \
-		return 1;                                                    \
-	}                                                                    \
-} while (0)
-#define NCCL(call) do {                                                      \
-	ncclResult_t r_ = (call);                                            \
-	if (r_ != ncclSuccess) {                                             \
-		printf("nccl_one_rank: %s: %s\n", #call, ncclGetErrorString(r_)); \
-		return 1;                                                    \
-	}                                                                    \
-} while (0)
+#define CUDA(call)                                               \
+	do {                                                     \
+		cudaError_t e_ = (call);                         \
+		if (e_ != cudaSuccess) {                         \
+			printf("nccl_one_rank: %s: %s\n", #call, \
+			       cudaGetErrorString(e_));          \
+			return 1;                                \
+		}                                                \
+	} while (0)
+#define NCCL(call)                                               \
+	do {                                                     \
+		ncclResult_t r_ = (call);                        \
+		if (r_ != ncclSuccess) {                         \
+			printf("nccl_one_rank: %s: %s\n", #call, \
+			       ncclGetErrorString(r_));          \
+			return 1;                                \
+		}                                                \
+	} while (0)
 
 int main(int argc, char **argv)
 {

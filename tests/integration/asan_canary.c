@@ -15,7 +15,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 
 	if (!p)
 		return 0;
-	p[8] = 'x';	/* one past the end: ASan must report it */
+	p[8] = 'x'; /* one past the end: ASan must report it */
 	free((void *)p);
 	return 0;
 }

@@ -47,7 +47,8 @@ static void wait_for_others(int world)
 			return;
 		usleep(100000);
 	}
-	fprintf(stderr, "probe: only %d of the other %d ranks began the barrier in 120 s\n",
+	fprintf(stderr,
+		"probe: only %d of the other %d ranks began the barrier in 120 s\n",
 		n, world - 1);
 }
 

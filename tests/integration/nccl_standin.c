@@ -40,7 +40,8 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id,
 
 const char *ncclGetErrorString(ncclResult_t result)
 {
-	return result == ncclSuccess ? "no error" :
-	       result == ncclSystemError ? "unhandled system error" : "error";
+	return result == ncclSuccess	   ? "no error"
+	       : result == ncclSystemError ? "unhandled system error"
+					   : "error";
 }
 #endif

@@ -5,8 +5,11 @@
 #ifndef TE_NCCL_STANDIN_H
 #define TE_NCCL_STANDIN_H
 
-typedef enum { ncclSuccess = 0, ncclUnhandledCudaError = 1,
-	       ncclSystemError = 2 } ncclResult_t;
+typedef enum {
+	ncclSuccess = 0,
+	ncclUnhandledCudaError = 1,
+	ncclSystemError = 2
+} ncclResult_t;
 typedef struct ncclComm *ncclComm_t;
 typedef struct {
 	char internal[128];

@@ -28,17 +28,20 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 			if (spank_getenv(sp, "PMIX_SERVER_TMPDIR", dir,
 					 sizeof(dir)) != ESPANK_SUCCESS ||
 			    chmod(dir, (mode_t)strtoul(av[i] + 14, NULL, 8))) {
-				slurm_error("te_spank_probe: cannot chmod the PMIx directory");
+				slurm_error(
+					"te_spank_probe: cannot chmod the PMIx directory");
 				return ESPANK_ERROR;
 			}
 		} else {
-			slurm_error("te_spank_probe: unknown argument '%s' (accepted: value=STRING, pmix-dir-mode=OCTAL)",
-				    av[i]);
+			slurm_error(
+				"te_spank_probe: unknown argument '%s' (accepted: value=STRING, pmix-dir-mode=OCTAL)",
+				av[i]);
 			return ESPANK_BAD_ARG;
 		}
 	}
 	if (spank_setenv(sp, "TE_SPANK_PROBE", value, 1) != ESPANK_SUCCESS) {
-		slurm_error("te_spank_probe: spank_setenv(TE_SPANK_PROBE) failed");
+		slurm_error(
+			"te_spank_probe: spank_setenv(TE_SPANK_PROBE) failed");
 		return ESPANK_ERROR;
 	}
 	return ESPANK_SUCCESS;

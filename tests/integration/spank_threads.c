@@ -74,7 +74,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		return 0;
 	if (ac > 0 && !strcmp(av[0], "fail-again") && started_by_shield()) {
 		fprintf(stderr, "spank_threads: failing in the srun started "
-			"again\n");
+				"again\n");
 		return -1;
 	}
 	memset(&sa, 0, sizeof(sa));

@@ -104,11 +104,17 @@ int cudaMemGetInfo(size_t *free_b, size_t *total_b)
 const char *cudaGetErrorString(int e)
 {
 	switch (e) {
-	case 2: return "out of memory";
-	case 35: return "CUDA driver version is insufficient for CUDA runtime version";
-	case 100: return "no CUDA-capable device is detected";
-	case 101: return "invalid device ordinal";
-	case 700: return "an illegal memory access was encountered";
-	default: return "fake error";
+	case 2:
+		return "out of memory";
+	case 35:
+		return "CUDA driver version is insufficient for CUDA runtime version";
+	case 100:
+		return "no CUDA-capable device is detected";
+	case 101:
+		return "invalid device ordinal";
+	case 700:
+		return "an illegal memory access was encountered";
+	default:
+		return "fake error";
 	}
 }

@@ -25,7 +25,7 @@ static size_t list_hosts(const struct te_nodever *v, size_t n, size_t first,
 			    !strcmp(v[j].host, v[i].host))
 				break;
 		if (j < i)
-			continue;	/* this host is listed already */
+			continue; /* this host is listed already */
 		if (shown < TE_VERSION_HOSTS_SHOWN) {
 			te_appendf(out, outlen, "%s%s", shown ? ", " : "",
 				   v[i].host);
@@ -42,7 +42,7 @@ static size_t list_hosts(const struct te_nodever *v, size_t n, size_t first,
 int te_group_by_value(const struct te_nodever *v, size_t n, int hosts_first,
 		      char *out, size_t outlen)
 {
-	size_t g_first[TE_VERSION_GROUPS_MAX];	/* index of each group */
+	size_t g_first[TE_VERSION_GROUPS_MAX]; /* index of each group */
 	size_t ngroups = 0, extra_groups = 0, i, j, g;
 
 	if (outlen)
@@ -100,7 +100,8 @@ int te_version_summary(const char *what, const struct te_nodever *v, size_t n,
 
 static int is_rank0_error(const char *fact)
 {
-	return !strncmp(fact, TE_CKPT_RANK0_PREFIX, strlen(TE_CKPT_RANK0_PREFIX));
+	return !strncmp(fact, TE_CKPT_RANK0_PREFIX,
+			strlen(TE_CKPT_RANK0_PREFIX));
 }
 
 /* The checkpoint directory: TE_VERDICT_REJECT when rank 0 could not write
@@ -115,7 +116,8 @@ static int ckpt_verdict(const struct te_launch_checks *c,
 
 	for (i = 0; i < n; i++) {
 		if (is_rank0_error(nodes[i].ckpt)) {
-			rank0_err = nodes[i].ckpt + strlen(TE_CKPT_RANK0_PREFIX);
+			rank0_err =
+				nodes[i].ckpt + strlen(TE_CKPT_RANK0_PREFIX);
 		} else if (strcmp(nodes[i].ckpt, "ok")) {
 			bad[nbad].host = nodes[i].host;
 			bad[nbad].ver = nodes[i].ckpt;
@@ -123,17 +125,19 @@ static int ckpt_verdict(const struct te_launch_checks *c,
 		}
 	}
 	if (rank0_err) {
-		te_snprintf(text, len, "checkpoint dir %s: rank 0 (node %s) "
-			    "cannot write there: %s", c->ckpt, c->rank0_host,
-			    rank0_err);
+		te_snprintf(text, len,
+			    "checkpoint dir %s: rank 0 (node %s) "
+			    "cannot write there: %s",
+			    c->ckpt, c->rank0_host, rank0_err);
 		return TE_VERDICT_REJECT;
 	}
 	if (!nbad)
 		return TE_VERDICT_OK;
 	te_group_by_value(bad, nbad, 1, part, sizeof(part));
-	te_snprintf(text, len, "checkpoint dir %s is not one shared directory "
-		    "writable from every node (rank 0 is on %s): %s", c->ckpt,
-		    c->rank0_host, part);
+	te_snprintf(text, len,
+		    "checkpoint dir %s is not one shared directory "
+		    "writable from every node (rank 0 is on %s): %s",
+		    c->ckpt, c->rank0_host, part);
 	return TE_VERDICT_REJECT;
 }
 
@@ -142,8 +146,8 @@ static int ckpt_verdict(const struct te_launch_checks *c,
 static void version_differences(const struct te_coord_req *nodes, size_t n,
 				struct te_nodever *nv, char *vers, size_t len)
 {
-	static const char *const what[4] = { "trainenv", "NCCL",
-					     "CUDA driver", "CUDA runtime" };
+	static const char *const what[4] = { "trainenv", "NCCL", "CUDA driver",
+					     "CUDA runtime" };
 	char part[TE_COORD_TEXT_MAX + 1];
 	size_t i;
 	int c;
@@ -153,13 +157,13 @@ static void version_differences(const struct te_coord_req *nodes, size_t n,
 		size_t m = 0;
 
 		for (i = 0; i < n; i++) {
-			const char *v = c == 0 ? nodes[i].ver.trainenv :
-					c == 1 ? nodes[i].ver.nccl :
-					c == 2 ? nodes[i].ver.cuda :
-						 nodes[i].ver.cudart;
+			const char *v = c == 0	 ? nodes[i].ver.trainenv
+					: c == 1 ? nodes[i].ver.nccl
+					: c == 2 ? nodes[i].ver.cuda
+						 : nodes[i].ver.cudart;
 
 			if (c > 0 && !te_version_compared(v))
-				continue;	/* a node without a GPU */
+				continue; /* a node without a GPU */
 			nv[m].host = nodes[i].host;
 			nv[m].ver = v;
 			m++;
@@ -199,12 +203,13 @@ static int protocol_differences(const struct te_coord_req *nodes, size_t n,
 			for (j = 0; j < i && strcmp(key[j], key[i]); j++)
 				;
 			if (j < i)
-				continue;	/* named with its first node */
+				continue; /* named with its first node */
 			for (j = i; j < n; j++)
 				count += !strcmp(key[j], key[i]);
 			te_appendf(text, len, "%s%s ", first ? "" : ", ",
 				   count > 1 ? "nodes" : "node");
-			for (j = i; j < n && shown < TE_VERSION_HOSTS_SHOWN; j++)
+			for (j = i; j < n && shown < TE_VERSION_HOSTS_SHOWN;
+			     j++)
 				if (!strcmp(key[j], key[i]))
 					te_appendf(text, len, "%s%s",
 						   shown++ ? ", " : "",
@@ -245,8 +250,10 @@ int te_launch_verdict(const struct te_launch_checks *c,
 		version_differences(nodes, n, nv, vers, sizeof(vers));
 		if (vers[0] && rc == TE_VERDICT_OK) {
 			if (c->vcheck == TE_W_VCHECK_FAIL) {
-				te_snprintf(text, len, "version mismatch "
-					    "(version-check=fail): %s", vers);
+				te_snprintf(text, len,
+					    "version mismatch "
+					    "(version-check=fail): %s",
+					    vers);
 				rc = TE_VERDICT_REJECT;
 			} else {
 				te_snprintf(text, len, "version mismatch: %s",
@@ -260,4 +267,3 @@ int te_launch_verdict(const struct te_launch_checks *c,
 	free(nv);
 	return rc;
 }
-

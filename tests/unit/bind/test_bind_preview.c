@@ -33,11 +33,12 @@
 
 static const char *const scrubbed_env[] = {
 	"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS",
-	"SLURM_JOB_ID", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "SLURM_LOCALID",
+	"SLURM_JOB_ID",		"LOCAL_RANK",	   "LOCAL_WORLD_SIZE",
+	"SLURM_LOCALID",
 };
 
 struct run {
-	int status;		/* exit status, or 128 + signal */
+	int status; /* exit status, or 128 + signal */
 	char out[65536];
 	char err[8192];
 };
@@ -83,7 +84,8 @@ static void run_tool(char **argv, const char *const *env, struct run *res)
 	if (pid == 0) {
 		size_t i;
 
-		for (i = 0; i < sizeof(scrubbed_env) / sizeof(*scrubbed_env); i++)
+		for (i = 0; i < sizeof(scrubbed_env) / sizeof(*scrubbed_env);
+		     i++)
 			unsetenv(scrubbed_env[i]);
 		for (i = 0; env && env[i]; i++)
 			putenv((char *)env[i]);
@@ -259,10 +261,12 @@ static void test_tool_errors(void)
 	};
 	static const char *const uuid[] = {
 		"CUDA_VISIBLE_DEVICES=GPU-4a1b2c3d-1111-2222-3333-444455556666",
-		"SLURM_STEP_GPUS=0", NULL,
+		"SLURM_STEP_GPUS=0",
+		NULL,
 	};
 	static const char *const junk_cvd[] = {
-		"CUDA_VISIBLE_DEVICES=0,1,banana", NULL,
+		"CUDA_VISIBLE_DEVICES=0,1,banana",
+		NULL,
 	};
 	static const char *const bad_lws[] = { "LOCAL_WORLD_SIZE=-2", NULL };
 
@@ -270,39 +274,39 @@ static void test_tool_errors(void)
 		    "--show", "--bogus", NULL);
 	expect_fail("bad mode", 2, "--mode accepts none, numa or cores", NULL,
 		    "--show", "--mode", "fast", NULL);
-	expect_fail("bad smt", 2, "--smt accepts all or one", NULL,
-		    "--show", "--smt=two", NULL);
+	expect_fail("bad smt", 2, "--smt accepts all or one", NULL, "--show",
+		    "--smt=two", NULL);
 	expect_fail("missing value", 2, "missing value for --tasks", NULL,
 		    "--show", "--tasks", NULL);
 	expect_fail("no action", 2, "exactly one of", NULL, NULL);
 	expect_fail("two actions", 2, "exactly one of", NULL, "--show",
 		    "--list-gpus", NULL);
-	expect_fail("nothing after --", 2, "no command after --", NULL,
-		    "--", NULL);
+	expect_fail("nothing after --", 2, "no command after --", NULL, "--",
+		    NULL);
 	expect_fail("--allowed with a command", 2, "--show only", NULL,
 		    "--allowed", "0", "--", "true", NULL);
 	expect_fail("missing topology file", 1, "cannot", NULL, "--show",
 		    "--topology", "/nonexistent/topo.xml", "--gpus", "all",
 		    NULL);
-	expect_fail("not a topology", 1, "cannot", NULL, "--show",
-		    "--topology", "/etc/passwd", "--gpus", "all", NULL);
-	expect_fail("GPU index out of range", 1,
-		    "GPU index 16 is out of range: this node has 16 GPUs (0-15)",
-		    NULL, "--show", TOPO("nvidiaDGX2.xml"), "--gpus", "16",
-		    NULL);
-	expect_fail("GPU on a node without GPU", 1, "this node has no NVIDIA GPU",
-		    NULL, "--show", TOPO("96em64t-4n4d3ca2co-pci.xml"),
-		    "--gpus", "0", NULL);
+	expect_fail("not a topology", 1, "cannot", NULL, "--show", "--topology",
+		    "/etc/passwd", "--gpus", "all", NULL);
+	expect_fail(
+		"GPU index out of range", 1,
+		"GPU index 16 is out of range: this node has 16 GPUs (0-15)",
+		NULL, "--show", TOPO("nvidiaDGX2.xml"), "--gpus", "16", NULL);
+	expect_fail("GPU on a node without GPU", 1,
+		    "this node has no NVIDIA GPU", NULL, "--show",
+		    TOPO("96em64t-4n4d3ca2co-pci.xml"), "--gpus", "0", NULL);
 	expect_fail("GPU listed twice", 1, "listed twice", NULL, "--show",
 		    TOPO("nvidiaDGX2.xml"), "--gpus", "1,0-3", NULL);
 	expect_fail("junk GPU list", 1, "--gpus:", NULL, "--show",
 		    TOPO("nvidiaDGX2.xml"), "--gpus", "first", NULL);
-	expect_fail("zero tasks", 1, "--tasks must be a number from 1 to",
-		    NULL, "--show", TOPO("nvidiaDGX2.xml"), "--gpus", "all",
+	expect_fail("zero tasks", 1, "--tasks must be a number from 1 to", NULL,
+		    "--show", TOPO("nvidiaDGX2.xml"), "--gpus", "all",
 		    "--tasks", "0", NULL);
 	expect_fail("too many tasks", 1, "--tasks must be", NULL, "--show",
-		    TOPO("nvidiaDGX2.xml"), "--gpus", "all", "--tasks",
-		    "4097", NULL);
+		    TOPO("nvidiaDGX2.xml"), "--gpus", "all", "--tasks", "4097",
+		    NULL);
 	expect_fail("tasks with junk", 1, "--tasks must be", NULL, "--show",
 		    TOPO("nvidiaDGX2.xml"), "--gpus", "all", "--tasks", "2x",
 		    NULL);
@@ -310,8 +314,8 @@ static void test_tool_errors(void)
 		    TOPO("nvidiaDGX2.xml"), "--gpus", "all", "--tasks",
 		    "99999999999999999999", NULL);
 	expect_fail("bad LOCAL_WORLD_SIZE", 1, "LOCAL_WORLD_SIZE must be",
-		    bad_lws, "--show", TOPO("nvidiaDGX2.xml"), "--gpus",
-		    "all", NULL);
+		    bad_lws, "--show", TOPO("nvidiaDGX2.xml"), "--gpus", "all",
+		    NULL);
 	expect_fail("allowed CPUs outside the topology", 1,
 		    "no allowed CPU is in this topology", NULL, "--show",
 		    TOPO("nvidiaDGX2.xml"), "--gpus", "all", "--allowed",
@@ -322,34 +326,44 @@ static void test_tool_errors(void)
 	expect_fail("junk allowed list", 1, "--allowed:", NULL, "--show",
 		    TOPO("nvidiaDGX2.xml"), "--gpus", "all", "--allowed",
 		    "0-3;", NULL);
-	expect_fail("MIG instances", 1, "UUID or MIG instance", mig,
-		    "--show", TOPO("nvidiaDGX2.xml"), NULL);
+	expect_fail("MIG instances", 1, "UUID or MIG instance", mig, "--show",
+		    TOPO("nvidiaDGX2.xml"), NULL);
 	expect_fail("GPU UUIDs even with SLURM_STEP_GPUS", 1,
 		    "binding needs whole GPUs named by index", uuid, "--show",
 		    TOPO("nvidiaDGX2.xml"), NULL);
-	expect_fail("junk CUDA_VISIBLE_DEVICES", 1,
-		    "CUDA_VISIBLE_DEVICES=0,1,banana is not a list of GPU indexes",
-		    junk_cvd, "--show", TOPO("nvidiaDGX2.xml"), NULL);
+	expect_fail(
+		"junk CUDA_VISIBLE_DEVICES", 1,
+		"CUDA_VISIBLE_DEVICES=0,1,banana is not a list of GPU indexes",
+		junk_cvd, "--show", TOPO("nvidiaDGX2.xml"), NULL);
 }
 
 static void test_env_preview(void)
 {
 	static const char *const step[] = {
-		"SLURM_JOB_ID=42", "SLURM_STEP_GPUS=1,2",
-		"CUDA_VISIBLE_DEVICES=0,1", NULL,
+		"SLURM_JOB_ID=42",
+		"SLURM_STEP_GPUS=1,2",
+		"CUDA_VISIBLE_DEVICES=0,1",
+		NULL,
 	};
 	static const char *const nogpu[] = { "SLURM_JOB_ID=42", NULL };
 	static const char *const lws[] = {
-		"LOCAL_WORLD_SIZE=4", "CUDA_VISIBLE_DEVICES=0", NULL,
+		"LOCAL_WORLD_SIZE=4",
+		"CUDA_VISIBLE_DEVICES=0",
+		NULL,
 	};
 	char *argv[] = {
-		(char *)"bind", (char *)"--show",
-		(char *)TOPO("24em64t-2n6c2t-pci.xml"), (char *)"--tasks=2",
-		(char *)"--verbose", NULL,
+		(char *)"bind",
+		(char *)"--show",
+		(char *)TOPO("24em64t-2n6c2t-pci.xml"),
+		(char *)"--tasks=2",
+		(char *)"--verbose",
+		NULL,
 	};
 	char *argv2[] = {
-		(char *)"bind", (char *)"--show",
-		(char *)TOPO("24em64t-2n6c2t-pci.xml"), NULL,
+		(char *)"bind",
+		(char *)"--show",
+		(char *)TOPO("24em64t-2n6c2t-pci.xml"),
+		NULL,
 	};
 	char *help[] = { (char *)"bind", (char *)"--help", NULL };
 	struct run res;
@@ -388,41 +402,56 @@ static void test_env_preview(void)
 static void test_bind_exec(void)
 {
 	static const char *const rank1[] = {
-		"LOCAL_RANK=1", "LOCAL_WORLD_SIZE=2", NULL,
+		"LOCAL_RANK=1",
+		"LOCAL_WORLD_SIZE=2",
+		NULL,
 	};
 	static const char *const rank2of2[] = {
-		"LOCAL_RANK=2", "LOCAL_WORLD_SIZE=2", NULL,
+		"LOCAL_RANK=2",
+		"LOCAL_WORLD_SIZE=2",
+		NULL,
 	};
 	static const char *const norank[] = { "LOCAL_WORLD_SIZE=2", NULL };
 	static const char *const nolws[] = { "LOCAL_RANK=0", NULL };
 	static const char *const slurmid[] = {
-		"SLURM_LOCALID=0", "LOCAL_WORLD_SIZE=1", NULL,
+		"SLURM_LOCALID=0",
+		"LOCAL_WORLD_SIZE=1",
+		NULL,
 	};
 	static const char *const mig[] = {
-		"LOCAL_RANK=0", "LOCAL_WORLD_SIZE=1",
-		"CUDA_VISIBLE_DEVICES=MIG-0", NULL,
+		"LOCAL_RANK=0",
+		"LOCAL_WORLD_SIZE=1",
+		"CUDA_VISIBLE_DEVICES=MIG-0",
+		NULL,
 	};
 	char *show_cpus[] = {
-		(char *)"bind", (char *)"--mode", (char *)"cores",
-		(char *)"--gpus=none", (char *)"--", (char *)"/bin/sh",
+		(char *)"bind",
+		(char *)"--mode",
+		(char *)"cores",
+		(char *)"--gpus=none",
+		(char *)"--",
+		(char *)"/bin/sh",
 		(char *)"-c",
 		(char *)"sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status",
 		NULL,
 	};
 	char *none_true[] = {
-		(char *)"bind", (char *)"--mode=none", (char *)"--", (char *)"true",
+		(char *)"bind", (char *)"--mode=none",
+		(char *)"--",	(char *)"true",
 		NULL,
 	};
 	char *missing[] = {
-		(char *)"bind", (char *)"--gpus=none", (char *)"--",
-		(char *)"/nonexistent/program", NULL,
+		(char *)"bind", (char *)"--gpus=none",
+		(char *)"--",	(char *)"/nonexistent/program",
+		NULL,
 	};
 	char *best[] = {
 		(char *)"bind", (char *)"--best-effort", (char *)"--",
-		(char *)"echo", (char *)"ran", NULL,
+		(char *)"echo", (char *)"ran",		 NULL,
 	};
 	char *strict[] = {
-		(char *)"bind", (char *)"--", (char *)"echo", (char *)"ran", NULL,
+		(char *)"bind", (char *)"--", (char *)"echo",
+		(char *)"ran",	NULL,
 	};
 	hwloc_topology_t topo;
 	struct te_bind_request req;
@@ -451,7 +480,8 @@ static void test_bind_exec(void)
 		is_int(res.status, 0, "bind -- sh: exit status");
 		if (res.status)
 			printf("# stderr: %s", res.err);
-		is_str(res.out, want, "bind -- sh: the command runs on rank "
+		is_str(res.out, want,
+		       "bind -- sh: the command runs on rank "
 		       "1's CPUs");
 		te_bind_result_free(&br);
 	}
@@ -466,7 +496,8 @@ static void test_bind_exec(void)
 	like(res.err, "LOCAL_RANK is not set", "no LOCAL_RANK: message");
 	run_tool(show_cpus, nolws, &res);
 	is_int(res.status, 1, "no LOCAL_WORLD_SIZE: exit 1");
-	like(res.err, "LOCAL_WORLD_SIZE is not set", "no LOCAL_WORLD_SIZE: message");
+	like(res.err, "LOCAL_WORLD_SIZE is not set",
+	     "no LOCAL_WORLD_SIZE: message");
 	run_tool(show_cpus, rank2of2, &res);
 	is_int(res.status, 1, "LOCAL_RANK >= LOCAL_WORLD_SIZE: exit 1");
 	like(res.err, "LOCAL_RANK=2 but there are only 2 local ranks",
@@ -477,7 +508,8 @@ static void test_bind_exec(void)
 
 	run_tool(missing, rank1, &res);
 	is_int(res.status, 127, "missing command: exit 127");
-	like(res.err, "cannot run /nonexistent/program", "missing command: message");
+	like(res.err, "cannot run /nonexistent/program",
+	     "missing command: message");
 
 	run_tool(strict, mig, &res);
 	is_int(res.status, 1, "MIG: binding refused, command not run");

@@ -22,7 +22,8 @@ static const char *roundtrip(const char *s, unsigned max_index, size_t cap)
 	size_t n = 12345;
 
 	err[0] = '\0';
-	if (te_cpulist_parse(s, 1000, max_index, out, cap, &n, err, sizeof(err)))
+	if (te_cpulist_parse(s, 1000, max_index, out, cap, &n, err,
+			     sizeof(err)))
 		return n == 0 ? "ERR" : "ERR-with-count";
 	if (te_cpulist_format(out, n, buf, sizeof(buf)) < 0)
 		return "FMT";
@@ -55,7 +56,9 @@ static int one_line(const char *s)
 
 static void test_valid(void)
 {
-	static const struct { const char *in, *want; } cases[] = {
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
 		{ "", "" },
 		{ "   ", "" },
 		{ "\n", "" },
@@ -85,10 +88,11 @@ static void test_valid(void)
 static void test_junk(void)
 {
 	static const char *const junk[] = {
-		"a", "1,", ",1", "1,,2", "1-", "-1", "1-2-3", "3-1", "1 ,2",
-		"1, 2", "1 2", "+1", "0x1", "1:2", "0-7:2", "1.5", "1;2",
-		"1-,2", "--1", ",", "-", "1,-2", "\xef\xbc\x91", "1\xff",
-		"1\x01", "all", "none", "1-\n2", "0 - 3",
+		"a",	 "1,",	",1",	 "1,,2",  "1-",		  "-1",
+		"1-2-3", "3-1", "1 ,2",	 "1, 2",  "1 2",	  "+1",
+		"0x1",	 "1:2", "0-7:2", "1.5",	  "1;2",	  "1-,2",
+		"--1",	 ",",	"-",	 "1,-2",  "\xef\xbc\x91", "1\xff",
+		"1\x01", "all", "none",	 "1-\n2", "0 - 3",
 	};
 	size_t i;
 
@@ -113,8 +117,10 @@ static void test_duplicates(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(dup) / sizeof(dup[0]); i++) {
-		is_str(roundtrip(dup[i], 4095, CAP), "ERR", "duplicate in "
-		       "\"%s\" rejected", dup[i]);
+		is_str(roundtrip(dup[i], 4095, CAP), "ERR",
+		       "duplicate in "
+		       "\"%s\" rejected",
+		       dup[i]);
 		like(err, "listed twice", "duplicate named");
 	}
 }
@@ -150,20 +156,24 @@ static void test_bounds(void)
 		ok(te_cpulist_parse("0-1048575", 100, TE_CPULIST_INDEX_LIMIT,
 				    big, TE_CPULIST_INDEX_LIMIT + 1, &n, err,
 				    sizeof(err)) == 0 &&
-		   n == TE_CPULIST_INDEX_LIMIT + 1 &&
-		   big[n - 1] == TE_CPULIST_INDEX_LIMIT,
+			   n == TE_CPULIST_INDEX_LIMIT + 1 &&
+			   big[n - 1] == TE_CPULIST_INDEX_LIMIT,
 		   "million-index range expanded");
 		free(big);
 	}
 
 	/* Counting only: out may be NULL with outcap 0. */
-	ok(te_cpulist_parse("", 10, 10, NULL, 0, &n, err, sizeof(err)) == 0
-	   && n == 0, "empty list without output array");
+	ok(te_cpulist_parse("", 10, 10, NULL, 0, &n, err, sizeof(err)) == 0 &&
+		   n == 0,
+	   "empty list without output array");
 	ok(te_cpulist_parse("1", 10, 10, NULL, 0, &n, err, sizeof(err)) == -1,
 	   "non-empty list without room");
-	ok(te_cpulist_parse(NULL, 10, 10, out, CAP, &n, err, sizeof(err)) == -1
-	   && n == 0, "NULL string rejected");
-	ok(te_cpulist_parse("1", 10, 10, out, CAP, NULL, err, sizeof(err)) == -1,
+	ok(te_cpulist_parse(NULL, 10, 10, out, CAP, &n, err, sizeof(err)) ==
+			   -1 &&
+		   n == 0,
+	   "NULL string rejected");
+	ok(te_cpulist_parse("1", 10, 10, out, CAP, NULL, err, sizeof(err)) ==
+		   -1,
 	   "NULL count rejected");
 }
 
@@ -172,18 +182,21 @@ static void test_maxlen(void)
 	size_t n;
 	char lng[8192];
 
-	ok(te_cpulist_parse("0-3,8", 5, 100, out, CAP, &n, err,
-			    sizeof(err)) == 0 && n == 5,
+	ok(te_cpulist_parse("0-3,8", 5, 100, out, CAP, &n, err, sizeof(err)) ==
+			   0 &&
+		   n == 5,
 	   "string of exactly maxlen accepted");
-	ok(te_cpulist_parse("0-3,10", 5, 100, out, CAP, &n, err,
-			    sizeof(err)) == -1, "maxlen + 1 rejected");
+	ok(te_cpulist_parse("0-3,10", 5, 100, out, CAP, &n, err, sizeof(err)) ==
+		   -1,
+	   "maxlen + 1 rejected");
 	like(err, "longer than 5", "length named");
 	ok(te_cpulist_parse("", 0, 100, out, CAP, &n, err, sizeof(err)) == 0,
 	   "empty string with maxlen 0");
 	ok(te_cpulist_parse("1", 0, 100, out, CAP, &n, err, sizeof(err)) == -1,
 	   "one character with maxlen 0");
 	ok(te_cpulist_parse("1", SIZE_MAX, 100, out, CAP, &n, err,
-			    sizeof(err)) == 0, "maxlen SIZE_MAX");
+			    sizeof(err)) == 0,
+	   "maxlen SIZE_MAX");
 
 	/* A long but valid list, then the same one byte past the bound. */
 	memset(lng, 0, sizeof(lng));
@@ -194,10 +207,12 @@ static void test_maxlen(void)
 			used += (size_t)snprintf(lng + used, sizeof(lng) - used,
 						 v ? ",%u" : "%u", v * 2);
 		ok(te_cpulist_parse(lng, used, 4095, out, CAP, &n, err,
-				    sizeof(err)) == 0 && n == 1000,
+				    sizeof(err)) == 0 &&
+			   n == 1000,
 		   "1000-item list of %zu characters", used);
 		ok(te_cpulist_parse(lng, used - 1, 4095, out, CAP, &n, err,
-				    sizeof(err)) == -1, "same, maxlen one short");
+				    sizeof(err)) == -1,
+		   "same, maxlen one short");
 	}
 
 	/* parse_mem reads exactly len bytes: no terminator needed, and a
@@ -205,8 +220,9 @@ static void test_maxlen(void)
 	{
 		char raw[4] = { '1', ',', '2', '9' };
 		ok(te_cpulist_parse_mem(raw, 3, 100, out, CAP, &n, err,
-					sizeof(err)) == 0 && n == 2 &&
-		   out[1] == 2, "parse_mem on an unterminated buffer");
+					sizeof(err)) == 0 &&
+			   n == 2 && out[1] == 2,
+		   "parse_mem on an unterminated buffer");
 		ok(te_cpulist_parse_mem("1\0002", 3, 100, out, CAP, &n, err,
 					sizeof(err)) == -1,
 		   "parse_mem: embedded NUL is junk");
@@ -219,8 +235,10 @@ static void test_small_err_buffers(void)
 	size_t n;
 	char tiny[4];
 
-	ok(te_cpulist_parse("x", 10, 10, out, CAP, &n, tiny, sizeof(tiny))
-	   == -1 && strlen(tiny) == 3, "error truncated into a 4-byte buffer");
+	ok(te_cpulist_parse("x", 10, 10, out, CAP, &n, tiny, sizeof(tiny)) ==
+			   -1 &&
+		   strlen(tiny) == 3,
+	   "error truncated into a 4-byte buffer");
 	ok(te_cpulist_parse("x", 10, 10, out, CAP, &n, NULL, 0) == -1,
 	   "no error buffer at all");
 }
@@ -245,7 +263,8 @@ static void test_format(void)
 	is_int(te_cpulist_format(wrap, 2, buf, sizeof(buf)), -1,
 	       "UINT_MAX then 0 is not a range");
 	ok(te_cpulist_format(top, 2, buf, sizeof(buf)) > 0 &&
-	   !strcmp(buf, "4294967294-4294967295"), "top of range: %s", buf);
+		   !strcmp(buf, "4294967294-4294967295"),
+	   "top of range: %s", buf);
 	is_int(te_cpulist_format(a, 5, buf, 6), 5, "exact fit");
 	is_int(te_cpulist_format(a, 5, buf, 5), -1, "one byte short");
 	is_str(buf, "", "buffer emptied on overflow");
@@ -312,8 +331,8 @@ static void test_random_junk(void)
 		accepted++;
 		if (te_cpulist_format(out, n, buf, sizeof(buf)) < 0 ||
 		    te_cpulist_parse(buf, sizeof(buf), 4095, again, CAP, &m,
-				     err, sizeof(err)) || m != n ||
-		    memcmp(out, again, n * sizeof(*out)))
+				     err, sizeof(err)) ||
+		    m != n || memcmp(out, again, n * sizeof(*out)))
 			bad++;
 	}
 	is_int(bad, 0, "20000 random strings: no inconsistency (%d accepted)",

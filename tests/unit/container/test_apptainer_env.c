@@ -52,14 +52,30 @@ static void test_copies(void)
 
 static void test_left_out(void)
 {
-	const char *names[] = { "RANK", "LD_PRELOAD", "PATH", "HOME",
-				"LD_LIBRARY_PATH", "APPTAINERENV_RANK",
-				"SINGULARITY_BIND", "APPTAINER_CACHEDIR",
-				"PREPEND_PATH", "APPEND_PATH", "1BAD", "A-B",
-				"", "WORLD_SIZE", "RANK", "LOCAL_RANK" };
-	const char *values[] = { "0", "/usr/lib/trainenv-nccl.so", "/bin",
-				 "/root", "/x", "9", "/a", "/c", "/p", "/q",
-				 "1", "2", "3", NULL, "7", "" };
+	const char *names[] = { "RANK",
+				"LD_PRELOAD",
+				"PATH",
+				"HOME",
+				"LD_LIBRARY_PATH",
+				"APPTAINERENV_RANK",
+				"SINGULARITY_BIND",
+				"APPTAINER_CACHEDIR",
+				"PREPEND_PATH",
+				"APPEND_PATH",
+				"1BAD",
+				"A-B",
+				"",
+				"WORLD_SIZE",
+				"RANK",
+				"LOCAL_RANK" };
+	const char *values[] = { "0",	 "/usr/lib/trainenv-nccl.so",
+				 "/bin", "/root",
+				 "/x",	 "9",
+				 "/a",	 "/c",
+				 "/p",	 "/q",
+				 "1",	 "2",
+				 "3",	 NULL,
+				 "7",	 "" };
 	char longname[TE_APPT_NAME_MAX + 8];
 	const char *ln[1] = { longname }, *lv[1] = { "1" };
 	static char big[TE_APPT_VALUE_MAX + 2];
@@ -71,16 +87,20 @@ static void test_left_out(void)
 	is_str(get("APPTAINERENV_RANK"), "0", "RANK: the first one given");
 	is_str(get("APPTAINERENV_LOCAL_RANK"), "", "an empty value is a value");
 	ok(!get("APPTAINERENV_LD_PRELOAD") && !get("APPTAINERENV_PATH") &&
-	   !get("APPTAINERENV_HOME") && !get("APPTAINERENV_LD_LIBRARY_PATH"),
+		   !get("APPTAINERENV_HOME") &&
+		   !get("APPTAINERENV_LD_LIBRARY_PATH"),
 	   "never LD_PRELOAD, PATH, HOME, LD_LIBRARY_PATH (this node's files)");
 	ok(!get("APPTAINERENV_APPTAINERENV_RANK") &&
-	   !get("APPTAINERENV_SINGULARITY_BIND") &&
-	   !get("APPTAINERENV_APPTAINER_CACHEDIR"), "never Apptainer's own");
-	ok(!get("APPTAINERENV_PREPEND_PATH") && !get("APPTAINERENV_APPEND_PATH"),
+		   !get("APPTAINERENV_SINGULARITY_BIND") &&
+		   !get("APPTAINERENV_APPTAINER_CACHEDIR"),
+	   "never Apptainer's own");
+	ok(!get("APPTAINERENV_PREPEND_PATH") &&
+		   !get("APPTAINERENV_APPEND_PATH"),
 	   "never the names Apptainer maps apart");
 	ok(!get("APPTAINERENV_WORLD_SIZE"), "a variable the task lacks: none");
 	ok(!get("APPTAINERENV_1BAD") && !get("APPTAINERENV_A-B") &&
-	   !get("APPTAINERENV_"), "names that are no variable names: none");
+		   !get("APPTAINERENV_"),
+	   "names that are no variable names: none");
 	is_int(out.skipped, 13, "each left out is counted (the repeat is not)");
 
 	memset(longname, 'N', sizeof(longname) - 1);
@@ -88,8 +108,8 @@ static void test_left_out(void)
 	is_int(te_appt_env(ln, lv, 1, &out), 0, "a name over the bound: none");
 	longname[TE_APPT_NAME_MAX - 1] = '\0';
 	is_int(te_appt_env(ln, lv, 1, &out), 1, "the longest name is taken");
-	ok(strlen(out.v[1].name) == strlen("SINGULARITYENV_") +
-					    TE_APPT_NAME_MAX - 1,
+	ok(strlen(out.v[1].name) ==
+		   strlen("SINGULARITYENV_") + TE_APPT_NAME_MAX - 1,
 	   "and its copies' names whole");
 
 	memset(big, 'v', sizeof(big) - 1);
@@ -101,7 +121,8 @@ static void test_left_out(void)
 static void test_bounds(void)
 {
 	static char namebuf[TE_APPT_IN_MAX + 40][16];
-	static const char *names[TE_APPT_IN_MAX + 40], *values[TE_APPT_IN_MAX + 40];
+	static const char *names[TE_APPT_IN_MAX + 40],
+		*values[TE_APPT_IN_MAX + 40];
 	static char val[TE_APPT_VALUE_MAX + 1];
 	size_t i, n = TE_APPT_IN_MAX + 40;
 	int k;
@@ -114,7 +135,8 @@ static void test_bounds(void)
 	k = te_appt_env(names, values, n, &out);
 	is_int(k, TE_APPT_IN_MAX, "at most TE_APPT_IN_MAX variables");
 	is_int(out.skipped, 40, "the rest counted, not walked");
-	ok(out.n <= (int)(sizeof(out.v) / sizeof(out.v[0])), "out stays in bounds");
+	ok(out.n <= (int)(sizeof(out.v) / sizeof(out.v[0])),
+	   "out stays in bounds");
 
 	memset(val, 'v', TE_APPT_VALUE_MAX);
 	for (i = 0; i < 20; i++)
@@ -160,7 +182,8 @@ static void test_chain(void)
 	static struct te_config cfg;
 	static struct te_cenv d;
 	static char enc[TE_SETTINGS_ENV_MAX];
-	const char *items[] = { "nccl-heartbeat=900", "enforce=nccl-heartbeat" };
+	const char *items[] = { "nccl-heartbeat=900",
+				"enforce=nccl-heartbeat" };
 	const char *opts[TE_S_COUNT] = { 0 };
 	const char *names[TE_CENV_MAX], *values[TE_CENV_MAX];
 	char err[TE_ERR_MAX];
@@ -176,7 +199,8 @@ static void test_chain(void)
 	}
 	nenv = 0;
 	setenv_fake(TE_SETTINGS_ENV, enc);
-	setenv_fake("TRAINENV_RANK_VARS", "RANK,WORLD_SIZE,MASTER_ADDR,MASTER_PORT");
+	setenv_fake("TRAINENV_RANK_VARS",
+		    "RANK,WORLD_SIZE,MASTER_ADDR,MASTER_PORT");
 	setenv_fake("RANK", "5");
 	setenv_fake("WORLD_SIZE", "6");
 	setenv_fake("MASTER_ADDR", "n1");
@@ -192,13 +216,15 @@ static void test_chain(void)
 	}
 	te_appt_env(names, values, (size_t)d.n, &out);
 	ok(get("APPTAINERENV_RANK") && !strcmp(get("APPTAINERENV_RANK"), "5") &&
-	   get("SINGULARITYENV_WORLD_SIZE") &&
-	   !strcmp(get("SINGULARITYENV_WORLD_SIZE"), "6"),
+		   get("SINGULARITYENV_WORLD_SIZE") &&
+		   !strcmp(get("SINGULARITYENV_WORLD_SIZE"), "6"),
 	   "chain: the rank variables, with the task's values");
 	ok(get("APPTAINERENV_MASTER_ADDR") && get("APPTAINERENV_MASTER_PORT") &&
-	   !strcmp(get("APPTAINERENV_MASTER_PORT"), "61004"), "chain: MASTER_*");
+		   !strcmp(get("APPTAINERENV_MASTER_PORT"), "61004"),
+	   "chain: MASTER_*");
 	ok(get("APPTAINERENV_TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC") &&
-	   !strcmp(get("APPTAINERENV_TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC"), "900"),
+		   !strcmp(get("APPTAINERENV_TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC"),
+			   "900"),
 	   "chain: the enforced heartbeat");
 	ok(!get("APPTAINERENV_MY_OWN") && !get("APPTAINERENV_LD_PRELOAD"),
 	   "chain: nothing the user did not get from trainenv, no LD_PRELOAD");
@@ -208,12 +234,12 @@ static void test_chain(void)
 static void test_command(void)
 {
 	ok(te_appt_command("apptainer") && te_appt_command("singularity") &&
-	   te_appt_command("/usr/bin/apptainer") &&
-	   te_appt_command("/opt/sing/bin/singularity"),
+		   te_appt_command("/usr/bin/apptainer") &&
+		   te_appt_command("/opt/sing/bin/singularity"),
 	   "apptainer and singularity, with a directory or not");
 	ok(!te_appt_command("apptainer.sh") && !te_appt_command("python3") &&
-	   !te_appt_command("/usr/bin/") && !te_appt_command("") &&
-	   !te_appt_command(NULL) && !te_appt_command("apptainer/x"),
+		   !te_appt_command("/usr/bin/") && !te_appt_command("") &&
+		   !te_appt_command(NULL) && !te_appt_command("apptainer/x"),
 	   "anything else: a script, another program, a directory, empty, "
 	   "none");
 }

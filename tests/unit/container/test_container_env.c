@@ -52,7 +52,8 @@ static void task(const char *const *items, int nitems, const char *rank_vars)
 
 	nenv = 0;
 	te_policy_init(&pol);
-	if (te_policy_args(&pol, nitems, (char **)items, err, sizeof(err)) < 0 ||
+	if (te_policy_args(&pol, nitems, (char **)items, err, sizeof(err)) <
+		    0 ||
 	    te_resolve(&pol, opts, resolve_getenv, NULL, NULL, &cfg, err,
 		       sizeof(err)) < 0 ||
 	    te_config_encode(&cfg, enc, sizeof(enc)) < 0) {
@@ -113,8 +114,8 @@ static void test_decided(void)
 	ok(!var(&d, "PATH") && !var(&d, "NCCL_DEBUG"),
 	   "nothing trainenv did not set");
 	ok(te_cenv_ours(&d, "TRAINENV_LAUNCHER", 17) &&
-	   !te_cenv_ours(&d, "TRAINENV_", 9) &&
-	   !te_cenv_ours(&d, "MASTER_PORTX", 12),
+		   !te_cenv_ours(&d, "TRAINENV_", 9) &&
+		   !te_cenv_ours(&d, "MASTER_PORTX", 12),
 	   "TRAINENV_* is trainenv's; a longer name is not a decided one");
 
 	/* no trainenv, --train=off, hostile lists */
@@ -166,9 +167,11 @@ static void test_filter(void)
 		      "WORLD_SIZE=6\n"
 		      "RANK=0\n"
 		      "LOCAL_RANK=0\n"
-		      "OMP_NUM_THREADS=1\n", err, sizeof(err)), 6,
-	       "the hook's file: six of trainenv's variables removed");
-	is_str(out, "PYTORCH_VERSION=2.3.0\nNCCL_DEBUG=WARN\nSLURM_JOB_ID=7\n"
+		      "OMP_NUM_THREADS=1\n",
+		      err, sizeof(err)),
+	       6, "the hook's file: six of trainenv's variables removed");
+	is_str(out,
+	       "PYTORCH_VERSION=2.3.0\nNCCL_DEBUG=WARN\nSLURM_JOB_ID=7\n"
 	       "OMP_NUM_THREADS=1\n"
 	       "TRAINENV_CONTAINER=enroot:TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=60;"
 	       "MASTER_ADDR=n1;MASTER_PORT=61007;WORLD_SIZE=6;RANK=0;"
@@ -176,7 +179,9 @@ static void test_filter(void)
 	       "  the others kept in order, the record last");
 
 	is_int(filter("TRAINENV_SETTINGS=forged\nTRAINENV_CONTAINER=x\n"
-		      "  RANK=\"7\"  \nX=1", err, sizeof(err)), 1,
+		      "  RANK=\"7\"  \nX=1",
+		      err, sizeof(err)),
+	       1,
 	       "an image's TRAINENV_* lines go unrecorded; indented, quoted");
 	is_str(out, "X=1\nTRAINENV_CONTAINER=enroot:RANK=7\n",
 	       "  quotes off in the record, a last line without newline kept");
@@ -185,9 +190,11 @@ static void test_filter(void)
 	is_str(out, "TRAINENV_CONTAINER=enroot:\n", "  still gets the record");
 
 	is_int(filter("MASTER_ADDR=a;b\x01\xff\n# RANK=1\nRANK\n=RANK\n"
-		      "1RANK=2\nRANK-X=3\n", err, sizeof(err)), 1,
-	       "comments and what is no NAME= line are kept as they are");
-	is_str(out, "# RANK=1\nRANK\n=RANK\n1RANK=2\nRANK-X=3\n"
+		      "1RANK=2\nRANK-X=3\n",
+		      err, sizeof(err)),
+	       1, "comments and what is no NAME= line are kept as they are");
+	is_str(out,
+	       "# RANK=1\nRANK\n=RANK\n1RANK=2\nRANK-X=3\n"
 	       "TRAINENV_CONTAINER=enroot:MASTER_ADDR=a?b??\n",
 	       "  the record's value is cleaned (';' and bytes outside ASCII)");
 
@@ -195,8 +202,8 @@ static void test_filter(void)
 		char nul[] = "RANK=1\nX=\0y\n";
 
 		is_int(te_cenv_filter(nul, sizeof(nul) - 1, &d, out, 100,
-				      &(size_t){ 0 }, err, sizeof(err)), -1,
-		       "a NUL byte in the file is refused");
+				      &(size_t){ 0 }, err, sizeof(err)),
+		       -1, "a NUL byte in the file is refused");
 		like(err, "NUL", "  saying so");
 	}
 	/* long values are cut in the record; too many fill it */
@@ -219,7 +226,8 @@ static void test_filter(void)
 	   "  the record stays within its size");
 	like(out, ";...\n", "  and says it was cut");
 	is_int(te_cenv_filter("X=1\nY=2\n", 8, &d, out, 10, &(size_t){ 0 }, err,
-			      sizeof(err)), -1, "an output buffer too small");
+			      sizeof(err)),
+	       -1, "an output buffer too small");
 	like(err, "larger than 10 bytes", "  is an error");
 }
 
@@ -240,18 +248,23 @@ static void test_compare(void)
 	setenv_fake("TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC", "900");
 	te_cenv_decided(fake_getenv, NULL, &d, err, sizeof(err));
 	is_int(te_cenv_compare(&d, same, sizeof(same) - 1, 0, rep, sizeof(rep),
-			       &enf), 0, "the program sees what was decided");
+			       &enf),
+	       0, "the program sees what was decided");
 	is_int(enf, 0, "  no enforced value changed");
 	is_int(te_cenv_compare(&d, changed, sizeof(changed) - 1, 0, rep,
-			       sizeof(rep), &enf), 2, "two values replaced");
+			       sizeof(rep), &enf),
+	       2, "two values replaced");
 	is_int(enf, 1, "  one of them enforced");
-	is_str(rep, "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=60 (trainenv: 900, "
-	       "enforced); MASTER_PORT=61007 (trainenv: 23456)", "  named");
+	is_str(rep,
+	       "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=60 (trainenv: 900, "
+	       "enforced); MASTER_PORT=61007 (trainenv: 23456)",
+	       "  named");
 	is_int(te_cenv_compare(&d, "RANK=3", 7, 0, rep, sizeof(rep), &enf), 2,
 	       "variables missing from the program's environment");
 	like(rep, "MASTER_PORT unset (trainenv: 23456)", "  said unset");
 	is_int(te_cenv_compare(&d, "RANK=3\0MASTER_PO", 16, 1, rep, sizeof(rep),
-			       &enf), 0, "past a cut environment nothing is judged");
+			       &enf),
+	       0, "past a cut environment nothing is judged");
 	is_str(te_cenv_block_get("A=1\0AB=2\0B=\0", 12, "B"), "",
 	       "block_get: an empty value");
 	is_str(te_cenv_block_get("A=1\0AB=2\0", 9, "AB"), "2",
@@ -259,24 +272,29 @@ static void test_compare(void)
 	ok(te_cenv_block_get("A=1\0AB=2", 8, "AB") == NULL,
 	   "block_get: an unterminated last entry is unknown");
 	te_cenv_record_text("enroot:A=1;B=x\ty", rep, sizeof(rep));
-	is_str(rep, "the container's environment set A=1, B=x?y; trainenv's "
-	       "enroot hook kept trainenv's values", "the record as a sentence");
+	is_str(rep,
+	       "the container's environment set A=1, B=x?y; trainenv's "
+	       "enroot hook kept trainenv's values",
+	       "the record as a sentence");
 	te_cenv_record_text("enroot:", rep, sizeof(rep));
-	is_str(rep, "the container's environment set none of trainenv's "
-	       "variables", "an empty record as a sentence");
+	is_str(rep,
+	       "the container's environment set none of trainenv's "
+	       "variables",
+	       "an empty record as a sentence");
 }
 
 int main(void)
 {
 	ok(te_cenv_name_valid("RANK", 4) && te_cenv_name_valid("_a1", 3) &&
-	   !te_cenv_name_valid("1A", 2) && !te_cenv_name_valid("A-B", 3) &&
-	   !te_cenv_name_valid("", 0), "names: letters, digits, '_'");
+		   !te_cenv_name_valid("1A", 2) &&
+		   !te_cenv_name_valid("A-B", 3) && !te_cenv_name_valid("", 0),
+	   "names: letters, digits, '_'");
 	{
 		char n[TE_CENV_NAME_MAX + 1];
 
 		memset(n, 'A', sizeof(n));
 		ok(te_cenv_name_valid(n, TE_CENV_NAME_MAX - 1) &&
-		   !te_cenv_name_valid(n, TE_CENV_NAME_MAX),
+			   !te_cenv_name_valid(n, TE_CENV_NAME_MAX),
 		   "names: at most %d characters", TE_CENV_NAME_MAX - 1);
 	}
 	test_decided();

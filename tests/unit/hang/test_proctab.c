@@ -24,23 +24,29 @@ static void test_stat(void)
 
 	ok(te_proc_stat_parse("4242 (python3) S 4200 4242 4242 0 -1 4194560 "
 			      "1000 0 0 0 250 50 0 0 20 0 3 0 12345 1 2 3\n",
-			      &p) == 0 && p.pid == 4242 && p.ppid == 4200 &&
-	   p.state == 'S' && p.cpu_ticks == 300 && !strcmp(p.comm, "python3") &&
-	   p.start == 12345,
+			      &p) == 0 &&
+		   p.pid == 4242 && p.ppid == 4200 && p.state == 'S' &&
+		   p.cpu_ticks == 300 && !strcmp(p.comm, "python3") &&
+		   p.start == 12345,
 	   "a stat line: pid, comm, state, ppid, utime+stime, start time");
 	ok(te_proc_stat_parse("9 (x) S 1 9 9 0 -1 0 0 0 0 0 5 5 0 0 -21 -5 1 0 "
-			      "777 0\n", &p) == 0 && p.start == 777,
+			      "777 0\n",
+			      &p) == 0 &&
+		   p.start == 777,
 	   "negative priority and nice are read past");
 	ok(te_proc_stat_parse("7 (a b) c) (d) R 1 7 7 0 -1 0 0 0 0 0 9 1 0\n",
-			      &p) == 0 && p.state == 'R' && p.ppid == 1 &&
-	   !strcmp(p.comm, "a b) c) (d") && p.cpu_ticks == 10,
+			      &p) == 0 &&
+		   p.state == 'R' && p.ppid == 1 &&
+		   !strcmp(p.comm, "a b) c) (d") && p.cpu_ticks == 10,
 	   "a comm with spaces and parentheses: the last ')' ends it");
 	ok(te_proc_stat_parse("8 (xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx) D 2 "
-			      "0 0 0 0 0 0 0 0 0 1 1 0", &p) == 0 &&
-	   p.comm[0] == '\0' && p.state == 'D',
+			      "0 0 0 0 0 0 0 0 0 1 1 0",
+			      &p) == 0 &&
+		   p.comm[0] == '\0' && p.state == 'D',
 	   "an over-long comm is left empty, the rest still read");
 	ok(te_proc_stat_parse("", &p) < 0, "empty: refused");
-	ok(te_proc_stat_parse("12 (x) S", &p) < 0, "cut after the state: refused");
+	ok(te_proc_stat_parse("12 (x) S", &p) < 0,
+	   "cut after the state: refused");
 	ok(te_proc_stat_parse("12 (x)S 1 2 3 4 5 6 7 8 9 10 11 12", &p) < 0,
 	   "no space after ')': refused");
 	ok(te_proc_stat_parse("x (y) S 1 2 3 4 5 6 7 8 9 10 11 12", &p) < 0,
@@ -49,23 +55,28 @@ static void test_stat(void)
 	   "a field that is not a number: refused");
 	/* a comm that imitates the fields after it */
 	ok(te_proc_stat_parse("10 (x) S 9 9 9) R 77 10 10 0 -1 0 0 0 0 0 3 4 "
-			      "0 0 20 0 1 0 555\n", &p) == 0 &&
-	   !strcmp(p.comm, "x) S 9 9 9") && p.state == 'R' && p.ppid == 77 &&
-	   p.cpu_ticks == 7 && p.start == 555,
+			      "0 0 20 0 1 0 555\n",
+			      &p) == 0 &&
+		   !strcmp(p.comm, "x) S 9 9 9") && p.state == 'R' &&
+		   p.ppid == 77 && p.cpu_ticks == 7 && p.start == 555,
 	   "a comm holding ') S 9 9 9': the fields after the last ')' count");
 	ok(te_proc_stat_parse("10 (x) S 9 9 9) R 77 1 2 3", &p) < 0,
 	   "the same, cut before utime and stime: refused");
-	ok(te_proc_stat_parse("13 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15", &p)
-	   == 0 && p.cpu_ticks == 23 && p.start == 0,
+	ok(te_proc_stat_parse("13 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15",
+			      &p) == 0 &&
+		   p.cpu_ticks == 23 && p.start == 0,
 	   "cut before the start time: read, start time 0");
 	ok(te_proc_stat_parse("13 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 "
-			      "17 18 1", &p) == 0 && p.start == 1,
+			      "17 18 1",
+			      &p) == 0 &&
+		   p.start == 1,
 	   "cut inside the start time: what is there is read");
 	ok(te_proc_stat_parse("13 (x S 1 2 3 4 5 6 7 8 9 10 11 12", &p) < 0,
 	   "no ')': refused");
 	ok(te_proc_stat_parse("13 x) S 1 2 3 4 5 6 7 8 9 10 11 12", &p) < 0,
 	   "no '(': refused");
-	ok(te_proc_stat_parse("13 (x) ", &p) < 0, "cut before the state: refused");
+	ok(te_proc_stat_parse("13 (x) ", &p) < 0,
+	   "cut before the state: refused");
 	ok(te_proc_stat_parse("13 (x) S 1 2 3 4 5 6 7 8 9 10 11 ", &p) < 0,
 	   "cut after utime: refused");
 	ok(te_proc_stat_parse("0 (x) S 1 2 3 4 5 6 7 8 9 10 11 12", &p) < 0,
@@ -75,13 +86,13 @@ static void test_stat(void)
 /* The one reader, on a real process whose name is hostile. */
 static void test_stat_read(void)
 {
-	static const char name[] = "a) R 1 (b c";	/* 11 of comm's 15 */
+	static const char name[] = "a) R 1 (b c"; /* 11 of comm's 15 */
 	struct te_proc p;
 	int fd[2], pid;
 	char c;
 
 	ok(te_proc_stat_read(getpid(), &p) == 0 && p.pid == getpid() &&
-	   p.ppid == getppid() && p.state == 'R' && p.start > 0,
+		   p.ppid == getppid() && p.state == 'R' && p.start > 0,
 	   "this process: pid, parent, running, a start time");
 	ok(te_proc_stat_read(0, &p) < 0 && te_proc_stat_read(-1, &p) < 0,
 	   "pid 0 and -1: refused");
@@ -102,7 +113,7 @@ static void test_stat_read(void)
 		c = 0;
 	close(fd[0]);
 	ok(c == 'x' && te_proc_stat_read(pid, &p) == 0 && p.pid == pid &&
-	   p.ppid == getpid() && !strcmp(p.comm, name),
+		   p.ppid == getpid() && !strcmp(p.comm, name),
 	   "a child named 'a) R 1 (b c': its name whole, its parent");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -111,13 +122,13 @@ static void test_stat_read(void)
 static void test_environ(void)
 {
 	static const char env[] = "HOME=/root\0SLURM_JOB_ID=17\0"
-		"SLURM_STEP_ID=0\0SLURM_PROCID=5\0RANK=11\0"
-		"TORCHELASTIC_RUN_ID=abc\0X=1";
+				  "SLURM_STEP_ID=0\0SLURM_PROCID=5\0RANK=11\0"
+				  "TORCHELASTIC_RUN_ID=abc\0X=1";
 	struct te_proc p;
 
 	te_proc_environ_parse(env, sizeof(env) - 1, &p);
 	ok(p.job == 17 && p.step == 0 && p.procid == 5 && p.rank == 11 &&
-	   p.elastic && p.node[0] == '\0' && p.world == -1,
+		   p.elastic && p.node[0] == '\0' && p.world == -1,
 	   "job, step, procid, rank and torchrun's run id read");
 	te_proc_environ_parse("WORLD_SIZE=16\0RANK=3", 20, &p);
 	ok(p.world == 16 && p.rank == 3, "WORLD_SIZE read");
@@ -145,13 +156,19 @@ static void test_environ(void)
 static void test_task_env(void)
 {
 	static const char *const bad[] = {
-		"TRAINENV_TASK=12 0 3", "TRAINENV_TASK=12 0 3 n1 x",
-		"TRAINENV_TASK=12 0 -3 n1", "TRAINENV_TASK=12 0 3 ../n1",
-		"TRAINENV_TASK=12 x 3 n1", "TRAINENV_TASK=99999999999 0 3 n1",
-		"TRAINENV_TASK=", "TRAINENV_TASK=12 0 3 "
+		"TRAINENV_TASK=12 0 3",
+		"TRAINENV_TASK=12 0 3 n1 x",
+		"TRAINENV_TASK=12 0 -3 n1",
+		"TRAINENV_TASK=12 0 3 ../n1",
+		"TRAINENV_TASK=12 x 3 n1",
+		"TRAINENV_TASK=99999999999 0 3 n1",
+		"TRAINENV_TASK=",
+		"TRAINENV_TASK=12 0 3 "
 		"n123456789012345678901234567890123456789012345678901234567890123",
-		"TRAINENV_TASK=12  0 3 n1", "TRAINENV_TASK= 12 0 3 n1",
-		"TRAINENV_TASK=12 0 3 n1 ", "TRAINENV_TASK=12 0 3 n\tx",
+		"TRAINENV_TASK=12  0 3 n1",
+		"TRAINENV_TASK= 12 0 3 n1",
+		"TRAINENV_TASK=12 0 3 n1 ",
+		"TRAINENV_TASK=12 0 3 n\tx",
 		"TRAINENV_TASK=12 0 3 n\033[2J",
 	};
 	struct te_proc p;
@@ -161,7 +178,8 @@ static void test_task_env(void)
 
 	te_proc_environ_parse("A=1\0TRAINENV_TASK=12 0 3 n17\0B=2", 33, &p);
 	ok(p.job == 12 && p.step == 0 && p.procid == 3 &&
-	   !strcmp(p.node, "n17"), "TRAINENV_TASK alone: job, step, procid "
+		   !strcmp(p.node, "n17"),
+	   "TRAINENV_TASK alone: job, step, procid "
 	   "and node");
 	te_proc_environ_parse("SLURM_JOB_ID=5\0SLURM_STEP_ID=1\0SLURM_PROCID=0"
 			      "\0SLURMD_NODENAME=n2\0TRAINENV_TASK=12 0 3 n17",
@@ -198,7 +216,8 @@ static void test_task_env(void)
 			n_fuzz++;
 		n_taken += p.job >= 0;
 	}
-	is_int((int)n_fuzz, 200000, "200,000 random TRAINENV_TASK values: "
+	is_int((int)n_fuzz, 200000,
+	       "200,000 random TRAINENV_TASK values: "
 	       "all four fields or none");
 	ok(n_taken > 0, "  of which %zu taken (the check can pass both ways)",
 	   n_taken);
@@ -207,26 +226,34 @@ static void test_task_env(void)
 static void test_python(void)
 {
 	ok(te_proc_is_python("/usr/bin/python3.11") &&
-	   te_proc_is_python("python3") && te_proc_is_python("python") &&
-	   te_proc_is_python("/usr/bin/python3.11d"),
+		   te_proc_is_python("python3") &&
+		   te_proc_is_python("python") &&
+		   te_proc_is_python("/usr/bin/python3.11d"),
 	   "python, python3, python3.11, python3.11d");
 	ok(!te_proc_is_python("/usr/bin/pythonista") &&
-	   !te_proc_is_python("/bin/sh") && !te_proc_is_python("ipython3"),
+		   !te_proc_is_python("/bin/sh") &&
+		   !te_proc_is_python("ipython3"),
 	   "not pythonista, sh, ipython3");
 }
 
 static struct te_proc P(int pid, int ppid, long job, long step, long procid,
-			long rank, int elastic, int py)
-{
+			long rank, int elastic, int py) {
 	struct te_proc p = {
-		.pid = pid, .ppid = ppid, .state = 'S', .job = job,
-		.step = step, .procid = procid, .rank = rank,
-		.elastic = elastic, .is_python = py,
+		.pid = pid,
+		.ppid = ppid,
+		.state = 'S',
+		.job = job,
+		.step = step,
+		.procid = procid,
+		.rank = rank,
+		.elastic = elastic,
+		.is_python = py,
 	};
 	return p;
 }
 
-static void test_pick(void)
+static void
+test_pick(void)
 {
 	struct te_proc t[16];
 	struct te_rank_proc r[16];
@@ -235,20 +262,20 @@ static void test_pick(void)
 	/* two plain Python tasks of 5.0, a task of another step, a stray */
 	t[n++] = P(100, 1, 5, 0, 3, -1, 0, 1);
 	t[n++] = P(101, 1, 5, 0, 2, -1, 0, 1);
-	t[n++] = P(102, 100, 5, 0, 3, -1, 0, 0);	/* rank 3's child */
-	t[n++] = P(200, 1, 5, 1, 0, -1, 0, 1);		/* step 5.1 */
-	t[n++] = P(300, 1, -1, -1, -1, -1, 0, 1);	/* not in a job */
+	t[n++] = P(102, 100, 5, 0, 3, -1, 0, 0);  /* rank 3's child */
+	t[n++] = P(200, 1, 5, 1, 0, -1, 0, 1);	  /* step 5.1 */
+	t[n++] = P(300, 1, -1, -1, -1, -1, 0, 1); /* not in a job */
 	k = te_proc_pick_ranks(t, n, 5, 0, r, 16);
 	ok(k == 2 && r[0].rank == 2 && t[r[0].idx].pid == 101 &&
-	   r[1].rank == 3 && t[r[1].idx].pid == 100,
+		   r[1].rank == 3 && t[r[1].idx].pid == 100,
 	   "plain tasks: one per rank, ordered by rank, other steps left out");
 
 	/* a shell task that runs Python under it */
 	n = 0;
-	t[n++] = P(10, 1, 6, 0, 0, -1, 0, 0);		/* sh -c */
-	t[n++] = P(11, 10, 6, 0, 0, -1, 0, 0);		/* sh */
-	t[n++] = P(12, 11, 6, 0, 0, -1, 0, 1);		/* python */
-	t[n++] = P(13, 12, 6, 0, 0, -1, 0, 1);		/* python child */
+	t[n++] = P(10, 1, 6, 0, 0, -1, 0, 0);  /* sh -c */
+	t[n++] = P(11, 10, 6, 0, 0, -1, 0, 0); /* sh */
+	t[n++] = P(12, 11, 6, 0, 0, -1, 0, 1); /* python */
+	t[n++] = P(13, 12, 6, 0, 0, -1, 0, 1); /* python child */
 	k = te_proc_pick_ranks(t, n, 6, 0, r, 16);
 	ok(k == 1 && r[0].rank == 0 && t[r[0].idx].pid == 12,
 	   "a shell task: its shallowest Python process stands for it");
@@ -262,20 +289,20 @@ static void test_pick(void)
 
 	/* torchrun: one agent task per node, its workers carry RANK */
 	n = 0;
-	t[n++] = P(30, 1, 8, 0, 1, -1, 0, 1);		/* the agent */
-	t[n++] = P(31, 30, 8, 0, 1, 7, 1, 1);		/* worker RANK 7 */
-	t[n++] = P(32, 30, 8, 0, 1, 6, 1, 1);		/* worker RANK 6 */
-	t[n++] = P(33, 31, 8, 0, 1, 7, 1, 1);		/* RANK 7's child */
+	t[n++] = P(30, 1, 8, 0, 1, -1, 0, 1); /* the agent */
+	t[n++] = P(31, 30, 8, 0, 1, 7, 1, 1); /* worker RANK 7 */
+	t[n++] = P(32, 30, 8, 0, 1, 6, 1, 1); /* worker RANK 6 */
+	t[n++] = P(33, 31, 8, 0, 1, 7, 1, 1); /* RANK 7's child */
 	k = te_proc_pick_ranks(t, n, 8, 0, r, 16);
 	ok(k == 2 && r[0].rank == 6 && t[r[0].idx].pid == 32 &&
-	   r[1].rank == 7 && t[r[1].idx].pid == 31,
+		   r[1].rank == 7 && t[r[1].idx].pid == 31,
 	   "torchrun: the workers, not the agent nor a worker's children");
 	k = te_proc_pick_ranks(t, n, 8, 0, r, 1);
 	is_int(k, 1, "at most max");
 	n = 0;
-	t[n] = P(50, 1, 8, 0, 2, -1, 0, 1);		/* an agent, no worker */
+	t[n] = P(50, 1, 8, 0, 2, -1, 0, 1); /* an agent, no worker */
 	t[n++].agent = 1;
-	t[n++] = P(51, 1, 8, 0, 3, -1, 0, 1);		/* a plain task */
+	t[n++] = P(51, 1, 8, 0, 3, -1, 0, 1); /* a plain task */
 	k = te_proc_pick_ranks(t, n, 8, 0, r, 16);
 	ok(k == 1 && r[0].rank == 3,
 	   "a torchrun agent whose workers are gone stands for no rank");
@@ -295,25 +322,27 @@ static void test_stepd_title(void)
 	long j = 0, s = 0;
 
 	ok(te_proc_stepd_title("slurmstepd: [57.3]", 19, &j, &s) == 0 &&
-	   j == 57 && s == 3, "slurmstepd's title: its job and step");
+		   j == 57 && s == 3,
+	   "slurmstepd's title: its job and step");
 	ok(te_proc_stepd_title("slurmstepd: [57.0]\0\0\0", 21, &j, &s) == 0 &&
-	   j == 57 && s == 0, "... padded with NULs");
+		   j == 57 && s == 0,
+	   "... padded with NULs");
 	ok(te_proc_stepd_title("slurmstepd: [57.batch]", 22, &j, &s) < 0 &&
-	   te_proc_stepd_title("slurmstepd: [57.extern]", 23, &j, &s) < 0,
+		   te_proc_stepd_title("slurmstepd: [57.extern]", 23, &j, &s) <
+			   0,
 	   "the batch and extern steps: no numbered step");
 	ok(te_proc_stepd_title("/sbin/init", 10, &j, &s) < 0 &&
-	   te_proc_stepd_title("slurmstepd: [57.0", 17, &j, &s) < 0 &&
-	   te_proc_stepd_title("slurmstepd: [57.0]x", 19, &j, &s) < 0 &&
-	   te_proc_stepd_title("slurmstepd: [.0]", 16, &j, &s) < 0 &&
-	   te_proc_stepd_title("slurmstepd: [5x.0]", 18, &j, &s) < 0 &&
-	   te_proc_stepd_title("slurmstepd: [57.0]", 10, &j, &s) < 0 &&
-	   te_proc_stepd_title("", 0, &j, &s) < 0,
+		   te_proc_stepd_title("slurmstepd: [57.0", 17, &j, &s) < 0 &&
+		   te_proc_stepd_title("slurmstepd: [57.0]x", 19, &j, &s) < 0 &&
+		   te_proc_stepd_title("slurmstepd: [.0]", 16, &j, &s) < 0 &&
+		   te_proc_stepd_title("slurmstepd: [5x.0]", 18, &j, &s) < 0 &&
+		   te_proc_stepd_title("slurmstepd: [57.0]", 10, &j, &s) < 0 &&
+		   te_proc_stepd_title("", 0, &j, &s) < 0,
 	   "anything else, cut or malformed: not slurmstepd");
 }
 
 /* A process of job.step whose parent is the step's slurmstepd. */
-static struct te_proc T(int pid, long job, long step, long procid, int py)
-{
+static struct te_proc T(int pid, long job, long step, long procid, int py) {
 	struct te_proc p = P(pid, 2, job, step, procid, -1, 0, py);
 
 	p.parent_kind = TE_PARENT_STEPD;
@@ -322,7 +351,8 @@ static struct te_proc T(int pid, long job, long step, long procid, int py)
 	return p;
 }
 
-static void test_orphans(void)
+static void
+test_orphans(void)
 {
 	struct te_proc t[16];
 	struct te_rank_proc r[16];
@@ -334,7 +364,7 @@ static void test_orphans(void)
 	t[n++] = P(101, 100, 5, 0, 0, -1, 0, 1);
 	t[n] = P(201, 1, 5, 0, 1, -1, 0, 1);
 	t[n++].parent_kind = TE_PARENT_OTHER;
-	t[n] = P(202, 201, 5, 0, 1, -1, 0, 1);		/* the orphan's child */
+	t[n] = P(202, 201, 5, 0, 1, -1, 0, 1); /* the orphan's child */
 	t[n++].parent_kind = TE_PARENT_OTHER;
 	k = te_proc_pick_ranks(t, n, 5, 0, r, 16);
 	ok(k == 1 && r[0].rank == 0 && t[r[0].idx].pid == 100,
@@ -358,8 +388,8 @@ static void test_orphans(void)
 	n = 0;
 	t[n] = T(30, 8, 0, 1, 1);
 	t[n++].agent = 1;
-	t[n++] = P(31, 30, 8, 0, 1, 7, 1, 1);		/* worker RANK 7 */
-	t[n] = P(33, 1, 8, 0, 1, 6, 1, 1);		/* RANK 6's loader */
+	t[n++] = P(31, 30, 8, 0, 1, 7, 1, 1); /* worker RANK 7 */
+	t[n] = P(33, 1, 8, 0, 1, 6, 1, 1);    /* RANK 6's loader */
 	t[n++].parent_kind = TE_PARENT_OTHER;
 	k = te_proc_pick_ranks(t, n, 8, 0, r, 16);
 	ok(k == 1 && r[0].rank == 7 && t[r[0].idx].pid == 31,
@@ -394,9 +424,9 @@ static void test_big(void)
 		if (i == task)
 			t[i] = T((int)(3000 + i), 9, 0, (long)(i / 8), 0);
 		else
-			t[i] = P((int)(3000 + i), 3000 + (int)(i % 8 == 1 ? task :
-							       task + 1),
-				 9, 0, (long)(i / 8), -1, 0, 1);
+			t[i] = P((int)(3000 + i),
+				 3000 + (int)(i % 8 == 1 ? task : task + 1), 9,
+				 0, (long)(i / 8), -1, 0, 1);
 	}
 	k = te_proc_pick_ranks(t, 2048, 9, 0, r, 2048);
 	for (i = 0, good = 0; i < k; i++)
@@ -407,13 +437,14 @@ static void test_big(void)
 
 	/* the same, every rank's task gone: its loaders are orphans */
 	for (i = 0; i < 2048; i += 8) {
-		t[i].pid = 1;	/* no such process of the step */
+		t[i].pid = 1; /* no such process of the step */
 		t[i].job = -1;
 		t[i + 1].ppid = 1;
 		t[i + 1].parent_kind = TE_PARENT_OTHER;
 	}
 	k = te_proc_pick_ranks(t, 2048, 9, 0, r, 2048);
-	is_int(k, 0, "... and with every task gone, 1,792 orphaned processes: no rank");
+	is_int(k, 0,
+	       "... and with every task gone, 1,792 orphaned processes: no rank");
 
 	/* 8 torchrun agents x 255 workers */
 	for (i = 0; i < 2048; i++) {
@@ -421,8 +452,9 @@ static void test_big(void)
 			t[i] = T((int)(7000 + i), 9, 0, (long)(i / 256), 1);
 			t[i].agent = 1;
 		} else {
-			t[i] = P((int)(7000 + i), 7000 + (int)(i / 256 * 256), 9,
-				 0, (long)(i / 256), (long)(i - i / 256 - 1), 1, 1);
+			t[i] = P((int)(7000 + i), 7000 + (int)(i / 256 * 256),
+				 9, 0, (long)(i / 256), (long)(i - i / 256 - 1),
+				 1, 1);
 		}
 	}
 	k = te_proc_pick_ranks(t, 2048, 9, 0, r, 2048);
@@ -446,28 +478,38 @@ static void test_env_pick(void)
 	size_t pieces[] = { 1, 7, 4096, 65536, sizeof(env) };
 
 	for (i = 0; i < 20000; i++)
-		len += (size_t)snprintf(env + len, sizeof(env) - len,
-					"USER_VARIABLE_%05zu=%s", i,
-					"some value of about forty bytes here") + 1;
-	len += (size_t)snprintf(env + len, sizeof(env) - len, "RANK=%0300d", 1) + 1;
-	memcpy(env + len, "SLURM_JOB_ID=77\0SLURM_STEP_ID=0\0SLURM_PROCID=5\0"
+		len += (size_t)snprintf(
+			       env + len, sizeof(env) - len,
+			       "USER_VARIABLE_%05zu=%s", i,
+			       "some value of about forty bytes here") +
+		       1;
+	len += (size_t)snprintf(env + len, sizeof(env) - len, "RANK=%0300d",
+				1) +
+	       1;
+	memcpy(env + len,
+	       "SLURM_JOB_ID=77\0SLURM_STEP_ID=0\0SLURM_PROCID=5\0"
 	       "SLURMD_NODENAME=n3\0RANK=4\0TORCHELASTIC_RUN_ID=x\0"
-	       "SLURM_JOB_ID=99\0WORLD_SIZE=8", 123);
+	       "SLURM_JOB_ID=99\0WORLD_SIZE=8",
+	       123);
 	len += 123;
 	ok(len > 1024 * 1024, "an environment of %zu bytes", len);
 	for (piece = 0; piece < sizeof(pieces) / sizeof(pieces[0]); piece++) {
 		te_env_pick_init(&pick);
 		for (i = 0; i < len; i += pieces[piece])
-			te_env_pick_feed(&pick, env + i, len - i < pieces[piece] ?
-					 len - i : pieces[piece]);
+			te_env_pick_feed(&pick, env + i,
+					 len - i < pieces[piece]
+						 ? len - i
+						 : pieces[piece]);
 		te_env_pick_end(&pick);
 		memset(&p, 0, sizeof(p));
 		te_proc_environ_parse(pick.out, pick.outlen, &p);
-		if (p.job == 77 && p.step == 0 && p.procid == 5 && p.rank == 4 &&
-		    p.elastic && p.world == 8 && !strcmp(p.node, "n3"))
+		if (p.job == 77 && p.step == 0 && p.procid == 5 &&
+		    p.rank == 4 && p.elastic && p.world == 8 &&
+		    !strcmp(p.node, "n3"))
 			n_ok++;
 	}
-	is_int((int)n_ok, 5, "the step's variables found after 20,000 others, "
+	is_int((int)n_ok, 5,
+	       "the step's variables found after 20,000 others, "
 	       "in pieces of 1, 7, 4096, 65536 bytes and whole; a 305-byte "
 	       "RANK skipped, the first SLURM_JOB_ID kept, the last entry "
 	       "without its NUL read");

@@ -45,11 +45,15 @@ static void make_proc(struct te_proc_stack *p, int r)
 	for (t = 0; t < 6; t++) {
 		te_stack_add_thread(p, p->pid + t);
 		for (f = 0; f < 35; f++) {
-			te_snprintf(fn, sizeof(fn), "rank%d_thread%d_recursion_"
+			te_snprintf(fn, sizeof(fn),
+				    "rank%d_thread%d_recursion_"
 				    "level_%02d_with_a_long_function_name_"
-				    "of_the_training_loop", r, t, f);
-			te_snprintf(file, sizeof(file), "/work/project/model/"
-				    "layers_rank%d.py", r);
+				    "of_the_training_loop",
+				    r, t, f);
+			te_snprintf(file, sizeof(file),
+				    "/work/project/model/"
+				    "layers_rank%d.py",
+				    r);
 			te_stack_add_frame(p, TE_FRAME_PY, fn, strlen(fn), file,
 					   strlen(file), (uint32_t)(100 + f),
 					   NULL, 0, 0);
@@ -59,8 +63,7 @@ static void make_proc(struct te_proc_stack *p, int r)
 
 /* The node's stream as slurmstepd sends it: messages of whole lines, at
  * most TE_STACK_WIRE_MSG_MAX bytes. msgs[i] = end offset of message i. */
-static size_t cut_messages(const char *s, size_t len, size_t *msgs,
-			   size_t max)
+static size_t cut_messages(const char *s, size_t len, size_t *msgs, size_t max)
 {
 	size_t pos = 0, n = 0;
 
@@ -77,7 +80,7 @@ static size_t cut_messages(const char *s, size_t len, size_t *msgs,
 			if (end == len)
 				break;
 		}
-		if (end == pos)		/* a line over a message: cut it */
+		if (end == pos) /* a line over a message: cut it */
 			end = pos + TE_STACK_WIRE_MSG_MAX;
 		msgs[n++] = end;
 		pos = end;
@@ -181,13 +184,15 @@ static void test_interleaved(void)
 		free(out);
 	}
 	ok(all, "tagged: 20 random interleavings of 1 KiB messages: all 6 "
-	   "ranks whole, each with its node and its own frames");
+		"ranks whole, each with its node and its own frames");
 	make_streams(0);
 	for (seed = 1; seed <= 20; seed++)
 		if (whole(merged, interleave(seed)) != RANKS)
 			broken++;
-	ok(broken > 0, "untagged (as before): %d of the 20 interleavings lose "
-	   "or mix up ranks", broken);
+	ok(broken > 0,
+	   "untagged (as before): %d of the 20 interleavings lose "
+	   "or mix up ranks",
+	   broken);
 }
 
 static void test_tags(void)
@@ -204,8 +209,8 @@ static void test_tags(void)
 	is_int((int)te_stack_wire_tag(buf, 8, "a\nbb\n", 5, 7), -1,
 	       "tag: out too small: -1");
 	is_int((int)te_stack_wire_tag(buf, sizeof(buf), "a\n", 2,
-				      TE_STACK_WIRE_TAG_MAX + 1), -1,
-	       "tag: over the bound: -1");
+				      TE_STACK_WIRE_TAG_MAX + 1),
+	       -1, "tag: over the bound: -1");
 	n = te_stack_demux(in, strlen(in), &out);
 	is_str(n >= 0 ? out : "", "a1\nb1\nb2\nc1\nc2\n",
 	       "demux: by tag, in order within each; untagged, bad tags and "
@@ -256,21 +261,24 @@ static void test_line_bound(void)
 			     TE_STACK_WIRE_TAG_MAX) > 0,
 	   "tags with the largest tag");
 	ok(te_stack_wire_decode(rec, strlen(rec), &used, &back, err,
-				sizeof(err)) == 0, "and decodes: %s", err);
+				sizeof(err)) == 0,
+	   "and decodes: %s", err);
 	cut_ok = back.nframes == 2 &&
 		 !strncmp(te_frame_str(&back, back.frames[0].func), "<<<", 3) &&
 		 strstr(te_frame_str(&back, back.frames[0].func), "...") &&
 		 strlen(te_frame_str(&back, back.frames[1].func)) % 2 == 1;
-	ok(cut_ok, "long escaped names are cut with '...', a UTF-8 "
+	ok(cut_ok,
+	   "long escaped names are cut with '...', a UTF-8 "
 	   "character never in half ('%s')",
 	   back.nframes == 2 ? te_frame_str(&back, back.frames[1].func) : "");
 	for (line = strtok_r(tagged, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
 		if (strlen(line) + 1 > longest)
 			longest = strlen(line) + 1;
-	ok(longest <= TE_STACK_WIRE_MSG_MAX, "the longest tagged line, %zu "
-	   "bytes, fits one of slurmstepd's %d-byte messages", longest,
-	   TE_STACK_WIRE_MSG_MAX);
+	ok(longest <= TE_STACK_WIRE_MSG_MAX,
+	   "the longest tagged line, %zu "
+	   "bytes, fits one of slurmstepd's %d-byte messages",
+	   longest, TE_STACK_WIRE_MSG_MAX);
 }
 
 int main(void)

@@ -71,14 +71,16 @@ static void test_paths(void)
 	char out[64], tiny[8];
 
 	is_int(te_stack_inner_path(out, sizeof(out),
-				   "/var/lib/r/usr/bin/python3.9", "/var/lib/r"),
+				   "/var/lib/r/usr/bin/python3.9",
+				   "/var/lib/r"),
 	       0, "inner path: a chroot's prefix goes");
 	is_str(out, "/usr/bin/python3.9", "inner path: /usr/bin/python3.9");
 	te_stack_inner_path(out, sizeof(out), "/var/lib/r/usr/bin/python3.9",
 			    "/var/lib/r/");
 	is_str(out, "/usr/bin/python3.9", "inner path: a root with a final /");
 	te_stack_inner_path(out, sizeof(out), "/usr/bin/python3.11", "/");
-	is_str(out, "/usr/bin/python3.11", "inner path: the node's root keeps it");
+	is_str(out, "/usr/bin/python3.11",
+	       "inner path: the node's root keeps it");
 	te_stack_inner_path(out, sizeof(out), "/var/lib/rx/usr/bin/python3",
 			    "/var/lib/r");
 	is_str(out, "/var/lib/rx/usr/bin/python3",
@@ -87,15 +89,18 @@ static void test_paths(void)
 	is_str(out, "/usr/bin/python3", "inner path: an unknown root keeps it");
 	ok(te_stack_inner_path(out, sizeof(out), "python3", "/") < 0 && !out[0],
 	   "inner path: a relative path is refused");
-	ok(te_stack_inner_path(tiny, sizeof(tiny), "/usr/bin/python3", "/") < 0 &&
-	   !tiny[0], "inner path: one that does not fit is refused, not cut");
+	ok(te_stack_inner_path(tiny, sizeof(tiny), "/usr/bin/python3", "/") <
+			   0 &&
+		   !tiny[0],
+	   "inner path: one that does not fit is refused, not cut");
 
 	is_int(te_stack_gdb_script_path(out, sizeof(out), "/usr/bin/python3.9"),
 	       0, "script: pythonX.Y-dbg's path");
 	is_str(out, "/usr/share/gdb/auto-load/usr/bin/python3.9-gdb.py",
 	       "script: /usr/share/gdb/auto-load/usr/bin/python3.9-gdb.py");
 	ok(te_stack_gdb_script_path(out, sizeof(out), "/opt/my python") < 0 &&
-	   !out[0], "script: a blank in the path is refused (a gdb command)");
+		   !out[0],
+	   "script: a blank in the path is refused (a gdb command)");
 	ok(te_stack_gdb_script_path(out, sizeof(out), "/bin/x\nshell id") < 0,
 	   "script: a newline is refused");
 	ok(te_stack_gdb_script_path(out, sizeof(out), "/a/../etc/x") < 0,
@@ -123,7 +128,8 @@ static void test_notes(void)
 	parse("py_container_nodbg.txt", 1, &f);
 	ok(has_func("select") && !has_func("odd_one"),
 	   "container without python3.9-dbg: native frames, named from its libc");
-	is_str(ps.note, "python3.9-dbg is missing in the container (no "
+	is_str(ps.note,
+	       "python3.9-dbg is missing in the container (no "
 	       "python3.9-gdb.py in it): native frames only",
 	       "the note names the container's missing python3.9-dbg");
 	ok(!strstr(ps.note, "python3.11"), "and not the node's python3.11-dbg");
@@ -148,8 +154,10 @@ static void test_notes(void)
 	 * mount namespace): it could open none of its files */
 	f = files(1, TE_SCRIPT_NONE, "python3.9");
 	parse("py_container_unread.txt", 1, &f);
-	ok(has_func("??") && !has_func("select"), "unread files: frames are ??");
-	is_str(ps.note, "the process runs in a container (its root is not the "
+	ok(has_func("??") && !has_func("select"),
+	   "unread files: frames are ??");
+	is_str(ps.note,
+	       "the process runs in a container (its root is not the "
 	       "node's) and gdb could not read its files",
 	       "unread files: the note says so, not a missing package");
 	f = files(0, TE_SCRIPT_UNKNOWN, "python3.9");
@@ -160,14 +168,19 @@ static void test_notes(void)
 	/* on the node itself: the interpreter's own package */
 	f = files(0, TE_SCRIPT_UNKNOWN, "python3.11");
 	parse("py_nodbg.txt", 1, &f);
-	is_str(ps.note, "gdb has no py-bt (python3.11-dbg not installed on the "
-	       "node?): native frames only", "node: python3.11-dbg named");
+	is_str(ps.note,
+	       "gdb has no py-bt (python3.11-dbg not installed on the "
+	       "node?): native frames only",
+	       "node: python3.11-dbg named");
 	f = files(0, TE_SCRIPT_UNKNOWN, "");
 	parse("py_nodbg.txt", 1, &f);
-	like(ps.note, "python3-dbg not installed", "node: unknown interpreter: python3-dbg");
+	like(ps.note, "python3-dbg not installed",
+	     "node: unknown interpreter: python3-dbg");
 	parse("py_nodbg.txt", 1, NULL);
-	is_str(ps.note, "gdb has no py-bt (python3-dbg not installed?): native "
-	       "frames only", "no files known: te_stack_parse_gdb's own note");
+	is_str(ps.note,
+	       "gdb has no py-bt (python3-dbg not installed?): native "
+	       "frames only",
+	       "no files known: te_stack_parse_gdb's own note");
 
 	/* left alone */
 	f = files(1, TE_SCRIPT_NONE, "python3.9");
@@ -185,7 +198,8 @@ static void test_notes(void)
 	/* bounded: a long interpreter name is cut, the note terminated */
 	f = files(1, TE_SCRIPT_USED, "python3.99999999999999999999999999");
 	parse("py_container_nodbg.txt", 1, &f);
-	ok(strlen(ps.note) < TE_STACK_NOTE_MAX && strstr(ps.note, "python3.9999"),
+	ok(strlen(ps.note) < TE_STACK_NOTE_MAX &&
+		   strstr(ps.note, "python3.9999"),
 	   "a long interpreter name: the note is cut to its size");
 }
 

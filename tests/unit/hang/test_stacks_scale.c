@@ -16,7 +16,7 @@
 #include "tap.h"
 
 #define N 2000
-#define REPORT_MAX (4u * 1024 * 1024)	/* pmix/stacks.c's */
+#define REPORT_MAX (4u * 1024 * 1024) /* pmix/stacks.c's */
 
 static struct te_proc_stack procs[N], ps, back;
 static char report[REPORT_MAX];
@@ -38,7 +38,8 @@ static void make_proc(struct te_proc_stack *p, int i)
 		te_stack_add_thread(p, p->pid + t);
 		for (f = 0; f < 6; f++) {
 			if (f == 0)
-				te_snprintf(fn, sizeof(fn), "wait_for_rank_%d", i);
+				te_snprintf(fn, sizeof(fn), "wait_for_rank_%d",
+					    i);
 			else
 				te_snprintf(fn, sizeof(fn), "level_%d", f);
 			te_stack_add_frame(p, TE_FRAME_PY, fn, strlen(fn),
@@ -68,53 +69,63 @@ static void test_reports(void)
 	int i;
 
 	for (i = 0; i < N; i++)
-		make_proc(&procs[i], N - 1 - i);	/* reversed: sorted */
+		make_proc(&procs[i], N - 1 - i); /* reversed: sorted */
 	ok(te_stack_report_text(report, sizeof(report), procs, N) == 0,
 	   "text report of 2,000 distinct stacks: complete (returns 0)");
 	is_int(count(report, "trainenv: hang: rank "), N,
 	       "... 2,000 groups of one rank each");
 	is_int(count(report, "more group"), 0, "... none left out");
 	for (i = 0, prev = report; i < N; i++) {
-		te_snprintf(needle, sizeof(needle), "trainenv: hang: rank %d on "
-			    "gpu%04d (1 rank, pid %d)", i, i / 8, 10000 + i);
+		te_snprintf(needle, sizeof(needle),
+			    "trainenv: hang: rank %d on "
+			    "gpu%04d (1 rank, pid %d)",
+			    i, i / 8, 10000 + i);
 		at = strstr(report, needle);
 		te_snprintf(needle, sizeof(needle), "in wait_for_rank_%d\n", i);
 		if (at && at >= prev && strstr(at, needle) &&
-		    (i == N - 1 || strstr(at, needle) <
-		     strstr(at + 1, "trainenv: hang:")))
+		    (i == N - 1 ||
+		     strstr(at, needle) < strstr(at + 1, "trainenv: hang:")))
 			in_order++;
 		prev = at ? at : prev;
 	}
-	is_int(in_order, N, "... each rank's group in rank order, with its node, "
+	is_int(in_order, N,
+	       "... each rank's group in rank order, with its node, "
 	       "pid and its own frame");
-	is_int(count(report, "in level_5\n"), 2 * N, "... every thread's frames");
+	is_int(count(report, "in level_5\n"), 2 * N,
+	       "... every thread's frames");
 
 	ok(te_stack_report_json(report, sizeof(report), procs, N) == 0,
 	   "JSON report of 2,000 distinct stacks: complete (returns 0)");
-	is_int(count(report, "{\"count\":1,\"ranks\":["), N, "... 2,000 groups");
+	is_int(count(report, "{\"count\":1,\"ranks\":["), N,
+	       "... 2,000 groups");
 	ok(strstr(report, "\"more_groups\":0}\n") != NULL, "... none left out");
 	for (i = 0, in_order = 0, prev = report; i < N; i++) {
-		te_snprintf(needle, sizeof(needle), "{\"count\":1,\"ranks\":[%d],"
-			    "\"nodes\":\"gpu%04d\"", i, i / 8);
+		te_snprintf(needle, sizeof(needle),
+			    "{\"count\":1,\"ranks\":[%d],"
+			    "\"nodes\":\"gpu%04d\"",
+			    i, i / 8);
 		at = strstr(report, needle);
-		te_snprintf(needle, sizeof(needle), "\"function\":"
-			    "\"wait_for_rank_%d\"", i);
+		te_snprintf(needle, sizeof(needle),
+			    "\"function\":"
+			    "\"wait_for_rank_%d\"",
+			    i);
 		if (at && at >= prev && strstr(at, needle) &&
-		    (i == N - 1 || strstr(at, needle) <
-		     strstr(at + 1, "{\"count\":")))
+		    (i == N - 1 ||
+		     strstr(at, needle) < strstr(at + 1, "{\"count\":")))
 			in_order++;
 		prev = at ? at : prev;
 	}
-	is_int(in_order, N, "... each rank's group in order, with its own frame");
-	is_int(count(report, "{") , count(report, "}"), "... braces balance");
+	is_int(in_order, N,
+	       "... each rank's group in order, with its own frame");
+	is_int(count(report, "{"), count(report, "}"), "... braces balance");
 	is_int(count(report, "["), count(report, "]"), "... brackets balance");
 
 	/* a buffer too small: groups left out, and said */
 	ok(te_stack_report_text(report, 100000, procs, N) < 0 &&
-	   strstr(report, "more groups\n") != NULL,
+		   strstr(report, "more groups\n") != NULL,
 	   "a small buffer: the text says how many groups are left out");
 	ok(te_stack_report_json(report, 100000, procs, N) < 0 &&
-	   !strstr(report, "\"more_groups\":0}"),
+		   !strstr(report, "\"more_groups\":0}"),
 	   "... and the JSON counts them");
 }
 
@@ -129,8 +140,8 @@ static size_t records(char *buf, size_t len, int n, int w)
 		ps.world = w;
 		if (off + 2048 > len)
 			break;
-		off += strlen(strcpy(buf + off, i % 100 == 7 ?
-				     "srun: a stray line\n" : ""));
+		off += strlen(strcpy(
+			buf + off, i % 100 == 7 ? "srun: a stray line\n" : ""));
 		if (te_stack_wire_encode(buf + off, len - off, &ps) < 0)
 			break;
 		off += strlen(buf + off);
@@ -163,7 +174,7 @@ static void test_merge(void)
 	got = records(buf, len, 16, 16);
 	n = te_stack_merge(buf, got, 2, 2, &m, &left);
 	ok(n == 16 && !left, "merger: a torchrun step (2 tasks) whose records "
-	   "say WORLD_SIZE 16: its 16 ranks");
+			     "say WORLD_SIZE 16: its 16 ranks");
 	got = records(buf, len, 2100, 1 << 30);
 	n = te_stack_merge(buf, got, 2, 2, &m, &left);
 	ok(n == 2 * TE_STACK_NODE_RANKS && left,
@@ -181,7 +192,7 @@ static void test_merge(void)
 static void big_stack(struct te_proc_stack *p)
 {
 	char fn[TE_STACK_NAME_MAX + 1], fi[TE_STACK_NAME_MAX + 1],
-	     li[TE_STACK_NAME_MAX + 1];
+		li[TE_STACK_NAME_MAX + 1];
 	int t, f;
 
 	te_stack_init(p);
@@ -192,21 +203,29 @@ static void big_stack(struct te_proc_stack *p)
 	for (t = 0; t < 16; t++) {
 		te_stack_add_thread(p, 777 + t);
 		for (f = 0; f < 16; f++) {
-			te_snprintf(fn, sizeof(fn), "c10d::ProcessGroupNCCL::"
+			te_snprintf(fn, sizeof(fn),
+				    "c10d::ProcessGroupNCCL::"
 				    "WorkNCCL<%02d>::wait(std::chrono::duration"
 				    "<long, std::ratio<1l, 1000l> > const&) "
-				    "[clone .cold.%02d]", f, f);
-			memset(fn + strlen(fn), '*', sizeof(fn) - 1 - strlen(fn));
+				    "[clone .cold.%02d]",
+				    f, f);
+			memset(fn + strlen(fn), '*',
+			       sizeof(fn) - 1 - strlen(fn));
 			fn[TE_STACK_NAME_MAX] = '\0';
-			te_snprintf(fi, sizeof(fi), "/build/pytorch/torch/csrc/"
-				    "distributed/c10d/ProcessGroupNCCL_%02d.cpp", f);
-			memset(fi + strlen(fi), '~', sizeof(fi) - 1 - strlen(fi));
+			te_snprintf(
+				fi, sizeof(fi),
+				"/build/pytorch/torch/csrc/"
+				"distributed/c10d/ProcessGroupNCCL_%02d.cpp",
+				f);
+			memset(fi + strlen(fi), '~',
+			       sizeof(fi) - 1 - strlen(fi));
 			fi[TE_STACK_NAME_MAX] = '\0';
 			memset(li, '+', TE_STACK_NAME_MAX);
 			li[TE_STACK_NAME_MAX] = '\0';
-			te_stack_add_frame(p, TE_FRAME_NATIVE, fn, strlen(fn), fi,
-					   strlen(fi), (uint32_t)(100 + f), li,
-					   strlen(li), 0x7f0000001000ull + f);
+			te_stack_add_frame(p, TE_FRAME_NATIVE, fn, strlen(fn),
+					   fi, strlen(fi), (uint32_t)(100 + f),
+					   li, strlen(li),
+					   0x7f0000001000ull + f);
 		}
 	}
 }
@@ -219,63 +238,74 @@ static void test_cut(void)
 	int rc;
 
 	big_stack(&ps);
-	ok(ps.nthreads == 16 && ps.nframes == 256 && strlen(te_frame_str(&ps,
-	   ps.frames[255].func)) == 120, "a process of 16 threads x 16 frames "
+	ok(ps.nthreads == 16 && ps.nframes == 256 &&
+		   strlen(te_frame_str(&ps, ps.frames[255].func)) == 120,
+	   "a process of 16 threads x 16 frames "
 	   "of 120-byte C++ names");
 	rc = te_stack_wire_encode(big, sizeof(big), &ps);
 	used = strlen(big);
-	ok(rc == 0 && used > sizeof(rec), "... whose whole record is over 64 "
-	   "KiB (%zu bytes)", used);
+	ok(rc == 0 && used > sizeof(rec),
+	   "... whose whole record is over 64 "
+	   "KiB (%zu bytes)",
+	   used);
 	rc = te_stack_wire_encode(rec, sizeof(rec), &ps);
 	is_int(rc, 1, "into 64 KiB: written, cut to fit (was: dropped)");
 	ok(te_stack_wire_decode(rec, strlen(rec), &used, &back, err,
-				sizeof(err)) == 0 && used == strlen(rec),
+				sizeof(err)) == 0 &&
+		   used == strlen(rec),
 	   "... the cut record decodes");
 	depth = back.threads[0].count;
 	for (t = 0; t < back.nthreads; t++) {
 		int ok1 = back.threads[t].count == depth && back.threads[t].cut;
 
 		for (j = 0; j < back.threads[t].count; j++)
-			ok1 &= !strcmp(te_frame_str(&back, back.frames[
-					       back.threads[t].first + j].func),
-				       te_frame_str(&ps, ps.frames[
-					       ps.threads[t].first + j].func));
+			ok1 &= !strcmp(
+				te_frame_str(
+					&back,
+					back.frames[back.threads[t].first + j]
+						.func),
+				te_frame_str(&ps,
+					     ps.frames[ps.threads[t].first + j]
+						     .func));
 		same += ok1;
 	}
 	ok(back.nthreads == 16 && same == 16 && depth >= 1 && depth < 16,
 	   "... every thread kept, its %zu innermost frames (the outermost cut), "
-	   "marked cut", depth);
+	   "marked cut",
+	   depth);
 	like(back.note, "stack cut to fit its record (outermost frames first)",
 	     "... and the note says so");
 	is_int(back.rank, 5, "... the rank is there");
 	ok(te_stack_report_text(report, sizeof(report), &back, 1) == 0 &&
-	   strstr(report, "trainenv: hang: rank 5 on n2") &&
-	   strstr(report, "... more frames not shown") &&
-	   strstr(report, "note: stack cut to fit"),
+		   strstr(report, "trainenv: hang: rank 5 on n2") &&
+		   strstr(report, "... more frames not shown") &&
+		   strstr(report, "note: stack cut to fit"),
 	   "... and the text report names rank 5, its cut threads and the note");
 
 	te_strlcpy(ps.note, "gdb took more than 8 s", sizeof(ps.note));
 	ok(te_stack_wire_encode(rec, sizeof(rec), &ps) == 1 &&
-	   te_stack_wire_decode(rec, strlen(rec), &used, &back, err,
-				sizeof(err)) == 0 &&
-	   !strcmp(back.note, "gdb took more than 8 s; stack cut to fit its "
-		   "record (outermost frames first)"),
+		   te_stack_wire_decode(rec, strlen(rec), &used, &back, err,
+					sizeof(err)) == 0 &&
+		   !strcmp(back.note,
+			   "gdb took more than 8 s; stack cut to fit its "
+			   "record (outermost frames first)"),
 	   "a note the collector had is kept before it");
 	rc = te_stack_wire_encode(rec, 4096, &ps);
 	if (rc < 0 || te_stack_wire_decode(rec, strlen(rec), &used, &back, err,
 					   sizeof(err)) < 0)
 		rc = -1;
-	ok(rc == 1 && back.nthreads >= 1 &&
-	   back.nthreads < 16 && back.threads[0].count == 1 &&
-	   back.threads[back.nthreads - 1].count == 1 &&
-	   back.threads_cut == 16 - back.nthreads && back.rank == 5,
+	ok(rc == 1 && back.nthreads >= 1 && back.nthreads < 16 &&
+		   back.threads[0].count == 1 &&
+		   back.threads[back.nthreads - 1].count == 1 &&
+		   back.threads_cut == 16 - back.nthreads && back.rank == 5,
 	   "into 4 KiB: the innermost frame of the first %u threads, the "
 	   "others counted as left out, the rank still listed",
 	   (unsigned)back.nthreads);
 	ok(te_stack_wire_encode(rec, 600, &ps) == 1 &&
-	   te_stack_wire_decode(rec, strlen(rec), &used, &back, err,
-				sizeof(err)) == 0 && back.rank == 5 &&
-	   back.nframes == 0 && back.nthreads + back.threads_cut == 16,
+		   te_stack_wire_decode(rec, strlen(rec), &used, &back, err,
+					sizeof(err)) == 0 &&
+		   back.rank == 5 && back.nframes == 0 &&
+		   back.nthreads + back.threads_cut == 16,
 	   "into 600 bytes: no frame fits, the rank is still listed");
 	ok(te_stack_wire_encode(rec, 100, &ps) < 0 && rec[0] == '\0',
 	   "into 100 bytes (not even the proc line): -1, nothing written");

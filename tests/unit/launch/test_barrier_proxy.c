@@ -21,7 +21,8 @@ static void test_fd(void)
 	struct stat st;
 	int sv[2], fd, null;
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0 || fstat(sv[0], &st) < 0) {
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0 ||
+	    fstat(sv[0], &st) < 0) {
 		tap_skip("no socket pair here");
 		return;
 	}
@@ -29,21 +30,27 @@ static void test_fd(void)
 	fd = sv[0] >= 3 ? sv[0] : dup(sv[0]);
 	fstat(fd, &st);
 	te_bproxy_fd_value(fd, v, sizeof(v));
-	snprintf(bad, sizeof(bad), "%d:%llu", fd, (unsigned long long)st.st_ino);
+	snprintf(bad, sizeof(bad), "%d:%llu", fd,
+		 (unsigned long long)st.st_ino);
 	is_str(v, bad, "the value: FD:INODE of the socket");
 	is_int(te_bproxy_fd(v), fd, "it names the descriptor back");
-	snprintf(bad, sizeof(bad), "%d:%llu", fd, (unsigned long long)st.st_ino + 1);
-	is_int(te_bproxy_fd(bad), -1, "another inode: no proxy (the descriptor is another socket now)");
+	snprintf(bad, sizeof(bad), "%d:%llu", fd,
+		 (unsigned long long)st.st_ino + 1);
+	is_int(te_bproxy_fd(bad), -1,
+	       "another inode: no proxy (the descriptor is another socket now)");
 	snprintf(bad, sizeof(bad), "%d", fd);
 	is_int(te_bproxy_fd(bad), -1, "no inode: no proxy");
 	null = open("/dev/null", O_RDONLY);
 	te_bproxy_fd_value(null, v, sizeof(v));
 	is_str(v, "", "a descriptor that is no socket has no value");
 	fstat(null, &st);
-	snprintf(bad, sizeof(bad), "%d:%llu", null, (unsigned long long)st.st_ino);
-	is_int(te_bproxy_fd(bad), -1, "a file that is no socket, its inode right: no proxy");
+	snprintf(bad, sizeof(bad), "%d:%llu", null,
+		 (unsigned long long)st.st_ino);
+	is_int(te_bproxy_fd(bad), -1,
+	       "a file that is no socket, its inode right: no proxy");
 	close(null);
-	snprintf(bad, sizeof(bad), "%d:%llu", null, (unsigned long long)st.st_ino);
+	snprintf(bad, sizeof(bad), "%d:%llu", null,
+		 (unsigned long long)st.st_ino);
 	is_int(te_bproxy_fd(bad), -1, "a closed descriptor: no proxy");
 	is_int(te_bproxy_fd(NULL), -1, "unset: no proxy");
 	is_int(te_bproxy_fd(""), -1, "empty: no proxy");
@@ -54,7 +61,8 @@ static void test_fd(void)
 	is_int(te_bproxy_fd(" 5:5"), -1, "a space: refused");
 	is_int(te_bproxy_fd("5:5x"), -1, "junk after: refused");
 	is_int(te_bproxy_fd("5:0"), -1, "inode 0: refused");
-	is_int(te_bproxy_fd("5:99999999999999999999999"), -1, "an inode past 64 bits: refused");
+	is_int(te_bproxy_fd("5:99999999999999999999999"), -1,
+	       "an inode past 64 bits: refused");
 	close(sv[0]);
 	close(sv[1]);
 	if (fd != sv[0])
@@ -71,14 +79,17 @@ static void test_request(void)
 	is_str(buf, "trainenv-barrier 1 0.000 once\n",
 	       "the shim's request: the step's deadline, the task's one barrier");
 	is_int(n, (int)strlen(buf), "its length");
-	is_int(te_bproxy_parse_request(buf, (size_t)n, &proto, &t, &once), 0, "it reads back");
+	is_int(te_bproxy_parse_request(buf, (size_t)n, &proto, &t, &once), 0,
+	       "it reads back");
 	is_int(proto, 1, "  protocol 1");
 	ok(t == 0, "  timeout 0: the step's value");
 	is_int(once, 1, "  once");
 
 	n = te_bproxy_request(buf, sizeof(buf), 7, 42.5, 0);
-	is_str(buf, "trainenv-barrier 7 42.500 each\n", "the module's request: a new barrier each time");
-	is_int(te_bproxy_parse_request(buf, (size_t)n, &proto, &t, &once), 0, "42.5 s reads back");
+	is_str(buf, "trainenv-barrier 7 42.500 each\n",
+	       "the module's request: a new barrier each time");
+	is_int(te_bproxy_parse_request(buf, (size_t)n, &proto, &t, &once), 0,
+	       "42.5 s reads back");
 	ok(proto == 7 && t > 42.49 && t < 42.51 && once == 0,
 	   "  protocol 7, 42.5 s, each (got %d, %g, %d)", proto, t, once);
 	n = te_bproxy_request(buf, sizeof(buf), 1, -3, 1);
@@ -90,35 +101,51 @@ static void test_request(void)
 	n = te_bproxy_request(buf, sizeof(buf), 1, 0.0 / 0.0, 1);
 	te_bproxy_parse_request(buf, (size_t)n, &proto, &t, &once);
 	ok(t == 0, "NaN is asked as 0");
-	is_int(te_bproxy_request(buf, 10, 1, 0, 1), -1, "a buffer too small: -1");
+	is_int(te_bproxy_request(buf, 10, 1, 0, 1), -1,
+	       "a buffer too small: -1");
 
 	/* hostile requests */
 	{
 		static const char *const bad[] = {
-			"", "\n", "trainenv-barrier 1 5 once", "trainenv-barrier 1 5 once\n\n",
-			"trainenv-barrier\n", "trainenv-barrier 1\n", "trainenv-barrier 1 5\n",
-			"trainenv-barrier x 5 once\n", "trainenv-barrier 1 -5 once\n",
-			"trainenv-barrier 1 5 6\n", "trainenv-barrier  1 5 once\n",
-			"trainenv-barrier 1234567 5 once\n", "trainenv-barrier 1 5. once\n",
-			"trainenv-barrier 1 .5 once\n", "trainenv-barrier 1 1e3 once\n",
-			"trainenv-barrier 1 5 twice\n", "trainenv-barrier 1 5 once \n",
-			"trainenv-barrier 1 5  once\n", "trainenv-barrier 1 5 ONCE\n",
-			"TRAINENV-BARRIER 1 5 once\n", "ok\n",
+			"",
+			"\n",
+			"trainenv-barrier 1 5 once",
+			"trainenv-barrier 1 5 once\n\n",
+			"trainenv-barrier\n",
+			"trainenv-barrier 1\n",
+			"trainenv-barrier 1 5\n",
+			"trainenv-barrier x 5 once\n",
+			"trainenv-barrier 1 -5 once\n",
+			"trainenv-barrier 1 5 6\n",
+			"trainenv-barrier  1 5 once\n",
+			"trainenv-barrier 1234567 5 once\n",
+			"trainenv-barrier 1 5. once\n",
+			"trainenv-barrier 1 .5 once\n",
+			"trainenv-barrier 1 1e3 once\n",
+			"trainenv-barrier 1 5 twice\n",
+			"trainenv-barrier 1 5 once \n",
+			"trainenv-barrier 1 5  once\n",
+			"trainenv-barrier 1 5 ONCE\n",
+			"TRAINENV-BARRIER 1 5 once\n",
+			"ok\n",
 		};
 		size_t i;
 		int refused = 0;
 
 		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-			refused += te_bproxy_parse_request(bad[i], strlen(bad[i]),
-							   &proto, &t, &once) == -1;
+			refused += te_bproxy_parse_request(bad[i],
+							   strlen(bad[i]),
+							   &proto, &t,
+							   &once) == -1;
 		is_int(refused, (int)(sizeof(bad) / sizeof(bad[0])),
 		       "every malformed request is refused");
 	}
 	{
 		char nul[] = "trainenv-barrier 1\0 5 once\n";
 
-		is_int(te_bproxy_parse_request(nul, sizeof(nul) - 1, &proto, &t, &once), -1,
-		       "a NUL inside: refused");
+		is_int(te_bproxy_parse_request(nul, sizeof(nul) - 1, &proto, &t,
+					       &once),
+		       -1, "a NUL inside: refused");
 	}
 	n = snprintf(buf, sizeof(buf), "trainenv-barrier 1 9999999999 once\n");
 	is_int(te_bproxy_parse_request(buf, (size_t)n, &proto, &t, &once), -1,
@@ -136,12 +163,15 @@ static void test_answer(void)
 
 	n = te_bproxy_answer(buf, sizeof(buf), NULL);
 	is_str(buf, "ok\n", "ok");
-	is_int(te_bproxy_parse_answer(buf, (size_t)n, err, sizeof(err)), 0, "ok reads back");
+	is_int(te_bproxy_parse_answer(buf, (size_t)n, err, sizeof(err)), 0,
+	       "ok reads back");
 	is_str(err, "", "  with no text");
-	n = te_bproxy_answer(buf, sizeof(buf), "barrier timed out after 20 s:\n4 of 6\x1b[31m");
+	n = te_bproxy_answer(buf, sizeof(buf),
+			     "barrier timed out after 20 s:\n4 of 6\x1b[31m");
 	is_str(buf, "error barrier timed out after 20 s: 4 of 6 [31m\n",
 	       "an error: one line, control characters made spaces");
-	is_int(te_bproxy_parse_answer(buf, (size_t)n, err, sizeof(err)), 1, "an error reads back");
+	is_int(te_bproxy_parse_answer(buf, (size_t)n, err, sizeof(err)), 1,
+	       "an error reads back");
 	is_str(err, "barrier timed out after 20 s: 4 of 6 [31m", "  its text");
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
@@ -150,24 +180,34 @@ static void test_answer(void)
 	   "a long error is cut to one message (%d bytes)", n);
 	is_int(te_bproxy_parse_answer(buf, (size_t)n, err, sizeof(err)), 1,
 	       "  and reads back");
-	is_int((int)strlen(err), (int)sizeof(err) - 1, "  cut again to the reader's buffer");
-	is_int(te_bproxy_answer(buf, 6, "x"), -1, "a buffer too small for an error: -1");
-	is_int(te_bproxy_answer(buf, 3, NULL), -1, "a buffer too small for ok: -1");
+	is_int((int)strlen(err), (int)sizeof(err) - 1,
+	       "  cut again to the reader's buffer");
+	is_int(te_bproxy_answer(buf, 6, "x"), -1,
+	       "a buffer too small for an error: -1");
+	is_int(te_bproxy_answer(buf, 3, NULL), -1,
+	       "a buffer too small for ok: -1");
 
-	is_int(te_bproxy_parse_answer("ok", 2, err, sizeof(err)), -1, "no newline: unreadable");
+	is_int(te_bproxy_parse_answer("ok", 2, err, sizeof(err)), -1,
+	       "no newline: unreadable");
 	like(err, "unreadable answer", "  said");
-	is_int(te_bproxy_parse_answer("error \n", 7, err, sizeof(err)), -1, "an error without text: unreadable");
-	is_int(te_bproxy_parse_answer("fine\n", 5, err, sizeof(err)), -1, "another word: unreadable");
-	is_int(te_bproxy_parse_answer("ok\nok\n", 6, err, sizeof(err)), -1, "two lines: unreadable");
-	is_int(te_bproxy_parse_answer("", 0, err, sizeof(err)), -1, "nothing: unreadable");
+	is_int(te_bproxy_parse_answer("error \n", 7, err, sizeof(err)), -1,
+	       "an error without text: unreadable");
+	is_int(te_bproxy_parse_answer("fine\n", 5, err, sizeof(err)), -1,
+	       "another word: unreadable");
+	is_int(te_bproxy_parse_answer("ok\nok\n", 6, err, sizeof(err)), -1,
+	       "two lines: unreadable");
+	is_int(te_bproxy_parse_answer("", 0, err, sizeof(err)), -1,
+	       "nothing: unreadable");
 	{
 		char nul[] = "error a\0b\n";
 
-		is_int(te_bproxy_parse_answer(nul, sizeof(nul) - 1, err, sizeof(err)), -1,
-		       "a NUL inside: unreadable");
+		is_int(te_bproxy_parse_answer(nul, sizeof(nul) - 1, err,
+					      sizeof(err)),
+		       -1, "a NUL inside: unreadable");
 	}
-	is_int(te_bproxy_parse_answer("error \x07 bell\n", 13, err, sizeof(err)), 1,
-	       "a control character from the proxy's side");
+	is_int(te_bproxy_parse_answer("error \x07 bell\n", 13, err,
+				      sizeof(err)),
+	       1, "a control character from the proxy's side");
 	is_str(err, "  bell", "  is made a space on reading too");
 	n = (int)sizeof(big) - 1;
 	big[n - 1] = '\n';
@@ -191,9 +231,11 @@ static void test_random(void)
 		for (k = 0; k < n; k++) {
 			int c = rand_r(&seed) % 6;
 
-			buf[k] = c == 0 ? '\n' : c == 1 ? ' ' : c == 2 ?
-				 (char)('0' + rand_r(&seed) % 10) :
-				 c == 3 ? '.' : (char)(rand_r(&seed) % 256);
+			buf[k] = c == 0	  ? '\n'
+				 : c == 1 ? ' '
+				 : c == 2 ? (char)('0' + rand_r(&seed) % 10)
+				 : c == 3 ? '.'
+					  : (char)(rand_r(&seed) % 256);
 		}
 		if (n > 17 && rand_r(&seed) % 2)
 			memcpy(buf, "trainenv-barrier ", 17);
@@ -205,7 +247,8 @@ static void test_random(void)
 		if (r == 1 && strpbrk(err, "\n\r\t"))
 			bad++;
 	}
-	is_int(bad, 0, "200000 random messages: no crash, nothing ill-formed accepted");
+	is_int(bad, 0,
+	       "200000 random messages: no crash, nothing ill-formed accepted");
 }
 
 int main(void)

@@ -16,9 +16,9 @@
 
 struct row {
 	unsigned nnodes, width;
-	const char *site;	/* fence-tree-min-nodes text, NULL: unset */
+	const char *site; /* fence-tree-min-nodes text, NULL: unset */
 	const char *env, *decided;
-	const char *want;	/* SLURM_PMIX_FENCE to set */
+	const char *want; /* SLURM_PMIX_FENCE to set */
 	int warns, kept;
 	unsigned tree_min;
 };
@@ -30,7 +30,7 @@ static const struct row rows[] = {
 	{ 50, 50, NO_SITE, NULL, NULL, "tree", 0, 0, 50 },
 	{ 64, 50, NO_SITE, NULL, NULL, "tree", 0, 0, 50 },
 	{ 1024, 50, "auto", NULL, NULL, "tree", 0, 0, 50 },
-	{ 16, 16, NO_SITE, NULL, NULL, "tree", 0, 0, 16 },	/* 23.11 */
+	{ 16, 16, NO_SITE, NULL, NULL, "tree", 0, 0, 16 }, /* 23.11 */
 	{ 15, 16, NO_SITE, NULL, NULL, "ring", 0, 0, 16 },
 	{ 2, 2, NO_SITE, NULL, NULL, "tree", 0, 0, 2 },
 	{ 1, 1, NO_SITE, NULL, NULL, "tree", 0, 0, 1 },
@@ -108,11 +108,13 @@ static void table(void)
 
 		site_value(r->site, &site);
 		in.site = r->site ? &site : NULL;
-		te_clean_text(env, sizeof(env), r->env ? r->env : "(unset)", 12);
-		te_snprintf(name, sizeof(name), "%u nodes, TreeWidth %u, site "
-			    "%s, %s=%s%s%s", r->nnodes, r->width,
-			    r->site ? r->site : "-", TE_FENCE_ENV, env,
-			    r->decided ? ", decided " : "",
+		te_clean_text(env, sizeof(env), r->env ? r->env : "(unset)",
+			      12);
+		te_snprintf(name, sizeof(name),
+			    "%u nodes, TreeWidth %u, site "
+			    "%s, %s=%s%s%s",
+			    r->nnodes, r->width, r->site ? r->site : "-",
+			    TE_FENCE_ENV, env, r->decided ? ", decided " : "",
 			    r->decided ? r->decided : "");
 		te_fence_choose(&in, &c);
 		is_str(c.value, r->want, "%s: %s", name, r->want);
@@ -125,14 +127,15 @@ static void table(void)
 		ok(c.why[0] && strncmp(c.why, c.value, strlen(c.value)) == 0,
 		   "%s: the explanation starts with the fence", name);
 		ok(te_is_printable(c.why, sizeof(c.why)) &&
-		   te_is_printable(c.warn, sizeof(c.warn)),
+			   te_is_printable(c.warn, sizeof(c.warn)),
 		   "%s: printable text", name);
 	}
 }
 
 static void messages(void)
 {
-	struct te_fence_in in = { .nnodes = 3, .tree_width = 50,
+	struct te_fence_in in = { .nnodes = 3,
+				  .tree_width = 50,
 				  .width_from = "slurm.conf",
 				  .env = "tree" };
 	struct te_fence_choice c;
@@ -140,7 +143,8 @@ static void messages(void)
 	char big[300];
 
 	te_fence_choose(&in, &c);
-	is_str(c.warn, "SLURM_PMIX_FENCE=tree ignored: Slurm's tree fence is "
+	is_str(c.warn,
+	       "SLURM_PMIX_FENCE=tree ignored: Slurm's tree fence is "
 	       "no job-wide barrier on 3 nodes (fewer than TreeWidth 50: each "
 	       "node would let its ranks go on their own); this step uses ring",
 	       "tree below TreeWidth: the warning names the variable, the "
@@ -151,23 +155,28 @@ static void messages(void)
 
 	in.env = "mixed";
 	te_fence_choose(&in, &c);
-	like(c.warn, "SLURM_PMIX_FENCE=mixed ignored: Slurm's tree fence "
+	like(c.warn,
+	     "SLURM_PMIX_FENCE=mixed ignored: Slurm's tree fence "
 	     "(mixed's fence without data) is no job-wide barrier on 3 nodes",
 	     "mixed below TreeWidth: says why mixed is no barrier");
 
 	in.env = NULL;
 	in.nnodes = 52;
 	te_fence_choose(&in, &c);
-	is_str(c.why, "tree (52 nodes >= TreeWidth 50 (slurm.conf): Slurm's "
+	is_str(c.why,
+	       "tree (52 nodes >= TreeWidth 50 (slurm.conf): Slurm's "
 	       "tree fence is a job-wide barrier there, and faster than the "
-	       "ring)", "tree: explained");
+	       "ring)",
+	       "tree: explained");
 
 	in.width_from = NULL;
 	in.tree_width = 0;
 	in.nnodes = 3;
 	te_fence_choose(&in, &c);
-	is_str(c.why, "ring (3 nodes < TreeWidth 50: Slurm's tree fence would "
-	       "let each node go on its own)", "TreeWidth unknown: 50, no source");
+	is_str(c.why,
+	       "ring (3 nodes < TreeWidth 50: Slurm's tree fence would "
+	       "let each node go on its own)",
+	       "TreeWidth unknown: 50, no source");
 
 	site_value("16", &site);
 	in.site = &site;
@@ -175,7 +184,8 @@ static void messages(void)
 	in.width_from = "slurmctld";
 	in.tree_width = 50;
 	te_fence_choose(&in, &c);
-	is_str(c.warn, "the site's fence-tree-min-nodes=16 (plugstack.conf "
+	is_str(c.warn,
+	       "the site's fence-tree-min-nodes=16 (plugstack.conf "
 	       "argument 2) is below TreeWidth 50 (slurmctld), where Slurm's "
 	       "tree fence is no job-wide barrier: this 20-node step uses ring",
 	       "a site value below TreeWidth: raised, with a message");
@@ -184,14 +194,18 @@ static void messages(void)
 
 	site_value("off", &site);
 	te_fence_choose(&in, &c);
-	is_str(c.why, "ring (the site's fence-tree-min-nodes=off, "
-	       "plugstack.conf argument 2)", "site off: explained");
+	is_str(c.why,
+	       "ring (the site's fence-tree-min-nodes=off, "
+	       "plugstack.conf argument 2)",
+	       "site off: explained");
 
 	site_value("100", &site);
 	in.nnodes = 64;
 	te_fence_choose(&in, &c);
-	is_str(c.why, "ring (64 nodes < 100, the site's fence-tree-min-nodes, "
-	       "plugstack.conf argument 2)", "site above TreeWidth: explained");
+	is_str(c.why,
+	       "ring (64 nodes < 100, the site's fence-tree-min-nodes, "
+	       "plugstack.conf argument 2)",
+	       "site above TreeWidth: explained");
 
 	/* a long hostile value: cut, cleaned */
 	memset(big, 'x', sizeof(big) - 1);
@@ -201,9 +215,11 @@ static void messages(void)
 	in.nnodes = 3;
 	in.env = big;
 	te_fence_choose(&in, &c);
-	like(c.warn, "SLURM_PMIX_FENCE=xxxxx?xxxxxxxxxxxxxxxxxxxxxxxxxx... "
+	like(c.warn,
+	     "SLURM_PMIX_FENCE=xxxxx?xxxxxxxxxxxxxxxxxxxxxxxxxx... "
 	     "ignored: Slurm knows ring, tree or mixed (it would run mixed); "
-	     "this step uses ring", "a value Slurm does not know: cut to 32 "
+	     "this step uses ring",
+	     "a value Slurm does not know: cut to 32 "
 	     "bytes, control bytes shown as ?");
 	ok(strlen(c.warn) < 200, "the warning stays short");
 }
@@ -211,21 +227,23 @@ static void messages(void)
 static void job_side(void)
 {
 	ok(te_fence_nodata_barrier("ring", NULL), "ring: a fence without "
-	   "data is a barrier");
+						  "data is a barrier");
 	ok(te_fence_nodata_barrier("ring", "tree"), "ring whoever set it");
 	ok(te_fence_nodata_barrier("tree", "tree"), "a tree trainenv chose "
-	   "or checked: a barrier");
+						    "or checked: a barrier");
 	ok(te_fence_nodata_barrier("mixed", "mixed"), "a mixed trainenv "
-	   "checked: a barrier");
+						      "checked: a barrier");
 	ok(!te_fence_nodata_barrier("tree", NULL), "a tree nobody checked: "
-	   "not trusted");
-	ok(!te_fence_nodata_barrier("tree", "ring"), "a tree set after "
+						   "not trusted");
+	ok(!te_fence_nodata_barrier("tree", "ring"),
+	   "a tree set after "
 	   "trainenv's choice: not trusted");
 	ok(!te_fence_nodata_barrier(NULL, NULL), "unset (Slurm's mixed): "
-	   "the fence must carry data");
+						 "the fence must carry data");
 	ok(!te_fence_nodata_barrier(NULL, "tree"), "unset, whatever "
-	   "TRAINENV_FENCE says");
-	ok(!te_fence_nodata_barrier("garbage", "garbage"), "a value Slurm "
+						   "TRAINENV_FENCE says");
+	ok(!te_fence_nodata_barrier("garbage", "garbage"),
+	   "a value Slurm "
 	   "does not know (mixed runs): not trusted");
 	ok(!te_fence_nodata_barrier("", ""), "empty: not trusted");
 	is_str(te_fence_name(TE_FENCE_RING), "ring", "names: ring");

@@ -35,8 +35,10 @@ static void three_nodes(void)
 	is_str(s.last, "n3", "n3 arrived last");
 	is_int(s.skew_ms, 21307 - 1007, "skew: last ranks of n3 and n1");
 	te_launch_skew_line(&s, line, sizeof(line));
-	is_str(line, "barrier: 24 ranks on 3 nodes; the last, n3, arrived "
-	       "20.3 s after the first", "the line");
+	is_str(line,
+	       "barrier: 24 ranks on 3 nodes; the last, n3, arrived "
+	       "20.3 s after the first",
+	       "the line");
 	ok(te_launch_skew_say(&s, 10000), "20.3 s >= 10 s: said");
 	ok(!te_launch_skew_say(&s, 30000), "20.3 s < 30 s: not said");
 	ok(te_launch_skew_say(&s, 0), "explain: said");
@@ -53,9 +55,9 @@ static void node_is_its_last_rank(void)
 	struct te_launch_skew s;
 
 	te_timeline_init(&t);
-	te_timeline_note(&t, "a", 0);		/* a's first rank: earliest */
+	te_timeline_note(&t, "a", 0); /* a's first rank: earliest */
 	te_timeline_note(&t, "b", 100);
-	te_timeline_note(&t, "a", 5000);	/* a's last rank: latest */
+	te_timeline_note(&t, "a", 5000); /* a's last rank: latest */
 	te_timeline_skew(&t, &s);
 	is_str(s.first, "b", "b complete first");
 	is_str(s.last, "a", "a complete last");
@@ -99,8 +101,8 @@ static void many_nodes(void)
 	te_timeline_init(&t);
 	for (i = 0; i < 20000; i++) {
 		snprintf(host, sizeof(host), "node%05d", i % 5000);
-		if (te_timeline_note(&t, host, (i % 5000) == 4321 ?
-					 90000 : i / 5000) < 0)
+		if (te_timeline_note(&t, host,
+				     (i % 5000) == 4321 ? 90000 : i / 5000) < 0)
 			bad++;
 	}
 	te_timeline_skew(&t, &s);
@@ -135,17 +137,21 @@ static void hostile_hosts(void)
 
 static void wire(void)
 {
-	struct te_launch_skew s = { .nranks = 24, .nnodes = 3,
-				    .first = "n1", .last = "n3",
-				    .skew_ms = 20300 }, back;
+	struct te_launch_skew s = { .nranks = 24,
+				    .nnodes = 3,
+				    .first = "n1",
+				    .last = "n3",
+				    .skew_ms = 20300 },
+			      back;
 	char buf[256];
 
 	ok(te_launch_skew_format(&s, buf, sizeof(buf)) == 0, "format");
 	is_str(buf, "24 3 20300 n1 n3", "wire form");
 	ok(te_launch_skew_parse(buf, &back) == 0, "parse back");
 	ok(!memcmp(&s, &back, sizeof(s)) ||
-	   (back.nranks == 24 && back.nnodes == 3 && back.skew_ms == 20300 &&
-	    !strcmp(back.first, "n1") && !strcmp(back.last, "n3")),
+		   (back.nranks == 24 && back.nnodes == 3 &&
+		    back.skew_ms == 20300 && !strcmp(back.first, "n1") &&
+		    !strcmp(back.last, "n3")),
 	   "round trip");
 	ok(te_launch_skew_parse("0 0 0 - -", &back) == 0 && !back.nnodes,
 	   "no node: dashes");

@@ -53,22 +53,26 @@ static void procmap(void)
 	   "block map parses");
 	ok(m.nnodes == 3 && m.nruns == 3, "3 nodes, 3 runs");
 	ok(te_procmap_node_of(&m, 0) == 0 && te_procmap_node_of(&m, 3) == 1 &&
-	   te_procmap_node_of(&m, 5) == 2, "rank to node");
+		   te_procmap_node_of(&m, 5) == 2,
+	   "rank to node");
 	ok(m.node_lead[2] == 4 && m.node_nranks[1] == 2, "lead and ranks");
 	ok(te_tree_subtree_ranks(&m, 2, sub) == 0 && sub[0] == 6 &&
-	   sub[1] == 2 && sub[2] == 2, "subtree ranks, k 2");
+		   sub[1] == 2 && sub[2] == 2,
+	   "subtree ranks, k 2");
 	te_procmap_free(&m);
 
 	ok(te_procmap_parse_anl("(vector,(0,2,1),(0,2,1))", 4, &m) == 0,
 	   "cyclic map parses");
 	ok(m.nnodes == 2 && m.nruns == 4 && te_procmap_node_of(&m, 2) == 0 &&
-	   te_procmap_node_of(&m, 3) == 1 && m.node_lead[1] == 1 &&
-	   m.node_nranks[0] == 2, "cyclic: ranks 0,2 on node 0");
+		   te_procmap_node_of(&m, 3) == 1 && m.node_lead[1] == 1 &&
+		   m.node_nranks[0] == 2,
+	   "cyclic: ranks 0,2 on node 0");
 	te_procmap_free(&m);
 
 	/* Slurm's map of 8192 nodes x 8 is one triple */
 	ok(te_procmap_parse_anl("(vector,(0,8192,8))", 65536, &m) == 0 &&
-	   m.nnodes == 8192 && m.node_lead[8191] == 65528, "8192 x 8");
+		   m.nnodes == 8192 && m.node_lead[8191] == 65528,
+	   "8192 x 8");
 	te_procmap_free(&m);
 
 	ok(te_procmap_parse_anl("(vector,(0,3,2))", 7, &m) < 0,
@@ -88,9 +92,9 @@ static void procmap(void)
 	ok(te_procmap_parse_anl("(vector)", 1, &m) < 0, "empty refused");
 	ok(te_procmap_parse_anl(NULL, 1, &m) < 0, "NULL refused");
 
-	ok(te_procmap_from_nodes(node_of, 6, 3, &m) == 0 &&
-	   m.root_node == 1 && te_tree_index_of(&m, 1) == 0 &&
-	   te_tree_node_at(&m, 1) == 2 && te_tree_node_at(&m, 2) == 0,
+	ok(te_procmap_from_nodes(node_of, 6, 3, &m) == 0 && m.root_node == 1 &&
+		   te_tree_index_of(&m, 1) == 0 &&
+		   te_tree_node_at(&m, 1) == 2 && te_tree_node_at(&m, 2) == 0,
 	   "from nodes: rank 0's node is the root, the others follow");
 	te_procmap_free(&m);
 	node_of[3] = 5;
@@ -138,8 +142,10 @@ static void reports_as_before(void)
 	te_missing_summary(6, arrived, host_cb, NULL, want, sizeof(want));
 	te_tree_missing_text(&a, 6, &m, host_cb, NULL, got, sizeof(got));
 	is_str(got, want, "missing report as before");
-	is_str(got, "3 of 6 ranks arrived; missing: ranks 2-3 (node n2), "
-	       "rank 5 (node n3)", "the missing report");
+	is_str(got,
+	       "3 of 6 ranks arrived; missing: ranks 2-3 (node n2), "
+	       "rank 5 (node n3)",
+	       "the missing report");
 
 	/* versions: n1, n2 on 2.28.9, n3 on 2.27.3 */
 	te_tree_sum_init(&a);
@@ -160,8 +166,10 @@ static void reports_as_before(void)
 	is_int(te_tree_verdict(&c, &a, got, sizeof(got)), TE_VERDICT_WARN,
 	       "tree verdict: warn");
 	is_str(got, want, "mismatch report as before");
-	is_str(got, "version mismatch: NCCL differs across nodes: 2.28.9 on "
-	       "n1, n2; 2.27.3 on n3", "the mismatch report");
+	is_str(got,
+	       "version mismatch: NCCL differs across nodes: 2.28.9 on "
+	       "n1, n2; 2.27.3 on n3",
+	       "the mismatch report");
 	c.vcheck = TE_W_VCHECK_FAIL;
 	te_launch_verdict(&c, nodes, 3, want, sizeof(want));
 	is_int(te_tree_verdict(&c, &a, got, sizeof(got)), TE_VERDICT_REJECT,
@@ -187,8 +195,10 @@ static void reports_as_before(void)
 	te_tree_sum_init(&a);
 	te_tree_sum_add_node(&a, 0, "n1", 1, &nodes[0].ver, "rank0 EACCES");
 	te_tree_verdict(&c, &a, got, sizeof(got));
-	is_str(got, "checkpoint dir /scratch/ck: rank 0 (node n1) cannot "
-	       "write there: EACCES", "rank 0 cannot write");
+	is_str(got,
+	       "checkpoint dir /scratch/ck: rank 0 (node n1) cannot "
+	       "write there: EACCES",
+	       "rank 0 cannot write");
 	te_procmap_free(&m);
 }
 
@@ -246,7 +256,8 @@ static void nogpu_nodes(void)
 	}
 	same_verdict(&c, nodes, 4, TE_VERDICT_REJECT, got, sizeof(got),
 		     "GPU nodes differ: rejected");
-	is_str(got, "version mismatch (version-check=fail): NCCL differs "
+	is_str(got,
+	       "version mismatch (version-check=fail): NCCL differs "
 	       "across nodes: 2.28.9 on n1; 2.27.3 on n3",
 	       "  naming only the nodes with a GPU");
 
@@ -257,11 +268,14 @@ static void nogpu_nodes(void)
 	is_str(got, "", "  no text");
 
 	/* a CPU-only node with another trainenv is still named */
-	te_strlcpy(nodes[3].ver.trainenv, "0.2.0", sizeof(nodes[3].ver.trainenv));
+	te_strlcpy(nodes[3].ver.trainenv, "0.2.0",
+		   sizeof(nodes[3].ver.trainenv));
 	same_verdict(&c, nodes, 4, TE_VERDICT_REJECT, got, sizeof(got),
 		     "another trainenv on a CPU-only node: rejected");
-	like(got, "trainenv differs across nodes: 0.1.0 on n1, n2, n3; 0.2.0 "
-	     "on n4", "  named, trainenv only: %s", got);
+	like(got,
+	     "trainenv differs across nodes: 0.1.0 on n1, n2, n3; 0.2.0 "
+	     "on n4",
+	     "  named, trainenv only: %s", got);
 	ok(!strstr(got, "NCCL") && !strstr(got, "CUDA"),
 	   "  no NCCL or CUDA difference from it");
 }
@@ -281,8 +295,10 @@ static void timeline(void)
 	a.arrived = 24;
 	te_tree_skew(&a, 24, &s);
 	te_launch_skew_line(&s, line, sizeof(line));
-	is_str(line, "barrier: 24 ranks on 3 nodes; the last, n3, arrived "
-	       "20.3 s after the first", "the launch line from the tree");
+	is_str(line,
+	       "barrier: 24 ranks on 3 nodes; the last, n3, arrived "
+	       "20.3 s after the first",
+	       "the launch line from the tree");
 	te_tree_sum_init(&a);
 	te_tree_sum_add_node(&a, 0, "nb", 5, NULL, NULL);
 	te_tree_sum_add_node(&a, 2, "na", 5, NULL, NULL);
@@ -302,7 +318,8 @@ static void bounds(void)
 		te_tree_sum_add_miss(&s, i * 10, i * 10 + 1, i);
 	is_int(s.nmiss, TE_TREE_MISS_MAX, "missing ranges bounded");
 	ok(s.miss[0].lo == 0 && s.miss[TE_TREE_MISS_MAX - 1].lo ==
-	   (TE_TREE_MISS_MAX - 1) * 10, "the smallest ranges kept, in order");
+					(TE_TREE_MISS_MAX - 1) * 10,
+	   "the smallest ranges kept, in order");
 	for (i = 0; i < 30; i++) {
 		char h[16];
 		struct te_versions v = { .protocol = 0 };
@@ -324,14 +341,15 @@ static void bounds(void)
 	for (i = 0; i < 20; i++)
 		te_tree_sum_add_node(&t, 1000 - i, "x", 0, NULL, "bad");
 	ok(t.ck[0].count == 20 && t.ck[0].nhosts == TE_TREE_HOSTS_MAX &&
-	   t.ck[0].hosts[0].rank == 981, "host list bounded: smallest ranks");
+		   t.ck[0].hosts[0].rank == 981,
+	   "host list bounded: smallest ranks");
 
 	/* a subtree nobody heard from: its first ranges */
 	te_procmap_parse_anl("(vector,(0,8192,8))", 65536, &m);
 	te_tree_sum_init(&s);
 	te_tree_sum_absent(&s, &m, 32, 1);
 	ok(s.nmiss == TE_TREE_MISS_MAX && s.miss[0].lo == 8 &&
-	   s.miss[0].hi == 15 && s.miss[1].lo == 33 * 8,
+		   s.miss[0].hi == 15 && s.miss[1].lo == 33 * 8,
 	   "absent subtree of node 1: node 1, then its children");
 	for (i = 0; i < s.nmiss; i++)
 		listed += s.miss[i].hi - s.miss[i].lo + 1;
@@ -387,7 +405,7 @@ static void wire(void)
 	ok(p.first_ms == 9000 - 4000 && p.last_ms == 9000 - 3995,
 	   "ages become the reader's times");
 	ok(p.nver == 2 && p.ver[0].count == 3 && p.nck == 1 &&
-	   p.ck[0].count == 1 && p.nmiss == 1 && p.miss[0].lo == 17,
+		   p.ck[0].count == 1 && p.nmiss == 1 && p.miss[0].lo == 17,
 	   "groups and missing ranges through the wire");
 
 	/* hostile lines */
@@ -455,30 +473,36 @@ static void protocol_nodes(void)
 	same_verdict(&c, nodes, 3, TE_VERDICT_OK, got, sizeof(got),
 		     "one protocol: no verdict");
 	nodes[1].ver.protocol = 2;
-	te_strlcpy(nodes[1].ver.trainenv, "1.0.0", sizeof(nodes[1].ver.trainenv));
+	te_strlcpy(nodes[1].ver.trainenv, "1.0.0",
+		   sizeof(nodes[1].ver.trainenv));
 	same_verdict(&c, nodes, 3, TE_VERDICT_REJECT, got, sizeof(got),
 		     "n2 of protocol 2, version-check=off: rejected");
-	is_str(got, "node n2 speaks protocol 2 (trainenv 1.0.0), nodes n1, n3 "
+	is_str(got,
+	       "node n2 speaks protocol 2 (trainenv 1.0.0), nodes n1, n3 "
 	       "protocol 1 (trainenv 0.9.0): install the same trainenv on "
 	       "every node (plugin, helpers and libtrainenv)",
 	       "  one line: the odd node first, then rank 0's protocol");
-	nodes[2].ver = ver("2.27.3");	/* and another NCCL: not said */
+	nodes[2].ver = ver("2.27.3"); /* and another NCCL: not said */
 	nodes[2].ver.protocol = 1;
-	te_strlcpy(nodes[2].ver.trainenv, "0.9.0", sizeof(nodes[2].ver.trainenv));
+	te_strlcpy(nodes[2].ver.trainenv, "0.9.0",
+		   sizeof(nodes[2].ver.trainenv));
 	c.vcheck = TE_W_VCHECK_FAIL;
 	same_verdict(&c, nodes, 3, TE_VERDICT_REJECT, got, sizeof(got),
 		     "under version-check=fail, an NCCL mismatch beside it");
-	is_str(got, "node n2 speaks protocol 2 (trainenv 1.0.0), nodes n1, n3 "
+	is_str(got,
+	       "node n2 speaks protocol 2 (trainenv 1.0.0), nodes n1, n3 "
 	       "protocol 1 (trainenv 0.9.0): install the same trainenv on "
 	       "every node (plugin, helpers and libtrainenv)",
 	       "  only the protocols are named (two tuples, one group)");
-	nodes[0].ver.protocol = 2;	/* rank 0 is of protocol 2 */
+	nodes[0].ver.protocol = 2; /* rank 0 is of protocol 2 */
 	same_verdict(&c, nodes, 3, TE_VERDICT_REJECT, got, sizeof(got),
 		     "rank 0's node of protocol 2");
-	is_str(got, "node n3 speaks protocol 1 (trainenv 0.9.0), node n1 "
+	is_str(got,
+	       "node n3 speaks protocol 1 (trainenv 0.9.0), node n1 "
 	       "protocol 2 (trainenv 0.9.0), node n2 protocol 2 (trainenv "
 	       "1.0.0): install the same trainenv on every node (plugin, "
-	       "helpers and libtrainenv)", "  rank 0's protocol last");
+	       "helpers and libtrainenv)",
+	       "  rank 0's protocol last");
 	{
 		struct te_versions p1 = nodes[3].ver, p2 = nodes[1].ver;
 
@@ -487,15 +511,18 @@ static void protocol_nodes(void)
 	}
 	same_verdict(&c, nodes, 12, TE_VERDICT_REJECT, got, sizeof(got),
 		     "12 nodes, 4 of protocol 2");
-	is_str(got, "nodes n2, n3, n5, n6, n8, n9, n11, n12 speaks protocol 1 "
-	     "(trainenv 0.9.0), nodes n1, n4, n7, n10 protocol 2 (trainenv "
-	     "1.0.0): install the same trainenv on every node (plugin, "
-	     "helpers and libtrainenv)", "  eight hosts named, none counted; rank 0's (n1) last");
-	nodes[0].ver = nodes[3].ver;	/* a node of 0.1.0 says none */
+	is_str(got,
+	       "nodes n2, n3, n5, n6, n8, n9, n11, n12 speaks protocol 1 "
+	       "(trainenv 0.9.0), nodes n1, n4, n7, n10 protocol 2 (trainenv "
+	       "1.0.0): install the same trainenv on every node (plugin, "
+	       "helpers and libtrainenv)",
+	       "  eight hosts named, none counted; rank 0's (n1) last");
+	nodes[0].ver = nodes[3].ver; /* a node of 0.1.0 says none */
 	nodes[0].ver.protocol = 0;
 	same_verdict(&c, nodes, 2, TE_VERDICT_REJECT, got, sizeof(got),
 		     "a node that says no protocol (0.1.0) beside protocol 1");
-	like(got, "node n2 speaks protocol 1 (trainenv 0.9.0), node n1 "
+	like(got,
+	     "node n2 speaks protocol 1 (trainenv 0.9.0), node n1 "
 	     "protocol 0 (trainenv 1.0.0): install",
 	     "  says protocol 0");
 }

@@ -47,13 +47,13 @@ static void set_nodes(size_t n, const char *ckpt)
 	}
 }
 
-static int judge(int vcheck, const char *ckpt, size_t n, char *text,
-		 size_t len)
+static int judge(int vcheck, const char *ckpt, size_t n, char *text, size_t len)
 {
-	struct te_launch_checks c = { .vcheck = vcheck, .ckpt = ckpt,
+	struct te_launch_checks c = { .vcheck = vcheck,
+				      .ckpt = ckpt,
 				      .rank0_host = "n1" };
 
-	memset(text, 'x', len - 1);	/* stale text must not survive */
+	memset(text, 'x', len - 1); /* stale text must not survive */
 	text[len - 1] = '\0';
 	return te_launch_verdict(&c, nodes, n, text, len);
 }
@@ -84,7 +84,8 @@ static void test_agree(void)
 	       TE_VERDICT_OK,
 	       "without a checkpoint dir, no node's checkpoint fact is read");
 	/* a count no memory can hold: calloc fails before a node is read */
-	is_int(judge(TE_W_VCHECK_FAIL, "/ckpt", SIZE_MAX / 4, text, sizeof(text)),
+	is_int(judge(TE_W_VCHECK_FAIL, "/ckpt", SIZE_MAX / 4, text,
+		     sizeof(text)),
 	       TE_VERDICT_WARN, "out of memory: a warning, never a rejection");
 	is_str(text, "launch checks: out of memory", "  saying so");
 }
@@ -97,11 +98,14 @@ static void test_versions(void)
 	SET(nodes[2].ver.nccl, "2.27.3");
 	is_int(judge(TE_W_VCHECK_WARN, NULL, 3, text, sizeof(text)),
 	       TE_VERDICT_WARN, "an NCCL mismatch under warn: a warning");
-	is_str(text, "version mismatch: NCCL differs across nodes: 2.28.9 on "
-	       "n1, n2; 2.27.3 on n3", "  naming each version's nodes");
+	is_str(text,
+	       "version mismatch: NCCL differs across nodes: 2.28.9 on "
+	       "n1, n2; 2.27.3 on n3",
+	       "  naming each version's nodes");
 	is_int(judge(TE_W_VCHECK_FAIL, NULL, 3, text, sizeof(text)),
 	       TE_VERDICT_REJECT, "the same under fail: rejected");
-	is_str(text, "version mismatch (version-check=fail): NCCL differs "
+	is_str(text,
+	       "version mismatch (version-check=fail): NCCL differs "
 	       "across nodes: 2.28.9 on n1, n2; 2.27.3 on n3",
 	       "  saying version-check=fail");
 	is_int(judge(TE_W_VCHECK_OFF, NULL, 3, text, sizeof(text)),
@@ -113,7 +117,8 @@ static void test_versions(void)
 	SET(nodes[1].ver.cudart, "none");
 	is_int(judge(TE_W_VCHECK_WARN, NULL, 3, text, sizeof(text)),
 	       TE_VERDICT_WARN, "four components differ: one warning");
-	is_str(text, "version mismatch: trainenv differs across nodes: 0.2.0 "
+	is_str(text,
+	       "version mismatch: trainenv differs across nodes: 0.2.0 "
 	       "on n1; 0.1.0 on n2, n3; NCCL differs across nodes: 2.28.9 on "
 	       "n1, n2; 2.27.3 on n3; CUDA driver differs across nodes: 12.4 "
 	       "on n1, n3; 12.2 on n2; CUDA runtime differs across nodes: "
@@ -124,8 +129,10 @@ static void test_versions(void)
 	nodes[1].ver.cudart[0] = '\0';
 	is_int(judge(TE_W_VCHECK_WARN, NULL, 2, text, sizeof(text)),
 	       TE_VERDICT_WARN, "an empty version differs from a known one");
-	is_str(text, "version mismatch: CUDA runtime differs across nodes: "
-	       "13.0 on n1;  on n2", "  and is shown empty");
+	is_str(text,
+	       "version mismatch: CUDA runtime differs across nodes: "
+	       "13.0 on n1;  on n2",
+	       "  and is shown empty");
 	set_nodes(2, "-");
 	nodes[0].ver.nccl[0] = nodes[1].ver.nccl[0] = '\0';
 	is_int(judge(TE_W_VCHECK_FAIL, NULL, 2, text, sizeof(text)),
@@ -135,9 +142,11 @@ static void test_versions(void)
 	SET(nodes[NMAX - 1].ver.nccl, "2.27.3");
 	is_int(judge(TE_W_VCHECK_WARN, NULL, NMAX, text, sizeof(text)),
 	       TE_VERDICT_WARN, "%d nodes, the last one differs", NMAX);
-	is_str(text, "version mismatch: NCCL differs across nodes: 2.28.9 on "
+	is_str(text,
+	       "version mismatch: NCCL differs across nodes: 2.28.9 on "
 	       "n1, n2, n3, n4, n5, n6, n7, n8 and 191 more nodes; 2.27.3 on "
-	       "n200", "  the long host list is cut and counted");
+	       "n200",
+	       "  the long host list is cut and counted");
 	is_int(judge(TE_W_VCHECK_FAIL, NULL, NMAX, text, 40), TE_VERDICT_REJECT,
 	       "a small text buffer: still rejected");
 	is_int((int)strlen(text), 39, "  the text is cut to the buffer");
@@ -154,13 +163,15 @@ static void test_ckpt(void)
 	SET(nodes[3].ckpt, "no such directory");
 	is_int(judge(TE_W_VCHECK_WARN, "/scratch/ck", 4, text, sizeof(text)),
 	       TE_VERDICT_REJECT, "a node without rank 0's file: rejected");
-	is_str(text, "checkpoint dir /scratch/ck is not one shared directory "
+	is_str(text,
+	       "checkpoint dir /scratch/ck is not one shared directory "
 	       "writable from every node (rank 0 is on n1): n3: rank 0's probe "
 	       "file is not there; n4: no such directory",
 	       "  naming each node's reason");
 	SET(nodes[3].ckpt, nodes[2].ckpt);
 	judge(TE_W_VCHECK_WARN, "/scratch/ck", 4, text, sizeof(text));
-	like(text, "(rank 0 is on n1): n3, n4: rank 0's probe file is not "
+	like(text,
+	     "(rank 0 is on n1): n3, n4: rank 0's probe file is not "
 	     "there",
 	     "nodes with the same reason are grouped");
 	is_int(judge(TE_W_VCHECK_OFF, "/scratch/ck", 4, text, sizeof(text)),
@@ -171,13 +182,16 @@ static void test_ckpt(void)
 	SET(nodes[0].ckpt, "rank0 Permission denied");
 	is_int(judge(TE_W_VCHECK_WARN, "/ck", 3, text, sizeof(text)),
 	       TE_VERDICT_REJECT, "rank 0 cannot write there: rejected");
-	is_str(text, "checkpoint dir /ck: rank 0 (node n1) cannot write "
+	is_str(text,
+	       "checkpoint dir /ck: rank 0 (node n1) cannot write "
 	       "there: Permission denied",
 	       "  rank 0's reason comes before the other nodes'");
 	set_nodes(2, "rank0 ");
 	judge(TE_W_VCHECK_WARN, "/ck", 2, text, sizeof(text));
-	is_str(text, "checkpoint dir /ck: rank 0 (node n1) cannot write "
-	       "there: ", "an empty reason from rank 0");
+	is_str(text,
+	       "checkpoint dir /ck: rank 0 (node n1) cannot write "
+	       "there: ",
+	       "an empty reason from rank 0");
 	set_nodes(2, "");
 	is_int(judge(TE_W_VCHECK_WARN, "/ck", 2, text, sizeof(text)),
 	       TE_VERDICT_REJECT, "an empty checkpoint fact is not ok");
@@ -191,13 +205,16 @@ static void test_ckpt(void)
 	SET(nodes[1].ver.nccl, "2.27.3");
 	is_int(judge(TE_W_VCHECK_FAIL, "/ck", 2, text, sizeof(text)),
 	       TE_VERDICT_REJECT, "a bad dir and a mismatch under fail");
-	is_str(text, "checkpoint dir /ck is not one shared directory writable "
+	is_str(text,
+	       "checkpoint dir /ck is not one shared directory writable "
 	       "from every node (rank 0 is on n1): n2: no such directory; "
 	       "version mismatch: NCCL differs across nodes: 2.28.9 on n1; "
-	       "2.27.3 on n2", "  both are said");
+	       "2.27.3 on n2",
+	       "  both are said");
 	is_int(judge(TE_W_VCHECK_WARN, "/ck", 2, text, sizeof(text)),
 	       TE_VERDICT_REJECT, "a bad dir and a mismatch under warn");
-	is_str(text, "checkpoint dir /ck is not one shared directory writable "
+	is_str(text,
+	       "checkpoint dir /ck is not one shared directory writable "
 	       "from every node (rank 0 is on n1): n2: no such directory",
 	       "  only the dir is said");
 }
@@ -206,7 +223,8 @@ static void test_rank0(void)
 {
 	struct te_versions a = { "0.1.0", "2.28.9", "12.4", "13.0" }, b = a;
 	char text[1024];
-	static const char *const want = "version mismatch: node n2 has "
+	static const char *const want =
+		"version mismatch: node n2 has "
 		"trainenv 0.1.0, NCCL 2.27.3, CUDA driver 12.4, CUDA runtime "
 		"13.0; rank 0's node n1 has trainenv 0.1.0, NCCL 2.28.9, CUDA "
 		"driver 12.4, CUDA runtime 13.0 (without --train-barrier each "
@@ -215,22 +233,22 @@ static void test_rank0(void)
 	ok(te_versions_equal(&a, &b), "equal versions are equal");
 	strcpy(text, "stale");
 	is_int(te_rank0_versions_verdict(TE_W_VCHECK_FAIL, "n2", &b, "n1", &a,
-					 text, sizeof(text)), TE_VERDICT_OK,
-	       "a node that agrees with rank 0: fine");
+					 text, sizeof(text)),
+	       TE_VERDICT_OK, "a node that agrees with rank 0: fine");
 	is_str(text, "", "  with no text");
 	SET(b.nccl, "2.27.3");
 	ok(!te_versions_equal(&a, &b), "another NCCL: not equal");
 	is_int(te_rank0_versions_verdict(TE_W_VCHECK_WARN, "n2", &b, "n1", &a,
-					 text, sizeof(text)), TE_VERDICT_WARN,
-	       "against rank 0 under warn: a warning");
+					 text, sizeof(text)),
+	       TE_VERDICT_WARN, "against rank 0 under warn: a warning");
 	is_str(text, want, "  naming both nodes' versions");
 	is_int(te_rank0_versions_verdict(TE_W_VCHECK_FAIL, "n2", &b, "n1", &a,
-					 text, sizeof(text)), TE_VERDICT_REJECT,
-	       "under fail: rejected");
+					 text, sizeof(text)),
+	       TE_VERDICT_REJECT, "under fail: rejected");
 	is_str(text, want, "  with the same text");
 	is_int(te_rank0_versions_verdict(TE_W_VCHECK_OFF, "n2", &b, "n1", &a,
-					 text, sizeof(text)), TE_VERDICT_OK,
-	       "under off: fine");
+					 text, sizeof(text)),
+	       TE_VERDICT_OK, "under off: fine");
 	b = a;
 	SET(b.trainenv, "0.2.0");
 	ok(!te_versions_equal(&a, &b), "another trainenv: not equal");
@@ -241,8 +259,8 @@ static void test_rank0(void)
 	b.cudart[0] = '\0';
 	ok(!te_versions_equal(&a, &b), "an empty CUDA runtime: not equal");
 	is_int(te_rank0_versions_verdict(TE_W_VCHECK_WARN, "n2", &b, "?", &a,
-					 text, sizeof(text)), TE_VERDICT_WARN,
-	       "rank 0's host unknown");
+					 text, sizeof(text)),
+	       TE_VERDICT_WARN, "rank 0's host unknown");
 	like(text, "CUDA runtime ; rank 0's node ? has", "  said as it is");
 
 	/* a node without a GPU: its NCCL and CUDA are not compared */
@@ -253,8 +271,8 @@ static void test_rank0(void)
 	ok(te_versions_equal(&a, &b) && te_versions_equal(&b, &a),
 	   "a node without a GPU agrees with one with a GPU, either way");
 	is_int(te_rank0_versions_verdict(TE_W_VCHECK_FAIL, "n2", &b, "n1", &a,
-					 text, sizeof(text)), TE_VERDICT_OK,
-	       "  against rank 0 under fail: fine");
+					 text, sizeof(text)),
+	       TE_VERDICT_OK, "  against rank 0 under fail: fine");
 	SET(b.trainenv, "0.2.0");
 	ok(!te_versions_equal(&a, &b), "  but its trainenv is still compared");
 
@@ -265,18 +283,22 @@ static void test_rank0(void)
 	SET(b.trainenv, "1.0.0");
 	ok(!te_versions_equal(&a, &b), "another protocol: not equal");
 	is_int(te_rank0_versions_verdict(TE_W_VCHECK_OFF, "n2", &b, "n1", &a,
-					 text, sizeof(text)), TE_VERDICT_REJECT,
+					 text, sizeof(text)),
+	       TE_VERDICT_REJECT,
 	       "another protocol than rank 0's under off: rejected");
-	is_str(text, "node n2 speaks protocol 2 (trainenv 1.0.0), rank 0's node "
+	is_str(text,
+	       "node n2 speaks protocol 2 (trainenv 1.0.0), rank 0's node "
 	       "n1 protocol 1 (trainenv 0.1.0): install the same trainenv on "
 	       "every node (plugin, helpers and libtrainenv)",
 	       "  one line naming both nodes, protocols and versions");
 	b = a;
 	b.protocol = 0;
-	ok(!te_versions_equal(&a, &b), "no protocol (0.1.0) against 1: not equal");
+	ok(!te_versions_equal(&a, &b),
+	   "no protocol (0.1.0) against 1: not equal");
 	a.protocol = 0;
 	ok(!te_version_compared(TE_VER_NOGPU) && te_version_compared("none") &&
-	   te_version_compared("2.28.9"), "nogpu is the one value left out");
+		   te_version_compared("2.28.9"),
+	   "nogpu is the one value left out");
 	ok(te_version_word_valid(TE_VER_NOGPU), "and a valid version word");
 }
 
@@ -285,17 +307,27 @@ static void test_probe(void)
 	struct te_ckpt_probe p;
 	char out[128], name[96];
 	static const char *const bad[] = {
-		"", "x", ".trainenv-ckpt-1.0-0123456789abcdef",
+		"",
+		"x",
+		".trainenv-ckpt-1.0-0123456789abcdef",
 		"other-name " TOKEN,
 		".trainenv-ckpt-1/0 " TOKEN,
 		".trainenv-ckpt-1.0-01234 0123456789ABCDEF0123456789abcdef",
 		".trainenv-ckpt-1.0-01234 " TOKEN "0",
 		".trainenv-ckpt-1.0-01234 0123456789abcdef",
-		"error", NULL,
+		"error",
+		NULL,
 	};
 	static const char *const other[] = {
-		"", "\n", TOKEN "\n\n", TOKEN " ", TOKEN "0", "0" TOKEN,
-		"0123456789abcdef0123456789abcdee\n", "0123456789abcdef", NULL,
+		"",
+		"\n",
+		TOKEN "\n\n",
+		TOKEN " ",
+		TOKEN "0",
+		"0" TOKEN,
+		"0123456789abcdef0123456789abcdee\n",
+		"0123456789abcdef",
+		NULL,
 	};
 	int i;
 
@@ -307,12 +339,13 @@ static void test_probe(void)
 	       -1, "a name that does not fit: -1");
 
 	is_int(te_ckpt_probe_parse(".trainenv-ckpt-7.2-0123456789abcdef " TOKEN,
-				   &p, out, sizeof(out)), 0,
-	       "rank 0's value parses");
+				   &p, out, sizeof(out)),
+	       0, "rank 0's value parses");
 	is_str(p.name, ".trainenv-ckpt-7.2-0123456789abcdef", "  the name");
 	is_str(p.token, TOKEN, "  the token");
 	is_int(te_ckpt_probe_parse("error Read-only file system", &p, out,
-				   sizeof(out)), -1, "rank 0's error");
+				   sizeof(out)),
+	       -1, "rank 0's error");
 	is_str(out, "rank0 Read-only file system", "  becomes rank0 REASON");
 	te_ckpt_probe_parse("error ", &p, out, sizeof(out));
 	is_str(out, "rank0 ", "an empty error stays rank 0's");
@@ -331,7 +364,8 @@ static void test_probe(void)
 	for (i = 0; other[i]; i++)
 		is_str(te_ckpt_probe_content(other[i], TOKEN),
 		       "rank 0's probe file has other content there (another "
-		       "directory?)", "other content %d", i);
+		       "directory?)",
+		       "other content %d", i);
 }
 
 /* ---------------------------------------------------------------- args */
@@ -386,7 +420,8 @@ static void test_args(void)
 
 	is_int(parse("", &o, err), 0, "no argument: nothing set");
 	ok(!o.job && !o.step && !o.lead && !o.failed && !o.barrier &&
-	   !o.port_start && !o.ckpt, "  job 0, step 0, no settings yet");
+		   !o.port_start && !o.ckpt,
+	   "  job 0, step 0, no settings yet");
 	is_int(parse("--job 4294967295 --step 3 --lead --failed gone", &o, err),
 	       0, "every option");
 	ok(o.job == 4294967295ul && o.step == 3 && o.lead,
@@ -395,8 +430,8 @@ static void test_args(void)
 	ok(o.failed == o.failed_text, "  held in the options");
 
 	{
-		char *argv[] = { "trainenv-rdzv", "--failed",
-				 "bad\001text\n", NULL };
+		char *argv[] = { "trainenv-rdzv", "--failed", "bad\001text\n",
+				 NULL };
 
 		is_int(te_rdzv_args_parse(3, argv, &o, err, sizeof(err)), 0,
 		       "a failure text with control characters");

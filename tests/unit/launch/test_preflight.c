@@ -25,7 +25,8 @@ static int parse(const char *text, struct te_pf_result *r, char *err,
 	return te_pf_parse(text, strlen(text), r, err, errlen);
 }
 
-#define OK_TEXT "TRAINENV-PREFLIGHT 1\nRESULT=ok\nGPU=0000:3b:00.0\n" \
+#define OK_TEXT                                                          \
+	"TRAINENV-PREFLIGHT 1\nRESULT=ok\nGPU=0000:3b:00.0\n"            \
 	"LIBRARY=/usr/local/cuda/lib64/libcudart.so.13\nRUNTIME=13000\n" \
 	"DRIVER=13010\nFREE=85000000000\nTOTAL=85899345920\nMS=412\nEND\n"
 
@@ -52,16 +53,22 @@ static void test_parse(void)
 		{ "", "empty output" },
 		{ "TRAINENV-PREFLIGHT 2\nRESULT=ok\nEND\n", "other version" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=ok\nGPU=0000:3b:00.0\nFREE=1\n"
-		  "TOTAL=2\n", "no END (stopped half-way)" },
+		  "TOTAL=2\n",
+		  "no END (stopped half-way)" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=ok\nGPU=0000:3b:00.0\nFREE=1\n"
-		  "TOTAL=2\nEND", "END not terminated" },
+		  "TOTAL=2\nEND",
+		  "END not terminated" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=ok\nGPU=0000:3b:00.0\nFREE=1\n"
-		  "TOTAL=2\nEND\nRESULT=fail\n", "text after END" },
+		  "TOTAL=2\nEND\nRESULT=fail\n",
+		  "text after END" },
 		{ "TRAINENV-PREFLIGHT 1\nEND\n", "no RESULT" },
-		{ "TRAINENV-PREFLIGHT 1\nRESULT=maybe\nEND\n", "unknown RESULT" },
-		{ "TRAINENV-PREFLIGHT 1\nRESULT=ok\nEND\n", "ok without memory" },
+		{ "TRAINENV-PREFLIGHT 1\nRESULT=maybe\nEND\n",
+		  "unknown RESULT" },
+		{ "TRAINENV-PREFLIGHT 1\nRESULT=ok\nEND\n",
+		  "ok without memory" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=ok\nGPU=0000:3b:00.0\nFREE=3\n"
-		  "TOTAL=2\nEND\n", "FREE above TOTAL" },
+		  "TOTAL=2\nEND\n",
+		  "FREE above TOTAL" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=fail\nCALL=cudaMalloc\nEND\n",
 		  "fail without ERROR" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=unavailable\nERROR=x\nEND\n",
@@ -73,24 +80,32 @@ static void test_parse(void)
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=ok\nno equals sign\nEND\n",
 		  "a line that is not KEY=VALUE" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=fail\nCALL=cuda Malloc\n"
-		  "ERROR=x\nEND\n", "a blank in CALL" },
+		  "ERROR=x\nEND\n",
+		  "a blank in CALL" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=fail\nCALL=cudaMalloc\n"
-		  "ERROR=\nEND\n", "empty ERROR" },
+		  "ERROR=\nEND\n",
+		  "empty ERROR" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=fail\nCALL=cudaMalloc\n"
-		  "ERROR=a\033[31mred\nEND\n", "an escape sequence in ERROR" },
+		  "ERROR=a\033[31mred\nEND\n",
+		  "an escape sequence in ERROR" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=ok\nGPU=0000:3b:00.0\n"
-		  "FREE=-1\nTOTAL=2\nEND\n", "a negative FREE" },
+		  "FREE=-1\nTOTAL=2\nEND\n",
+		  "a negative FREE" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=ok\nGPU=0000:3b:00.0\n"
-		  "FREE=1\nTOTAL=99999999999999999999\nEND\n", "a huge TOTAL" },
+		  "FREE=1\nTOTAL=99999999999999999999\nEND\n",
+		  "a huge TOTAL" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=fail\nCALL=x\nCODE=-2\n"
-		  "ERROR=x\nEND\n", "CODE below -1" },
+		  "ERROR=x\nEND\n",
+		  "CODE below -1" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=fail\nCALL=x\nCODE=0x2\n"
-		  "ERROR=x\nEND\n", "a hex CODE" },
+		  "ERROR=x\nEND\n",
+		  "a hex CODE" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=ok\nGPU=../../etc\nEND\n",
 		  "a GPU that is no bus id" },
 		{ "TRAINENV-PREFLIGHT 1\nRESULT=ok\nLIBRARY=libcudart.so\nEND\n",
 		  "a relative LIBRARY" },
-		{ "TRAINENV-PREFLIGHT 1\r\nRESULT=ok\nEND\n", "CR in the header" },
+		{ "TRAINENV-PREFLIGHT 1\r\nRESULT=ok\nEND\n",
+		  "CR in the header" },
 	};
 	struct te_pf_result r;
 	char err[256], big[TE_PF_OUT_MAX + 100], *p;
@@ -108,14 +123,16 @@ static void test_parse(void)
 	is_int(r.code, -1, "no CODE: -1");
 
 	is_int(parse("TRAINENV-PREFLIGHT 1\nRESULT=fail\nGPU=0000:3b:00.0\n"
-		     "CALL=cudaMalloc\nCODE=2\nERROR=out of memory\nEND\n", &r,
-		     err, sizeof(err)), 0, "a failure parses");
+		     "CALL=cudaMalloc\nCODE=2\nERROR=out of memory\nEND\n",
+		     &r, err, sizeof(err)),
+	       0, "a failure parses");
 	ok(r.status == TE_PF_FAILED && !strcmp(r.call, "cudaMalloc") &&
-	   r.code == 2 && !strcmp(r.error, "out of memory"),
+		   r.code == 2 && !strcmp(r.error, "out of memory"),
 	   "failure: CALL, CODE, ERROR");
 	is_int(parse("TRAINENV-PREFLIGHT 1\nRESULT=unavailable\nCALL=dlopen\n"
-		     "CODE=-1\nERROR=no libcudart\nEND\n", &r, err,
-		     sizeof(err)), 0, "unavailable parses");
+		     "CODE=-1\nERROR=no libcudart\nEND\n",
+		     &r, err, sizeof(err)),
+	       0, "unavailable parses");
 	ok(r.status == TE_PF_UNAVAILABLE, "RESULT=unavailable");
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -126,7 +143,8 @@ static void test_parse(void)
 	}
 	/* an embedded NUL */
 	is_int(te_pf_parse("TRAINENV-PREFLIGHT 1\nRESULT=ok\0\nEND\n", 33, &r,
-			   err, sizeof(err)), -1, "refused: a NUL byte");
+			   err, sizeof(err)),
+	       -1, "refused: a NUL byte");
 	/* too long as a whole, and one line too long */
 	memset(big, 'x', sizeof(big));
 	is_int(te_pf_parse(big, sizeof(big), &r, err, sizeof(err)), -1,
@@ -135,7 +153,8 @@ static void test_parse(void)
 	p += sprintf(p, "TRAINENV-PREFLIGHT 1\nERROR=");
 	memset(p, 'e', 800);
 	strcpy(p + 800, "\nEND\n");
-	is_int(parse(big, &r, err, sizeof(err)), -1, "refused: an 800-character line");
+	is_int(parse(big, &r, err, sizeof(err)), -1,
+	       "refused: an 800-character line");
 }
 
 static void test_format(void)
@@ -159,17 +178,20 @@ static void test_format(void)
 	is_str(back.error, "an illegal?memory access?",
 	       "control characters in ERROR become '?'");
 	ok(back.status == TE_PF_FAILED && back.code == 700 &&
-	   !strcmp(back.call, "cudaMemset") && back.runtime == 12040,
+		   !strcmp(back.call, "cudaMemset") && back.runtime == 12040,
 	   "round trip keeps call, code, versions");
 	strcpy(r.call, "bad call");
-	is_int(te_pf_format(&r, buf, sizeof(buf)), -1, "format refuses a bad call name");
+	is_int(te_pf_format(&r, buf, sizeof(buf)), -1,
+	       "format refuses a bad call name");
 	is_int(te_pf_format(&r, buf, 16), -1, "format refuses a small buffer");
 }
 
 static void test_classify(void)
 {
-	ok(te_pf_classify("dlopen", -1) == TE_PF_UNAVAILABLE, "no runtime: unavailable");
-	ok(te_pf_classify("dlsym", -1) == TE_PF_UNAVAILABLE, "an incomplete runtime: unavailable");
+	ok(te_pf_classify("dlopen", -1) == TE_PF_UNAVAILABLE,
+	   "no runtime: unavailable");
+	ok(te_pf_classify("dlsym", -1) == TE_PF_UNAVAILABLE,
+	   "an incomplete runtime: unavailable");
 	ok(te_pf_classify("cudaDeviceGetByPCIBusId", 35) == TE_PF_UNAVAILABLE,
 	   "insufficient driver (35): unavailable");
 	ok(te_pf_classify("cudaDeviceGetByPCIBusId", 100) == TE_PF_UNAVAILABLE,
@@ -178,7 +200,8 @@ static void test_classify(void)
 	   "stub libcuda (34): unavailable");
 	ok(te_pf_classify("cudaFree", 803) == TE_PF_UNAVAILABLE,
 	   "driver/kernel module mismatch (803): unavailable");
-	ok(te_pf_classify("cudaMalloc", 2) == TE_PF_FAILED, "out of memory (2): a failure");
+	ok(te_pf_classify("cudaMalloc", 2) == TE_PF_FAILED,
+	   "out of memory (2): a failure");
 	ok(te_pf_classify("cudaDeviceGetByPCIBusId", 101) == TE_PF_FAILED,
 	   "the rank's GPU invisible to CUDA (101): a failure");
 	ok(te_pf_classify("cudaDeviceSynchronize", 700) == TE_PF_FAILED,
@@ -189,17 +212,22 @@ static void test_classify(void)
 
 static void test_decide(void)
 {
-	struct te_pf_input in = { .rank = 3, .local_id = 1, .node = "n2",
-				  .has_gpu = 1, .busid = "0000:3b:00.0" };
+	struct te_pf_input in = { .rank = 3,
+				  .local_id = 1,
+				  .node = "n2",
+				  .has_gpu = 1,
+				  .busid = "0000:3b:00.0" };
 	struct te_pf_outcome o;
 	struct te_pf_result r;
 	char err[64];
 
 	is_int(te_pf_need_run(&in, &o), 1, "a rank with a GPU runs the check");
 	in.has_gpu = 0;
-	is_int(te_pf_need_run(&in, &o), 0, "a rank without GPU does not run it");
+	is_int(te_pf_need_run(&in, &o), 0,
+	       "a rank without GPU does not run it");
 	ok(o.action == TE_PF_NOTHING, "  nothing to check: the task runs");
-	like(o.line, "preflight: nothing to check on node n2: the step has no GPU there",
+	like(o.line,
+	     "preflight: nothing to check on node n2: the step has no GPU there",
 	     "  says so");
 	is_int(o.print, 0, "  rank 3: only in the node's log");
 	in.rank = 0;
@@ -209,7 +237,8 @@ static void test_decide(void)
 	in.has_gpu = -1;
 	in.map_err = "cannot read topology file x";
 	te_pf_need_run(&in, &o);
-	ok(o.action == TE_PF_NOTHING && o.print, "unknown GPU: a warning from the node's first task");
+	ok(o.action == TE_PF_NOTHING && o.print,
+	   "unknown GPU: a warning from the node's first task");
 	like(o.line, "warning: preflight: nothing checked for rank 0 (node n2)",
 	     "  naming the rank");
 	in.local_id = 1;
@@ -222,36 +251,44 @@ static void test_decide(void)
 	in.result = &r;
 	te_pf_decide(&in, &o);
 	ok(o.action == TE_PF_PASS, "a working GPU passes");
-	is_str(o.env, "gpu=0000:3b:00.0 free=85000000000 total=85899345920 "
-	       "runtime=13000 driver=13010", "  TRAINENV_PREFLIGHT");
+	is_str(o.env,
+	       "gpu=0000:3b:00.0 free=85000000000 total=85899345920 "
+	       "runtime=13000 driver=13010",
+	       "  TRAINENV_PREFLIGHT");
 	is_int(o.print, 0, "  silent without verbose");
-	is_str(o.line, "preflight: rank 3 (node n2) GPU 0000:3b:00.0: ok, "
+	is_str(o.line,
+	       "preflight: rank 3 (node n2) GPU 0000:3b:00.0: ok, "
 	       "79.2 GiB free of 80.0 GiB, CUDA runtime 13.0, driver 13.1 "
-	       "(412 ms)", "  the verbose line");
+	       "(412 ms)",
+	       "  the verbose line");
 	in.verbose = 1;
 	te_pf_decide(&in, &o);
 	is_int(o.print, 1, "  printed with verbose");
 
 	parse("TRAINENV-PREFLIGHT 1\nRESULT=fail\nGPU=0000:3b:00.0\n"
-	      "CALL=cudaMalloc\nCODE=2\nERROR=out of memory\nEND\n", &r, err,
-	      sizeof(err));
+	      "CALL=cudaMalloc\nCODE=2\nERROR=out of memory\nEND\n",
+	      &r, err, sizeof(err));
 	te_pf_decide(&in, &o);
 	ok(o.action == TE_PF_FAIL && o.print, "a failing GPU fails the task");
-	is_str(o.line, "preflight: rank 3 (node n2) GPU 0000:3b:00.0: "
-	       "cudaMalloc: out of memory", "  naming rank, node, GPU, call, error");
+	is_str(o.line,
+	       "preflight: rank 3 (node n2) GPU 0000:3b:00.0: "
+	       "cudaMalloc: out of memory",
+	       "  naming rank, node, GPU, call, error");
 	is_str(o.why, "preflight: GPU 0000:3b:00.0: cudaMalloc: out of memory",
 	       "  and what the other ranks hear");
 
 	parse("TRAINENV-PREFLIGHT 1\nRESULT=unavailable\nRUNTIME=13000\n"
 	      "CALL=cudaDeviceGetByPCIBusId\nCODE=35\nERROR=CUDA driver "
-	      "version is insufficient for CUDA runtime version\nEND\n", &r,
-	      err, sizeof(err));
+	      "version is insufficient for CUDA runtime version\nEND\n",
+	      &r, err, sizeof(err));
 	te_pf_decide(&in, &o);
 	ok(o.action == TE_PF_NOTHING && !o.print,
 	   "no driver: nothing to check, rank 3 only logs it");
-	like(o.line, "nothing to check on node n2: no usable CUDA runtime or "
+	like(o.line,
+	     "nothing to check on node n2: no usable CUDA runtime or "
 	     "driver (cudaDeviceGetByPCIBusId: CUDA driver version is "
-	     "insufficient", "  saying why");
+	     "insufficient",
+	     "  saying why");
 	in.rank = 0;
 	te_pf_decide(&in, &o);
 	is_int(o.print, 1, "  rank 0 prints it");
@@ -282,7 +319,8 @@ static int run_program(const char *busid, const char *extra_env,
 	size_t n;
 	int st;
 
-	te_snprintf(cmd, sizeof(cmd), "env LD_LIBRARY_PATH=%s %s %s/"
+	te_snprintf(cmd, sizeof(cmd),
+		    "env LD_LIBRARY_PATH=%s %s %s/"
 		    "trainenv-preflight --gpu '%s'%s%s%s 2>/dev/null",
 		    fakedir, extra_env, TE_BUILDDIR, busid,
 		    test_fail ? " --test-fail '" : "",
@@ -307,7 +345,8 @@ static void test_program(void)
 		    (long)getpid());
 	if (access(lib, R_OK) < 0 ||
 	    access(TE_BUILDDIR "/trainenv-preflight", X_OK) < 0) {
-		tap_skip("the stand-in runtime or trainenv-preflight is not built");
+		tap_skip(
+			"the stand-in runtime or trainenv-preflight is not built");
 		return;
 	}
 	mkdir(fakedir, 0700);
@@ -316,7 +355,8 @@ static void test_program(void)
 
 		te_snprintf(link, sizeof(link), "%s/libcudart.so", fakedir);
 		unlink(link);
-		ok(symlink(lib, link) == 0, "stand-in libcudart.so in %s", fakedir);
+		ok(symlink(lib, link) == 0, "stand-in libcudart.so in %s",
+		   fakedir);
 	}
 
 	is_int(run_program("0000:3b:00.0", "", NULL, out, sizeof(out)), 0,
@@ -325,22 +365,25 @@ static void test_program(void)
 	       "its output parses (%s)", err);
 	ok(r.status == TE_PF_OK && r.total == 80ULL << 30 && r.free < r.total,
 	   "a working GPU: RESULT=ok with free and total memory");
-	ok(r.runtime == 12040 && r.driver == 12080, "runtime and driver versions");
+	ok(r.runtime == 12040 && r.driver == 12080,
+	   "runtime and driver versions");
 	like(r.library, "te-fakecudart", "LIBRARY names what was loaded");
 
 	run_program("0000:3b:00.0", "TE_FAKE_CUDART_FAIL=cudaMalloc:2", NULL,
 		    out, sizeof(out));
 	te_pf_parse(out, strlen(out), &r, err, sizeof(err));
 	ok(r.status == TE_PF_FAILED && !strcmp(r.call, "cudaMalloc") &&
-	   r.code == 2 && !strcmp(r.error, "out of memory"),
+		   r.code == 2 && !strcmp(r.error, "out of memory"),
 	   "cudaMalloc fails: RESULT=fail, the call and cudaGetErrorString");
-	run_program("0000:3b:00.0", "TE_FAKE_CUDART_FAIL=cudaDeviceSynchronize:700",
-		    NULL, out, sizeof(out));
+	run_program("0000:3b:00.0",
+		    "TE_FAKE_CUDART_FAIL=cudaDeviceSynchronize:700", NULL, out,
+		    sizeof(out));
 	te_pf_parse(out, strlen(out), &r, err, sizeof(err));
 	ok(r.status == TE_PF_FAILED && !strcmp(r.call, "cudaDeviceSynchronize"),
 	   "an error seen at synchronize: its call named");
-	run_program("0000:3b:00.0", "TE_FAKE_CUDART_FAIL=cudaDeviceGetByPCIBusId:100",
-		    NULL, out, sizeof(out));
+	run_program("0000:3b:00.0",
+		    "TE_FAKE_CUDART_FAIL=cudaDeviceGetByPCIBusId:100", NULL,
+		    out, sizeof(out));
 	te_pf_parse(out, strlen(out), &r, err, sizeof(err));
 	ok(r.status == TE_PF_UNAVAILABLE && r.code == 100,
 	   "no CUDA device: RESULT=unavailable");
@@ -351,7 +394,7 @@ static void test_program(void)
 	run_program("0000:3b:00.0", "", "out of memory", out, sizeof(out));
 	te_pf_parse(out, strlen(out), &r, err, sizeof(err));
 	ok(r.status == TE_PF_FAILED && !strcmp(r.call, "cudaMalloc") &&
-	   !strcmp(r.error, "out of memory"),
+		   !strcmp(r.error, "out of memory"),
 	   "--test-fail reports cudaMalloc failing with the text");
 	is_int(run_program("not-a-bus-id", "", NULL, out, sizeof(out)), 2,
 	       "a bad bus id: usage, exit 2");

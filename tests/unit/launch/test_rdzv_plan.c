@@ -49,8 +49,8 @@ static int settings(const char *opts)
 			return -1;
 		user[id] = eq + 1;
 	}
-	if (te_resolve(&pol, user, no_env, NULL, NULL, &cfg, err,
-		       sizeof(err)) < 0) {
+	if (te_resolve(&pol, user, no_env, NULL, NULL, &cfg, err, sizeof(err)) <
+	    0) {
 		printf("# %s\n", err);
 		return -1;
 	}
@@ -61,8 +61,10 @@ static struct te_rdzv_plan plan(int has_pmix, int nodes_files,
 				uint32_t local_id, int failed)
 {
 	struct te_rdzv_facts f = {
-		.has_pmix = has_pmix, .nodes_files = nodes_files,
-		.local_id = local_id, .failed = failed,
+		.has_pmix = has_pmix,
+		.nodes_files = nodes_files,
+		.local_id = local_id,
+		.failed = failed,
 	};
 	struct te_rdzv_plan p;
 
@@ -118,7 +120,8 @@ static void test_roles(void)
 	is_int(settings(""), 0, "settings: built-in");
 	is_int(te_rdzv_wanted(&cfg, 0), TE_RDZV_SKIP,
 	       "auto without PMIx: skipped (srun said it once)");
-	is_int(te_rdzv_wanted(&cfg, 1), TE_RDZV_RUN_HELPER, "auto with PMIx: on");
+	is_int(te_rdzv_wanted(&cfg, 1), TE_RDZV_RUN_HELPER,
+	       "auto with PMIx: on");
 
 	p = plan(1, 1, 0, 0);
 	ok(p.role == TE_RDZV_RUN_HELPER && p.lead && !p.pass_failed,
@@ -171,7 +174,8 @@ static void test_deadlines(void)
 	   "first-collective: no launch barrier");
 	settings("barrier=604800");
 	p = plan(1, 0, 0, 0);
-	is_int(p.timeout_ms, 604820000, "the longest barrier fits the deadline");
+	is_int(p.timeout_ms, 604820000,
+	       "the longest barrier fits the deadline");
 }
 
 /* The helper's command line: its protocol and the step's facts, never a
@@ -179,9 +183,10 @@ static void test_deadlines(void)
 static void test_argv(void)
 {
 	static const char *const setting_flags[] = {
-		"--port-range", "--port-start", "--barrier", "--wait",
-		"--version-check", "--tree-width", "--checkpoint-dir",
-		"--ifname", "--test-hooks", "--record",
+		"--port-range",	    "--port-start",    "--barrier",
+		"--wait",	    "--version-check", "--tree-width",
+		"--checkpoint-dir", "--ifname",	       "--test-hooks",
+		"--record",
 	};
 	struct te_rdzv_plan p;
 	struct te_rdzv_argv a;
@@ -192,20 +197,26 @@ static void test_argv(void)
 	settings("port-range=30000-30099 socket-ifname=yes");
 	p = plan(1, 1, 0, 0);
 	te_rdzv_helper_argv(&p, "trainenv-rdzv", 77, 3, NULL, &a);
-	te_snprintf(want, sizeof(want), "trainenv-rdzv --protocol %d --job 77 "
-		    "--step 3 --lead", TE_PROTOCOL_VERSION);
-	is_str(joined(&a), want, "the node's helper: its protocol first, "
+	te_snprintf(want, sizeof(want),
+		    "trainenv-rdzv --protocol %d --job 77 "
+		    "--step 3 --lead",
+		    TE_PROTOCOL_VERSION);
+	is_str(joined(&a), want,
+	       "the node's helper: its protocol first, "
 	       "job, step, --lead, and no setting");
 	ok(te_master_port(77, 3, 30000, 30099) >= 30000 &&
-	   te_master_port(77, 3, 30000, 30099) <= 30099,
+		   te_master_port(77, 3, 30000, 30099) <= 30099,
 	   "the start port is in the range");
 
-	settings("version-check=fail checkpoint-dir=/shared/ck socket-ifname=no "
-		 "barrier=45");
+	settings(
+		"version-check=fail checkpoint-dir=/shared/ck socket-ifname=no "
+		"barrier=45");
 	p = plan(1, 0, 0, 1);
 	te_rdzv_helper_argv(&p, "h", 1, 0, "pre-flight: no GPU", &a);
-	te_snprintf(want, sizeof(want), "h --protocol %d --job 1 --step 0 "
-		    "--failed pre-flight: no GPU", TE_PROTOCOL_VERSION);
+	te_snprintf(want, sizeof(want),
+		    "h --protocol %d --job 1 --step 0 "
+		    "--failed pre-flight: no GPU",
+		    TE_PROTOCOL_VERSION);
 	is_str(joined(&a), want, "a failed task under a barrier: --failed WHY");
 
 	/* every setting the helper uses, set: none of them on the line */
@@ -242,8 +253,7 @@ static void test_timeline(void)
 
 	settings("");
 	te_rdzv_plan_make(&cfg, &f, &p);
-	is_int((int)p.skew_warn_ms, 10000,
-	       "built-in barrier-skew-warn: 10 s");
+	is_int((int)p.skew_warn_ms, 10000, "built-in barrier-skew-warn: 10 s");
 	f.explain = 1;
 	te_rdzv_plan_make(&cfg, &f, &p);
 	is_int((int)p.skew_warn_ms, 0, "--train-explain: always");
@@ -291,13 +301,13 @@ static void test_round_trip(void)
 	is_int(helper_reads(&a, &o, err, sizeof(err)), 0,
 	       "the helper reads the plugin's command line and settings");
 	ok(o.job == 4242 && o.step == 7 && o.port_lo == 40000 &&
-	   o.port_hi == 40999 && o.port_start == te_master_port(4242, 7, 40000,
-								40999),
+		   o.port_hi == 40999 &&
+		   o.port_start == te_master_port(4242, 7, 40000, 40999),
 	   "job and step from the command line; ports from the settings, the "
 	   "start port computed from them (te_master_port)");
 	ok(o.barrier == 90 && o.vcheck == TE_W_VCHECK_OFF && o.ckpt &&
-	   !strcmp(o.ckpt, "/shared/ck") && o.ifname && o.lead && !o.hooks &&
-	   o.tree_width == 4,
+		   !strcmp(o.ckpt, "/shared/ck") && o.ifname && o.lead &&
+		   !o.hooks && o.tree_width == 4,
 	   "barrier, version check, checkpoint, interface names, tree width "
 	   "from the settings, --lead from the command line");
 	ok(o.failed && !strcmp(o.failed, "pre-flight: GPU 0 failed"),
@@ -308,15 +318,15 @@ static void test_round_trip(void)
 	p = plan(1, 0, 0, 0);
 	te_rdzv_helper_argv(&p, "h", 1, 2, NULL, &a);
 	ok(helper_reads(&a, &o, err, sizeof(err)) == 0 && o.barrier == 300 &&
-	   o.port_lo == 20000 && o.port_hi == 29999 &&
-	   o.vcheck == TE_W_VCHECK_WARN && o.tree_width == 16 && !o.ckpt &&
-	   !o.ifname && !o.hooks && !o.lead,
+		   o.port_lo == 20000 && o.port_hi == 29999 &&
+		   o.vcheck == TE_W_VCHECK_WARN && o.tree_width == 16 &&
+		   !o.ckpt && !o.ifname && !o.hooks && !o.lead,
 	   "built-in settings: barrier 300, ports 20000-29999, version-check "
 	   "warn, tree width 16, nothing else");
 	settings("barrier=first-collective test-hooks=on");
 	te_rdzv_helper_argv(&p, "h", 1, 2, NULL, &a);
 	ok(helper_reads(&a, &o, err, sizeof(err)) == 0 && o.barrier == 0 &&
-	   o.wait == 300 && o.hooks,
+		   o.wait == 300 && o.hooks,
 	   "first-collective: no launch barrier, rank 0's data within the "
 	   "row's built-in 300 s; test-hooks=on read");
 }
@@ -350,20 +360,23 @@ static void test_helper_settings(void)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char want[96];
 
-		te_snprintf(want, sizeof(want), "TRAINENV_SETTINGS: item '%s': ",
-			    bad[i][1]);
+		te_snprintf(want, sizeof(want),
+			    "TRAINENV_SETTINGS: item '%s': ", bad[i][1]);
 		is_int(te_rdzv_opts_settings(&o, bad[i][0], err, sizeof(err)),
 		       -1, "refused: %s", bad[i][0]);
 		like(err, want, "  naming %s", bad[i][1]);
 	}
-	is_int(te_rdzv_opts_settings(&o, "barrier:4:604800:x "
-				     "future-knob:1:x:y", err, sizeof(err)),
+	is_int(te_rdzv_opts_settings(&o,
+				     "barrier:4:604800:x "
+				     "future-knob:1:x:y",
+				     err, sizeof(err)),
 	       0, "the longest barrier, and a newer trainenv's item skipped");
 	is_int((int)o.barrier, 604800, "  barrier 604800");
 	o.job = 9;
 	o.step = 1;
 	is_int(te_rdzv_opts_settings(&o, "port-range:4:31000-31000:x", err,
-				     sizeof(err)), 0, "one port");
+				     sizeof(err)),
+	       0, "one port");
 	ok(o.port_lo == 31000 && o.port_hi == 31000 && o.port_start == 31000,
 	   "  its start port is that port");
 }
@@ -371,13 +384,18 @@ static void test_helper_settings(void)
 /* The helper's environment: one variable replaced or added. */
 static void test_env_with(void)
 {
-	char *env[] = { "A=1", "PMIX_MCA_gds=ds21", "PMIX_MCA_gdsx=y",
-			"PMIX_MCA_gds=ds12", "B=2", NULL };
+	char *env[] = { "A=1",
+			"PMIX_MCA_gds=ds21",
+			"PMIX_MCA_gdsx=y",
+			"PMIX_MCA_gds=ds12",
+			"B=2",
+			NULL };
 	char *none[] = { NULL };
 	char **e = te_env_with(env, "PMIX_MCA_gds=hash");
 
 	ok(e && !strcmp(e[0], "A=1") && !strcmp(e[1], "PMIX_MCA_gds=hash") &&
-	   !strcmp(e[2], "PMIX_MCA_gdsx=y") && !strcmp(e[3], "B=2") && !e[4],
+		   !strcmp(e[2], "PMIX_MCA_gdsx=y") && !strcmp(e[3], "B=2") &&
+		   !e[4],
 	   "env_with: the value replaces the first entry, drops the "
 	   "duplicate, leaves a longer name alone");
 	free(e);
@@ -400,11 +418,11 @@ static void test_end_step_wait(void)
 	ok(te_end_step_wait_ms(TE_END_STEP_SETTLE_MS - 1) == 1,
 	   "end of the step: 1 ms short: 1 ms");
 	ok(te_end_step_wait_ms(TE_END_STEP_SETTLE_MS) == 0 &&
-	   te_end_step_wait_ms(3600000) == 0 &&
-	   te_end_step_wait_ms(INT64_MAX) == 0,
+		   te_end_step_wait_ms(3600000) == 0 &&
+		   te_end_step_wait_ms(INT64_MAX) == 0,
 	   "end of the step: at or past the settling time: at once");
 	ok(te_end_step_wait_ms(-5) == TE_END_STEP_SETTLE_MS &&
-	   te_end_step_wait_ms(INT64_MIN) == TE_END_STEP_SETTLE_MS,
+		   te_end_step_wait_ms(INT64_MIN) == TE_END_STEP_SETTLE_MS,
 	   "end of the step: a clock that went back: the whole settling "
 	   "time, never more");
 }

@@ -20,11 +20,14 @@ static void test_line(void)
 		 PACKAGE_VERSION, TE_PROTOCOL_VERSION);
 	is_int(te_version_line(buf, sizeof(buf)), (int)strlen(want),
 	       "the version line's length");
-	is_str(buf, want, "the version line names the configured version and protocol");
-	is_int(te_version_line(buf, 10), -1, "a version line that does not fit: -1");
+	is_str(buf, want,
+	       "the version line names the configured version and protocol");
+	is_int(te_version_line(buf, 10), -1,
+	       "a version line that does not fit: -1");
 	is_str(trainenv_version(), PACKAGE_VERSION,
 	       "libtrainenv's trainenv_version() is the configured version");
-	ok(TE_PROTOCOL_VERSION >= 1, "the protocol version is a positive integer");
+	ok(TE_PROTOCOL_VERSION >= 1,
+	   "the protocol version is a positive integer");
 }
 
 static void test_answer(void)
@@ -35,8 +38,10 @@ static void test_answer(void)
 	n = te_protocol_answer_format(buf, sizeof(buf));
 	snprintf(want, sizeof(want), "trainenv-protocol %d %s\n",
 		 TE_PROTOCOL_VERSION, PACKAGE_VERSION);
-	is_str(buf, want, "a helper's answer: protocol and version on one line");
-	is_int(te_protocol_answer_parse(buf, (size_t)n, &proto, pkg, sizeof(pkg)),
+	is_str(buf, want,
+	       "a helper's answer: protocol and version on one line");
+	is_int(te_protocol_answer_parse(buf, (size_t)n, &proto, pkg,
+					sizeof(pkg)),
 	       0, "the answer reads back");
 	is_int(proto, TE_PROTOCOL_VERSION, "  its protocol");
 	is_str(pkg, PACKAGE_VERSION, "  its package version");
@@ -47,25 +52,34 @@ static void test_answer(void)
 	is_int(proto, 7, "  protocol 7");
 	is_str(pkg, "1.0.0-3-gabcdef12-dirty", "  a git version");
 	is_int(P(""), -1, "nothing: refused");
-	is_int(P("usage: trainenv-rdzv ...\n"), -1, "an older helper's usage text: refused");
+	is_int(P("usage: trainenv-rdzv ...\n"), -1,
+	       "an older helper's usage text: refused");
 	is_int(P("trainenv-protocol 0 0.9.0\n"), -1, "protocol 0: refused");
-	is_int(P("trainenv-protocol -1 0.9.0\n"), -1, "a negative protocol: refused");
-	is_int(P("trainenv-protocol 1x 0.9.0\n"), -1, "a protocol that is not a number: refused");
-	is_int(P("trainenv-protocol 1 0.9.0\nmore\n"), -1, "a second line: refused");
-	is_int(P("trainenv-protocol 1 0.9 0\n"), -1, "a version with a blank: refused");
-	is_int(P("trainenv-protocol 1 0.9;0\n"), -1, "a version with ';': refused");
+	is_int(P("trainenv-protocol -1 0.9.0\n"), -1,
+	       "a negative protocol: refused");
+	is_int(P("trainenv-protocol 1x 0.9.0\n"), -1,
+	       "a protocol that is not a number: refused");
+	is_int(P("trainenv-protocol 1 0.9.0\nmore\n"), -1,
+	       "a second line: refused");
+	is_int(P("trainenv-protocol 1 0.9 0\n"), -1,
+	       "a version with a blank: refused");
+	is_int(P("trainenv-protocol 1 0.9;0\n"), -1,
+	       "a version with ';': refused");
 	is_int(P("trainenv-protocol 1 \n"), -1, "no version: refused");
-	is_int(P("trainenv-protocol 1 0123456789012345678901234567890123\n"), -1,
-	       "a version over 31 characters: refused");
-	is_int(P("trainenv-protocol 99999999999 0.9.0\n"), -1, "a protocol out of range: refused");
-	is_int(te_protocol_answer_parse("trainenv-protocol 1 0.9.0\0x", 27, &proto,
-					pkg, sizeof(pkg)), -1, "a NUL byte: refused");
+	is_int(P("trainenv-protocol 1 0123456789012345678901234567890123\n"),
+	       -1, "a version over 31 characters: refused");
+	is_int(P("trainenv-protocol 99999999999 0.9.0\n"), -1,
+	       "a protocol out of range: refused");
+	is_int(te_protocol_answer_parse("trainenv-protocol 1 0.9.0\0x", 27,
+					&proto, pkg, sizeof(pkg)),
+	       -1, "a NUL byte: refused");
 	memset(buf, 'a', sizeof(buf));
 	is_int(te_protocol_answer_parse(buf, TE_PROTOCOL_ANSWER_MAX + 1, &proto,
-					pkg, sizeof(pkg)), -1,
-	       "an answer over TE_PROTOCOL_ANSWER_MAX bytes: refused");
+					pkg, sizeof(pkg)),
+	       -1, "an answer over TE_PROTOCOL_ANSWER_MAX bytes: refused");
 	is_int(te_protocol_answer_parse("trainenv-protocol 1 0.9.0", 25, &proto,
-					pkg, 3), -1, "a version longer than the caller's buffer: refused");
+					pkg, 3),
+	       -1, "a version longer than the caller's buffer: refused");
 #undef P
 }
 
@@ -73,19 +87,24 @@ static void test_mismatch(void)
 {
 	char buf[512] = "untouched", want[512];
 
-	is_int(te_protocol_mismatch_line("trainenv-rdzv", "/usr/libexec/trainenv",
-					 TE_PROTOCOL_VERSION, "0.8.0", buf, sizeof(buf)),
+	is_int(te_protocol_mismatch_line(
+		       "trainenv-rdzv", "/usr/libexec/trainenv",
+		       TE_PROTOCOL_VERSION, "0.8.0", buf, sizeof(buf)),
 	       0, "the same protocol, another package version: no mismatch");
 	is_str(buf, "untouched", "  and no line");
 	is_int(te_protocol_mismatch_line("trainenv-rdzv", "/opt/te2",
-					 TE_PROTOCOL_VERSION + 1, "1.0.0", buf, sizeof(buf)),
+					 TE_PROTOCOL_VERSION + 1, "1.0.0", buf,
+					 sizeof(buf)),
 	       1, "another protocol: a mismatch");
-	snprintf(want, sizeof(want), "trainenv-rdzv in /opt/te2 speaks protocol %d "
-		 "(trainenv 1.0.0), the plugin protocol %d (trainenv %s): install "
-		 "the same trainenv on every node (plugin, helpers and libtrainenv)",
-		 TE_PROTOCOL_VERSION + 1, TE_PROTOCOL_VERSION, PACKAGE_VERSION);
+	snprintf(
+		want, sizeof(want),
+		"trainenv-rdzv in /opt/te2 speaks protocol %d "
+		"(trainenv 1.0.0), the plugin protocol %d (trainenv %s): install "
+		"the same trainenv on every node (plugin, helpers and libtrainenv)",
+		TE_PROTOCOL_VERSION + 1, TE_PROTOCOL_VERSION, PACKAGE_VERSION);
 	is_str(buf, want, "  one line naming both versions and what to do");
-	te_protocol_mismatch_line("x", "/d", TE_PROTOCOL_VERSION + 1, "1", buf, 16);
+	te_protocol_mismatch_line("x", "/d", TE_PROTOCOL_VERSION + 1, "1", buf,
+				  16);
 	is_int((int)strlen(buf), 15, "  cut to the caller's buffer");
 }
 
@@ -103,7 +122,7 @@ static void test_args(void)
 	argc = 5;
 	is_int(te_protocol_args(&argc, &av), -1, "its own protocol: go on");
 	ok(argc == 3 && !strcmp(av[0], "h") && !strcmp(av[1], "--job") &&
-	   !strcmp(av[2], "7") && av[3] == NULL,
+		   !strcmp(av[2], "7") && av[3] == NULL,
 	   "  --protocol N taken off, argv[0] kept");
 	av = a2;
 	argc = 3;
@@ -112,7 +131,7 @@ static void test_args(void)
 	av = a3;
 	argc = 5;
 	fflush(stdout);
-	printf("# ");	/* the answer goes to stdout: a TAP comment here */
+	printf("# "); /* the answer goes to stdout: a TAP comment here */
 	is_int(te_protocol_args(&argc, &av), TE_PROTOCOL_EXIT,
 	       "another protocol: answer and exit %d", TE_PROTOCOL_EXIT);
 }
@@ -128,40 +147,45 @@ static void test_refusals(void)
 		 TE_PROTOCOL_VERSION + 1);
 	is_int(te_protocol_refused("/opt/te2/trainenv-preflight",
 				   TE_PROTOCOL_EXIT, ans, strlen(ans), line,
-				   sizeof(line)), 1,
+				   sizeof(line)),
+	       1,
 	       "a check that answered another protocol with exit 3: refused");
-	snprintf(want, sizeof(want), "trainenv-preflight in /opt/te2 speaks "
+	snprintf(want, sizeof(want),
+		 "trainenv-preflight in /opt/te2 speaks "
 		 "protocol %d (trainenv 1.0.0), the plugin protocol %d "
 		 "(trainenv %s): install the same trainenv on every node "
-		 "(plugin, helpers and libtrainenv)", TE_PROTOCOL_VERSION + 1,
-		 TE_PROTOCOL_VERSION, PACKAGE_VERSION);
+		 "(plugin, helpers and libtrainenv)",
+		 TE_PROTOCOL_VERSION + 1, TE_PROTOCOL_VERSION, PACKAGE_VERSION);
 	is_str(line, want, "  the line names it, its directory, both versions");
 	is_int(te_protocol_refused("/trainenv-rdzv", TE_PROTOCOL_EXIT, ans,
-				   strlen(ans), line, sizeof(line)), 1,
-	       "a helper in /");
+				   strlen(ans), line, sizeof(line)),
+	       1, "a helper in /");
 	like(line, "trainenv-rdzv in / speaks", "  its directory is /");
 	strcpy(line, "untouched");
 	is_int(te_protocol_refused("/opt/te2/trainenv-preflight", 1, ans,
-				   strlen(ans), line, sizeof(line)), 0,
-	       "the same text with exit 1: no refusal");
+				   strlen(ans), line, sizeof(line)),
+	       0, "the same text with exit 1: no refusal");
 	is_int(te_protocol_refused("/opt/te2/trainenv-preflight",
 				   TE_PROTOCOL_EXIT, "gpu ok\n", 7, line,
-				   sizeof(line)), 0,
+				   sizeof(line)),
+	       0,
 	       "exit 3 without an answer: no refusal (the caller's own error)");
 	snprintf(ans, sizeof(ans), "trainenv-protocol %d 0.8.0\n",
 		 TE_PROTOCOL_VERSION);
 	is_int(te_protocol_refused("/x/h", TE_PROTOCOL_EXIT, ans, strlen(ans),
-				   line, sizeof(line)), 0,
-	       "an answer of this protocol: no refusal");
+				   line, sizeof(line)),
+	       0, "an answer of this protocol: no refusal");
 	is_str(line, "untouched", "  and no line");
 
 	ok(te_protocol_refusal_line("trainenv-stacks", "/opt/te2", "n2", "7",
 				    line, sizeof(line)) > 0,
 	   "the line a helper told --protocol-say writes");
-	snprintf(want, sizeof(want), "node n2: trainenv-stacks in /opt/te2 "
+	snprintf(want, sizeof(want),
+		 "node n2: trainenv-stacks in /opt/te2 "
 		 "speaks protocol %d (trainenv %s), the plugin protocol 7: "
 		 "install the same trainenv on every node (plugin, helpers and "
-		 "libtrainenv)", TE_PROTOCOL_VERSION, PACKAGE_VERSION);
+		 "libtrainenv)",
+		 TE_PROTOCOL_VERSION, PACKAGE_VERSION);
 	is_str(line, want, "  names the node, the helper, both protocols");
 	is_int(te_protocol_refusal_line("h", "/d", "n", "7", line, 20), -1,
 	       "  -1 when it does not fit");
@@ -175,14 +199,16 @@ static void test_refusals(void)
 	is_str(line, "untouched", "  no line");
 	is_int(te_protocol_env_check("999", line, sizeof(line)), 1,
 	       "another protocol: a warning");
-	snprintf(want, sizeof(want), "libtrainenv speaks protocol %d (trainenv "
-		 "%s), the plugin that started this task protocol 999 "
-		 "(TRAINENV_PROTOCOL): install the same trainenv on every node "
-		 "(plugin, helpers and libtrainenv); trainenv's barrier may fail",
-		 TE_PROTOCOL_VERSION, PACKAGE_VERSION);
+	snprintf(
+		want, sizeof(want),
+		"libtrainenv speaks protocol %d (trainenv "
+		"%s), the plugin that started this task protocol 999 "
+		"(TRAINENV_PROTOCOL): install the same trainenv on every node "
+		"(plugin, helpers and libtrainenv); trainenv's barrier may fail",
+		TE_PROTOCOL_VERSION, PACKAGE_VERSION);
 	is_str(line, want, "  one line naming both");
-	static const char *const odd[] = { "", "x", "1 2", "12345678", "-1",
-					   "1\n" };
+	static const char *const odd[] = { "",	       "x",  "1 2",
+					   "12345678", "-1", "1\n" };
 	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
 		te_protocol_env_check(odd[i], line, sizeof(line));
 		like(line, "protocol unreadable (TRAINENV_PROTOCOL)",

@@ -110,7 +110,8 @@ static void test_pool(void)
 	size_t slot, hslot = 0, maxpool = 0;
 
 	ok(lfd >= 0, "a loopback listener");
-	is_int(te_cc_init(&t, 2, 4), 0, "a table of 2 helpers' slots and a pool of 4");
+	is_int(te_cc_init(&t, 2, 4), 0,
+	       "a table of 2 helpers' slots and a pool of 4");
 	for (i = 0, all = 1; i < 4; i++) {
 		s[i] = dial(port);
 		all &= take(&t, lfd, &slot) == TE_CC_NEW;
@@ -118,7 +119,8 @@ static void test_pool(void)
 	ok(all, "4 strangers are taken into the pool");
 	is_int(t.npool, 4, "the pool is full");
 	h = dial(port);
-	is_int(take(&t, lfd, &hslot), TE_CC_NEW, "a helper's connection is taken with the pool full");
+	is_int(take(&t, lfd, &hslot), TE_CC_NEW,
+	       "a helper's connection is taken with the pool full");
 	is_int(t.evicted, 1, "by dropping one stranger");
 	ok(peer_closed(s[0]), "the oldest one");
 	ok(peer_open(s[1]) && peer_open(s[3]), "the younger strangers stay");
@@ -132,7 +134,8 @@ static void test_pool(void)
 	}
 	ok(all, "a flood of 20 strangers: each is taken");
 	is_int(maxpool, 4, "the pool never holds more than 4");
-	is_int(t.evicted, 1 + 3 + 16, "each newcomer past the pool's size drops the oldest");
+	is_int(t.evicted, 1 + 3 + 16,
+	       "each newcomer past the pool's size drops the oldest");
 	ok(t.c[hslot].fd >= 0 && t.c[hslot].registered && peer_open(h),
 	   "the registered helper is never pushed out");
 	is_int(te_cc_next_due(&t), t.c[t.oldest].since + TE_COORD_UNAUTH_MS,
@@ -141,9 +144,11 @@ static void test_pool(void)
 	       "before their deadline no stranger is dropped");
 	is_int(te_cc_reap(&t, now_ms() + TE_COORD_UNAUTH_MS), 4,
 	       "at their deadline (TE_COORD_UNAUTH_MS) all 4 are");
-	ok(peer_closed(flood[19]), "the youngest stranger sees its connection closed");
+	ok(peer_closed(flood[19]),
+	   "the youngest stranger sees its connection closed");
 	ok(peer_open(h), "the helper is still connected");
-	ok(te_cc_next_due(&t) == INT64_MAX, "nothing due with no stranger left");
+	ok(te_cc_next_due(&t) == INT64_MAX,
+	   "nothing due with no stranger left");
 	te_cc_release(&t, hslot);
 	ok(peer_closed(h), "a released helper's connection is closed");
 	is_int(t.nfree, t.cap, "every slot is free again");
@@ -213,8 +218,8 @@ static void test_no_descriptors(void)
 	getrlimit(RLIMIT_NOFILE, &old);
 	te_cc_init(&t, 4, 4);
 	c[0] = dial(port);
-	take(&t, lfd, &first);		/* a stranger in the pool */
-	for (i = 1; i < 6; i++)		/* five more waiting */
+	take(&t, lfd, &first);	/* a stranger in the pool */
+	for (i = 1; i < 6; i++) /* five more waiting */
 		c[i] = dial(port);
 	low = old;
 	low.rlim_cur = (rlim_t)lowest_free_fd();
@@ -228,7 +233,7 @@ static void test_no_descriptors(void)
 	ok(peer_closed(c[0]), "its connection closed");
 	is_int(te_cc_accept(&t, lfd, now_ms(), &slot), TE_CC_NEW,
 	       "the newcomer is taken on its descriptor");
-	te_cc_registered(&t, slot);	/* now a helper: no stranger left */
+	te_cc_registered(&t, slot); /* now a helper: no stranger left */
 
 	/* nothing to drop: the listener leaves the poll set */
 	end = now_ms();
@@ -241,7 +246,8 @@ static void test_no_descriptors(void)
 	is_int(te_cc_accept_error(ENOBUFS), TE_CC_PAUSE, "ENOBUFS pauses");
 	is_int(te_cc_accept_error(ECONNABORTED), TE_CC_AGAIN,
 	       "ECONNABORTED: the next one");
-	is_int(te_cc_accept_error(EAGAIN), TE_CC_NONE, "EAGAIN: nothing waiting");
+	is_int(te_cc_accept_error(EAGAIN), TE_CC_NONE,
+	       "EAGAIN: nothing waiting");
 
 	/* a second of the coordinator's loop (pmix/barrier.c) with four
 	 * connections waiting that cannot be taken */
@@ -262,7 +268,8 @@ static void test_no_descriptors(void)
 		turns++;
 	}
 	cpu = cpu_s() - cpu;
-	ok(cpu < 0.2, "the coordinator's loop, 1 s out of descriptors: %.3f s of CPU",
+	ok(cpu < 0.2,
+	   "the coordinator's loop, 1 s out of descriptors: %.3f s of CPU",
 	   cpu);
 	ok(turns <= 1000 / TE_LISTEN_PAUSE_MS * 3,
 	   "%d turns of its loop (the listener is polled every %d ms)", turns,
@@ -286,19 +293,20 @@ static void test_no_descriptors(void)
 
 	/* descriptors again: the waiting ones are taken */
 	setrlimit(RLIMIT_NOFILE, &old);
-	t.paused_until = now_ms();	/* due now: the tick puts it back */
+	t.paused_until = now_ms(); /* due now: the tick puts it back */
 	end = now_ms() + 2000;
 	while (now_ms() < end && got < 4) {
 		int64_t now = now_ms(), due = te_cc_tick(&t, lfd, ep, 1, now);
-		int n = epoll_wait(ep, evs, 8, due - now > 100 ? 100 :
-						       (int)(due - now));
+		int n = epoll_wait(ep, evs, 8,
+				   due - now > 100 ? 100 : (int)(due - now));
 
 		for (i = 0; i < n; i++)
 			if (evs[i].data.u64 == 1)
 				te_cc_accept_burst(&t, lfd, ep, now_ms(),
 						   count_new, &got);
 	}
-	is_int(got, 4, "with descriptors back, the 4 waiting connections are taken");
+	is_int(got, 4,
+	       "with descriptors back, the 4 waiting connections are taken");
 	for (i = 0; i < 6; i++)
 		close(c[i]);
 	te_cc_free(&t);

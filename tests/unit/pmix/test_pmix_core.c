@@ -36,7 +36,8 @@ static void test_proto(void)
 
 	is_int(parse("TRAINENV-RDZV 1\nMASTER_ADDR=10.0.0.1\nMASTER_PORT=23456\n"
 		     "IFNAME=eth0\nCHECKPOINT_DIR=/shared/ck\nWARN=w1\nWARN=w2\nEND\n",
-		     &r), 0, "a full helper output parses");
+		     &r),
+	       0, "a full helper output parses");
 	is_str(r.master_addr, "10.0.0.1", "MASTER_ADDR");
 	is_int(r.master_port, 23456, "MASTER_PORT");
 	is_str(r.ifname, "eth0", "IFNAME");
@@ -45,9 +46,11 @@ static void test_proto(void)
 	is_str(r.warn[1], "w2", "warnings keep their order");
 	ok(!r.failed, "no failure");
 	is_int(parse("TRAINENV-RDZV 1\nMASTER_ADDR=fe80::1\nMASTER_PORT=1\nEND\n",
-		     &r), 0, "an IPv6 address is accepted");
+		     &r),
+	       0, "an IPv6 address is accepted");
 	is_int(parse("TRAINENV-RDZV 1\nERROR=barrier timed out: 5 of 6\nEND\n",
-		     &r), 0, "ERROR parses");
+		     &r),
+	       0, "ERROR parses");
 	ok(r.failed && !r.quiet, "ERROR fails the task loudly");
 	is_str(r.error, "barrier timed out: 5 of 6", "ERROR text");
 	is_int(parse("TRAINENV-RDZV 1\nFAIL_QUIET=x\nEND\n", &r), 0,
@@ -62,17 +65,21 @@ static void test_proto(void)
 	like(err, "without END", "says the helper stopped");
 	is_int(parse("TRAINENV-RDZV 1\nEND\nMASTER_PORT=1\n", &r), -1,
 	       "text after END refused");
-	is_int(parse("TRAINENV-RDZV 1\nEND", &r), -1, "unterminated line refused");
+	is_int(parse("TRAINENV-RDZV 1\nEND", &r), -1,
+	       "unterminated line refused");
 	is_int(parse("TRAINENV-RDZV 1\nMASTER_ADDR=n1\nEND\n", &r), -1,
 	       "a host name is not an address");
 	is_int(parse("TRAINENV-RDZV 1\nMASTER_ADDR=127.0.0.1 \nEND\n", &r), -1,
 	       "trailing blank in an address refused");
-	is_int(parse("TRAINENV-RDZV 1\nMASTER_PORT=0\nEND\n", &r), -1, "port 0 refused");
+	is_int(parse("TRAINENV-RDZV 1\nMASTER_PORT=0\nEND\n", &r), -1,
+	       "port 0 refused");
 	is_int(parse("TRAINENV-RDZV 1\nMASTER_PORT=65536\nEND\n", &r), -1,
 	       "port 65536 refused");
-	is_int(parse("TRAINENV-RDZV 1\nMASTER_PORT=+1\nEND\n", &r), -1, "signed port refused");
-	is_int(parse("TRAINENV-RDZV 1\nMASTER_PORT=1\nMASTER_PORT=2\nEND\n", &r), -1,
-	       "a key twice refused");
+	is_int(parse("TRAINENV-RDZV 1\nMASTER_PORT=+1\nEND\n", &r), -1,
+	       "signed port refused");
+	is_int(parse("TRAINENV-RDZV 1\nMASTER_PORT=1\nMASTER_PORT=2\nEND\n",
+		     &r),
+	       -1, "a key twice refused");
 	is_int(parse("TRAINENV-RDZV 1\nIFNAME=eth0;rm\nEND\n", &r), -1,
 	       "odd interface name refused");
 	is_int(parse("TRAINENV-RDZV 1\nIFNAME=abcdefghijklmnop\nEND\n", &r), -1,
@@ -81,8 +88,10 @@ static void test_proto(void)
 	       "relative checkpoint dir refused");
 	is_int(parse("TRAINENV-RDZV 1\nLD_PRELOAD=/x.so\nEND\n", &r), -1,
 	       "unknown key refused");
-	is_int(parse("TRAINENV-RDZV 1\nWARN=a\x01" "b\nEND\n", &r), -1,
-	       "control character refused");
+	is_int(parse("TRAINENV-RDZV 1\nWARN=a\x01"
+		     "b\nEND\n",
+		     &r),
+	       -1, "control character refused");
 	is_int(parse("TRAINENV-RDZV 1\nERROR=a\nFAIL_QUIET=b\nEND\n", &r), -1,
 	       "ERROR and FAIL_QUIET together refused");
 	{
@@ -98,8 +107,8 @@ static void test_proto(void)
 		char s[] = "TRAINENV-RDZV 1\nEND\n";
 
 		s[3] = '\0';
-		is_int(te_rdzv_parse(s, sizeof(s) - 1, &r, err, sizeof(err)), -1,
-		       "NUL byte refused");
+		is_int(te_rdzv_parse(s, sizeof(s) - 1, &r, err, sizeof(err)),
+		       -1, "NUL byte refused");
 	}
 	{
 		static char s[TE_RDZV_LINE_MAX + 64];
@@ -113,19 +122,21 @@ static void test_proto(void)
 		static char s[TE_RDZV_OUT_MAX + 2];
 
 		memset(s, '\n', sizeof(s) - 1);
-		is_int(te_rdzv_parse(s, sizeof(s) - 1, &r, err, sizeof(err)), -1,
-		       "over-long output refused");
+		is_int(te_rdzv_parse(s, sizeof(s) - 1, &r, err, sizeof(err)),
+		       -1, "over-long output refused");
 	}
 
 	is_int(parse("TRAINENV-RDZV 1\nLAUNCH=24 3 20312 n1 n3\nEND\n", &r), 0,
 	       "LAUNCH: rank 0's timeline");
 	ok(r.has_launch && r.launch.nranks == 24 && r.launch.nnodes == 3 &&
-	   r.launch.skew_ms == 20312 && !strcmp(r.launch.last, "n3"),
+		   r.launch.skew_ms == 20312 && !strcmp(r.launch.last, "n3"),
 	   "  read");
 	is_int(parse("TRAINENV-RDZV 1\nLAUNCH=24 3 1 n1\nEND\n", &r), -1,
 	       "LAUNCH without its last node refused");
 	is_int(parse("TRAINENV-RDZV 1\nLAUNCH=1 1 0 n1 n1\nLAUNCH=1 1 0 n1 n1\n"
-		     "END\n", &r), -1, "LAUNCH twice refused");
+		     "END\n",
+		     &r),
+	       -1, "LAUNCH twice refused");
 	/* format -> parse round trip, hostile text cleaned */
 	memset(&r, 0, sizeof(r));
 	strcpy(r.master_addr, "10.1.2.3");
@@ -149,8 +160,10 @@ static void test_proto(void)
 	is_str(r2.error, "e?", "error text cleaned");
 	is_int(r2.master_port, 29500, "port survives the round trip");
 	ok(r2.has_launch && r2.launch.nranks == 6 && r2.launch.skew_ms == 5 &&
-	   !strcmp(r2.launch.first, "a"), "the timeline survives it");
-	is_int(te_rdzv_format(&r, buf, 20), -1, "format into a short buffer fails");
+		   !strcmp(r2.launch.first, "a"),
+	   "the timeline survives it");
+	is_int(te_rdzv_format(&r, buf, 20), -1,
+	       "format into a short buffer fails");
 }
 
 static void test_coord(void)
@@ -168,29 +181,31 @@ static void test_coord(void)
 	is_int(te_coord_req_parse(line, TOK, 6, &q), 0, "arrived line parses");
 	ok(q.kind == TE_CQ_ARRIVED && q.rank == 5 && !strcmp(q.host, "n2"),
 	   "rank and host read back");
-	is_int(te_coord_req_parse(line, TOK2, 6, &q), -1, "wrong token refused");
-	is_int(te_coord_req_parse(line, TOK, 5, &q), -1, "rank >= size refused");
+	is_int(te_coord_req_parse(line, TOK2, 6, &q), -1,
+	       "wrong token refused");
+	is_int(te_coord_req_parse(line, TOK, 5, &q), -1,
+	       "rank >= size refused");
 	is_int(te_coord_req_parse("TEBAR1 " TOK " status 3\n", TOK, 6, &q), 0,
 	       "status parses");
 	ok(q.kind == TE_CQ_STATUS && q.rank == 3, "status rank");
 	is_int(te_coord_req_parse("TEBAR1 " TOK " status 3", TOK, 6, &q), 0,
 	       "the newline is optional");
-	is_int(te_coord_req_parse("TEBAR1 " TOK " status 3 x\n", TOK, 6, &q), -1,
-	       "trailing word refused");
+	is_int(te_coord_req_parse("TEBAR1 " TOK " status 3 x\n", TOK, 6, &q),
+	       -1, "trailing word refused");
 	is_int(te_coord_req_parse("TEBAR1 " TOK " arrived 3\n", TOK, 6, &q), -1,
 	       "arrived without host refused");
-	is_int(te_coord_req_parse("TEBAR1 " TOK " arrived 3 n/1\n", TOK, 6, &q), -1,
-	       "host with '/' refused");
-	is_int(te_coord_req_parse("TEBAR1 " TOK " arrived -1 n1\n", TOK, 6, &q), -1,
-	       "negative rank refused");
-	is_int(te_coord_req_parse("TEBAR1 " TOK " arrived 1 n1\nX", TOK, 6, &q), -1,
-	       "text after the newline refused");
-	is_int(te_coord_req_parse("TEBAR1  " TOK " arrived 1 n1\n", TOK, 6, &q), -1,
-	       "double blank refused");
+	is_int(te_coord_req_parse("TEBAR1 " TOK " arrived 3 n/1\n", TOK, 6, &q),
+	       -1, "host with '/' refused");
+	is_int(te_coord_req_parse("TEBAR1 " TOK " arrived -1 n1\n", TOK, 6, &q),
+	       -1, "negative rank refused");
+	is_int(te_coord_req_parse("TEBAR1 " TOK " arrived 1 n1\nX", TOK, 6, &q),
+	       -1, "text after the newline refused");
+	is_int(te_coord_req_parse("TEBAR1  " TOK " arrived 1 n1\n", TOK, 6, &q),
+	       -1, "double blank refused");
 	is_int(te_coord_req_parse("TEBAR1 " TOK " leave 1\n", TOK, 6, &q), -1,
 	       "unknown verb refused");
-	is_int(te_coord_req_parse("TEBAR1 0123 arrived 1 n1\n", "0123", 6, &q), -1,
-	       "short token never matches");
+	is_int(te_coord_req_parse("TEBAR1 0123 arrived 1 n1\n", "0123", 6, &q),
+	       -1, "short token never matches");
 	is_int(te_coord_req_format(line, sizeof(line), "xyz", &q), -1,
 	       "format refuses a bad token");
 
@@ -202,28 +217,33 @@ static void test_coord(void)
 	strcpy(q.why, "preflight: GPU 0000:3b:00.0: cudaMalloc: out of memory");
 	is_int(te_coord_req_format(line, sizeof(line), TOK, &q), 0,
 	       "failed line formats");
-	is_str(line, "TEBAR1 " TOK " failed 3 n2 preflight: GPU 0000:3b:00.0: "
-	       "cudaMalloc: out of memory\n", "failed wire form");
+	is_str(line,
+	       "TEBAR1 " TOK " failed 3 n2 preflight: GPU 0000:3b:00.0: "
+	       "cudaMalloc: out of memory\n",
+	       "failed wire form");
 	memset(&q, 0, sizeof(q));
 	is_int(te_coord_req_parse(line, TOK, 6, &q), 0, "failed line parses");
 	ok(q.kind == TE_CQ_FAILED && q.rank == 3 && !strcmp(q.host, "n2") &&
-	   !strcmp(q.why, "preflight: GPU 0000:3b:00.0: cudaMalloc: out of memory"),
+		   !strcmp(q.why,
+			   "preflight: GPU 0000:3b:00.0: cudaMalloc: out of memory"),
 	   "failed: rank, host and reason read back");
-	is_int(te_coord_req_parse("TEBAR1 " TOK " failed 3 n2\n", TOK, 6, &q), -1,
-	       "failed without a reason refused");
+	is_int(te_coord_req_parse("TEBAR1 " TOK " failed 3 n2\n", TOK, 6, &q),
+	       -1, "failed without a reason refused");
 	is_int(te_coord_req_parse("TEBAR1 " TOK " failed 3 n2 a\tb\n", TOK, 6,
-				  &q), -1, "failed with a control character refused");
-	is_int(te_coord_req_parse("TEBAR1 " TOK " failed 6 n2 x\n", TOK, 6, &q), -1,
-	       "failed with rank >= size refused");
-	is_int(te_coord_req_parse("TEBAR1 " TOK2 " failed 3 n2 x\n", TOK, 6, &q), -1,
-	       "failed with another token refused");
+				  &q),
+	       -1, "failed with a control character refused");
+	is_int(te_coord_req_parse("TEBAR1 " TOK " failed 6 n2 x\n", TOK, 6, &q),
+	       -1, "failed with rank >= size refused");
+	is_int(te_coord_req_parse("TEBAR1 " TOK2 " failed 3 n2 x\n", TOK, 6,
+				  &q),
+	       -1, "failed with another token refused");
 	{
 		char longwhy[TE_FAIL_TEXT_MAX + 40];
 
 		memset(longwhy, 'w', sizeof(longwhy) - 1);
 		longwhy[sizeof(longwhy) - 1] = '\0';
-		te_snprintf(line, sizeof(line), "TEBAR1 %s failed 3 n2 %s\n", TOK,
-			    longwhy);
+		te_snprintf(line, sizeof(line), "TEBAR1 %s failed 3 n2 %s\n",
+			    TOK, longwhy);
 		is_int(te_coord_req_parse(line, TOK, 6, &q), -1,
 		       "failed with a reason over %d characters refused",
 		       TE_FAIL_TEXT_MAX);
@@ -235,7 +255,8 @@ static void test_coord(void)
 		q.why[TE_FAIL_TEXT_MAX] = '\0';
 		is_int(te_coord_req_format(line, sizeof(line), TOK, &q), 0,
 		       "the longest reason fits one line");
-		ok(strlen(line) <= TE_COORD_LINE_MAX, "  (%zu bytes)", strlen(line));
+		ok(strlen(line) <= TE_COORD_LINE_MAX, "  (%zu bytes)",
+		   strlen(line));
 	}
 	/* a node's facts carry the CUDA runtime's version */
 	memset(&q, 0, sizeof(q));
@@ -249,24 +270,31 @@ static void test_coord(void)
 	strcpy(q.ckpt, "-");
 	is_int(te_coord_req_format(line, sizeof(line), TOK, &q), 0,
 	       "node line formats");
-	is_str(line, "TEBAR1 " TOK " node 2 n2 trainenv=0.1.0 nccl=2.28.9 "
-	       "cuda=13.0 cudart=13.0 ckpt=-\n", "node wire form");
+	is_str(line,
+	       "TEBAR1 " TOK " node 2 n2 trainenv=0.1.0 nccl=2.28.9 "
+	       "cuda=13.0 cudart=13.0 ckpt=-\n",
+	       "node wire form");
 	memset(&q, 0, sizeof(q));
 	ok(te_coord_req_parse(line, TOK, 6, &q) == 0 &&
-	   !strcmp(q.ver.cudart, "13.0"), "node line parses with the runtime");
+		   !strcmp(q.ver.cudart, "13.0"),
+	   "node line parses with the runtime");
 	is_int(te_coord_req_parse("TEBAR1 " TOK " node 2 n2 trainenv=0.1.0 "
-				  "nccl=2.28.9 cuda=13.0 ckpt=-\n", TOK, 6, &q),
+				  "nccl=2.28.9 cuda=13.0 ckpt=-\n",
+				  TOK, 6, &q),
 	       0, "an older node's line (no cudart=) parses");
 	strcpy(q.ver.trainenv, "0123456789012345678901234567890");
 	strcpy(q.ver.nccl, q.ver.trainenv);
 	strcpy(q.ver.cuda, q.ver.trainenv);
 	strcpy(q.ver.cudart, q.ver.trainenv);
 	ok(te_coord_req_format(line, sizeof(line), TOK, &q) == 0 &&
-	   te_coord_req_parse(line, TOK, 6, &q) == 0,
+		   te_coord_req_parse(line, TOK, 6, &q) == 0,
 	   "four longest versions round-trip");
-	te_failed_report(3, "n2", "preflight: GPU 0000:3b:00.0: cudaMalloc: "
-			 "out of memory", line, sizeof(line));
-	is_str(line, "rank 3 (node n2) failed before the barrier: preflight: "
+	te_failed_report(3, "n2",
+			 "preflight: GPU 0000:3b:00.0: cudaMalloc: "
+			 "out of memory",
+			 line, sizeof(line));
+	is_str(line,
+	       "rank 3 (node n2) failed before the barrier: preflight: "
 	       "GPU 0000:3b:00.0: cudaMalloc: out of memory",
 	       "the report names rank, node and reason");
 	te_failed_report(0, "bad host!", "x\ny", line, sizeof(line));
@@ -274,11 +302,13 @@ static void test_coord(void)
 	       "the report cleans what a peer sent");
 
 	is_int(te_coord_reply_format(line, sizeof(line), TE_CR_FAIL,
-				     "5 of 6 ranks arrived\nX"), 0, "fail formats");
+				     "5 of 6 ranks arrived\nX"),
+	       0, "fail formats");
 	is_str(line, "TEBAR1 fail 5 of 6 ranks arrived?X\n",
 	       "newline in text cannot split the line");
 	is_int(te_coord_reply_parse(line, &rep), 0, "fail parses");
-	ok(rep.kind == TE_CR_FAIL && !strcmp(rep.text, "5 of 6 ranks arrived?X"),
+	ok(rep.kind == TE_CR_FAIL &&
+		   !strcmp(rep.text, "5 of 6 ranks arrived?X"),
 	   "fail text read back");
 	is_int(te_coord_reply_parse("TEBAR1 done\n", &rep), 0, "done parses");
 	ok(rep.kind == TE_CR_DONE, "done kind");
@@ -287,15 +317,20 @@ static void test_coord(void)
 	is_str(rep.text, "10.0.0.1 29500", "done's text");
 	is_int(te_coord_reply_parse("TEBAR1 done \x01\n", &rep), -1,
 	       "done + unprintable text refused");
-	is_int(te_coord_reply_parse("TEBAR1 state \n", &rep), -1, "empty state refused");
-	is_int(te_coord_reply_parse("TEBAR2 done\n", &rep), -1, "other magic refused");
+	is_int(te_coord_reply_parse("TEBAR1 state \n", &rep), -1,
+	       "empty state refused");
+	is_int(te_coord_reply_parse("TEBAR2 done\n", &rep), -1,
+	       "other magic refused");
 	is_int(te_coord_reply_format(line, sizeof(line), TE_CR_ABORT,
 				     "rank 3 (node n2) failed before the "
-				     "barrier: x"), 0, "abort formats");
-	is_str(line, "TEBAR1 abort rank 3 (node n2) failed before the barrier: x\n",
+				     "barrier: x"),
+	       0, "abort formats");
+	is_str(line,
+	       "TEBAR1 abort rank 3 (node n2) failed before the barrier: x\n",
 	       "abort wire form");
 	is_int(te_coord_reply_parse(line, &rep), 0, "abort parses");
-	ok(rep.kind == TE_CR_ABORT && !strncmp(rep.text, "rank 3 (node n2)", 16),
+	ok(rep.kind == TE_CR_ABORT &&
+		   !strncmp(rep.text, "rank 3 (node n2)", 16),
 	   "abort report read back");
 	is_int(te_coord_reply_parse("TEBAR1 abort\n", &rep), -1,
 	       "abort without a report refused");
@@ -304,14 +339,18 @@ static void test_coord(void)
 	strcpy(ci.addr, "10.0.0.1");
 	ci.port = 4242;
 	strcpy(ci.token, TOK);
-	is_int(te_coord_info_format(line, sizeof(line), &ci), 0, "info formats");
+	is_int(te_coord_info_format(line, sizeof(line), &ci), 0,
+	       "info formats");
 	is_str(line, "10.0.0.1 4242 " TOK, "info wire form");
 	is_int(te_coord_info_parse(line, &ci2), 0, "info parses");
 	ok(ci2.port == 4242 && !strcmp(ci2.addr, "10.0.0.1") &&
-	   !strcmp(ci2.token, TOK), "info read back");
-	is_int(te_coord_info_parse("fe80::1 1 " TOK, &ci2), 0, "IPv6 info parses");
+		   !strcmp(ci2.token, TOK),
+	   "info read back");
+	is_int(te_coord_info_parse("fe80::1 1 " TOK, &ci2), 0,
+	       "IPv6 info parses");
 	is_int(te_coord_info_parse("n1 1 " TOK, &ci2), -1, "host name refused");
-	is_int(te_coord_info_parse("10.0.0.1 0 " TOK, &ci2), -1, "port 0 refused");
+	is_int(te_coord_info_parse("10.0.0.1 0 " TOK, &ci2), -1,
+	       "port 0 refused");
 	is_int(te_coord_info_parse("10.0.0.1 1 " TOK " x", &ci2), -1,
 	       "trailing word refused");
 	is_int(te_coord_info_parse("10.0.0.1 1 " TOK "0", &ci2), -1,
@@ -327,8 +366,10 @@ static void test_strangers(void)
 	size_t i, n;
 	int ms, all = 1;
 
-	is_int(te_coord_admit(5, 0, 64), TE_ADMIT, "a free slot, pool empty: taken");
-	is_int(te_coord_admit(5, 63, 64), TE_ADMIT, "pool one short of full: taken");
+	is_int(te_coord_admit(5, 0, 64), TE_ADMIT,
+	       "a free slot, pool empty: taken");
+	is_int(te_coord_admit(5, 63, 64), TE_ADMIT,
+	       "pool one short of full: taken");
 	is_int(te_coord_admit(5, 64, 64), TE_ADMIT_EVICT,
 	       "pool full: the oldest stranger goes, the newcomer is taken");
 	is_int(te_coord_admit(0, 3, 64), TE_ADMIT_EVICT,
@@ -343,20 +384,24 @@ static void test_strangers(void)
 	strcpy(q.ver.cuda, "none");
 	strcpy(q.ver.cudart, "13.0");
 	strcpy(q.ckpt, "ok");
-	is_int(te_coord_req_format(line, sizeof(line), TOK, &q), 0, "node line formats");
+	is_int(te_coord_req_format(line, sizeof(line), TOK, &q), 0,
+	       "node line formats");
 	n = strlen(line);
-	strcpy(line + n, "TEBAR1 " TOK " arrived 3 n2\n");	/* two lines */
+	strcpy(line + n, "TEBAR1 " TOK " arrived 3 n2\n"); /* two lines */
 	for (i = 0; i <= strlen(line); i++)
 		all &= te_coord_prefix_ok(line, i);
 	ok(all, "every prefix of a helper's lines can begin a request");
 	ok(te_coord_prefix_ok("TEBAR1 " TOK2 " x", 7 + 32 + 2),
 	   "a wrong token of the right shape is left to the parser (no digit-by-digit oracle)");
-	ok(!te_coord_prefix_ok("GET / HTTP/1.1\r\n", 5), "HTTP: garbage at its first byte");
+	ok(!te_coord_prefix_ok("GET / HTTP/1.1\r\n", 5),
+	   "HTTP: garbage at its first byte");
 	ok(!te_coord_prefix_ok("TEBAR2", 6), "another magic: garbage");
-	ok(!te_coord_prefix_ok("TEBAR1 0123X", 12), "a non-hex token digit: garbage");
+	ok(!te_coord_prefix_ok("TEBAR1 0123X", 12),
+	   "a non-hex token digit: garbage");
 	ok(!te_coord_prefix_ok("TEBAR1 " TOK "x", 7 + 32 + 1),
 	   "no space after 32 digits: garbage");
-	ok(!te_coord_prefix_ok("TEBAR1 0123\n", 12), "a line ending inside the token: garbage");
+	ok(!te_coord_prefix_ok("TEBAR1 0123\n", 12),
+	   "a line ending inside the token: garbage");
 	ok(!te_coord_prefix_ok("TEBAR1 " TOK " st\001", 7 + 32 + 4),
 	   "a control byte in the first line: garbage");
 	ok(!te_coord_prefix_ok("TEBAR1 " TOK " st\0tus", 7 + 32 + 6),
@@ -407,7 +452,8 @@ static void test_missing(void)
 	memset(a, 1, sizeof(a));
 	a[2] = a[3] = a[4] = a[5] = a[9] = 0;
 	te_missing_summary(10, a, fake_host, NULL, out, sizeof(out));
-	is_str(out, "5 of 10 ranks arrived; missing: ranks 2-3 (node n1), "
+	is_str(out,
+	       "5 of 10 ranks arrived; missing: ranks 2-3 (node n1), "
 	       "ranks 4-5 (node n2), rank 9 (node n3)",
 	       "ranges split at node boundaries");
 	memset(a, 0, sizeof(a));
@@ -426,7 +472,8 @@ static void test_missing(void)
 		big[i] = i & 1;
 	calls = 0;
 	te_missing_summary(5000, big, fake_host, NULL, out, sizeof(out));
-	like(out, "2500 of 5000 ranks arrived; missing: rank 0 (node n1), rank 2",
+	like(out,
+	     "2500 of 5000 ranks arrived; missing: rank 0 (node n1), rank 2",
 	     "many gaps listed");
 	like(out, "more ranks", "many gaps counted");
 	ok(calls <= TE_MISSING_HOSTS_MAX, "host lookups bounded (%d)", calls);
@@ -451,13 +498,17 @@ static void test_versions(void)
 	is_str(out, "", "nothing written");
 	is_int(te_version_summary("NCCL", v, 6, out, sizeof(out)), 2,
 	       "two versions");
-	is_str(out, "NCCL differs across nodes: 2.28.9 on n1, n2, n4; 2.27.3 on n3",
+	is_str(out,
+	       "NCCL differs across nodes: 2.28.9 on n1, n2, n4; 2.27.3 on n3",
 	       "each node named once, grouped by version");
-	is_int(te_version_summary("NCCL", v, 0, out, sizeof(out)), 0, "no input");
+	is_int(te_version_summary("NCCL", v, 0, out, sizeof(out)), 0,
+	       "no input");
 	{
 		struct te_nodever why[4] = {
-			{ "n2", "not there" }, { "n3", "not there" },
-			{ "n2", "not there" }, { "n4", "cannot write" },
+			{ "n2", "not there" },
+			{ "n3", "not there" },
+			{ "n2", "not there" },
+			{ "n4", "cannot write" },
 		};
 
 		is_int(te_group_by_value(why, 4, 1, out, sizeof(out)), 2,
@@ -486,20 +537,23 @@ static void test_versions(void)
 	is_int(te_versions_format(buf, sizeof(buf), &ver), -1,
 	       "versions format needs the runtime's version");
 	strcpy(ver.cudart, "13.0");
-	is_int(te_versions_format(buf, sizeof(buf), &ver), 0, "versions format");
+	is_int(te_versions_format(buf, sizeof(buf), &ver), 0,
+	       "versions format");
 	is_str(buf, "trainenv=0.1.0 nccl=2.28.9 cuda=none cudart=13.0",
 	       "versions wire form");
 	is_int(te_versions_parse(buf, &ver2), 0, "versions parse");
 	is_str(ver2.nccl, "2.28.9", "nccl read back");
 	is_str(ver2.cudart, "13.0", "CUDA runtime read back");
-	is_int(te_versions_parse("trainenv=0.1.0 nccl=2.28.9 cuda=12.4", &ver2), 0,
-	       "an older node's versions (no cudart=) parse");
+	is_int(te_versions_parse("trainenv=0.1.0 nccl=2.28.9 cuda=12.4", &ver2),
+	       0, "an older node's versions (no cudart=) parse");
 	is_str(ver2.cudart, "none", "  its runtime counts as none");
 	is_int(te_versions_parse("trainenv=0.1.0 nccl=2.28.9 cuda=12.4 cudart=",
-				 &ver2), -1, "an empty runtime version refused");
+				 &ver2),
+	       -1, "an empty runtime version refused");
 	is_int(te_versions_parse("trainenv=0.1.0 nccl=2.28.9 cuda=12.4 "
-				 "cudart=13.0 ", &ver2), -1,
-	       "a trailing blank refused");
+				 "cudart=13.0 ",
+				 &ver2),
+	       -1, "a trailing blank refused");
 	is_int(te_versions_parse("trainenv=0.1.0 nccl=2.28.9", &ver2), -1,
 	       "missing field refused");
 	is_int(te_versions_parse("trainenv=0.1.0 nccl=2 8 cuda=1", &ver2), -1,
@@ -512,11 +566,13 @@ static void test_versions(void)
 	ver.protocol = 1;
 	is_int(te_versions_format(buf, sizeof(buf), &ver), 0,
 	       "versions with a protocol format");
-	is_str(buf, "trainenv=0.1.0 nccl=2.28.9 cuda=none cudart=13.0 protocol=1",
+	is_str(buf,
+	       "trainenv=0.1.0 nccl=2.28.9 cuda=none cudart=13.0 protocol=1",
 	       "  protocol=N comes last");
 	is_int(te_versions_parse(buf, &ver2), 0, "  and parses");
 	is_int(ver2.protocol, 1, "  protocol read back");
-	is_int(te_versions_parse("trainenv=0.1.0 nccl=2 cuda=1 cudart=1", &ver2),
+	is_int(te_versions_parse("trainenv=0.1.0 nccl=2 cuda=1 cudart=1",
+				 &ver2),
 	       0, "no protocol= (trainenv 0.1.0) parses");
 	is_int(ver2.protocol, 0, "  as protocol 0");
 	ver.protocol = -1;
@@ -527,22 +583,26 @@ static void test_versions(void)
 	       "nor one past the largest");
 	{
 		static const char *const bad[] = {
-			"protocol=0", "protocol=01", "protocol=", "protocol=1 ",
-			"protocol=1x", "protocol=-1", "protocol=1000001",
-			"protocol=99999999999999999999", "proto=1",
-			"protocol=1 protocol=1",
+			"protocol=0",	    "protocol=01",
+			"protocol=",	    "protocol=1 ",
+			"protocol=1x",	    "protocol=-1",
+			"protocol=1000001", "protocol=99999999999999999999",
+			"proto=1",	    "protocol=1 protocol=1",
 		};
 		char line[160];
 
 		for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
-			te_snprintf(line, sizeof(line), "trainenv=0.1.0 nccl=2 "
-				    "cuda=1 cudart=1 %s", bad[k]);
+			te_snprintf(line, sizeof(line),
+				    "trainenv=0.1.0 nccl=2 "
+				    "cuda=1 cudart=1 %s",
+				    bad[k]);
 			is_int(te_versions_parse(line, &ver2), -1,
 			       "'%s' refused", bad[k]);
 		}
 		is_int(te_versions_parse("trainenv=0.1.0 nccl=2 cuda=1 "
-					 "cudart=1 protocol=1000000", &ver2), 0,
-		       "protocol=1000000 taken");
+					 "cudart=1 protocol=1000000",
+					 &ver2),
+		       0, "protocol=1000000 taken");
 	}
 	strcpy(ver.nccl, "a b");
 	is_int(te_versions_format(buf, sizeof(buf), &ver), -1,
@@ -602,8 +662,10 @@ static void test_rank_list(void)
 	is_int(te_rank_list_parse("", 8, r, 8), -1, "empty refused");
 	is_int(te_rank_list_parse("1,,2", 8, r, 8), -1, "empty item refused");
 	is_int(te_rank_list_parse("1,8", 8, r, 8), -1, "rank >= size refused");
-	is_int(te_rank_list_parse("1,2,", 8, r, 8), -1, "trailing comma refused");
-	is_int(te_rank_list_parse("0,1,2", 8, r, 2), -1, "more than max refused");
+	is_int(te_rank_list_parse("1,2,", 8, r, 8), -1,
+	       "trailing comma refused");
+	is_int(te_rank_list_parse("0,1,2", 8, r, 2), -1,
+	       "more than max refused");
 	is_int(te_rank_list_parse("-1", 8, r, 8), -1, "negative refused");
 }
 
@@ -611,12 +673,18 @@ static void test_hooks(void)
 {
 	char buf[16];
 
-	is_str(te_hook_value("n3:20", "n3", buf, sizeof(buf)), "20", "hook for the node");
-	is_str(te_hook_value("n1:5,n3:20", "n3", buf, sizeof(buf)), "20", "second item");
-	ok(te_hook_value("n1:5,n3:20", "n2", buf, sizeof(buf)) == NULL, "no item for n2");
-	ok(te_hook_value("n13:5", "n1", buf, sizeof(buf)) == NULL, "n1 is not a prefix match of n13");
-	ok(te_hook_value("n1:", "n1", buf, sizeof(buf)) == NULL, "empty value ignored");
-	ok(te_hook_value("n1:12345678901234567890", "n1", buf, sizeof(buf)) == NULL,
+	is_str(te_hook_value("n3:20", "n3", buf, sizeof(buf)), "20",
+	       "hook for the node");
+	is_str(te_hook_value("n1:5,n3:20", "n3", buf, sizeof(buf)), "20",
+	       "second item");
+	ok(te_hook_value("n1:5,n3:20", "n2", buf, sizeof(buf)) == NULL,
+	   "no item for n2");
+	ok(te_hook_value("n13:5", "n1", buf, sizeof(buf)) == NULL,
+	   "n1 is not a prefix match of n13");
+	ok(te_hook_value("n1:", "n1", buf, sizeof(buf)) == NULL,
+	   "empty value ignored");
+	ok(te_hook_value("n1:12345678901234567890", "n1", buf, sizeof(buf)) ==
+		   NULL,
 	   "over-long value ignored");
 	ok(te_hook_value(NULL, "n1", buf, sizeof(buf)) == NULL, "unset");
 }
@@ -635,13 +703,17 @@ static void test_ifname(void)
 	ok(te_ifname_match("^=eth0", "eth01"), "exact exclusion of another");
 	ok(!te_ifname_match(",", "eth0"), "empty entries match nothing");
 	ok(te_ifname_valid("eth0") && te_ifname_valid("ib0.8001") &&
-	   !te_ifname_valid("") && !te_ifname_valid("a b") &&
-	   !te_ifname_valid("eth0:1"), "interface name syntax");
+		   !te_ifname_valid("") && !te_ifname_valid("a b") &&
+		   !te_ifname_valid("eth0:1"),
+	   "interface name syntax");
 	ok(te_host_valid("n1") && te_host_valid("gpu-01.cluster") &&
-	   !te_host_valid("") && !te_host_valid("a b") &&
-	   !te_host_valid("a\nb"), "host name syntax");
-	ok(te_token_valid(TOK) && !te_token_valid("ABCDEF0123456789abcdef0123456789") &&
-	   !te_token_valid(TOK "0") && !te_token_valid("0"), "token syntax");
+		   !te_host_valid("") && !te_host_valid("a b") &&
+		   !te_host_valid("a\nb"),
+	   "host name syntax");
+	ok(te_token_valid(TOK) &&
+		   !te_token_valid("ABCDEF0123456789abcdef0123456789") &&
+		   !te_token_valid(TOK "0") && !te_token_valid("0"),
+	   "token syntax");
 }
 
 /* Random and mutated inputs into every parser: none may crash, read out
@@ -680,13 +752,15 @@ static void test_fuzz(void)
 		}
 		seed = seed * 1103515245u + 12345u;
 		if ((seed >> 20) % 8 == 0)
-			len = (seed >> 8) % (len + 1);	/* truncation */
+			len = (seed >> 8) % (len + 1); /* truncation */
 		buf[len] = '\0';
 		switch (i % 5) {
 		case 0:
-			if (te_rdzv_parse(buf, len, &r, err, sizeof(err)) == 0) {
+			if (te_rdzv_parse(buf, len, &r, err, sizeof(err)) ==
+			    0) {
 				accepted++;
-				if (r.master_addr[0] && strchr(r.master_addr, '\n'))
+				if (r.master_addr[0] &&
+				    strchr(r.master_addr, '\n'))
 					bad++;
 			}
 			break;
@@ -704,21 +778,25 @@ static void test_fuzz(void)
 			}
 			break;
 		case 2:
-			if (strlen(buf) == len && te_coord_reply_parse(buf, &rep) == 0) {
+			if (strlen(buf) == len &&
+			    te_coord_reply_parse(buf, &rep) == 0) {
 				accepted++;
-				if (!te_is_printable(rep.text, TE_COORD_TEXT_MAX))
+				if (!te_is_printable(rep.text,
+						     TE_COORD_TEXT_MAX))
 					bad++;
 			}
 			break;
 		case 3:
-			if (strlen(buf) == len && te_coord_info_parse(buf, &ci) == 0) {
+			if (strlen(buf) == len &&
+			    te_coord_info_parse(buf, &ci) == 0) {
 				accepted++;
 				if (!te_token_valid(ci.token) || !ci.port)
 					bad++;
 			}
 			break;
 		default:
-			if (strlen(buf) == len && te_versions_parse(buf, &v) == 0) {
+			if (strlen(buf) == len &&
+			    te_versions_parse(buf, &v) == 0) {
 				accepted++;
 				if (!te_version_word_valid(v.nccl))
 					bad++;

@@ -30,8 +30,9 @@ static struct stat entry(mode_t mode, uid_t uid)
 
 static void test_levels(void)
 {
-	struct stat tmp = entry(S_IFDIR | 01777, 0);	/* a shared /tmp-like DIR */
-	struct stat own = entry(S_IFDIR | 0755, 1000);	/* the user's own DIR */
+	struct stat tmp =
+		entry(S_IFDIR | 01777, 0); /* a shared /tmp-like DIR */
+	struct stat own = entry(S_IFDIR | 0755, 1000); /* the user's own DIR */
 	struct stat d;
 	char why[256];
 
@@ -51,8 +52,10 @@ static void test_levels(void)
 	d = entry(S_IFDIR | 0700, 65534);
 	is_int(te_dump_dir_verdict(&tmp, &d, 1000, why, sizeof(why)), -1,
 	       "a directory another user made first is refused");
-	is_str(why, "belongs to uid 65534, not to the job's user (uid 1000): "
-	       "someone else made it", "... saying whose it is");
+	is_str(why,
+	       "belongs to uid 65534, not to the job's user (uid 1000): "
+	       "someone else made it",
+	       "... saying whose it is");
 	d = entry(S_IFDIR | 0700, 1000);
 	is_int(te_dump_dir_verdict(&tmp, &d, 0, why, sizeof(why)), -1,
 	       "root's job does not take a user's directory either");
@@ -92,7 +95,8 @@ static void test_levels(void)
 	d = entry(S_IFDIR | 0700, 65534);
 	is_int(te_dump_dir_verdict(&tmp, &d, 1000, why, 8), -1,
 	       "a short message buffer: still refused");
-	is_int((long long)strlen(why), 7, "... and the reason is cut, terminated");
+	is_int((long long)strlen(why), 7,
+	       "... and the reason is cut, terminated");
 }
 
 /* ---------------------------------------------------------------- DIR's path */
@@ -123,7 +127,8 @@ static void test_path_rule(void)
 	is_int(te_dump_path_verdict(&st, 1000, why, sizeof(why)), -1,
 	       "path rule: another user's 1777 directory is refused (its "
 	       "owner may rename what others put there)");
-	is_str(why, "belongs to uid 65534, neither root nor the job's user "
+	is_str(why,
+	       "belongs to uid 65534, neither root nor the job's user "
 	       "(uid 1000): its owner could swap what is in it",
 	       "... saying whose it is");
 	st = dir_st(0755, 65534);
@@ -132,8 +137,10 @@ static void test_path_rule(void)
 	st = dir_st(0777, 0);
 	is_int(te_dump_path_verdict(&st, 1000, why, sizeof(why)), -1,
 	       "path rule: root's 0777 without the sticky bit is refused");
-	is_str(why, "is writable by others (mode 0777) without the sticky "
-	       "bit: others could swap what is in it", "... saying so");
+	is_str(why,
+	       "is writable by others (mode 0777) without the sticky "
+	       "bit: others could swap what is in it",
+	       "... saying so");
 	st = dir_st(02775, 0);
 	is_int(te_dump_path_verdict(&st, 1000, why, sizeof(why)), -1,
 	       "path rule: root's group-writable 2775 is refused");
@@ -173,8 +180,8 @@ static int mkd(const char *rel, mode_t mode, uid_t owner)
 {
 	if (mkdir(P(rel), 0700) < 0 || chmod(P(rel), mode) < 0)
 		return -1;
-	if (owner != me && chown(P(rel), owner, owner == nb_uid ? nb_gid :
-				 (gid_t)-1) < 0)
+	if (owner != me &&
+	    chown(P(rel), owner, owner == nb_uid ? nb_gid : (gid_t)-1) < 0)
 		return -1;
 	return 0;
 }
@@ -261,8 +268,10 @@ static void test_real_any(void)
 	mkd("open", 0777, me);
 	is_int(try_open("open", me, path, why), -1,
 	       "real: DIR 0777 without the sticky bit is refused");
-	snprintf(want, sizeof(want), "%s is writable by others (mode 0777) "
-		 "without the sticky bit", P("open"));
+	snprintf(want, sizeof(want),
+		 "%s is writable by others (mode 0777) "
+		 "without the sticky bit",
+		 P("open"));
 	like(why, want, "... naming DIR and why");
 	snprintf(want, sizeof(want), "open/%u", (unsigned)me);
 	ok(!exists(P(want)), "... nothing is made in it");
@@ -272,8 +281,10 @@ static void test_real_any(void)
 	mkd("anc/sub", 0755, me);
 	is_int(try_open("anc/sub", me, path, why), -1,
 	       "real: a directory above DIR writable by others: refused");
-	snprintf(want, sizeof(want), "%s (in the path of %s) is writable by "
-		 "others (mode 0777)", P("anc"), P("anc/sub"));
+	snprintf(want, sizeof(want),
+		 "%s (in the path of %s) is writable by "
+		 "others (mode 0777)",
+		 P("anc"), P("anc/sub"));
 	like(why, want, "... naming that component, in the path of DIR");
 	snprintf(want, sizeof(want), "anc/sub/%u", (unsigned)me);
 	ok(!exists(P(want)), "... nothing is made in DIR");
@@ -282,8 +293,10 @@ static void test_real_any(void)
 	if (symlink(P("own"), P("link")) == 0) {
 		is_int(try_open("link", me, path, why), 0,
 		       "real: DIR a link to a good directory is followed once");
-		snprintf(want, sizeof(want), "%s/%u/42", P("own"), (unsigned)me);
-		is_str(path, want, "... and its path is the resolved one (what "
+		snprintf(want, sizeof(want), "%s/%u/42", P("own"),
+			 (unsigned)me);
+		is_str(path, want,
+		       "... and its path is the resolved one (what "
 		       "was checked), not the link's");
 	}
 	if (symlink(P("open"), P("badlink")) == 0) {
@@ -316,16 +329,18 @@ static void test_real_any(void)
 	mkd(want, 0777, me);
 	is_int(try_open("wuid", me, path, why), -1,
 	       "real: DIR/UID writable by others: refused");
-	like(why, "is writable by group or others (mode 0777)", "... saying so");
+	like(why, "is writable by group or others (mode 0777)",
+	     "... saying so");
 
 	is_int(try_open("nonexistent", me, path, why), -1,
 	       "real: a DIR that does not exist: refused");
 	like(why, "cannot open", "... saying it cannot be opened");
 	close(open(P("file"), O_CREAT | O_WRONLY, 0600));
-	is_int(try_open("file", me, path, why), -1, "real: DIR a file: refused");
+	is_int(try_open("file", me, path, why), -1,
+	       "real: DIR a file: refused");
 	is_int(te_dump_dir_open(P("own"), "..", me, path, sizeof(path), why,
-				sizeof(why)), -1,
-	       "real: a job name that is not one plain component: refused");
+				sizeof(why)),
+	       -1, "real: a job name that is not one plain component: refused");
 }
 
 /* Another user's directories: needs root (chown) and a nobody. */
@@ -337,9 +352,10 @@ static void test_real_others(void)
 	mkd("nb1777", 01777, nb_uid);
 	is_int(try_open("nb1777", me, path, why), -1,
 	       "real: DIR of another user, mode 1777: refused");
-	snprintf(want, sizeof(want), "%s belongs to uid %u, neither root nor "
-		 "the job's user (uid %u)", P("nb1777"), (unsigned)nb_uid,
-		 (unsigned)me);
+	snprintf(want, sizeof(want),
+		 "%s belongs to uid %u, neither root nor "
+		 "the job's user (uid %u)",
+		 P("nb1777"), (unsigned)nb_uid, (unsigned)me);
 	like(why, want, "... naming DIR and whose it is");
 	snprintf(want, sizeof(want), "nb1777/%u", (unsigned)me);
 	ok(!exists(P(want)), "... and nothing of the job is made there");
@@ -352,9 +368,9 @@ static void test_real_others(void)
 
 	/* a shared DIR (root's, sticky): others pre-create what they can */
 	mkd("shared", 01777, me);
-	mkd("shared/42", 0777, nb_uid);			/* DIR/JOBID */
+	mkd("shared/42", 0777, nb_uid); /* DIR/JOBID */
 	ok(symlink(P("nb1777"), P("shared/43")) == 0 &&
-	   lchown(P("shared/43"), nb_uid, nb_gid) == 0,
+		   lchown(P("shared/43"), nb_uid, nb_gid) == 0,
 	   "real: the attack is set: another user's DIR/42 and DIR/43 (a "
 	   "link to their directory) in root's sticky DIR");
 	is_int(try_open("shared", me, path, why), 0,
@@ -374,7 +390,7 @@ static void test_real_others(void)
 
 	mkd("pre", 01777, me);
 	snprintf(want, sizeof(want), "pre/%u", (unsigned)me);
-	mkd(want, 0700, nb_uid);			/* DIR/UID */
+	mkd(want, 0700, nb_uid); /* DIR/UID */
 	is_int(try_open("pre", me, path, why), -1,
 	       "real: DIR/UID made first by another user: refused");
 	like(why, "someone else made it", "... saying so");
@@ -419,8 +435,8 @@ static void test_real(void)
 		return;
 	}
 	/* the checks below need /tmp and / to pass the rule themselves */
-	if (te_dump_dir_open(base, "probe", me, NULL, 0, why,
-			     sizeof(why)) < 0) {
+	if (te_dump_dir_open(base, "probe", me, NULL, 0, why, sizeof(why)) <
+	    0) {
 		printf("# %s\n", why);
 		tap_skip("this machine's /tmp does not pass the rule");
 	} else {

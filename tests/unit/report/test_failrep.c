@@ -25,10 +25,26 @@ static int range(const char *s, unsigned *lo, unsigned *hi, char *err)
 static void test_port_range(void)
 {
 	static const char *const bad[] = {
-		"", "-", "60001", "60001-", "-60001", "0-10", "10-0",
-		"20-10", "1-65536", "99999-100000", "a-b", "1 0-20",
-		"10--20", "+10-20", "10-20x", "10-2 0", "0x10-0x20",
-		"10,20", "1000000000000000000000-2", NULL,
+		"",
+		"-",
+		"60001",
+		"60001-",
+		"-60001",
+		"0-10",
+		"10-0",
+		"20-10",
+		"1-65536",
+		"99999-100000",
+		"a-b",
+		"1 0-20",
+		"10--20",
+		"+10-20",
+		"10-20x",
+		"10-2 0",
+		"0x10-0x20",
+		"10,20",
+		"1000000000000000000000-2",
+		NULL,
 	};
 	char err[160];
 	unsigned lo, hi;
@@ -43,7 +59,8 @@ static void test_port_range(void)
 	is_int(range("7-7", &lo, &hi, err), 0, "one port");
 	for (i = 0; bad[i]; i++) {
 		err[0] = '\0';
-		is_int(range(bad[i], &lo, &hi, err), -1, "refused: '%s'", bad[i]);
+		is_int(range(bad[i], &lo, &hi, err), -1, "refused: '%s'",
+		       bad[i]);
 		ok(strstr(err, "SrunPortRange") != NULL, "  and said why: %s",
 		   err);
 	}
@@ -72,14 +89,17 @@ static void test_slurmconf(void)
 	       "a later line wins, no final newline needed");
 	is_str(v, "3-4", "the later value");
 	is_int(conf("#SrunPortRange=1-2\nSrunPortRangeX=3-4\nX=SrunPortRange=5\n",
-		    v, sizeof(v)), 0, "comments and other keys are not it");
+		    v, sizeof(v)),
+	       0, "comments and other keys are not it");
 	is_int(conf("SrunPortRange=1-2\r\n", v, sizeof(v)), 1, "CRLF lines");
 	is_str(v, "1-2", "without the CR");
-	is_int(conf("SrunPortRange=\n", v, sizeof(v)), 1, "an empty value is found");
+	is_int(conf("SrunPortRange=\n", v, sizeof(v)), 1,
+	       "an empty value is found");
 	is_str(v, "", "(and then refused by the parser)");
 	is_int(conf("SrunPortRange=123456789", v, 4), -1, "a value too long");
 	is_int(te_slurmconf_value("SrunPortRange=1-2", 5, "SrunPortRange", v,
-				  sizeof(v)), 0, "the length bounds the text");
+				  sizeof(v)),
+	       0, "the length bounds the text");
 	is_int(conf("", v, sizeof(v)), 0, "empty text");
 }
 
@@ -107,8 +127,12 @@ static int feed(struct te_failrep_conn *c, const char *s)
 static void test_conn_take(void)
 {
 	struct te_failrep_conn c = { .fd = 5 };
-	struct te_failrep r = { .rank = 3, .local_rank = 1, .node = "n2",
-				.value = 7, .sec = 1700000000, .usec = 5 };
+	struct te_failrep r = { .rank = 3,
+				.local_rank = 1,
+				.node = "n2",
+				.value = 7,
+				.sec = 1700000000,
+				.usec = 5 };
 	char line[TE_FAILREP_LINE_MAX], two[2 * TE_FAILREP_LINE_MAX];
 	char big[TE_FAILREP_LINE_MAX + 8];
 	size_t half;
@@ -122,17 +146,19 @@ static void test_conn_take(void)
 	ok(!c.authed, "  not yet a sender");
 	is_int(feed(&c, line + half), 0, "the rest");
 	is_int(reports, 1, "  one report");
-	ok(c.authed && last.rank == 3 && last.value == 7, "  a sender, rank 3 code 7");
+	ok(c.authed && last.rank == 3 && last.value == 7,
+	   "  a sender, rank 3 code 7");
 	is_int((int)c.got, 0, "  nothing left over");
 	snprintf(two, sizeof(two), "%s%s", line, line);
 	is_int(feed(&c, two), 0, "two reports in one read");
 	is_int(reports, 3, "  both taken");
 
 	memset(&c, 0, sizeof(c));
-	is_int(feed(&c, "GET / HTTP/1.0\n"), -1, "garbage: the connection goes");
+	is_int(feed(&c, "GET / HTTP/1.0\n"), -1,
+	       "garbage: the connection goes");
 	memset(&c, 0, sizeof(c));
-	te_failrep_format(line, sizeof(line), "ffffffffffffffffffffffffffffffff",
-			  &r);
+	te_failrep_format(line, sizeof(line),
+			  "ffffffffffffffffffffffffffffffff", &r);
 	is_int(feed(&c, line), -1, "a report with another token goes");
 	ok(!c.authed, "  and never counted as a sender");
 	memset(&c, 0, sizeof(c));
@@ -142,24 +168,30 @@ static void test_conn_take(void)
 	memset(&c, 0, sizeof(c));
 	memcpy(c.buf, "TRAINENV\0", 9);
 	c.got = 9;
-	is_int(te_failrep_conn_take(&c, TOKEN, count, NULL), -1, "a NUL byte goes");
+	is_int(te_failrep_conn_take(&c, TOKEN, count, NULL), -1,
+	       "a NUL byte goes");
 	is_int(reports, 3, "no report from any of them");
 }
 
 /* The line's kinds: an exit, a signal, and a rank's stalled heartbeat. */
 static void test_line_kinds(void)
 {
-	struct te_failrep r = { .rank = 12, .local_rank = 3, .node = "n4",
-				.value = 31, .sec = 1700000000, .usec = 250000 };
+	struct te_failrep r = { .rank = 12,
+				.local_rank = 3,
+				.node = "n4",
+				.value = 31,
+				.sec = 1700000000,
+				.usec = 250000 };
 	struct te_failrep back;
 	char line[TE_FAILREP_LINE_MAX], text[256];
 
 	r.stalled = 1;
 	is_int(te_failrep_format(line, sizeof(line), TOKEN, &r), 0,
 	       "a stall formats");
-	like(line, " 12 3 n4 stall 31 0 1700000000 250000\n", "  as 'stall AGE'");
+	like(line, " 12 3 n4 stall 31 0 1700000000 250000\n",
+	     "  as 'stall AGE'");
 	ok(te_failrep_parse(line, TOKEN, &back) == 0 && back.stalled &&
-	   !back.signaled && back.value == 31 && back.rank == 12,
+		   !back.signaled && back.value == 31 && back.rank == 12,
 	   "  and parses back as a stall of 31 s");
 	te_failrep_describe(&back, 0, NULL, text, sizeof(text));
 	like(text, "rank 12 (node n4, local rank 3) sent no heartbeat for 31 s",
@@ -168,16 +200,17 @@ static void test_line_kinds(void)
 	r.value = 0;
 	te_failrep_format(line, sizeof(line), TOKEN, &r);
 	ok(te_failrep_parse(line, TOKEN, &back) == 0 && !back.stalled &&
-	   !back.signaled && back.value == 0,
+		   !back.signaled && back.value == 0,
 	   "an exit with code 0 (exit-grace's first exit) parses");
-	snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 1 0 n1 stall %d 0 1 0\n",
-		 TOKEN, TE_FAILREP_STALL_MAX + 1);
+	snprintf(line, sizeof(line),
+		 "TRAINENV-FAIL1 %s 1 0 n1 stall %d 0 1 0\n", TOKEN,
+		 TE_FAILREP_STALL_MAX + 1);
 	is_int(te_failrep_parse(line, TOKEN, &back), -1,
 	       "a stall older than the bound is refused");
 	r.ended = 1;
 	te_failrep_format(line, sizeof(line), TOKEN, &r);
 	ok(te_failrep_parse(line, TOKEN, &back) == 0 && back.ended &&
-	   !back.stalled && strstr(line, " ended 0 "),
+		   !back.stalled && strstr(line, " ended 0 "),
 	   "a torchrun worker's end ('ended') parses back");
 	te_failrep_describe(&back, 0, NULL, text, sizeof(text));
 	like(text, "rank 12 (node n4, local rank 3) ended (a torchrun worker)",
@@ -186,43 +219,60 @@ static void test_line_kinds(void)
 	r.resumed = 1;
 	te_failrep_format(line, sizeof(line), TOKEN, &r);
 	ok(te_failrep_parse(line, TOKEN, &back) == 0 && back.resumed &&
-	   !back.ended && strstr(line, " resumed 0 "),
+		   !back.ended && strstr(line, " resumed 0 "),
 	   "workers back after a restart ('resumed') parse back");
 	r.resumed = 0;
-	{	/* rank 0's helper: the launch timeline for the record */
-		struct te_failrep l = { .launched = 1, .node = "n1",
-					.sec = 1700000000, .usec = 7,
-					.launch = { .nranks = 24, .nnodes = 3,
-						    .first = "n1", .last = "n3",
+	{ /* rank 0's helper: the launch timeline for the record */
+		struct te_failrep l = { .launched = 1,
+					.node = "n1",
+					.sec = 1700000000,
+					.usec = 7,
+					.launch = { .nranks = 24,
+						    .nnodes = 3,
+						    .first = "n1",
+						    .last = "n3",
 						    .skew_ms = 20312 } };
 
 		is_int(te_failrep_format(line, sizeof(line), TOKEN, &l), 0,
 		       "a launch timeline formats");
-		like(line, " 0 0 n1 barrier 0 0 1700000000 7 24 3 20312 n1 n3\n",
+		like(line,
+		     " 0 0 n1 barrier 0 0 1700000000 7 24 3 20312 n1 n3\n",
 		     "  as 'barrier' with RANKS NODES SKEW FIRST LAST");
 		ok(te_failrep_parse(line, TOKEN, &back) == 0 && back.launched &&
-		   !back.signaled && !back.stalled && back.launch.nranks == 24 &&
-		   back.launch.nnodes == 3 && back.launch.skew_ms == 20312 &&
-		   !strcmp(back.launch.first, "n1") &&
-		   !strcmp(back.launch.last, "n3"),
+			   !back.signaled && !back.stalled &&
+			   back.launch.nranks == 24 &&
+			   back.launch.nnodes == 3 &&
+			   back.launch.skew_ms == 20312 &&
+			   !strcmp(back.launch.first, "n1") &&
+			   !strcmp(back.launch.last, "n3"),
 		   "  and parses back");
 		te_failrep_describe(&back, 0, NULL, text, sizeof(text));
-		is_str(text, "barrier: 24 ranks on 3 nodes; the last, n3, "
-		       "arrived 20.3 s after the first", "  described");
-		snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 0 0 n1 barrier "
-			 "0 0 1 0\n", TOKEN);
+		is_str(text,
+		       "barrier: 24 ranks on 3 nodes; the last, n3, "
+		       "arrived 20.3 s after the first",
+		       "  described");
+		snprintf(line, sizeof(line),
+			 "TRAINENV-FAIL1 %s 0 0 n1 barrier "
+			 "0 0 1 0\n",
+			 TOKEN);
 		is_int(te_failrep_parse(line, TOKEN, &back), -1,
 		       "  'barrier' without its timeline is refused");
-		snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 0 0 n1 barrier "
-			 "5 0 1 0 24 3 1 n1 n3\n", TOKEN);
+		snprintf(line, sizeof(line),
+			 "TRAINENV-FAIL1 %s 0 0 n1 barrier "
+			 "5 0 1 0 24 3 1 n1 n3\n",
+			 TOKEN);
 		is_int(te_failrep_parse(line, TOKEN, &back), -1,
 		       "  'barrier' with a status is refused");
-		snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 0 0 n1 barrier "
-			 "0 0 1 0 24 3 1 n1 n3 more\n", TOKEN);
+		snprintf(line, sizeof(line),
+			 "TRAINENV-FAIL1 %s 0 0 n1 barrier "
+			 "0 0 1 0 24 3 1 n1 n3 more\n",
+			 TOKEN);
 		is_int(te_failrep_parse(line, TOKEN, &back), -1,
 		       "  'barrier' with more after it is refused");
-		snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 0 0 n1 barrier "
-			 "0 0 1 0 24 3 1 n1 n;3\n", TOKEN);
+		snprintf(line, sizeof(line),
+			 "TRAINENV-FAIL1 %s 0 0 n1 barrier "
+			 "0 0 1 0 24 3 1 n1 n;3\n",
+			 TOKEN);
 		is_int(te_failrep_parse(line, TOKEN, &back), -1,
 		       "  'barrier' naming a bad host is refused");
 		l.launch.skew_ms = -3;
@@ -235,9 +285,10 @@ static void test_line_kinds(void)
 	       "'ended' with a status is refused (it has none)");
 	snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 1 0 n1 hang 3 0 1 0\n",
 		 TOKEN);
-	is_int(te_failrep_parse(line, TOKEN, &back), -1, "an unknown kind is refused");
-	snprintf(line, sizeof(line), "TRAINENV-FAIL1 %s 1 0 n1 signal 200 0 1 0\n",
-		 TOKEN);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1,
+	       "an unknown kind is refused");
+	snprintf(line, sizeof(line),
+		 "TRAINENV-FAIL1 %s 1 0 n1 signal 200 0 1 0\n", TOKEN);
 	is_int(te_failrep_parse(line, TOKEN, &back), -1,
 	       "a signal past 128 is still refused");
 }
@@ -251,10 +302,13 @@ static void test_conn_policy(void)
 		t[i] = (struct te_failrep_conn){ .fd = -1 };
 	is_int(te_failrep_conn_slot(t, 4), 0, "an empty table: the first slot");
 	for (i = 0; i < 4; i++)
-		t[i] = (struct te_failrep_conn){ .fd = 10 + i, .since = 100 - i };
-	is_int(te_failrep_conn_slot(t, 4), 3, "full of strangers: the oldest goes");
+		t[i] = (struct te_failrep_conn){ .fd = 10 + i,
+						 .since = 100 - i };
+	is_int(te_failrep_conn_slot(t, 4), 3,
+	       "full of strangers: the oldest goes");
 	t[3].authed = 1;
-	is_int(te_failrep_conn_slot(t, 4), 2, "never a sender: the oldest stranger");
+	is_int(te_failrep_conn_slot(t, 4), 2,
+	       "never a sender: the oldest stranger");
 	t[1].fd = -1;
 	is_int(te_failrep_conn_slot(t, 4), 1, "a free slot first");
 	for (i = 0; i < 4; i++)
@@ -284,23 +338,31 @@ static int ends_with(const char *s, const char *tail)
  * failure"; the line says trainenv ended the step, and why. */
 static void test_describe_ended(void)
 {
-	struct te_failrep r = { .rank = 1, .local_rank = 0, .node = "n2",
-				.signaled = 1, .value = 15, .sec = 1700000000 };
+	struct te_failrep r = { .rank = 1,
+				.local_rank = 0,
+				.node = "n2",
+				.signaled = 1,
+				.value = 15,
+				.sec = 1700000000 };
 	const char *first = ": the first failure of this step";
 	const char *why = "rank 3 on n2 sent no heartbeat for 10 s "
 			  "(--train-stall=10)";
 	char text[512], want[256];
 
 	te_failrep_describe(&r, 1, why, text, sizeof(text));
-	ok(!strncmp(text, "rank 1 (node n2, local rank 0) was killed by signal "
-		    "15 (SIGTERM) at ", 68) && ends_with(text, first),
+	ok(!strncmp(text,
+		    "rank 1 (node n2, local rank 0) was killed by signal "
+		    "15 (SIGTERM) at ",
+		    68) &&
+		   ends_with(text, first),
 	   "a SIGTERM of its own is the first failure: %s", text);
 	r.by_trainenv = 1;
 	te_failrep_describe(&r, 1, why, text, sizeof(text));
 	snprintf(want, sizeof(want), ": trainenv ended the step: %s", why);
 	ok(ends_with(text, want) && !strstr(text, "first failure"),
 	   "trainenv's SIGTERM: 'trainenv ended the step' and why, never "
-	   "'the first failure': %s", text);
+	   "'the first failure': %s",
+	   text);
 	te_failrep_describe(&r, 0, NULL, text, sizeof(text));
 	ok(ends_with(text, ": trainenv ended the step"),
 	   "  without a reason: the words alone");
@@ -309,8 +371,11 @@ static void test_describe_ended(void)
 	r.value = 10;
 	r.by_trainenv = 0;
 	te_failrep_describe(&r, 1, NULL, text, sizeof(text));
-	ok(!strncmp(text, "rank 1 (node n2, local rank 0) sent no heartbeat "
-		    "for 10 s at ", 61) && ends_with(text, first),
+	ok(!strncmp(text,
+		    "rank 1 (node n2, local rank 0) sent no heartbeat "
+		    "for 10 s at ",
+		    61) &&
+		   ends_with(text, first),
 	   "a stall can be the first failure: %s", text);
 }
 

@@ -43,10 +43,11 @@ static void fault_find(void)
 	/* rank 3 on n2 exits 1 first, rank 0 on n1 fails its pre-flight later */
 	f[0] = rep(3, "n2", 0, 1, 100);
 	f[1] = rep(0, "n1", 0, TE_EXIT_NODE_FAULT, 105);
-	f[2] = rep(1, "n1", 0, 0, 90);		/* a clean exit */
+	f[2] = rep(1, "n1", 0, 0, 90); /* a clean exit */
 	ff.nfails = 3;
 	te_fault_find(&ff, &out);
-	is_int(out.kind, TE_FAULT_NODE, "a pre-flight failure is a node's fault");
+	is_int(out.kind, TE_FAULT_NODE,
+	       "a pre-flight failure is a node's fault");
 	is_str(out.node, "n1", "even after another rank's own error: n1");
 	like(out.why, "rank 0 failed its check before training (exit code 75)",
 	     "why names the rank and the code");
@@ -69,7 +70,8 @@ static void fault_find(void)
 	like(out.why, "rank 5 was killed by SIGBUS", "why names the signal");
 	ff.fault_signals |= 1ULL << SIGSEGV;
 	te_fault_find(&ff, &out);
-	like(out.why, "rank 6 was killed by SIGSEGV", "the earliest listed signal");
+	like(out.why, "rank 6 was killed by SIGSEGV",
+	     "the earliest listed signal");
 	ff.fault_signals = 0;
 	te_fault_find(&ff, &out);
 	is_int(out.kind, TE_FAULT_PROGRAM, "signals not listed: the program's");
@@ -85,7 +87,8 @@ static void fault_find(void)
 	ff.lost_node = "bad node;rm";
 	ff.hang_node = NULL;
 	te_fault_find(&ff, &out);
-	is_int(out.kind, TE_FAULT_PROGRAM, "a node name that is not a word is "
+	is_int(out.kind, TE_FAULT_PROGRAM,
+	       "a node name that is not a word is "
 	       "never blamed");
 
 	f[0] = rep(0, "unknown", 0, TE_EXIT_NODE_FAULT, 1);
@@ -93,7 +96,8 @@ static void fault_find(void)
 	ff.nfails = 2;
 	ff.lost_node = NULL;
 	te_fault_find(&ff, &out);
-	is_int(out.kind, TE_FAULT_NONE, "reports from 'unknown' or a list "
+	is_int(out.kind, TE_FAULT_NONE,
+	       "reports from 'unknown' or a list "
 	       "name no node");
 
 	f[0] = rep(0, "n1", 0, 3, 1);
@@ -101,7 +105,8 @@ static void fault_find(void)
 	f[1] = rep(1, "n1", 0, 0, 1);
 	f[1].launched = 1;
 	te_fault_find(&ff, &out);
-	is_int(out.kind, TE_FAULT_NONE, "a stall or the launch timeline is not "
+	is_int(out.kind, TE_FAULT_NONE,
+	       "a stall or the launch timeline is not "
 	       "an exit");
 }
 
@@ -127,9 +132,11 @@ static void requeue(void)
 
 	ok(te_requeue_decide(&rf, &fault, &plan) == 1, "requeued");
 	is_str(plan.exclude, "n1", "without n1");
-	is_str(plan.line, "requeue: node n1 failed: rank 0 failed its check "
+	is_str(plan.line,
+	       "requeue: node n1 failed: rank 0 failed its check "
 	       "before training; the job is requeued without n1 (restart 1 of "
-	       "2)", "the line");
+	       "2)",
+	       "the line");
 
 	rf.restarts = 1;
 	rf.excluded = "n1";
@@ -137,40 +144,48 @@ static void requeue(void)
 	te_strlcpy(fault.node, "n2", sizeof(fault.node));
 	ok(te_requeue_decide(&rf, &fault, &plan) == 0,
 	   "2 nodes excluded of 3 for a 2-node job: not requeued");
-	like(plan.line, "not requeued: node n2 failed, but without the 2 "
+	like(plan.line,
+	     "not requeued: node n2 failed, but without the 2 "
 	     "excluded nodes its partition's 3 nodes could not hold the job's "
-	     "2", "the node list exhausted, said");
+	     "2",
+	     "the node list exhausted, said");
 	rf.partition_nodes = 0;
 	ok(te_requeue_decide(&rf, &fault, &plan) == 1, "partition size "
-	   "unknown: requeued");
+						       "unknown: requeued");
 	is_str(plan.exclude, "n1,n2", "excluded list grows");
 	like(plan.line, "(restart 2 of 2)", "restart 2 of 2");
 	te_strlcpy(fault.node, "n1", sizeof(fault.node));
 	ok(te_requeue_decide(&rf, &fault, &plan) == 1 &&
-	   !strcmp(plan.exclude, "n1"), "a node already excluded is not added "
+		   !strcmp(plan.exclude, "n1"),
+	   "a node already excluded is not added "
 	   "twice");
 
 	rf.restarts = 2;
 	ok(te_requeue_decide(&rf, &fault, &plan) == 0, "budget spent");
-	is_str(plan.line, "requeue: not requeued: node n1 failed (rank 0 failed "
+	is_str(plan.line,
+	       "requeue: not requeued: node n1 failed (rank 0 failed "
 	       "its check before training), but the restart budget is spent (2 "
-	       "of 2 restarts done)", "its line");
+	       "of 2 restarts done)",
+	       "its line");
 	rf.restarts = 0;
 	rf.batch = 0;
 	ok(te_requeue_decide(&rf, &fault, &plan) == 0 &&
-	   strstr(plan.line, "only a batch job is requeued"), "not batch");
+		   strstr(plan.line, "only a batch job is requeued"),
+	   "not batch");
 	rf.batch = 1;
 	rf.requeue_allowed = 0;
 	ok(te_requeue_decide(&rf, &fault, &plan) == 0 &&
-	   strstr(plan.line, "may not be requeued (--no-requeue"),
+		   strstr(plan.line, "may not be requeued (--no-requeue"),
 	   "requeue not allowed");
 	rf.requeue_allowed = 1;
 	fault.kind = TE_FAULT_PROGRAM;
 	te_strlcpy(fault.why, "rank 3 exited with code 1", sizeof(fault.why));
 	ok(te_requeue_decide(&rf, &fault, &plan) == 0, "a program error: no");
-	is_str(plan.line, "requeue: not requeued: rank 3 exited with code 1: "
+	is_str(plan.line,
+	       "requeue: not requeued: rank 3 exited with code 1: "
 	       "the program's own error (the site requeues node failures "
-	       "only)", "its line");
+	       "only)",
+	       "its line");
 	fault.kind = TE_FAULT_NONE;
 	ok(te_requeue_decide(&rf, &fault, &plan) == 0 && !plan.line[0],
 	   "no failure: nothing said");
@@ -183,7 +198,7 @@ static void requeue(void)
 	big[sizeof(big) - 1] = 0;
 	rf.excluded = big;
 	ok(te_requeue_decide(&rf, &fault, &plan) == 0 &&
-	   strstr(plan.line, "excluded node list is full"),
+		   strstr(plan.line, "excluded node list is full"),
 	   "an excluded list that would overflow: not requeued, said");
 }
 
@@ -201,7 +216,8 @@ static void progress(void)
 	is_str(line, "trainenv-progress 1 42 1 1700000000123456789 1\n",
 	       "the state line");
 	ok(te_progress_parse(line, &q) == 0 && q.job == 42 && q.restart == 1 &&
-	   q.newest_ns == p.newest_ns && q.stalls == 1, "parsed back");
+		   q.newest_ns == p.newest_ns && q.stalls == 1,
+	   "parsed back");
 	ok(te_progress_parse("trainenv-progress 2 42 1 5 1\n", &q) < 0,
 	   "another version refused");
 	ok(te_progress_parse("trainenv-progress 1 42 1 -5 1\n", &q) < 0,
@@ -216,11 +232,14 @@ static void progress(void)
 	is_int(te_progress_next(&q, 42, 1, 100, &r), 1,
 	       "same newest checkpoint at the next restart: 1 stall");
 	is_int(te_progress_next(&r, 42, 2, 100, &q), 2, "again: 2");
-	is_int(te_progress_next(&q, 42, 3, 200, &r), 0, "a newer checkpoint: 0");
-	is_int(te_progress_next(&r, 43, 4, 200, &q), 0, "another job's state "
+	is_int(te_progress_next(&q, 42, 3, 200, &r), 0,
+	       "a newer checkpoint: 0");
+	is_int(te_progress_next(&r, 43, 4, 200, &q), 0,
+	       "another job's state "
 	       "does not count");
 	r.restart = 5;
-	is_int(te_progress_next(&r, 42, 5, 200, &q), 0, "the same restart "
+	is_int(te_progress_next(&r, 42, 5, 200, &q), 0,
+	       "the same restart "
 	       "again does not count");
 }
 
@@ -243,17 +262,19 @@ static void progress_files(void)
 	       TE_PROGRESS_SKIP, "the guard's state is no progress");
 	is_int(te_progress_entry(".trainenv-progress.4242", 0, 1000, 1000),
 	       TE_PROGRESS_SKIP, "a temporary state file left behind is none");
-	ok(te_ckpt_probe_name(7, 0, "0123456789abcdef", probe,
-			      sizeof(probe)) == 0 &&
-	   te_progress_entry(probe, 0, 1000, 1000) == TE_PROGRESS_SKIP,
+	ok(te_ckpt_probe_name(7, 0, "0123456789abcdef", probe, sizeof(probe)) ==
+			   0 &&
+		   te_progress_entry(probe, 0, 1000, 1000) == TE_PROGRESS_SKIP,
 	   "rank 0's checkpoint probe is none (%s)", probe);
 	is_int(te_progress_entry(".trainenv-probe-7.0-00ff", 0, 1000, 1000),
 	       TE_PROGRESS_SKIP, "a node's probe is none");
 	is_int(te_progress_entry(".trainenv-x", 1, 1000, 1000),
-	       TE_PROGRESS_SKIP, "a directory of trainenv's is not looked into");
+	       TE_PROGRESS_SKIP,
+	       "a directory of trainenv's is not looked into");
 	is_int(te_progress_entry(".hidden.pt", 0, 0, 0), TE_PROGRESS_COUNT,
 	       "root's own dot-file counts for root");
-	is_int(te_progress_entry("..", 1, 0, 0), TE_PROGRESS_SKIP, "'..' skipped");
+	is_int(te_progress_entry("..", 1, 0, 0), TE_PROGRESS_SKIP,
+	       "'..' skipped");
 
 	is_int(te_progress_tmp_name("0123456789abcdef", a, sizeof(a)), 0,
 	       "the temporary state file's name");
@@ -277,7 +298,8 @@ static void progress_files(void)
 		    !strcmp(a, b))
 			same++;
 	}
-	is_int(same, 0, "100 pairs of names from the kernel's random: all "
+	is_int(same, 0,
+	       "100 pairs of names from the kernel's random: all "
 	       "made, none the same (nothing another user can guess)");
 }
 

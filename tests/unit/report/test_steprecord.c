@@ -23,10 +23,16 @@ int main(void)
 	struct te_policy pol;
 	struct te_config cfg;
 	const char *user[TE_S_COUNT] = { 0 };
-	struct te_failrep f = { .rank = 4, .local_rank = 0, .node = "n3",
-				.signaled = 1, .value = 9, .sec = 1700000000,
+	struct te_failrep f = { .rank = 4,
+				.local_rank = 0,
+				.node = "n3",
+				.signaled = 1,
+				.value = 9,
+				.sec = 1700000000,
 				.usec = 42 };
-	struct te_step_record r = { .job = 77, .step = 2, .cfg = &cfg,
+	struct te_step_record r = { .job = 77,
+				    .step = 2,
+				    .cfg = &cfg,
 				    .start_sec = 1700000000,
 				    .end_sec = 1700000100 };
 	char err[TE_ERR_MAX], name[48];
@@ -35,19 +41,22 @@ int main(void)
 	te_policy_finish(&pol, err, sizeof(err));
 	user[TE_S_EXIT_GRACE] = "10";
 	user[TE_S_NCCL_DUMP_DIR] = "/dumps/a\"b\\c";
-	ok(te_resolve(&pol, user, no_env, NULL, NULL, &cfg, err,
-		      sizeof(err)) == 0, "settings resolve");
+	ok(te_resolve(&pol, user, no_env, NULL, NULL, &cfg, err, sizeof(err)) ==
+		   0,
+	   "settings resolve");
 
 	is_int(te_step_record_json(buf, sizeof(buf), &r), 0, "a clean step");
 	{
 		char want[96];
 
-		snprintf(want, sizeof(want), "{\"trainenv\":\"%s\",\"protocol\":%d,",
+		snprintf(want, sizeof(want),
+			 "{\"trainenv\":\"%s\",\"protocol\":%d,",
 			 PACKAGE_VERSION, TE_PROTOCOL_VERSION);
 		ok(strncmp(buf, want, strlen(want)) == 0,
 		   "  opens with the configured version and the protocol");
 	}
-	like(buf, "\"job\":77,\"step\":2,\"start\":1700000000,\"end\":1700000100,",
+	like(buf,
+	     "\"job\":77,\"step\":2,\"start\":1700000000,\"end\":1700000100,",
 	     "  job, step, srun's start and end");
 	like(buf, "\"exit-grace\":{\"value\":\"10\",\"source\":\"option\"}",
 	     "  a setting: its value and where it came from");
@@ -56,27 +65,32 @@ int main(void)
 	like(buf, "\"sighup\":{\"value\":\"shield\",\"source\":\"built-in\"}",
 	     "  a built-in too");
 	ok(!strstr(buf, "\"nccl-heartbeat\""), "  an unset knob is left out");
-	like(buf, "\"failed_tasks\":0,\"first_failure\":null,\"launch\":null,"
+	like(buf,
+	     "\"failed_tasks\":0,\"first_failure\":null,\"launch\":null,"
 	     "\"watchdog\":null,\"hang_report\":null}\n",
 	     "  no failure, no timeline, no watchdog: nulls");
 	ok(buf[0] == '{' && !strchr(buf, '\n')[1], "  one object, one line");
 
 	{
-		struct te_launch_skew l = { .nranks = 24, .nnodes = 3,
-					    .first = "n1", .last = "n3",
+		struct te_launch_skew l = { .nranks = 24,
+					    .nnodes = 3,
+					    .first = "n1",
+					    .last = "n3",
 					    .skew_ms = 20312 };
 
 		r.launch = &l;
 		is_int(te_step_record_json(buf, sizeof(buf), &r), 0,
 		       "a step with its launch timeline");
-		like(buf, "\"launch\":{\"ranks\":24,\"nodes\":3,\"first_node\":"
+		like(buf,
+		     "\"launch\":{\"ranks\":24,\"nodes\":3,\"first_node\":"
 		     "\"n1\",\"last_node\":\"n3\",\"skew_ms\":20312},",
 		     "  ranks, nodes, first and last node, skew");
 		l.nnodes = 0;
 		l.nranks = 0;
 		l.skew_ms = 0;
 		te_step_record_json(buf, sizeof(buf), &r);
-		like(buf, "\"launch\":{\"ranks\":0,\"nodes\":0,\"first_node\":"
+		like(buf,
+		     "\"launch\":{\"ranks\":0,\"nodes\":0,\"first_node\":"
 		     "null,\"last_node\":null,\"skew_ms\":0}",
 		     "  no node: null names");
 		r.launch = NULL;
@@ -88,31 +102,35 @@ int main(void)
 		       "record dir: the dump dir first");
 		c2.v[TE_S_NCCL_DUMP_DIR].set = 0;
 		ok(te_record_dir(&c2) == NULL, "record dir: none by default");
-		te_value_parse(TE_S_RECORD_DIR, "/site/rec", 0, &c2.v[TE_S_RECORD_DIR],
-			       err, sizeof(err));
+		te_value_parse(TE_S_RECORD_DIR, "/site/rec", 0,
+			       &c2.v[TE_S_RECORD_DIR], err, sizeof(err));
 		c2.v[TE_S_RECORD_DIR].set = 1;
 		is_str(te_record_dir(&c2) ? te_record_dir(&c2) : "(null)",
 		       "/site/rec", "record dir: the site's record-dir");
-		te_value_parse(TE_S_RECORD_DIR, "off", 0, &c2.v[TE_S_RECORD_DIR],
-			       err, sizeof(err));
+		te_value_parse(TE_S_RECORD_DIR, "off", 0,
+			       &c2.v[TE_S_RECORD_DIR], err, sizeof(err));
 		ok(te_record_dir(&c2) == NULL, "record-dir=off: none");
 	}
 	r.first = &f;
 	r.nfailed = 3;
 	r.watchdog = "rank 1 on n1 exited with code 0";
 	r.hang_report = "trainenv.2.hang.json";
-	is_int(te_step_record_json(buf, sizeof(buf), &r), 0, "a step that hung");
-	like(buf, "\"failed_tasks\":3,\"first_failure\":{\"rank\":4,"
+	is_int(te_step_record_json(buf, sizeof(buf), &r), 0,
+	       "a step that hung");
+	like(buf,
+	     "\"failed_tasks\":3,\"first_failure\":{\"rank\":4,"
 	     "\"local_rank\":0,\"node\":\"n3\",\"how\":\"signal\",\"value\":9,"
 	     "\"time\":1700000000.000042,\"ended_by_trainenv\":false}",
 	     "  the first failure");
 	f.by_trainenv = 1;
 	te_step_record_json(buf, sizeof(buf), &r);
-	like(buf, "\"value\":9,\"time\":1700000000.000042,"
+	like(buf,
+	     "\"value\":9,\"time\":1700000000.000042,"
 	     "\"ended_by_trainenv\":true}",
 	     "  one trainenv's own signal ended (exit-grace): marked so");
 	f.by_trainenv = 0;
-	like(buf, "\"watchdog\":\"rank 1 on n1 exited with code 0\","
+	like(buf,
+	     "\"watchdog\":\"rank 1 on n1 exited with code 0\","
 	     "\"hang_report\":\"trainenv.2.hang.json\"}",
 	     "  why the hang report ran, and its file");
 	f.signaled = 0;

@@ -57,12 +57,13 @@ int main(void)
 		char opt[96];
 
 		if (te_settings[i].flags & TE_F_NO_OPTION)
-			te_snprintf(opt, sizeof(opt), "%s=", te_settings[i].name);
+			te_snprintf(opt, sizeof(opt),
+				    "%s=", te_settings[i].name);
 		else if (i == TE_S_TRAIN)
 			te_snprintf(opt, sizeof(opt), "--train=");
 		else
-			te_snprintf(opt, sizeof(opt), "--train-%s=",
-				    te_settings[i].name);
+			te_snprintf(opt, sizeof(opt),
+				    "--train-%s=", te_settings[i].name);
 		like(man, opt, "trainenv(8) documents %s", opt);
 	}
 	like(man, "--train-explain", "trainenv(8) documents --train-explain");

@@ -65,60 +65,85 @@ static void test_values(void)
 	struct te_value v;
 	char longv[TE_VALUE_MAX + 10];
 
-	ok(te_value_parse(TE_S_SIGHUP, "shield", 0, &v, err, sizeof(err)) == 0 &&
-	   v.word == 0, "sighup=shield parses (word 0)");
-	ok(te_value_parse(TE_S_SIGHUP, "ignore", 0, &v, err, sizeof(err)) == 0 &&
-	   v.word == 1, "sighup=ignore parses (word 1)");
-	ok(te_value_parse(TE_S_SIGHUP, "default", 0, &v, err, sizeof(err)) == 0 &&
-	   v.word == 2, "sighup=default parses (word 2)");
+	ok(te_value_parse(TE_S_SIGHUP, "shield", 0, &v, err, sizeof(err)) ==
+			   0 &&
+		   v.word == 0,
+	   "sighup=shield parses (word 0)");
+	ok(te_value_parse(TE_S_SIGHUP, "ignore", 0, &v, err, sizeof(err)) ==
+			   0 &&
+		   v.word == 1,
+	   "sighup=ignore parses (word 1)");
+	ok(te_value_parse(TE_S_SIGHUP, "default", 0, &v, err, sizeof(err)) ==
+			   0 &&
+		   v.word == 2,
+	   "sighup=default parses (word 2)");
 	ok(te_value_parse(TE_S_SIGHUP, "IGNORE", 0, &v, err, sizeof(err)) < 0,
 	   "enum words are case-sensitive");
-	like(err, "accepted: shield, ignore or default", "enum error lists the words");
+	like(err, "accepted: shield, ignore or default",
+	     "enum error lists the words");
 	ok(te_value_parse(TE_S_TRAIN, "yes", 0, &v, err, sizeof(err)) == 0 &&
-	   !strcmp(v.text, "on"), "bool 'yes' canonicalises to on");
+		   !strcmp(v.text, "on"),
+	   "bool 'yes' canonicalises to on");
 	ok(te_value_parse(TE_S_TRAIN, "0", 0, &v, err, sizeof(err)) == 0 &&
-	   !strcmp(v.text, "off"), "bool '0' canonicalises to off");
+		   !strcmp(v.text, "off"),
+	   "bool '0' canonicalises to off");
 	ok(te_value_parse(TE_S_TRAIN, "maybe", 0, &v, err, sizeof(err)) < 0,
 	   "bool junk refused");
-	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "900", 0, &v, err, sizeof(err)) == 0 &&
-	   v.num == 900, "uint 900 parses");
-	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "0", 0, &v, err, sizeof(err)) < 0,
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "900", 0, &v, err,
+			  sizeof(err)) == 0 &&
+		   v.num == 900,
+	   "uint 900 parses");
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "0", 0, &v, err, sizeof(err)) <
+		   0,
 	   "uint below the hard limit refused");
 	like(err, "1 to 2678400 seconds", "uint error names the hard limits");
 	ok(te_value_parse(TE_S_LAUNCH_TREE_WIDTH, "1024", 0, &v, err,
-			  sizeof(err)) == 0 && v.num == 1024,
+			  sizeof(err)) == 0 &&
+		   v.num == 1024,
 	   "launch-tree-width=1024 parses");
 	ok(te_value_parse(TE_S_LAUNCH_TREE_WIDTH, "1", 0, &v, err,
-			  sizeof(err)) < 0, "launch-tree-width=1 refused");
-	like(err, "2 to 1024 children", "launch-tree-width error names 2 to 1024");
+			  sizeof(err)) < 0,
+	   "launch-tree-width=1 refused");
+	like(err, "2 to 1024 children",
+	     "launch-tree-width error names 2 to 1024");
 	ok(te_value_parse(TE_S_LAUNCH_TREE_WIDTH, "1025", 0, &v, err,
-			  sizeof(err)) < 0, "launch-tree-width=1025 refused");
+			  sizeof(err)) < 0,
+	   "launch-tree-width=1025 refused");
 	ok(!strcmp(te_settings[TE_S_LAUNCH_TREE_WIDTH].builtin, "16") &&
-	   (te_settings[TE_S_LAUNCH_TREE_WIDTH].flags & TE_F_NO_OPTION),
+		   (te_settings[TE_S_LAUNCH_TREE_WIDTH].flags & TE_F_NO_OPTION),
 	   "launch-tree-width: built-in 16, site policy only");
-	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "99999999999999999999", 0, &v, err,
-			  sizeof(err)) < 0, "20-digit number refused (no overflow)");
-	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "18446744073709551616", 0, &v, err,
-			  sizeof(err)) < 0, "2^64 refused");
-	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "-5", 0, &v, err, sizeof(err)) < 0,
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "99999999999999999999", 0, &v,
+			  err, sizeof(err)) < 0,
+	   "20-digit number refused (no overflow)");
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "18446744073709551616", 0, &v,
+			  err, sizeof(err)) < 0,
+	   "2^64 refused");
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "-5", 0, &v, err, sizeof(err)) <
+		   0,
 	   "negative refused");
-	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, " 900", 0, &v, err, sizeof(err)) < 0,
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, " 900", 0, &v, err,
+			  sizeof(err)) < 0,
 	   "leading blank refused");
-	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "900s", 0, &v, err, sizeof(err)) < 0,
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "900s", 0, &v, err,
+			  sizeof(err)) < 0,
 	   "suffix refused");
-	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "0x10", 0, &v, err, sizeof(err)) < 0,
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "0x10", 0, &v, err,
+			  sizeof(err)) < 0,
 	   "hex refused");
 	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, "", 0, &v, err, sizeof(err)) < 0,
 	   "empty refused");
 	like(err, "empty value", "empty value says so");
-	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, NULL, 0, &v, err, sizeof(err)) < 0,
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, NULL, 0, &v, err, sizeof(err)) <
+		   0,
 	   "missing value refused");
-	ok(te_value_parse(TE_S_SIGHUP, "ignore\ndefault", 0, &v, err, sizeof(err)) < 0,
+	ok(te_value_parse(TE_S_SIGHUP, "ignore\ndefault", 0, &v, err,
+			  sizeof(err)) < 0,
 	   "embedded newline refused");
 	like(err, "control", "newline error names control characters");
 	memset(longv, '1', sizeof(longv) - 1);
 	longv[sizeof(longv) - 1] = '\0';
-	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, longv, 0, &v, err, sizeof(err)) < 0,
+	ok(te_value_parse(TE_S_NCCL_HEARTBEAT, longv, 0, &v, err, sizeof(err)) <
+		   0,
 	   "over-long value refused");
 	like(err, "longer than", "over-long error says so");
 	ok(strlen(err) < TE_ERR_MAX, "error stays bounded");
@@ -127,11 +152,13 @@ static void test_values(void)
 static void test_policy_args(void)
 {
 	is_int(policy("sighup=ignore nccl-heartbeat=900 nccl-heartbeat.max=3600 "
-		      "enforce=sighup"), 0, "issue example policy parses");
+		      "enforce=sighup"),
+	       0, "issue example policy parses");
 	ok(pol.enforced[TE_S_SIGHUP] && !pol.enforced[TE_S_NCCL_HEARTBEAT],
 	   "enforce=sighup marks only sighup");
 	is_int(pol.def[TE_S_NCCL_HEARTBEAT].num, 900, "admin default 900");
-	ok(pol.has_max[TE_S_NCCL_HEARTBEAT] && pol.max[TE_S_NCCL_HEARTBEAT] == 3600,
+	ok(pol.has_max[TE_S_NCCL_HEARTBEAT] &&
+		   pol.max[TE_S_NCCL_HEARTBEAT] == 3600,
 	   "max bound 3600");
 	like(pol.def[TE_S_NCCL_HEARTBEAT].origin, "plugstack.conf argument 2",
 	     "admin value remembers its argument");
@@ -139,21 +166,26 @@ static void test_policy_args(void)
 	is_int(policy("bogus=1"), -1, "unknown key refused");
 	like(err, "plugstack.conf argument 1: unknown key 'bogus'",
 	     "unknown key error names argument and key");
-	like(err, "accepted: train, sighup, nccl-heartbeat", "and lists the keys");
+	like(err, "accepted: train, sighup, nccl-heartbeat",
+	     "and lists the keys");
 	is_int(policy("sighup"), -1, "item without = refused");
 	like(err, "not key=value", "says key=value");
 	is_int(policy("sighup=hangup"), -1, "bad admin value refused");
-	like(err, "sighup: invalid value 'hangup'; accepted: shield, ignore or default",
+	like(err,
+	     "sighup: invalid value 'hangup'; accepted: shield, ignore or default",
 	     "bad admin value error is precise");
 	is_int(policy("sighup.max=3"), -1, "bounds on an enum refused");
 	like(err, "only numeric settings have bounds", "says why");
-	is_int(policy("nccl-heartbeat.min=abc"), -1, "non-numeric bound refused");
-	like(err, "plugstack.conf argument 1: nccl-heartbeat.min: invalid bound "
+	is_int(policy("nccl-heartbeat.min=abc"), -1,
+	       "non-numeric bound refused");
+	like(err,
+	     "plugstack.conf argument 1: nccl-heartbeat.min: invalid bound "
 	     "'abc'; accepted: 1 to 2678400",
 	     "plugstack.conf arguments are quoted (the file is readable)");
 	is_int(policy("nccl-heartbeat.min=600 nccl-heartbeat.max=300"), -1,
 	       "min > max refused");
-	like(err, "plugstack.conf argument 1: nccl-heartbeat.min=600 is greater "
+	like(err,
+	     "plugstack.conf argument 1: nccl-heartbeat.min=600 is greater "
 	     "than nccl-heartbeat.max=300 (plugstack.conf argument 2)",
 	     "min > max error names where both bounds were set");
 	is_int(policy("nccl-heartbeat=100 nccl-heartbeat.min=300"), -1,
@@ -162,35 +194,48 @@ static void test_policy_args(void)
 	is_int(policy("enforce=nccl-heartbeat"), -1,
 	       "enforce of a knob without value or built-in refused");
 	like(err, "add nccl-heartbeat=VALUE", "tells how to fix");
-	is_int(policy("enforce=sighup"), 0, "enforce of a built-in is accepted");
+	is_int(policy("enforce=sighup"), 0,
+	       "enforce of a built-in is accepted");
 	is_str(pol.def[TE_S_SIGHUP].text, "shield", "enforced built-in value");
-	is_int(policy("enforce=sighup,nope"), -1, "unknown name in enforce refused");
+	is_int(policy("enforce=sighup,nope"), -1,
+	       "unknown name in enforce refused");
 	like(err, "enforce=: unknown setting 'nope'", "names the bad entry");
 	is_int(policy("enforce="), -1, "empty enforce refused");
 	is_int(policy("conf=relative.conf"), -1, "relative conf path refused");
-	is_int(policy("conf=/nonexistent/trainenv.conf"), -1, "missing conf file refused");
-	like(err, "cannot open the policy file: No such file", "with errno text");
+	is_int(policy("conf=/nonexistent/trainenv.conf"), -1,
+	       "missing conf file refused");
+	like(err, "cannot open the policy file: No such file",
+	     "with errno text");
 	is_int(policy("enforce=sighup sighup=default"), 0,
 	       "order of enforce and value does not matter");
-	is_str(pol.def[TE_S_SIGHUP].text, "default", "enforced admin value kept");
+	is_str(pol.def[TE_S_SIGHUP].text, "default",
+	       "enforced admin value kept");
 
 	/* the fence key: admin only, auto|off|NODES */
-	is_int(policy("fence-tree-min-nodes=64"), 0, "fence-tree-min-nodes=64 parses");
+	is_int(policy("fence-tree-min-nodes=64"), 0,
+	       "fence-tree-min-nodes=64 parses");
 	ok(pol.def[TE_S_FENCE_TREE_MIN_NODES].word == TE_W_VALUE &&
-	   pol.def[TE_S_FENCE_TREE_MIN_NODES].num == 64, "64 is a node count");
-	is_int(policy("fence-tree-min-nodes=off"), 0, "fence-tree-min-nodes=off parses");
-	is_int(pol.def[TE_S_FENCE_TREE_MIN_NODES].word, TE_W_FENCE_TREE_OFF, "off is the word off");
-	is_int(policy("fence-tree-min-nodes=0"), -1, "fence-tree-min-nodes=0 refused");
-	like(err, "fence-tree-min-nodes: invalid value '0'; accepted: 1 to 65535 nodes, or auto or off",
+		   pol.def[TE_S_FENCE_TREE_MIN_NODES].num == 64,
+	   "64 is a node count");
+	is_int(policy("fence-tree-min-nodes=off"), 0,
+	       "fence-tree-min-nodes=off parses");
+	is_int(pol.def[TE_S_FENCE_TREE_MIN_NODES].word, TE_W_FENCE_TREE_OFF,
+	       "off is the word off");
+	is_int(policy("fence-tree-min-nodes=0"), -1,
+	       "fence-tree-min-nodes=0 refused");
+	like(err,
+	     "fence-tree-min-nodes: invalid value '0'; accepted: 1 to 65535 nodes, or auto or off",
 	     "the error names the key and the accepted values");
-	is_int(policy("fence-tree-min-nodes=tree"), -1, "a fence name is no value here");
+	is_int(policy("fence-tree-min-nodes=tree"), -1,
+	       "a fence name is no value here");
 	ok(te_settings[TE_S_FENCE_TREE_MIN_NODES].flags & TE_F_NO_OPTION,
 	   "fence-tree-min-nodes is an admin-only key");
-	is_str(te_settings[TE_S_FENCE_TREE_MIN_NODES].builtin, "auto", "built-in: auto (TreeWidth)");
+	is_str(te_settings[TE_S_FENCE_TREE_MIN_NODES].builtin, "auto",
+	       "built-in: auto (TreeWidth)");
 	ok(TE_S_FENCE_TREE_MIN_NODES == TE_S_REQUEUE_NO_PROGRESS + 1,
 	   "listed after the other admin policy keys, before helper-dir");
 	ok(TE_S_LAUNCH_TREE_WIDTH == TE_S_FENCE_TREE_MIN_NODES + 1 &&
-	   TE_S_HELPER_DIR == TE_S_LAUNCH_TREE_WIDTH + 1,
+		   TE_S_HELPER_DIR == TE_S_LAUNCH_TREE_WIDTH + 1,
 	   "  then launch-tree-width, then helper-dir");
 }
 
@@ -222,10 +267,12 @@ static void test_policy_file(void)
 	te_snprintf(arg, sizeof(arg), "conf=%s", path);
 
 	write_file(path, good, sizeof(good) - 1, 0644);
-	is_int(policy(arg), 0, "policy file with comments, blanks, CRLF parses");
+	is_int(policy(arg), 0,
+	       "policy file with comments, blanks, CRLF parses");
 	is_str(pol.def[TE_S_SIGHUP].text, "default", "file value read");
 	ok(pol.enforced[TE_S_SIGHUP], "file enforce read");
-	is_int(pol.def[TE_S_NCCL_HEARTBEAT].num, 1200, "inline comment stripped");
+	is_int(pol.def[TE_S_NCCL_HEARTBEAT].num, 1200,
+	       "inline comment stripped");
 	like(pol.def[TE_S_NCCL_HEARTBEAT].origin, ":4", "origin is FILE:LINE");
 
 	write_file(path, "sighup=ignore\nwhat=ever\n", 24, 0644);
@@ -239,12 +286,15 @@ static void test_policy_file(void)
 	 * job's user cannot read. */
 	write_file(path, "nccl-heartbeat.max=s3cr3t\n", 26, 0644);
 	is_int(policy(arg), -1, "bad bound in file refused");
-	like(err, "p.conf:1: nccl-heartbeat.max: invalid bound; accepted: 1 to "
-	     "2678400", "names file:line, the setting and what is wrong");
+	like(err,
+	     "p.conf:1: nccl-heartbeat.max: invalid bound; accepted: 1 to "
+	     "2678400",
+	     "names file:line, the setting and what is wrong");
 	ok(!strstr(err, "s3cr3t"), "... without the value (%s)", err);
 	write_file(path, "sighup=s3cr3t\n", 14, 0644);
 	is_int(policy(arg), -1, "bad value in file refused");
-	is_str(strstr(err, "p.conf:1:"), "p.conf:1: sighup: invalid value; "
+	is_str(strstr(err, "p.conf:1:"),
+	       "p.conf:1: sighup: invalid value; "
 	       "accepted: shield, ignore or default",
 	       "bad value: file:line, setting, accepted values");
 	write_file(path, "root:s3cr3t:19000:0:99999:7:::\n", 31, 0644);
@@ -264,8 +314,10 @@ static void test_policy_file(void)
 	ok(!strstr(err, "s3cr3t"), "... without the list (%s)", err);
 	write_file(path, "sighup=s3cr3t\x01\n", 15, 0644);
 	is_int(policy(arg), -1, "a control character refused");
-	is_str(strstr(err, "p.conf:1:"), "p.conf:1: control or non-ASCII "
-	       "characters", "... without the line");
+	is_str(strstr(err, "p.conf:1:"),
+	       "p.conf:1: control or non-ASCII "
+	       "characters",
+	       "... without the line");
 
 	write_file(path, "conf=/etc/other\n", 16, 0644);
 	is_int(policy(arg), -1, "conf= inside a policy file refused");
@@ -306,10 +358,13 @@ static void test_policy_file(void)
 		write_file(path, "sighup=ignore\n", 14, 0644);
 		te_snprintf(link_path, sizeof(link_path), "%s/link.conf", dir);
 		te_snprintf(link_arg, sizeof(link_arg), "conf=%s", link_path);
-		ok(symlink(path, link_path) == 0, "a link to a good policy file");
-		is_int(policy(link_arg), -1, "conf= naming a symbolic link refused");
+		ok(symlink(path, link_path) == 0,
+		   "a link to a good policy file");
+		is_int(policy(link_arg), -1,
+		       "conf= naming a symbolic link refused");
 		like(err, "link.conf: is a symbolic link", "says it is a link");
-		is_int(policy(arg), 0, "the file itself, by its own path, is read");
+		is_int(policy(arg), 0,
+		       "the file itself, by its own path, is read");
 		unlink(link_path);
 	}
 
@@ -324,31 +379,39 @@ static void test_precedence(void)
 	reset_inputs();
 	is_int(resolve(), 0, "resolve with admin default only");
 	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].num, 900, "admin default used");
-	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_ADMIN, "source admin default");
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_ADMIN,
+	       "source admin default");
 
 	fake_env[0] = "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=1000";
 	resolve();
-	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].num, 1000, "environment beats admin default");
-	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_ENV, "source environment");
-	is_str(cfg.v[TE_S_NCCL_HEARTBEAT].origin, "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC",
-	       "origin names the variable");
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].num, 1000,
+	       "environment beats admin default");
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_ENV,
+	       "source environment");
+	is_str(cfg.v[TE_S_NCCL_HEARTBEAT].origin,
+	       "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC", "origin names the variable");
 
 	opts[TE_S_NCCL_HEARTBEAT] = "1200";
 	resolve();
-	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].num, 1200, "option beats environment");
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].num, 1200,
+	       "option beats environment");
 	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_OPTION, "source option");
 
 	policy("nccl-heartbeat=900 nccl-heartbeat.max=3600 enforce=nccl-heartbeat");
 	is_int(resolve(), 0, "enforced resolve succeeds despite option");
 	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].num, 900, "enforced beats option");
-	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_ENFORCED, "source enforced");
+	is_int(cfg.v[TE_S_NCCL_HEARTBEAT].src, TE_SRC_ENFORCED,
+	       "source enforced");
 	is_int(cfg.nwarn, 1, "one warning for the overridden option");
-	like(cfg.warn[0], "--train-nccl-heartbeat=1200 ignored: the site enforces "
-	     "nccl-heartbeat=900", "warning names option and enforced value");
+	like(cfg.warn[0],
+	     "--train-nccl-heartbeat=1200 ignored: the site enforces "
+	     "nccl-heartbeat=900",
+	     "warning names option and enforced value");
 
 	opts[TE_S_NCCL_HEARTBEAT] = "900";
 	resolve();
-	is_int(cfg.nwarn, 0, "no warning when the option equals the enforced value");
+	is_int(cfg.nwarn, 0,
+	       "no warning when the option equals the enforced value");
 
 	policy("");
 	reset_inputs();
@@ -366,8 +429,10 @@ static void test_precedence(void)
 	reset_inputs();
 	opts[TE_S_NCCL_HEARTBEAT] = "100";
 	is_int(resolve(), -1, "option below site minimum refused");
-	like(err, "--train-nccl-heartbeat: 100 is below the site minimum; "
-	     "accepted: 300 to 3600 seconds (site bounds)", "names option and bounds");
+	like(err,
+	     "--train-nccl-heartbeat: 100 is below the site minimum; "
+	     "accepted: 300 to 3600 seconds (site bounds)",
+	     "names option and bounds");
 	opts[TE_S_NCCL_HEARTBEAT] = "7200";
 	is_int(resolve(), -1, "option above site maximum refused");
 	like(err, "above the site maximum", "says above the maximum");
@@ -378,7 +443,8 @@ static void test_precedence(void)
 	reset_inputs();
 	fake_env[0] = "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=10";
 	is_int(resolve(), -1, "environment value outside bounds refused");
-	like(err, "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC in the job environment "
+	like(err,
+	     "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC in the job environment "
 	     "(setting nccl-heartbeat): 10 is below the site minimum",
 	     "names the variable and the bounds");
 	fake_env[0] = "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=soon";
@@ -388,14 +454,16 @@ static void test_precedence(void)
 	reset_inputs();
 	opts[TE_S_NCCL_HEARTBEAT] = "0";
 	is_int(resolve(), -1, "option below the hard limit refused");
-	like(err, "--train-nccl-heartbeat: invalid value '0'; accepted: 300 to "
+	like(err,
+	     "--train-nccl-heartbeat: invalid value '0'; accepted: 300 to "
 	     "3600 seconds (site bounds)",
 	     "invalid option: accepted names the site bounds, not the hard limits");
 	{
 		char e2[TE_ERR_MAX];
 
-		is_int(te_check_user_value(&pol, TE_S_NCCL_HEARTBEAT, "soon", e2,
-					   sizeof(e2)), -1, "early check refuses junk");
+		is_int(te_check_user_value(&pol, TE_S_NCCL_HEARTBEAT, "soon",
+					   e2, sizeof(e2)),
+		       -1, "early check refuses junk");
 		like(e2, "accepted: 300 to 3600 seconds (site bounds)",
 		     "early check: accepted names the site bounds");
 	}
@@ -407,27 +475,32 @@ static void test_precedence(void)
 	is_str(cfg.v[TE_S_SIGHUP].text, "default", "admin default for sighup");
 	policy("sighup=ignore");
 	resolve();
-	is_str(cfg.v[TE_S_SIGHUP].text, "ignore", "admin default sighup=ignore (the old built-in)");
+	is_str(cfg.v[TE_S_SIGHUP].text, "ignore",
+	       "admin default sighup=ignore (the old built-in)");
 	is_int(cfg.v[TE_S_SIGHUP].src, TE_SRC_ADMIN, "from the admin");
 	policy("sighup=ignore enforce=sighup");
 	opts[TE_S_SIGHUP] = "shield";
 	resolve();
-	is_str(cfg.v[TE_S_SIGHUP].text, "ignore", "enforced sighup=ignore beats --train-sighup=shield");
+	is_str(cfg.v[TE_S_SIGHUP].text, "ignore",
+	       "enforced sighup=ignore beats --train-sighup=shield");
 	policy("sighup=default");
 	reset_inputs();
 	resolve();
 	opts[TE_S_SIGHUP] = "ignore";
 	opts[TE_S_TRAIN] = "off";
 	resolve();
-	is_str(cfg.v[TE_S_SIGHUP].text, "ignore", "option beats admin default (enum)");
+	is_str(cfg.v[TE_S_SIGHUP].text, "ignore",
+	       "option beats admin default (enum)");
 	is_str(cfg.v[TE_S_TRAIN].text, "off", "--train=off");
 	policy("train=on enforce=train");
 	resolve();
-	is_str(cfg.v[TE_S_TRAIN].text, "on", "enforce=train keeps the plugin on");
+	is_str(cfg.v[TE_S_TRAIN].text, "on",
+	       "enforce=train keeps the plugin on");
 	is_int(cfg.nwarn, 1, "and warns the user");
 	opts[TE_S_SIGHUP] = "sometimes";
 	is_int(resolve(), -1, "bad enum option refused");
-	like(err, "--train-sighup: invalid value 'sometimes'; accepted: shield, ignore or default",
+	like(err,
+	     "--train-sighup: invalid value 'sometimes'; accepted: shield, ignore or default",
 	     "names option and accepted values");
 }
 
@@ -457,10 +530,12 @@ static void test_inherited(void)
 	 * maximum of 3600 and no site default). */
 	policy("nccl-heartbeat.max=3600");
 	is_int(te_config_decode(&inh, "nccl-heartbeat:2:5000:x", err,
-				sizeof(err)), 0, "a forged TRAINENV_SETTINGS decodes");
+				sizeof(err)),
+	       0, "a forged TRAINENV_SETTINGS decodes");
 	fake_env[0] = "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=5000";
 	is_int(te_resolve(&pol, opts, fake_getenv, NULL, &inh, &cfg, err,
-			  sizeof(err)), -1,
+			  sizeof(err)),
+	       -1,
 	       "forged TRAINENV_SETTINGS: an out-of-bounds value is still refused");
 	like(err, "5000 is above the site maximum",
 	     "forged TRAINENV_SETTINGS: the error names the bound");
@@ -486,7 +561,8 @@ static void test_encoding(void)
 	te_strlcpy(cfg.v[TE_S_NCCL_HEARTBEAT].origin, "odd origin: % ; \"x\"",
 		   TE_ORIGIN_MAX);
 	is_int(te_config_encode(&cfg, enc, sizeof(enc)), 0, "encode");
-	ok(!strchr(enc, '\n') && !strchr(enc, '='), "encoding has no newline or '='");
+	ok(!strchr(enc, '\n') && !strchr(enc, '='),
+	   "encoding has no newline or '='");
 	is_int(te_config_decode(&back, enc, err, sizeof(err)), 0, "decode");
 	for (i = 0; i < TE_S_COUNT; i++)
 		if (strcmp(back.v[i].text, cfg.v[i].text) ||
@@ -512,7 +588,7 @@ static void test_encoding(void)
 	   "encoded NUL refused");
 	ok(te_config_decode(&back, "future-knob:1:x: sighup:4:default:o", err,
 			    sizeof(err)) == 0 &&
-	   !strcmp(back.v[TE_S_SIGHUP].text, "default"),
+		   !strcmp(back.v[TE_S_SIGHUP].text, "default"),
 	   "unknown names from a newer trainenv are skipped");
 	ok(te_config_decode(&back, "sighup:1:a:b:c", err, sizeof(err)) < 0,
 	   "extra field refused");
@@ -523,12 +599,15 @@ static void test_strutil(void)
 	char b[8], q[16];
 	uint64_t n;
 
-	is_int(te_strlcpy(b, "abcdefghij", sizeof(b)), 10, "strlcpy returns source length");
+	is_int(te_strlcpy(b, "abcdefghij", sizeof(b)), 10,
+	       "strlcpy returns source length");
 	is_str(b, "abcdefg", "strlcpy truncates and terminates");
-	is_int(te_snprintf(b, sizeof(b), "%s", "toolongtext"), -1, "snprintf reports truncation");
+	is_int(te_snprintf(b, sizeof(b), "%s", "toolongtext"), -1,
+	       "snprintf reports truncation");
 	is_int(te_parse_u64("18446744073709551615", UINT64_MAX, &n), -1,
 	       "20 digits refused even when representable");
-	is_int(te_parse_u64("1844674407370955161", UINT64_MAX, &n), 0, "19 digits accepted");
+	is_int(te_parse_u64("1844674407370955161", UINT64_MAX, &n), 0,
+	       "19 digits accepted");
 	te_quote(q, sizeof(q), "a\nb\x01");
 	is_str(q, "a\\x0ab\\x01", "quote escapes control bytes");
 	te_quote(q, sizeof(q), "0123456789abcdefghij");
@@ -568,7 +647,8 @@ static void test_word_names(void)
 		int id, word;
 		const char *text;
 	} names[] = {
-		{ TE_S_TRAIN, TE_W_ON, "on" }, { TE_S_TRAIN, TE_W_OFF, "off" },
+		{ TE_S_TRAIN, TE_W_ON, "on" },
+		{ TE_S_TRAIN, TE_W_OFF, "off" },
 		{ TE_S_SIGHUP, TE_W_SIGHUP_SHIELD, "shield" },
 		{ TE_S_SIGHUP, TE_W_SIGHUP_IGNORE, "ignore" },
 		{ TE_S_SIGHUP, TE_W_SIGHUP_DEFAULT, "default" },
@@ -576,17 +656,21 @@ static void test_word_names(void)
 		{ TE_S_NCCL_MONITORING, TE_W_OFF, "off" },
 		{ TE_S_NCCL_ASYNC_ERRORS, TE_W_ASYNC_OFF, "off" },
 		{ TE_S_NCCL_ASYNC_ERRORS, TE_W_ASYNC_TEAR_DOWN, "tear-down" },
-		{ TE_S_NCCL_ASYNC_ERRORS, TE_W_ASYNC_CLEANUP_ONLY, "cleanup-only" },
-		{ TE_S_NCCL_ASYNC_ERRORS, TE_W_ASYNC_SKIP_CLEANUP, "skip-cleanup" },
+		{ TE_S_NCCL_ASYNC_ERRORS, TE_W_ASYNC_CLEANUP_ONLY,
+		  "cleanup-only" },
+		{ TE_S_NCCL_ASYNC_ERRORS, TE_W_ASYNC_SKIP_CLEANUP,
+		  "skip-cleanup" },
 		{ TE_S_NCCL_BLOCKING_WAIT, TE_W_ON, "on" },
 		{ TE_S_NCCL_BLOCKING_WAIT, TE_W_OFF, "off" },
 		{ TE_S_NCCL_DESYNC_DEBUG, TE_W_ON, "on" },
 		{ TE_S_NCCL_DESYNC_DEBUG, TE_W_OFF, "off" },
-		{ TE_S_NCCL_DUMP, TE_W_ON, "on" }, { TE_S_NCCL_DUMP, TE_W_OFF, "off" },
+		{ TE_S_NCCL_DUMP, TE_W_ON, "on" },
+		{ TE_S_NCCL_DUMP, TE_W_OFF, "off" },
 		{ TE_S_LAUNCHER, TE_W_LAUNCHER_AUTO, "auto" },
 		{ TE_S_LAUNCHER, TE_W_LAUNCHER_TASK, "task" },
 		{ TE_S_LAUNCHER, TE_W_LAUNCHER_TORCHRUN, "torchrun" },
-		{ TE_S_RANK_ENV, TE_W_YES, "yes" }, { TE_S_RANK_ENV, TE_W_NO, "no" },
+		{ TE_S_RANK_ENV, TE_W_YES, "yes" },
+		{ TE_S_RANK_ENV, TE_W_NO, "no" },
 		{ TE_S_IGNORE_SIGNALS, TE_W_SIGLIST_NONE, "none" },
 		{ TE_S_FAILURE_REPORT, TE_W_ON, "on" },
 		{ TE_S_FAILURE_REPORT, TE_W_OFF, "off" },
@@ -603,7 +687,8 @@ static void test_word_names(void)
 		{ TE_S_RDZV, TE_W_RDZV_PMIX, "pmix" },
 		{ TE_S_RDZV, TE_W_RDZV_COMPUTED, "computed" },
 		{ TE_S_BARRIER, TE_W_BARRIER_OFF, "off" },
-		{ TE_S_BARRIER, TE_W_BARRIER_FIRST_COLLECTIVE, "first-collective" },
+		{ TE_S_BARRIER, TE_W_BARRIER_FIRST_COLLECTIVE,
+		  "first-collective" },
 		{ TE_S_VERSION_CHECK, TE_W_VCHECK_WARN, "warn" },
 		{ TE_S_VERSION_CHECK, TE_W_VCHECK_FAIL, "fail" },
 		{ TE_S_VERSION_CHECK, TE_W_VCHECK_OFF, "off" },
@@ -642,14 +727,17 @@ static void test_word_names(void)
 		if (!s->words || !s->words[names[i].word] ||
 		    strcmp(s->words[names[i].word], names[i].text) ||
 		    te_value_parse(names[i].id, names[i].text, 0, &v, err,
-				   sizeof(err)) < 0 || v.word != names[i].word) {
-			printf("# %s: name %d is not '%s'\n", s->name, names[i].word,
-			     names[i].text);
+				   sizeof(err)) < 0 ||
+		    v.word != names[i].word) {
+			printf("# %s: name %d is not '%s'\n", s->name,
+			       names[i].word, names[i].text);
 			bad++;
 		}
 	}
-	is_int(bad, 0, "every named word (%zu) is its setting's word at "
-	       "that name and parses to it", nn);
+	is_int(bad, 0,
+	       "every named word (%zu) is its setting's word at "
+	       "that name and parses to it",
+	       nn);
 	for (id = 0; id < TE_S_COUNT; id++)
 		for (w = 0; te_settings[id].words && te_settings[id].words[w];
 		     w++) {
@@ -658,33 +746,38 @@ static void test_word_names(void)
 					break;
 			if (k == nn) {
 				printf("# %s: word '%s' has no name\n",
-				     te_settings[id].name,
-				     te_settings[id].words[w]);
+				       te_settings[id].name,
+				       te_settings[id].words[w]);
 				unnamed++;
 			}
 		}
 	is_int(unnamed, 0, "every word of every setting has a name");
 	ok(te_value_parse(TE_S_TRAIN, "true", 0, &v, err, sizeof(err)) == 0 &&
-	   v.word == TE_W_TRUE && te_value_parse(TE_S_RANK_ENV, "0", 0, &v,
-	   err, sizeof(err)) == 0 && v.word == TE_W_FALSE,
+		   v.word == TE_W_TRUE &&
+		   te_value_parse(TE_S_RANK_ENV, "0", 0, &v, err,
+				  sizeof(err)) == 0 &&
+		   v.word == TE_W_FALSE,
 	   "a boolean's true is TE_W_TRUE, its false TE_W_FALSE");
 	ok(te_value_parse(TE_S_NCCL_DUMP, "on", 0, &v, err, sizeof(err)) == 0 &&
-	   !strcmp(te_value_env_text(TE_S_NCCL_DUMP, &v), "1"),
+		   !strcmp(te_value_env_text(TE_S_NCCL_DUMP, &v), "1"),
 	   "a boolean's true is written as 1 in the job environment");
 	ok(te_value_parse(TE_S_NCCL_ASYNC_ERRORS, "cleanup-only", 0, &v, err,
 			  sizeof(err)) == 0 &&
-	   !strcmp(te_value_env_text(TE_S_NCCL_ASYNC_ERRORS, &v), "2"),
+		   !strcmp(te_value_env_text(TE_S_NCCL_ASYNC_ERRORS, &v), "2"),
 	   "async errors: cleanup-only is written as 2");
-	ok(te_value_parse(TE_S_BIND, "numa,verbose", 0, &v, err,
-			  sizeof(err)) == 0 && v.word == TE_W_BIND_NUMA &&
-	   (v.num & (1u << TE_M_BIND_VERBOSE)) &&
-	   !strcmp(te_settings[TE_S_BIND].mods[TE_M_BIND_VERBOSE], "verbose"),
+	ok(te_value_parse(TE_S_BIND, "numa,verbose", 0, &v, err, sizeof(err)) ==
+			   0 &&
+		   v.word == TE_W_BIND_NUMA &&
+		   (v.num & (1u << TE_M_BIND_VERBOSE)) &&
+		   !strcmp(te_settings[TE_S_BIND].mods[TE_M_BIND_VERBOSE],
+			   "verbose"),
 	   "bind=numa,verbose: TE_W_BIND_NUMA with the TE_M_BIND_VERBOSE bit");
 	ok(te_value_parse(TE_S_BARRIER, "120", 0, &v, err, sizeof(err)) == 0 &&
-	   v.word == TE_W_VALUE && v.num == 120,
+		   v.word == TE_W_VALUE && v.num == 120,
 	   "barrier=120: a number is TE_W_VALUE, not a word");
 	ok(te_value_parse(TE_S_TOPOLOGY_CACHE, "/var/cache/x", 0, &v, err,
-			  sizeof(err)) == 0 && v.word == TE_W_VALUE,
+			  sizeof(err)) == 0 &&
+		   v.word == TE_W_VALUE,
 	   "topology-cache=DIR: a path is TE_W_VALUE");
 }
 
@@ -696,28 +789,42 @@ static void test_recovery_values(void)
 	char *argv[4];
 
 	ok(te_value_parse(TE_S_TIME_SIGNAL, "USR1@100", 0, &v, err,
-			  sizeof(err)) == 0 && v.num == 100 &&
-	   v.num2 == SIGUSR1 && v.word == TE_W_VALUE &&
-	   !strcmp(v.text, "USR1@100"), "time-signal=USR1@100: 100 s, SIGUSR1");
+			  sizeof(err)) == 0 &&
+		   v.num == 100 && v.num2 == SIGUSR1 && v.word == TE_W_VALUE &&
+		   !strcmp(v.text, "USR1@100"),
+	   "time-signal=USR1@100: 100 s, SIGUSR1");
 	ok(te_value_parse(TE_S_TIME_SIGNAL, "SIGTERM@60", 0, &v, err,
-			  sizeof(err)) == 0 && v.num2 == SIGTERM &&
-	   !strcmp(v.text, "TERM@60"), "the SIG prefix is taken, the text is canonical");
-	ok(te_value_parse(TE_S_TIME_SIGNAL, "off", 0, &v, err, sizeof(err)) == 0 &&
-	   v.word == TE_W_TIME_SIGNAL_OFF, "time-signal=off");
+			  sizeof(err)) == 0 &&
+		   v.num2 == SIGTERM && !strcmp(v.text, "TERM@60"),
+	   "the SIG prefix is taken, the text is canonical");
+	ok(te_value_parse(TE_S_TIME_SIGNAL, "off", 0, &v, err, sizeof(err)) ==
+			   0 &&
+		   v.word == TE_W_TIME_SIGNAL_OFF,
+	   "time-signal=off");
 	ok(te_value_parse(TE_S_TIME_SIGNAL, "KILL@100", 0, &v, err,
-			  sizeof(err)) < 0, "KILL is refused (nothing to catch)");
-	like(err, "SIG one of USR1, USR2, TERM, INT", "the error lists the signals");
-	ok(te_value_parse(TE_S_TIME_SIGNAL, "USR1@0", 0, &v, err, sizeof(err)) < 0 &&
-	   te_value_parse(TE_S_TIME_SIGNAL, "USR1@", 0, &v, err, sizeof(err)) < 0 &&
-	   te_value_parse(TE_S_TIME_SIGNAL, "@100", 0, &v, err, sizeof(err)) < 0 &&
-	   te_value_parse(TE_S_TIME_SIGNAL, "USR1", 0, &v, err, sizeof(err)) < 0 &&
-	   te_value_parse(TE_S_TIME_SIGNAL, "USR1@1e3", 0, &v, err, sizeof(err)) < 0 &&
-	   te_value_parse(TE_S_TIME_SIGNAL, "usr1@100", 0, &v, err, sizeof(err)) < 0 &&
-	   te_value_parse(TE_S_TIME_SIGNAL, "USR1@100@3", 0, &v, err, sizeof(err)) < 0 &&
-	   te_value_parse(TE_S_TIME_SIGNAL, "USR1@99999999999999999999", 0, &v,
-			  err, sizeof(err)) < 0 &&
-	   te_value_parse(TE_S_TIME_SIGNAL, "SIGSIGUSR1@5", 0, &v, err,
-			  sizeof(err)) < 0, "malformed SIG@SECONDS refused");
+			  sizeof(err)) < 0,
+	   "KILL is refused (nothing to catch)");
+	like(err, "SIG one of USR1, USR2, TERM, INT",
+	     "the error lists the signals");
+	ok(te_value_parse(TE_S_TIME_SIGNAL, "USR1@0", 0, &v, err, sizeof(err)) <
+			   0 &&
+		   te_value_parse(TE_S_TIME_SIGNAL, "USR1@", 0, &v, err,
+				  sizeof(err)) < 0 &&
+		   te_value_parse(TE_S_TIME_SIGNAL, "@100", 0, &v, err,
+				  sizeof(err)) < 0 &&
+		   te_value_parse(TE_S_TIME_SIGNAL, "USR1", 0, &v, err,
+				  sizeof(err)) < 0 &&
+		   te_value_parse(TE_S_TIME_SIGNAL, "USR1@1e3", 0, &v, err,
+				  sizeof(err)) < 0 &&
+		   te_value_parse(TE_S_TIME_SIGNAL, "usr1@100", 0, &v, err,
+				  sizeof(err)) < 0 &&
+		   te_value_parse(TE_S_TIME_SIGNAL, "USR1@100@3", 0, &v, err,
+				  sizeof(err)) < 0 &&
+		   te_value_parse(TE_S_TIME_SIGNAL, "USR1@99999999999999999999",
+				  0, &v, err, sizeof(err)) < 0 &&
+		   te_value_parse(TE_S_TIME_SIGNAL, "SIGSIGUSR1@5", 0, &v, err,
+				  sizeof(err)) < 0,
+	   "malformed SIG@SECONDS refused");
 	te_policy_init(&tpol);
 	argv[0] = "time-signal.min=60";
 	argv[1] = "time-signal.max=600";
@@ -725,21 +832,26 @@ static void test_recovery_values(void)
 	ok(te_policy_args(&tpol, 3, argv, err, sizeof(err)) == 0,
 	   "time-signal and requeue take site bounds");
 	ok(te_check_user_value(&tpol, TE_S_TIME_SIGNAL, "USR2@30", err,
-			       sizeof(err)) < 0, "below the site minimum refused");
+			       sizeof(err)) < 0,
+	   "below the site minimum refused");
 	like(err, "below the site minimum", "and says so");
 	ok(te_check_user_value(&tpol, TE_S_TIME_SIGNAL, "USR2@300", err,
-			       sizeof(err)) == 0, "inside the bounds taken");
+			       sizeof(err)) == 0,
+	   "inside the bounds taken");
 	ok(te_check_user_value(&tpol, TE_S_REQUEUE, "4", err, sizeof(err)) < 0,
 	   "requeue above the site maximum refused");
 	ok(te_value_parse(TE_S_REQUEUE_SIGNALS, "BUS,sigsegv", 0, &v, err,
 			  sizeof(err)) == 0 &&
-	   v.num == ((1ULL << SIGBUS) | (1ULL << SIGSEGV)) &&
-	   !strcmp(v.text, "BUS,SEGV"), "requeue-signals=BUS,sigsegv");
+		   v.num == ((1ULL << SIGBUS) | (1ULL << SIGSEGV)) &&
+		   !strcmp(v.text, "BUS,SEGV"),
+	   "requeue-signals=BUS,sigsegv");
 	ok(te_value_parse(TE_S_REQUEUE_SIGNALS, "PIPE", 0, &v, err,
-			  sizeof(err)) < 0, "requeue-signals refuses PIPE");
+			  sizeof(err)) < 0,
+	   "requeue-signals refuses PIPE");
 	like(err, "BUS, SEGV, ILL", "its error lists the fault signals");
-	ok(te_value_parse(TE_S_IGNORE_SIGNALS, "BUS", 0, &v, err,
-			  sizeof(err)) < 0, "ignore-signals still refuses BUS");
+	ok(te_value_parse(TE_S_IGNORE_SIGNALS, "BUS", 0, &v, err, sizeof(err)) <
+		   0,
+	   "ignore-signals still refuses BUS");
 	like(err, "PIPE, TTIN", "its error lists the ignorable signals");
 }
 
@@ -766,24 +878,26 @@ static void test_settings_list(void)
 		if (j == n) {
 			same = 0;
 			printf("# added: '%s' is in the table, not in %s\n",
-			     te_settings[i].name, TE_SETTINGS_LIST);
+			       te_settings[i].name, TE_SETTINGS_LIST);
 		}
 	}
 	for (j = 0; j < n; j++)
 		if (te_setting_find(names[j]) < 0) {
 			same = 0;
 			printf("# removed: '%s' is in %s, not in the table\n",
-			     names[j], TE_SETTINGS_LIST);
+			       names[j], TE_SETTINGS_LIST);
 		}
 	for (i = 0; same && i < TE_S_COUNT && i < n; i++)
 		if (strcmp(names[i], te_settings[i].name)) {
 			same = 0;
 			printf("# moved: entry %d is '%s' in the table, '%s' in %s\n",
-			     i + 1, te_settings[i].name, names[i],
-			     TE_SETTINGS_LIST);
+			       i + 1, te_settings[i].name, names[i],
+			       TE_SETTINGS_LIST);
 		}
-	ok(same && n == TE_S_COUNT, "the table's %d names are the list's %d, "
-	   "in its order", TE_S_COUNT, n);
+	ok(same && n == TE_S_COUNT,
+	   "the table's %d names are the list's %d, "
+	   "in its order",
+	   TE_S_COUNT, n);
 }
 
 /* The accessors that give the rest of the tree a row's bound and default,
@@ -799,17 +913,18 @@ static void test_accessors(void)
 	is_int((int)te_setting_max(TE_S_BARRIER), 604800,
 	       "te_setting_max(barrier): a week");
 	ok(te_setting_max(TE_S_EXIT_GRACE) == TE_WEEK_S &&
-	   te_setting_max(TE_S_STALL) == TE_WEEK_S &&
-	   te_setting_max(TE_S_TIME_SIGNAL) == TE_WEEK_S &&
-	   te_setting_max(TE_S_BARRIER_SKEW_WARN) == TE_WEEK_S &&
-	   TE_WEEK_S == 604800,
+		   te_setting_max(TE_S_STALL) == TE_WEEK_S &&
+		   te_setting_max(TE_S_TIME_SIGNAL) == TE_WEEK_S &&
+		   te_setting_max(TE_S_BARRIER_SKEW_WARN) == TE_WEEK_S &&
+		   TE_WEEK_S == 604800,
 	   "the other seconds settings: TE_WEEK_S, 604800");
 	is_int((int)te_setting_max(TE_S_LAUNCH_TREE_WIDTH), 1024,
 	       "te_setting_max(launch-tree-width): 1024");
 	is_int((int)te_setting_max(-1), 0, "no such setting: 0");
 	is_int((int)te_setting_builtin_num(TE_S_BARRIER), 300,
 	       "te_setting_builtin_num(barrier): 300");
-	is_int(TE_BARRIER_BUILTIN_S, 300, "  TE_BARRIER_BUILTIN_S is the row's");
+	is_int(TE_BARRIER_BUILTIN_S, 300,
+	       "  TE_BARRIER_BUILTIN_S is the row's");
 	is_str(te_settings[TE_S_BARRIER].builtin, "300", "  its text \"300\"");
 	is_int((int)te_setting_builtin_num(TE_S_LAUNCH_TREE_WIDTH), 16,
 	       "te_setting_builtin_num(launch-tree-width): 16");
@@ -842,13 +957,13 @@ static void test_accessors(void)
 	user[TE_S_PORT_RANGE] = "31000-31010";
 	te_resolve(&pl, user, fake_getenv, NULL, NULL, &cf, e, sizeof(e));
 	ok(te_config_encode(&cf, enc, sizeof(enc)) == 0 &&
-	   te_config_decode(&dec, enc, e, sizeof(e)) == 0,
+		   te_config_decode(&dec, enc, e, sizeof(e)) == 0,
 	   "encode, decode");
 	ok(dec.v[TE_S_BARRIER].num == 604800 &&
-	   dec.v[TE_S_BARRIER].word == TE_W_VALUE &&
-	   dec.v[TE_S_PORT_RANGE].num == 31000 &&
-	   dec.v[TE_S_PORT_RANGE].num2 == 31010 &&
-	   dec.v[TE_S_SIGHUP].word == cf.v[TE_S_SIGHUP].word,
+		   dec.v[TE_S_BARRIER].word == TE_W_VALUE &&
+		   dec.v[TE_S_PORT_RANGE].num == 31000 &&
+		   dec.v[TE_S_PORT_RANGE].num2 == 31010 &&
+		   dec.v[TE_S_SIGHUP].word == cf.v[TE_S_SIGHUP].word,
 	   "  numbers and words decoded, not only the text");
 	is_int((int)te_setting_barrier_s(&dec, NULL), 604800,
 	       "  the decoded barrier's deadline: 604800");
@@ -865,13 +980,16 @@ static void test_accessors(void)
 				       te_settings[i].name);
 				ndiff++;
 			}
-		is_int(ndiff, 0, "  every set value decodes as the plugin had it");
+		is_int(ndiff, 0,
+		       "  every set value decodes as the plugin had it");
 	}
 	ok(te_config_decode(&dec, "barrier:4:604801:x", e, sizeof(e)) < 0,
 	   "a barrier past the row's bound: refused");
-	is_str(e, "TRAINENV_SETTINGS: item 'barrier': invalid value "
+	is_str(e,
+	       "TRAINENV_SETTINGS: item 'barrier': invalid value "
 	       "'604801'; accepted: 1 to 604800 seconds, or off or "
-	       "first-collective", "  naming the item and the row's "
+	       "first-collective",
+	       "  naming the item and the row's "
 	       "accepted values");
 }
 

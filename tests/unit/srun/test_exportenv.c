@@ -23,7 +23,8 @@ static const char *fake_getenv(void *ctx, const char *name)
 static char buf[64];
 static const char *get(const char *spec, const char *name)
 {
-	return te_export_getenv(spec, name, fake_getenv, NULL, buf, sizeof(buf));
+	return te_export_getenv(spec, name, fake_getenv, NULL, buf,
+				sizeof(buf));
 }
 
 #define HB "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC"
@@ -45,8 +46,10 @@ static void test_getenv(void)
 	       "ALL,NAME=VALUE: srun's own value wins (Slurm merges it last)");
 	is_str(get("NONE," HB "=800", HB), NULL, "NONE ends the list");
 	is_str(get(HB "=800,NONE", HB), "800", "items before NONE count");
-	is_str(get(HB "=800," HB "=900", HB), "900", "the last NAME=VALUE wins");
-	is_str(get("X=1,'" HB "=8,5'", HB), "8,5", "a quoted item keeps its comma");
+	is_str(get(HB "=800," HB "=900", HB), "900",
+	       "the last NAME=VALUE wins");
+	is_str(get("X=1,'" HB "=8,5'", HB), "8,5",
+	       "a quoted item keeps its comma");
 	is_str(get(HB "x=1", HB), NULL, "a longer name is another variable");
 	is_str(get("", HB), NULL, "an empty list: nothing");
 	fake_env[0] = NULL;

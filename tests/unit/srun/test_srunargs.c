@@ -76,8 +76,8 @@ static void test_table(void)
 	static const unsigned progs[] = { TE_SO_SRUN, TE_SO_SBATCH,
 					  TE_SO_SALLOC };
 	/* srun's options that take a value, per release above */
-	static const int srun_values[NRELS] = { 94, 94, 98, 96, 98, 98, 98,
-						98, 99, 102, 102 };
+	static const int srun_values[NRELS] = { 94, 94, 98, 96,	 98, 98,
+						98, 98, 99, 102, 102 };
 	size_t i, j, r, p;
 	int bad = 0, twice = 0;
 
@@ -99,7 +99,7 @@ static void test_table(void)
 		}
 	}
 	ok(!bad, "every row has a name, a kind, programs and since < until, "
-	   "in name order");
+		 "in name order");
 	for (r = 0; r < NRELS; r++)
 		for (p = 0; p < 3; p++)
 			for (i = 0; i < te_so_count; i++)
@@ -107,11 +107,13 @@ static void test_table(void)
 					const struct te_so *a = &te_so_table[i],
 							   *b = &te_so_table[j];
 
-					if (!active(a, progs[p], rels[r].yymm) ||
+					if (!active(a, progs[p],
+						    rels[r].yymm) ||
 					    !active(b, progs[p], rels[r].yymm))
 						continue;
 					if (!strcmp(a->name, b->name) ||
-					    (a->letter && a->letter == b->letter)) {
+					    (a->letter &&
+					     a->letter == b->letter)) {
 						printf("# %s: %s and %s\n",
 						       rels[r].name, a->name,
 						       b->name);
@@ -126,8 +128,9 @@ static void test_table(void)
 			n += active(&te_so_table[i], TE_SO_SRUN,
 				    rels[r].yymm) &&
 			     te_so_table[i].kind == TE_SO_VALUE;
-		is_int(n, srun_values[r], "%s: srun has %d options with a value",
-		       rels[r].name, srun_values[r]);
+		is_int(n, srun_values[r],
+		       "%s: srun has %d options with a value", rels[r].name,
+		       srun_values[r]);
 	}
 }
 
@@ -136,31 +139,107 @@ static void test_table(void)
  * srun's, else sbatch's) hide the next word. */
 static void test_2205_unchanged(void)
 {
-	static const char *const old[] = {
-		"accel-bind", "account", "acctg-freq", "array", "batch", "bb",
-		"bbf", "bcast-exclude", "begin", "chdir", "cluster",
-		"cluster-constraint", "clusters", "comment", "constraint",
-		"container", "context", "core-spec", "cores-per-socket",
-		"cpu-bind", "cpu-freq", "cpu_bind", "cpus-per-gpu",
-		"cpus-per-task", "deadline", "delay-boot", "dependency",
-		"distribution", "epilog", "error", "exclude", "export",
-		"export-file", "extra-node-info", "gid", "gpu-bind",
-		"gpu-freq", "gpus", "gpus-per-node", "gpus-per-socket",
-		"gpus-per-task", "gres", "gres-flags", "het-group", "hint",
-		"input", "job-name", "jobid", "kill-on-invalid-dep",
-		"licenses", "mail-type", "mail-user", "mcs-label", "mem",
-		"mem-bind", "mem-per-cpu", "mem-per-gpu", "mincpus", "mpi",
-		"msg-timeout", "network", "nodefile", "nodelist", "nodes",
-		"ntasks", "ntasks-per-core", "ntasks-per-gpu",
-		"ntasks-per-node", "ntasks-per-socket", "ntasks-per-tres",
-		"open-mode", "output", "pack-group", "partition", "power",
-		"prefer", "priority", "profile", "prolog", "qos", "relative",
-		"reservation", "signal", "slurmd-debug", "sockets-per-node",
-		"switches", "task-epilog", "task-prolog", "tasks-per-node",
-		"thread-spec", "threads", "threads-per-core", "time",
-		"time-min", "tmp", "uid", "wait", "wait-all-nodes", "wckey",
-		"wrap", NULL
-	};
+	static const char *const old[] = { "accel-bind",
+					   "account",
+					   "acctg-freq",
+					   "array",
+					   "batch",
+					   "bb",
+					   "bbf",
+					   "bcast-exclude",
+					   "begin",
+					   "chdir",
+					   "cluster",
+					   "cluster-constraint",
+					   "clusters",
+					   "comment",
+					   "constraint",
+					   "container",
+					   "context",
+					   "core-spec",
+					   "cores-per-socket",
+					   "cpu-bind",
+					   "cpu-freq",
+					   "cpu_bind",
+					   "cpus-per-gpu",
+					   "cpus-per-task",
+					   "deadline",
+					   "delay-boot",
+					   "dependency",
+					   "distribution",
+					   "epilog",
+					   "error",
+					   "exclude",
+					   "export",
+					   "export-file",
+					   "extra-node-info",
+					   "gid",
+					   "gpu-bind",
+					   "gpu-freq",
+					   "gpus",
+					   "gpus-per-node",
+					   "gpus-per-socket",
+					   "gpus-per-task",
+					   "gres",
+					   "gres-flags",
+					   "het-group",
+					   "hint",
+					   "input",
+					   "job-name",
+					   "jobid",
+					   "kill-on-invalid-dep",
+					   "licenses",
+					   "mail-type",
+					   "mail-user",
+					   "mcs-label",
+					   "mem",
+					   "mem-bind",
+					   "mem-per-cpu",
+					   "mem-per-gpu",
+					   "mincpus",
+					   "mpi",
+					   "msg-timeout",
+					   "network",
+					   "nodefile",
+					   "nodelist",
+					   "nodes",
+					   "ntasks",
+					   "ntasks-per-core",
+					   "ntasks-per-gpu",
+					   "ntasks-per-node",
+					   "ntasks-per-socket",
+					   "ntasks-per-tres",
+					   "open-mode",
+					   "output",
+					   "pack-group",
+					   "partition",
+					   "power",
+					   "prefer",
+					   "priority",
+					   "profile",
+					   "prolog",
+					   "qos",
+					   "relative",
+					   "reservation",
+					   "signal",
+					   "slurmd-debug",
+					   "sockets-per-node",
+					   "switches",
+					   "task-epilog",
+					   "task-prolog",
+					   "tasks-per-node",
+					   "thread-spec",
+					   "threads",
+					   "threads-per-core",
+					   "time",
+					   "time-min",
+					   "tmp",
+					   "uid",
+					   "wait",
+					   "wait-all-nodes",
+					   "wckey",
+					   "wrap",
+					   NULL };
 	const char *shorts = "ABCDFGJLMNSTWabcdeimnopqrtwx";
 	char cmd[128];
 	int missed = 0;
@@ -249,7 +328,7 @@ static void test_releases(void)
 		ok(!pty(v, "srun --external-launcher x --pty bash"),
 		   "%s: --external-launcher takes no next word", n);
 		ok(pty(v, "srun --oom-kill-step=1 --pty bash") &&
-		   !pty(v, "srun --oom-kill-step 1 --pty bash"),
+			   !pty(v, "srun --oom-kill-step 1 --pty bash"),
 		   "%s: --oom-kill-step[=v] (24.11) never takes the next word",
 		   n);
 		ok(pty(v, "srun --wait-for-children --pty bash"),
@@ -260,8 +339,8 @@ static void test_releases(void)
 		       y >= 260500, "%s: --ignore-signals VALUE (26.05)", n);
 		is_int(pty(v, "srun --mem-update x --container-type t "
 			      "--pty bash"),
-		       y >= 260500, "%s: --mem-update, --container-type (26.05)",
-		       n);
+		       y >= 260500,
+		       "%s: --mem-update, --container-type (26.05)", n);
 		ok(pty(v, "srun --async --parsable --pty bash"),
 		   "%s: --async, --parsable are flags (26.05)", n);
 		/* an abbreviation that 26.05's --parsable makes ambiguous */
@@ -299,7 +378,8 @@ static void test_short(void)
 
 	ok(pty(v, "srun -N2 --pty bash"), "-N2");
 	ok(pty(v, "srun -n 4 --pty bash"), "-n 4");
-	ok(pty(v, "srun -vN2 -ln 4 --pty bash"), "-vN2 -ln 4: flags, then a value");
+	ok(pty(v, "srun -vN2 -ln 4 --pty bash"),
+	   "-vN2 -ln 4: flags, then a value");
 	ok(!pty(v, "srun -vn --pty bash"), "-vn --pty: --pty is -n's value");
 	ok(!reads(v, "srun -vlinone cat"), "-vlinone: -i none");
 	ok(reads(v, "srun -Jinone cat"), "-Jinone: -J's value");
@@ -380,13 +460,17 @@ static void test_asks(void)
 	unsigned v2311 = REL(23, 11, 11), v2405 = REL(24, 5, 8),
 		 v2605 = REL(26, 5, 3);
 
-	ok(asks(v2311, "external-launcher", "srun --external-launcher -N2 prted"),
+	ok(asks(v2311, "external-launcher",
+		"srun --external-launcher -N2 prted"),
 	   "23.11: --external-launcher (a flag) is seen");
-	ok(asks(v2405, "external-launcher", "srun --external-launcher=1 -N2 prted"),
+	ok(asks(v2405, "external-launcher",
+		"srun --external-launcher=1 -N2 prted"),
 	   "24.05: --external-launcher=VALUE (optional value) is seen");
-	ok(asks(v2405, "external-launcher", "srun --external-launcher -N2 prted"),
+	ok(asks(v2405, "external-launcher",
+		"srun --external-launcher -N2 prted"),
 	   "24.05: --external-launcher without a value is seen");
-	ok(!asks(v2405, "external-launcher", "srun -N2 prted --external-launcher"),
+	ok(!asks(v2405, "external-launcher",
+		 "srun -N2 prted --external-launcher"),
 	   "the command's own --external-launcher is not srun's");
 	ok(asks(v2605, "async", "srun --async -o out.%j -N2 python3 train.py"),
 	   "26.05: --async is seen");
@@ -407,7 +491,8 @@ static void test_command(void)
 	unsigned v = REL(22, 5, 8);
 
 	is_int(walk(v, "srun -N2 --ntasks-per-node=2 apptainer exec img x",
-		    cmd_fn), 3, "the command after srun's options");
+		    cmd_fn),
+	       3, "the command after srun's options");
 	is_int(walk(v, "srun -o out.txt -N 2 apptainer exec img x", cmd_fn), 5,
 	       "options with their values in the next word");
 	is_int(walk(v, "srun -N2 -- apptainer exec", cmd_fn), 3,

@@ -54,7 +54,8 @@ static void test_basics(void)
 	out[3] = '\0';
 	is_str(out, "abc", "oldest bytes first");
 	te_relaybuf_space(&b, &n);
-	is_int((int)n, 3, "the written-out bytes are free again (moved to the front)");
+	is_int((int)n, 3,
+	       "the written-out bytes are free again (moved to the front)");
 	is_int((int)put(&b, "XYZW", 4), 3, "3 more fit");
 	n = get(&b, out, sizeof(out));
 	out[n] = '\0';
@@ -73,7 +74,10 @@ static void test_basics(void)
  * exactly what went in, and the buffer never holds more than its capacity. */
 static void test_stream(void)
 {
-	enum { CAP = 37, TOTAL = 100000 };
+	enum {
+		CAP = 37,
+		TOTAL = 100000
+	};
 	char mem[CAP], chunk[64];
 	char *in = malloc(TOTAL), *out = malloc(TOTAL);
 	size_t wrote = 0, read = 0, held, max_held = 0;
@@ -96,7 +100,8 @@ static void test_stream(void)
 		want = (seed >> 16) % 50;
 		if (wrote < TOTAL)
 			wrote += put(&b, in + wrote,
-				     want < TOTAL - wrote ? want : TOTAL - wrote);
+				     want < TOTAL - wrote ? want
+							  : TOTAL - wrote);
 		te_relaybuf_data(&b, &held);
 		if (held > max_held)
 			max_held = held;
@@ -108,8 +113,10 @@ static void test_stream(void)
 		memcpy(out + read, chunk, want);
 		read += want;
 	}
-	ok(!memcmp(in, out, TOTAL), "100000 bytes through a 37-byte buffer arrive in order");
-	ok(max_held <= CAP, "never more than the capacity held (%zu)", max_held);
+	ok(!memcmp(in, out, TOTAL),
+	   "100000 bytes through a 37-byte buffer arrive in order");
+	ok(max_held <= CAP, "never more than the capacity held (%zu)",
+	   max_held);
 	free(in);
 	free(out);
 }

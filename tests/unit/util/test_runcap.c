@@ -54,9 +54,11 @@ static unsigned long long sig_mask(const char *status, const char *name)
 /* The filter of the hang report's collector, the task watchers and gdb. */
 static void test_env_without(void)
 {
-	char *envp[] = { "SLURM_JOB_ID=7", "SLURM_CONF=/etc/s.conf", "PATH=/bin",
-			"TRAINENV_X=1", "TRAINENV_GDB=/g", "SLURM_STEP_ID=0",
-			"SLURM_JOB_IDX=9", "PYTHONPATH=/p", NULL };
+	char *envp[] = {
+		"SLURM_JOB_ID=7",  "SLURM_CONF=/etc/s.conf", "PATH=/bin",
+		"TRAINENV_X=1",	   "TRAINENV_GDB=/g",	     "SLURM_STEP_ID=0",
+		"SLURM_JOB_IDX=9", "PYTHONPATH=/p",	     NULL
+	};
 	const char *slurm[] = { "SLURM_", "TRAINENV_", NULL };
 	const char *keep[] = { "SLURM_CONF=", "TRAINENV_GDB=", NULL };
 	const char *ids[] = { "SLURM_JOB_ID=", "SLURM_STEP_ID=", NULL };
@@ -68,8 +70,9 @@ static void test_env_without(void)
 	is_int((int)te_env_without(envp, slurm, keep, out, 16), 4,
 	       "env_without: prefixes dropped, the kept ones stay");
 	ok(!strcmp(out[0], "SLURM_CONF=/etc/s.conf") &&
-	   !strcmp(out[1], "PATH=/bin") && !strcmp(out[2], "TRAINENV_GDB=/g") &&
-	   !strcmp(out[3], "PYTHONPATH=/p") && !out[4],
+		   !strcmp(out[1], "PATH=/bin") &&
+		   !strcmp(out[2], "TRAINENV_GDB=/g") &&
+		   !strcmp(out[3], "PYTHONPATH=/p") && !out[4],
 	   "  in their order, NULL at the end");
 	is_int((int)te_env_without(envp, ids, NULL, out, 16), 6,
 	       "env_without: whole names (SLURM_JOB_IDX stays)");
@@ -91,7 +94,8 @@ static void test_env_without(void)
 	{
 		char **dup = te_env_without_dup(big, ids, NULL);
 
-		ok(dup && te_env_count(dup) == 20000 && dup[19999] == big[19999],
+		ok(dup && te_env_count(dup) == 20000 &&
+			   dup[19999] == big[19999],
 		   "env_without_dup: an array of its own, whole");
 		free(dup);
 	}
@@ -102,8 +106,8 @@ int main(void)
 	test_env_without();
 	char buf[4096], err[512], small[8], path[] = "/tmp/te-runcap-XXXXXX";
 	struct te_spawn_out o;
-	struct sigaction usr1 = { .sa_handler = on_usr1 }, ign = {
-		.sa_handler = SIG_IGN }, cur;
+	struct sigaction usr1 = { .sa_handler = on_usr1 },
+			 ign = { .sa_handler = SIG_IGN }, cur;
 	sigset_t block, old;
 	double t0;
 	int rc, fd;
@@ -114,7 +118,8 @@ int main(void)
 	is_int(rc, 0, "a program runs");
 	is_str(buf, "out\n", "its output is read, its stderr is not");
 	ok(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 0 && !o.killed &&
-	   !o.too_long, "exit status 0, not killed");
+		   !o.too_long,
+	   "exit status 0, not killed");
 
 	rc = sh("echo out; echo err >&2", 5000, TE_SPAWN_STDERR, buf,
 		sizeof(buf), &o, err, sizeof(err));
@@ -133,14 +138,15 @@ int main(void)
 	rc = sh("echo started; exec sleep 30", 300, 0, buf, sizeof(buf), &o,
 		err, sizeof(err));
 	ok(rc == 0 && o.killed && WIFSIGNALED(o.status) &&
-	   WTERMSIG(o.status) == SIGKILL, "past the deadline it is killed");
+		   WTERMSIG(o.status) == SIGKILL,
+	   "past the deadline it is killed");
 	ok(now_s() - t0 < 5.0, "and reaped: %.2f s for a 0.3 s deadline",
 	   now_s() - t0);
 	is_str(buf, "started\n", "what it wrote before stays");
 
 	rc = sh("yes", 5000, 0, small, sizeof(small), &o, err, sizeof(err));
 	ok(rc == 0 && o.too_long && o.killed && o.got == sizeof(small) - 1 &&
-	   strlen(small) == sizeof(small) - 1,
+		   strlen(small) == sizeof(small) - 1,
 	   "more output than the buffer holds: cut, killed");
 
 	/* what the child must not inherit: descriptors, the caller's
@@ -159,9 +165,10 @@ int main(void)
 	sigaction(SIGUSR2, &ign, NULL);
 	rc = sh("test -e /proc/self/fd/9 && echo fd9-open || echo fd9-closed;"
 		" cat /proc/self/status; read -r pid c s pp pgid r </proc/$$/stat;"
-		" echo \"pid=$$ pgid=$pgid\"", 5000, 0, buf, sizeof(buf), &o,
-		err, sizeof(err));
-	ok(rc == 0 && strstr(buf, "fd9-closed"), "other descriptors are closed");
+		" echo \"pid=$$ pgid=$pgid\"",
+		5000, 0, buf, sizeof(buf), &o, err, sizeof(err));
+	ok(rc == 0 && strstr(buf, "fd9-closed"),
+	   "other descriptors are closed");
 	is_int((long long)sig_mask(buf, "SigBlk:"), 0,
 	       "no signal blocked in the child");
 	ok(!(sig_mask(buf, "SigIgn:") & (1ULL << (SIGPIPE - 1))),
@@ -202,7 +209,8 @@ int main(void)
 	rc = te_spawn_capture("/nonexistent/te-helper", argv_true, env, 5000, 0,
 			      buf, sizeof(buf), &o, err, sizeof(err));
 	ok(rc < 0, "a missing program fails");
-	like(err, "/nonexistent/te-helper: No such file", "and says so: %s", err);
+	like(err, "/nonexistent/te-helper: No such file", "and says so: %s",
+	     err);
 	fd = mkstemp(path);
 	if (fd >= 0) {
 		/* executable, but neither ELF nor "#!": execve says ENOEXEC */
@@ -213,8 +221,8 @@ int main(void)
 		rc = te_spawn_capture(path, argv_true, env, 5000, 0, buf,
 				      sizeof(buf), &o, err, sizeof(err));
 		ok(rc < 0, "a file execve refuses fails");
-		like(err, "cannot be run: Exec format error", "and says why: %s",
-		     err);
+		like(err, "cannot be run: Exec format error",
+		     "and says why: %s", err);
 		chmod(path, 0600);
 		rc = te_spawn_capture(path, argv_true, env, 5000, 0, buf,
 				      sizeof(buf), &o, err, sizeof(err));

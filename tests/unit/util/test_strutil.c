@@ -160,8 +160,8 @@ static void test_read_small(void)
 		       "a link is followed without TE_READ_NOFOLLOW");
 		errno = 0;
 		is_int((int)te_read_small(link, buf, sizeof(buf),
-					  TE_READ_NOFOLLOW), -1,
-		       "and refused with it");
+					  TE_READ_NOFOLLOW),
+		       -1, "and refused with it");
 		is_int(errno, ELOOP, "with ELOOP");
 	} else {
 		ok(0, "symlink: %s", strerror(errno));
@@ -184,9 +184,8 @@ static void test_read_small(void)
 	       "TE_READ_MINE: this process's own file is read");
 	if (geteuid() == 0 && chown(path, 65534, 65534) == 0) {
 		errno = 0;
-		is_int((int)te_read_small(path, buf, sizeof(buf),
-					  TE_READ_MINE), -1,
-		       "TE_READ_MINE: another uid's file is refused");
+		is_int((int)te_read_small(path, buf, sizeof(buf), TE_READ_MINE),
+		       -1, "TE_READ_MINE: another uid's file is refused");
 		is_int(errno, EPERM, "with EPERM");
 	} else {
 		tap_skip("another uid's file: needs root to chown");

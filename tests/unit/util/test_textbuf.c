@@ -47,19 +47,22 @@ static void test_cursor(void)
 	size_t mark;
 
 	te_buf_init(&b, small, sizeof(small));
-	ok(te_buf_printf(&b, "abc") == 0 && b.used == 3 && !strcmp(small, "abc"),
+	ok(te_buf_printf(&b, "abc") == 0 && b.used == 3 &&
+		   !strcmp(small, "abc"),
 	   "cursor: appended, used counts it");
 	mark = b.used;
 	ok(te_buf_printf(&b, "%s", "defghij") < 0 && b.cut &&
-	   !strcmp(small, "abcdefg") && b.used == 7,
+		   !strcmp(small, "abcdefg") && b.used == 7,
 	   "cursor: what does not fit is cut, terminated, marked");
 	ok(te_buf_printf(&b, "x") < 0 && !strcmp(small, "abcdefg"),
 	   "cursor: after a cut, appends do nothing");
 	te_buf_rewind(&b, mark);
 	ok(!b.cut && !strcmp(small, "abc") && te_buf_printf(&b, "d") == 0 &&
-	   !strcmp(small, "abcd"), "cursor: rewound to a mark, usable again");
+		   !strcmp(small, "abcd"),
+	   "cursor: rewound to a mark, usable again");
 	ok(te_buf_json_str(&b, "toolong") < 0 && !strcmp(small, "abcd") &&
-	   b.cut, "cursor: a JSON string that does not fit: nothing of it");
+		   b.cut,
+	   "cursor: a JSON string that does not fit: nothing of it");
 	te_buf_init(&b, small, 0);
 	ok(te_buf_printf(&b, "a") < 0 && te_buf_json_str(&b, "") < 0,
 	   "cursor: a buffer of 0 bytes takes nothing");
@@ -75,7 +78,8 @@ static void test_utf8(void)
 	is_str(J("\xc2\xa0|\xdf\xbf|\xef\xbf\xbd|\xf4\x8f\xbf\xbf"),
 	       "\"\xc2\xa0|\xdf\xbf|\xef\xbf\xbd|\xf4\x8f\xbf\xbf\"",
 	       "UTF-8: the edges (U+00A0, U+07FF, U+FFFD, U+10FFFF) kept");
-	is_str(J("a\x80z"), "\"a\\ufffdz\"", "ill-formed: a stray continuation byte");
+	is_str(J("a\x80z"), "\"a\\ufffdz\"",
+	       "ill-formed: a stray continuation byte");
 	is_str(J("caf\xc3"), "\"caf\\ufffd\"", "ill-formed: cut at the end");
 	is_str(J("\xe6\x97x"), "\"\\ufffdx\"",
 	       "ill-formed: a cut 3-byte character is one U+FFFD (its maximal part)");
@@ -91,7 +95,8 @@ static void test_utf8(void)
 	       "ill-formed: past U+10FFFF");
 	is_str(J("\xf5\xff\xfe"), "\"\\ufffd\\ufffd\\ufffd\"",
 	       "ill-formed: bytes that never appear in UTF-8");
-	is_str(J("q\"b\\s\n\t\x01\x7f"), "\"q\\\"b\\\\s\\n\\u0009\\u0001\\u007f\"",
+	is_str(J("q\"b\\s\n\t\x01\x7f"),
+	       "\"q\\\"b\\\\s\\n\\u0009\\u0001\\u007f\"",
 	       "quote, backslash, newline, tab, C0 and DEL escaped");
 	is_str(J("\xc2\x85\xc2\x9b[31m"), "\"\\u0085\\u009b[31m\"",
 	       "C1 controls (NEL, CSI) escaped, not raw");
@@ -116,7 +121,8 @@ static void test_records(void)
 	cfg.v[TE_S_NCCL_DUMP_DIR].set = 1;
 	te_strlcpy(cfg.v[TE_S_NCCL_DUMP_DIR].text, "/scratch/caf\xc3\xa9",
 		   sizeof(cfg.v[TE_S_NCCL_DUMP_DIR].text));
-	ok(te_step_record_json(rec, sizeof(rec), &r) == 0, "step record written");
+	ok(te_step_record_json(rec, sizeof(rec), &r) == 0,
+	   "step record written");
 	like(rec, "\"nccl-dump-dir\":{\"value\":\"/scratch/caf\xc3\xa9\"",
 	     "step record: the path caf\xc3\xa9 reads back caf\xc3\xa9");
 	ok(valid_utf8(rec), "step record: valid UTF-8");
@@ -126,12 +132,15 @@ static void test_records(void)
 	ps.rank = 0;
 	te_strlcpy(ps.node, "n1", sizeof(ps.node));
 	ok(te_stack_wire_encode(wire, sizeof(wire), &ps) == 0 &&
-	   te_stack_wire_decode(wire, strlen(wire), &used, &back, err,
-				sizeof(err)) == 0,
+		   te_stack_wire_decode(wire, strlen(wire), &used, &back, err,
+					sizeof(err)) == 0,
 	   "hang report: a frame in caf\xc3\xa9/train.py over the wire");
-	ok(te_stack_report_json(rec, sizeof(rec), &back, 1) == 0, "JSON report");
-	like(rec, "\"function\":\"\xc3\xa9tape\",\"file\":\"/home/me/caf\xc3\xa9/"
-	     "train.py\"", "hang report: caf\xc3\xa9 and \xc3\xa9tape read back "
+	ok(te_stack_report_json(rec, sizeof(rec), &back, 1) == 0,
+	   "JSON report");
+	like(rec,
+	     "\"function\":\"\xc3\xa9tape\",\"file\":\"/home/me/caf\xc3\xa9/"
+	     "train.py\"",
+	     "hang report: caf\xc3\xa9 and \xc3\xa9tape read back "
 	     "as they are");
 	ok(!strstr(rec, "\\u00c3"), "... not byte by byte as \\u00c3\\u00a9");
 }
