@@ -250,19 +250,13 @@ static int siglist_parse(int id, const char *text, struct te_value *v,
 
 /* pol (may be NULL) only shapes the "accepted:" text of an error, so that a
  * user is told the site's bounds, not the hard limits. */
-int te_value_parse_pol(int id, const char *text, int from_env,
-		       const struct te_policy *pol, struct te_value *v,
-		       char *err, size_t errlen)
+/* The text itself, whatever the setting: present, not empty, not too
+ * long, printable ASCII. 0, or -1 with why (and what is accepted). */
+static int text_checked(const char *text, const char *acc, char *err,
+			size_t errlen)
 {
-	const struct te_setting *s = &te_settings[id];
-	char acc[256];
 	size_t len;
-	uint64_t n;
-	int w;
 
-	memset(v, 0, sizeof(*v));
-	v->word = TE_W_VALUE;
-	te_setting_accepted(id, pol, acc, sizeof(acc));
 	if (!text)
 		return te_err(err, errlen, "a value is required; accepted: %s",
 			      acc);
@@ -279,12 +273,18 @@ int te_value_parse_pol(int id, const char *text, int from_env,
 			      "value contains control or non-ASCII "
 			      "characters; accepted: %s",
 			      acc);
+	return 0;
+}
 
-	if (from_env && s->env_words &&
-	    (w = word_index(s->env_words, text)) >= 0) {
-		set_word(s, v, w);
-		return 0;
-	}
+/* The text as the setting's type reads it: 0 when it is a value of the
+ * type, 1 when it is not (the caller says what is accepted), -1 when the
+ * type's own parser said why (a signal list). */
+static int typed_parse(int id, const struct te_setting *s, const char *text,
+		       struct te_value *v, char *err, size_t errlen)
+{
+	uint64_t n;
+	int w;
+
 	switch (s->type) {
 	case TE_T_ENUM:
 		if ((w = word_index(s->words, text)) >= 0) {
@@ -344,13 +344,32 @@ int te_value_parse_pol(int id, const char *text, int from_env,
 		}
 		return siglist_parse(id, text, v, err, errlen);
 	}
-	{
-		char q[96];
+	return 1;
+}
 
-		te_quote(q, sizeof(q), text);
-		te_snprintf(err, errlen, "invalid value '%s'; accepted: %s", q,
-			    acc);
+int te_value_parse_pol(int id, const char *text, int from_env,
+		       const struct te_policy *pol, struct te_value *v,
+		       char *err, size_t errlen)
+{
+	const struct te_setting *s = &te_settings[id];
+	char acc[256], q[96];
+	int w, rc;
+
+	memset(v, 0, sizeof(*v));
+	v->word = TE_W_VALUE;
+	te_setting_accepted(id, pol, acc, sizeof(acc));
+	if (text_checked(text, acc, err, errlen) < 0)
+		return -1;
+	if (from_env && s->env_words &&
+	    (w = word_index(s->env_words, text)) >= 0) {
+		set_word(s, v, w);
+		return 0;
 	}
+	rc = typed_parse(id, s, text, v, err, errlen);
+	if (rc <= 0)
+		return rc;
+	te_quote(q, sizeof(q), text);
+	te_snprintf(err, errlen, "invalid value '%s'; accepted: %s", q, acc);
 	return -1;
 }
 
