@@ -55,7 +55,7 @@ rooms_of "$src/docs/architecture.md" >"$rooms"
 (cd "$src/core" && ls -d -- */ 2>/dev/null | sed 's|/$||') | sort >"$tmp/folders"
 out=$(diff <(sort "$rooms") "$tmp/folders" | sed -n 's/^< /listed but no folder: /p; s/^> /folder not listed: /p')
 check "$([ -s "$rooms" ] && [ -z "$out" ] && echo 0 || echo 1)" \
-	"docs/architecture.md's rooms are core/'s folders ($(echo $(cat "$rooms")))" "$out"
+	"docs/architecture.md's rooms are core/'s folders ($(paste -sd" " "$rooms"))" "$out"
 out=$(find "$src/core" -maxdepth 1 -type f | wc -l)
 check "$([ "$out" -le 4 ] && echo 0 || echo 1)" "core/ holds at most 4 files beside its rooms ($out)"
 
@@ -91,8 +91,8 @@ rooms_of "$s/docs/architecture.md" >"$tmp/srooms"
 out=$(include_violations "$s" "$tmp/srooms")
 check "$([ "$out" = "$c/settings/a.c includes launch/x.h (launch is above settings)" ] && echo 0 || echo 1)" \
 	"the include rule finds a file that includes a higher room's header, and only that" "got: $out"
-check "$([ "$(echo $(cat "$tmp/srooms"))" = 'util settings launch' ] && echo 0 || echo 1)" \
-	"the rooms are read from the Rooms section only, in order" "got: $(echo $(cat "$tmp/srooms"))"
+check "$([ "$(paste -sd" " "$tmp/srooms")" = 'util settings launch' ] && echo 0 || echo 1)" \
+	"the rooms are read from the Rooms section only, in order" "got: $(paste -sd" " "$tmp/srooms")"
 printf '#include "b.h"\n' >"$s/$c/util/a.h"
 printf '#include "a.h"\n' >"$s/$c/util/b.h"
 loop=$(header_edges "$s" | tsort 2>&1 >/dev/null)
@@ -113,7 +113,8 @@ sources=$(cd "$src" && ls core/*/*.c spank/*.c pmix/*.c 2>/dev/null)
 missing=$(for f in $sources; do [ -n "$(objects_of "$f")" ] || echo "$f"; done)
 if ! command -v nm >/dev/null || ! command -v tsort >/dev/null || [ -n "$missing" ]; then
 	for what in "no core/ file uses a symbol of a room above its own" \
-		"no circle of calls between the tree's files" "the object checks read the calls"; do
+		"no circle of calls between the tree's files" "the object checks read the calls" \
+		"no extern symbol shares its name with another file's symbol"; do
 		n=$((n + 1))
 		echo "ok $n # SKIP $what: no nm or tsort, or not built here ($(echo $missing | cut -c1-200))"
 	done
@@ -153,6 +154,33 @@ $(awk '{ print $1 " -> " $2 " (" $3 ")" }' "$tmp/edges" | grep -F -f <(echo "$lo
 count=$(wc -l <"$tmp/edges")
 check "$([ "$count" -gt 100 ] && grep -q '^core/settings/policy.c core/util/strutil.c ' "$tmp/edges" && echo 0 || echo 1)" \
 	"the object checks read the calls ($count uses across files, policy.c's of strutil.c among them)"
+
+# An extern symbol's name is its file's alone: no other file defines a
+# symbol of that name, extern or static (the programs' main aside). The
+# statics come from nm and, as the compiler may inline them away, from
+# ctags' functions and file-level variables of the sources.
+shared_names() { # DEFS ALL: "NAME (FILE) is also defined in OTHER" lines
+	awk '{ print $2, $1 }' "$1" | sort -u |
+		join - <(awk '{ print $2, $1 }' "$2" | sort -u) |
+		awk '$1 != "main" && $2 != $3 { print $1 " (" $2 ") is also defined in " $3 }'
+}
+for f in $sources; do
+	for o in $(objects_of "$f"); do
+		nm --defined-only "$o" | awk -v f="$f" '$2 ~ /^[TDBRtdbr]$/ && $3 !~ /\./ { print f, $3 }'
+	done
+done >"$tmp/all"
+if ctags --version 2>/dev/null | grep -q 'Universal Ctags'; then
+	(cd "$src" && ctags -x --_xformat='%F %N' --kinds-c=fv $sources 2>/dev/null) >>"$tmp/all"
+fi
+sort -u "$tmp/all" -o "$tmp/all"
+out=$(shared_names "$tmp/defs" "$tmp/all")
+check "$([ -z "$out" ] && [ -s "$tmp/all" ] && echo 0 || echo 1)" \
+	"no extern symbol shares its name with another file's symbol ($(wc -l <"$tmp/all") symbols)" "$out"
+printf 'a.c conn_close\na.c te_x\n' >"$tmp/sdefs"
+printf 'a.c conn_close\na.c te_x\nb.c conn_close\nb.c main\nc.c main\n' >"$tmp/sall"
+out=$(shared_names "$tmp/sdefs" "$tmp/sall")
+check "$([ "$out" = "conn_close (a.c) is also defined in b.c" ] && echo 0 || echo 1)" \
+	"the rule finds an extern that another file's static shares, and only that" "got: $out"
 
 echo "1..$n"
 [ "$failed" = 0 ]
