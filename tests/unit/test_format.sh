@@ -19,9 +19,11 @@ if [ -z "$cf" ]; then
 fi
 major=$("$cf" --version 2>/dev/null | sed -n 's/.*clang-format version \([0-9]*\)\..*/\1/p')
 
-# The files: C sources and headers of the tree (git's list, else a find).
+# The files: C sources and headers of the tree (git's list where the tree
+# is a checkout's top, else a find: a tarball unpacked inside another
+# checkout, as make distcheck does, is no checkout of its own).
 c_files() {
-	if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	if [ "$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" = "$src" ]; then
 		git -C "$src" ls-files '*.c' '*.h'
 	else
 		(cd "$src" && find core spank pmix include tests -name '*.[ch]' | sort)
