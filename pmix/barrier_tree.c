@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "barrier_int.h"
+#include "settings/settings.h"
 #include "util/strutil.h"
 
 /* ---------------------------------------------------------------- map */
@@ -103,7 +104,11 @@ int te_btree_setup(struct te_barrier *b, unsigned k, int followers, char *err,
 		b->sum_ms = TREE_SUM_MS;
 	if (b->sum_ms > TREE_SUM_MAX_MS)
 		b->sum_ms = TREE_SUM_MAX_MS;
-	b->k = k < TE_TREE_WIDTH_MIN ? TE_LAUNCH_TREE_WIDTH_DEFAULT : k;
+	/* the width and its bounds are the launch-tree-width row's */
+	b->k = k < te_settings[TE_S_LAUNCH_TREE_WIDTH].lo
+		       ? (unsigned)te_setting_builtin_num(
+				 TE_S_LAUNCH_TREE_WIDTH)
+		       : k;
 	b->my_node = te_procmap_node_of(&b->map, me);
 	b->my_index = te_tree_index_of(&b->map, b->my_node);
 	lead = b->map.node_lead[b->my_node];

@@ -30,10 +30,6 @@
 #include "launch/launch_verdict.h"
 #include "launch/rdzv_core.h"
 
-#define TE_TREE_WIDTH_MIN 2
-#define TE_TREE_WIDTH_MAX 1024
-#define TE_LAUNCH_TREE_WIDTH_DEFAULT 16
-
 /* ---------------------------------------------------------------- tree
  * Node indices 0..n-1, 0 the root; parent(i) = (i-1)/k. */
 

@@ -89,7 +89,8 @@ void te_rdzv_opts_from_config(struct te_rdzv_opts *o,
 	o->hooks = cfg->v[TE_S_TEST_HOOKS].word == TE_W_ON;
 	o->tree_width = width->set && width->word == TE_W_VALUE
 				? (unsigned)width->num
-				: TE_LAUNCH_TREE_WIDTH_DEFAULT;
+				: (unsigned)te_setting_builtin_num(
+					  TE_S_LAUNCH_TREE_WIDTH);
 	o->record = (o->barrier > 0 || o->ckpt) && te_record_dir(cfg);
 }
 
