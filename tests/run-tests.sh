@@ -7,14 +7,15 @@
 # "ok"/"not ok" line is one check. A test that exits non-zero without reporting a
 # failed check, or whose plan ("1..N") disagrees with what it ran, counts as one
 # failed check, so a crash is never silent. "# SKIP reason" is reported with its
-# reason and counted apart.
+# reason and counted apart; a test that skips as a whole ("1..0 # SKIP reason",
+# exit 0) shows as "SKIP  NAME: reason" and counts as one skipped check.
 set -u
 log_dir=${TE_TEST_LOG_DIR:-tests/logs}
 if [ "${1:-}" = "--log-dir" ]; then log_dir=$2; shift 2; fi
 mkdir -p "$log_dir"
 
 passed=0 failed=0 skipped=0
-failed_names=()
+failed_names=() skipped_names=()
 for t in "$@"; do
 	name=${t#./}
 	log="$log_dir/$(echo "$name" | tr '/' '_').log"
@@ -28,6 +29,9 @@ for t in "$@"; do
 		/^not ok [0-9]+/      { f++; nrun++; next }
 		/^1\.\.[0-9]+/        { split($1, a, /\.\./); plan = a[2] + 0; planned = 1 }
 		END { printf "%d %d %d %s %d\n", p, f, s, planned ? plan : -1, nrun }' "$log")
+	# "1..0" is TAP's plan of a file that skips whole; its reason
+	# follows "# SKIP" (or "# skip") on that line.
+	whole_skip=$(sed -nE '/^1\.\.0([^0-9]|$)/{s/^1\.\.0 *(# *[Ss][Kk][Ii][Pp]:? *)?//;s/^$/(no reason given)/;p;q}' "$log")
 	extra=""
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=$((f + 1)); extra=" (exit status $rc with no failed check)"
@@ -57,6 +61,9 @@ for t in "$@"; do
 		' "$log" | head -200 | sed 's/^/      /'
 		echo "      full log: $log"
 		failed_names+=("$name")
+	elif [ -n "$whole_skip" ] && [ "$nrun" -eq 0 ]; then
+		printf 'SKIP  %s: %s  [%ss]\n' "$name" "$whole_skip" "$secs"
+		skipped=$((skipped + 1)) skipped_names+=("$name")
 	else
 		printf 'PASS  %-46s %3d ok%s  [%ss]\n' "$name" "$p" \
 			"$( [ "$s" -gt 0 ] && echo ", $s skipped")" "$secs"
@@ -66,6 +73,7 @@ done
 
 echo
 [ "$skipped" -gt 0 ] && echo "$skipped skipped (reasons above)"
+[ ${#skipped_names[@]} -gt 0 ] && echo "skipped whole: ${skipped_names[*]}"
 [ ${#failed_names[@]} -gt 0 ] && echo "failed tests: ${failed_names[*]}"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
