@@ -11,6 +11,10 @@
 # Usage: tests/deps.sh [--check|--list]   (--check: list what is missing,
 #        exit 1 if any; --list: print the package names, one a line)
 set -euo pipefail
+# te_dpkg_installed (tests/lib/dpkg_state.sh; inside a root, where this
+# script is copied alone, tests/releases/root.sh names the copy beside it).
+# shellcheck source-path=SCRIPTDIR source=lib/dpkg_state.sh
+. "${TE_DPKG_STATE:-$(dirname "$0")/lib/dpkg_state.sh}"
 
 # The default clang's major version and python3's X.Y, for the versioned
 # package names: fixed for the releases the suite was run on, else asked
@@ -64,6 +68,19 @@ if [ "$codename" != bookworm ] && [ "$codename" != trixie ] &&
 	packages+=(apptainer)
 fi
 
+# Slurm 26.05 built from source with PMIx in the trixie root
+# (tests/releases/slurm_src.sh slurm26, TE_SLURM=slurm26): munge's headers
+# for auth/munge, D-Bus's for cgroup/v2, as sites build it
+if [ "$codename" = trixie ]; then
+	packages+=(libmunge-dev libdbus-1-dev)
+fi
+
+# sackd, the login node's daemon of a configless cluster (t31): Slurm
+# 23.11 and later, so not in Debian 12
+if [ "$codename" != bookworm ] && apt-cache show sackd >/dev/null 2>&1; then
+	packages+=(sackd)
+fi
+
 # The layout checks on the host (tests/unit/test_format.sh is pinned to
 # Debian 12's clang-format 14; test_functions.sh measures with ctags)
 if [ "$codename" = bookworm ]; then
@@ -77,10 +94,8 @@ fi
 
 missing=()
 for p in "${packages[@]}"; do
-	# "install ok installed" only: a package removed with its config kept
-	# ("deinstall ok config-files") is not there.
-	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	[ "$st" = "install ok installed" ] || missing+=("$p")
+	# A package removed with its config kept (dpkg -l's "rc") is not there.
+	te_dpkg_installed "$p" || missing+=("$p")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -49,8 +49,13 @@ check_only=
 
 enroot_tar=$shared/enroot-$enroot_v.tar.xz
 pyxis_tar=$shared/pyxis-$pyxis_v.tar.xz
-slurm_v=$(dpkg-query -W -f='${Version}' libslurm-dev 2>/dev/null | sed 's/-[^-]*$//') ||
-	slurm_v=
+# shellcheck source-path=SCRIPTDIR source=../lib/dpkg_state.sh
+. "$here/../lib/dpkg_state.sh"
+slurm_v=
+# The version of an installed libslurm-dev only (one removed with its
+# configuration kept still has a version in dpkg's database).
+te_dpkg_installed libslurm-dev &&
+	slurm_v=$(dpkg-query -W -f='${Version}' libslurm-dev 2>/dev/null | sed 's/-[^-]*$//')
 if [ -z "$slurm_v" ] || [ ! -f /usr/include/slurm/spank.h ]; then
 	cannot "libslurm-dev is not installed (pyxis is built against it; run tests/deps.sh)"
 fi

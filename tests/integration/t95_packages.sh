@@ -9,10 +9,14 @@
 # and NCCL preload), then purges the packages and checks that nothing of
 # them is left. The packages are purged at exit whatever happens; the test
 # does not run when any of them is installed already (it would not leave
-# the machine as it found it).
+# the machine as it found it). One only removed, its configuration left
+# (dpkg -l's "rc"), is not installed: the test runs, and its purge removes
+# that configuration too.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
 . "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/dpkg_state.sh
+. "$here/../lib/dpkg_state.sh"
 
 debs=(trainenv-slurm-plugin trainenv libtrainenv0 libtrainenv-dev python3-trainenv)
 rpms=(trainenv trainenv-slurm-plugin trainenv-libs trainenv-devel python3-trainenv)
@@ -23,13 +27,13 @@ libtrainenv=/usr/lib/$multiarch/libtrainenv.so.0
 checkout=${TE_REAL_SRCDIR:-$(cd "$here/../.." && pwd -P)}
 PY=/usr/bin/python3
 
-# At exit, whatever happened: purge those of our packages dpkg knows.
+# At exit, whatever happened: purge those of our packages dpkg knows
+# (installed or not: their configuration too).
 # shellcheck disable=SC2317 # called by te_on_exit
 _pkg_purge() {
-	local p st left=()
+	local p left=()
 	for p in "${debs[@]}"; do
-		st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) &&
-			[ "$st" != "unknown ok not-installed" ] && left+=("$p")
+		te_dpkg_known "$p" >/dev/null && left+=("$p")
 	done
 	[ ${#left[@]} -eq 0 ] || dpkg --purge "${left[@]}" 2>&1 | sed 's/^/# exit: /'
 }
@@ -38,13 +42,17 @@ if ! head=$(git -C "$checkout" rev-parse --verify -q HEAD 2>/dev/null); then
 	echo "1..0 # SKIP $checkout is not a git checkout: the packages are built from a clean clone of HEAD"
 	exit 0
 fi
-installed=()
+installed=() leftover=()
 for p in "${debs[@]}"; do
-	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) && [ -n "$st" ] &&
-		[ "$st" != "unknown ok not-installed" ] && installed+=("$p ($st)")
+	st=$(te_dpkg_known "$p") || continue
+	if te_dpkg_installed "$p"; then
+		installed+=("$p ($st)")
+	else
+		leftover+=("$p ($st)")
+	fi
 done
 if [ ${#installed[@]} -gt 0 ]; then
-	echo "1..0 # SKIP trainenv packages are already on this machine (${installed[*]}): this test installs and purges its own"
+	echo "1..0 # SKIP trainenv packages are already installed on this machine (${installed[*]}): this test installs and purges its own"
 	exit 0
 fi
 for t in dpkg-buildpackage dh lintian rpmbuild rpmspec; do
@@ -52,6 +60,8 @@ for t in dpkg-buildpackage dh lintian rpmbuild rpmspec; do
 done
 
 plan 39
+[ ${#leftover[@]} -eq 0 ] ||
+	diag "not installed but known to dpkg, purged at the end: ${leftover[*]}"
 
 work=$(mktemp -d /var/tmp/te-pkg.XXXXXX) || bail_out "no work directory"
 # The clone, its build and the logs: kept when something failed.
@@ -186,7 +196,7 @@ fi
 set_plugstack
 dpkg --purge "${debs[@]}" >"$work/purge.log" 2>&1
 ok $? "dpkg --purge removes the five packages" || diag "$(cat "$work/purge.log")"
-remains=$(dpkg-query -W -f='${Package} ${Status}\n' "${debs[@]}" 2>/dev/null | grep -v 'not-installed')
+remains=$(for p in "${debs[@]}"; do st=$(te_dpkg_known "$p") && echo "$p $st"; done)
 is "$remains" "" "dpkg knows none of them any more (not even their configuration)"
 remains=$(while read -r f; do
 	[ -n "$f" ] && [ ! -d "$f" ] && { [ -e "$f" ] || [ -L "$f" ]; } && echo "$f"

@@ -32,9 +32,11 @@ flock 8
 
 # Runs tests/deps.sh ARGS inside the root: /proc, /sys and /dev mounted for
 # the maintainer scripts in a private mount namespace (gone when it ends);
-# the script is copied in, the checkout need not be visible.
+# the script and the one function it sources are copied in, the checkout
+# need not be visible.
 in_root_deps() { # ARGS...
 	install -m 0755 "$here/../deps.sh" "$root/etc/trainenv-root.deps.sh"
+	install -m 0644 "$here/../lib/dpkg_state.sh" "$root/etc/trainenv-root.dpkg_state.sh"
 	unshare --mount --propagation private /bin/sh -euc '
 		r=$1; shift
 		mount -t proc proc "$r/proc"
@@ -42,6 +44,7 @@ in_root_deps() { # ARGS...
 		mount --rbind /dev "$r/dev"
 		exec chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 			HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
+			TE_DPKG_STATE=/etc/trainenv-root.dpkg_state.sh \
 			/bin/bash /etc/trainenv-root.deps.sh "$@"' sh "$root" "$@"
 }
 

@@ -7,7 +7,7 @@
 # Environment: TE_SRCDIR (default: this file's checkout).
 set -u
 src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
-# shellcheck source=../lib/unit_check.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/unit_check.sh
 . "$src/tests/lib/unit_check.sh"
 rc() { "$@" && echo 0 || echo 1; }
 
