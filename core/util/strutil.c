@@ -5,7 +5,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -341,19 +343,27 @@ int te_write_all(int fd, const char *buf, size_t len)
 
 int te_replace_file(const char *path, const char *tmp, const char *text)
 {
+	char name[PATH_MAX];
 	int fd, rc, e;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
+	/* a fresh name beside path, made with O_EXCL (mkostemp): in a
+	 * shared sticky directory, what another user made at a name we
+	 * would use (a link, a file of theirs) is never followed nor in the
+	 * way */
+	if (te_snprintf(name, sizeof(name), "%s.XXXXXX", tmp) < 0) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = mkostemp(name, O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	rc = te_write_all(fd, text, strlen(text));
 	if (close(fd) < 0)
 		rc = -1;
-	if (rc == 0 && rename(tmp, path) == 0)
+	if (rc == 0 && rename(name, path) == 0)
 		return 0;
 	e = errno;
-	unlink(tmp);
+	unlink(name);
 	errno = e;
 	return -1;
 }

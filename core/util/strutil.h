@@ -94,8 +94,9 @@ void te_node_name(char *out, size_t len);
 /* Writes all len bytes to fd (retrying short writes and EINTR); 0 or -1. */
 int te_write_all(int fd, const char *buf, size_t len);
 
-/* Replaces path with text as a whole: writes tmp (created 0600, never
- * through a symbolic link), then renames it to path; on any failure tmp is
+/* Replaces path with text as a whole: writes a new file tmp.XXXXXX (a
+ * random suffix, created 0600 with O_EXCL: never through a link, never
+ * another's file), then renames it to path; on any failure it is
  * removed and path left as it was. Readers never see half of the text.
  * Returns 0 or -1 (errno set). */
 int te_replace_file(const char *path, const char *tmp, const char *text);

@@ -204,6 +204,59 @@ static void test_read_small(void)
 	rmdir(dir);
 }
 
+/* te_replace_file in a shared sticky directory (an enroot hook's
+ * ENROOT_ENVIRON a site put there): what another user made at the old
+ * fixed temporary name PATH.trainenv, a link or a file of theirs, is
+ * neither followed nor in the way, and nothing is left beside PATH. */
+static void test_replace_file(void)
+{
+	char dir[] = "/tmp/te-test-replace-XXXXXX", path[128], tmp[160];
+	char victim[128], buf[64];
+	int fd;
+
+	if (!mkdtemp(dir) || chmod(dir, 01777) < 0) {
+		ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/environ", dir);
+	snprintf(tmp, sizeof(tmp), "%s.trainenv", path);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	write_file(path, "OLD=1\n", 6);
+	write_file(victim, "mine\n", 5);
+	if (symlink(victim, tmp) < 0) {
+		ok(0, "symlink: %s", strerror(errno));
+		return;
+	}
+	if (geteuid() == 0 && lchown(tmp, 4242, 4242) < 0)
+		ok(0, "lchown: %s", strerror(errno)); /* another user's link */
+	is_int(te_replace_file(path, tmp, "NEW=1\n"), 0,
+	       "te_replace_file: another user's link at PATH.trainenv does "
+	       "not block it");
+	is_int((int)te_read_small(path, buf, sizeof(buf), 0), 6,
+	       "... PATH has the new text");
+	is_str(buf, "NEW=1\n", "... all of it");
+	te_read_small(victim, buf, sizeof(buf), 0);
+	is_str(buf, "mine\n", "... and the link's target is untouched");
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	if (fd >= 0) {
+		close(fd);
+		if (geteuid() == 0 && chown(tmp, 4242, 4242) < 0)
+			ok(0, "chown: %s",
+			   strerror(errno)); /* another user's */
+	}
+	is_int(te_replace_file(path, tmp, "NEWER=1\n"), 0,
+	       "a file at PATH.trainenv (another user's) does not block it");
+	te_read_small(path, buf, sizeof(buf), 0);
+	is_str(buf, "NEWER=1\n", "... PATH has the new text");
+	is_int((int)te_read_small(tmp, buf, sizeof(buf), 0), 0,
+	       "... and the other file is left as it was (empty)");
+	unlink(tmp);
+	unlink(victim);
+	unlink(path);
+	is_int(rmdir(dir), 0, "nothing else is left in the directory");
+}
+
 static void test_value_slot(void)
 {
 	char *s[TE_VALUE_SLOTS + 1];
@@ -233,5 +286,6 @@ int main(void)
 	test_random();
 	test_read_small();
 	test_value_slot();
+	test_replace_file();
 	return tap_done();
 }
