@@ -31,7 +31,11 @@
 #define TE_STACK_NODE_MAX 64
 #define TE_STACK_WCHAN_MAX 64
 #define TE_STACK_NOTE_MAX 128
-#define TE_STACK_NODE_RANKS 1024	/* records one node sends at most */
+#define TE_STACK_NODE_RANKS 1024 /* records one node sends at most */
+/* the workers one task may stand for in the merger (torchrun's
+ * --nproc-per-node): a record's WORLD_SIZE, set by the job's own
+ * processes, never asks for more */
+#define TE_STACK_TASK_WORKERS 64
 #define TE_STACK_RECORD_MAX (64 * 1024) /* one process's record */
 
 enum te_frame_kind {
@@ -261,9 +265,11 @@ long te_stack_demux(const char *in, size_t len, char **out);
  * (lines that are no record skipped) into *procs, grown with realloc (the
  * caller frees it). It stops at the step's rank count: ntasks (one task a
  * rank), or the WORLD_SIZE its records carry when that is more (torchrun:
- * a task stands for its workers), never past what nnodes nodes can send
- * (TE_STACK_NODE_RANKS each); *left_out is then 1 (also when memory runs
- * out: what came is kept). Returns how many. */
+ * a task stands for its workers), never past what the step's ntasks can
+ * stand for (TE_STACK_TASK_WORKERS each) nor what nnodes nodes can send
+ * (TE_STACK_NODE_RANKS each): a record's claim never raises it further;
+ * *left_out is then 1 (also when memory runs out: what came is kept).
+ * Returns how many. */
 long te_stack_merge(const char *buf, size_t len, unsigned ntasks,
 		    unsigned nnodes, struct te_proc_stack **procs,
 		    int *left_out);

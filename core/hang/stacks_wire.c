@@ -626,11 +626,15 @@ long te_stack_merge(const char *buf, size_t len, unsigned ntasks,
 		    unsigned nnodes, struct te_proc_stack **procs,
 		    int *left_out)
 {
-	long n = 0, ceiling = (long)nnodes * TE_STACK_NODE_RANKS,
-	     limit = ntasks && ntasks < ceiling ? (long)ntasks : ceiling;
+	long n = 0, ceiling = (long)nnodes * TE_STACK_NODE_RANKS, limit;
 	size_t off = 0, cap = 0;
 	char err[160];
 
+	/* what the step's tasks can stand for (Slurm's counts), never what
+	 * a record claims */
+	if (ntasks && (long)ntasks * TE_STACK_TASK_WORKERS < ceiling)
+		ceiling = (long)ntasks * TE_STACK_TASK_WORKERS;
+	limit = ntasks && ntasks < ceiling ? (long)ntasks : ceiling;
 	*left_out = 0;
 	while (off < len) {
 		size_t used = 0;

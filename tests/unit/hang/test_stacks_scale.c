@@ -175,11 +175,19 @@ static void test_merge(void)
 	n = te_stack_merge(buf, got, 2, 2, &m, &left);
 	ok(n == 16 && !left, "merger: a torchrun step (2 tasks) whose records "
 			     "say WORLD_SIZE 16: its 16 ranks");
+	/* the job's own processes set WORLD_SIZE: what a record claims
+	 * never raises the limit past what the step's tasks can stand for */
 	got = records(buf, len, 2100, 1 << 30);
 	n = te_stack_merge(buf, got, 2, 2, &m, &left);
-	ok(n == 2 * TE_STACK_NODE_RANKS && left,
-	   "merger: a WORLD_SIZE past what 2 nodes can send: 2 x %d at most",
-	   TE_STACK_NODE_RANKS);
+	ok(n == 2 * TE_STACK_TASK_WORKERS && left,
+	   "merger: records claiming WORLD_SIZE 2^30 in a 2-task step: "
+	   "2 x %d (the workers a task may stand for) at most, not what "
+	   "2 nodes can send (2 x %d); got %ld",
+	   TE_STACK_TASK_WORKERS, TE_STACK_NODE_RANKS, n);
+	n = te_stack_merge(buf, got, 4, 1, &m, &left);
+	ok(n == 4 * TE_STACK_TASK_WORKERS && left,
+	   "merger: 4 tasks on one node: 4 x %d; got %ld",
+	   TE_STACK_TASK_WORKERS, n);
 	got = records(buf, len, 3, -1);
 	n = te_stack_merge(buf, got - 5, 3, 1, &m, &left);
 	ok(n == 2 && !left, "merger: a record cut at the end is not taken");
