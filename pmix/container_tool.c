@@ -314,6 +314,20 @@ static int proxy_answer(const char *in, size_t n, char *out, size_t len)
 	return te_bproxy_answer(out, len, failed ? why : NULL);
 }
 
+/* 1 when the program's end of the socket is closed by every holder (or
+ * shut for writing): no request can come any more. A recv of 0 bytes
+ * alone does not tell: on a SOCK_SEQPACKET socket it is also an empty
+ * datagram, which any process of the task can send. */
+static int peers_gone(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+
+	while (poll(&p, 1, 0) < 0)
+		if (errno != EINTR)
+			return 1;
+	return (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL)) != 0;
+}
+
 static int barrier_proxy(int fd)
 {
 	char in[TE_BPROXY_MSG_MAX + 1], out[TE_BPROXY_MSG_MAX + 1];
@@ -324,8 +338,10 @@ static int barrier_proxy(int fd)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n < 0 || (n == 0 && peers_gone(fd)))
 			return 0; /* every holder closed it */
+		if (n == 0)
+			continue; /* an empty datagram: no request */
 		k = proxy_answer(in, (size_t)n, out, sizeof(out));
 		while (k > 0 && send(fd, out, (size_t)k, MSG_NOSIGNAL) < 0) {
 			if (errno != EINTR)

@@ -67,6 +67,14 @@ a.send(b"trainenv-barrier %d 0 once\n" % (int(os.environ["PROTO"]) + 1))
 print("proto", a.recv(2000).decode())
 a.send(b"hello\n")
 print("junk", a.recv(2000).decode())
+# a stray empty datagram from any process of the task is no end of the
+# program's end: the proxy stays and answers the next barrier
+a.send(b"")
+try:
+    trainenv.barrier()
+    print("afterempty ok")
+except trainenv.BarrierError as e:
+    print("afterempty error %s" % e)
 a.close()
 t0 = time.time()
 try:
@@ -94,6 +102,8 @@ check "$(case $(get proto) in "error trainenv in the container speaks protocol $
 	"a request of another protocol: the one line naming both" "$out"
 check "$([ "$(get junk)" = "error the barrier proxy got no barrier request" ] && echo 0 || echo 1)" \
 	"junk: refused in one line" "$out"
+check "$([ "$(get afterempty)" = "$py1" ] && echo 0 || echo 1)" \
+	"an empty datagram from a process of the task: the proxy stays, the next barrier gets its answer" "$out"
 check "$(case $(get 'proxy exit') in "0 "*) echo 0 ;; *) echo 1 ;; esac)" \
 	"the proxy ends (exit 0) when the program's end of the socket closes" "$out"
 
