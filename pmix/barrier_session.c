@@ -181,109 +181,137 @@ static struct timespec monotonic_in(int ms)
  * Slurm's (mpi/pmix in slurmstepd) can stop answering for a minute: it
  * retries a send to a node whose step already ended (a rank that exited
  * early) on the thread that also serves this node's clients. A barrier's
- * deadline must hold anyway, so these calls run on a thread of their own
- * and the caller waits for them only SERVER_WAIT_MS; one still running
- * finishes by itself (the request is on its way to the server). */
+ * deadline must hold anyway, so these calls run on one long-lived worker
+ * thread of this process and the caller waits for them only
+ * SERVER_WAIT_MS; one still running finishes by itself (the request is on
+ * its way to the server). One thread, started at the first call, not one
+ * per call: creating a thread cost a barrier more than its commit did.
+ * The worker runs the calls in the order asked, so a finalize waits for a
+ * commit the server has not answered; while either is unfinished no new
+ * session opens (te_pmix_open). */
 
 #define SERVER_WAIT_MS 500
 
-struct server_call {
-	int finalize;
-	int done, refs;
-	pmix_status_t st;
-};
+/* Under cb_mu. A request is a number: the worker has answered every
+ * request up to *_done; requests that queue behind a running commit are
+ * answered by one later commit (it commits whatever was put before). */
+static struct {
+	int running; /* the thread exists in this process */
+	pid_t pid;   /* ... whose pid this is (a fork has no thread) */
+	unsigned long commit_asked, commit_done, fin_asked, fin_done;
+	pmix_status_t commit_st, fin_st;
+} worker;
+static pthread_cond_t worker_cv = PTHREAD_COND_INITIALIZER; /* work */
+static pthread_cond_t call_cv = PTHREAD_COND_INITIALIZER;   /* answers */
 
-static pthread_cond_t call_cv = PTHREAD_COND_INITIALIZER;
-static int calls_pending;	/* started, not returned; under cb_mu */
-static int finalize_unfinished; /* the last close left one running */
-
-static int calls_pending_now(void)
+static int worker_pending_locked(void)
 {
-	int n;
+	return worker.running && (worker.commit_done != worker.commit_asked ||
+				  worker.fin_done != worker.fin_asked);
+}
+
+/* 0: none; else what the worker has not finished: 'c' a commit, 'f' a
+ * finalize. */
+static int worker_pending(void)
+{
+	int what = 0;
 
 	pthread_mutex_lock(&cb_mu);
-	n = calls_pending;
+	if (worker_pending_locked())
+		what = worker.commit_done != worker.commit_asked ? 'c' : 'f';
 	pthread_mutex_unlock(&cb_mu);
-	return n;
+	return what;
 }
 
-static void server_call_put(struct server_call *c)
+static void *worker_main(void *arg)
 {
-	if (--c->refs == 0)
-		free(c);
-}
-
-static pmix_status_t server_call_run(int finalize)
-{
-	return finalize ? PMIx_Finalize(NULL, 0) : PMIx_Commit();
-}
-
-static void *server_call_main(void *arg)
-{
-	struct server_call *c = arg;
-	pmix_status_t st = server_call_run(c->finalize);
-
+	(void)arg;
 	pthread_mutex_lock(&cb_mu);
-	c->st = st;
-	c->done = 1;
-	calls_pending--;
-	pthread_cond_broadcast(&call_cv);
-	server_call_put(c);
-	pthread_mutex_unlock(&cb_mu);
+	for (;;) {
+		unsigned long target;
+		pmix_status_t st;
+
+		while (worker.commit_done == worker.commit_asked &&
+		       worker.fin_done == worker.fin_asked)
+			pthread_cond_wait(&worker_cv, &cb_mu);
+		if (worker.commit_done != worker.commit_asked) {
+			target = worker.commit_asked;
+			pthread_mutex_unlock(&cb_mu);
+			st = PMIx_Commit();
+			pthread_mutex_lock(&cb_mu);
+			worker.commit_st = st;
+			worker.commit_done = target;
+		} else {
+			target = worker.fin_asked;
+			pthread_mutex_unlock(&cb_mu);
+			st = PMIx_Finalize(NULL, 0);
+			pthread_mutex_lock(&cb_mu);
+			worker.fin_st = st;
+			worker.fin_done = target;
+		}
+		pthread_cond_broadcast(&call_cv);
+	}
 	return NULL;
 }
 
-/* The call, waited for up to ms: 1 (its status in *st), or 0 when it still
- * runs. Without a thread to spare it runs here, unbounded, as before. */
-static int server_call(int finalize, int ms, pmix_status_t *st)
+/* Under cb_mu: the worker, started once per process. 0, or -1. */
+static int worker_start_locked(void)
 {
-	struct server_call *c = calloc(1, sizeof(*c));
 	pthread_attr_t attr;
 	pthread_t t;
 	sigset_t all, old;
-	struct timespec ts;
-	int rc, done;
+	int rc;
 
-	if (c) {
-		c->finalize = finalize;
-		c->refs = 2;
-		pthread_mutex_lock(&cb_mu);
-		calls_pending++;
-		pthread_mutex_unlock(&cb_mu);
-		/* the program's signals stay with the program's threads */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		rc = pthread_attr_init(&attr);
-		if (rc == 0) {
-			pthread_attr_setdetachstate(&attr,
-						    PTHREAD_CREATE_DETACHED);
-			rc = pthread_create(&t, &attr, server_call_main, c);
-			pthread_attr_destroy(&attr);
-		}
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (rc != 0) {
-			pthread_mutex_lock(&cb_mu);
-			calls_pending--;
-			pthread_mutex_unlock(&cb_mu);
-			free(c);
-			c = NULL;
-		}
+	if (worker.running && worker.pid == getpid())
+		return 0;
+	memset(&worker, 0, sizeof(worker)); /* none, or the parent's */
+	/* the program's signals stay with the program's threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_attr_init(&attr);
+	if (rc == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		rc = pthread_create(&t, &attr, worker_main, NULL);
+		pthread_attr_destroy(&attr);
 	}
-	if (!c) {
-		*st = server_call_run(finalize);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -1;
+	worker.running = 1;
+	worker.pid = getpid();
+	return 0;
+}
+
+/* The call, waited for up to ms: 1 (its status in *st), or 0 when it still
+ * runs. Without a worker it runs here, unbounded, as before. */
+static int server_call(int finalize, int ms, pmix_status_t *st)
+{
+	struct timespec ts = monotonic_in(ms);
+	unsigned long mine, *done;
+	int answered;
+
+	pthread_mutex_lock(&cb_mu);
+	if (worker_start_locked() < 0) {
+		pthread_mutex_unlock(&cb_mu);
+		*st = finalize ? PMIx_Finalize(NULL, 0) : PMIx_Commit();
 		return 1;
 	}
-	ts = monotonic_in(ms);
-	pthread_mutex_lock(&cb_mu);
-	while (!c->done &&
+	if (finalize) {
+		mine = ++worker.fin_asked;
+		done = &worker.fin_done;
+	} else {
+		mine = ++worker.commit_asked;
+		done = &worker.commit_done;
+	}
+	pthread_cond_signal(&worker_cv);
+	while (*done < mine &&
 	       pthread_cond_clockwait(&call_cv, &cb_mu, CLOCK_MONOTONIC, &ts) !=
 		       ETIMEDOUT)
 		;
-	done = c->done;
-	*st = c->st;
-	server_call_put(c);
+	answered = *done >= mine;
+	*st = finalize ? worker.fin_st : worker.commit_st;
 	pthread_mutex_unlock(&cb_mu);
-	return done;
+	return answered;
 }
 
 /* ---------------------------------------------------------------- session */
@@ -293,15 +321,19 @@ int te_pmix_open(struct te_pmix *p, char *err, size_t errlen)
 	pmix_proc_t wild;
 	pmix_value_t *val = NULL;
 	pmix_status_t rc;
+	int pending;
 
 	memset(p, 0, sizeof(*p));
-	if (finalize_unfinished && calls_pending_now())
+	/* A commit or finalize of the last session still waits for the
+	 * server: a new session's PMIx_Init would run beside it. */
+	pending = worker_pending();
+	if (pending)
 		return te_err(err, errlen,
 			      "PMIx: this node's PMIx server has "
-			      "not answered the last session's PMIx_Finalize "
+			      "not answered the last session's %s "
 			      "(its server thread is busy, e.g. Slurm's "
-			      "mpi/pmix retrying a node whose step ended)");
-	finalize_unfinished = 0;
+			      "mpi/pmix retrying a node whose step ended)",
+			      pending == 'c' ? "PMIx_Commit" : "PMIx_Finalize");
 	rc = PMIx_Init(&p->me, NULL, 0);
 	if (rc != PMIX_SUCCESS)
 		return te_err(err, errlen, "PMIx_Init: %s",
@@ -343,13 +375,13 @@ void te_pmix_close(struct te_pmix *p)
 	if (!p->open)
 		return;
 	te_bsess_cb_detach();
-	if (calls_pending_now()) {
+	if (worker_pending()) {
 		pmix_status_t st;
 
 		/* the server is not answering: its finalize would wait with
-		 * it; the message is sent, and it finishes on its own */
-		if (!server_call(1, SERVER_WAIT_MS, &st))
-			finalize_unfinished = 1;
+		 * it, so it goes to the worker, behind the commit, and
+		 * finishes on its own (te_pmix_open waits for both) */
+		server_call(1, SERVER_WAIT_MS, &st);
 	} else {
 		PMIx_Finalize(NULL, 0);
 	}
@@ -410,7 +442,7 @@ int te_pmix_commit(struct te_pmix *p, char *err, size_t errlen)
 
 int64_t te_pmix_server_silent_ms(struct te_pmix *p)
 {
-	if (!p->commit_slow_since || !calls_pending_now())
+	if (!p->commit_slow_since || worker_pending() != 'c')
 		return 0;
 	return te_now_ms() - p->commit_slow_since;
 }
