@@ -333,16 +333,27 @@ static int barrier_proxy(int fd)
 	char in[TE_BPROXY_MSG_MAX + 1], out[TE_BPROXY_MSG_MAX + 1];
 
 	for (;;) {
-		ssize_t n = recv(fd, in, sizeof(in), 0);
-		int k;
+		int reply, k;
+		ssize_t n = te_bproxy_recv_request(fd, in, sizeof(in), &reply);
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n <= 0 && reply >= 0)
+			close(reply);
 		if (n < 0 || (n == 0 && peers_gone(fd)))
 			return 0; /* every holder closed it */
 		if (n == 0)
 			continue; /* an empty datagram: no request */
 		k = proxy_answer(in, (size_t)n, out, sizeof(out));
+		if (reply >= 0) {
+			/* the asker's own channel, fresh: the answer fits;
+			 * an asker gone since is no reason to stop */
+			if (k > 0)
+				send(reply, out, (size_t)k,
+				     MSG_NOSIGNAL | MSG_DONTWAIT);
+			close(reply);
+			continue;
+		}
 		while (k > 0 && send(fd, out, (size_t)k, MSG_NOSIGNAL) < 0) {
 			if (errno != EINTR)
 				return 0; /* nobody to answer */

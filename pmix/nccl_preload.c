@@ -166,7 +166,10 @@ static int proxy_barrier(int fd, char *err, size_t errlen)
 	const char *t = getenv(TE_BARRIER_TIMEOUT_ENV);
 	char msg[TE_BPROXY_MSG_MAX + 1];
 	long wait_s = 0;
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	/* the answer on this request's own channel; the shared socket only
+	 * for the proxy's end (POLLHUP) */
+	struct pollfd p[2] = { { .fd = -1, .events = POLLIN },
+			       { .fd = fd, .events = 0 } };
 	double end;
 	ssize_t n;
 	int k = te_bproxy_request(msg, sizeof(msg), TE_PROTOCOL_VERSION, 0, 1);
@@ -177,7 +180,7 @@ static int proxy_barrier(int fd, char *err, size_t errlen)
 	if (wait_s <= 0 || wait_s > (long)TE_WEEK_S)
 		wait_s = TE_BARRIER_BUILTIN_S;
 	wait_s += 60;
-	if (k < 0 || send(fd, msg, (size_t)k, MSG_NOSIGNAL) != k) {
+	if (k < 0 || (p[0].fd = te_bproxy_ask(fd, msg, (size_t)k)) < 0) {
 		if (errno == EPIPE || errno == ECONNRESET)
 			snprintf(err, errlen,
 				 "the barrier proxy is not running "
@@ -200,18 +203,21 @@ static int proxy_barrier(int fd, char *err, size_t errlen)
 				 "the barrier proxy did not "
 				 "answer in %ld s",
 				 wait_s);
+			close(p[0].fd);
 			return -1;
 		}
-		r = poll(&p, 1, left > 60 ? 60000 : (int)(left * 1000) + 1);
+		r = poll(p, 2, left > 60 ? 60000 : (int)(left * 1000) + 1);
 		if (r < 0 && errno != EINTR) {
 			snprintf(err, errlen, "the barrier proxy: %s",
 				 strerror(errno));
+			close(p[0].fd);
 			return -1;
 		}
-		if (r > 0)
+		if (r > 0 && (p[0].revents || p[1].revents))
 			break;
 	}
-	n = recv(fd, msg, sizeof(msg) - 1, 0);
+	n = p[0].revents ? recv(p[0].fd, msg, sizeof(msg) - 1, 0) : 0;
+	close(p[0].fd);
 	if (n <= 0) {
 		snprintf(err, errlen,
 			 "the barrier proxy went away before it "

@@ -6,9 +6,11 @@
 #include "launch/barrier_proxy.h"
 #include "settings/settings.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -208,4 +210,78 @@ int te_bproxy_parse_answer(const char *buf, size_t n, char *err, size_t errlen)
 				err[k] = ' ';
 	}
 	return 1;
+}
+
+int te_bproxy_ask(int fd, const char *msg, size_t n)
+{
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = n };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl,
+			     .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c;
+	ssize_t sent;
+	int sv[2], e;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	memset(ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&mh);
+	if (!c) { /* never: ctl has room for one */
+		close(sv[0]);
+		close(sv[1]);
+		errno = EINVAL;
+		return -1;
+	}
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &sv[1], sizeof(int));
+	do
+		sent = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	while (sent < 0 && errno == EINTR);
+	e = errno;
+	close(sv[1]); /* the proxy holds it now (or nobody) */
+	if (sent != (ssize_t)n) {
+		close(sv[0]);
+		errno = sent < 0 ? e : EIO;
+		return -1;
+	}
+	return sv[0];
+}
+
+ssize_t te_bproxy_recv_request(int fd, char *buf, size_t len, int *reply)
+{
+	char ctl[CMSG_SPACE(4 * sizeof(int))];
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl,
+			     .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	*reply = -1;
+	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -1;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		const unsigned char *d = CMSG_DATA(c);
+		size_t k, nfd;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < nfd; k++) {
+			int rfd;
+
+			memcpy(&rfd, d + k * sizeof(int), sizeof(int));
+			if (*reply < 0)
+				*reply = rfd; /* the asker's channel */
+			else
+				close(rfd); /* more than one: not ours to keep */
+		}
+	}
+	return n;
 }

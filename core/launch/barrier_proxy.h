@@ -20,11 +20,18 @@
  *   answer:  "ok\n", or "error TEXT\n" (TEXT one line, no control
  *            characters)
  *
- * One message per datagram (SOCK_SEQPACKET). */
+ * One message per datagram (SOCK_SEQPACKET). Every process of the task
+ * shares the one socket, so a request carries its own reply channel (one
+ * end of a fresh socket pair, SCM_RIGHTS) and the answer goes there only:
+ * an answer on the shared socket could be read by another process waiting
+ * for its own (trainenv.barrier() returning on another's "once" answer).
+ * A request without one (an older client) is answered on the shared
+ * socket. */
 #ifndef TE_BARRIER_PROXY_H
 #define TE_BARRIER_PROXY_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define TE_BPROXY_FD_ENV "TRAINENV_BARRIER_FD"
 /* the longest message either way, its newline included */
@@ -63,5 +70,16 @@ int te_bproxy_answer(char *buf, size_t len, const char *err);
 /* buf[0..n) as an answer: 0 for ok, 1 for an error (its text in err),
  * -1 when it is neither (err says so). */
 int te_bproxy_parse_answer(const char *buf, size_t n, char *err, size_t errlen);
+
+/* The asking side: sends the request msg[0..n) on the shared socket fd
+ * with a fresh reply channel; the descriptor to read the answer from (the
+ * caller closes it), or -1 (errno set). */
+int te_bproxy_ask(int fd, const char *msg, size_t n);
+
+/* The proxy's side: one datagram of fd into buf (at most len bytes), the
+ * asker's reply channel in *reply (-1 when it sent none; any other
+ * descriptor that came with it is closed). Its length (0: an empty
+ * datagram, or the end), or -1 (errno set). */
+ssize_t te_bproxy_recv_request(int fd, char *buf, size_t len, int *reply);
 
 #endif

@@ -135,6 +135,32 @@ def _proxy_fd():
     return fd
 
 
+def _proxy_ask(fd, request):
+    """Sends request on the task's shared socket fd with a reply channel of
+    its own (one end of a fresh socket pair, SCM_RIGHTS): the proxy answers
+    there only, so another process of the task never reads this answer,
+    nor this one another's. Returns the socket to read the answer from."""
+    import array
+    import socket
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    # a socket object over the inherited descriptor only for sendmsg, then
+    # let go (detach): it must not close the descriptor, nor leave it
+    # non-blocking for every holder (a default timeout would)
+    blocking = os.get_blocking(fd)
+    shared = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, 0, fd)
+    try:
+        os.set_blocking(fd, blocking)
+        shared.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                    array.array("i", [theirs.fileno()]))])
+    except OSError:
+        mine.close()
+        raise
+    finally:
+        shared.detach()
+        theirs.close()
+    return mine
+
+
 def _proxy_barrier(fd, timeout):
     """One request to the proxy, one answer (core/launch/barrier_proxy.h): a new
     barrier for each call ("each"). The proxy keeps the deadline (the given
@@ -144,21 +170,31 @@ def _proxy_barrier(fd, timeout):
     import time
     t = timeout if 0 < timeout <= _BARRIER_MAX_S else 0.0
     wait = (t or float(_BARRIER_MAX_S)) + 60
-    # os-level calls on the inherited descriptor: a socket object's
-    # timeout would make the description non-blocking for every holder
-    # (the process's other threads, its children, trainenv-nccl.so)
+    mine = None
     try:
-        os.write(fd, b"trainenv-barrier %d %.3f each\n" % (_PROTOCOL, t))
+        mine = _proxy_ask(fd, b"trainenv-barrier %d %.3f each\n" %
+                          (_PROTOCOL, t))
+        # the answer on this call's own channel; the shared socket only
+        # for the proxy's end (POLLHUP comes without asking)
         poller = select.poll()
-        poller.register(fd, select.POLLIN)
+        poller.register(mine.fileno(), select.POLLIN)
+        poller.register(fd, 0)
         end = time.monotonic() + wait
-        while not poller.poll(max(0, min(60.0, end - time.monotonic())) * 1000):
+        while True:
+            got = poller.poll(max(0, min(60.0, end - time.monotonic())) * 1000)
+            if got:
+                break
             if time.monotonic() >= end:
                 raise BarrierError("the barrier proxy did not answer in "
                                    "%d s" % wait)
-        answer = os.read(fd, _MSG_MAX + 1)
+        answer = b""
+        if any(f == mine.fileno() for f, _ in got):
+            answer = os.read(mine.fileno(), _MSG_MAX + 1)
     except OSError as e:
         raise BarrierError("the barrier proxy (descriptor %d): %s" % (fd, e))
+    finally:
+        if mine is not None:
+            mine.close()
     if answer == b"ok\n":
         return
     text = answer.decode("ascii", "replace")

@@ -75,6 +75,33 @@ try:
     print("afterempty ok")
 except trainenv.BarrierError as e:
     print("afterempty error %s" % e)
+# another process of the task asks on the same socket ("once", as an
+# older client does, without a reply channel; of another protocol, so
+# that its answer differs from a barrier's) and does not read its answer
+# yet (it waits for it to be there); then this one asks "each": it must
+# get its own answer, never the other's
+q = subprocess.run([sys.executable, "-c", """if 1:
+    import os, socket, sys
+    fd = int(sys.argv[1])
+    os.write(fd, b"trainenv-barrier %d 0 once\\n" % int(sys.argv[2]))
+    s = socket.socket(fileno=fd)
+    s.recv(2000, socket.MSG_PEEK)  # its answer is queued, unread
+    s.detach()
+    print("asked")""", str(a.fileno()), str(int(os.environ["PROTO"]) + 1)],
+                   pass_fds=[a.fileno()], capture_output=True, text=True,
+                   timeout=20)
+print("other", (q.stdout.strip() + " " + q.stderr.strip()).strip().replace("\n", " | "))
+try:
+    trainenv.barrier()
+    print("own ok")
+except trainenv.BarrierError as e:
+    print("own error %s" % e)
+a.setblocking(False)
+try:
+    print("left", a.recv(2000).decode().strip())
+except BlockingIOError:
+    print("left none")
+a.setblocking(True)
 a.close()
 t0 = time.time()
 try:
@@ -104,6 +131,10 @@ check "$([ "$(get junk)" = "error the barrier proxy got no barrier request" ] &&
 	"junk: refused in one line" "$out"
 check "$([ "$(get afterempty)" = "$py1" ] && echo 0 || echo 1)" \
 	"an empty datagram from a process of the task: the proxy stays, the next barrier gets its answer" "$out"
+check "$([ "$(get other)" = "asked" ] && [ "$(get own)" = "$py1" ] && echo 0 || echo 1)" \
+	"another process's answer waiting on the shared socket: trainenv.barrier() gets its own answer, not the other's" "$out"
+check "$(case $(get left) in "error trainenv in the container speaks protocol $((proto + 1))"*) echo 0 ;; *) echo 1 ;; esac)" \
+	"  and the other's answer is still there for it" "$out"
 check "$(case $(get 'proxy exit') in "0 "*) echo 0 ;; *) echo 1 ;; esac)" \
 	"the proxy ends (exit 0) when the program's end of the socket closes" "$out"
 
