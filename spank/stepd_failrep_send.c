@@ -18,9 +18,10 @@
  * that child's own; a later task_exit (another child) must never write to
  * the descriptor number it sees in memory, which is some other file of
  * slurmstepd's there. So the sender belongs to the process that started
- * it (snd.owner): any other process starts its own, which sends that
- * process's lines and ends when the process does (its descriptor closes),
- * and finishes none but its own. */
+ * it (snd.owner: its pid and start time, never the pid alone, which a later
+ * clone may have again, and the descriptor's socket): any other process
+ * starts its own, which sends that process's lines and ends when the
+ * process does (its descriptor closes), and finishes none but its own. */
 #include "config.h"
 
 #include <errno.h>
@@ -68,8 +69,9 @@ static const char *const status_text[] = {
 static struct {
 	int started, finished;
 	pid_t pid;
-	pid_t owner; /* the process whose descriptor fd is */
-	int fd;	     /* slurmstepd's end of the socketpair */
+	struct te_failrep_owner owner; /* the process whose descriptor fd is,
+					* and that descriptor's socket */
+	int fd;			       /* slurmstepd's end of the socketpair */
 	unsigned handed, refused;
 	char where[INET6_ADDRSTRLEN + 16];
 } snd = { .fd = -1 };
@@ -283,10 +285,14 @@ static pid_t this_process(void)
 	return (pid_t)syscall(SYS_getpid);
 }
 
-/* 1 when the sender was started by this very process (see the top). */
+/* 1 when the sender was started by this very process, and snd.fd is
+ * still its socket here (see the top). */
 static int sender_is_ours(void)
 {
-	return snd.owner == this_process();
+	struct te_failrep_owner now;
+
+	te_failrep_owner_of(&now, (long)this_process(), snd.fd);
+	return te_failrep_owner_same(&snd.owner, &now);
 }
 
 static int start_sender(const char *host, uint16_t port, uid_t uid, gid_t gid,
@@ -301,7 +307,8 @@ static int start_sender(const char *host, uint16_t port, uid_t uid, gid_t gid,
 	int sv[2], e;
 
 	snd.started = 1;
-	snd.owner = this_process();
+	snd.fd = -1;
+	te_failrep_owner_of(&snd.owner, (long)this_process(), -1);
 	te_snprintf(snd.where, sizeof(snd.where), "%s:%u", host, port);
 	te_snprintf(sport, sizeof(sport), "%u", port);
 	if ((e = getaddrinfo(host, sport, &hints, &ai)) != 0)
@@ -328,6 +335,7 @@ static int start_sender(const char *host, uint16_t port, uid_t uid, gid_t gid,
 		sender_main(sv[1], &sa, salen, uid, gid);
 	close(sv[1]);
 	snd.fd = sv[0];
+	te_failrep_owner_of(&snd.owner, (long)this_process(), snd.fd);
 	return 0;
 }
 

@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "hang/proctab.h"
 #include "report/failrep.h"
 #include "util/strutil.h"
 
@@ -256,4 +258,29 @@ int te_failrep_conn_slot(const struct te_failrep_conn *t, int n)
 			oldest = i;
 	}
 	return oldest;
+}
+
+int te_failrep_owner_of(struct te_failrep_owner *o, long pid, int fd)
+{
+	struct stat st;
+
+	memset(o, 0, sizeof(*o));
+	o->pid = pid;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		o->dev = (uint64_t)st.st_dev;
+		o->ino = (uint64_t)st.st_ino;
+	}
+	if (pid <= 0 || pid > INT32_MAX ||
+	    te_proc_start_time((int)pid, &o->start) < 0) {
+		o->start = 0;
+		return -1;
+	}
+	return 0;
+}
+
+int te_failrep_owner_same(const struct te_failrep_owner *was,
+			  const struct te_failrep_owner *now)
+{
+	return was->pid == now->pid && was->start && was->start == now->start &&
+	       was->dev == now->dev && was->ino == now->ino;
 }

@@ -95,4 +95,23 @@ int te_failrep_conn_expired(const struct te_failrep_conn *c, int64_t now);
  * sender that has (then the new one waits in the backlog). */
 int te_failrep_conn_slot(const struct te_failrep_conn *t, int n);
 
+/* Who started the step's report sender (spank/stepd_failrep_send.c). Under
+ * contain_spank each task_exit may run in another clone of slurmstepd,
+ * with its own descriptors: the sender's descriptor is only the starting
+ * process's. A pid alone does not name that process (a clone that ended
+ * and a later one of the same pid), so the owner is the pid with its
+ * start time, and the descriptor is checked to be the sender's socket. */
+struct te_failrep_owner {
+	long pid;
+	uint64_t start;	   /* field 22 of /proc/PID/stat; 0: unknown */
+	uint64_t dev, ino; /* fstat of the descriptor; 0: none */
+};
+/* o for process pid and its descriptor fd (-1: none): 0, or -1 when the
+ * start time cannot be read (o->start 0). */
+int te_failrep_owner_of(struct te_failrep_owner *o, long pid, int fd);
+/* 1 when now is the very process (pid and start time, known) that was,
+ * and its descriptor the same socket; else 0. */
+int te_failrep_owner_same(const struct te_failrep_owner *was,
+			  const struct te_failrep_owner *now);
+
 #endif

@@ -4,7 +4,10 @@
  * connections any user may open to its port (issue 11). */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "report/failrep.h"
 #include "srun/portrange.h"
@@ -379,6 +382,51 @@ static void test_describe_ended(void)
 	   "a stall can be the first failure: %s", text);
 }
 
+/* The report sender's owner (spank/stepd_failrep_send.c, contain_spank):
+ * a later process of the same pid, or a descriptor that is no longer the
+ * sender's socket, is not the owner. */
+static void test_sender_owner(void)
+{
+	struct te_failrep_owner was, now;
+	int sv[2], other[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, other) < 0) {
+		ok(0, "socketpair: %s", strerror(errno));
+		return;
+	}
+	is_int(te_failrep_owner_of(&was, (long)getpid(), sv[0]), 0,
+	       "owner: this process's start time is read");
+	te_failrep_owner_of(&now, (long)getpid(), sv[0]);
+	ok(te_failrep_owner_same(&was, &now),
+	   "owner: the same process and descriptor: the sender is ours");
+	now.start = was.start + 1;
+	ok(!te_failrep_owner_same(&was, &now),
+	   "owner: the same pid started later (a reused pid): not ours");
+	te_failrep_owner_of(&now, (long)getpid(), other[0]);
+	ok(!te_failrep_owner_same(&was, &now),
+	   "owner: the same process, but its descriptor is another "
+	   "socket: not ours");
+	te_failrep_owner_of(&now, (long)getpid(), 0);
+	ok(!te_failrep_owner_same(&was, &now),
+	   "owner: the descriptor is no socket: not ours");
+	te_failrep_owner_of(&now, (long)getppid(), sv[0]);
+	ok(!te_failrep_owner_same(&was, &now), "owner: another pid: not ours");
+	te_failrep_owner_of(&was, (long)getpid(), -1);
+	te_failrep_owner_of(&now, (long)getpid(), -1);
+	ok(te_failrep_owner_same(&was, &now),
+	   "owner: no descriptor (the sender could not start): still the "
+	   "same process's");
+	is_int(te_failrep_owner_of(&was, 0, -1), -1,
+	       "owner: no such process: its start time is unknown");
+	ok(!te_failrep_owner_same(&was, &was),
+	   "owner: an unknown start time is never the owner");
+	close(sv[0]);
+	close(sv[1]);
+	close(other[0]);
+	close(other[1]);
+}
+
 int main(void)
 {
 	test_describe_ended();
@@ -387,5 +435,6 @@ int main(void)
 	test_conn_take();
 	test_line_kinds();
 	test_conn_policy();
+	test_sender_owner();
 	return tap_done();
 }
