@@ -9,18 +9,50 @@
 #              TE_SLURM=trixie|sid runs the same suite against that Debian
 #              release's Slurm, inside the Debian root of
 #              tests/releases/root.sh NAME (made or reused first), building
-#              in _build-NAME/ (tests/releases/enter.sh); unset or "host":
+#              in _build-NAME/ (tests/releases/enter.sh); TE_SLURM=slurm26:
+#              Slurm 26.05.3 built from SchedMD's source with PMIx
+#              (tests/releases/slurm_src.sh, built once and cached) in the
+#              trixie root, in place of its Debian 24.11; unset or "host":
 #              this machine's Slurm.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
 slurm=${TE_SLURM:-host}
 build=_build
+
+# Inside the root (enter.sh's private mount namespace, gone at the end):
+# the suite runs the Slurm of PREFIX only. Its bin and sbin come first in
+# PATH, each program of Debian's Slurm in /usr is PREFIX's by a bind mount
+# (a test's `PATH=/usr/bin:/bin`, a job with --export=NONE) and Debian's
+# plugin directory (its libslurmfull) is an empty one, so a Debian Slurm
+# program that still ran would fail; trainenv is built against PREFIX's
+# headers.
+use_slurm_prefix() { # PREFIX
+	local p=$1 d f
+	tests/releases/slurm_src.sh --check "$slurm" ||
+		{ echo "check.sh: no complete Slurm build in $p: run tests/releases/slurm_src.sh $slurm outside the root" >&2; exit 1; }
+	for d in bin sbin; do
+		for f in "$p/$d"/*; do
+			[ -e "/usr/$d/${f##*/}" ] && mount --bind "$f" "/usr/$d/${f##*/}"
+		done
+	done
+	for d in /usr/lib/*/slurm-wlm; do
+		[ -d "$d" ] && mount -t tmpfs -o ro,mode=0755 none "$d"
+	done
+	PATH=$p/sbin:$p/bin:$PATH
+	TE_CONFIGURE_FLAGS="--with-slurm=$p --with-slurm-plugindir=$p/lib/slurm ${TE_CONFIGURE_FLAGS:-}"
+	export PATH TE_CONFIGURE_FLAGS
+	echo "check.sh: $slurm: $(slurmd -V) from $p" >&2
+}
+# A Slurm built from source (slurm_src.sh) lives in a Debian root's prefix.
+rootname=$slurm sprefix=""
+case $slurm in slurm26) read -r rootname sprefix _ < <(tests/releases/slurm_src.sh --where "$slurm") ;; esac
 if [ "$slurm" != host ]; then
 	build=_build-$slurm
 	# Outside the root: make it, then run this script in there.
-	if [ "$(cat /etc/trainenv-root 2>/dev/null)" != "$slurm" ]; then
-		tests/releases/root.sh "$slurm"
+	if [ "$(cat /etc/trainenv-root 2>/dev/null)" != "$rootname" ]; then
+		tests/releases/root.sh "$rootname"
+		[ -z "$sprefix" ] || tests/releases/slurm_src.sh "$slurm"
 		# configure, Makefile.in and config.h.in are made here, by this
 		# machine's autotools, as for _build/: the root's newer ones
 		# never rewrite what the host's build uses (and make never runs
@@ -35,8 +67,9 @@ if [ "$slurm" != host ]; then
 				{ echo "check.sh: autoreconf is missing here: run tests/deps.sh" >&2; exit 1; }
 			autoreconf -fi >/dev/null
 		fi
-		exec tests/releases/enter.sh "$slurm" tests/check.sh
+		exec tests/releases/enter.sh "$rootname" tests/check.sh
 	fi
+	[ -z "$sprefix" ] || use_slurm_prefix "$sprefix"
 fi
 tests/deps.sh
 # configure holds the version of the commit autoreconf saw
