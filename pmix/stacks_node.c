@@ -231,49 +231,95 @@ static char **gdb_env(void)
 	return env ? env : environ;
 }
 
-/* The last component of a path inside a process's root, when it is a
- * link: followed inside that root (an absolute target is the root's, not
- * this node's; Debian's pythonX.Y-gdb.py links to pythonX.Ym-gdb.py).
- * path: "/proc/PID/root" + the path inside. 0 when it ends at a regular
- * file. */
-static int regular_in_root(char *path, size_t len, int pid)
+/* The container's gdb script rel (its path inside pid's root), resolved
+ * inside that root, every component and link (te_open_in_root: an absolute
+ * link higher up, /usr/share/gdb -> /tmp/x, is the container's /tmp/x, not
+ * the node's). Its O_PATH descriptor when it is a regular file, else -1. */
+static int script_in_root(int pid, const char *rel)
 {
-	char target[PATH_MAX], next[PATH_MAX], *slash;
+	char path[64];
 	struct stat st;
-	ssize_t n;
-	int hops;
+	int rootfd, fd;
 
-	for (hops = 0; hops < 8; hops++) {
-		if (lstat(path, &st) < 0)
-			return -1;
-		if (S_ISREG(st.st_mode))
-			return 0;
-		if (!S_ISLNK(st.st_mode) ||
-		    (n = readlink(path, target, sizeof(target) - 1)) <= 0)
-			return -1;
-		target[n] = '\0';
-		if (strstr(target, ".."))
-			return -1; /* never out of the root */
-		if (target[0] == '/') {
-			if (te_snprintf(next, sizeof(next), "/proc/%d/root%s",
-					pid, target) < 0)
-				return -1;
-		} else {
-			slash = strrchr(path, '/');
-			if (!slash ||
-			    te_snprintf(next, sizeof(next), "%.*s/%s",
-					(int)(slash - path), path, target) < 0)
-				return -1;
-		}
-		if (te_strlcpy(path, next, len) >= len)
-			return -1;
+	te_snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return -1;
+	fd = te_open_in_root(rootfd, rel, 0);
+	close(rootfd);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
 	}
+	return fd;
+}
+
+/* A directory of this process's own for the scripts gdb sources (mode
+ * 700: mkdtemp), made once, under TMPDIR or /tmp; 0 or -1. */
+#define SCRIPT_MAX (4 * 1024 * 1024)
+static char script_dir[PATH_MAX];
+
+static int make_script_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (script_dir[0])
+		return 0;
+	if (tmp && tmp[0] == '/' &&
+	    te_snprintf(script_dir, sizeof(script_dir),
+			"%s/trainenv-stacks.XXXXXX", tmp) == 0 &&
+	    mkdtemp(script_dir))
+		return 0;
+	te_strlcpy(script_dir, "/tmp/trainenv-stacks.XXXXXX",
+		   sizeof(script_dir));
+	if (mkdtemp(script_dir))
+		return 0;
+	script_dir[0] = '\0';
 	return -1;
+}
+
+/* What gdb sources: a copy of the file fd holds (O_PATH, read through
+ * /proc/self/fd), in make_script_dir's directory, named as rel ends (gdb
+ * reads a .py name as Python). gdb, outside the container, then opens no
+ * path that the image or another user could point elsewhere. Its path
+ * into script (the caller removes it), or -1. */
+static int script_copy(int fd, const char *rel, char *script, size_t slen)
+{
+	const char *base = strrchr(rel, '/');
+	char path[64], *text = malloc(SCRIPT_MAX);
+	ssize_t n = -1;
+	int rfd, wfd = -1;
+
+	script[0] = '\0';
+	te_snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	rfd = text ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+	if (rfd >= 0) {
+		n = te_read_fd(rfd, text, SCRIPT_MAX, TE_READ_WHOLE);
+		close(rfd);
+	}
+	if (n >= 0 && make_script_dir() == 0 &&
+	    te_snprintf(script, slen, "%s/%s", script_dir,
+			base ? base + 1 : rel) == 0) {
+		unlink(script);
+		wfd = open(script,
+			   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			   0600);
+	}
+	if (wfd < 0 || te_write_all(wfd, text, (size_t)n) < 0) {
+		if (wfd >= 0)
+			unlink(script);
+		script[0] = '\0';
+	}
+	if (wfd >= 0)
+		close(wfd);
+	free(text);
+	return script[0] ? 0 : -1;
 }
 
 /* Where pid's files are (core/hang/stacks.h): whether its root is this
  * node's, its interpreter's name, and in a container the interpreter's
- * gdb script there (into script, "" when none is to be given to gdb). The
+ * gdb script there (a private copy of it into script, "" when none is
+ * to be given to gdb: script_copy). The
  * script is Python that gdb runs: never as root for another user's
  * process (its container's files are that user's).
  *
@@ -322,16 +368,13 @@ static int proc_files(int pid, int is_python, uid_t uid,
 		return 0; /* gdb finds the node's own script */
 	f->script = TE_SCRIPT_NONE;
 	if (te_stack_gdb_script_path(rel, sizeof(rel), inner) < 0 ||
-	    te_snprintf(script, slen, "/proc/%d/root%s", pid, rel) < 0 ||
-	    regular_in_root(script, slen, pid) < 0) {
-		script[0] = '\0';
+	    (fd = script_in_root(pid, rel)) < 0)
 		return give_exe;
-	}
-	f->script = TE_SCRIPT_USED;
-	if (geteuid() == 0 && uid != 0) {
+	if (geteuid() == 0 && uid != 0)
 		f->script = TE_SCRIPT_NOT_RUN;
-		script[0] = '\0';
-	}
+	else if (script_copy(fd, rel, script, slen) == 0)
+		f->script = TE_SCRIPT_USED;
+	close(fd);
 	return give_exe;
 }
 
@@ -362,12 +405,13 @@ static void take_stack(const char *gdb, int pid, int pidfd, int is_python,
 		       const char *script, int gdb_ms, struct te_proc_stack *ps)
 {
 	static char out[GDB_OUT_MAX];
-	static char pybt[TE_STACKS_PYBT_CMD_MAX];
+	static char script_cmd[TE_STACKS_GDB_CMD_MAX];
 	char spid[16], err[256], exe[64], sysroot[64], source[PATH_MAX + 8];
 	char *argv[24];
 	struct te_spawn_out so;
 	size_t k = 0;
 	unsigned fl;
+	int have_script;
 
 	te_snprintf(spid, sizeof(spid), "%d", pid);
 	te_snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
@@ -383,26 +427,36 @@ static void take_stack(const char *gdb, int pid, int pidfd, int is_python,
 	/* never a download (nothing is fetched at run time) */
 	argv[k++] = (char *)"-iex";
 	argv[k++] = (char *)"set debuginfod enabled off";
+	/* before the attach: the libraries' symbols are read only for those
+	 * on the stacks (stacks_pybt.c) */
+	have_script = te_stacks_gdb_command(script_cmd, sizeof(script_cmd)) ==
+		      0;
+	if (have_script) {
+		argv[k++] = (char *)"-iex";
+		argv[k++] = script_cmd;
+	}
 	if (f->container) {
 		argv[k++] = (char *)"-iex";
 		argv[k++] = sysroot;
 	}
 	argv[k++] = (char *)"-ex";
 	argv[k++] = (char *)"set pagination off";
+	if (have_script) {
+		argv[k++] = (char *)"-ex";
+		argv[k++] = (char *)"trainenv-load-stack-libs";
+	}
 	if (script[0] &&
 	    te_snprintf(source, sizeof(source), "source %s", script) == 0) {
 		argv[k++] = (char *)"-ex";
 		argv[k++] = source;
 	}
 	argv[k++] = (char *)"-ex";
-	if (is_python && te_stacks_pybt_command(pybt, sizeof(pybt)) == 0) {
-		/* py-bt, or the frames it cannot read (Python 3.12+) */
-		argv[k++] = pybt;
-		argv[k++] = (char *)"-ex";
-		argv[k++] = (char *)"thread apply all trainenv-py-bt";
-	} else {
+	if (is_python && have_script)
+		/* py-bt on the threads with a Python frame, or the frames it
+		 * cannot read (Python 3.12+) */
+		argv[k++] = (char *)"trainenv-py-bt-threads";
+	else
 		argv[k++] = (char *)"thread apply all py-bt";
-	}
 	argv[k++] = (char *)"-ex";
 	argv[k++] = (char *)"thread apply all bt";
 	argv[k] = NULL;
@@ -620,6 +674,8 @@ int te_stacks_node(long job, long step, uid_t uid)
 				   give_exe, script,
 				   gdb_share_ms(deadline - te_now_ms(), k - i),
 				   &ps);
+		if (script[0])
+			unlink(script); /* the copy proc_files made */
 		else if (have_gdb)
 			te_snprintf(ps.note, sizeof(ps.note),
 				    "stack not taken: "
@@ -631,5 +687,7 @@ int te_stacks_node(long job, long step, uid_t uid)
 		if (held[i] >= 0)
 			close(held[i]);
 	}
+	if (script_dir[0])
+		rmdir(script_dir);
 	return 0;
 }

@@ -5,10 +5,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __NR_openat2
+#include <linux/openat2.h>
+#endif
 
 #include "util/sysutil.h"
 
@@ -125,4 +131,104 @@ ssize_t te_read_small(const char *path, char *buf, size_t size, unsigned flags)
 	close(fd);
 	errno = e;
 	return got;
+}
+
+#define INROOT_LINKS 40 /* links followed at most, as the kernel's */
+
+/* One component of rest (a path the walk rewrites) into comp, taken off
+ * rest with the slashes before it; 0 when rest is empty, -1 when the
+ * component is too long. */
+static int next_component(char *rest, char *comp)
+{
+	size_t skip = strspn(rest, "/"), k;
+
+	memmove(rest, rest + skip, strlen(rest + skip) + 1);
+	k = strcspn(rest, "/");
+	if (k > NAME_MAX)
+		return -1;
+	memcpy(comp, rest, k);
+	comp[k] = '\0';
+	memmove(rest, rest + k, strlen(rest + k) + 1);
+	return k > 0;
+}
+
+/* The walk of te_open_in_root (where openat2 is not): rest, of room cap,
+ * is the path still to resolve; a link's target is put before it. */
+static int walk_in_root(int rootfd, char *rest, size_t cap)
+{
+	char comp[NAME_MAX + 1], target[PATH_MAX];
+	int dir = fcntl(rootfd, F_DUPFD_CLOEXEC, 3), links = 0, next = -1;
+	int r, e = 0;
+
+	while (dir >= 0 && (r = next_component(rest, comp)) != 0) {
+		struct stat st;
+		ssize_t n;
+
+		if (r < 0 || !strcmp(comp, "..")) {
+			e = r < 0 ? ENAMETOOLONG : EXDEV; /* never above root */
+			break;
+		}
+		if (!strcmp(comp, "."))
+			continue;
+		next = openat(dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 || fstat(next, &st) < 0) {
+			e = errno;
+			break;
+		}
+		if (!S_ISLNK(st.st_mode)) {
+			close(dir);
+			dir = next; /* a directory, or the end (checked by
+				     * the next openat) */
+			next = -1;
+			continue;
+		}
+		n = readlinkat(next, "", target, sizeof(target) - 1);
+		e = n < 0 ? errno : ELOOP;
+		close(next);
+		next = -1;
+		if (n <= 0 || ++links > INROOT_LINKS ||
+		    (size_t)n + strlen(rest) + 2 > cap)
+			break;
+		e = 0;
+		memmove(rest + n + 1, rest, strlen(rest) + 1);
+		memcpy(rest, target, (size_t)n);
+		rest[n] = '/';
+		if (target[0] == '/') { /* absolute: from the root, not ours */
+			close(dir);
+			dir = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+		}
+	}
+	if (next >= 0)
+		close(next);
+	if (e || dir < 0) {
+		if (dir >= 0)
+			close(dir);
+		errno = e ? e : errno;
+		return -1;
+	}
+	return dir;
+}
+
+int te_open_in_root(int rootfd, const char *path, unsigned flags)
+{
+	char rest[2 * PATH_MAX];
+
+#ifdef __NR_openat2
+	if (!(flags & TE_INROOT_WALK)) {
+		struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+					.resolve = RESOLVE_IN_ROOT |
+						   RESOLVE_NO_MAGICLINKS };
+		long fd =
+			syscall(__NR_openat2, rootfd, path, &how, sizeof(how));
+
+		if (fd >= 0 || errno != ENOSYS)
+			return (int)fd;
+	}
+#endif
+	if (strlen(path) >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(rest, path, strlen(path) + 1);
+	return walk_in_root(rootfd, rest, sizeof(rest));
 }

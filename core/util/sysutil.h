@@ -39,4 +39,17 @@ ssize_t te_read_fd(int fd, char *buf, size_t size, unsigned flags);
  * EFBIG (TE_READ_WHOLE), or open's and read's own. */
 ssize_t te_read_small(const char *path, char *buf, size_t size, unsigned flags);
 
+/* path (absolute or relative: both from root) resolved inside the
+ * directory rootfd as if it were "/" (a container's root, opened through
+ * /proc/PID/root): every component, and every link on the way, absolute
+ * targets from rootfd and ".." never above it, so that nothing outside it
+ * is reached. openat2(2) with RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+ * where the kernel has none (ENOSYS, before 5.6), or with TE_INROOT_WALK,
+ * a walk one component at a time with O_NOFOLLOW, links read with
+ * readlinkat and taken as text (".." refused there: EXDEV). Returns an
+ * O_PATH descriptor (close-on-exec) of what path names (fstat it, then
+ * open /proc/self/fd/N to read it), or -1 with errno. */
+#define TE_INROOT_WALK 1u
+int te_open_in_root(int rootfd, const char *path, unsigned flags);
+
 #endif

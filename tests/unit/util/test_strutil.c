@@ -122,6 +122,24 @@ static void write_file(const char *path, const char *text, size_t len)
 	}
 }
 
+/* mkdir -p path (mode 755); 0 or -1. */
+static int mkdir_p(const char *path)
+{
+	char p[512];
+	size_t i;
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (i = 1; p[i]; i++) {
+		if (p[i] != '/')
+			continue;
+		p[i] = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -1;
+		p[i] = '/';
+	}
+	return mkdir(p, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
 static void test_read_small(void)
 {
 	char dir[] = "/tmp/te-test-read-XXXXXX", path[128], link[128];
@@ -257,6 +275,113 @@ static void test_replace_file(void)
 	is_int(rmdir(dir), 0, "nothing else is left in the directory");
 }
 
+/* te_open_in_root over a container-like tree whose /usr/share/gdb is an
+ * absolute link (to /tmp/... of the node, where another user could plant a
+ * gdb script): resolved inside the root, never on the node. mode: 0
+ * (openat2) or TE_INROOT_WALK; host: the node's file's inode. */
+static void open_in_root_mode(const char *t, int rootfd, unsigned mode,
+			      ino_t host)
+{
+	const char *m = mode ? "walk" : "openat2";
+	char path[512];
+	struct stat in, got;
+	int fd;
+
+	errno = 0;
+	fd = te_open_in_root(rootfd, "/usr/share/gdb/auto-load/py-gdb.py",
+			     mode);
+	ok(fd < 0 && errno == ENOENT,
+	   "%s: an absolute link above the file (/usr/share/gdb -> %s/node) "
+	   "is the root's: the node's file is not reached (errno %d)",
+	   m, t, errno);
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "%s/root%s/node/auto-load", t, t);
+	if (mkdir_p(path) < 0) {
+		ok(0, "mkdir %s: %s", path, strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/root%s/node/auto-load/py-gdb.py", t,
+		 t);
+	write_file(path, "inside\n", 7);
+	stat(path, &in);
+	fd = te_open_in_root(rootfd, "usr/share/gdb/auto-load/py-gdb.py", mode);
+	ok(fd >= 0 && fstat(fd, &got) == 0 && got.st_ino == in.st_ino &&
+		   got.st_dev == in.st_dev,
+	   "%s: with the same path inside the root, that file is opened", m);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	fd = te_open_in_root(rootfd, "/usr/bin/python3.11-gdb.py", mode);
+	ok(fd >= 0 && fstat(fd, &got) == 0 && S_ISREG(got.st_mode),
+	   "%s: a relative link beside it (Debian's python3.11-gdb.py) is "
+	   "followed",
+	   m);
+	if (fd >= 0)
+		close(fd);
+	errno = 0;
+	fd = te_open_in_root(rootfd, "/usr/bin/up", mode);
+	ok(fd < 0 || (fstat(fd, &got) == 0 && got.st_ino != host),
+	   "%s: a link of '..'s past the root does not leave it (errno %d)", m,
+	   errno);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void test_open_in_root(void)
+{
+	char t[] = "/tmp/te-test-inroot-XXXXXX", path[512], link[512];
+	struct stat host, seen;
+	int rootfd;
+
+	if (!mkdtemp(t)) {
+		ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/node/auto-load", t);
+	mkdir_p(path);
+	snprintf(path, sizeof(path), "%s/node/auto-load/py-gdb.py", t);
+	write_file(path, "planted\n", 8); /* the node's, another user's */
+	stat(path, &host);
+	snprintf(path, sizeof(path), "%s/root/usr/share", t);
+	mkdir_p(path);
+	snprintf(path, sizeof(path), "%s/root/usr/bin", t);
+	mkdir_p(path);
+	snprintf(path, sizeof(path), "%s/root/usr/share/gdb", t);
+	snprintf(link, sizeof(link), "%s/node", t);
+	if (symlink(link, path) < 0) {
+		ok(0, "symlink: %s", strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/root/usr/bin/python3.11m-gdb.py", t);
+	write_file(path, "debian\n", 7);
+	snprintf(path, sizeof(path), "%s/root/usr/bin/python3.11-gdb.py", t);
+	if (symlink("python3.11m-gdb.py", path) < 0)
+		ok(0, "symlink: %s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/root/usr/bin/up", t);
+	if (symlink("../../../../../../../../node/auto-load/py-gdb.py", path))
+		ok(0, "symlink: %s", strerror(errno));
+	/* what the old lookup did (a path under the root, resolved by the
+	 * node's kernel from the node's /) reaches the node's file */
+	snprintf(path, sizeof(path),
+		 "%s/root/usr/share/gdb/auto-load/py-gdb.py", t);
+	ok(stat(path, &seen) == 0 && seen.st_ino == host.st_ino,
+	   "control: ROOT/usr/share/gdb/... looked up as a path reaches the "
+	   "node's %s/node/auto-load/py-gdb.py",
+	   t);
+	snprintf(path, sizeof(path), "%s/root", t);
+	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		ok(0, "open %s: %s", path, strerror(errno));
+		return;
+	}
+	open_in_root_mode(t, rootfd, 0, host.st_ino);
+	open_in_root_mode(t, rootfd, TE_INROOT_WALK, host.st_ino);
+	close(rootfd);
+	snprintf(path, sizeof(path), "rm -rf '%s'", t);
+	ok(system(path) == 0, "the tree is removed");
+}
+
 static void test_value_slot(void)
 {
 	char *s[TE_VALUE_SLOTS + 1];
@@ -287,5 +412,6 @@ int main(void)
 	test_read_small();
 	test_value_slot();
 	test_replace_file();
+	test_open_in_root();
 	return tap_done();
 }
