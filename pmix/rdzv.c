@@ -628,6 +628,28 @@ static void write_node_result(const struct te_rdzv_opts *o, const char *why)
 	te_rdzv_write_node_result(dir, &f);
 }
 
+/* Started by a plugin from before the protocol check (0.1.0), which
+ * reads this output as its own helper's: the line naming both versions is
+ * this task's error, and with --lead the node's result, which that
+ * plugin's other tasks of the node wait for. */
+static int none_caller(int argc, char **argv)
+{
+	struct te_rdzv_opts o = { 0 };
+	char line[TE_RDZV_TEXT_MAX];
+	int i;
+
+	for (i = 1; i < argc; i++)
+		o.lead |= !strcmp(argv[i], "--lead");
+	if (te_protocol_none_caller_line(argv[0], line, sizeof(line)) < 0)
+		te_strlcpy(line,
+			   "trainenv-rdzv: started by a plugin of trainenv "
+			   "before the protocol check: " TE_PROTOCOL_ADVICE,
+			   sizeof(line));
+	fail(0, "%s", line);
+	write_node_result(&o, NULL);
+	return emit();
+}
+
 int main(int argc, char **argv)
 {
 	struct te_pmix p;
@@ -638,6 +660,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	t_start = te_now_ms();
 	profile = getenv("TRAINENV_RDZV_PROFILE") != NULL;
+	if (te_protocol_none_caller(argc, argv))
+		return none_caller(argc, argv);
 	if ((rc = te_protocol_args(&argc, &argv)) >= 0)
 		return rc; /* the plugin compares and says it */
 	/* the step's facts from the command line, every setting from the

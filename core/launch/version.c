@@ -84,31 +84,63 @@ int te_protocol_refusal_line(const char *name, const char *dir,
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
+/* Where this helper runs, for its lines: its name (argv0's last
+ * component), its own directory (/proc/self/exe's, else argv0's) and the
+ * node (SLURMD_NODENAME, else the host name). */
+struct helper_place {
+	char dir[512], node[TE_HOST_MAX];
+	const char *name;
+};
+
+static void helper_place(const char *argv0, struct helper_place *w)
+{
+	const char *node = getenv("SLURMD_NODENAME"), *slash;
+	ssize_t k = readlink("/proc/self/exe", w->dir, sizeof(w->dir) - 1);
+
+	w->dir[k > 0 ? k : 0] = '\0';
+	if (k <= 0)
+		te_strlcpy(w->dir, argv0, sizeof(w->dir));
+	w->name = (slash = strrchr(argv0, '/')) ? slash + 1 : argv0;
+	if ((slash = strrchr(w->dir, '/')))
+		*(char *)(slash == w->dir ? slash + 1 : slash) = '\0';
+	else
+		te_strlcpy(w->dir, ".", sizeof(w->dir));
+	if (node && te_host_valid(node)) {
+		te_strlcpy(w->node, node, sizeof(w->node));
+	} else {
+		if (gethostname(w->node, sizeof(w->node)) < 0)
+			te_strlcpy(w->node, "?", sizeof(w->node));
+		w->node[sizeof(w->node) - 1] = '\0';
+	}
+}
+
 /* What a helper told --protocol-say says on its stderr. */
 static void say_refusal(const char *argv0, const char *caller)
 {
-	char exe[512], host[TE_HOST_MAX], line[1024];
-	const char *node = getenv("SLURMD_NODENAME"), *name, *slash;
-	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct helper_place w;
+	char line[1024];
 
-	exe[k > 0 ? k : 0] = '\0';
-	if (k <= 0)
-		te_strlcpy(exe, argv0, sizeof(exe));
-	name = (slash = strrchr(argv0, '/')) ? slash + 1 : argv0;
-	if ((slash = strrchr(exe, '/')))
-		*(char *)(slash == exe ? slash + 1 : slash) = '\0';
-	else
-		te_strlcpy(exe, ".", sizeof(exe));
-	if (!node || !te_host_valid(node)) {
-		if (gethostname(host, sizeof(host)) < 0)
-			te_strlcpy(host, "?", sizeof(host));
-		host[sizeof(host) - 1] = '\0';
-		node = host;
-	}
-	if (te_protocol_refusal_line(name, exe, node, caller, line,
+	helper_place(argv0, &w);
+	if (te_protocol_refusal_line(w.name, w.dir, w.node, caller, line,
 				     sizeof(line)) > 0)
 		fprintf(stderr, "trainenv: error: %s\n", line);
 	fflush(stderr);
+}
+
+int te_protocol_none_caller_line(const char *argv0, char *buf, size_t len)
+{
+	struct helper_place w;
+	int n;
+
+	helper_place(argv0, &w);
+	n = snprintf(buf, len, "node %s: ", w.node);
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	if (te_versions_line(buf + n, len - (size_t)n, w.name, w.dir,
+			     TE_PROTOCOL_VERSION, PACKAGE_VERSION,
+			     TE_PROTOCOL_NONE, TE_PROTOCOL_NONE_RELEASE) < 0)
+		return -1;
+	return (int)strlen(buf);
 }
 
 int te_protocol_args(int *argc, char ***argv)
@@ -144,16 +176,76 @@ int te_protocol_args(int *argc, char ***argv)
 	return -1;
 }
 
+/* "protocol 2 (trainenv 1.0.0)", or what trainenv before the protocol
+ * check speaks. */
+static void side_words(char *buf, size_t len, int proto, const char *pkg)
+{
+	if (proto == TE_PROTOCOL_NONE)
+		snprintf(buf, len,
+			 "no protocol (trainenv " TE_PROTOCOL_NONE_RELEASE
+			 ", before the protocol check)");
+	else
+		snprintf(buf, len, "protocol %d (trainenv %s)", proto, pkg);
+}
+
+int te_versions_line(char *buf, size_t len, const char *what, const char *dir,
+		     int hproto, const char *hpkg, int pproto, const char *ppkg)
+{
+	char helper[128], plugin[128];
+	int n;
+
+	side_words(helper, sizeof(helper), hproto, hpkg);
+	side_words(plugin, sizeof(plugin), pproto, ppkg);
+	n = snprintf(buf, len,
+		     "%s in %s speaks %s, the plugin %s: " TE_PROTOCOL_ADVICE,
+		     what, dir, helper, plugin);
+	return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
 int te_protocol_mismatch_line(const char *what, const char *dir, int proto,
 			      const char *pkg, char *buf, size_t len)
 {
 	if (proto == TE_PROTOCOL_VERSION)
 		return 0;
-	snprintf(buf, len,
-		 "%s in %s speaks protocol %d (trainenv %s), the "
-		 "plugin protocol %d (trainenv %s): " TE_PROTOCOL_ADVICE,
-		 what, dir, proto, pkg, TE_PROTOCOL_VERSION, PACKAGE_VERSION);
+	te_versions_line(buf, len, what, dir, proto, pkg, TE_PROTOCOL_VERSION,
+			 PACKAGE_VERSION);
 	return 1;
+}
+
+/* What trainenv-rdzv of 0.1.0 writes for a first word it does not know:
+ * its result's wire form (core/launch/rdzv_proto.h, the same in 0.1.0)
+ * with the argument parser's error, exit 0. Fixed: that release does not
+ * change. */
+static const char *const none_answers[] = {
+	"TRAINENV-RDZV 1\nERROR=trainenv-rdzv: bad argument '--protocol'\n"
+	"END\n",
+	"TRAINENV-RDZV 1\nERROR=trainenv-rdzv: bad argument "
+	"'--protocol-version'\nEND\n",
+};
+
+int te_protocol_none_answer(int code, const char *out, size_t n)
+{
+	size_t i;
+
+	if (code != 0)
+		return 0;
+	for (i = 0; i < sizeof(none_answers) / sizeof(none_answers[0]); i++)
+		if (n == strlen(none_answers[i]) &&
+		    !memcmp(out, none_answers[i], n))
+			return 1;
+	return 0;
+}
+
+int te_protocol_none_caller(int argc, char *const argv[])
+{
+	int i;
+
+	if (argc < 2 || !argv[1] || !strncmp(argv[1], "--protocol", 10))
+		return 0;
+	for (i = 1; i < argc && argv[i]; i++)
+		if (!strcmp(argv[i], "--port-range"))
+			return 1;
+	return 0;
 }
 
 int te_protocol_refused(const char *path, int code, const char *out, size_t n,
@@ -163,9 +255,14 @@ int te_protocol_refused(const char *path, int code, const char *out, size_t n,
 	const char *slash = strrchr(path, '/');
 	int proto;
 
-	if (code != TE_PROTOCOL_EXIT ||
-	    te_protocol_answer_parse(out, n, &proto, pkg, sizeof(pkg)) < 0)
+	if (te_protocol_none_answer(code, out, n)) {
+		proto = TE_PROTOCOL_NONE;
+		te_strlcpy(pkg, TE_PROTOCOL_NONE_RELEASE, sizeof(pkg));
+	} else if (code != TE_PROTOCOL_EXIT ||
+		   te_protocol_answer_parse(out, n, &proto, pkg, sizeof(pkg)) <
+			   0) {
 		return 0;
+	}
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
 	else if (slash == path)
@@ -174,6 +271,18 @@ int te_protocol_refused(const char *path, int code, const char *out, size_t n,
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 	return te_protocol_mismatch_line(slash ? slash + 1 : path, dir, proto,
 					 pkg, line, len);
+}
+
+int te_protocol_asked(const char *path, int code, const char *out, size_t n,
+		      char *line, size_t len)
+{
+	if (code != 0)
+		return 0;
+	if (te_protocol_none_answer(code, out, n))
+		return te_protocol_refused(path, code, out, n, line, len);
+	/* --protocol-version answers with exit 0, --protocol N's refusal
+	 * with TE_PROTOCOL_EXIT: the same answer otherwise */
+	return te_protocol_refused(path, TE_PROTOCOL_EXIT, out, n, line, len);
 }
 
 int te_protocol_env_check(const char *val, char *buf, size_t len)

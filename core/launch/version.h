@@ -70,6 +70,23 @@ int te_protocol_refusal_line(const char *name, const char *dir,
 	"install the same trainenv on every node " \
 	"(plugin, helpers and libtrainenv)"
 
+/* trainenv before the protocol check: the 0.1.0 release (main at
+ * 6d8a4cc). Its trainenv-rdzv refuses "--protocol" as any unknown word,
+ * and its plugin passes no --protocol, its settings as options instead.
+ * TE_PROTOCOL_NONE stands for its protocol in te_versions_line. */
+#define TE_PROTOCOL_NONE 0
+#define TE_PROTOCOL_NONE_RELEASE "0.1.0"
+
+/* The one line of two versions that met on a node: the helper what in
+ * dir speaks hproto (trainenv hpkg), the plugin pproto (trainenv ppkg):
+ * "trainenv-rdzv in DIR speaks protocol 1 (trainenv 0.9.0), the plugin
+ * protocol 2 (trainenv 1.0.0): install ..."; a side of TE_PROTOCOL_NONE
+ * reads "no protocol (trainenv 0.1.0, before the protocol check)",
+ * whatever its pkg. Returns the length, or -1 when it was cut to len. */
+int te_versions_line(char *buf, size_t len, const char *what, const char *dir,
+		     int hproto, const char *hpkg, int pproto,
+		     const char *ppkg);
+
 /* The one line a mismatch on a node prints:
  * "trainenv-rdzv in /usr/libexec/trainenv speaks protocol 2 (trainenv
  * 1.0.0), the plugin protocol 1 (trainenv 0.9.0): install the same
@@ -92,8 +109,37 @@ int te_protocol_env_check(const char *val, char *buf, size_t len);
 /* A helper at path exited with code, having written out[0..n): 1 with
  * the mismatch line above in line (naming the helper, its directory and
  * both protocols and versions) when it answered another protocol (exit
- * TE_PROTOCOL_EXIT and a readable answer), else 0. */
+ * TE_PROTOCOL_EXIT and a readable answer) or is one from before the
+ * protocol check (te_protocol_none_answer), else 0. */
 int te_protocol_refused(const char *path, int code, const char *out, size_t n,
 			char *line, size_t len);
+
+/* The same for a helper's answer to "--protocol-version" alone (asked
+ * after the helper was killed before it answered: exit 0 and
+ * "trainenv-protocol N V", or the refusal of te_protocol_none_answer):
+ * 1 with the line when it names another protocol, else 0. */
+#define TE_PROTOCOL_ASK_MS 3000 /* deadline of that question */
+int te_protocol_asked(const char *path, int code, const char *out, size_t n,
+		      char *line, size_t len);
+
+/* A trainenv-rdzv from before the protocol check given "--protocol N"
+ * (or "--protocol-version") fails on that word as on any unknown one, in
+ * its result's wire form with exit 0: 1 when code and out[0..n) are
+ * exactly that answer, else 0. */
+int te_protocol_none_answer(int code, const char *out, size_t n);
+
+/* A plugin from before the protocol check starts trainenv-rdzv as
+ * "trainenv-rdzv --job J --step S --port-range LO-HI --port-start P
+ * --barrier S --version-check W ...": 1 when argv is such a command line
+ * (no --protocol word first, and --port-range among the words: only that
+ * plugin passes it without --protocol first), else 0. */
+int te_protocol_none_caller(int argc, char *const argv[]);
+
+/* The line a helper started so says, its own protocol and version against
+ * the plugin's TE_PROTOCOL_NONE: "node NODE: NAME in DIR speaks protocol
+ * 2 (trainenv V), the plugin no protocol (trainenv 0.1.0, before the
+ * protocol check): install ..." (NODE, NAME and DIR found as for
+ * --protocol-say). Returns its length, or -1 when it did not fit. */
+int te_protocol_none_caller_line(const char *argv0, char *buf, size_t len);
 
 #endif

@@ -5,8 +5,11 @@
  * trainenv_version() (issue 26, items 2 and 3). */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "trainenv/trainenv.h"
@@ -216,6 +219,157 @@ static void test_refusals(void)
 	}
 }
 
+/* Mixed versions with trainenv before the protocol check (issue 33,
+ * item 2): the 0.1.0 release, main at 6d8a4cc. Its trainenv-rdzv's
+ * answers and its plugin's command line are written here as that
+ * release's code writes them (its helper's emit(), its plugin's
+ * te_rdzv_helper_argv at 6d8a4cc). */
+static const char old_refusal[] =
+	"TRAINENV-RDZV 1\nERROR=trainenv-rdzv: bad argument '--protocol'\n"
+	"END\n";
+
+static void test_none_lines(void)
+{
+	char line[1024], want[1024];
+
+	ok(te_versions_line(line, sizeof(line), "trainenv-rdzv", "/opt/old",
+			    TE_PROTOCOL_NONE, "x", 2, "1.0.0") > 0,
+	   "versions line: a helper before the protocol check");
+	is_str(line,
+	       "trainenv-rdzv in /opt/old speaks no protocol (trainenv 0.1.0, "
+	       "before the protocol check), the plugin protocol 2 (trainenv "
+	       "1.0.0): install the same trainenv on every node (plugin, "
+	       "helpers and libtrainenv)",
+	       "  names 0.1.0 as the helper's release, whatever it is given");
+	te_versions_line(line, sizeof(line), "trainenv-rdzv", "/opt/new", 2,
+			 "1.0.0", TE_PROTOCOL_NONE, NULL);
+	is_str(line,
+	       "trainenv-rdzv in /opt/new speaks protocol 2 (trainenv 1.0.0), "
+	       "the plugin no protocol (trainenv 0.1.0, before the protocol "
+	       "check): install the same trainenv on every node (plugin, "
+	       "helpers and libtrainenv)",
+	       "  and the other way round");
+	te_versions_line(line, sizeof(line), "h", "/d", 1, "0.9.0", 2, "1.0.0");
+	is_str(line,
+	       "h in /d speaks protocol 1 (trainenv 0.9.0), the plugin "
+	       "protocol 2 (trainenv 1.0.0): install the same trainenv on "
+	       "every node (plugin, helpers and libtrainenv)",
+	       "  protocol 1 against 2");
+	is_int(te_versions_line(line, 20, "h", "/d", 1, "0.9.0", 2, "1.0.0"),
+	       -1, "  -1 when cut");
+	is_int((int)strlen(line), 19, "  cut to the buffer");
+
+	is_int(te_protocol_refused("/opt/old/trainenv-rdzv", 0, old_refusal,
+				   strlen(old_refusal), line, sizeof(line)),
+	       1, "0.1.0's helper refusing --protocol (exit 0): refused");
+	snprintf(want, sizeof(want),
+		 "trainenv-rdzv in /opt/old speaks no protocol (trainenv "
+		 "0.1.0, before the protocol check), the plugin protocol %d "
+		 "(trainenv %s): install the same trainenv on every node "
+		 "(plugin, helpers and libtrainenv)",
+		 TE_PROTOCOL_VERSION, PACKAGE_VERSION);
+	is_str(line, want, "  the line names both versions and what to do");
+}
+
+static void test_none_answers(void)
+{
+	const char *v010 = "TRAINENV-RDZV 1\nERROR=trainenv-rdzv: bad "
+			   "argument '--protocol-version'\nEND\n";
+	const char *job = "TRAINENV-RDZV 1\nERROR=trainenv-rdzv: bad argument "
+			  "'--job'\nEND\n";
+	char line[1024] = "untouched", ans[64];
+
+	is_int(te_protocol_none_answer(0, old_refusal, strlen(old_refusal)), 1,
+	       "0.1.0's refusal of --protocol");
+	is_int(te_protocol_none_answer(0, v010, strlen(v010)), 1,
+	       "0.1.0's refusal of --protocol-version");
+	is_int(te_protocol_none_answer(1, old_refusal, strlen(old_refusal)), 0,
+	       "  not with another exit code");
+	is_int(te_protocol_none_answer(0, old_refusal, strlen(old_refusal) - 1),
+	       0, "  not cut short");
+	is_int(te_protocol_none_answer(0, job, strlen(job)), 0,
+	       "  not another word refused (a plugin's own mistake)");
+	is_int(te_protocol_refused("/x/trainenv-rdzv", 0,
+				   "TRAINENV-RDZV 1\nEND\n", 20, line,
+				   sizeof(line)),
+	       0, "a helper's result: no refusal");
+	is_str(line, "untouched", "  and no line");
+
+	snprintf(ans, sizeof(ans), "trainenv-protocol %d 0.9.0\n",
+		 TE_PROTOCOL_VERSION + 1);
+	is_int(te_protocol_asked("/opt/p/trainenv-rdzv", 0, ans, strlen(ans),
+				 line, sizeof(line)),
+	       1, "asked again: --protocol-version names another protocol");
+	like(line, "trainenv-rdzv in /opt/p speaks protocol ",
+	     "  the versions line");
+	is_int(te_protocol_asked("/opt/p/trainenv-rdzv", 2, ans, strlen(ans),
+				 line, sizeof(line)),
+	       0, "  not when it failed (exit 2)");
+	is_int(te_protocol_asked("/opt/o/trainenv-rdzv", 0, v010, strlen(v010),
+				 line, sizeof(line)),
+	       1, "asked again: 0.1.0's helper refuses the question");
+	like(line, "speaks no protocol (trainenv 0.1.0", "  named as such");
+	snprintf(ans, sizeof(ans), "trainenv-protocol %d 0.9.0\n",
+		 TE_PROTOCOL_VERSION);
+	strcpy(line, "untouched");
+	is_int(te_protocol_asked("/opt/p/trainenv-rdzv", 0, ans, strlen(ans),
+				 line, sizeof(line)),
+	       0, "asked again: its own protocol, no line");
+	is_str(line, "untouched", "  untouched");
+}
+
+static void test_none_caller(void)
+{
+	char *v010[] = { "trainenv-rdzv",
+			 "--job",
+			 "7",
+			 "--step",
+			 "0",
+			 "--port-range",
+			 "20000-29999",
+			 "--port-start",
+			 "21234",
+			 "--barrier",
+			 "300",
+			 "--version-check",
+			 "warn",
+			 "--lead",
+			 NULL };
+	char *p1[] = { "trainenv-rdzv", "--protocol",  "1", "--job", "7",
+		       "--port-range",	"20000-29999", NULL };
+	char *now[] = { "trainenv-rdzv", "--protocol", "2",	 "--job", "7",
+			"--step",	 "0",	       "--lead", NULL };
+	char line[1024], want[1024], exe[PATH_MAX], *slash;
+	ssize_t k;
+
+	is_int(te_protocol_none_caller(14, v010), 1,
+	       "0.1.0's plugin's command line: a plugin before the check");
+	is_int(te_protocol_none_caller(7, p1), 0,
+	       "protocol 1's (--protocol first): not");
+	is_int(te_protocol_none_caller(8, now), 0, "today's: not");
+	is_int(te_protocol_none_caller(3, now + 3), 0,
+	       "--job alone (no --port-range): not");
+	is_int(te_protocol_none_caller(1, v010), 0, "no argument: not");
+
+	setenv("SLURMD_NODENAME", "n7", 1);
+	k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[k > 0 ? k : 0] = '\0';
+	if ((slash = strrchr(exe, '/')))
+		*slash = '\0';
+	ok(te_protocol_none_caller_line("/usr/lib/x/trainenv-rdzv", line,
+					sizeof(line)) > 0,
+	   "the line today's helper says to 0.1.0's plugin");
+	snprintf(want, sizeof(want),
+		 "node n7: trainenv-rdzv in %s speaks protocol %d (trainenv "
+		 "%s), the plugin no protocol (trainenv 0.1.0, before the "
+		 "protocol check): install the same trainenv on every node "
+		 "(plugin, helpers and libtrainenv)",
+		 exe, TE_PROTOCOL_VERSION, PACKAGE_VERSION);
+	is_str(line, want, "  names the node, its directory, both versions");
+	is_int(te_protocol_none_caller_line("h", line, 30), -1,
+	       "  -1 when it does not fit");
+}
+
 int main(void)
 {
 	test_line();
@@ -223,5 +377,8 @@ int main(void)
 	test_answer();
 	test_mismatch();
 	test_args();
+	test_none_lines();
+	test_none_answers();
+	test_none_caller();
 	return tap_done();
 }
