@@ -499,6 +499,8 @@ static void write_hang_record(const struct opts *o, const char *json)
 			why);
 		return;
 	}
+	if (why[0]) /* DIR/UID another user's: whose, and what is used */
+		fprintf(stderr, PREFIX "the hang report's record: %s\n", why);
 	fd = openat(dfd, name,
 		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		    0600);

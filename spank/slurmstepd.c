@@ -280,6 +280,8 @@ static void export_dump_dir(spank_t sp, uint32_t local_id)
 		return;
 	}
 	close(dfd);
+	if (why[0]) /* DIR/UID another user's: whose, and what is used */
+		task_warn(local_id, "--train-nccl-dump-dir: %s", why);
 	if (te_appendf(file, sizeof(file), "/nccl_trace_rank_") < 0)
 		return;
 	spank_setenv(sp, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", file,

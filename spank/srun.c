@@ -583,6 +583,9 @@ static void write_record(void)
 			te_record_dir_option(&te_plug.cfg), why);
 		return;
 	}
+	if (why[0]) /* DIR/UID another user's: whose, and what is used */
+		fprintf(stderr, TE_PREFIX "warning: %s: %s\n",
+			te_record_dir_option(&te_plug.cfg), why);
 	/* the directory is the user's own and others cannot write there */
 	fd = openat(dfd, name,
 		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,

@@ -3,14 +3,18 @@
  * on the levels trainenv makes, and their safe opening (dumpdir.h). */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "report/dumpdir.h"
 #include "util/strutil.h"
+#include "util/sysutil.h"
 
 #define WRITABLE (S_IWGRP | S_IWOTH)
 
@@ -170,11 +174,157 @@ static int walk(const char *rp, const char *dir, uid_t uid, char *why,
 	}
 }
 
+/* ------------------------------------------------ DIR/UID taken by another */
+
+#define ALT_HEX 12	    /* DIR/UID.<12 hex digits> */
+#define ALT_SCAN_MAX 100000 /* entries of DIR looked at, at most */
+
+/* 1 when name is uname + "." + ALT_HEX lower-case hex digits. */
+static int alt_name(const char *name, const char *uname)
+{
+	size_t k = strlen(uname), i;
+
+	if (strncmp(name, uname, k) || name[k] != '.' ||
+	    strlen(name + k + 1) != ALT_HEX)
+		return 0;
+	for (i = k + 1; name[i]; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') ||
+		      (name[i] >= 'a' && name[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* The first (by name) DIR/UID.<hex> that is the user's own and passes
+ * te_dump_dir_verdict, into best ("" when none). Only the user (or root)
+ * can own a directory as uid: another user can make the names, never
+ * such a directory. */
+static void alt_find(int dfd, const char *uname, uid_t uid, char *best,
+		     size_t len)
+{
+	struct stat pst, st;
+	struct dirent *e;
+	char v[160];
+	int rfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = rfd >= 0 ? fdopendir(rfd) : NULL;
+	long seen = 0;
+
+	best[0] = '\0';
+	if (!d || fstat(dfd, &pst) < 0) {
+		if (d)
+			closedir(d);
+		else if (rfd >= 0)
+			close(rfd);
+		return;
+	}
+	while ((e = readdir(d)) && seen++ < ALT_SCAN_MAX) {
+		if (!alt_name(e->d_name, uname) ||
+		    (best[0] && strcmp(e->d_name, best) >= 0) ||
+		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    te_dump_dir_verdict(&pst, &st, uid, v, sizeof(v)) < 0)
+			continue;
+		te_strlcpy(best, e->d_name, len);
+	}
+	closedir(d);
+}
+
+/* DIR locked (flock) for making the first DIR/UID.<hex>, waiting
+ * LOCK_MS at most: anyone who can read DIR can hold the lock, so after
+ * that the making goes on without it. The descriptor to close (which
+ * unlocks), or -1. */
+#define LOCK_MS 1000
+static int lock_dir(int dfd)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int64_t end = te_now_ms() + LOCK_MS;
+
+	while (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0 &&
+	       errno == EWOULDBLOCK && te_now_ms() < end)
+		te_sleep_ms(10);
+	return fd;
+}
+
+/* DIR/UID is another user's (a directory or a link they made first, in a
+ * shared DIR): the user's level is then DIR/UID.<12 random hex digits>,
+ * a name nobody else can have made as the user's: the first one that is
+ * already the user's own (made by an earlier process of the job: the
+ * nodes' tasks and srun find the same), else a new one, made under DIR's
+ * lock (lock_dir), so that the nodes' first tasks, starting at once, make
+ * one. Without the lock, two processes making one at once each take the
+ * first after both are made (the other made in vain is removed). Its name
+ * into alt, or -1 (why). */
+static int alt_level(int dfd, const char *uname, uid_t uid, char *alt,
+		     size_t len, char *why, size_t wlen)
+{
+	char made[32], hex[ALT_HEX + 1];
+	int tries, lfd, e = EEXIST;
+
+	alt_find(dfd, uname, uid, alt, len);
+	if (alt[0])
+		return 0;
+	lfd = lock_dir(dfd);
+	alt_find(dfd, uname, uid, alt, len); /* made while we waited */
+	for (tries = 0; !alt[0] && tries < 8 && e == EEXIST; tries++) {
+		e = te_random_hex(hex, sizeof(hex), ALT_HEX) < 0 ? EIO : 0;
+		te_snprintf(made, sizeof(made), "%s.%s", uname, hex);
+		if (!e && mkdirat(dfd, made, 0700) < 0)
+			e = errno;
+	}
+	if (!alt[0] && e) {
+		if (lfd >= 0)
+			close(lfd);
+		return te_err(why, wlen, "cannot create %s.*: %s", uname,
+			      strerror(e));
+	}
+	if (!alt[0]) {
+		alt_find(dfd, uname, uid, alt, len);
+		if (!alt[0])
+			te_strlcpy(alt, made, len); /* DIR cannot be listed */
+		else if (strcmp(alt, made))
+			unlinkat(dfd, made, AT_REMOVEDIR);
+	}
+	if (lfd >= 0)
+		close(lfd);
+	return 0;
+}
+
+/* The user's level DIR/UID, opened (level), or DIR/UID.<hex> when DIR/UID
+ * is another user's, with the one line naming who made it and what is
+ * used instead in note. upath: DIR/UID, rewritten to the level used. */
+static int user_level(int dfd, const char *uname, char *upath, size_t ulen,
+		      uid_t uid, char *note, size_t nlen, char *why,
+		      size_t wlen)
+{
+	char alt[64], apath[TE_DUMP_DIR_PATH_MAX], *slash;
+	struct stat st;
+	int fd;
+
+	if (fstatat(dfd, uname, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    st.st_uid == uid)
+		return level(dfd, uname, upath, uid, why, wlen);
+	/* another's: say whose, use the user's own other name */
+	if (alt_level(dfd, uname, uid, alt, sizeof(alt), why, wlen) < 0)
+		return -2;
+	slash = strrchr(upath, '/');
+	te_snprintf(apath, sizeof(apath), "%.*s/%s",
+		    slash ? (int)(slash - upath) : 0, upath, alt);
+	fd = level(dfd, alt, apath, uid, why, wlen);
+	if (fd < 0)
+		return fd;
+	te_snprintf(note, nlen,
+		    "%s belongs to uid %u, not to the job's user (uid %u): "
+		    "someone else made it%s; using %s instead",
+		    upath, (unsigned)st.st_uid, (unsigned)uid,
+		    S_ISLNK(st.st_mode) ? " (a symbolic link)" : "", apath);
+	te_strlcpy(upath, apath, ulen);
+	return fd;
+}
+
 int te_dump_dir_open(const char *dir, const char *name, uid_t uid, char *path,
 		     size_t pathlen, char *why, size_t len)
 {
 	char rp[PATH_MAX], upath[TE_DUMP_DIR_PATH_MAX],
-		jpath[TE_DUMP_DIR_PATH_MAX], uname[16];
+		jpath[TE_DUMP_DIR_PATH_MAX], uname[16],
+		note[2 * TE_DUMP_DIR_PATH_MAX + 160] = "";
 	int dfd, ufd, jfd;
 
 	if (path && pathlen)
@@ -191,7 +341,8 @@ int te_dump_dir_open(const char *dir, const char *name, uid_t uid, char *path,
 	te_snprintf(uname, sizeof(uname), "%u", (unsigned)uid);
 	te_snprintf(upath, sizeof(upath), "%s/%s", strcmp(rp, "/") ? rp : "",
 		    uname);
-	ufd = level(dfd, uname, upath, uid, why, len);
+	ufd = user_level(dfd, uname, upath, sizeof(upath), uid, note,
+			 sizeof(note), why, len);
 	close(dfd);
 	if (ufd < 0)
 		return ufd;
@@ -206,5 +357,7 @@ int te_dump_dir_open(const char *dir, const char *name, uid_t uid, char *path,
 		path[0] = '\0';
 		return te_err(why, len, "%s: path too long", jpath);
 	}
+	if (jfd >= 0 && len)
+		te_strlcpy(why, note, len); /* "" but for another's DIR/UID */
 	return jfd;
 }

@@ -9,7 +9,11 @@
  * writable by group or others only when sticky and root's (as /tmp).
  * The level DIR/UID (the job user's numeric uid, as /run/user/UID) is the
  * user's own, mode 700: in a shared DIR another user can make DIR/JOBID
- * for a future job id, but nothing inside DIR/UID. */
+ * for a future job id, but nothing inside DIR/UID. DIR/UID is a name
+ * another user can make first (a directory or a link of theirs): then the
+ * level is DIR/UID.<12 random hex digits>, the first such directory that
+ * is the user's own (only the user or root can make one), else a new one,
+ * and the caller says in one line who made DIR/UID and what is used. */
 #ifndef TE_DUMPDIR_H
 #define TE_DUMPDIR_H
 
@@ -45,10 +49,14 @@ int te_dump_dir_verdict(const struct stat *parent, const struct stat *dir,
  * user) and opens DIR/UID/NAME for uid: DIR resolved once (realpath), then
  * every directory from / down opened relative to the one above, without
  * following a link, and checked on its descriptor; the two levels below
- * made if missing and checked with te_dump_dir_verdict. Returns the
- * O_PATH descriptor of DIR/UID/NAME (for openat), its path in path (may be
- * NULL; the resolved DIR: a link in DIR's own path is not followed again
- * later), or with why -1 when a directory on the way is not safe or DIR
+ * made if missing and checked with te_dump_dir_verdict (DIR/UID.<hex> for
+ * DIR/UID when another user's, above). Returns the O_PATH descriptor of
+ * DIR/UID/NAME (for openat), its path in path (may be NULL; the resolved
+ * DIR: a link in DIR's own path is not followed again later), with why ""
+ * or, when DIR/UID was another user's, the line to say ("/d/1000 belongs
+ * to uid 4242, not to the job's user (uid 1000): someone else made it;
+ * using /d/1000.0123456789ab instead"); or with why -1 when a directory on
+ * the way is not safe or DIR
  * cannot be opened ("/d belongs to uid 65534, neither root nor ...",
  * "/d/0/42 is a symbolic link") and -2 when a level cannot be made or
  * opened ("cannot create /d/0: Permission denied"). */

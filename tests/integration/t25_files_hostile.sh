@@ -5,9 +5,9 @@
 #   - --train-nccl-dump-dir=DIR (issue 25, item 3): the job's files go to
 #     DIR/UID/JOBID. nobody makes DIR/JOBID first for the next job ids (its
 #     own directory, or a link into one of its own): the job's files do
-#     not go there. nobody makes DIR/UID first (directory or link): not
-#     used (no TORCH_NCCL_DEBUG_INFO_TEMP_FILE) and each node's first task
-#     says why. Also refused: the job user's own DIR/UID/JOBID writable by
+#     not go there. nobody makes DIR/UID first (directory or link): the
+#     job's files go to one DIR/UID.<12 hex digits> of its own instead, and
+#     each node's first task and srun name the squatter (issue 33). Also refused: the job user's own DIR/UID/JOBID writable by
 #     others, a DIR others may write to without the sticky bit, a DIR of
 #     another user with mode 1777 (and the site's record-dir there), a
 #     directory above DIR of another user. A fresh DIR/UID/JOBID in a
@@ -27,7 +27,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
-plan 41
+plan 42
 
 cluster_up --nodes 3 || bail_out "no cluster"
 ok 0 "cluster is up"
@@ -89,19 +89,30 @@ is "$(printf '%s\n' "$out" | grep -c "^job $job $dumps/0/$job/nccl_trace_rank_$"
 is "$(ls -A "$loot" 2>&1)" "" "... and nothing was dumped through it"
 rm -rf "${dumps:?}"/*
 
-# the per-user level made first by nobody: its own directory, then a link
+# the per-user level made first by nobody (its own directory, then a
+# link): the job's level is DIR/UID.<12 hex digits> instead, one for the
+# nodes' tasks and srun, and the squatter is named (issue 33, finding 2)
+alt_of() { # OUT JOB: the DIR/UID.<hex> the tasks dumped into
+	printf '%s\n' "$1" | sed -n "s|^job $2 \($dumps/0\.[0-9a-f]\{12\}\)/$2/nccl_trace_rank_\$|\1|p" | sort -u
+}
 "${NOBODY[@]}" mkdir -m 777 "$dumps/0"
 out=$(te_srun -t 60 -N2 $W --train-nccl-dump-dir="$dumps" sh -c "$dump_task" 2>&1)
-is "$(printf '%s\n' "$out" | grep -c '^job [0-9]* unset$')" 2 \
-	"DIR/UID made first by another user is not used: no task gets TORCH_NCCL_DEBUG_INFO_TEMP_FILE" || diag "$out"
-is "$(printf '%s\n' "$out" | grep -c "$warn $dumps/0 belongs to uid $NB_UID, not to the job's user (uid 0): someone else made it$no_dumps")" 2 \
-	"... and each node's first task says whose it is" || diag "$out"
-is "$(ls -A "$dumps/0" 2>&1)" "" "... and nothing was made or dumped in it"
+job=$(first_job "$out")
+alt=$(alt_of "$out" "$job")
+is "$(printf '%s\n' "$out" | grep -c "^job $job ${alt:-none}/$job/nccl_trace_rank_$")" 2 \
+	"DIR/UID made first by another user: every task still dumps, into one DIR/UID.<12 hex digits>/JOBID (${alt:-none})" || diag "$out"
+is "$(printf '%s\n' "$out" | grep -c "^trainenv: warning: --train-nccl-dump-dir: $dumps/0 belongs to uid $NB_UID, not to the job's user (uid 0): someone else made it; using ${alt:-none} instead$")" 3 \
+	"... each node's first task and srun name the squatter and the directory used" || diag "$out"
+is "$(stat -c '%U %a' "${alt:-none}" 2>&1) $(ls "${alt:-none}/$job" 2>&1 | tr '\n' ' ')" \
+	"root 700 nccl_trace_rank_0 nccl_trace_rank_1 trainenv.0.json " "... the job user's own, with the dumps and srun's record" || diag "$out"
+is "$(ls -A "$dumps/0" 2>&1)" "" "... and nothing was made or dumped in the squatter's"
 rm -rf "${dumps:?}"/*
 "${NOBODY[@]}" ln -s "$loot" "$dumps/0"
 out=$(te_srun -t 60 -N2 $W --train-nccl-dump-dir="$dumps" sh -c "$dump_task" 2>&1)
-is "$(printf '%s\n' "$out" | grep -c "$warn $dumps/0 is a symbolic link$no_dumps")" 2 \
-	"DIR/UID another user's link: not used, each node says it is a link" || diag "$out"
+job=$(first_job "$out")
+alt=$(alt_of "$out" "$job")
+is "$(printf '%s\n' "$out" | grep -c "^trainenv: warning: --train-nccl-dump-dir: $dumps/0 belongs to uid $NB_UID, not to the job's user (uid 0): someone else made it (a symbolic link); using ${alt:-none} instead$")" 3 \
+	"DIR/UID another user's link: each node and srun name it and use DIR/UID.<hex> (${alt:-none})" || diag "$out"
 is "$(ls -A "$loot" 2>&1)" "" "... and nothing was made or dumped through it"
 rm -rf "${dumps:?}"/*
 

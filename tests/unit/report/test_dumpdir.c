@@ -388,23 +388,59 @@ static void test_real_others(void)
 	is_str(path, want, "... DIR/%u/42", (unsigned)nb_uid);
 	ok(is_dir_of(want, nb_uid, 0700), "... nobody's own, mode 700");
 
+	/* DIR/UID made first by another user (the issue's squat): the job
+	 * still gets its directory, DIR/UID.<hex>, and the squatter is named;
+	 * names of that form the squatter made are not taken */
 	mkd("pre", 01777, me);
 	snprintf(want, sizeof(want), "pre/%u", (unsigned)me);
 	mkd(want, 0700, nb_uid); /* DIR/UID */
-	is_int(try_open("pre", me, path, why), -1,
-	       "real: DIR/UID made first by another user: refused");
-	like(why, "someone else made it", "... saying so");
+	snprintf(want, sizeof(want), "pre/%u.000000000000", (unsigned)me);
+	mkd(want, 0777, nb_uid); /* the first name of the fallback's form */
+	snprintf(want, sizeof(want), "%s/%u.000000000001", P("pre"),
+		 (unsigned)me);
+	ok(symlink(P("nb1777"), want) == 0 && lchown(want, nb_uid, nb_gid) == 0,
+	   "real: the squat is set: another user's DIR/UID, DIR/UID.0...0 "
+	   "and DIR/UID.0...1 (a link to their directory)");
+	is_int(try_open("pre", me, path, why), 0,
+	       "real: DIR/UID made first by another user: the job's "
+	       "directory is still made");
+	snprintf(want, sizeof(want), "%s/%u.", P("pre"), (unsigned)me);
+	ok(!strncmp(path, want, strlen(want)) &&
+		   strlen(path) == strlen(want) + 12 + 3 &&
+		   !strcmp(path + strlen(path) - 3, "/42") &&
+		   strncmp(path + strlen(want), "00000000000", 11),
+	   "... as DIR/UID.<12 hex digits>/JOBID, none of the other user's: "
+	   "%s",
+	   path);
+	ok(is_dir_of(path, me, 0700), "... the user's own, mode 700");
+	snprintf(want, sizeof(want),
+		 "%s/%u belongs to uid %u, not to the job's user (uid %u): "
+		 "someone else made it; using %s/%u.",
+		 P("pre"), (unsigned)me, (unsigned)nb_uid, (unsigned)me,
+		 P("pre"), (unsigned)me);
+	like(why, want,
+	     "... and the line names the squatter and the path used");
 	snprintf(want, sizeof(want), "pre/%u/42", (unsigned)me);
-	ok(!exists(P(want)), "... and nothing is made in it");
+	ok(!exists(P(want)), "... nothing is made in the squatter's DIR/UID");
+	snprintf(want, sizeof(want), "%s", path);
+	is_int(try_open("pre", me, path, why), 0,
+	       "real: the next process of the job (another node's task, srun "
+	       "at its end) ...");
+	is_str(path, want, "... finds the same directory");
 
 	mkd("prel", 01777, me);
 	snprintf(want, sizeof(want), "%s/%u", P("prel"), (unsigned)me);
 	if (symlink(P("nb1777"), want) == 0 &&
 	    lchown(want, nb_uid, nb_gid) == 0) {
-		is_int(try_open("prel", me, path, why), -1,
+		is_int(try_open("prel", me, path, why), 0,
 		       "real: DIR/UID another user's link to their directory: "
-		       "refused");
-		like(why, "is a symbolic link", "... saying so");
+		       "the job's directory is still made, elsewhere");
+		snprintf(want, sizeof(want),
+			 "%s/%u belongs to uid %u, not to the job's user (uid "
+			 "%u): someone else made it (a symbolic link); using ",
+			 P("prel"), (unsigned)me, (unsigned)nb_uid,
+			 (unsigned)me);
+		like(why, want, "... saying whose link it is");
 	}
 	snprintf(want, sizeof(want), "nb1777/%u", (unsigned)me);
 	ok(!exists(P(want)), "... nothing reached the other user's directory");
