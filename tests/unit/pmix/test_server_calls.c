@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -126,6 +127,23 @@ void PMIx_Value_destruct(pmix_value_t *val)
 {
 	(void)val;
 }
+
+/* OpenPMIx 5 (trixie's) makes PMIX_LOAD_PROCID and PMIX_VALUE_FREE calls
+ * into the library: without these the program does not link there. */
+#if PMIX_VERSION_MAJOR >= 5
+void PMIx_Load_procid(pmix_proc_t *p, const char *ns, pmix_rank_t rk)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->nspace, sizeof(p->nspace), "%s", ns ? ns : "");
+	p->rank = rk;
+}
+
+void PMIx_Value_free(pmix_value_t *v, size_t n)
+{
+	(void)n;
+	free(v);
+}
+#endif
 
 static void hold_commit(int on)
 {
