@@ -15,7 +15,7 @@
 # Usage:
 #   cluster.sh start [--nodes N] [--dir DIR] [--id HEX4] [--plugstack FILE]
 #                    [--cpus N] [--timeout SECS] [--keep-on-failure]
-#                    [--hide PATH]...
+#                    [--hide PATH]... [--configless [--login]]
 #   cluster.sh stop [--dir DIR]
 #   cluster.sh status [--dir DIR]
 #   cluster.sh env [--dir DIR]                 print export lines for clients
@@ -31,6 +31,14 @@
 # plugin, helper or script that a node would read from the checkout fails
 # in the tests as it would on a real cluster (private /tmp, mode-700 homes).
 # What nodes read is staged under DIR or /var/tmp (tests/lib/stage.sh).
+#
+# --configless: slurmctld ships the configuration (enable_configless): every
+# slurmd starts with --conf-server and no slurm.conf (DIR/etc and
+# /etc/slurm are hidden on the nodes); plugstack.conf lies beside
+# slurm.conf, so that it is shipped too, and `plugstack` then reconfigures
+# and waits for every node's copy. --login adds node "login", which runs
+# only sackd (Slurm 23.11 and later): the user's srun, sbatch and salloc run
+# there (`exec login ...`) on the configuration sackd caches in its /run.
 set -uo pipefail
 
 self=$(readlink -f "${BASH_SOURCE[0]}")
@@ -122,6 +130,7 @@ kill_pids() { # SECS PID...
 #   SlurmctldPort 7000 + 2 * (id % 8000), SlurmdPort one above.
 load_instance() {
 	[ -f "$DIR/instance" ] || return 1
+	CONFIGLESS=0 LOGIN=0 # an instance file older than these
 	# shellcheck disable=SC1091
 	. "$DIR/instance"
 }
@@ -140,7 +149,16 @@ derive_instance() { # ID NODES
 	SLURMD_PORT=$((CTLD_PORT + 1))
 }
 
-node_addr() { echo "$NET.$((10 + ${1#n}))"; }
+node_addr() { # NODE: nI at .(10+I), the login node at .9
+	if [ "$1" = login ]; then echo "$NET.9"; else echo "$NET.$((10 + ${1#n}))"; fi
+}
+# The nodes start brings up: n1..nN, then the login node when there is one.
+all_nodes() {
+	local i
+	for ((i = 1; i <= NODES; i++)); do echo "n$i"; done
+	[ "${LOGIN:-0}" = 1 ] && echo login
+	return 0
+}
 node_netns() { echo "${NETNS_PREFIX}$1"; }
 
 write_instance() {
@@ -156,6 +174,8 @@ write_instance() {
 	CTLD_PORT=$CTLD_PORT
 	SLURMD_PORT=$SLURMD_PORT
 	CPUS=$CPUS
+	CONFIGLESS=$CONFIGLESS
+	LOGIN=$LOGIN
 	EOF
 }
 
@@ -166,11 +186,11 @@ instance_busy() {
 	BUSY=()
 	local -n busy=BUSY
 	ip link show "$BRIDGE" >/dev/null 2>&1 && busy+=("bridge $BRIDGE exists")
-	for ((i = 1; i <= NODES; i++)); do
-		[ -e "/run/netns/$(node_netns "n$i")" ] &&
-			busy+=("netns $(node_netns "n$i") exists")
-		ip link show "${VETH_PREFIX}$i" >/dev/null 2>&1 &&
-			busy+=("link ${VETH_PREFIX}$i exists")
+	for i in $(all_nodes); do
+		[ -e "/run/netns/$(node_netns "$i")" ] &&
+			busy+=("netns $(node_netns "$i") exists")
+		ip link show "${VETH_PREFIX}${i#n}" >/dev/null 2>&1 &&
+			busy+=("link ${VETH_PREFIX}${i#n} exists")
 	done
 	if ip -4 -o addr show | awk '{ print $4 }' | grep -q "^${NET//./\\.}\\."; then
 		busy+=("an address in $NET.0/24 is in use")
@@ -222,7 +242,16 @@ write_slurm_conf() {
 	SelectType=select/cons_tres
 	SelectTypeParameters=CR_Core
 	MpiDefault=none
-	PlugStackConfig=$DIR/etc/plugstack.conf
+	EOF
+	# Configless: no PlugStackConfig, so that every daemon and client reads
+	# plugstack.conf beside its slurm.conf, the copy slurmctld shipped
+	# (an absolute path would be read as it is, on every node).
+	if [ "$CONFIGLESS" = 1 ]; then
+		echo "SlurmctldParameters=enable_configless"
+	else
+		echo "PlugStackConfig=$DIR/etc/plugstack.conf"
+	fi
+	cat <<-EOF
 	TmpFS=/tmp
 	JobAcctGatherType=jobacct_gather/none
 	AccountingStorageType=accounting_storage/none
@@ -261,8 +290,8 @@ write_hosts() {
 		echo "127.0.0.1 localhost"
 		echo "::1 localhost ip6-localhost ip6-loopback"
 		echo "$CTLD_ADDR $(hostname -s) te-ctld"
-		for ((i = 1; i <= NODES; i++)); do
-			echo "$(node_addr "n$i") n$i"
+		for i in $(all_nodes); do
+			echo "$(node_addr "$i") $i"
 		done
 	} >"$DIR/etc/hosts"
 }
@@ -274,6 +303,9 @@ write_env() {
 	export TE_CLUSTER_NODES=$NODES
 	export TE_CLUSTER_NET=$NET
 	EOF
+	# A login node: where clients run in a configless cluster (exec login)
+	[ "$LOGIN" = 1 ] && echo "export TE_CLUSTER_LOGIN=login" >>"$DIR/env.sh"
+	return 0
 }
 
 # Writes plugstack.conf through a temporary file and a rename, so that a
@@ -346,7 +378,7 @@ start_node() { # NODE
 		fail_start "cannot set up the network of $node"
 	fi
 	# No default route: the node reaches the bridge subnet and nothing else.
-	install -d -m 0755 "$DIR/nodes/$node/spool"
+	install -d -m 0755 "$DIR/nodes/$node/spool" "$DIR/nodes/$node/run"
 	install -d -m 1777 "$DIR/nodes/$node/tmp"
 	rm -f "$DIR/run/$node.ready"
 	# nsenter --net, not `ip netns exec`: the latter remounts /sys, which
@@ -363,7 +395,7 @@ start_node() { # NODE
 		[ "$(date +%s)" -ge "$deadline" ] && fail_start "$node: namespace setup took over 10s" "$DIR/log/anchor.$node.log"
 		sleep 0.05
 	done
-	start_slurmd "$node"
+	if [ "$node" = login ]; then start_sackd; else start_slurmd "$node"; fi
 }
 
 # TE_SLURMD_ENV="VAR=VALUE ..." is added to slurmd's environment only (and
@@ -377,21 +409,78 @@ start_slurmd() { # NODE
 	# --root --wd: entering a mount namespace resets the root and working
 	# directories to the namespace's; keep the anchor's (its root may be a
 	# chroot: tests/releases/enter.sh; its working directory is /).
+	# Configless: the node has no slurm.conf; slurmd fetches it from
+	# slurmctld into its spool's conf-cache (and links /run/slurm/conf).
+	local -a conf=(-f "$DIR/etc/slurm.conf")
+	[ "$CONFIGLESS" = 1 ] && conf=(--conf-server "$CTLD_ADDR:$CTLD_PORT")
 	env --default-signal setsid nsenter --target "$anchor" --net --mount --uts --root --wd \
-		env "${extra[@]}" slurmd -D -N "$node" -f "$DIR/etc/slurm.conf" \
+		env "${extra[@]}" slurmd -D -N "$node" "${conf[@]}" \
 		</dev/null >>"$DIR/log/slurmd.$node.out" 2>&1 9>&- &
 	record_pid "slurmd.$node" $!
 }
 
+# The login node's only daemon: sackd fetches the configuration from
+# slurmctld into /run/slurm/conf (the node's own /run, DIR/nodes/login/run
+# from outside), where srun, sbatch and salloc look when neither SLURM_CONF
+# nor /etc/slurm/slurm.conf is there, and takes slurmctld's updates. With
+# -D (Slurm 25.05 and later) it stays in the foreground; 24.11's has no -D
+# and always forks into the background (and a reconfiguration may start it
+# anew): the sackd recorded is the one found in the node's network
+# namespace. Waits (10 s) for slurm.conf and plugstack.conf there.
+start_sackd() {
+	local anchor fg=() deadline pid cache=$DIR/nodes/login/run/slurm/conf
+	anchor=$(pid_of anchor.login) || fail_start "login: its namespace anchor is gone"
+	command -v sackd >/dev/null || fail_start "--login needs sackd (Slurm 23.11 and later)"
+	sackd -h 2>&1 | grep -q '^ *-D ' && fg=(-D)
+	# systemd makes it (RuntimeDirectory=slurm); sackd fails without it
+	install -d -m 0755 "$DIR/nodes/login/run/slurm"
+	env --default-signal setsid nsenter --target "$anchor" --net --mount --uts --root --wd \
+		sackd "${fg[@]}" --conf-server "$CTLD_ADDR:$CTLD_PORT" \
+		</dev/null >>"$DIR/log/sackd.login.out" 2>&1 9>&- &
+	deadline=$(( $(date +%s) + 10 ))
+	until [ -s "$cache/slurm.conf" ] && [ -e "$cache/plugstack.conf" ] &&
+		pid=$(sackd_pid); do
+		sleep 0.1
+		sackd_pid >/dev/null || fail_start "sackd exited" "$DIR/log/sackd.login.out"
+		[ "$(date +%s)" -ge "$deadline" ] &&
+			fail_start "sackd wrote no configuration in $cache within 10s" "$DIR/log/sackd.login.out"
+	done
+	record_pid sackd.login "$pid"
+}
+
+# The pid of the sackd running in the login node's network namespace.
+sackd_pid() {
+	local p
+	for p in $(ip netns pids "$(node_netns login)" 2>/dev/null); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = sackd ] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
 # Runs inside the node's new mount and UTS namespaces (via start_node).
 node_anchor() { # DIR NODE
-	local dir=$1 node=$2
+	local dir=$1 node=$2 CONFIGLESS=0
+	# shellcheck disable=SC1091
+	. "$dir/instance"
 	set -e
 	hostname "$node"
 	mount --bind "$dir/nodes/$node/tmp" /tmp
 	mount --bind "$dir/nodes/$node/spool" "$dir/spool"
 	mount -t tmpfs -o mode=1777,size=25% "shm-$node" /dev/shm
 	mount --bind "$dir/etc/hosts" /etc/hosts
+	# Configless: no slurm.conf on the node, as on a real one: the
+	# cluster's etc/ (the hosts file is bound already) and /etc/slurm are
+	# empty here, and /run is the node's own (slurmd's /run/slurm/conf
+	# link, sackd's cache: never another node's).
+	# Before its first fetch a daemon knows no AuthInfo: munge's default
+	# socket leads to the cluster's munged, as a node's own munged would.
+	if [ "$CONFIGLESS" = 1 ]; then
+		install -d -m 0755 "$dir/nodes/$node/run/munge"
+		ln -sfn "$dir/munge/munge.socket" "$dir/nodes/$node/run/munge/munge.socket.2"
+		mount --bind "$dir/nodes/$node/run" /run
+		mount -t tmpfs -o mode=0755,size=4k "etc-$node" "$dir/etc"
+		[ ! -d /etc/slurm ] || mount -t tmpfs -o mode=0755,size=4k "slurm-$node" /etc/slurm
+	fi
 	# The checkout (and the paths of --hide): gone for the node. A path the
 	# node does not see anyway (under its own /tmp) needs nothing.
 	local hidden
@@ -407,8 +496,17 @@ node_anchor() { # DIR NODE
 	exec sleep infinity
 }
 
+# With a login node, slurmctld reads the cluster's hosts file (its own mount
+# namespace): it resolves the host name srun gives, "login", to answer srun
+# (the job's end, a step's cancel), as a site's controller resolves its login
+# nodes. Without it each lookup failed only after 10 s of retries (no DNS
+# here), and meanwhile srun's cancel of a step was lost.
 start_slurmctld() {
-	env --default-signal setsid slurmctld -D -c -f "$DIR/etc/slurm.conf" \
+	local -a ns=()
+	# shellcheck disable=SC2016 # expanded by that sh
+	[ "$LOGIN" = 1 ] && ns=(unshare --mount --propagation private
+		sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$DIR/etc/hosts")
+	env --default-signal setsid "${ns[@]}" slurmctld -D -c -f "$DIR/etc/slurm.conf" \
 		</dev/null >>"$DIR/log/slurmctld.out" 2>&1 9>&- &
 	record_pid slurmctld $!
 }
@@ -469,6 +567,8 @@ cmd_start() {
 	local -a hide=("$repo_root")
 	CPUS=8
 	KEEP_ON_FAILURE=0
+	CONFIGLESS=0
+	LOGIN=0
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
@@ -478,6 +578,8 @@ cmd_start() {
 		--timeout) timeout_s=${2:?--timeout needs seconds}; shift 2 ;;
 		--keep-on-failure) KEEP_ON_FAILURE=1; shift ;;
 		--hide) hide+=("${2:?--hide needs a directory}"); shift 2 ;;
+		--configless) CONFIGLESS=1; shift ;;
+		--login) LOGIN=1; shift ;;
 		*) die "start: unknown argument '$1' (see the header of $self)" ;;
 		esac
 	done
@@ -488,6 +590,7 @@ cmd_start() {
 		die "--cpus must be a positive number, got '$CPUS'"
 	fi
 	[ -z "$plugstack" ] || [ -r "$plugstack" ] || die "--plugstack: cannot read '$plugstack'"
+	[ "$LOGIN" = 0 ] || [ "$CONFIGLESS" = 1 ] || die "--login needs --configless (sackd fetches the configuration)"
 	[ "$(id -u)" -eq 0 ] || die "must run as root (namespaces, bridge, daemons)"
 	local tool
 	for tool in slurmctld slurmd sinfo munged mungekey nsenter unshare ip ss; do
@@ -568,12 +671,15 @@ cmd_start() {
 	start_munged
 	start_network
 	start_slurmctld
-	for ((i = 1; i <= NODES; i++)); do
-		start_node "n$i"
+	for i in $(all_nodes); do
+		start_node "$i"
 	done
 	wait_all_idle "$timeout_s"
 	trap - INT TERM HUP
-	echo "cluster $ID: $NODES nodes idle in $(elapsed "$t0") s (start to all-idle); controller $CTLD_ADDR:$CTLD_PORT; $(slurmd -V 2>&1)"
+	local mode=""
+	[ "$CONFIGLESS" = 1 ] && mode="; configless"
+	[ "$LOGIN" = 1 ] && mode="$mode, login node (sackd)"
+	echo "cluster $ID: $NODES nodes idle in $(elapsed "$t0") s (start to all-idle); controller $CTLD_ADDR:$CTLD_PORT; $(slurmd -V 2>&1)$mode"
 	echo "clients: . $DIR/env.sh   (or: eval \"\$($self env --dir $DIR)\")"
 }
 
@@ -679,6 +785,35 @@ cmd_exec() {
 cmd_plugstack() {
 	require_running
 	write_plugstack "$@"
+	[ "$CONFIGLESS" = 1 ] && configless_push plugstack.conf
+	return 0
+}
+
+# Configless: the nodes and sackd read their own copies, which slurmctld
+# sends on `scontrol reconfigure`. Waits (30 s) until every running slurmd's
+# copy (its spool's conf-cache) and sackd's are FILE as DIR/etc has it.
+configless_push() { # FILE
+	local f=$1 want deadline node copy stale
+	want=$(cat "$DIR/etc/$f")
+	SLURM_CONF="$DIR/etc/slurm.conf" timeout 30 scontrol reconfigure ||
+		die "scontrol reconfigure failed"
+	deadline=$(( $(date +%s) + 30 ))
+	while :; do
+		stale=()
+		for node in $(all_nodes); do
+			if [ "$node" = login ]; then
+				copy=$DIR/nodes/login/run/slurm/conf/$f
+			else
+				pid_of "slurmd.$node" >/dev/null || continue
+				copy=$DIR/nodes/$node/spool/conf-cache/$f
+			fi
+			[ "$(cat "$copy" 2>/dev/null)" = "$want" ] || stale+=("$node")
+		done
+		[ ${#stale[@]} -eq 0 ] && return 0
+		[ "$(date +%s)" -ge "$deadline" ] &&
+			die "configless: $f did not reach ${stale[*]} within 30 s of scontrol reconfigure"
+		sleep 0.1
+	done
 }
 
 cmd_slurmd() {
@@ -686,6 +821,7 @@ cmd_slurmd() {
 	[ $# -eq 2 ] || die "slurmd: usage: slurmd NODE start|stop|kill"
 	local node=$1 pid
 	pid_of "anchor.$node" >/dev/null || die "slurmd: no node '$node' running in $DIR"
+	[ "$node" != login ] || die "slurmd: the login node runs no slurmd"
 	case $2 in
 	start)
 		pid_of "slurmd.$node" >/dev/null && die "slurmd of $node is already running"

@@ -20,6 +20,9 @@
 #                               TERM and HUP. Exports SLURM_CONF, TE_CLUSTER_DIR,
 #                               TE_SHARED (same path on every node) and TE_WORK
 #                               (this test's own directory under it, the cwd).
+#   cluster_up --nodes N START_ARGS...  always a cluster of our own, started
+#                               with cluster.sh start's START_ARGS too
+#                               (--configless --login: t31)
 #   set_plugstack [LINE...]     rewrite plugstack.conf; the next srun/step reads it;
 #                               the original comes back at exit
 #   te_srun [-t SECS] ARGS...   srun under `timeout` (default $TE_SRUN_TIMEOUT, 120 s)
@@ -29,6 +32,8 @@
 #   restart_now JOBID N SECS    a job requeued N times: start it in 3 s
 #   wait_nodes_idle SECS        wait until every node is idle
 #   cluster_exec NODE CMD...    run CMD inside node NODE's namespaces
+#   login_exec CMD...           run CMD on the login node (--login) as its
+#                               user would: no SLURM_CONF, in TE_WORK
 #   node_pgrep NODE ARGS...     pgrep ARGS... (-af: "PID COMMAND LINE") over the
 #                               processes of node NODE's own network namespace
 #   te_on_exit CMD              run CMD (eval'd) at exit, before the cluster stops
@@ -214,14 +219,17 @@ _te_cluster_healthy() { # DIR NODES
 	[ "$n" -ge "$want" ] && [ "$n" -eq "$(printf '%s\n' "$states" | grep -c .)" ]
 }
 
-cluster_up() { # [--nodes N]
+cluster_up() { # [--nodes N [START_ARGS...]]
 	local nodes=3 dir out
-	[ "${1:-}" = --nodes ] && nodes=$2
+	[ "${1:-}" = --nodes ] && { nodes=$2; shift 2; }
 	trap _te_exit EXIT
 	trap '_te_signal INT 2' INT
 	trap '_te_signal TERM 15' TERM
 	trap '_te_signal HUP 1' HUP
-	if [ -n "${TE_CLUSTER_DIR:-}" ]; then
+	# A cluster of another kind (START_ARGS) is never the shared one.
+	if [ -n "${TE_CLUSTER_DIR:-}" ] && [ $# -gt 0 ]; then
+		diag "a cluster started with $*: not the running one in $TE_CLUSTER_DIR"
+	elif [ -n "${TE_CLUSTER_DIR:-}" ]; then
 		if _te_cluster_healthy "$TE_CLUSTER_DIR" "$nodes"; then
 			diag "using the running cluster in $TE_CLUSTER_DIR"
 			dir=$TE_CLUSTER_DIR
@@ -234,7 +242,7 @@ cluster_up() { # [--nodes N]
 		dir=$(mktemp -d /var/tmp/te-itest.XXXXXX) || return 1
 		_te_own_cluster=$dir
 		out=$("$TE_CLUSTER_SH" start --dir "$dir" --nodes "$nodes" \
-			${TE_REAL_BUILDDIR:+--hide "$TE_REAL_BUILDDIR"} 2>&1)
+			${TE_REAL_BUILDDIR:+--hide "$TE_REAL_BUILDDIR"} "$@" 2>&1)
 		local rc=$?
 		diag "$out"
 		[ $rc -eq 0 ] || return $rc
@@ -267,6 +275,10 @@ _te_plugstack_restore() {
 }
 
 cluster_exec() { "$TE_CLUSTER_SH" exec --dir "$TE_CLUSTER_DIR" "$@"; }
+
+# The login node's user has no SLURM_CONF: srun, sbatch and salloc there
+# read what sackd cached (/run/slurm/conf). exec keeps the cwd (TE_WORK).
+login_exec() { cluster_exec login env -u SLURM_CONF "$@"; }
 
 # The nodes share one PID namespace (a plain pgrep in a node sees every
 # node's processes, and other clusters'): a node's own are those of its
