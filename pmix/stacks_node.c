@@ -674,8 +674,6 @@ int te_stacks_node(long job, long step, uid_t uid)
 				   give_exe, script,
 				   gdb_share_ms(deadline - te_now_ms(), k - i),
 				   &ps);
-		if (script[0])
-			unlink(script); /* the copy proc_files made */
 		else if (have_gdb)
 			te_snprintf(ps.note, sizeof(ps.note),
 				    "stack not taken: "
@@ -683,6 +681,8 @@ int te_stacks_node(long job, long step, uid_t uid)
 				    TE_STACKS_NODE_MS / 1000);
 		else
 			te_strlcpy(ps.note, gdb_note, sizeof(ps.note));
+		if (script[0])
+			unlink(script); /* the copy proc_files made */
 		send_record(&ps, tag);
 		if (held[i] >= 0)
 			close(held[i]);
