@@ -31,11 +31,15 @@ size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 int te_stacks_watch_workers(long job, long step, const char *node, int task_pid,
 			    uint64_t task_start);
 
-/* gdb's command line that defines trainenv-py-bt (stacks_pybt.c): py-bt,
- * or where py-bt cannot read the frames (Python 3.12+), the thread state's
- * frame chain. 0, or -1 when buf is too small (8 KiB is enough). */
-#define TE_STACKS_PYBT_CMD_MAX 8192
-int te_stacks_pybt_command(char *buf, size_t len);
+/* gdb's command line, run before gdb attaches, that turns the automatic
+ * loading of libraries' symbols off and defines (stacks_pybt.c)
+ * trainenv-load-stack-libs (the symbols of the libraries on the threads'
+ * stacks), trainenv-py-bt-threads (trainenv-py-bt on the threads with a
+ * Python frame) and trainenv-py-bt (py-bt, or where py-bt cannot read the
+ * frames, Python 3.12+, the thread state's frame chain). 0, or -1 when buf
+ * is too small (16 KiB is enough). */
+#define TE_STACKS_GDB_CMD_MAX 16384
+int te_stacks_gdb_command(char *buf, size_t len);
 
 /* How long gdb may take for one process at least: each gets its share of
  * the node's time left (TE_STACKS_NODE_MS over the ranks still to take),

@@ -1,15 +1,35 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* trainenv-stacks: the gdb command that prints a thread's Python frames,
- * trainenv-py-bt. It is CPython's own py-bt where that can read the frames.
- * Python 3.12 and later, built with optimization as Debian builds it (13
- * in trixie, 3.13 and 3.14 in sid), leave the frame argument of
- * _PyEval_EvalFrameDefault "optimized out": py-bt then prints only
- * "(unable to read python frame information)". The frames are still in
- * the thread state's chain (_PyRuntime's interpreters, each thread's
- * current_frame, or cframe->current_frame before 3.13), which the command
- * walks with the interpreter's own gdb script (libpython's PyFramePtr), in
- * py-bt's format, so the report's parser reads both alike.
+/* trainenv-stacks: the gdb commands the hang report runs in gdb's Python,
+ * given to gdb before it attaches. Their point is to keep gdb's work within
+ * its bound on a process as big as a training job's (hundreds of libraries,
+ * millions of symbols, tens of threads: issue 33; docs/usage.md, "Hang
+ * report", has the figures):
  *
+ * - symbols only of the libraries on the threads' stacks: automatic loading
+ *   is turned off before gdb attaches (it read every library's symbols, 8-10
+ *   s of a 15 s gdb on a test process with 200 libraries of 10,000 symbols);
+ *   trainenv-load-stack-libs loads libc's, libpthread's, libpython's and the
+ *   loader's, then, until no new one shows up (8 rounds at most), those of
+ *   every library a thread's frames are in (each load lets gdb unwind one
+ *   library further up);
+ * - py-bt only on the threads with a Python frame (the interpreters' thread
+ *   states with a current frame: every thread that holds the GIL or runs
+ *   Python; a native thread of CUDA, NCCL or OpenMP has none):
+ *   trainenv-py-bt-threads, all threads when the thread states cannot be
+ *   read;
+ * - trainenv-py-bt, per thread: CPython's own py-bt where that can read the
+ *   frames. Python 3.12 and later, built with optimization as Debian builds
+ *   it (3.13 in trixie, 3.13 and 3.14 in sid), leave the frame argument of
+ *   _PyEval_EvalFrameDefault "optimized out": py-bt then prints only
+ *   "(unable to read python frame information)". The frames are still in
+ *   the thread state's chain (_PyRuntime's interpreters, each thread's
+ *   current_frame, or cframe->current_frame before 3.13), which the command
+ *   walks with the interpreter's own gdb script (libpython's PyFramePtr), in
+ *   py-bt's format, so the report's parser reads both alike.
+ *
+ * A gdb without Python refuses the line: it then reads every library's
+ * symbols as by default, and says the trainenv commands are undefined (the
+ * report keeps the native frames of "thread apply all bt").
  * The script is handed to gdb on its command line, hex-encoded (gdb's
  * "python" takes one line; no file to install or to trust). */
 #include "config.h"
@@ -18,7 +38,7 @@
 
 #include "stacks_int.h"
 
-static const char pybt_script[] =
+static const char gdb_script[] =
 	"import gdb\n"
 	"def _te_walk(lwp):\n"
 	"    ptr = globals().get('PyFramePtr')\n"
@@ -42,41 +62,132 @@ static const char pybt_script[] =
 	"            return out\n"
 	"        ts = ts['next']\n"
 	"    return None\n"
+	"def _te_walk_first():\n"
+	"    try:\n"
+	"        return int(gdb.parse_and_eval('Py_Version')) >= 0x030c0000\n"
+	"    except gdb.error:\n"
+	"        return False\n"
 	"class _TePyBt(gdb.Command):\n"
 	"    def __init__(self):\n"
 	"        super().__init__('trainenv-py-bt', gdb.COMMAND_STACK)\n"
+	"        self.walk_first = None\n"
 	"    def invoke(self, arg, from_tty):\n"
-	"        try:\n"
-	"            out = gdb.execute('py-bt', to_string=True)\n"
-	"        except gdb.error as e:\n"
-	"            out = str(e) + '\\n'\n"
-	"        if 'File \"' in out and 'unable to read python frame' not in out:\n"
-	"            gdb.write(out)\n"
-	"            return\n"
-	"        try:\n"
-	"            got = _te_walk(gdb.selected_thread().ptid[1])\n"
-	"        except Exception:\n"
-	"            got = None\n"
+	"        if self.walk_first is None:\n"
+	"            self.walk_first = _te_walk_first()\n"
+	"        got, out = None, ''\n"
+	"        if self.walk_first:\n"
+	"            try:\n"
+	"                got = _te_walk(gdb.selected_thread().ptid[1])\n"
+	"            except Exception:\n"
+	"                got = None\n"
+	"        if not got:\n"
+	"            try:\n"
+	"                out = gdb.execute('py-bt', to_string=True)\n"
+	"            except gdb.error as e:\n"
+	"                out = str(e) + '\\n'\n"
+	"            if 'File \"' in out and 'unable to read python frame' not in out:\n"
+	"                gdb.write(out)\n"
+	"                return\n"
+	"        if not got and not self.walk_first:\n"
+	"            try:\n"
+	"                got = _te_walk(gdb.selected_thread().ptid[1])\n"
+	"            except Exception:\n"
+	"                got = None\n"
 	"        if got:\n"
 	"            gdb.write('Traceback (most recent call first):\\n' + ''.join(got))\n"
 	"        else:\n"
 	"            gdb.write(out)\n"
-	"_TePyBt()\n";
+	"_TePyBt()\n"
+	"def _te_py_lwps():\n"
+	"    lwps = set()\n"
+	"    interp = gdb.parse_and_eval('_PyRuntime.interpreters.head')\n"
+	"    while int(interp):\n"
+	"        ts = interp['threads']['head']\n"
+	"        while int(ts):\n"
+	"            f = None\n"
+	"            for path in (('current_frame',), ('cframe', 'current_frame'), ('frame',)):\n"
+	"                try:\n"
+	"                    v = ts\n"
+	"                    for k in path:\n"
+	"                        v = v[k]\n"
+	"                    f = v\n"
+	"                    break\n"
+	"                except gdb.error:\n"
+	"                    continue\n"
+	"            if f is not None and int(f):\n"
+	"                lwps.add(int(ts['native_thread_id']))\n"
+	"            ts = ts['next']\n"
+	"        interp = interp['next']\n"
+	"    return lwps\n"
+	"class _TePyBtThreads(gdb.Command):\n"
+	"    def __init__(self):\n"
+	"        super().__init__('trainenv-py-bt-threads', gdb.COMMAND_STACK)\n"
+	"    def invoke(self, arg, from_tty):\n"
+	"        try:\n"
+	"            lwps = _te_py_lwps()\n"
+	"        except Exception:\n"
+	"            gdb.execute('thread apply all trainenv-py-bt')\n"
+	"            return\n"
+	"        nums = sorted((t.num for t in gdb.selected_inferior().threads()\n"
+	"                       if t.ptid[1] in lwps), reverse=True)\n"
+	"        if nums:\n"
+	"            gdb.execute('thread apply %s trainenv-py-bt' % ' '.join(map(str, nums)))\n"
+	"_TePyBtThreads()\n"
+	"def _te_bre(path):\n"
+	"    return '^' + ''.join('\\\\' + c if c in '.*[]^$\\\\' else c for c in path) + '$'\n"
+	"def _te_stack_libs():\n"
+	"    want = set()\n"
+	"    for th in gdb.selected_inferior().threads():\n"
+	"        th.switch()\n"
+	"        try:\n"
+	"            f = gdb.newest_frame()\n"
+	"        except gdb.error:\n"
+	"            continue\n"
+	"        n = 0\n"
+	"        while f is not None and n < 256:\n"
+	"            name = gdb.solib_name(f.pc())\n"
+	"            if name:\n"
+	"                want.add(name)\n"
+	"            try:\n"
+	"                f = f.older()\n"
+	"            except gdb.error:\n"
+	"                break\n"
+	"            n += 1\n"
+	"    return want\n"
+	"class _TeLoadStackLibs(gdb.Command):\n"
+	"    def __init__(self):\n"
+	"        super().__init__('trainenv-load-stack-libs', gdb.COMMAND_FILES)\n"
+	"    def invoke(self, arg, from_tty):\n"
+	"        cur = gdb.selected_thread()\n"
+	"        for rx in ('/libc\\\\.so', '/libpthread', '/libpython', '/ld-linux'):\n"
+	"            gdb.execute('sharedlibrary ' + rx, to_string=True)\n"
+	"        done = set()\n"
+	"        for _ in range(8):\n"
+	"            new = _te_stack_libs() - done\n"
+	"            if not new:\n"
+	"                break\n"
+	"            for name in sorted(new):\n"
+	"                gdb.execute('sharedlibrary ' + _te_bre(name), to_string=True)\n"
+	"            done |= new\n"
+	"        if cur is not None:\n"
+	"            cur.switch()\n"
+	"_TeLoadStackLibs()\n"
+	"gdb.execute('set auto-solib-add off')\n";
 
-int te_stacks_pybt_command(char *buf, size_t len)
+int te_stacks_gdb_command(char *buf, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	static const char head[] = "python exec(bytes.fromhex('";
 	static const char tail[] = "').decode())";
-	size_t n = sizeof(pybt_script) - 1, i, o;
+	size_t n = sizeof(gdb_script) - 1, i, o;
 
 	if (len < sizeof(head) - 1 + 2 * n + sizeof(tail))
 		return -1;
 	memcpy(buf, head, sizeof(head) - 1);
 	o = sizeof(head) - 1;
 	for (i = 0; i < n; i++) {
-		buf[o++] = hex[(unsigned char)pybt_script[i] >> 4];
-		buf[o++] = hex[(unsigned char)pybt_script[i] & 15];
+		buf[o++] = hex[(unsigned char)gdb_script[i] >> 4];
+		buf[o++] = hex[(unsigned char)gdb_script[i] & 15];
 	}
 	memcpy(buf + o, tail, sizeof(tail));
 	return 0;
