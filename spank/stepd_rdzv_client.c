@@ -24,6 +24,42 @@
 #include "util/sysutil.h"
 #include "launch/version.h"
 
+/* The helper was killed (SIGKILL) before it answered: Slurm cancelled
+ * the step, as the first node to find a helper of another protocol asks
+ * (te_stepd_end_step_now), and a node whose helper had not answered yet
+ * (a node slower to start the step: Slurm 24.11 at times) lost the
+ * answer, and with it the versions. Its protocol is asked once more,
+ * alone (--protocol-version: no PMIx, nothing to wait for; this task
+ * itself is not killed before its program starts), so that every node
+ * names both versions whenever the cancel came. Each node of such a step
+ * asks Slurm to end it, so a later cancel may kill the question too: it
+ * is asked again, at most TE_ASK_TRIES times, within TE_PROTOCOL_ASK_MS
+ * each. 1 with that line in err, else 0 (the same protocol, or no
+ * answer: the kill is said as such). */
+#define TE_ASK_TRIES 3
+static int killed_helper_versions(const char *path, char *const envp[],
+				  char *err, size_t errlen)
+{
+	char *argv[] = { (char *)TE_RDZV_HELPER, (char *)"--protocol-version",
+			 NULL };
+	char out[256], e[TE_ERR_MAX]; /* an answer, or 0.1.0's refusal */
+	struct te_spawn_out o;
+	int i;
+
+	for (i = 0; i < TE_ASK_TRIES; i++) {
+		if (te_spawn_capture(path, argv, envp, TE_PROTOCOL_ASK_MS, 0,
+				     out, sizeof(out), &o, e, sizeof(e)) < 0 ||
+		    o.killed || o.too_long)
+			return 0;
+		if (!WIFSIGNALED(o.status))
+			return te_protocol_asked(path, WEXITSTATUS(o.status),
+						 out, o.got, err, errlen);
+		if (WTERMSIG(o.status) != SIGKILL)
+			return 0;
+	}
+	return 0;
+}
+
 int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 		  int timeout_ms, struct te_rdzv_result *r, char *err,
 		  size_t errlen)
@@ -60,6 +96,8 @@ int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 		 * been killed (Slurm leaves a task that has not started
 		 * its program): say so, not a hint to skip PMIx. */
 		if (WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGKILL) {
+			if (killed_helper_versions(path, envp, err, errlen))
+				return -2;
 			te_snprintf(
 				err, errlen,
 				"the rendezvous helper was "

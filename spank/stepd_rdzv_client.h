@@ -23,9 +23,11 @@
  * from its output (r->failed may be set: the helper's verdict), or -1 with
  * a reason in err when the helper could not run or its output is not
  * believable, or -2 with the one line of core/launch/version.h in err when the
- * helper speaks another protocol (it answered "trainenv-protocol N V"),
- * or -3 when something outside killed it (SIGKILL) before it answered:
- * the step's cancellation or the OOM killer, not the rendezvous. */
+ * helper speaks another protocol (it answered "trainenv-protocol N V", or
+ * refused --protocol as trainenv 0.1.0's does, or, killed before it
+ * answered, answers so when asked --protocol-version again), or -3 when
+ * something outside killed it (SIGKILL) before it answered: the step's
+ * cancellation or the OOM killer, not the rendezvous. */
 int te_rdzv_spawn(const char *path, char *const argv[], char *const envp[],
 		  int timeout_ms, struct te_rdzv_result *r, char *err,
 		  size_t errlen);

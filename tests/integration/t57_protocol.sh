@@ -5,7 +5,9 @@
 # the build's protocol less one, or 2 when it is 1: $other) stops
 # the step before any rank runs, each task of that node failing with one
 # line that names the node, the helper's directory and both protocols and
-# versions; on every node at once the step ends at once; on one node (n2)
+# versions; on every node at once the step ends at once, and a node whose
+# helper Slurm's cancel killed before it answered (n3's, started late)
+# names both versions too (issue 33, item 3); on one node (n2)
 # too (n2's task ends the step once it has been 2 s there: its helper
 # cannot tell rank 0), and the others' ranks never run either, even where
 # a node's slurmd starts the step late (n3's slurmd stopped). A node
@@ -34,7 +36,7 @@ done
 # A test of the PMIx layer: its steps run under srun --mpi=pmix.
 te_require_mpi_pmix
 
-plan 23
+plan 28
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
@@ -87,6 +89,28 @@ is "$((nproto + nkilled))" 6 \
 ok "$([ "$nproto" -ge 2 ] && echo 0 || echo 1)" "  the versions are named by at least the first node's 2 tasks" || diag "$out"
 is "$(printf '%s\n' "$out" | sed -nE "s/$killed_re/\1/p; s/^trainenv: error: node (n[1-3]): trainenv-rdzv in .*/\1/p" | sort -u | wc -l)" 3 "  the three nodes are named"
 is "$(count_lines "$out" 'skips the PMIx rendezvous')" 0 "  no task suggests skipping the rendezvous"
+
+# Every node's helper of protocol $other, n3's started 5 s late (a node
+# slow to start the step, as Slurm 24.11's at times): n1 and n2 end the
+# step while n3's helper has not answered, and Slurm's cancel kills it.
+# n3's tasks still name both versions: the plugin asks the killed
+# helper's protocol once more (before, they said only that it was killed).
+mkdir -p "$TE_WORK/slow"
+cat >"$TE_WORK/slow/trainenv-rdzv" <<EOS
+#!/bin/sh
+[ "\$(hostname)" = n3 ] && [ "\$1" = --protocol ] && sleep 5 </dev/null >/dev/null 2>&1
+exec "$TE_WORK/p2/trainenv-rdzv" "\$@"
+EOS
+chmod 755 "$TE_WORK/slow" "$TE_WORK/slow/trainenv-rdzv"
+set_plugstack "required $plugin helper-dir=$TE_WORK/slow test-hooks=on"
+te_seconds eval 'out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-report=off sh -c "echo ran" 2>&1)'
+rc=$?
+[ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 15) }'
+ok $? "protocol $other everywhere, n3's helper late: the step fails before n3's helper answers (exit $rc, $TE_SECONDS s)" || diag "$out"
+is "$(count_lines "$out" '^ran$')" 0 "  no rank ran"
+is "$(count_lines "$out" "$(line_re "$TE_WORK/slow" n3)")" 2 "  n3's 2 tasks name both versions, their helper killed by the cancel" || diag "$out"
+is "$(count_lines "$out" "$(line_re "$TE_WORK/slow" 'n[1-3]')")" 6 "  and so do all 6 tasks" || diag "$out"
+is "$(count_lines "$out" 'was killed')" 0 "  none says only that its helper was killed"
 
 # Only n2's helper of protocol $other, a barrier of 20 s: n2 ends the step
 # (before, the others waited for the deadline).
