@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Mixed versions as a rolling upgrade meets them (issue 33, item 2): the
+# plugin and launch helper of the 0.1.0 release (main at 6d8a4cc, before
+# the protocol check), built from this clone's history, against this
+# build's, in both directions. This build's plugin with 0.1.0's
+# trainenv-rdzv in its helper directory, and 0.1.0's plugin starting this
+# build's trainenv-rdzv: the step is refused at once, no rank runs, and
+# each task says one line naming its node, the helper's directory and both
+# versions (0.1.0 as "no protocol"), never only "bad argument". Protocol 1
+# against 2 is t57's. Skips in one line where the history is not there
+# (a shallow clone, a tarball).
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
+. "$here/../lib/pmix_common.sh"
+
+te_build_init
+old=6d8a4cce8f5c517fb0aaed7f51c5ce5dda653ed7 # the last 0.1.0
+osrc=$TE_REAL_SRCDIR
+obuild=$TE_REAL_BUILDDIR
+if ! git -C "$osrc" cat-file -e "$old^{commit}" 2>/dev/null; then
+	echo "1..0 # SKIP trainenv 0.1.0 (commit ${old:0:7}) is not in this clone's history (a shallow clone or a tarball): its plugin and helper cannot be built"
+	exit 0
+fi
+te_require_mpi_pmix
+
+# 0.1.0's trainenv.so and trainenv-rdzv, built once per commit and Slurm
+# (the headers this build used: config.status's --with-slurm, and
+# TE_SLURM_VERSION_NUMBER) under /var/tmp, which a release root has of
+# its own. Only those two targets: about 50 s on 2 busy CPUs.
+slurmnum=$(sed -n 's/^#define TE_SLURM_VERSION_NUMBER \([0-9]*\)$/\1/p' "$obuild/config.h")
+withslurm=$(eval "set -- $("$obuild/config.status" --config)"; for a; do
+	case $a in --with-slurm=*) printf '%s\n' "$a" ;; esac; done)
+cache=/var/tmp/trainenv-release-${old:0:12}-slurm${slurmnum:-0}
+build_old() {
+	local d
+	[ -x "$cache/trainenv-rdzv" ] && [ -f "$cache/trainenv.so" ] && return 0
+	d=$(mktemp -d /var/tmp/trainenv-release-build.XXXXXX) || return 1
+	# shellcheck disable=SC2086 # withslurm: zero or one word
+	if git -C "$osrc" archive "$old" | tar x -C "$d" &&
+		(cd "$d" && autoreconf -fi && ./configure --prefix=/usr/local $withslurm &&
+			make -j"$(nproc)" trainenv.la trainenv-rdzv) >"$d/build.log" 2>&1 &&
+		mkdir -p "$cache.tmp" && cp "$d/.libs/trainenv.so" "$d/trainenv-rdzv" "$cache.tmp/" &&
+		rm -rf "$cache" && mv "$cache.tmp" "$cache"; then
+		rm -rf "$d"
+		return 0
+	fi
+	tail -20 "$d/build.log" | sed 's/^/# /'
+	rm -rf "$d" "$cache.tmp"
+	return 1
+}
+
+plan 13
+
+(flock 9; build_old) 9>"$cache.lock"
+ok $? "trainenv 0.1.0 (${old:0:7}) built from the clone's history ($cache)" ||
+	bail_out "0.1.0 could not be built"
+cluster_up --nodes 3
+ok $? "cluster is up" || bail_out "no cluster"
+ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$obuild/config.h")
+proto=$(sed -n 's/^#define TE_PROTOCOL_VERSION \([0-9]*\)$/\1/p' "$osrc/core/launch/version.h")
+mkdir -p "$TE_WORK/old"
+cp "$cache/trainenv.so" "$cache/trainenv-rdzv" "$TE_WORK/old/"
+chmod 755 "$TE_WORK/old" "$TE_WORK/old/trainenv-rdzv"
+chmod 644 "$TE_WORK/old/trainenv.so"
+is "$("$TE_WORK/old/trainenv-rdzv" --protocol "$proto" | sed -n 2p)" \
+	"ERROR=trainenv-rdzv: bad argument '--protocol'" \
+	"  0.1.0's helper refuses --protocol as any unknown word"
+none='no protocol \(trainenv 0\.1\.0, before the protocol check\)'
+now="protocol $proto \(trainenv ${ver//./\\.}\)"
+advice='install the same trainenv on every node \(plugin, helpers and libtrainenv\)'
+
+# This build's plugin, 0.1.0's helper on every node.
+set_plugstack "required $plugin helper-dir=$TE_WORK/old test-hooks=on"
+te_seconds eval 'out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] sh -c "echo ran" 2>&1)'
+rc=$?
+[ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 15) }'
+ok $? "this plugin, 0.1.0's helper: the step is refused at once (exit $rc, $TE_SECONDS s)" || diag "$out"
+is "$(count_lines "$out" '^ran$')" 0 "  no rank ran"
+want="^trainenv: error: node (n[1-3]): trainenv-rdzv in ${TE_WORK//./\\.}/old speaks $none, the plugin $now: $advice\$"
+is "$(count_lines "$out" "$want")" 6 "  each of the 6 tasks says the one line naming both versions" || diag "$out"
+is "$(printf '%s\n' "$out" | sed -nE "s|$want|\1|p" | sort -u | tr '\n' ' ')" "n1 n2 n3 " "  naming its node"
+is "$(count_lines "$out" "bad argument|killed|skips the PMIx")" 0 "  no 'bad argument', kill or hint to skip the rendezvous"
+diag "$(printf '%s\n' "$out" | grep -m1 'trainenv: error')"
+
+# 0.1.0's plugin, this build's helper on every node.
+set_plugstack "required $TE_WORK/old/trainenv.so helper-dir=$(dirname "$helper") test-hooks=on"
+te_seconds eval 'out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] sh -c "echo ran" 2>&1)'
+rc=$?
+[ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 15) }'
+ok $? "0.1.0's plugin, this helper: the step is refused at once (exit $rc, $TE_SECONDS s)" || diag "$out"
+is "$(count_lines "$out" '^ran$')" 0 "  no rank ran"
+dir=$(dirname "$helper")
+want="^trainenv: error: node (n[1-3]): trainenv-rdzv in ${dir//./\\.} speaks $now, the plugin $none: $advice\$"
+is "$(count_lines "$out" "$want")" 6 "  each of the 6 tasks says the one line naming both versions" || diag "$out"
+is "$(printf '%s\n' "$out" | sed -nE "s|$want|\1|p" | sort -u | tr '\n' ' ')" "n1 n2 n3 " "  naming its node"
+is "$(count_lines "$out" "bad argument|killed|skips the PMIx")" 0 "  no 'bad argument', kill or hint to skip the rendezvous"
+diag "$(printf '%s\n' "$out" | grep -m1 'trainenv: error')"
