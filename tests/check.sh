@@ -23,7 +23,8 @@ build=_build
 # Inside the root (enter.sh's private mount namespace, gone at the end):
 # the suite runs the Slurm of PREFIX only. Its bin and sbin come first in
 # PATH, each program of Debian's Slurm in /usr is PREFIX's by a bind mount
-# (a test's `PATH=/usr/bin:/bin`, a job with --export=NONE) and Debian's
+# (a test's `PATH=/usr/bin:/bin`, a job with --export=NONE), so are its
+# headers in /usr/include/slurm, and Debian's
 # plugin directory (its libslurmfull) is an empty one, so a Debian Slurm
 # program that still ran would fail; trainenv is built against PREFIX's
 # headers.
@@ -36,6 +37,9 @@ use_slurm_prefix() { # PREFIX
 			[ -e "/usr/$d/${f##*/}" ] && mount --bind "$f" "/usr/$d/${f##*/}"
 		done
 	done
+	# and Debian's headers too: a test that builds a SPANK plugin
+	# (t00's probe) builds it for PREFIX's release
+	[ -d /usr/include/slurm ] && mount --bind "$p/include/slurm" /usr/include/slurm
 	for d in /usr/lib/*/slurm-wlm; do
 		[ -d "$d" ] && mount -t tmpfs -o ro,mode=0755 none "$d"
 	done

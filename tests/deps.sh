@@ -70,9 +70,11 @@ fi
 
 # Slurm 26.05 built from source with PMIx in the trixie root
 # (tests/releases/slurm_src.sh slurm26, TE_SLURM=slurm26): munge's headers
-# for auth/munge, D-Bus's for cgroup/v2, as sites build it
+# for auth/munge, D-Bus's for cgroup/v2, http-parser's and json-c's for its HTTP
+# parser and JSON serializer (slurmctld and slurmd say an error at start
+# without the first, slurmctld refuses to start with it alone)
 if [ "$codename" = trixie ]; then
-	packages+=(libmunge-dev libdbus-1-dev)
+	packages+=(libmunge-dev libdbus-1-dev libhttp-parser-dev libjson-c-dev)
 fi
 
 # sackd, the login node's daemon of a configless cluster (t31): Slurm

@@ -9,9 +9,9 @@
 # of the root: bin, sbin, lib/slurm (the plugins, mpi_pmix.so among them),
 # etc. Debian's 24.11 in /usr stays as it is (TE_SLURM=trixie).
 #
-# Cached: PREFIX/.trainenv-build holds the tarball's sha256 and the
-# configure line; a prefix whose stamp says the same is reused without
-# building. The build runs in the root's /var/tmp and is installed into a
+# Cached: PREFIX/.trainenv-build holds the tarball's sha256, the
+# configure line and the versions of the root's build dependencies; a
+# prefix whose stamp says the same is reused without building. The build runs in the root's /var/tmp and is installed into a
 # staging directory that is renamed to PREFIX only once complete, so an
 # interrupted build leaves no prefix and the next run builds again.
 # The root must exist (root.sh trixie; its packages include Slurm's
@@ -42,10 +42,21 @@ inside=0
 tarball=${TE_SLURM_TARBALL:-$(cd "$top/.." && pwd -P)/shared/slurm-src/slurm-$version.tar.xz}
 say() { echo "slurm_src.sh: $name: $*" >&2; }
 # What the stamp holds: a change to either builds again.
-configure_line="./configure --prefix=$prefix --with-pmix=$pmix --with-munge=/usr --with-hwloc=/usr --disable-static --disable-dependency-tracking"
+# --enable-multiple-slurmd: the cluster harness runs its nodes' slurmd on
+# one machine with one munged, so each slurmd decodes the same launch
+# credential's signature there; without it 26.05's cred/munge takes the
+# second decode for a replay and the launch fails on all nodes but one
+# ("_verify_signature: failed decode", srun: "Header lengths are longer
+# than data received"). Nothing else of a site's build changes.
+configure_line="./configure --prefix=$prefix --with-pmix=$pmix --with-munge=/usr --with-hwloc=/usr --enable-multiple-slurmd --disable-static --disable-dependency-tracking"
+# and the root's packages that decide which plugins are built: a root
+# that gained or upgraded one (tests/deps.sh) builds again.
+build_deps="libpmix-dev libmunge-dev libhwloc-dev libdbus-1-dev libhttp-parser-dev libjson-c-dev"
 stamp_of() { # TARBALL
 	printf 'slurm %s\ntarball-sha256 %s\nconfigure %s\n' "$version" \
 		"$(sha256sum <"$1" | cut -d' ' -f1)" "$configure_line"
+	# shellcheck disable=SC2086
+	chroot "$root" dpkg-query -W -f='package ${Package} ${Version}\n' $build_deps 2>&1
 }
 complete() { # the prefix is there, stamped, with what the suite runs
 	[ -f "$root$prefix/.trainenv-build" ] && [ -x "$root$prefix/sbin/slurmd" ] &&
