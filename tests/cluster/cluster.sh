@@ -423,19 +423,22 @@ start_slurmd() { # NODE
 # slurmctld into /run/slurm/conf (the node's own /run, DIR/nodes/login/run
 # from outside), where srun, sbatch and salloc look when neither SLURM_CONF
 # nor /etc/slurm/slurm.conf is there, and takes slurmctld's updates. With
-# -D (Slurm 25.05 and later) it stays in the foreground; 24.11's has no -D
+# -D (26.05 has it) it stays in the foreground; 24.11's has no -D
 # and always forks into the background (and a reconfiguration may start it
 # anew): the sackd recorded is the one found in the node's network
 # namespace. Waits (10 s) for slurm.conf and plugstack.conf there.
 start_sackd() {
-	local anchor fg=() deadline pid cache=$DIR/nodes/login/run/slurm/conf
+	local anchor fg=() deadline pid sackd cache=$DIR/nodes/login/run/slurm/conf
 	anchor=$(pid_of anchor.login) || fail_start "login: its namespace anchor is gone"
-	command -v sackd >/dev/null || fail_start "--login needs sackd (Slurm 23.11 and later)"
-	sackd -h 2>&1 | grep -q '^ *-D ' && fg=(-D)
+	# By its full path, as systemd starts it: 26.05's sackd starts itself
+	# anew on a reconfiguration with execv(argv[0]), and "sackd" alone
+	# failed there ("fatal: execv() failed: No such file or directory").
+	sackd=$(command -v sackd) || fail_start "--login needs sackd (Slurm 23.11 and later)"
+	"$sackd" -h 2>&1 | grep -q '^ *-D ' && fg=(-D)
 	# systemd makes it (RuntimeDirectory=slurm); sackd fails without it
 	install -d -m 0755 "$DIR/nodes/login/run/slurm"
 	env --default-signal setsid nsenter --target "$anchor" --net --mount --uts --root --wd \
-		sackd "${fg[@]}" --conf-server "$CTLD_ADDR:$CTLD_PORT" \
+		"$sackd" "${fg[@]}" --conf-server "$CTLD_ADDR:$CTLD_PORT" \
 		</dev/null >>"$DIR/log/sackd.login.out" 2>&1 9>&- &
 	deadline=$(( $(date +%s) + 10 ))
 	until [ -s "$cache/slurm.conf" ] && [ -e "$cache/plugstack.conf" ] &&
