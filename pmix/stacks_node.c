@@ -31,7 +31,10 @@
 #include "util/strutil.h"
 #include "util/sysutil.h"
 
-#define GDB_OUT_MAX (256 * 1024)
+/* gdb's output of one process: 64 threads of 64 native frames are 0.5 MiB
+ * (the report keeps 16 threads); past this it is cut (and gdb killed) */
+#define GDB_OUT_MAX (2 * 1024 * 1024)
+#define GDB_BT_FRAMES "64" /* as many as the report keeps of a thread */
 #define ENV_CHUNK (64 * 1024)
 
 extern char **environ;
@@ -458,7 +461,7 @@ static void take_stack(const char *gdb, int pid, int pidfd, int is_python,
 	else
 		argv[k++] = (char *)"thread apply all py-bt";
 	argv[k++] = (char *)"-ex";
-	argv[k++] = (char *)"thread apply all bt";
+	argv[k++] = (char *)"thread apply all bt " GDB_BT_FRAMES;
 	argv[k] = NULL;
 	if (te_spawn_capture(gdb, argv, gdb_env(), gdb_ms, TE_SPAWN_STDERR, out,
 			     sizeof(out), &so, err, sizeof(err)) < 0) {
@@ -468,14 +471,21 @@ static void take_stack(const char *gdb, int pid, int pidfd, int is_python,
 	/* a gdb killed or crashed while attached may leave it stopped */
 	if (so.killed || !WIFEXITED(so.status) || WEXITSTATUS(so.status))
 		continue_process(pid, pidfd);
-	if (so.killed) {
+	if (so.killed && !so.too_long) {
 		te_snprintf(ps->note, sizeof(ps->note),
 			    "gdb took more than "
 			    "%d s: stack not taken",
 			    gdb_ms / 1000);
 		return;
 	}
+	/* cut output: the Python frames came first, the rest is still a
+	 * stack */
 	fl = te_stack_parse_gdb(out, so.got, is_python, ps);
+	if (so.too_long)
+		te_snprintf(ps->note, sizeof(ps->note),
+			    "gdb's output passed %d KiB: the stack is what "
+			    "came before",
+			    GDB_OUT_MAX / 1024);
 	if ((fl & TE_GDB_DENIED) && !ps->note[0])
 		te_strlcpy(ps->note,
 			   "gdb could not attach (ptrace denied: "
