@@ -6,10 +6,13 @@
 # signal dispositions; and =ignore, whose tasks also ignore SIGHUP), and is
 # killed as before with --train-sighup=default; the same for
 # `nohup srun ... &` and kill -HUP.
-# Ctrl-C (once: status, twice: abort), Ctrl-Z/fg and scancel behave as Slurm
-# documents; `srun | cat` survives the terminal; --pty and --train=off are
-# not shielded. An srun that runs threads before trainenv's init_post_opt
-# (as Slurm 26.05's does; here a test plugin's) is shielded as well.
+# Ctrl-C (once: status, twice: abort), Ctrl-Z/fg, SIGTSTP by kill (then fg,
+# or SIGCONT by kill) and scancel behave as Slurm documents, with --pty too
+# (whose raw terminal sends a typed Ctrl-Z to the task); `srun | cat`
+# survives the terminal; --pty and --train=off are not shielded; srun's own
+# --ignore-signals (26.05) works through the shield and without it. An srun
+# that runs threads before trainenv's init_post_opt (as Slurm 26.05's does;
+# here a test plugin's) is shielded as well.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
@@ -17,7 +20,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 97
+plan 118
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -260,6 +263,78 @@ finished stop
 ok $? "Ctrl-Z, fg: both ranks ran to their end"
 te_tmux kill-session -t stop
 
+# ---------------------------------------------------------------- SIGTSTP by kill, --pty
+# A stop signal sent to srun (the pid the user sees: the shield's when
+# shielded; srun's own with --pty, which is not shielded), then the shell's
+# fg (SIGCONT): srun stops, the shell says so, srun goes on and the step
+# ends as it would have. The tasks run on meanwhile.
+srun_of() { # PATTERN: the srun that runs the step (the shield's child)
+	proc_tree "$1" | awk '$4 == "top" { t = $1 } $4 == "child" && !c { c = $1 } END { print (c ? c : t) }'
+}
+for mode in shield pty; do
+	name=tstp-$mode
+	if [ "$mode" = pty ]; then
+		in_tmux "$name" "srun -N1 --pty $task $name 4"
+		wait_for_file "$TE_WORK/$name.start.0" 30
+	else
+		in_tmux "$name" "srun -N2 $task $name 4"
+		started "$name"
+	fi
+	ok $? "SIGTSTP to srun ($mode): the step started"
+	screen_shows "$name" "$ticks" 15
+	if [ "$mode" = pty ]; then pat="srun -N1 --pty $task $name"; else pat="srun -N2 $task $name"; fi
+	read -r top _ < <(proc_tree "$pat" | awk '$4 == "top"')
+	run=$(srun_of "$pat")
+	[ "$mode" = pty ] && run=$top
+	kill -TSTP "${top:-0}"
+	for ((i = 0; i < 50; i++)); do tmux_screen "$name" | grep -q 'Stopped' && break; sleep 0.1; done
+	like "$(tmux_screen "$name")" "Stopped +srun -N[12]" "SIGTSTP to srun ($mode): the shell reports srun stopped"
+	like "$(ps -o stat= -p "${run:-0}")" '^T' "SIGTSTP to srun ($mode): srun itself is stopped"
+	tmux_type "$name" "fg; echo rc=\$? >$name.rc"
+	is "$(rc_of "$name")" 0 "SIGTSTP, fg ($mode): srun resumes and exits 0"
+	[ -e "$TE_WORK/$name.done.0" ] && { [ "$mode" = pty ] || [ -e "$TE_WORK/$name.done.1" ]; } &&
+		[ "$(wait_job_done "$(job_of "$name")" 30)" = COMPLETED ]
+	ok $? "SIGTSTP, fg ($mode): the ranks ran to their end, the job COMPLETED"
+	te_tmux kill-session -t "$name"
+done
+
+# SIGTSTP and SIGCONT both from outside (no fg): the shield passes the
+# continue on to srun, which finishes in the background.
+in_tmux tstp-cont "srun -N2 $task tstp-cont 6"
+started tstp-cont
+screen_shows tstp-cont "$ticks" 15
+read -r top _ < <(proc_tree "srun -N2 $task tstp-cont" | awk '$4 == "top"')
+run=$(srun_of "srun -N2 $task tstp-cont")
+kill -TSTP "${top:-0}"
+for ((i = 0; i < 50; i++)); do tmux_screen tstp-cont | grep -q 'Stopped' && break; sleep 0.1; done
+kill -CONT "${top:-0}"
+sleep 0.5
+st=$(ps -o stat= -p "${run:-0}")
+[ -n "$st" ] && [[ "$st" != T* ]]
+ok $? "SIGTSTP then SIGCONT by kill (shield): srun runs again (state $st)"
+tmux_type tstp-cont "wait %1; echo rc=\$? >tstp-cont.rc"
+rc=$(rc_of tstp-cont)
+[ "$rc" = 0 ] && finished tstp-cont
+ok $? "SIGTSTP then SIGCONT by kill (shield): srun exits 0 (rc=$rc), both ranks ran to their end"
+te_tmux kill-session -t tstp-cont
+
+# Ctrl-Z typed under --pty: srun's terminal is raw, so ^Z goes to the
+# task's terminal on the node (Slurm's behaviour), where it stops nothing
+# (the task leads an orphaned process group): srun is not stopped.
+in_tmux pty-z "srun -N1 --pty $task pty-z 3; echo rc=\$? >pty-z.rc"
+wait_for_file "$TE_WORK/pty-z.start.0" 30
+screen_shows pty-z "$ticks 0" 15
+run=$(proc_tree "srun -N1 --pty $task pty-z" | awk '$4 == "top" { print $1 }')
+te_tmux send-keys -t pty-z C-z
+sleep 1
+st=$(ps -o stat= -p "${run:-0}")
+[ -n "$st" ] && [[ "$st" != T* ]] && ! tmux_screen pty-z | grep -q Stopped
+ok $? "--pty, Ctrl-Z typed: srun is not stopped (state $st): ^Z goes to the task's terminal"
+rc=$(rc_of pty-z)
+[ "$rc" = 0 ] && [ -e "$TE_WORK/pty-z.done.0" ]
+ok $? "--pty, Ctrl-Z typed: the step runs to its end, srun exits 0 (rc=$rc)"
+te_tmux kill-session -t pty-z
+
 # ---------------------------------------------------------------- scancel
 # scancel ends a shielded srun as it ends an unshielded one.
 declare -A cancel_rc=()
@@ -336,6 +411,44 @@ ok $? "the shield stays in the terminal's session; srun leads a session of its o
 wait_for_file "$TE_WORK/shape.done.0" 30
 ok $? "and the step ran to its end"
 te_tmux kill-session -t shape
+
+# ---------------------------------------------------------------- --ignore-signals
+# srun's own --ignore-signals (Slurm 26.05; not in 22.05 or 24.11): srun
+# does not pass the listed signals on to the step. Through the shield (which
+# passes every signal on to srun) and without it, as without trainenv.
+if srun --help 2>&1 | grep -q -- '--ignore-signals'; then
+	nohup_run ign-usr1 -N2 --ignore-signals=USR1
+	started ign-usr1
+	kill -USR1 "$pid"
+	reap
+	is "$rc" 0 "--ignore-signals=USR1 (shielded), kill -USR1 of srun: srun exits 0"
+	finished ign-usr1
+	ok $? "--ignore-signals=USR1: both ranks ran to their end"
+	nohup_run usr1 -N2
+	started usr1
+	kill -USR1 "$pid"
+	reap
+	is "$rc" 138 "without --ignore-signals, kill -USR1 of srun: the tasks die of it, srun exits 138"
+	nohup_run ign-usr1-apart -N1 --ignore-signals USR1
+	wait_for_file "$TE_WORK/ign-usr1-apart.start.0" 30
+	kill -USR1 "$pid"
+	reap
+	is "$rc" 0 "--ignore-signals USR1 (its value apart: not the command), kill -USR1: srun exits 0"
+	nohup_run ign-hup -N2 --train-sighup=default --ignore-signals=HUP
+	started ign-hup
+	kill -HUP "$pid"
+	reap
+	is "$rc" 0 "--ignore-signals=HUP --train-sighup=default (no shield), kill -HUP: srun exits 0"
+	finished ign-hup
+	ok $? "--ignore-signals=HUP, no shield: both ranks ran to their end"
+	with=$(timeout 60 srun -N1 --ignore-signals=CONT true 2>&1; echo "rc=$?")
+	without=$(timeout 60 srun -N1 --train=off --ignore-signals=CONT true 2>&1; echo "rc=$?")
+	grep -q 'cannot be ignored' <<<"$with" && [ "$with" = "$without" ]
+	ok $? "--ignore-signals=CONT is refused as without trainenv (same words and status)" ||
+		diag "with: $with" "without: $without"
+else
+	skip "srun $(srun --version 2>/dev/null | awk '{ print $2 }') has no --ignore-signals (Slurm 26.05 has)" 7
+fi
 
 # ---------------------------------------------------------------- srun with threads
 # Slurm 26.05's srun runs threads before any SPANK callback, and a forked
