@@ -218,9 +218,14 @@ int te_open_in_root(int rootfd, const char *path, unsigned flags)
 		struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 					.resolve = RESOLVE_IN_ROOT |
 						   RESOLVE_NO_MAGICLINKS };
-		long fd =
-			syscall(__NR_openat2, rootfd, path, &how, sizeof(how));
+		long fd;
+		int tries = 0;
 
+		/* EAGAIN: a rename raced with ".." (the kernel asks again) */
+		do
+			fd = syscall(__NR_openat2, rootfd, path, &how,
+				     sizeof(how));
+		while (fd < 0 && errno == EAGAIN && ++tries < 8);
 		if (fd >= 0 || errno != ENOSYS)
 			return (int)fd;
 	}
