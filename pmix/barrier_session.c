@@ -121,12 +121,15 @@ int te_bsess_start_fence(int collect, char *err, size_t errlen)
 	gen = cb.fence_gen = ++cb.next_gen;
 	cb.fence_done = 0;
 	pthread_mutex_unlock(&cb_mu);
-	PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &c, PMIX_BOOL);
 	/* no info at all for a fence without data: Slurm takes the mere
-	 * presence of PMIX_COLLECT_DATA for "collect" */
+	 * presence of PMIX_COLLECT_DATA for "collect" (and the fast path
+	 * of a held session loads none) */
+	if (collect)
+		PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &c, PMIX_BOOL);
 	rc = PMIx_Fence_nb(NULL, 0, collect ? &info : NULL, collect ? 1 : 0,
 			   fence_cb, (void *)gen);
-	PMIX_INFO_DESTRUCT(&info);
+	if (collect)
+		PMIX_INFO_DESTRUCT(&info);
 	if (rc == PMIX_OPERATION_SUCCEEDED) {
 		pthread_mutex_lock(&cb_mu);
 		cb.fence_done = 1;

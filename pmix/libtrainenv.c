@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "barrier.h"
@@ -99,14 +100,45 @@ static double default_timeout(void)
  * every process of the rank on this node (kept open while a session is
  * held). */
 static int seq_fd = -1;
+/* A held session's counter: the file's page, shared with every process
+ * that reads the file, so that a barrier counts without a system call. */
+#define SEQ_DIGITS 10 /* the file: 10 digits and a newline */
+static char *seq_map;
+
+/* The next value of the counter in the mapped file (a held session's
+ * process counts alone; see next_seq). */
+static unsigned mapped_seq_next(void)
+{
+	uint64_t n = 0, v;
+	int i;
+
+	for (i = 0; i < SEQ_DIGITS; i++) {
+		if (seq_map[i] < '0' || seq_map[i] > '9') {
+			n = 0; /* not what we write: start again */
+			break;
+		}
+		n = n * 10 + (uint64_t)(seq_map[i] - '0');
+	}
+	if (++n >= UINT32_MAX)
+		n = 1;
+	v = n;
+	for (i = SEQ_DIGITS - 1; i >= 0; i--) {
+		seq_map[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	seq_map[SEQ_DIGITS] = '\n';
+	return (unsigned)n;
+}
 
 static unsigned next_seq(const char *dir, uint32_t rank)
 {
 	char path[600], buf[32];
 	uint64_t n = 0;
 	ssize_t got;
-	int fd = seq_fd;
+	int fd = seq_fd, wrote = 1;
 
+	if (seq_map)
+		return mapped_seq_next();
 	if (fd < 0) {
 		if (!te_private_dir_ok(dir) ||
 		    te_snprintf(path, sizeof(path), "%s/trainenv-seq.%u", dir,
@@ -135,13 +167,23 @@ static unsigned next_seq(const char *dir, uint32_t rank)
 	n++;
 	/* fixed width: no truncation needed */
 	te_snprintf(buf, sizeof(buf), "%010llu\n", (unsigned long long)n);
-	if (pwrite(fd, buf, strlen(buf), 0) != (ssize_t)strlen(buf))
+	if (pwrite(fd, buf, strlen(buf), 0) != (ssize_t)strlen(buf)) {
 		n = ++local_seq;
+		wrote = 0;
+	}
 	if (!held)
 		flock(fd, LOCK_UN);
-	if (held && seq_fd < 0)
+	if (held && seq_fd < 0) {
+		void *m;
+
 		seq_fd = fd;
-	else if (fd != seq_fd)
+		/* the file holds SEQ_DIGITS + 1 bytes now: map them */
+		m = wrote ? mmap(NULL, SEQ_DIGITS + 1, PROT_READ | PROT_WRITE,
+				 MAP_SHARED, fd, 0)
+			  : MAP_FAILED;
+		if (m != MAP_FAILED)
+			seq_map = m;
+	} else if (fd != seq_fd)
 		close(fd);
 	return (unsigned)n;
 }
@@ -192,6 +234,9 @@ void trainenv_finalize(void)
 	pthread_mutex_lock(&lib_mu);
 	if (held && --held == 0) {
 		te_pmix_close(&sess);
+		if (seq_map)
+			munmap(seq_map, SEQ_DIGITS + 1);
+		seq_map = NULL;
 		if (seq_fd >= 0)
 			close(seq_fd);
 		seq_fd = -1;
