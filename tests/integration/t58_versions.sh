@@ -44,7 +44,7 @@ cache=/var/tmp/trainenv-release-${old:0:12}-slurm${slurmnum:-0}
 targets=(trainenv.la trainenv-rdzv) files=(.libs/trainenv.so trainenv-rdzv)
 if [ "${slurmnum:-0}" -ge $((0x160600)) ]; then
 	targets=(trainenv-rdzv) files=(trainenv-rdzv)
-	no_old_plugin="0.1.0's plugin was made for Slurm 22.05 alone and does not build against this one ($((slurmnum >> 16)).$(((slurmnum >> 8) & 255)).$((slurmnum & 255))): no such plugin can meet this helper here"
+	no_old_plugin="0.1.0's plugin was made for Slurm 22.05 alone and does not build against this one ($(printf '%d.%02d.%d' $((slurmnum >> 16)) $(((slurmnum >> 8) & 255)) $((slurmnum & 255)))): no such plugin can meet this helper here"
 fi
 build_old() {
 	local d f
