@@ -52,6 +52,10 @@ static void prepare_init(struct te_barrier *b, struct te_pmix *p,
 	if (o->done_text)
 		te_strlcpy(b->done_text, o->done_text, sizeof(b->done_text));
 	b->test_cut = o->test_cut;
+	b->probe_check = o->coordinated ? o->probe_check : NULL;
+	b->probe_arg = o->probe_arg;
+	if (b->probe_check && o->probe)
+		te_bstate_probe_take(b, o->probe);
 	if (o->coordinated) {
 		b->node = o->node;
 		b->node.kind = TE_CQ_NODE;
@@ -196,6 +200,7 @@ int te_barrier_start(struct te_barrier *b, char *err, size_t errlen)
 	}
 	if (b->tree)
 		te_btree_self(b);
+	te_bstate_probe_run(b); /* rank 0's own probe */
 	return 0;
 }
 
@@ -205,29 +210,6 @@ int te_barrier_commit(struct te_barrier *b, char *err, size_t errlen)
 		return -1;
 	b->dirty = 0;
 	return 0;
-}
-
-int te_barrier_ms_left(const struct te_barrier *b)
-{
-	int64_t left = b->deadline - te_now_ms();
-
-	return left < 0 ? 0 : left > INT32_MAX ? INT32_MAX : (int)left;
-}
-
-int64_t te_barrier_parent(const struct te_barrier *b)
-{
-	return b->has_up ? (int64_t)b->up_rank : -1;
-}
-
-int te_barrier_has_children(const struct te_barrier *b)
-{
-	return b->tree ? b->nkids > 0 : b->p->me.rank == 0;
-}
-
-void te_barrier_set_ckpt(struct te_barrier *b, const char *result)
-{
-	te_strlcpy(b->node.ckpt, result, sizeof(b->node.ckpt));
-	b->sub_dirty = 1;
 }
 
 void te_barrier_free(struct te_barrier *b)
@@ -294,6 +276,8 @@ static void timeout_msg(struct te_barrier *b, char *msg, size_t len)
 		te_snprintf(msg, len, "%s: %s", head, b->rank0_text);
 		return;
 	}
+	if (te_bstate_probe_missing(b, head, msg, len))
+		return;
 	switch (b->cs) {
 	case C_LOOKUP:
 		if (b->get_pending) {
@@ -662,6 +646,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 		int64_t now = te_now_ms(), wait;
 		enum turn t;
 
+		te_bstate_probe_run(b); /* it came from above */
 		if (b->nfollowers)
 			te_bfollow_check(b, now);
 		te_bfollow_check_alive(b, now);

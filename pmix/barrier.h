@@ -106,6 +106,17 @@ struct te_barrier_opts {
 	 * connections it accepts, as a flood of strangers could (the
 	 * helpers must try again) */
 	unsigned test_cut;
+	/* coordinated, checkpoint-dir: this node's look at the directory
+	 * with rank 0's probe, which comes down the launch tree over the
+	 * children's connections (not through PMIx: a parent's put would
+	 * wait for its own parent, level after level). probe: rank 0's own
+	 * ("NAME TOKEN" or "error REASON"); the others get it from their
+	 * parent. probe_check writes "ok" or what is wrong into out; it runs
+	 * once, after the probe is passed on to this node's children. */
+	void (*probe_check)(void *arg, const char *probe, char *out,
+			    size_t len);
+	void *probe_arg;
+	const char *probe;
 };
 
 struct te_barrier_result {
@@ -142,18 +153,6 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r);
 int te_barrier_start(struct te_barrier *b, char *err, size_t errlen);
 /* Commits what this process put (the wait then need not). 0 or -1. */
 int te_barrier_commit(struct te_barrier *b, char *err, size_t errlen);
-/* Milliseconds to the barrier's deadline, 0 when past. */
-int te_barrier_ms_left(const struct te_barrier *b);
-
-/* Coordinated, between prepare and wait: the launch tree's parent of this
- * helper (the rank whose data it fetches), or -1 for the root; whether
- * this helper has children (they fetch its data: what it puts before the
- * wait reaches them in the same commit). */
-int64_t te_barrier_parent(const struct te_barrier *b);
-int te_barrier_has_children(const struct te_barrier *b);
-/* Coordinated, before the wait: this node's checkpoint probe result,
- * which goes up in its summary ("ok", or what is wrong). */
-void te_barrier_set_ckpt(struct te_barrier *b, const char *result);
 
 /* Frees a prepared barrier that is not waited on. */
 void te_barrier_free(struct te_barrier *b);

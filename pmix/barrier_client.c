@@ -215,6 +215,10 @@ void te_bclient_io(struct te_barrier *b, uint32_t events)
 
 			if (got < 0 || te_coord_reply_parse(line, &r) < 0)
 				continue; /* not from our coordinator */
+			if (r.kind == TE_CR_PROBE) { /* checked by the loop */
+				te_bstate_probe_take(b, r.text);
+				continue;
+			}
 			if (r.kind == TE_CR_DONE) {
 				b->cs = C_DONE;
 				te_strlcpy(b->done_text, r.text,

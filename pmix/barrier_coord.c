@@ -194,6 +194,7 @@ static int tree_line(struct te_barrier *b, size_t i, const char *line)
 	if (take_sum(b, i, rank) < 0)
 		return -1;
 	te_cc_registered(&b->cc, i);
+	te_bstate_probe_send(b, i); /* a child registered after it came */
 	return 1;
 }
 

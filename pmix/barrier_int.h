@@ -89,7 +89,9 @@ struct te_barrier {
 	size_t nkids;
 	size_t *conn_kid;	   /* [cc.cap] */
 	struct te_tree_sum **pend; /* [cc.cap] a summary being read */
-	struct te_tree_sum sub;	   /* this subtree, merged */
+	/* this subtree, merged (the launch tree only: 10 KB that a later
+	 * barrier need not clear) */
+	struct te_tree_sum *sub;
 	int sub_dirty, sent_final, asked_state;
 	int leaving_asked; /* its own deadline: the report is for it */
 	uint32_t sent_arrived, kids_arrived;
@@ -126,6 +128,12 @@ struct te_barrier {
 	int alive_gap_ms;	  /* the current gap between two looks */
 	int finishing;		  /* rank 0 answers everyone: closes are ours */
 	struct te_coord_req node; /* this node's facts (coordinated) */
+	/* the launch's checkpoint probe (te_barrier_opts.probe_check) */
+	void (*probe_check)(void *arg, const char *probe, char *out,
+			    size_t len);
+	void *probe_arg;
+	int probe_have, probe_checked;
+	char probe[TE_COORD_TEXT_MAX + 1];
 	char self_failed[TE_FAIL_TEXT_MAX + 1]; /* this rank failed: why */
 	/* rank 0, a rank failed before the barrier: every node is answered
 	 * "abort" with the report, and the wait ends once every node has
@@ -291,6 +299,20 @@ int te_bclient_get_done(struct te_barrier *b, int64_t now);
 void te_bclient_io(struct te_barrier *b, uint32_t events);
 /* At this rank's own deadline: ask rank 0 for the current report. */
 void te_bclient_ask_status(struct te_barrier *b);
+
+/* The launch's checkpoint probe (te_barrier_opts.probe_check): whether
+ * this node's facts are whole (no probe to look with, or the look done);
+ * the probe to registered connection i, once; the probe from above (or
+ * rank 0's own) kept; once it is here, passed to the children and this
+ * node's look run. */
+int te_bstate_probe_ready(const struct te_barrier *b);
+void te_bstate_probe_send(struct te_barrier *b, size_t i);
+void te_bstate_probe_take(struct te_barrier *b, const char *text);
+void te_bstate_probe_run(struct te_barrier *b);
+/* At the deadline, no probe came from the parent: the line naming it
+ * after head (1), or 0. */
+int te_bstate_probe_missing(struct te_barrier *b, const char *head, char *msg,
+			    size_t len);
 
 /* ---------------------------------------------------------------- tree */
 /* Where this helper sits in the launch tree: the process map, parent,

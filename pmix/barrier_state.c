@@ -404,6 +404,82 @@ void te_bstate_tree_relay_state(struct te_barrier *b)
 		}
 }
 
+/* ---------------------------------------------------------------- checkpoint probe
+ * Rank 0's checkpoint probe goes down the launch tree over the children's
+ * connections: a parent passes it on as soon as it has it, to every child
+ * registered by then and to each later one as it registers. */
+
+int te_bstate_probe_ready(const struct te_barrier *b)
+{
+	return !b->probe_check || b->probe_checked;
+}
+
+void te_bstate_probe_send(struct te_barrier *b, size_t i)
+{
+	char line[TE_COORD_LINE_MAX];
+	struct te_coord_conn *c = &b->cc.c[i];
+
+	if (!b->probe_have || c->fd < 0 || !c->registered || c->probe_sent ||
+	    te_coord_reply_format(line, sizeof(line), TE_CR_PROBE, b->probe) <
+		    0)
+		return;
+	c->probe_sent = 1;
+	if (send(c->fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* it left: its close is seen by the loop */
+	}
+}
+
+void te_bstate_probe_take(struct te_barrier *b, const char *text)
+{
+	if (!b->probe_check || b->probe_have)
+		return;
+	te_strlcpy(b->probe, text, sizeof(b->probe));
+	b->probe_have = 1;
+}
+
+int te_bstate_probe_missing(struct te_barrier *b, const char *head, char *msg,
+			    size_t len)
+{
+	char host[TE_HOST_MAX];
+
+	if (!b->probe_check || b->probe_have || !b->has_up)
+		return 0;
+	if (te_pmix_host_of(b->p, b->up_rank, host, sizeof(host)) < 0)
+		te_strlcpy(host, "?", sizeof(host));
+	/* the parent may be waiting itself: it, or a node between it and
+	 * rank 0, has not arrived (or rank 0 has given up) */
+	if (b->up_rank == 0)
+		te_snprintf(msg, len,
+			    "%s: rank 0 (node %s) did not pass on its "
+			    "checkpoint probe (it did not arrive, or stopped "
+			    "waiting)",
+			    head, host);
+	else
+		te_snprintf(msg, len,
+			    "%s: rank %u (node %s), this node's parent in the "
+			    "launch tree, did not pass on rank 0's checkpoint "
+			    "probe (it, or a node between it and rank 0, did "
+			    "not arrive, or rank 0 stopped waiting)",
+			    head, b->up_rank, host);
+	return 1;
+}
+
+void te_bstate_probe_run(struct te_barrier *b)
+{
+	char result[TE_CKPT_TEXT_MAX + 1] = "-";
+
+	if (!b->probe_have || b->probe_checked)
+		return;
+	/* the children first: their looks need not wait for ours (up to
+	 * 3 s on a network file system) */
+	for (size_t i = 0; b->lfd >= 0 && i < b->cc.cap; i++)
+		te_bstate_probe_send(b, i);
+	b->probe_check(b->probe_arg, b->probe, result, sizeof(result));
+	b->probe_checked = 1;
+	te_strlcpy(b->node.ckpt, result, sizeof(b->node.ckpt));
+	b->sub_dirty = 1;
+}
+
 /* ---------------------------------------------------------------- arrivals, failures */
 
 size_t te_bstate_own_pos(struct te_barrier *b, uint32_t rank)
@@ -470,8 +546,10 @@ static int host_of(void *ctx, uint32_t rank, char *host, size_t len)
 
 static void recompute(struct te_barrier *b)
 {
-	struct te_tree_sum *s = &b->sub, absent;
-	int final = b->own_in == b->nown;
+	struct te_tree_sum *s = b->sub, absent;
+	/* this node's facts are whole once its look at the checkpoint
+	 * directory is done */
+	int final = b->own_in == b->nown && te_bstate_probe_ready(b);
 	size_t i, j;
 
 	te_tree_sum_init(s);
@@ -515,14 +593,14 @@ const struct te_tree_sum *te_bstate_tree_sum(struct te_barrier *b)
 {
 	if (b->sub_dirty)
 		recompute(b);
-	return &b->sub;
+	return b->sub;
 }
 
 void te_bstate_tree_report(struct te_barrier *b, char *out, size_t len)
 {
 	if (b->sub_dirty)
 		recompute(b);
-	te_tree_missing_text(&b->sub, b->p->size, &b->map, host_of, b->p, out,
+	te_tree_missing_text(b->sub, b->p->size, &b->map, host_of, b->p, out,
 			     len);
 }
 

@@ -115,7 +115,8 @@ int te_btree_setup(struct te_barrier *b, unsigned k, int followers, char *err,
 	b->nown = b->map.node_nranks[b->my_node];
 	b->own = calloc(b->nown, sizeof(*b->own));
 	b->own_state = calloc(b->nown, 1);
-	if (!b->own || !b->own_state)
+	b->sub = calloc(1, sizeof(*b->sub));
+	if (!b->own || !b->own_state || !b->sub)
 		return te_err(err, errlen, "out of memory");
 	i = 0;
 	for (r = b->map.node_run[b->my_node]; r != UINT32_MAX;
@@ -171,6 +172,7 @@ void te_btree_free(struct te_barrier *b)
 	free(b->kids);
 	free(b->own);
 	free(b->own_state);
+	free(b->sub);
 	te_procmap_free(&b->map);
 }
 
@@ -186,7 +188,8 @@ static uint32_t quick_arrived(const struct te_barrier *b)
 
 int te_btree_complete(struct te_barrier *b)
 {
-	return b->own_in == b->nown && b->kids_final == b->nchildren;
+	return b->own_in == b->nown && b->kids_final == b->nchildren &&
+	       te_bstate_probe_ready(b);
 }
 
 /* ---------------------------------------------------------------- upward */

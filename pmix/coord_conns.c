@@ -169,6 +169,7 @@ enum te_cc_accept te_cc_accept(struct te_coord_conns *t, int lfd, int64_t now,
 	c->has_rank = 0;
 	c->leaving = 0;
 	c->wants_state = 0;
+	c->probe_sent = 0;
 	c->newer = TE_NO_CONN;
 	c->older = t->newest;
 	if (t->newest != TE_NO_CONN)

@@ -32,6 +32,7 @@ struct te_coord_conn {
 	int has_rank;
 	int leaving;	     /* asked for the report: its deadline passed */
 	int wants_state;     /* launch tree: waits for the report from above */
+	int probe_sent;	     /* launch tree: told rank 0's checkpoint probe */
 	size_t older, newer; /* the pool's queue, while not registered */
 	char buf[TE_COORD_LINE_MAX + 1];
 };

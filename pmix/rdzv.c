@@ -404,9 +404,8 @@ static int run_publish(struct run_ctx *c)
 		if (te_pmix_put(p, "te.master", c->master, c->err,
 				sizeof(c->err)) < 0)
 			fail(0, "rendezvous: %s", c->err);
-		if (o->ckpt &&
-		    te_rdzv_ckpt_write(p, o, c->err, sizeof(c->err)) < 0)
-			fail(0, "checkpoint check: %s", c->err);
+		if (o->ckpt)
+			te_rdzv_ckpt_write(o, c->info, sizeof(c->info));
 	}
 	return 0;
 }
@@ -469,39 +468,21 @@ static struct te_barrier *run_barrier_start(struct run_ctx *c)
 	bo.checks = &c->lc;
 	bo.node.ver = c->ver;
 	te_strlcpy(bo.node.ckpt, "-", sizeof(bo.node.ckpt));
-	bo.defer_start = 1;
+	if (o->ckpt) {
+		/* rank 0's probe comes down the launch tree over the
+		 * children's connections, each parent passing it on before
+		 * its own look; every helper publishes its coordinator at
+		 * once (before, the probe went through PMIx: a parent put it
+		 * only once it had fetched it from its own parent, level
+		 * after level, k direct modexes each) */
+		bo.probe_check = te_rdzv_ckpt_probe_check;
+		bo.probe_arg = (void *)o;
+		bo.probe = p->me.rank == 0 ? c->info : NULL;
+	}
 	b = te_barrier_prepare(p, &bo, c->err, sizeof(c->err));
 	if (!b) {
 		fail(0, "barrier: %s", c->err);
 		return NULL;
-	}
-	if (o->ckpt &&
-	    te_rdzv_ckpt_from_parent(p, b, c->timeout, c->info, sizeof(c->info),
-				     c->text, sizeof(c->text)) < 0) {
-		fail(0, "%s", c->text);
-		te_barrier_free(b);
-		return NULL;
-	}
-	if (te_barrier_start(b, c->err, sizeof(c->err)) < 0) {
-		fail(0, "barrier: %s", c->err);
-		te_barrier_free(b);
-		return NULL;
-	}
-	if (o->ckpt) {
-		char result[TE_RDZV_TEXT_MAX] = "-";
-
-		/* committed before this node's own look at the
-		 * directory (up to CKPT_RETRY_MS on a network file
-		 * system): the children need not wait for it, level
-		 * after level */
-		if (te_barrier_has_children(b) &&
-		    te_barrier_commit(b, c->err, sizeof(c->err)) < 0) {
-			fail(0, "checkpoint check: %s", c->err);
-			te_barrier_free(b);
-			return NULL;
-		}
-		te_rdzv_ckpt_node_check(o, c->info, result, sizeof(result));
-		te_barrier_set_ckpt(b, result);
 	}
 	return b;
 }

@@ -159,6 +159,7 @@ int te_coord_reply_format(char *buf, size_t len, enum te_coord_reply_kind k,
 			   k == TE_CR_FAIL     ? "fail"
 			   : k == TE_CR_REJECT ? "reject"
 			   : k == TE_CR_ABORT  ? "abort"
+			   : k == TE_CR_PROBE  ? "probe"
 					       : "state",
 			   t);
 }
@@ -185,6 +186,8 @@ int te_coord_reply_parse(const char *line, struct te_coord_reply *r)
 		r->kind = TE_CR_STATE;
 	else if (!strcmp(w, "abort"))
 		r->kind = TE_CR_ABORT;
+	else if (!strcmp(w, "probe"))
+		r->kind = TE_CR_PROBE;
 	else
 		return -1;
 	if (!*p || strlen(p) > TE_COORD_TEXT_MAX ||

@@ -109,7 +109,11 @@ enum te_coord_reply_kind {
 	TE_CR_FAIL,
 	TE_CR_STATE,
 	TE_CR_REJECT,
-	TE_CR_ABORT
+	TE_CR_ABORT,
+	/* the launch tree: rank 0's checkpoint probe ("NAME TOKEN" or
+	 * "error REASON"), passed from each parent to its children; not an
+	 * answer (the connection stays) */
+	TE_CR_PROBE
 };
 
 struct te_coord_reply {

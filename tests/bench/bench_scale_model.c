@@ -174,12 +174,15 @@ static double launch_us(unsigned k, unsigned d, double c_us)
 	return k * D + 2 * L + 3 * L + d * (2 * L + k * c_us);
 }
 
-/* With a checkpoint directory each helper first fetches rank 0's probe
- * from its parent, which puts it again only once it has it: the fetches
- * go down level by level, each parent serving its k children in turn. */
-static double launch_ckpt_us(unsigned k, unsigned d, double c_us)
+/* With a checkpoint directory rank 0's probe goes down the tree over the
+ * connections the children made to register: each parent sends it to its
+ * k children as soon as it has it (k sends of s, one hop), before its own
+ * look at the directory, so the d levels add d*(k*s + L). (Before, each
+ * helper fetched it from its parent by direct modex, and a parent put it
+ * only once it had it: (d-1)*(k*D + 2L) more, level by level.) */
+static double launch_ckpt_us(unsigned k, unsigned d, double c_us, double s_us)
 {
-	return launch_us(k, d, c_us) + (d > 1 ? d - 1 : 0) * (k * D + 2 * L);
+	return launch_us(k, d, c_us) + d * (k * s_us + L);
 }
 
 /* Slurm's fences (src/plugins/mpi/pmix): the ring passes one message
@@ -330,7 +333,7 @@ int main(int argc, char **argv)
 		       "launch_with_checkpoint_dir_ms=%.1f app_barrier_ring_ms=%.1f "
 		       "app_barrier_tree_ms=%.2f (depth %u)\n",
 		       N, launch_us(k, d, c) / 1e3, k, d,
-		       launch_ckpt_us(k, d, c) / 1e3, ring_us(N) / 1e3,
+		       launch_ckpt_us(k, d, c, s_us) / 1e3, ring_us(N) / 1e3,
 		       tree_us(N, s_us) / 1e3, tree_depth(N, W));
 	}
 	return 0;

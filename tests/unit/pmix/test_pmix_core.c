@@ -334,6 +334,20 @@ static void test_coord(void)
 	   "abort report read back");
 	is_int(te_coord_reply_parse("TEBAR1 abort\n", &rep), -1,
 	       "abort without a report refused");
+	/* the launch tree's checkpoint probe, passed down to children */
+	is_int(te_coord_reply_format(line, sizeof(line), TE_CR_PROBE,
+				     ".trainenv-ckpt-7.0-0123456789abcdef " TOK),
+	       0, "probe formats");
+	is_str(line,
+	       "TEBAR1 probe .trainenv-ckpt-7.0-0123456789abcdef " TOK "\n",
+	       "probe wire form");
+	is_int(te_coord_reply_parse(line, &rep), 0, "probe parses");
+	ok(rep.kind == TE_CR_PROBE &&
+		   !strcmp(rep.text,
+			   ".trainenv-ckpt-7.0-0123456789abcdef " TOK),
+	   "probe read back");
+	is_int(te_coord_reply_parse("TEBAR1 probe\n", &rep), -1,
+	       "probe without its text refused");
 
 	memset(&ci, 0, sizeof(ci));
 	strcpy(ci.addr, "10.0.0.1");
