@@ -200,7 +200,7 @@ int te_barrier_start(struct te_barrier *b, char *err, size_t errlen)
 	}
 	if (b->tree)
 		te_btree_self(b);
-	te_bstate_probe_run(b); /* rank 0's own probe */
+	te_bstate_probe_run(b, te_now_ms()); /* rank 0's own probe */
 	return 0;
 }
 
@@ -544,6 +544,8 @@ static int64_t wait_ms(struct te_barrier *b, int64_t now)
 
 	if (b->coord_due)
 		wait = b->start + b->lazy_ms / 2 - now;
+	if (b->probe_have && !b->probe_checked)
+		wait = b->probe_next - now;
 	if (b->has_up)
 		drive_up(b, now, &wait);
 	if (b->tree && b->has_up) {
@@ -646,7 +648,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 		int64_t now = te_now_ms(), wait;
 		enum turn t;
 
-		te_bstate_probe_run(b); /* it came from above */
+		te_bstate_probe_run(b, now); /* it came from above */
 		if (b->nfollowers)
 			te_bfollow_check(b, now);
 		te_bfollow_check_alive(b, now);

@@ -111,10 +111,11 @@ struct te_barrier_opts {
 	 * children's connections (not through PMIx: a parent's put would
 	 * wait for its own parent, level after level). probe: rank 0's own
 	 * ("NAME TOKEN" or "error REASON"); the others get it from their
-	 * parent. probe_check writes "ok" or what is wrong into out; it runs
-	 * once, after the probe is passed on to this node's children. */
-	void (*probe_check)(void *arg, const char *probe, char *out,
-			    size_t len);
+	 * parent. probe_check writes "ok" or what is wrong into out and
+	 * returns 1, or returns 0 to be called again half a second later (a
+	 * network file system slow to show rank 0's file); it first runs
+	 * once the probe is passed on to this node's children. */
+	int (*probe_check)(void *arg, const char *probe, char *out, size_t len);
 	void *probe_arg;
 	const char *probe;
 };

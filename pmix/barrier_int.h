@@ -31,7 +31,9 @@
 #define COORD_KEY_FMT "te.coord.%u"
 #define COORD_FILE_FMT "%s/trainenv-coord.%u"
 #define STATUS_WAIT_MS 1000 /* a rank's own deadline: ask rank 0 */
-#define GET_AGAIN_MS 2000   /* a lookup PMIx has not answered: ask again */
+#define GET_AGAIN_MS 2000
+#define PROBE_TRY_MS \
+	500 /* the checkpoint directory's look: again */ /* a lookup PMIx has not answered: ask again */
 /* rank 0 left: is our fence done anyway? Also how long a helper goes on
  * trying while every try is refused (nobody listens any more) */
 #define GONE_GRACE_MS 3000
@@ -129,10 +131,10 @@ struct te_barrier {
 	int finishing;		  /* rank 0 answers everyone: closes are ours */
 	struct te_coord_req node; /* this node's facts (coordinated) */
 	/* the launch's checkpoint probe (te_barrier_opts.probe_check) */
-	void (*probe_check)(void *arg, const char *probe, char *out,
-			    size_t len);
+	int (*probe_check)(void *arg, const char *probe, char *out, size_t len);
 	void *probe_arg;
 	int probe_have, probe_checked;
+	int64_t probe_next; /* the look's next try (0: now) */
 	char probe[TE_COORD_TEXT_MAX + 1];
 	char self_failed[TE_FAIL_TEXT_MAX + 1]; /* this rank failed: why */
 	/* rank 0, a rank failed before the barrier: every node is answered
@@ -308,7 +310,7 @@ void te_bclient_ask_status(struct te_barrier *b);
 int te_bstate_probe_ready(const struct te_barrier *b);
 void te_bstate_probe_send(struct te_barrier *b, size_t i);
 void te_bstate_probe_take(struct te_barrier *b, const char *text);
-void te_bstate_probe_run(struct te_barrier *b);
+void te_bstate_probe_run(struct te_barrier *b, int64_t now);
 /* At the deadline, no probe came from the parent: the line naming it
  * after head (1), or 0. */
 int te_bstate_probe_missing(struct te_barrier *b, const char *head, char *msg,

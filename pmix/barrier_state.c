@@ -464,17 +464,20 @@ int te_bstate_probe_missing(struct te_barrier *b, const char *head, char *msg,
 	return 1;
 }
 
-void te_bstate_probe_run(struct te_barrier *b)
+void te_bstate_probe_run(struct te_barrier *b, int64_t now)
 {
 	char result[TE_CKPT_TEXT_MAX + 1] = "-";
 
-	if (!b->probe_have || b->probe_checked)
+	if (!b->probe_have || b->probe_checked || now < b->probe_next)
 		return;
 	/* the children first: their looks need not wait for ours (up to
-	 * 3 s on a network file system) */
+	 * 3 s on a network file system, tried from the loop) */
 	for (size_t i = 0; b->lfd >= 0 && i < b->cc.cap; i++)
 		te_bstate_probe_send(b, i);
-	b->probe_check(b->probe_arg, b->probe, result, sizeof(result));
+	if (!b->probe_check(b->probe_arg, b->probe, result, sizeof(result))) {
+		b->probe_next = now + PROBE_TRY_MS;
+		return;
+	}
 	b->probe_checked = 1;
 	te_strlcpy(b->node.ckpt, result, sizeof(b->node.ckpt));
 	b->sub_dirty = 1;

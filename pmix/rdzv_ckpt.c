@@ -18,6 +18,7 @@
 #include "util/sysutil.h"
 
 #define CKPT_RETRY_MS 3000 /* NFS may cache "no such file" briefly */
+#define CKPT_TRY_MS 500
 
 static char ckpt_file[TE_RDZV_PATH_MAX + 96];
 
@@ -71,22 +72,18 @@ void te_rdzv_ckpt_remove(void)
 	}
 }
 
-void te_rdzv_ckpt_node_check(const struct te_rdzv_opts *o, const char *info,
-			     char *out, size_t len)
+/* Writable from here: 0, or 1 with out saying why not. */
+static int node_writable(const struct te_rdzv_opts *o, char *out, size_t len)
 {
-	char probe[TE_RDZV_PATH_MAX + 128], path[TE_RDZV_PATH_MAX + 160];
-	char buf[64], probe_id[TE_TOKEN_LEN + 1];
-	struct te_ckpt_probe rank0;
-	int fd, tries;
+	char probe[TE_RDZV_PATH_MAX + 128], probe_id[TE_TOKEN_LEN + 1];
+	int fd;
 
-	if (te_ckpt_probe_parse(info, &rank0, out, len) < 0)
-		return;
-	/* Writable from here. The name is random: DIR is shared with other
-	 * users, who could make a predictable name first (the step would
-	 * then fail) or put a link there. */
+	/* The name is random: DIR is shared with other users, who could make
+	 * a predictable name first (the step would then fail) or put a link
+	 * there. */
 	if (te_random_hex(probe_id, sizeof(probe_id), TE_TOKEN_LEN) < 0) {
 		te_snprintf(out, len, "cannot make a random file name");
-		return;
+		return 1;
 	}
 	te_snprintf(probe, sizeof(probe), "%s/.trainenv-probe-%lu.%lu-%s",
 		    o->ckpt, o->job, o->step, probe_id);
@@ -100,30 +97,44 @@ void te_rdzv_ckpt_node_check(const struct te_rdzv_opts *o, const char *info,
 		else
 			te_snprintf(out, len, "cannot write there: %s",
 				    strerror(e));
-		return;
+		return 1;
 	}
 	close(fd);
 	unlink(probe);
-	/* the same directory as rank 0's: its file, with its token */
-	te_snprintf(path, sizeof(path), "%s/%s", o->ckpt, rank0.name);
-	for (tries = 0;; tries++) {
-		if (te_read_small(path, buf, sizeof(buf), TE_READ_NOFOLLOW) >=
-		    0) {
-			te_strlcpy(out, te_ckpt_probe_content(buf, rank0.token),
-				   len);
-			return;
-		}
-		if (tries * 500 >= CKPT_RETRY_MS)
-			break;
-		usleep(500000); /* network file systems cache lookups */
-	}
-	te_snprintf(out, len,
-		    "rank 0's probe file is not there (another "
-		    "directory with the same path: node-local storage?)");
+	return 0;
 }
 
-void te_rdzv_ckpt_probe_check(void *opts, const char *probe, char *out,
-			      size_t len)
+int te_rdzv_ckpt_node_try(const struct te_rdzv_opts *o, const char *info,
+			  char *out, size_t len)
 {
-	te_rdzv_ckpt_node_check(opts, probe, out, len);
+	static int tries = -1; /* reads of rank 0's file so far; -1: none */
+	char path[TE_RDZV_PATH_MAX + 160], buf[64];
+	struct te_ckpt_probe rank0;
+
+	if (te_ckpt_probe_parse(info, &rank0, out, len) < 0)
+		return 1;
+	if (tries < 0 && node_writable(o, out, len))
+		return 1;
+	/* the same directory as rank 0's: its file, with its token */
+	te_snprintf(path, sizeof(path), "%s/%s", o->ckpt, rank0.name);
+	if (te_read_small(path, buf, sizeof(buf), TE_READ_NOFOLLOW) >= 0) {
+		te_strlcpy(out, te_ckpt_probe_content(buf, rank0.token), len);
+		tries = -1;
+		return 1;
+	}
+	if (++tries * CKPT_TRY_MS >= CKPT_RETRY_MS) {
+		te_snprintf(out, len,
+			    "rank 0's probe file is not there (another "
+			    "directory with the same path: node-local "
+			    "storage?)");
+		tries = -1;
+		return 1;
+	}
+	return 0; /* network file systems cache lookups: again later */
+}
+
+int te_rdzv_ckpt_probe_check(void *opts, const char *probe, char *out,
+			     size_t len)
+{
+	return te_rdzv_ckpt_node_try(opts, probe, out, len);
 }

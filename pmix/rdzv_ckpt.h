@@ -15,13 +15,15 @@ void te_rdzv_ckpt_write(const struct te_rdzv_opts *o, char *val, size_t len);
 /* Removes rank 0's file, if this helper made one (again: a no-op). */
 void te_rdzv_ckpt_remove(void);
 
-/* This node's look at the directory with rank 0's info: "ok", or what is
- * wrong ("rank0 REASON" when rank 0 could not write its file). Up to 3 s
- * of retries while a network file system does not show rank 0's file. */
-void te_rdzv_ckpt_node_check(const struct te_rdzv_opts *o, const char *info,
-			     char *out, size_t len);
+/* One try of this node's look at the directory with rank 0's info: 1
+ * when done, out "ok" or what is wrong ("rank0 REASON" when rank 0 could
+ * not write its file); 0 to try again in half a second (3 s in all while
+ * a network file system does not show rank 0's file), without blocking
+ * the barrier's loop meanwhile. */
+int te_rdzv_ckpt_node_try(const struct te_rdzv_opts *o, const char *info,
+			  char *out, size_t len);
 /* The same as te_barrier_opts.probe_check (opts: the te_rdzv_opts). */
-void te_rdzv_ckpt_probe_check(void *opts, const char *probe, char *out,
-			      size_t len);
+int te_rdzv_ckpt_probe_check(void *opts, const char *probe, char *out,
+			     size_t len);
 
 #endif
