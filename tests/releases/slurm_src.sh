@@ -11,9 +11,10 @@
 #
 # Cached: PREFIX/.trainenv-build holds the tarball's sha256, the
 # configure line and the versions of the root's build dependencies; a
-# prefix whose stamp says the same is reused without building. The build runs in the root's /var/tmp and is installed into a
-# staging directory that is renamed to PREFIX only once complete, so an
-# interrupted build leaves no prefix and the next run builds again.
+# prefix whose stamp says the same is reused without building. The build
+# runs in the root's /var/tmp and is installed into a staging directory
+# that is renamed to PREFIX only once complete, so an interrupted build
+# leaves no prefix and the next run builds again.
 # The root must exist (root.sh trixie; its packages include Slurm's
 # build dependencies, tests/deps.sh). Run as root.
 #   slurm_src.sh --where NAME   prints "ROOT PREFIX VERSION" and exits
@@ -55,7 +56,7 @@ build_deps="libpmix-dev libmunge-dev libhwloc-dev libdbus-1-dev libhttp-parser-d
 stamp_of() { # TARBALL
 	printf 'slurm %s\ntarball-sha256 %s\nconfigure %s\n' "$version" \
 		"$(sha256sum <"$1" | cut -d' ' -f1)" "$configure_line"
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086,SC2016 # the list splits; dpkg-query expands ${...}
 	chroot "$root" dpkg-query -W -f='package ${Package} ${Version}\n' $build_deps 2>&1
 }
 complete() { # the prefix is there, stamped, with what the suite runs
