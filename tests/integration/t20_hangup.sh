@@ -28,26 +28,9 @@ command -v tmux >/dev/null || bail_out "tmux is needed (tests/deps.sh installs i
 ok 0 "cluster is up, plugin $TE_PLUGIN"
 use_trainenv
 
-# task.sh NAME SECS: rank 0 records the job id; every rank announces its
-# start, prints a line every 50 ms for about SECS seconds (srun's output
-# never stops), then writes its result file. A killed task writes none.
+# task.sh NAME SECS: tick_task_write's task (tests/lib/itest.sh).
 task=$TE_WORK/task.sh
-cat >"$task" <<EOF
-#!/bin/sh
-name=\$1
-n=\$(( \$2 * 20 ))
-[ "\$SLURM_PROCID" = 0 ] && echo "\$SLURM_JOB_ID" >"$TE_WORK/\$name.job"
-grep SigIgn /proc/self/status | cut -f2 >"$TE_WORK/\$name.sigign.\$SLURM_PROCID"
-: >"$TE_WORK/\$name.start.\$SLURM_PROCID"
-i=0
-while [ \$i -lt \$n ]; do
-	i=\$((i + 1))
-	echo "tick \$i of rank \$SLURM_PROCID"
-	sleep 0.05
-done
-echo "rank \$SLURM_PROCID done after \$i ticks" >"$TE_WORK/\$name.done.\$SLURM_PROCID"
-EOF
-chmod 755 "$task"
+tick_task_write "$task"
 # A shielded srun outlives its killed terminal by design: if this test stops
 # early, cancel every job it started (rank 0 recorded their ids).
 # shellcheck disable=SC2016 # evaluated at exit

@@ -114,25 +114,9 @@ like "$out" '^trainenv: rank 2 \(node n3, local rank 0\) exited with code 5 at .
 	"sbatch from the login node: the batch job's srun on n1 reports rank 2 on n3" || diag "$out"
 
 # ---------------------------------------------------------------- hang-up
-# task.sh NAME SECS (as t20's): rank 0 records the job id and srun's
-# address; every rank announces its start, prints a line every 50 ms for
-# about SECS seconds, then writes its result file. A killed task writes none.
+# task.sh NAME SECS: tick_task_write's task (tests/lib/itest.sh).
 task=$TE_WORK/task.sh
-cat >"$task" <<EOF
-#!/bin/sh
-name=\$1
-n=\$(( \$2 * 20 ))
-[ "\$SLURM_PROCID" = 0 ] && echo "\$SLURM_JOB_ID" >"$TE_WORK/\$name.job" && echo "\$SLURM_SRUN_COMM_HOST" >"$TE_WORK/\$name.comm"
-grep SigIgn /proc/self/status | cut -f2 >"$TE_WORK/\$name.sigign.\$SLURM_PROCID"
-: >"$TE_WORK/\$name.start.\$SLURM_PROCID"
-i=0
-while [ \$i -lt \$n ]; do
-	i=\$((i + 1))
-	echo "tick \$i of rank \$SLURM_PROCID"
-	sleep 0.05
-done
-echo "rank \$SLURM_PROCID done after \$i ticks" >"$TE_WORK/\$name.done.\$SLURM_PROCID"
-EOF
+tick_task_write "$task"
 # hup.sh NAME SRUN_ARGS...: on the login node, nohup srun SRUN_ARGS... &,
 # kill -HUP once both ranks started (30 s); prints srun's status (30 s).
 cat >"$TE_WORK/hup.sh" <<'EOF'

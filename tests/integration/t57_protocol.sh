@@ -71,11 +71,7 @@ line_re() { # DIR NODE
 
 # Every node's helper of the other protocol.
 set_plugstack "required $plugin helper-dir=$TE_WORK/p2 test-hooks=on"
-te_seconds eval 'out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-report=off sh -c "echo ran" 2>&1)'
-rc=$?
-[ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 15) }'
-ok $? "protocol $other on every node: the step fails at once (exit $rc, $TE_SECONDS s)" || diag "$out"
-is "$(count_lines "$out" '^ran$')" 0 "  no rank ran"
+refused_step 60 15 "protocol $other on every node: the step fails at once" --train-failure-report=off
 # The first node to fail ends the step (so that nobody waits for the
 # barrier): where Slurm's cancel reaches a node before its helper has
 # answered (Slurm 24.11 at times), the helper is killed there and that
@@ -103,11 +99,7 @@ exec "$TE_WORK/p2/trainenv-rdzv" "\$@"
 EOS
 chmod 755 "$TE_WORK/slow" "$TE_WORK/slow/trainenv-rdzv"
 set_plugstack "required $plugin helper-dir=$TE_WORK/slow test-hooks=on"
-te_seconds eval 'out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-report=off sh -c "echo ran" 2>&1)'
-rc=$?
-[ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 15) }'
-ok $? "protocol $other everywhere, n3's helper late: the step fails before n3's helper answers (exit $rc, $TE_SECONDS s)" || diag "$out"
-is "$(count_lines "$out" '^ran$')" 0 "  no rank ran"
+refused_step 60 15 "protocol $other everywhere, n3's helper late: the step fails before n3's helper answers" --train-failure-report=off
 is "$(count_lines "$out" "$(line_re "$TE_WORK/slow" n3)")" 2 "  n3's 2 tasks name both versions, their helper killed by the cancel" || diag "$out"
 is "$(count_lines "$out" "$(line_re "$TE_WORK/slow" 'n[1-3]')")" 6 "  and so do all 6 tasks" || diag "$out"
 is "$(count_lines "$out" 'was killed')" 0 "  none says only that its helper was killed"
@@ -115,11 +107,7 @@ is "$(count_lines "$out" 'was killed')" 0 "  none says only that its helper was 
 # Only n2's helper of protocol $other, a barrier of 20 s: n2 ends the step
 # (before, the others waited for the deadline).
 set_plugstack "required $plugin helper-dir=$TE_WORK/mixed test-hooks=on barrier=20"
-te_seconds eval 'out=$(te_srun -t 90 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-report=off sh -c "echo ran" 2>&1)'
-rc=$?
-[ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 8) }'
-ok $? "protocol $other on n2 only: the step fails well before the 20 s barrier (exit $rc, $TE_SECONDS s)" || diag "$out"
-is "$(count_lines "$out" '^ran$')" 0 "  no rank ran, on n2 or elsewhere"
+refused_step 90 8 "protocol $other on n2 only: the step fails well before the 20 s barrier" --train-failure-report=off
 ok "$([ "$(count_lines "$out" "$(line_re "$TE_WORK/mixed" n2)")" -ge 1 ] && echo 0 || echo 1)" \
 	"  srun's stderr has the line naming n2 and both versions" || diag "$out"
 is "$(count_lines "$out" 'node n[13]: trainenv-rdzv in .* speaks protocol')" 0 "  n1 and n3 say no such line"
@@ -168,11 +156,7 @@ if [ "\$(hostname)" = n2 ] && [ "\$1" = --protocol ]; then
 fi
 exec "$helper" "\$@"
 EOS
-te_seconds eval 'out=$(te_srun -t 90 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] --train-failure-report=off sh -c "echo ran" 2>&1)'
-rc=$?
-[ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 8) }'
-ok $? "n2 of protocol $other throughout: rank 0 fails the step at once (exit $rc, $TE_SECONDS s)" || diag "$out"
-is "$(count_lines "$out" '^ran$')" 0 "  no rank ran"
+refused_step 90 8 "n2 of protocol $other throughout: rank 0 fails the step at once" --train-failure-report=off
 want="node n2 speaks protocol $other \(trainenv ${ver//./\\.}\), nodes n1, n3 protocol $proto \(trainenv ${ver//./\\.}\): install the same trainenv on every node \(plugin, helpers and libtrainenv\)"
 ok "$([ "$(count_lines "$out" "$want")" -ge 1 ] && echo 0 || echo 1)" \
 	"  one line names n2, n1 and n3 with both protocols and versions" || diag "$out"

@@ -86,11 +86,7 @@ advice='install the same trainenv on every node \(plugin, helpers and libtrainen
 
 # This build's plugin, 0.1.0's helper on every node.
 set_plugstack "required $plugin helper-dir=$TE_WORK/old test-hooks=on"
-te_seconds eval 'out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] sh -c "echo ran" 2>&1)'
-rc=$?
-[ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 15) }'
-ok $? "this plugin, 0.1.0's helper: the step is refused at once (exit $rc, $TE_SECONDS s)" || diag "$out"
-is "$(count_lines "$out" '^ran$')" 0 "  no rank ran"
+refused_step 60 15 "this plugin, 0.1.0's helper: the step is refused at once"
 want="^trainenv: error: node (n[1-3]): trainenv-rdzv in ${TE_WORK//./\\.}/old speaks $none, the plugin $now: $advice\$"
 is "$(count_lines "$out" "$want")" 6 "  each of the 6 tasks says the one line naming both versions" || diag "$out"
 is "$(printf '%s\n' "$out" | sed -nE "s|$want|\1|p" | sort -u | tr '\n' ' ')" "n1 n2 n3 " "  naming its node"
@@ -104,11 +100,7 @@ if [ -n "${no_old_plugin:-}" ]; then
 fi
 chmod 644 "$TE_WORK/old/trainenv.so"
 set_plugstack "required $TE_WORK/old/trainenv.so helper-dir=$(dirname "$helper") test-hooks=on"
-te_seconds eval 'out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 -w n[1-3] sh -c "echo ran" 2>&1)'
-rc=$?
-[ $rc -ne 0 ] && awk -v t="$TE_SECONDS" 'BEGIN { exit !(t < 15) }'
-ok $? "0.1.0's plugin, this helper: the step is refused at once (exit $rc, $TE_SECONDS s)" || diag "$out"
-is "$(count_lines "$out" '^ran$')" 0 "  no rank ran"
+refused_step 60 15 "0.1.0's plugin, this helper: the step is refused at once"
 dir=$(dirname "$helper")
 want="^trainenv: error: node (n[1-3]): trainenv-rdzv in ${dir//./\\.} speaks $now, the plugin $none: $advice\$"
 is "$(count_lines "$out" "$want")" 6 "  each of the 6 tasks says the one line naming both versions" || diag "$out"

@@ -436,6 +436,31 @@ te_torch_store_env() {
 	fi
 }
 
+# FILE NAME SECS, a task for hang-up tests (t20, t31): rank 0 records the
+# job id (TE_WORK/NAME.job, which the tests cancel at their end) and srun's
+# address (NAME.comm); every rank records its ignored signals
+# (NAME.sigign.RANK), announces its start (NAME.start.RANK), prints a line
+# every 50 ms for about SECS seconds (srun's output never stops), then
+# writes its result file (NAME.done.RANK). A killed task writes none.
+tick_task_write() { # FILE
+	cat >"$1" <<EOF
+#!/bin/sh
+name=\$1
+n=\$(( \$2 * 20 ))
+[ "\$SLURM_PROCID" = 0 ] && echo "\$SLURM_JOB_ID" >"$TE_WORK/\$name.job" && echo "\$SLURM_SRUN_COMM_HOST" >"$TE_WORK/\$name.comm"
+grep SigIgn /proc/self/status | cut -f2 >"$TE_WORK/\$name.sigign.\$SLURM_PROCID"
+: >"$TE_WORK/\$name.start.\$SLURM_PROCID"
+i=0
+while [ \$i -lt \$n ]; do
+	i=\$((i + 1))
+	echo "tick \$i of rank \$SLURM_PROCID"
+	sleep 0.05
+done
+echo "rank \$SLURM_PROCID done after \$i ticks" >"$TE_WORK/\$name.done.\$SLURM_PROCID"
+EOF
+	chmod 755 "$1"
+}
+
 # The hang-up shield, as a user meets it: nohup srun ARGS... & then
 # kill -HUP srun once N tasks have written DIR/NAME.started.* (the
 # command writes those, and DIR/NAME.done.* when it finished its work);

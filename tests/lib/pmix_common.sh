@@ -21,6 +21,21 @@ node_addr() { cluster_exec "$1" getent ahostsv4 "$1" | awk 'NR == 1 { print $1 }
 # Lines of TEXT matching REGEX.
 count_lines() { printf '%s\n' "$1" | grep -cE -- "$2"; }
 
+# A step of 6 tasks on n1-n3 that the launch must refuse (t57, t58): srun
+# -t SRUN_SECS --mpi=pmix SRUN_ARGS... sh -c "echo ran". Checks that it
+# failed within SECS and that no rank ran; leaves out, rc and TE_SECONDS.
+refused_step() { # SRUN_SECS SECS NAME [SRUN_ARGS...]
+	local srun_secs=$1 secs=$2 name=$3
+	shift 3
+	local -a srun_args=("$@")
+	# shellcheck disable=SC2016 # expanded by eval, inside te_seconds
+	te_seconds eval 'out=$(te_srun -t "$srun_secs" --mpi=pmix -N3 --ntasks-per-node=2 -w "n[1-3]" "${srun_args[@]}" sh -c "echo ran" 2>&1)'
+	rc=$?
+	[ $rc -ne 0 ] && awk -v t="$TE_SECONDS" -v l="$secs" 'BEGIN { exit !(t < l) }'
+	ok $? "$name (exit $rc, $TE_SECONDS s)" || diag "$out"
+	is "$(count_lines "$out" '^ran$')" 0 "  no rank ran"
+}
+
 # The test hook that gives nodes n1..nN "a GPU" (/dev/null for NVIDIA's
 # /dev/nvidiactl): only a node with a GPU takes part in the NCCL and CUDA
 # version comparison (docs/pmix.md, "Launch checks").
