@@ -3,7 +3,7 @@
  * progress guard's state file (its first line) and the excluded node list
  * and node name a requeue plan is built from. Beyond "no crash": a parsed
  * state formats back to the same line, and every plan line is bounded. */
-// FUZZ-SOURCES: core/report/recovery.c core/util/strutil.c core/report/failrep.c core/launch/launch_timeline.c|
+// FUZZ-SOURCES: core/report/recovery.c core/util/strutil.c core/report/failrep.c core/launch/launch_timeline.c core/hang/proc_stat.c core/hang/proctab.c core/util/sysutil.c|
 #include "config.h"
 
 #include <stdint.h>

@@ -22,7 +22,7 @@ cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefin
 hw="$(pkg-config --cflags --libs hwloc)"
 declare -A srcs=(
 	[policy]="core/settings/settings.c core/settings/value.c core/settings/policy.c core/settings/resolve.c core/util/strutil.c"
-	[envparse]="core/settings/settings.c core/settings/value.c core/settings/policy.c core/settings/resolve.c core/util/strutil.c core/report/failrep.c core/launch/launch_timeline.c core/srun/portrange.c core/launch/rankenv.c core/srun/srunargs.c core/srun/srunargs_table.c core/srun/exportenv.c core/launch/fence_choice.c"
+	[envparse]="core/settings/settings.c core/settings/value.c core/settings/policy.c core/settings/resolve.c core/util/strutil.c core/report/failrep.c core/launch/launch_timeline.c core/srun/portrange.c core/launch/rankenv.c core/srun/srunargs.c core/srun/srunargs_table.c core/srun/exportenv.c core/launch/fence_choice.c core/hang/proc_stat.c core/hang/proctab.c core/util/sysutil.c"
 	[cpulist]="core/bind/cpulist.c core/bind/bind.c core/bind/bind_machine.c"
 )
 declare -A extra=([cpulist]="$hw" [policy]="" [envparse]="-lpthread")
