@@ -194,7 +194,10 @@ wait "$opid" 2>/dev/null
 for n in n1 n2; do cluster_exec "$n" pkill -f "^sleep 6131$" 2>/dev/null; done
 
 # ================================================================ (c) native frames, (d) no debugger
-te_srun -t 60 -N2 --train-exit-grace=3 --train-exit-action=kill sh -c '[ "$SLURM_PROCID" = 1 ] && exec sleep 600; sleep 1' \
+# Parts (c) to (f) name rank 1's node: pinned to n1,n2, as the previous
+# part's job may still be completing on one of them (srun -N2 would then
+# take n3 and put rank 1 there: seen once in CI on sid).
+te_srun -t 60 -N2 -w n1,n2 --train-exit-grace=3 --train-exit-action=kill sh -c '[ "$SLURM_PROCID" = 1 ] && exec sleep 600; sleep 1' \
 	>/dev/null 2>"$TE_WORK/c.err"
 rc=$?
 diag "$(cat "$TE_WORK/c.err")"
@@ -202,7 +205,7 @@ is "$rc" 137 "exit-action=kill: the hung rank dies of SIGKILL"
 grep -qE '^trainenv: hang: rank 1 on n2 .*' "$TE_WORK/c.err" &&
 	grep -qE 'nanosleep' "$TE_WORK/c.err"
 ok $? "a C program: native frames (nanosleep)"
-TRAINENV_GDB=/nonexistent/gdb te_srun -t 60 -N2 --train-exit-grace=3 --train-exit-action=kill sh -c '[ "$SLURM_PROCID" = 1 ] && exec sleep 600; sleep 1' \
+TRAINENV_GDB=/nonexistent/gdb te_srun -t 60 -N2 -w n1,n2 --train-exit-grace=3 --train-exit-action=kill sh -c '[ "$SLURM_PROCID" = 1 ] && exec sleep 600; sleep 1' \
 	>/dev/null 2>"$TE_WORK/d.err"
 diag "$(cat "$TE_WORK/d.err")"
 grep -qE '^trainenv: hang: rank 1 on n2 .*state S' "$TE_WORK/d.err" &&
@@ -210,7 +213,7 @@ grep -qE '^trainenv: hang: rank 1 on n2 .*state S' "$TE_WORK/d.err" &&
 ok $? "no debugger: rank, node and state, and what is missing"
 
 # ================================================================ (e) exit-action=report
-te_srun -t 60 -N2 --train-exit-grace=2 --train-exit-action=report sh -c '[ "$SLURM_PROCID" = 1 ] && exec sleep 600; sleep 1' \
+te_srun -t 60 -N2 -w n1,n2 --train-exit-grace=2 --train-exit-action=report sh -c '[ "$SLURM_PROCID" = 1 ] && exec sleep 600; sleep 1' \
 	>/dev/null 2>"$TE_WORK/e.err" &
 epid=$!
 te_on_exit "kill $epid 2>/dev/null"
@@ -221,7 +224,7 @@ state=$(timeout 10 scontrol show step "$job.0" -o 2>/dev/null | grep -o 'State=[
 grep -q '^trainenv: hang: rank 1 on n2' "$TE_WORK/e.err" && [ "$state" = State=RUNNING ] &&
 	! grep -q 'ending step' "$TE_WORK/e.err"
 ok $? "exit-action=report: the report, and the step still runs ($state)" || diag "$(cat "$TE_WORK/e.err")"
-srun_pid=$(pgrep -f -- "^srun -N2 --train-exit-grace=2 --train-exit-action=report" | head -1)
+srun_pid=$(pgrep -f -- "^srun -N2 -w n1,n2 --train-exit-grace=2 --train-exit-action=report" | head -1)
 kids=$(ps -o stat=,args= --ppid "${srun_pid:-1}" 2>/dev/null)
 [ -n "$srun_pid" ] && ! printf '%s\n' "$kids" | grep -q '^Z'
 ok $? "exit-action=report: srun reaped the report's process (no zombie while the step goes on)" ||
@@ -232,7 +235,7 @@ wait "$epid" 2>/dev/null
 # ================================================================ (f) stall
 export PYTHONPATH=$TE_SRCDIR/python TRAINENV_LIBRARY=$TE_BUILDDIR/.libs/libtrainenv.so.0
 rm -f "$ready"/rank.*
-te_seconds te_srun -t 120 -N2 --train-stall=3 /usr/bin/python3 "$hang" beat "$ready" \
+te_seconds te_srun -t 120 -N2 -w n1,n2 --train-stall=3 /usr/bin/python3 "$hang" beat "$ready" \
 	>/dev/null 2>"$TE_WORK/f.err"
 rc=$?
 secs=$TE_SECONDS
