@@ -57,6 +57,40 @@ leftovers() { # PATTERN
 	done
 }
 
+# After a step in which a node started after its parent in the launch tree
+# (or rank 0) had given up: that node's helper asks PMIx for the parent's
+# address, and Slurm's mpi/pmix sends the request (a direct modex) to a
+# node whose step has ended, 7 tries 0.5 s apart, doubling: 31.5 s on the
+# thread that serves the node's PMIx clients (pmixp_server.c, _slurm_send;
+# no mpi.conf option changes it). A late parent answers its children's
+# earlier requests the same way, 31.5 s more for each child whose step has
+# ended. Up to 24.11 and 25.05.3 slurmstepd stopped answering slurmd
+# before it finalized PMIx, so the node went back at once; from 25.05.4
+# and 25.11 (SchedMD's 051e162957) it finalizes PMIx first, which waits
+# for those retries, and slurmd keeps the job on the node until then. The
+# next step, a job of its own, would queue behind it and its time would
+# be that wait: this waits, within SECS, until every node of NODES is
+# idle, and says how long it took (about 0 s up to 25.05.3, 31.5 s or a
+# multiple of it from 25.05.4).
+nodes_released() { # SECS NODES WHAT
+	local t0 states
+	t0=$(date +%s.%N)
+	while :; do
+		states=$(timeout 10 sinfo -h -N -n "$2" -o '%N %T' 2>&1)
+		if [ -n "$states" ] && ! printf '%s\n' "$states" | grep -vq ' idle$'; then
+			TE_SECONDS=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+			ok 0 "$3: $2 idle again within $1 s ($TE_SECONDS s)"
+			return 0
+		fi
+		if awk -v s="$t0" -v e="$(date +%s.%N)" -v l="$1" 'BEGIN { exit !(e - s >= l) }'; then
+			ok 1 "$3: $2 idle again within $1 s"
+			diag "still not idle:" "$states"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
 # After a step that failed: waits, up to 10 s, until as many jobs of ours
 # run as BEFORE and no process matching PATTERN is left on any node
 # (slurmstepd ends a moment after srun has the exit codes); the caller's
