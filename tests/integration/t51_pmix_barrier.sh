@@ -26,7 +26,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # A test of the PMIx layer: its steps run under srun --mpi=pmix.
 te_require_mpi_pmix
 
-plan 32
+plan 33
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"

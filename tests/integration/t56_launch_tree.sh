@@ -24,7 +24,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # A test of the PMIx layer: its steps run under srun --mpi=pmix.
 te_require_mpi_pmix
 
-plan 29
+plan 32
 
 cluster_up --nodes 5
 ok $? "cluster is up" || bail_out "no cluster"
