@@ -207,10 +207,14 @@ static struct {
 static pthread_cond_t worker_cv = PTHREAD_COND_INITIALIZER; /* work */
 static pthread_cond_t call_cv = PTHREAD_COND_INITIALIZER;   /* answers */
 
+/* Only the process that started the worker has one: a child forked while
+ * a call was unfinished inherits the counters, not the thread, and its
+ * first call starts its own worker (worker_start_locked). */
 static int worker_pending_locked(void)
 {
-	return worker.running && (worker.commit_done != worker.commit_asked ||
-				  worker.fin_done != worker.fin_asked);
+	return worker.running && worker.pid == getpid() &&
+	       (worker.commit_done != worker.commit_asked ||
+		worker.fin_done != worker.fin_asked);
 }
 
 /* 0: none; else what the worker has not finished: 'c' a commit, 'f' a

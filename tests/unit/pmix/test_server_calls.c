@@ -3,16 +3,19 @@
  * server (pmix/barrier_session.c): PMIx_Commit and PMIx_Finalize run on one
  * long-lived worker thread, the caller waits half a second at most, and no
  * new session opens while a commit or finalize of the last one is
- * unanswered. PMIx is a stand-in defined here: its PMIx_Commit can be held
- * (a server that does not answer) and notes the thread it ran on. */
+ * unanswered (in this process: a forked child starts clean). PMIx is a
+ * stand-in defined here: its PMIx_Commit can be held (a server that does
+ * not answer) and notes the thread it ran on. */
 #include "config.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -232,10 +235,63 @@ static void test_stuck_commit(void)
 	te_pmix_close(&p);
 }
 
+/* A child forked while a commit is unanswered has no worker thread: the
+ * parent's pending state is not its own, so its session opens (the
+ * worker state belongs to the process that started the worker). */
+static void test_fork_while_stuck(void)
+{
+	struct te_pmix p;
+	int status = -1, tries;
+	pid_t child, got = 0;
+
+	is_int(te_pmix_open(&p, err, sizeof(err)), 0, "a session opens");
+	hold_commit(1);
+	is_int(te_pmix_commit(&p, err, sizeof(err)), 0,
+	       "an unanswered commit returns");
+	is_int(get_locked(&commits_running), 1, "the commit still runs");
+	fflush(stdout);
+	child = fork();
+	if (child == 0) {
+		alarm(10); /* never hang */
+		err[0] = '\0';
+		if (te_pmix_open(&p, err, sizeof(err)) != 0) {
+			printf("# child refused: %s\n", err);
+			fflush(stdout);
+			_exit(1);
+		}
+		te_pmix_close(&p);
+		_exit(0);
+	}
+	ok(child > 0, "forked");
+	for (tries = 0; child > 0 && tries < 1000 && got == 0; tries++) {
+		got = waitpid(child, &status, WNOHANG);
+		if (got == 0)
+			usleep(10000);
+	}
+	if (got == 0 && child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+	}
+	ok(got == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "the forked child opens a session though its parent's commit "
+	   "is unanswered (status %d)",
+	   status);
+	hold_commit(0);
+	te_pmix_close(&p);
+	for (tries = 0; tries < 200; tries++) {
+		if (te_pmix_open(&p, err, sizeof(err)) == 0)
+			break;
+		usleep(10000);
+	}
+	ok(tries < 200, "the parent's next session opens once answered");
+	te_pmix_close(&p);
+}
+
 int main(void)
 {
 	test_one_worker();
 	test_stuck_commit();
+	test_fork_while_stuck();
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
 }
