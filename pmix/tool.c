@@ -21,6 +21,8 @@ static const struct {
 	  "bind this process for its local rank and exec a command; --show previews a machine's binding" },
 	{ "env", te_tool_env,
 	  "print the effective trainenv settings of this task and where each came from" },
+	{ "health", te_tool_health,
+	  "check this node's health (InfiniBand, Ethernet) and print one line per result [--json]" },
 	{ "stacks", te_tool_stacks,
 	  "the stack of every rank of a running step, ranks grouped by stack (JOBID[.STEP] [--json])" },
 	{ "version", te_tool_version, "print the trainenv version" },

@@ -6,6 +6,7 @@
 /* Each subcommand gets argv[0] = its own name; returns the exit status. */
 int te_tool_barrier(int argc, char **argv);
 int te_tool_env(int argc, char **argv);
+int te_tool_health(int argc, char **argv);
 int te_tool_stacks(int argc, char **argv);
 int te_tool_version(int argc, char **argv);
 

@@ -22,7 +22,7 @@
 #include "util/strutil.h"
 #include "util/sysutil.h"
 
-static void close_from(int lowfd)
+void te_close_from(int lowfd)
 {
 	long max = sysconf(_SC_OPEN_MAX);
 	int fd;
@@ -92,7 +92,7 @@ __attribute__((no_sanitize_address)) static int child(void *arg)
 		dup2(null, STDIN_FILENO);
 		close(null);
 	}
-	close_from(3);
+	te_close_from(3);
 	execve(q->path, q->argv, q->envp);
 	q->exec_errno = errno ? errno : ENOEXEC;
 	_exit(127);

@@ -42,6 +42,10 @@ size_t te_env_count(char *const envp[]);
 char **te_env_without_dup(char *const envp[], const char *const drop[],
 			  const char *const keep[]);
 
+/* Closes every descriptor from lowfd up (close_range where the kernel
+ * has it): what a child must not hold of its parent's. */
+void te_close_from(int lowfd);
+
 /* Runs path with argv and envp, stdin from /dev/null, stdout into a pipe
  * read into buf (at most cap - 1 bytes), stderr inherited (or into the
  * same pipe: TE_SPAWN_STDERR), every other descriptor closed, in its own

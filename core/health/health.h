@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Node health (issue 34): a check's result, the network checks over a
+ * sysfs tree, the site's and the user's choice of checks and thresholds,
+ * and the runner that gives each check a child process and a bound. */
+#ifndef TE_HEALTH_H
+#define TE_HEALTH_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "util/textbuf.h"
+
+/* ---------------------------------------------------------------- results */
+
+enum te_health_verdict {
+	TE_HV_PASS,
+	TE_HV_FAIL,
+	TE_HV_NA, /* the check does not apply to this node: passes */
+};
+
+#define TE_HEALTH_NAME_MAX 16
+#define TE_HEALTH_NODE_MAX 64
+#define TE_HEALTH_DEV_MAX 64
+#define TE_HEALTH_VALUE_MAX 64
+#define TE_HEALTH_TEXT_MAX 200
+
+/* One line of a check's verdict: "ib", "n3", "mlx5_0 port 1", "DOWN",
+ * fail, "ib mlx5_0 port 1 state DOWN (want ACTIVE)". Every field is
+ * printable ASCII (anything else read from the node became '?'). */
+struct te_health_result {
+	char check[TE_HEALTH_NAME_MAX];
+	char node[TE_HEALTH_NODE_MAX];
+	char device[TE_HEALTH_DEV_MAX];
+	char value[TE_HEALTH_VALUE_MAX];
+	enum te_health_verdict verdict;
+	char text[TE_HEALTH_TEXT_MAX];
+};
+
+/* A node's results. A check that finds more than fits (hundreds of
+ * ports) is cut, but what was cut still counts: a cut failure fails. */
+#define TE_HEALTH_RESULTS_MAX 64
+struct te_health_set {
+	char node[TE_HEALTH_NODE_MAX];
+	int n;
+	int cut;      /* results past the cap */
+	int cut_fail; /* ... of which failed */
+	struct te_health_result r[TE_HEALTH_RESULTS_MAX];
+};
+
+/* An empty set for node (cleaned, cut to fit). */
+void te_health_set_init(struct te_health_set *s, const char *node);
+
+/* Adds a result; text is a printf format. Each field is cleaned and cut
+ * to its size. Past TE_HEALTH_RESULTS_MAX it only counts (cut). */
+__attribute__((format(printf, 6, 7))) void
+te_health_add(struct te_health_set *s, const char *check, const char *device,
+	      const char *value, enum te_health_verdict v, const char *fmt,
+	      ...);
+
+/* 1 when no result (listed or cut) failed, else 0. */
+int te_health_set_ok(const struct te_health_set *s);
+/* The number of failed results, cut ones included. */
+int te_health_set_failed(const struct te_health_set *s);
+
+/* "pass", "fail", "n/a". */
+const char *te_health_verdict_name(enum te_health_verdict v);
+
+/* The reason a drain would carry: "trainenv: " and the result's text. */
+void te_health_reason(const struct te_health_result *r, char *buf, size_t len);
+
+/* The table `trainenv health` prints: one line per result, "NODE CHECK
+ * VERDICT TEXT" in columns, and a line for results that were cut. */
+void te_health_table(const struct te_health_set *s, struct te_buf *b);
+/* The same as one JSON object: {"node":..,"ok":..,"failed":..,
+ * "cut":..,"results":[{"check","node","device","value","verdict",
+ * "text"}...]}. -1 when b was too small (b is then marked cut). */
+int te_health_json(const struct te_health_set *s, struct te_buf *b);
+
+/* ---------------------------------------------------------------- checks */
+
+/* What the sysfs values read as: 0 with the value, or -1 (junk). A port's
+ * "state" and "phys_state" are "N: WORD\n" (WORD into word); "rate" is
+ * "R Gb/sec (...)\n", R decimal with at most one fraction digit, given
+ * in tenths of Gb/s; an interface's "speed" is Mb/s, -1 (unknown) or
+ * missing when the link is down. */
+int te_health_parse_state(const char *text, char *word, size_t len);
+int te_health_parse_rate(const char *text, unsigned long *tenths);
+int te_health_parse_speed(const char *text, long *mbps);
+
+/* The InfiniBand/RoCE ports under ROOT/class/infiniband/DEV/ports/N: one
+ * result per port (state ACTIVE, phys_state LinkUp, rate at least
+ * min_gbps; 0: any); no device: one n/a result. root is the sysfs root
+ * ("/sys"; a test's stand-in tree). Every file is read bounded, as a
+ * regular file, and junk is a failure that says what was read. */
+void te_health_check_ib(const char *root, unsigned min_gbps,
+			struct te_health_set *out);
+
+/* An Ethernet interface the site lists, and its least speed (0: any). */
+#define TE_HEALTH_IFNAME_MAX 16
+struct te_health_eth_if {
+	char name[TE_HEALTH_IFNAME_MAX];
+	unsigned long min_mbps;
+};
+/* ROOT/class/net/IF/{operstate,speed} of each listed interface: one
+ * result each (up, speed at least its least); none listed: n/a. */
+void te_health_check_eth(const char *root, const struct te_health_eth_if *ifs,
+			 int n, struct te_health_set *out);
+
+/* ---------------------------------------------------------------- policy */
+
+enum te_health_check_id {
+	TE_HC_IB,
+	TE_HC_ETH,
+	TE_HC_GPU,
+	TE_HC_COUNT
+};
+/* Least to most severe: a failure is reported (warn), the node is left
+ * out of this job (exclude), or drained for every job (drain). */
+enum te_health_action {
+	TE_HA_WARN,
+	TE_HA_EXCLUDE,
+	TE_HA_DRAIN
+};
+
+#define TE_HEALTH_ETH_MAX 8
+#define TE_HEALTH_IB_RATE_MAX 100000	 /* Gb/s */
+#define TE_HEALTH_ETH_SPEED_MAX 10000000 /* Mb/s */
+#define TE_HEALTH_TIMEOUT_MAX 300	 /* s */
+#define TE_HEALTH_TIMEOUT_DEFAULT 10	 /* s */
+
+/* The keys given, one bit each (which a merge compares). */
+enum te_health_key {
+	TE_HK_CHECKS = 1u << 0,
+	TE_HK_IB_RATE = 1u << 1,
+	TE_HK_ETH = 1u << 2,
+	TE_HK_ACTION_IB = 1u << 3, /* TE_HK_ACTION_IB << TE_HC_... */
+	TE_HK_TIMEOUT = 1u << 6,
+	TE_HK_USER_WEAKER = 1u << 7,
+};
+
+struct te_health_policy {
+	unsigned checks;      /* 1u << TE_HC_... */
+	unsigned ib_min_gbps; /* 0: any rate */
+	int n_eth;
+	struct te_health_eth_if eth[TE_HEALTH_ETH_MAX];
+	enum te_health_action action[TE_HC_COUNT];
+	unsigned timeout_s;  /* each check's bound */
+	int user_may_weaken; /* site only: health_user_weaker=yes */
+	unsigned given;	     /* enum te_health_key bits */
+};
+
+/* No check, any rate, no interface, every action warn, the default
+ * bound, users may not weaken. */
+void te_health_policy_init(struct te_health_policy *p);
+
+/* One KEY=VALUE: 1 when key is a health key (applied), 0 when it is not
+ * one (nothing changed: another parser's), -1 with err naming where, the
+ * key and what is accepted. Keys: health=LIST (ib, eth, gpu; or none),
+ * health_ib_rate=GBPS, health_eth=IF[:MBPS][,IF[:MBPS]...] (or none),
+ * health_ib_action, health_eth_action, health_gpu_action = drain |
+ * exclude | warn, health_timeout=S, health_user_weaker=yes|no. */
+int te_health_policy_set(struct te_health_policy *p, const char *key,
+			 const char *val, const char *where, char *err,
+			 size_t errlen);
+
+/* Items "KEY=VALUE" separated by blanks or newlines ('#' starts a
+ * comment to the line's end), every key a health key; at most len bytes
+ * of text. 0, or -1 with err (the first bad item). */
+int te_health_policy_parse(struct te_health_policy *p, const char *text,
+			   size_t len, const char *where, char *err,
+			   size_t errlen);
+
+/* The policy a job runs with: the site's, made stricter by the user's
+ * (checks added, thresholds raised, interfaces added, actions raised up
+ * to exclude: only the site drains). A user's key that would weaken a
+ * site's choice is refused (-1, err naming the key, the site's value
+ * and what the user may give) unless the site allows it
+ * (health_user_weaker=yes); health_timeout and health_user_weaker are
+ * the site's alone. */
+int te_health_policy_merge(const struct te_health_policy *site,
+			   const struct te_health_policy *user,
+			   struct te_health_policy *out, char *err,
+			   size_t errlen);
+
+/* "ib", "eth", "gpu"; "drain", "exclude", "warn". */
+const char *te_health_check_name(enum te_health_check_id id);
+const char *te_health_action_name(enum te_health_action a);
+
+/* ---------------------------------------------------------------- runner */
+
+/* A check: fills out (whose node is set) with its results. It runs in a
+ * child process, so it may hang or crash without harm. */
+typedef void (*te_health_check_fn)(const void *arg, struct te_health_set *out);
+struct te_health_check {
+	const char *name; /* the results' check name */
+	te_health_check_fn fn;
+	const void *arg;
+};
+
+/* Runs every check at once, each in a child process (its own process
+ * group, dying with the caller), and collects their results into out
+ * (whose node names them). A check that has not answered at bound_ms is
+ * killed (SIGKILL to its group) and abandoned: the caller never waits
+ * past the bound, not even for the child's exit (a process stuck in the
+ * kernel, as a hung NVML call is, cannot be reaped until it leaves it);
+ * te_health_reap() collects such children later. A check that dies,
+ * writes junk or gives no result fails with one line saying so. 0, or
+ * -1 with err when no child could be started at all. */
+int te_health_run(const struct te_health_check *checks, int n, int bound_ms,
+		  struct te_health_set *out, char *err, size_t errlen);
+/* Reaps, without waiting, the children te_health_run abandoned; the
+ * number still not reaped. */
+int te_health_reap(void);
+
+/* The runner's wire between a check's child and its parent: the set as
+ * text ("TEHEALTH1", one line per result, "END"), and back. Decoding
+ * treats the text as hostile: each result must name check; the node is
+ * out's, never the text's. 0, or -1 with err. At most
+ * TE_HEALTH_WIRE_MAX bytes. */
+#define TE_HEALTH_WIRE_MAX (TE_HEALTH_RESULTS_MAX * 2048)
+int te_health_wire_encode(const struct te_health_set *s, char *buf, size_t len);
+int te_health_wire_decode(const char *buf, size_t len, const char *check,
+			  struct te_health_set *out, char *err, size_t errlen);
+
+#endif

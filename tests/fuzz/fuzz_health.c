@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* libFuzzer target: node health's parsers of hostile text
+ * (core/health/): the policy (the input as a site's policy, its second
+ * half as a user's, then merged), the sysfs values (state, rate, speed)
+ * and the runner's wire. Beyond "no crash": every error is one bounded
+ * line, a merge never weakens the site's policy unless it allows it, and
+ * decoded results stay printable and within their sizes. */
+// FUZZ-SOURCES: core/health/health_policy.c core/health/health_net.c core/health/health_result.c core/health/health_wire.c core/util/strutil.c core/util/sysutil.c core/util/textbuf.c|
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "health/health.h"
+#include "util/strutil.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void one_line(const char *err, size_t errlen)
+{
+	if (strlen(err) >= errlen || strchr(err, '\n'))
+		abort();
+}
+
+/* The merge keeps every one of the site's choices unless it allows
+ * weakening. */
+static void check_merge(const struct te_health_policy *site,
+			const struct te_health_policy *out)
+{
+	int i;
+
+	if (site->user_may_weaken)
+		return;
+	if ((site->checks & ~out->checks) ||
+	    out->ib_min_gbps < site->ib_min_gbps)
+		abort();
+	for (i = 0; i < TE_HC_COUNT; i++)
+		if (out->action[i] < site->action[i])
+			abort();
+	for (i = 0; i < site->n_eth; i++) {
+		int j, found = 0;
+
+		for (j = 0; j < out->n_eth; j++)
+			if (!strcmp(out->eth[j].name, site->eth[i].name) &&
+			    out->eth[j].min_mbps >= site->eth[i].min_mbps)
+				found = 1;
+		if (!found)
+			abort();
+	}
+}
+
+static void check_set(const struct te_health_set *s)
+{
+	int i;
+
+	if (s->n < 0 || s->n > TE_HEALTH_RESULTS_MAX || s->cut_fail > s->cut)
+		abort();
+	for (i = 0; i < s->n; i++)
+		if (!te_is_printable(s->r[i].text, TE_HEALTH_TEXT_MAX - 1) ||
+		    !te_is_printable(s->r[i].device, TE_HEALTH_DEV_MAX - 1) ||
+		    !te_is_printable(s->r[i].value, TE_HEALTH_VALUE_MAX - 1))
+			abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct te_health_set set;
+	struct te_health_policy site, user, out;
+	char err[256], *text, word[32];
+	unsigned long tenths;
+	long mbps;
+	size_t half = size / 2;
+
+	if (size > 65536)
+		return 0;
+	text = malloc(size + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	te_health_policy_init(&site);
+	te_health_policy_init(&user);
+	err[0] = '\0';
+	if (te_health_policy_parse(&site, text, half, "site", err,
+				   sizeof(err)) < 0)
+		one_line(err, sizeof(err));
+	if (te_health_policy_parse(&user, text + half, size - half, "user", err,
+				   sizeof(err)) < 0)
+		one_line(err, sizeof(err));
+	if (te_health_policy_merge(&site, &user, &out, err, sizeof(err)) < 0)
+		one_line(err, sizeof(err));
+	else
+		check_merge(&site, &out);
+	te_health_parse_state(text, word, sizeof(word));
+	te_health_parse_rate(text, &tenths);
+	te_health_parse_speed(text, &mbps);
+	te_health_set_init(&set, "fuzz");
+	if (te_health_wire_decode(text, size, "ib", &set, err, sizeof(err)) < 0)
+		one_line(err, sizeof(err));
+	check_set(&set);
+	free(text);
+	return 0;
+}
