@@ -356,6 +356,8 @@ static int native_frame(struct te_proc_stack *ps, const char *s, size_t n)
 struct scan {
 	int kind;  /* the frames this pass keeps */
 	int store; /* 0: count threads only */
+	int gil;   /* the GIL holder's LWP, 0 unknown */
+	int part;  /* 0: every thread; 1: gil's only; 2: all but gil's */
 	unsigned flags;
 	unsigned threads; /* threads with a frame of the kind */
 	char denied[TE_STACK_NOTE_MAX];
@@ -400,6 +402,9 @@ static void scan_pass(const char *buf, size_t len, struct te_proc_stack *ps,
 				  s[1] <= '9';
 			int want = sc->kind == TE_FRAME_PY ? (py || bi) : nat;
 
+			if (sc->part && (lwp == sc->gil) != (sc->part == 1))
+				want = 0; /* the other part's thread */
+
 			/* A "#0" without a header starts a thread too. */
 			if (nat && want && opened && starts(s, n, "#0 "))
 				opened = 0;
@@ -421,6 +426,49 @@ static void scan_pass(const char *buf, size_t len, struct te_proc_stack *ps,
 	}
 }
 
+/* The LWP of "trainenv-gil-holder LWP N" (a line trainenv-py-bt-threads
+ * says first, pmix/stacks_pybt.c): the thread holding the GIL; 0 when no
+ * line says it. */
+static int gil_holder(const char *buf, size_t len)
+{
+	static const char mark[] = "trainenv-gil-holder LWP ";
+	const char *s = buf, *end = buf + len;
+
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n = (size_t)((nl ? nl : end) - s), k = sizeof(mark) - 1;
+		uint32_t v;
+
+		if (n && s[n - 1] == '\r')
+			n--;
+		if (starts(s, n, mark)) {
+			v = line_number(s + k, n - k);
+			return (int)v;
+		}
+		s = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+/* Which threads the bounds keep: gdb's order, except that the thread
+ * holding the GIL comes first, so that neither the thread bound
+ * (TE_STACK_THREADS) nor the frame bound (TE_STACK_FRAMES_ALL) cuts it
+ * however many threads sleep in Python before it (a rank that hangs while
+ * computing is that thread). */
+static void scan_threads(const char *buf, size_t len, int gil,
+			 struct te_proc_stack *ps, struct scan *sc)
+{
+	if (!gil) {
+		scan_pass(buf, len, ps, sc);
+		return;
+	}
+	sc->gil = gil;
+	sc->part = 1;
+	scan_pass(buf, len, ps, sc);
+	sc->part = 2;
+	scan_pass(buf, len, ps, sc);
+}
+
 /* A thread whose every frame line was malformed is not kept. */
 static void drop_empty_threads(struct te_proc_stack *ps)
 {
@@ -435,10 +483,11 @@ static void drop_empty_threads(struct te_proc_stack *ps)
 unsigned te_stack_parse_gdb(const char *buf, size_t len, int is_python,
 			    struct te_proc_stack *ps)
 {
-	struct scan py = { TE_FRAME_PY, 1, 0, 0, "" };
-	struct scan nat = { TE_FRAME_NATIVE, 0, 0, 0, "" };
+	struct scan py = { TE_FRAME_PY, 1, 0, 0, 0, 0, "" };
+	struct scan nat = { TE_FRAME_NATIVE, 0, 0, 0, 0, 0, "" };
 	const char *why = NULL;
 	unsigned flags;
+	int gil;
 
 	ps->nthreads = ps->nframes = 0;
 	ps->threads_nopy = ps->threads_cut = 0;
@@ -447,14 +496,15 @@ unsigned te_stack_parse_gdb(const char *buf, size_t len, int is_python,
 		buf = "";
 		len = 0;
 	}
-	scan_pass(buf, len, ps, &py);
+	gil = gil_holder(buf, len);
+	scan_threads(buf, len, gil, ps, &py);
 	nat.store = ps->nframes == 0;
 	if (nat.store) {
 		ps->nthreads = 0;
 		ps->threads_cut = 0;
 		ps->text_used = 1;
 	}
-	scan_pass(buf, len, ps, &nat);
+	scan_threads(buf, len, gil, ps, &nat);
 	drop_empty_threads(ps);
 	flags = py.flags;
 	if (!nat.store && nat.threads > py.threads)

@@ -109,7 +109,9 @@ int te_stack_add_frame(struct te_proc_stack *ps, int kind, const char *func,
  *       -ex 'thread apply all bt'
  * into ps's threads (rank, node, state... are left as they are). is_python:
  * the process runs a Python interpreter; when it has no Python frame the
- * note says why. Noise, truncated output and garbage are skipped. Returns
+ * note says why. Threads are kept in gdb's order up to the bounds, except
+ * the one a "trainenv-gil-holder LWP N" line names (the GIL holder), which
+ * is kept first. Noise, truncated output and garbage are skipped. Returns
  * TE_GDB_* flags. */
 unsigned te_stack_parse_gdb(const char *buf, size_t len, int is_python,
 			    struct te_proc_stack *ps);

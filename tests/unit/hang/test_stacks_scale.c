@@ -3,7 +3,8 @@
  * 2,000 distinct stacks make a complete, correct text and JSON report;
  * the merger stops at the step's rank count; a record over its 64 KiB
  * (16 threads x 16 frames of 120-byte C++ names) is cut, outermost frames
- * first and marked, never dropped. Not timed: tests/bench/bench_stacks
+ * first and marked, never dropped; the thread holding the GIL is kept
+ * first, before the thread bound. Not timed: tests/bench/bench_stacks
  * prints the times. */
 #include "config.h"
 
@@ -319,10 +320,82 @@ static void test_cut(void)
 	   "into 100 bytes (not even the proc line): -1, nothing written");
 }
 
+/* gdb's output for a Python process: 20 threads sleeping in Python (16
+ * frames each, gdb's order), then the GIL holder (LWP 9020, busy_holder),
+ * each thread's py-bt then its bt; with the holder's line when said. */
+static size_t gil_output(char *buf, size_t len, int said)
+{
+	size_t o = 0;
+	int t, f;
+
+	if (said)
+		o += (size_t)snprintf(buf + o, len - o,
+				      "trainenv-gil-holder LWP 9020\n");
+	for (t = 0; t <= 20 && o < len; t++) {
+		int lwp = t < 20 ? 9000 + t : 9020;
+
+		o += (size_t)snprintf(buf + o, len - o,
+				      "\nThread %d (Thread 0x7f%04x (LWP %d) "
+				      "\"python3\"):\nTraceback (most recent "
+				      "call first):\n",
+				      30 - t, t, lwp);
+		for (f = 0; f < (t < 20 ? 16 : 3) && o < len; f++)
+			o += (size_t)snprintf(
+				buf + o, len - o,
+				"  File \"/w/train.py\", line %d, in %s\n",
+				f + 1,
+				t < 20 ? "py_sleeper_inner" : "busy_holder");
+	}
+	for (t = 0; t <= 20 && o < len; t++)
+		o += (size_t)snprintf(buf + o, len - o,
+				      "\nThread %d (Thread 0x7f%04x (LWP %d) "
+				      "\"python3\"):\n#0  0x00007f in "
+				      "__futex_abstimed_wait_common () from "
+				      "libc.so.6\n",
+				      30 - t, t, t < 20 ? 9000 + t : 9020);
+	if (o < len)
+		o += (size_t)snprintf(buf + o, len - o,
+				      "[Inferior 1 (process 9000) detached]\n");
+	return o < len ? o : 0;
+}
+
+/* The thread holding the GIL is kept first, whatever the bounds cut. */
+static void test_gil_first(void)
+{
+	static char out[32768];
+	size_t n = gil_output(out, sizeof(out), 1);
+
+	ok(n > 0, "gdb's output of 21 Python threads made (%zu bytes)", n);
+	te_stack_init(&ps);
+	te_stack_parse_gdb(out, n, 1, &ps);
+	ok(ps.nthreads == TE_STACK_THREADS && ps.threads_cut == 5,
+	   "the 16-thread bound: 16 kept, 5 left out (%u, %u)",
+	   (unsigned)ps.nthreads, (unsigned)ps.threads_cut);
+	ok(ps.threads[0].lwp == 9020 && ps.threads[0].count == 3 &&
+		   !strcmp(te_frame_str(&ps,
+					ps.frames[ps.threads[0].first].func),
+			   "busy_holder"),
+	   "the GIL holder, gdb's last thread, is kept first with its 3 "
+	   "frames (first thread: LWP %d)",
+	   ps.threads[0].lwp);
+	ok(ps.threads[1].lwp == 9000 && ps.threads[15].lwp == 9014,
+	   "... then the others in gdb's order (LWP %d .. %d)",
+	   ps.threads[1].lwp, ps.threads[15].lwp);
+	is_str(ps.note, "", "... with no note");
+
+	n = gil_output(out, sizeof(out), 0);
+	te_stack_init(&ps);
+	te_stack_parse_gdb(out, n, 1, &ps);
+	ok(ps.nthreads == TE_STACK_THREADS && ps.threads[0].lwp == 9000 &&
+		   ps.threads[15].lwp == 9015,
+	   "without the holder's line: gdb's order, the first 16 threads");
+}
+
 int main(void)
 {
 	test_reports();
 	test_merge();
 	test_cut();
+	test_gil_first();
 	return tap_done();
 }
