@@ -59,6 +59,38 @@ static void preflight_spawn_err(const struct te_spawn_out *o, const char *buf,
 			    TE_PREFLIGHT_HELPER, perr);
 }
 
+/* The check speaks another protocol: 1 with the versions line in err,
+ * else 0. One of a protocol answers on stdout (te_protocol_refused); one
+ * from before the protocol check (0.1.0) refuses "--protocol" with its
+ * usage on its stderr, which is not captured, and exit 2: it is asked
+ * --protocol-version with its stderr captured, which it refuses with the
+ * same usage, and named from that (te_protocol_asked). Without this the
+ * task failed as if its GPU had ("exited with status 2"). */
+static int preflight_refused(const char *path, const struct te_spawn_out *so,
+			     const char *obuf, char *const envp[], char *err,
+			     size_t errlen)
+{
+	char *argv[] = { (char *)TE_PREFLIGHT_HELPER,
+			 (char *)"--protocol-version", NULL };
+	char out[512], e[TE_ERR_MAX];
+	struct te_spawn_out o;
+
+	if (so->killed || !WIFEXITED(so->status))
+		return 0;
+	if (te_protocol_refused(path, WEXITSTATUS(so->status), obuf, so->got,
+				err, errlen))
+		return 1;
+	if (!te_protocol_none_silent(WEXITSTATUS(so->status), so->got))
+		return 0;
+	if (te_spawn_capture(path, argv, envp, TE_PROTOCOL_ASK_MS,
+			     TE_SPAWN_STDERR, out, sizeof(out), &o, e,
+			     sizeof(e)) < 0 ||
+	    o.killed || o.too_long || !WIFEXITED(o.status))
+		return 0;
+	return te_protocol_asked(path, WEXITSTATUS(o.status), out, o.got, err,
+				 errlen);
+}
+
 /* trainenv-preflight's command line for the rank's GPU (busid). */
 struct pf_cmd {
 	char proto[12];
@@ -178,10 +210,8 @@ int te_stepd_preflight(spank_t sp, uint32_t local_id, uint32_t global_id,
 				    serr);
 			te_strlcpy(serr, m, sizeof(serr));
 			unstarted = 1;
-		} else if (!so.killed && WIFEXITED(so.status) &&
-			   te_protocol_refused(path, WEXITSTATUS(so.status),
-					       obuf, so.got, serr,
-					       sizeof(serr))) {
+		} else if (preflight_refused(path, &so, obuf, envp, serr,
+					     sizeof(serr))) {
 			/* the installation's fault, not the node's: one
 			 * line, and no node-fault exit */
 			te_snprintf(line, linelen, "node %s: %s", te_step.node,

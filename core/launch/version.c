@@ -212,28 +212,41 @@ int te_protocol_mismatch_line(const char *what, const char *dir, int proto,
 	return 1;
 }
 
-/* What trainenv-rdzv of 0.1.0 writes for a first word it does not know:
- * its result's wire form (core/launch/rdzv_proto.h, the same in 0.1.0)
- * with the argument parser's error, exit 0. Fixed: that release does not
- * change. */
-static const char *const none_answers[] = {
-	"TRAINENV-RDZV 1\nERROR=trainenv-rdzv: bad argument '--protocol'\n"
-	"END\n",
-	"TRAINENV-RDZV 1\nERROR=trainenv-rdzv: bad argument "
-	"'--protocol-version'\nEND\n",
+/* What the helpers of 0.1.0 answer to a first word they do not know.
+ * trainenv-rdzv: its result's wire form (core/launch/rdzv_proto.h, the
+ * same in 0.1.0) with the argument parser's error, exit 0.
+ * trainenv-preflight: its usage on stderr, exit 2 (what asking it
+ * --protocol-version with its stderr captured reads). Fixed: that release
+ * does not change. */
+static const struct {
+	int code;
+	const char *text;
+} none_answers[] = {
+	{ 0, "TRAINENV-RDZV 1\nERROR=trainenv-rdzv: bad argument "
+	     "'--protocol'\nEND\n" },
+	{ 0, "TRAINENV-RDZV 1\nERROR=trainenv-rdzv: bad argument "
+	     "'--protocol-version'\nEND\n" },
+	{ TE_PROTOCOL_NONE_USAGE_EXIT,
+	  "usage: trainenv-preflight --gpu BUSID [--test-fail TEXT]\n"
+	  "  BUSID: the GPU's PCI bus id, e.g. 0000:3b:00.0 (nvidia-smi "
+	  "--query-gpu=pci.bus_id)\n" },
 };
 
 int te_protocol_none_answer(int code, const char *out, size_t n)
 {
 	size_t i;
 
-	if (code != 0)
-		return 0;
 	for (i = 0; i < sizeof(none_answers) / sizeof(none_answers[0]); i++)
-		if (n == strlen(none_answers[i]) &&
-		    !memcmp(out, none_answers[i], n))
+		if (code == none_answers[i].code &&
+		    n == strlen(none_answers[i].text) &&
+		    !memcmp(out, none_answers[i].text, n))
 			return 1;
 	return 0;
+}
+
+int te_protocol_none_silent(int code, size_t n)
+{
+	return code == TE_PROTOCOL_NONE_USAGE_EXIT && n == 0;
 }
 
 int te_protocol_none_caller(int argc, char *const argv[])
@@ -276,10 +289,10 @@ int te_protocol_refused(const char *path, int code, const char *out, size_t n,
 int te_protocol_asked(const char *path, int code, const char *out, size_t n,
 		      char *line, size_t len)
 {
-	if (code != 0)
-		return 0;
 	if (te_protocol_none_answer(code, out, n))
 		return te_protocol_refused(path, code, out, n, line, len);
+	if (code != 0)
+		return 0;
 	/* --protocol-version answers with exit 0, --protocol N's refusal
 	 * with TE_PROTOCOL_EXIT: the same answer otherwise */
 	return te_protocol_refused(path, TE_PROTOCOL_EXIT, out, n, line, len);

@@ -71,8 +71,10 @@ int te_protocol_refusal_line(const char *name, const char *dir,
 	"(plugin, helpers and libtrainenv)"
 
 /* trainenv before the protocol check: the 0.1.0 release (main at
- * 6d8a4cc). Its trainenv-rdzv refuses "--protocol" as any unknown word,
- * and its plugin passes no --protocol, its settings as options instead.
+ * 6d8a4cc). Its trainenv-rdzv refuses "--protocol" as any unknown word
+ * (on stdout, exit 0), its trainenv-preflight too (its usage on stderr,
+ * exit 2), and its plugin passes no --protocol, its settings as options
+ * instead.
  * TE_PROTOCOL_NONE stands for its protocol in te_versions_line. */
 #define TE_PROTOCOL_NONE 0
 #define TE_PROTOCOL_NONE_RELEASE "0.1.0"
@@ -115,18 +117,30 @@ int te_protocol_refused(const char *path, int code, const char *out, size_t n,
 			char *line, size_t len);
 
 /* The same for a helper's answer to "--protocol-version" alone (asked
- * after the helper was killed before it answered: exit 0 and
- * "trainenv-protocol N V", or the refusal of te_protocol_none_answer):
- * 1 with the line when it names another protocol, else 0. */
+ * after the helper was killed before it answered, or after
+ * te_protocol_none_silent: exit 0 and "trainenv-protocol N V", or a
+ * refusal of te_protocol_none_answer): 1 with the line when it names
+ * another protocol, else 0. */
 #define TE_PROTOCOL_ASK_MS 3000 /* deadline of that question */
 int te_protocol_asked(const char *path, int code, const char *out, size_t n,
 		      char *line, size_t len);
 
 /* A trainenv-rdzv from before the protocol check given "--protocol N"
  * (or "--protocol-version") fails on that word as on any unknown one, in
- * its result's wire form with exit 0: 1 when code and out[0..n) are
- * exactly that answer, else 0. */
+ * its result's wire form with exit 0; a trainenv-preflight from then
+ * prints its usage on stderr and exits TE_PROTOCOL_NONE_USAGE_EXIT. 1 when
+ * code and out[0..n) are exactly one of those answers (the preflight's
+ * with its stderr captured), else 0. */
+#define TE_PROTOCOL_NONE_USAGE_EXIT 2
 int te_protocol_none_answer(int code, const char *out, size_t n);
+
+/* A helper's run with "--protocol N" first exited with code, having
+ * written n bytes on stdout (its stderr not captured): 1 when that may be
+ * a helper from before the protocol check refusing the word on its stderr
+ * (0.1.0's trainenv-preflight: exit 2, nothing on stdout), so that its
+ * protocol is worth asking (--protocol-version, stderr captured, then
+ * te_protocol_asked); else 0. */
+int te_protocol_none_silent(int code, size_t n);
 
 /* A plugin from before the protocol check starts trainenv-rdzv as
  * "trainenv-rdzv --job J --step S --port-range LO-HI --port-start P

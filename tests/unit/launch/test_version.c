@@ -318,6 +318,47 @@ static void test_none_answers(void)
 	is_str(line, "untouched", "  untouched");
 }
 
+/* 0.1.0's trainenv-preflight refuses --protocol with its usage on stderr
+ * and exit 2, nothing on stdout: the plugin asks it --protocol-version
+ * with stderr captured and names it from that usage. */
+static void test_none_preflight(void)
+{
+	const char *usage =
+		"usage: trainenv-preflight --gpu BUSID [--test-fail TEXT]\n"
+		"  BUSID: the GPU's PCI bus id, e.g. 0000:3b:00.0 (nvidia-smi "
+		"--query-gpu=pci.bus_id)\n";
+	char line[1024] = "untouched", want[512];
+
+	is_int(te_protocol_none_silent(2, 0), 1,
+	       "preflight: exit 2 with nothing on stdout is worth asking");
+	is_int(te_protocol_none_silent(2, 10), 0, "  not with a result");
+	is_int(te_protocol_none_silent(0, 0), 0, "  not exit 0");
+	is_int(te_protocol_none_silent(TE_PROTOCOL_EXIT, 0), 0,
+	       "  not exit 3 (a helper of a protocol answers on stdout)");
+	is_int(te_protocol_none_answer(2, usage, strlen(usage)), 1,
+	       "0.1.0's preflight usage, exit 2: before the protocol check");
+	is_int(te_protocol_none_answer(0, usage, strlen(usage)), 0,
+	       "  not with exit 0");
+	is_int(te_protocol_none_answer(2, usage, strlen(usage) - 1), 0,
+	       "  not cut short");
+	is_int(te_protocol_asked("/opt/o/trainenv-preflight", 2, usage,
+				 strlen(usage), line, sizeof(line)),
+	       1, "asked: 0.1.0's preflight named");
+	snprintf(want, sizeof(want),
+		 "trainenv-preflight in /opt/o speaks no protocol (trainenv "
+		 "0.1.0, before the protocol check), the plugin protocol %d "
+		 "(trainenv %s): install the same trainenv on every node "
+		 "(plugin, helpers and libtrainenv)",
+		 TE_PROTOCOL_VERSION, PACKAGE_VERSION);
+	is_str(line, want, "  the versions line names it and both versions");
+	strcpy(line, "untouched");
+	is_int(te_protocol_asked("/opt/o/trainenv-preflight", 2,
+				 "usage: trainenv-preflight --other\n", 34,
+				 line, sizeof(line)),
+	       0, "  another usage text, exit 2: no line");
+	is_str(line, "untouched", "  untouched");
+}
+
 static void test_none_caller(void)
 {
 	char *v010[] = { "trainenv-rdzv",
@@ -379,6 +420,7 @@ int main(void)
 	test_args();
 	test_none_lines();
 	test_none_answers();
+	test_none_preflight();
 	test_none_caller();
 	return tap_done();
 }
