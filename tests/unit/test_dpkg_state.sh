@@ -5,7 +5,8 @@
 # only, never to one removed with its configuration left (dpkg -l's "rc"),
 # half-installed or unpacked; and it is the one place of the tests and tools
 # that asks dpkg for a package's Status (t95 took "rc" for installed and
-# skipped every check).
+# skipped every check); also on a real package dpkg put in the "rc" state
+# in a root of the test's own.
 # Environment: TE_SRCDIR (default: this file's checkout).
 set -u
 src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
@@ -56,6 +57,45 @@ check "$(rc test "$(te_dpkg_known p-rc)" = "deinstall ok config-files")" \
 	"te_dpkg_known prints its Status"
 check "$(te_dpkg_known p-pn >/dev/null || te_dpkg_known p-unknown >/dev/null && echo 1 || echo 0)" \
 	"a purged package and one never seen are not known"
+
+# A real package in the "rc" state, as dpkg itself leaves it: a package of
+# one configuration file (a conffile), made here with dpkg-deb, installed
+# by dpkg into a root of this test's own (--root, --admindir: the host's
+# database and the shared release roots are never touched; no maintainer
+# script, so nothing runs in the root) and removed, which keeps the file.
+real=$(mktemp -d)
+trap 'rm -rf "$db" "$real"' EXIT
+in_root() { # dpkg ARGS... in the test's root
+	dpkg --root="$real/root" --admindir="$real/root/var/lib/dpkg" \
+		--force-not-root --log=/dev/null "$@" >>"$real/dpkg.log" 2>&1
+}
+mkdir -p "$real/pkg/DEBIAN" "$real/pkg/etc" "$real/root/var/lib/dpkg/info" \
+	"$real/root/var/lib/dpkg/updates"
+: >"$real/root/var/lib/dpkg/status"
+printf 'Package: te-rc-probe\nVersion: 1.0\nArchitecture: all\nMaintainer: trainenv tests <nobody@example.org>\nDescription: one configuration file\n' \
+	>"$real/pkg/DEBIAN/control"
+echo /etc/te-rc-probe.conf >"$real/pkg/DEBIAN/conffiles"
+echo "probe=1" >"$real/pkg/etc/te-rc-probe.conf"
+if command -v dpkg-deb >/dev/null && command -v dpkg >/dev/null &&
+	dpkg-deb --root-owner-group --build "$real/pkg" "$real/probe.deb" >>"$real/dpkg.log" 2>&1 &&
+	in_root -i "$real/probe.deb"; then
+	export DPKG_ADMINDIR=$real/root/var/lib/dpkg
+	check "$(rc te_dpkg_installed te-rc-probe)" \
+		"a real package dpkg installed in the test's root is installed"
+	in_root -r te-rc-probe
+	check $? "dpkg -r removes it" "$(cat "$real/dpkg.log")"
+	st=$(dpkg-query -W -f='${Status}' te-rc-probe 2>/dev/null)
+	check "$(rc test "$st" = "deinstall ok config-files" -a -f "$real/root/etc/te-rc-probe.conf")" \
+		"... into dpkg's 'rc' state, its configuration file left (Status: $st)"
+	check "$(te_dpkg_installed te-rc-probe && echo 1 || echo 0)" \
+		"te_dpkg_installed: the real 'rc' package is not installed"
+	check "$(rc test "$(te_dpkg_known te-rc-probe)" = "deinstall ok config-files")" \
+		"te_dpkg_known: it is known to dpkg, as 'deinstall ok config-files'"
+	export DPKG_ADMINDIR=$db
+else
+	echo "ok $((n + 1)) # SKIP no package could be made and installed in a root of the test's own: $(tail -1 "$real/dpkg.log" 2>/dev/null)"
+	n=$((n + 1))
+fi
 
 # Every other place asks these two: no script of tests/, tools/ or .ci/
 # reads a package's Status from dpkg itself.
