@@ -22,7 +22,7 @@ static const struct {
 	{ "env", te_tool_env,
 	  "print the effective trainenv settings of this task and where each came from" },
 	{ "health", te_tool_health,
-	  "check this node's health (InfiniBand, Ethernet) and print one line per result [--json]" },
+	  "check this node's health (InfiniBand, Ethernet, GPUs through NVML): one line per result [--json]" },
 	{ "stacks", te_tool_stacks,
 	  "the stack of every rank of a running step, ranks grouped by stack (JOBID[.STEP] [--json])" },
 	{ "version", te_tool_version, "print the trainenv version" },

@@ -3,25 +3,33 @@
  * the checks the health keys name, each in a child bounded in time
  * (core/health/), one line per result, or JSON; exit 0 only when every
  * check passes. The sysfs tree is /sys unless the invoking admin names
- * another (--sysfs-root): never from the environment. */
+ * another (--sysfs-root): never from the environment. NVML is loaded
+ * at run time (nvml_load.c), in the GPU check's child. */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "health/health.h"
+#include "nvml_load.h"
 #include "util/strutil.h"
 #include "util/textbuf.h"
 #include "tool.h"
 
-#define DEFAULT_CHECKS "ib,eth"
+#define DEFAULT_CHECKS "ib,eth,gpu"
 #define OUT_MAX (TE_HEALTH_RESULTS_MAX * 1024)
+
+#define GPUS_MAX 64
 
 struct health_ctx {
 	const char *root;
 	const struct te_health_policy *pol;
+	unsigned gpus[GPUS_MAX]; /* the job's GPUs (NVML indices) */
+	int ngpus;		 /* 0: every GPU NVML shows */
+	long allowed_uid;	 /* whose processes are the job's */
 };
 
 static void run_ib(const void *arg, struct te_health_set *out)
@@ -40,16 +48,16 @@ static void run_eth(const void *arg, struct te_health_set *out)
 
 static void run_gpu(const void *arg, struct te_health_set *out)
 {
-	(void)arg;
-	te_health_add(out, "gpu", "", "", TE_HV_FAIL,
-		      "gpu: the GPU checks (NVML) are not built in this "
-		      "version: cannot check");
+	const struct health_ctx *c = arg;
+
+	te_nvml_check(c->gpus, c->ngpus, c->allowed_uid, out);
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: trainenv health [--json] [--sysfs-root DIR] "
+		"usage: trainenv health [--json] [--sysfs-root DIR] [--gpus "
+		"LIST]\n                       [--allow-uid UID] "
 		"[KEY=VALUE...]\n\n"
 		"Runs node health checks on this node, each in a process of "
 		"its own that is\nkilled at the bound (health_timeout), and "
@@ -69,17 +77,88 @@ static void usage(FILE *f)
 		"                             parsed and checked; this command "
 		"drains nothing\n\n"
 		"--sysfs-root DIR  read DIR/class/... instead of /sys (a test's "
-		"stand-in tree)\n",
+		"stand-in tree)\n"
+		"--gpus LIST       the job's GPUs, NVML indices (0,1,...); "
+		"default: every GPU\n"
+		"--allow-uid UID   whose processes on the GPUs are the job's "
+		"(default: yours)\n",
 		DEFAULT_CHECKS, TE_HEALTH_TIMEOUT_DEFAULT);
 }
 
-/* The command line into pol, root and json; 0, or 2 (usage). */
-static int parse_args(int argc, char **argv, struct te_health_policy *pol,
-		      const char **root, int *json)
+/* --gpus LIST into c; 0, or 2 (usage). */
+static int parse_gpus(const char *list, struct health_ctx *c)
 {
-	char err[TE_HEALTH_TEXT_MAX * 2];
+	char buf[512], *save = NULL, *tok;
+	uint64_t v;
+
+	c->ngpus = 0;
+	if (te_strlcpy(buf, list, sizeof(buf)) >= sizeof(buf))
+		buf[0] = '\0';
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (c->ngpus >= GPUS_MAX || te_parse_u64(tok, 1023, &v) < 0)
+			break;
+		c->gpus[c->ngpus++] = (unsigned)v;
+	}
+	if (tok || !c->ngpus) {
+		char q[80];
+
+		te_quote(q, sizeof(q), list);
+		fprintf(stderr,
+			"trainenv health: --gpus: invalid value '%s'; "
+			"accepted: a comma-separated list of GPU indices "
+			"0 to 1023 (at most %d)\n",
+			q, GPUS_MAX);
+		return 2;
+	}
+	return 0;
+}
+
+/* An option with its value (argv[*i + 1]); 0, 1 (not one of these), or
+ * 2 (usage). */
+static int option_value(int argc, char **argv, int *i, struct health_ctx *c)
+{
+	const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
 	struct stat st;
-	int i;
+	uint64_t uid;
+
+	if (strcmp(a, "--sysfs-root") && strcmp(a, "--gpus") &&
+	    strcmp(a, "--allow-uid"))
+		return 1;
+	if (!v) {
+		fprintf(stderr, "trainenv health: %s needs a value\n", a);
+		return 2;
+	}
+	(*i)++;
+	if (!strcmp(a, "--gpus"))
+		return parse_gpus(v, c);
+	if (!strcmp(a, "--allow-uid")) {
+		if (te_parse_u64(v, 4294967294u, &uid) < 0) {
+			fprintf(stderr,
+				"trainenv health: --allow-uid: invalid value; "
+				"accepted: a numeric uid\n");
+			return 2;
+		}
+		c->allowed_uid = (long)uid;
+		return 0;
+	}
+	c->root = v;
+	if (stat(v, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+			"trainenv health: --sysfs-root: not a directory: "
+			"%.200s\n",
+			v);
+		return 2;
+	}
+	return 0;
+}
+
+/* The command line into pol, c and json; 0, or 2 (usage). */
+static int parse_args(int argc, char **argv, struct te_health_policy *pol,
+		      struct health_ctx *c, int *json)
+{
+	char err[TE_HEALTH_TEXT_MAX * 2], q[80];
+	int i, rc;
 
 	te_health_policy_init(pol);
 	te_health_policy_set(pol, "health", DEFAULT_CHECKS, "default", err,
@@ -89,32 +168,29 @@ static int parse_args(int argc, char **argv, struct te_health_policy *pol,
 
 		if (!strcmp(a, "--json")) {
 			*json = 1;
-		} else if (!strcmp(a, "--sysfs-root") && i + 1 < argc) {
-			*root = argv[++i];
-			if (stat(*root, &st) < 0 || !S_ISDIR(st.st_mode)) {
-				fprintf(stderr,
-					"trainenv health: --sysfs-root: not a "
-					"directory: %.200s\n",
-					*root);
-				return 2;
-			}
-		} else if (strchr(a, '=') && a[0] != '-') {
+			continue;
+		}
+		rc = option_value(argc, argv, &i, c);
+		if (rc != 1) {
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (strchr(a, '=') && a[0] != '-') {
 			if (te_health_policy_parse(pol, a, strlen(a),
 						   "trainenv health", err,
 						   sizeof(err)) < 0) {
 				fprintf(stderr, "%s\n", err);
 				return 2;
 			}
-		} else {
-			char q[80];
-
-			te_quote(q, sizeof(q), a);
-			fprintf(stderr,
-				"trainenv health: unexpected argument '%s' "
-				"(see trainenv health --help)\n",
-				q);
-			return 2;
+			continue;
 		}
+		te_quote(q, sizeof(q), a);
+		fprintf(stderr,
+			"trainenv health: unexpected argument '%s' (see "
+			"trainenv health --help)\n",
+			q);
+		return 2;
 	}
 	return 0;
 }
@@ -122,11 +198,10 @@ static int parse_args(int argc, char **argv, struct te_health_policy *pol,
 int te_tool_health(int argc, char **argv)
 {
 	static struct te_health_set set;
+	static struct health_ctx ctx;
 	static char out[OUT_MAX];
 	struct te_health_policy pol;
 	struct te_health_check checks[TE_HC_COUNT];
-	struct health_ctx ctx;
-	const char *root = "/sys";
 	char node[TE_HEALTH_NODE_MAX], err[256];
 	struct te_buf b;
 	int json = 0, n = 0, rc;
@@ -136,10 +211,11 @@ int te_tool_health(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	rc = parse_args(argc, argv, &pol, &root, &json);
+	ctx.root = "/sys";
+	ctx.allowed_uid = (long)getuid();
+	rc = parse_args(argc, argv, &pol, &ctx, &json);
 	if (rc)
 		return rc;
-	ctx.root = root;
 	ctx.pol = &pol;
 	if (pol.checks & (1u << TE_HC_IB))
 		checks[n++] = (struct te_health_check){ "ib", run_ib, &ctx };

@@ -106,6 +106,51 @@ struct te_health_eth_if {
 void te_health_check_eth(const char *root, const struct te_health_eth_if *ifs,
 			 int n, struct te_health_set *out);
 
+/* What NVML said of one GPU, as the loader (pmix/nvml_load.c) read it:
+ * each *_rc is NVML's return code of that query (0 success; 3, not
+ * supported, leaves the item out). Plain numbers, so that the verdicts
+ * are pure and tested without a GPU. */
+#define TE_NVML_SUCCESS 0
+#define TE_NVML_NOT_SUPPORTED 3
+#define TE_NVML_INSUFFICIENT_SIZE 7
+#define TE_HEALTH_GPU_PROCS_MAX 32
+struct te_health_gpu_proc {
+	unsigned pid;
+	unsigned long long mem_bytes;
+	long uid;      /* -1: unknown (no /proc entry) */
+	char comm[16]; /* its name, cleaned */
+};
+struct te_health_gpu {
+	unsigned index; /* NVML's */
+	int handle_rc;	/* getting its handle */
+	int ecc_rc;
+	unsigned long long ecc_uncorrected; /* volatile */
+	int retired_rc;
+	int retired_pending;
+	int remap_rc;
+	unsigned remap_uncorrectable, remap_pending, remap_failed;
+	int procs_rc; /* TE_NVML_INSUFFICIENT_SIZE: more than fit */
+	int n_procs;
+	struct te_health_gpu_proc procs[TE_HEALTH_GPU_PROCS_MAX];
+};
+
+/* NVML's return code in words ("not supported", "GPU is lost", ...). */
+const char *te_health_nvml_rc_text(int rc);
+
+/* One result per GPU of g[0..n) ("gpu 3 remapped rows pending", "gpu 3
+ * memory held by pid 812 (uid 1001, python3, 2048 MiB), not of this
+ * job"); a GPU the job has that NVML does not show (index >= visible)
+ * fails as not found. A process is the job's when its uid is
+ * allowed_uid; the MPS server (nvidia-cuda-mps*) is never foreign. */
+void te_health_gpu_results(const struct te_health_gpu *g, int n,
+			   unsigned visible, long allowed_uid,
+			   struct te_health_set *out);
+
+/* The owner and name of process pid from PROC/PID/{status,comm} (PROC
+ * is "/proc", or a test's tree): 0, or -1 (uid -1, comm "?"). */
+int te_health_proc_owner(const char *proc, unsigned pid, long *uid, char *comm,
+			 size_t len);
+
 /* ---------------------------------------------------------------- policy */
 
 enum te_health_check_id {

@@ -3,7 +3,9 @@
 # trainenv health (pmix/tool_health.c) over stand-in sysfs trees made here
 # (TAP): a healthy node exits 0, a port down or slow, an interface down
 # or missing exit 1 with the line naming device and value, --json parses
-# and says the same, a bad key or option exits 2 naming what is accepted.
+# and says the same, a bad key or option exits 2 naming what is accepted;
+# the GPU check against the stand-in NVML (tests/unit/fake_nvml.c) with
+# faults per node, a hanging NVML given up at the bound, a broken one.
 # Environment: TE_BUILDDIR (default: the current directory, where
 # make check-unit runs it).
 set -u
@@ -40,7 +42,7 @@ port "$good" mlx5_0 1 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)"
 port "$good" mlx5_1 1 "4: ACTIVE" "5: LinkUp" "400 Gb/sec (4X NDR)"
 iface "$good" eth0 up 25000
 
-out=$("$tool" health --sysfs-root "$good" health_ib_rate=200 health_eth=eth0:25000 2>&1)
+out=$("$tool" health --sysfs-root "$good" health=ib,eth health_ib_rate=200 health_eth=eth0:25000 2>&1)
 rc=$?
 check $((rc != 0)) "a healthy stand-in node: exit 0" "rc=$rc $out"
 check "$(printf '%s\n' "$out" | grep -c ' pass ' | grep -qx 3; echo $?)" \
@@ -54,7 +56,7 @@ bad=$tmp/bad
 port "$bad" mlx5_0 1 "1: DOWN" "3: Disabled" "200 Gb/sec (4X HDR)"
 port "$bad" mlx5_1 1 "4: ACTIVE" "5: LinkUp" "100 Gb/sec (4X EDR)"
 iface "$bad" eth0 down
-out=$("$tool" health --sysfs-root "$bad" health_ib_rate=200 health_eth=eth0:25000,eth7 2>&1)
+out=$("$tool" health --sysfs-root "$bad" health=ib,eth health_ib_rate=200 health_eth=eth0:25000,eth7 2>&1)
 rc=$?
 check $((rc != 1)) "a port down: exit 1" "rc=$rc $out"
 check "$(printf '%s\n' "$out" | grep -q 'ib     fail    ib mlx5_0 port 1 state DOWN (want ACTIVE)'; echo $?)" \
@@ -66,7 +68,7 @@ check "$(printf '%s\n' "$out" | grep -q 'eth eth0 operstate down (want up)'; ech
 check "$(printf '%s\n' "$out" | grep -q 'eth eth7 no such interface'; echo $?)" \
 	"... a missing interface" "$out"
 
-json=$("$tool" health --json --sysfs-root "$bad" health_ib_rate=200 health_eth=eth0 2>&1)
+json=$("$tool" health --json --sysfs-root "$bad" health=ib,eth health_ib_rate=200 health_eth=eth0 2>&1)
 rc=$?
 check $((rc != 1)) "--json on the failing node: exit 1" "rc=$rc"
 py=$(printf '%s' "$json" | python3 -c '
@@ -80,7 +82,7 @@ $json"
 
 noib=$tmp/noib
 mkdir -p "$noib/class"
-out=$("$tool" health --sysfs-root "$noib" 2>&1)
+out=$("$tool" health --sysfs-root "$noib" health=ib,eth 2>&1)
 rc=$?
 check $((rc != 0)) "a node without InfiniBand or listed interfaces: exit 0" "rc=$rc $out"
 check "$(printf '%s\n' "$out" | grep -q 'n/a     ib: not applicable: no InfiniBand device'; echo $?)" \
@@ -88,7 +90,7 @@ check "$(printf '%s\n' "$out" | grep -q 'n/a     ib: not applicable: no InfiniBa
 
 junk=$tmp/junk
 port "$junk" mlx5_0 1 "$(printf 'ACT\001IVE')" "5: LinkUp" "fast"
-out=$("$tool" health --sysfs-root "$junk" 2>&1)
+out=$("$tool" health --sysfs-root "$junk" health=ib 2>&1)
 rc=$?
 check $((rc != 1)) "junk in the port's files: exit 1" "rc=$rc $out"
 check "$(printf '%s\n' "$out" | grep -qF "state is not 'N: STATE': 'ACT\\x01IVE\\x0a'"; echo $?)" \
@@ -103,9 +105,77 @@ out=$("$tool" health --sysfs-root "$tmp/nothere" 2>&1)
 check $(($? != 2)) "--sysfs-root that is not a directory: exit 2" "$out"
 out=$("$tool" health --frobnicate 2>&1)
 check $(($? != 2)) "an unknown option: exit 2" "$out"
-out=$("$tool" health --sysfs-root "$good" health=gpu 2>&1)
-rc=$?
-check $((rc != 1)) "health=gpu (not built yet): exit 1, never a silent pass" "rc=$rc $out"
+# The GPU check against the stand-in NVML (tests/unit/fake_nvml.c) as
+# libnvidia-ml.so.1, faults per node from its file.
+fake=$build/tests/unit/.libs/libfakenvml.so
+node=$(uname -n | cut -d. -f1)
+if [ -f "$fake" ]; then
+	mkdir -p "$tmp/nvml" "$tmp/badnvml"
+	ln -s "$fake" "$tmp/nvml/libnvidia-ml.so.1"
+	echo "not a library" >"$tmp/badnvml/libnvidia-ml.so.1"
+	gpu() { # CONF ARGS...: the tool's output, its status in $rc
+		printf '%b' "$1" >"$tmp/nvml.conf"
+		shift
+		out=$(TE_FAKE_NVML_CONF=$tmp/nvml.conf LD_LIBRARY_PATH=$tmp/nvml \
+			"$tool" health health=gpu "$@" 2>&1)
+		rc=$?
+	}
+	gpu '* gpus 4\n'
+	check $((rc != 0)) "4 healthy stand-in GPUs: exit 0" "rc=$rc $out"
+	check "$(printf '%s\n' "$out" | grep -c 'gpu    pass    gpu [0-3] healthy' | grep -qx 4; echo $?)" \
+		"... one pass line per GPU" "$out"
+	gpu "* gpus 4\n$node remap_pending 3\nother-node ecc 0 5\n"
+	check $((rc != 1)) "remapped rows pending on this node: exit 1" "rc=$rc $out"
+	check "$(printf '%s\n' "$out" | grep -q 'gpu    fail    gpu 3 remapped rows pending$'; echo $?)" \
+		"... the line names the GPU and the fault" "$out"
+	check "$(printf '%s\n' "$out" | grep -q 'gpu 0 healthy'; echo $?)" \
+		"... another node's fault is not this node's" "$out"
+	gpu "* gpus 4\n* ecc 1 3\n* retired 2\n* remap_failed 0\n"
+	check "$(printf '%s\n' "$out" | grep -c 'volatile uncorrectable ECC errors 3\|gpu 2 retired pages pending\|gpu 0 remapped rows failed' | grep -qx 3; echo $?)" \
+		"ECC errors, retired pages pending, a failed remap: each named" "$out"
+	sleep 60 &
+	holder=$!
+	gpu "* gpus 2\n* proc 1 $holder 2048\n" --allow-uid 4242
+	check "$(printf '%s\n' "$out" | grep -q "gpu 1 memory held by pid $holder (uid $(id -u), sleep, 2048 MiB), not of this job"; echo $?)" \
+		"a process of another uid holding memory: named with pid, uid and size" "$out"
+	gpu "* gpus 2\n* proc 1 $holder 2048\n" --allow-uid "$(id -u)"
+	check $((rc != 0)) "... the job's own uid's process passes" "rc=$rc $out"
+	kill "$holder" 2>/dev/null
+	gpu '* gpus 4\n' --gpus 0,1,2,3,4
+	check "$(printf '%s\n' "$out" | grep -q 'gpu 4 not found (4 GPUs visible)'; echo $?)" \
+		"a job GPU NVML does not show: not found" "$out"
+	gpu '* gpus 2\n* lost 1\n'
+	check "$(printf '%s\n' "$out" | grep -q 'gpu 1 unreadable (GPU is lost, 15)'; echo $?)" \
+		"a lost GPU: named" "$out"
+	gpu '* hang\n' health_timeout=1
+	check "$(printf '%s\n' "$out" | grep -q 'gpu: no answer within 1000 ms: its process .* killed and abandoned'; echo $?)" \
+		"NVML hanging in nvmlInit: given up at the bound" "$out"
+	t0=$(date +%s%N)
+	gpu '* hang\n' health_timeout=1
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	check $((ms > 2500)) "... the command is back within the bound (${ms} ms for 1000)" "$out"
+	out=$(LD_LIBRARY_PATH=$tmp/badnvml "$tool" health health=gpu 2>&1)
+	rc=$?
+	check $((rc != 1)) "a broken libnvidia-ml.so.1: exit 1" "rc=$rc $out"
+	check "$(printf '%s\n' "$out" | grep -c 'gpu: libnvidia-ml.so.1 cannot be loaded: ' | grep -qx 1; echo $?)" \
+		"... one line saying so" "$out"
+else
+	for w in "4 healthy stand-in GPUs" "the GPU faults" "a foreign process" "a missing GPU" "NVML hanging" "a broken libnvidia-ml.so.1"; do
+		n=$((n + 1))
+		echo "ok $n # SKIP $w: $fake is not built"
+	done
+fi
+if ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml.so.1 '; then
+	out=$(LD_LIBRARY_PATH=$tmp/none "$tool" health health=gpu 2>&1)
+	rc=$?
+	check $((rc != 0)) "no NVML on the node: exit 0" "rc=$rc $out"
+	check "$(printf '%s\n' "$out" | grep -q 'n/a     gpu: not applicable: no NVML (libnvidia-ml.so.1)'; echo $?)" \
+		"... the GPU check does not apply, saying so" "$out"
+else
+	n=$((n + 2))
+	echo "ok $((n - 1)) # SKIP no NVML: this machine has libnvidia-ml.so.1"
+	echo "ok $n # SKIP no NVML: this machine has libnvidia-ml.so.1"
+fi
 out=$("$tool" health --help 2>&1)
 check $(($? != 0)) "--help: exit 0" "$out"
 check "$(printf '%s\n' "$out" | grep -q -- '--sysfs-root DIR'; echo $?)" "... names --sysfs-root" "$out"

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Loading NVML with dlopen and reading what the GPU health checks need
+ * (see nvml_load.h). The signatures are NVML's C API (nvml.h), written
+ * here with plain types: no NVIDIA header is needed to build. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nvml_load.h"
+#include "util/strutil.h"
+
+#define GPUS_MAX 64
+
+typedef void *nvml_dev;
+/* nvmlProcessInfo_t of the _v2 and _v3 calls */
+struct nvml_proc {
+	unsigned int pid;
+	unsigned long long used;
+	unsigned int gpu_instance, compute_instance;
+};
+
+struct nvml {
+	void *h;
+	int (*init)(void);
+	int (*shutdown)(void);
+	int (*count)(unsigned int *);
+	int (*handle)(unsigned int, nvml_dev *);
+	int (*ecc)(nvml_dev, int, int, unsigned long long *);
+	int (*retired)(nvml_dev, int *);
+	int (*remap)(nvml_dev, unsigned int *, unsigned int *, unsigned int *,
+		     unsigned int *);
+	int (*procs)(nvml_dev, unsigned int *, struct nvml_proc *);
+};
+
+/* Each symbol, or NULL (a call that is missing reads as rc 12). */
+static void resolve(struct nvml *n)
+{
+	n->init = (int (*)(void))dlsym(n->h, "nvmlInit_v2");
+	n->shutdown = (int (*)(void))dlsym(n->h, "nvmlShutdown");
+	n->count =
+		(int (*)(unsigned int *))dlsym(n->h, "nvmlDeviceGetCount_v2");
+	n->handle = (int (*)(unsigned int, nvml_dev *))dlsym(
+		n->h, "nvmlDeviceGetHandleByIndex_v2");
+	n->ecc = (int (*)(nvml_dev, int, int, unsigned long long *))dlsym(
+		n->h, "nvmlDeviceGetTotalEccErrors");
+	n->retired = (int (*)(nvml_dev, int *))dlsym(
+		n->h, "nvmlDeviceGetRetiredPagesPendingStatus");
+	n->remap = (int (*)(
+		nvml_dev, unsigned int *, unsigned int *, unsigned int *,
+		unsigned int *))dlsym(n->h, "nvmlDeviceGetRemappedRows");
+	n->procs = (int (*)(nvml_dev, unsigned int *, struct nvml_proc *))dlsym(
+		n->h, "nvmlDeviceGetComputeRunningProcesses_v3");
+	if (!n->procs)
+		n->procs = (int (*)(nvml_dev, unsigned int *,
+				    struct nvml_proc *))
+			dlsym(n->h, "nvmlDeviceGetComputeRunningProcesses_v2");
+}
+
+#define NVML_MISSING 12
+#define MEMORY_ERROR_UNCORRECTED 1
+#define VOLATILE_ECC 0
+
+/* The processes holding memory on d, owners read from /proc. */
+static void read_procs(const struct nvml *n, nvml_dev d,
+		       struct te_health_gpu *g)
+{
+	struct nvml_proc p[TE_HEALTH_GPU_PROCS_MAX];
+	unsigned int count = TE_HEALTH_GPU_PROCS_MAX, i;
+
+	memset(p, 0, sizeof(p));
+	g->procs_rc = n->procs ? n->procs(d, &count, p) : NVML_MISSING;
+	if (g->procs_rc)
+		return;
+	if (count > TE_HEALTH_GPU_PROCS_MAX)
+		count = TE_HEALTH_GPU_PROCS_MAX;
+	for (i = 0; i < count; i++) {
+		struct te_health_gpu_proc *q = &g->procs[g->n_procs++];
+
+		q->pid = p[i].pid;
+		q->mem_bytes = p[i].used;
+		te_health_proc_owner("/proc", q->pid, &q->uid, q->comm,
+				     sizeof(q->comm));
+	}
+}
+
+static void read_gpu(const struct nvml *n, unsigned index,
+		     struct te_health_gpu *g)
+{
+	unsigned int pending = 0, failed = 0, corr = 0, unc = 0;
+	nvml_dev d = NULL;
+
+	memset(g, 0, sizeof(*g));
+	g->index = index;
+	g->handle_rc = n->handle ? n->handle(index, &d) : NVML_MISSING;
+	if (g->handle_rc)
+		return;
+	g->ecc_rc = n->ecc ? n->ecc(d, MEMORY_ERROR_UNCORRECTED, VOLATILE_ECC,
+				    &g->ecc_uncorrected)
+			   : NVML_MISSING;
+	g->retired_rc = n->retired ? n->retired(d, &g->retired_pending)
+				   : NVML_MISSING;
+	g->remap_rc = n->remap ? n->remap(d, &corr, &unc, &pending, &failed)
+			       : NVML_MISSING;
+	g->remap_uncorrectable = unc;
+	g->remap_pending = pending;
+	g->remap_failed = failed;
+	read_procs(n, d, g);
+}
+
+/* No NVML here: not applicable without job GPUs, else a failure. */
+static void absent(int ngpus, const char *why, struct te_health_set *out)
+{
+	if (ngpus)
+		te_health_add(out, "gpu", "", "", TE_HV_FAIL,
+			      "gpu: the job has GPUs but %s", why);
+	else
+		te_health_add(out, "gpu", "", "", TE_HV_NA,
+			      "gpu: not applicable: %s", why);
+}
+
+/* Loads and initialises NVML into n; 0, or -1 with the result added. */
+static int nvml_open(struct nvml *n, int ngpus, struct te_health_set *out)
+{
+	const char *e;
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	n->h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!n->h) {
+		e = dlerror();
+		if (e && strstr(e, "No such file"))
+			absent(ngpus, "no NVML (libnvidia-ml.so.1)", out);
+		else
+			te_health_add(out, "gpu", "", "", TE_HV_FAIL,
+				      "gpu: libnvidia-ml.so.1 cannot be "
+				      "loaded: %.120s",
+				      e ? e : "?");
+		return -1;
+	}
+	resolve(n);
+	if (!n->init || !n->count) {
+		te_health_add(out, "gpu", "", "", TE_HV_FAIL,
+			      "gpu: libnvidia-ml.so.1 has no nvmlInit_v2 or "
+			      "nvmlDeviceGetCount_v2: not NVML");
+		return -1;
+	}
+	rc = n->init();
+	if (rc == 9) {
+		absent(ngpus, "the NVIDIA driver is not loaded", out);
+		return -1;
+	}
+	if (rc) {
+		te_health_add(out, "gpu", "", "", TE_HV_FAIL,
+			      "gpu: nvmlInit failed (%s, %d)",
+			      te_health_nvml_rc_text(rc), rc);
+		return -1;
+	}
+	return 0;
+}
+
+void te_nvml_check(const unsigned *gpus, int ngpus, long allowed_uid,
+		   struct te_health_set *out)
+{
+	static struct te_health_gpu g[GPUS_MAX];
+	struct nvml n;
+	unsigned int visible = 0, i, want;
+	int rc;
+
+	if (nvml_open(&n, ngpus, out) < 0)
+		return; /* the handle stays: the child exits soon */
+	rc = n.count(&visible);
+	if (rc) {
+		te_health_add(out, "gpu", "", "", TE_HV_FAIL,
+			      "gpu: nvmlDeviceGetCount failed (%s, %d)",
+			      te_health_nvml_rc_text(rc), rc);
+		return;
+	}
+	if (!ngpus && !visible) {
+		absent(0, "NVML shows no GPU", out);
+		return;
+	}
+	want = ngpus ? (unsigned)ngpus : visible;
+	if (want > GPUS_MAX)
+		want = GPUS_MAX;
+	for (i = 0; i < want; i++) {
+		unsigned index = ngpus ? gpus[i] : i;
+
+		memset(&g[i], 0, sizeof(g[i]));
+		g[i].index = index;
+		if (index < visible)
+			read_gpu(&n, index, &g[i]);
+	}
+	te_health_gpu_results(g, (int)want, visible, allowed_uid, out);
+	if (n.shutdown)
+		n.shutdown();
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* NVML (libnvidia-ml.so.1) loaded with dlopen at run time, as the CUDA
+ * runtime is (cudart_load.h): trainenv never links it, and a node
+ * without the NVIDIA driver keeps working. What the GPU health checks
+ * read. */
+#ifndef TE_NVML_LOAD_H
+#define TE_NVML_LOAD_H
+
+#include <stddef.h>
+
+#include "health/health.h"
+
+/* The GPU check (a te_health_check_fn's work): loads NVML, reads the
+ * GPUs gpus[0..ngpus) (NVML indices; ngpus 0: every GPU NVML shows) and
+ * adds their results to out through te_health_gpu_results. No NVML
+ * library, or no driver loaded: with ngpus 0 not applicable, else a
+ * failure; a library that loads but is not NVML, or a failing call:
+ * one failure saying which. allowed_uid: the uid whose processes are the
+ * job's. Runs in the runner's child: it may hang in the driver. */
+void te_nvml_check(const unsigned *gpus, int ngpus, long allowed_uid,
+		   struct te_health_set *out);
+
+#endif

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* A stand-in for NVML (libnvidia-ml.so.1) on machines without a GPU: the
+ * calls the GPU health check makes (pmix/nvml_load.c), answering as
+ * healthy GPUs would, with faults per node read from the file
+ * TE_FAKE_NVML_CONF names, one per line "NODE WHAT [ARGS]" (NODE this
+ * host's short name, or '*'):
+ *   gpus N              N GPUs (default 4)
+ *   ecc GPU COUNT       volatile uncorrectable ECC errors
+ *   retired GPU         retired pages pending
+ *   remap_pending GPU   remapped rows pending
+ *   remap_failed GPU    a row remapping failed
+ *   unsupported GPU     retired pages and remapped rows: not supported
+ *   lost GPU            its handle: GPU is lost (15)
+ *   proc GPU PID MIB    a process holding memory
+ *   init RC             nvmlInit_v2 returns RC
+ *   hang                nvmlInit_v2 never returns
+ * Tests put a directory holding it as libnvidia-ml.so.1 first in
+ * LD_LIBRARY_PATH. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define GPUS 16
+#define PROCS 8
+
+struct fake_proc {
+	unsigned int pid;
+	unsigned long long used;
+	unsigned int gi, ci;
+};
+
+static struct {
+	unsigned gpus;
+	unsigned long long ecc[GPUS];
+	int retired[GPUS], remap_pending[GPUS], remap_failed[GPUS];
+	int unsupported[GPUS], lost[GPUS];
+	int nprocs[GPUS];
+	struct fake_proc procs[GPUS][PROCS];
+	int init_rc, hang;
+} st;
+
+EXPORT int nvmlInit_v2(void);
+EXPORT int nvmlShutdown(void);
+EXPORT int nvmlDeviceGetCount_v2(unsigned int *n);
+EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned int i, void **d);
+EXPORT int nvmlDeviceGetTotalEccErrors(void *d, int type, int counter,
+				       unsigned long long *n);
+EXPORT int nvmlDeviceGetRetiredPagesPendingStatus(void *d, int *pending);
+EXPORT int nvmlDeviceGetRemappedRows(void *d, unsigned int *corr,
+				     unsigned int *unc, unsigned int *pending,
+				     unsigned int *failed);
+EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void *d, unsigned int *n,
+						   struct fake_proc *p);
+
+/* One line of the file, if it is for this node. */
+static void conf_line(const char *line, const char *node)
+{
+	char who[64], what[32];
+	unsigned g = 0, a = 0, b = 0;
+	int n = sscanf(line, "%63s %31s %u %u %u", who, what, &g, &a, &b);
+
+	if (n < 2 || (strcmp(who, "*") && strcmp(who, node)))
+		return;
+	if (!strcmp(what, "hang")) {
+		st.hang = 1;
+		return;
+	}
+	if (!strcmp(what, "gpus") && n >= 3)
+		st.gpus = g;
+	if (!strcmp(what, "init") && n >= 3)
+		st.init_rc = (int)g;
+	if (g >= GPUS || n < 3)
+		return;
+	if (!strcmp(what, "ecc") && n >= 4)
+		st.ecc[g] = a;
+	else if (!strcmp(what, "retired"))
+		st.retired[g] = 1;
+	else if (!strcmp(what, "remap_pending"))
+		st.remap_pending[g] = 1;
+	else if (!strcmp(what, "remap_failed"))
+		st.remap_failed[g] = 1;
+	else if (!strcmp(what, "unsupported"))
+		st.unsupported[g] = 1;
+	else if (!strcmp(what, "lost"))
+		st.lost[g] = 1;
+	else if (!strcmp(what, "proc") && n >= 5 && st.nprocs[g] < PROCS) {
+		st.procs[g][st.nprocs[g]].pid = a;
+		st.procs[g][st.nprocs[g]++].used = (unsigned long long)b << 20;
+	}
+}
+
+int nvmlInit_v2(void)
+{
+	const char *path = getenv("TE_FAKE_NVML_CONF");
+	char node[64] = "", line[256], *dot;
+	FILE *f;
+
+	memset(&st, 0, sizeof(st));
+	st.gpus = 4;
+	gethostname(node, sizeof(node) - 1);
+	if ((dot = strchr(node, '.')))
+		*dot = '\0';
+	f = path ? fopen(path, "r") : NULL;
+	while (f && fgets(line, sizeof(line), f))
+		conf_line(line, node);
+	if (f)
+		fclose(f);
+	while (st.hang)
+		pause();
+	return st.init_rc;
+}
+
+int nvmlShutdown(void)
+{
+	return 0;
+}
+
+int nvmlDeviceGetCount_v2(unsigned int *n)
+{
+	*n = st.gpus;
+	return 0;
+}
+
+/* A handle is its index + 1 (never NULL). */
+static unsigned gpu_of(void *d)
+{
+	return (unsigned)((unsigned long)d - 1);
+}
+
+int nvmlDeviceGetHandleByIndex_v2(unsigned int i, void **d)
+{
+	if (i >= st.gpus || i >= GPUS)
+		return 2;
+	if (st.lost[i])
+		return 15;
+	*d = (void *)(unsigned long)(i + 1);
+	return 0;
+}
+
+int nvmlDeviceGetTotalEccErrors(void *d, int type, int counter,
+				unsigned long long *n)
+{
+	if (type != 1 || counter != 0)
+		return 2; /* only volatile uncorrected is asked */
+	*n = st.ecc[gpu_of(d)];
+	return 0;
+}
+
+int nvmlDeviceGetRetiredPagesPendingStatus(void *d, int *pending)
+{
+	if (st.unsupported[gpu_of(d)])
+		return 3;
+	*pending = st.retired[gpu_of(d)];
+	return 0;
+}
+
+int nvmlDeviceGetRemappedRows(void *d, unsigned int *corr, unsigned int *unc,
+			      unsigned int *pending, unsigned int *failed)
+{
+	unsigned g = gpu_of(d);
+
+	if (st.unsupported[g])
+		return 3;
+	*corr = 0;
+	*unc = st.remap_pending[g] || st.remap_failed[g];
+	*pending = (unsigned)st.remap_pending[g];
+	*failed = (unsigned)st.remap_failed[g];
+	return 0;
+}
+
+int nvmlDeviceGetComputeRunningProcesses_v3(void *d, unsigned int *n,
+					    struct fake_proc *p)
+{
+	unsigned g = gpu_of(d);
+
+	if ((unsigned)st.nprocs[g] > *n) {
+		*n = (unsigned)st.nprocs[g];
+		return 7;
+	}
+	*n = (unsigned)st.nprocs[g];
+	memcpy(p, st.procs[g], sizeof(*p) * (size_t)st.nprocs[g]);
+	return 0;
+}

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of the GPU checks' verdicts (core/health/health_gpu.c): a
+ * healthy GPU, each fault (ECC, retired pages, remapped rows pending and
+ * failed, a foreign process, a missing or lost GPU, a failed query), what
+ * is not supported left out, the MPS server excepted; a process's owner
+ * read from a stand-in /proc tree. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "health/health.h"
+#include "tap.h"
+
+static struct te_health_set s;
+
+static const char *one(const struct te_health_gpu *g, unsigned visible)
+{
+	te_health_set_init(&s, "n1");
+	te_health_gpu_results(g, 1, visible, 1001, &s);
+	return s.n == 1 ? s.r[0].text : "(not one result)";
+}
+
+static void test_verdicts(void)
+{
+	struct te_health_gpu g;
+
+	memset(&g, 0, sizeof(g));
+	g.index = 3;
+	is_str(one(&g, 8),
+	       "gpu 3 healthy (ECC, retired pages, remapped rows, processes)",
+	       "a healthy GPU passes");
+	is_int(s.r[0].verdict, TE_HV_PASS, "... pass");
+	is_str(s.r[0].device, "gpu 3", "... device 'gpu 3'");
+	g.remap_pending = 1;
+	is_str(one(&g, 8), "gpu 3 remapped rows pending",
+	       "remapped rows pending: the issue's line");
+	is_int(s.r[0].verdict, TE_HV_FAIL, "... fail");
+	is_str(s.r[0].value, "remap pending", "... its value");
+	g.remap_pending = 0;
+	g.remap_failed = 1;
+	is_str(one(&g, 8), "gpu 3 remapped rows failed", "remapping failed");
+	g.remap_failed = 0;
+	g.ecc_uncorrected = 2;
+	g.retired_pending = 1;
+	is_str(one(&g, 8),
+	       "gpu 3 volatile uncorrectable ECC errors 2, retired pages "
+	       "pending",
+	       "ECC errors and retired pages: both on one line");
+	is_str(s.r[0].value, "ECC 2", "... the first one's value");
+	memset(&g, 0, sizeof(g));
+	g.index = 1;
+	g.remap_rc = TE_NVML_NOT_SUPPORTED;
+	g.retired_rc = TE_NVML_NOT_SUPPORTED;
+	g.remap_pending = 1; /* not read: not supported */
+	is_int((one(&g, 8), s.r[0].verdict), TE_HV_PASS,
+	       "what the GPU does not support is left out, not failed");
+	g.ecc_rc = 15;
+	is_str(one(&g, 8), "gpu 1 ECC unreadable (GPU is lost, 15)",
+	       "a failed query fails, naming NVML's code");
+	memset(&g, 0, sizeof(g));
+	g.index = 7;
+	is_str(one(&g, 4), "gpu 7 not found (4 GPUs visible)",
+	       "a job GPU NVML does not show: not found");
+	is_str(s.r[0].value, "missing", "... value missing");
+	g.index = 2;
+	g.handle_rc = 15;
+	is_str(one(&g, 4), "gpu 2 unreadable (GPU is lost, 15)",
+	       "a GPU whose handle fails");
+}
+
+static void test_procs(void)
+{
+	struct te_health_gpu g;
+
+	memset(&g, 0, sizeof(g));
+	g.index = 0;
+	g.n_procs = 3;
+	g.procs[0] =
+		(struct te_health_gpu_proc){ 100, 1ull << 30, 1001, "python3" };
+	g.procs[1] = (struct te_health_gpu_proc){ 101, 1ull << 20, 0,
+						  "nvidia-cuda-mps" };
+	g.procs[2] = (struct te_health_gpu_proc){ 102, 2048ull << 20, 1002,
+						  "python\x01" };
+	is_str(one(&g, 1),
+	       "gpu 0 memory held by pid 102 (uid 1002, python?, 2048 MiB), "
+	       "not of this job",
+	       "another uid's process fails; the job's and MPS do not");
+	is_str(s.r[0].value, "pid 102", "... value the pid");
+	g.n_procs = 1;
+	g.procs[0] = (struct te_health_gpu_proc){ 55, 5ull << 20, -1, "?" };
+	like(one(&g, 1), "memory held by pid 55 (not in this node's /proc",
+	     "a pid with no /proc entry is not of the job");
+	g.procs_rc = TE_NVML_INSUFFICIENT_SIZE;
+	like(one(&g, 1), "more than 32 processes hold memory",
+	     "more processes than fit: fails");
+	memset(&g, 0, sizeof(g));
+	g.ecc_uncorrected = 1;
+	g.retired_pending = 1;
+	g.remap_failed = 1;
+	g.remap_pending = 1;
+	g.n_procs = TE_HEALTH_GPU_PROCS_MAX;
+	for (int i = 0; i < g.n_procs; i++)
+		g.procs[i] = (struct te_health_gpu_proc){ 100000 + i,
+							  1ull << 40,
+							  4000000 + i, "x" };
+	ok(strlen(one(&g, 1)) < TE_HEALTH_TEXT_MAX,
+	   "every fault at once: one line within its size");
+}
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		printf("Bail out! cannot write %s\n", path);
+		exit(1);
+	}
+}
+
+static void test_owner(void)
+{
+	char root[256], dir[300], path[320], comm[16];
+	const char *tmp = getenv("TMPDIR");
+	long uid;
+
+	snprintf(root, sizeof(root), "%s/te-proc-XXXXXX", tmp ? tmp : "/tmp");
+	if (!mkdtemp(root)) {
+		printf("Bail out! mkdtemp\n");
+		exit(1);
+	}
+	snprintf(dir, sizeof(dir), "%s/812", root);
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/status", dir);
+	put(path, "Name:\tpython3\nState:\tS\nUid:\t1001\t1001\t1001\t1001\n");
+	snprintf(path, sizeof(path), "%s/comm", dir);
+	put(path, "python3\n");
+	is_int(te_health_proc_owner(root, 812, &uid, comm, sizeof(comm)), 0,
+	       "a process's owner reads");
+	is_int(uid, 1001, "... its real uid");
+	is_str(comm, "python3", "... its name");
+	is_int(te_health_proc_owner(root, 813, &uid, comm, sizeof(comm)), -1,
+	       "no such process: -1");
+	is_int(uid, -1, "... uid unknown");
+	snprintf(path, sizeof(path), "%s/status", dir);
+	put(path, "Name:\tx\nUid:\tjunk\n");
+	is_int(te_health_proc_owner(root, 812, &uid, comm, sizeof(comm)), -1,
+	       "a junk Uid line: -1");
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	if (system(path) != 0)
+		printf("# could not remove %s\n", root);
+	is_int(te_health_proc_owner("/proc", (unsigned)getpid(), &uid, comm,
+				    sizeof(comm)),
+	       0, "this process in /proc");
+	is_int(uid, (long)getuid(), "... is this uid's");
+}
+
+int main(void)
+{
+	test_verdicts();
+	test_procs();
+	test_owner();
+	is_str(te_health_nvml_rc_text(999), "NVML error", "an unknown code");
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
