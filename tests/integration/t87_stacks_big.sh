@@ -4,7 +4,8 @@
 # ranks on one node, each Python with 200 libraries of 10,000 symbols
 # (3 GB mapped) and 64 threads, 16 asleep in Python frames, one busy in
 # Python, the rest native (tests/lib/big_process.sh). trainenv stacks takes
-# every rank's Python frames within the node's time, no gdb past its
+# every rank's Python frames within the node's time, the thread holding
+# the GIL first (past the report's 16 threads otherwise), no gdb past its
 # share. Before gdb read only the symbols of the libraries on the stacks and
 # ran py-bt only on the threads with a Python frame, it took 6-26 s a rank
 # here (docs/usage.md, "Hang report") and ranks were left without a stack.
@@ -25,7 +26,7 @@ big=$("$here/../lib/big_process.sh" make "$big_dir" 200 10000 15 2>&1) ||
 	te_skip_all "the big process's libraries could not be made: $(tail -1 <<<"$big")"
 chmod -R a+rX "$big_dir"
 
-plan 5
+plan 6
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -53,22 +54,33 @@ ok $? "trainenv stacks ends within the node's 60 s (${secs} s, rc=$rc)" || diag 
 python3 - "$TE_WORK/big.json" >"$TE_WORK/big.check" 2>&1 <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-with_py, notes = set(), []
+with_py, holder_first, notes = set(), set(), []
 for g in d["groups"]:
     if g.get("note"):
         notes.append("ranks %s: %s" % (g["ranks"], g["note"]))
     fns = {f["function"] for t in g["threads"] for f in t["frames"] if f["kind"] == "py"}
-    # the report keeps 16 threads and 256 frames a process: the 16 sleepers'
-    # may fill it before the GIL holder's thread (busy_holder) comes
+    first = {f["function"] for f in g["threads"][0]["frames"]} if g["threads"] else set()
     if "py_sleeper_inner" in fns:
         with_py.update(g["ranks"])
-    print("ranks %s: busy_holder %s, threads_cut %d" % (g["ranks"], "busy_holder" in fns, g["threads_cut"]))
+    # the report keeps 16 threads and 256 frames a process, and the 16
+    # sleepers' would fill it: the GIL holder's thread (busy_holder) is kept
+    # first (gdb's trainenv-gil-holder line)
+    if "busy_holder" in first:
+        holder_first.update(g["ranks"])
+    print("ranks %s: busy_holder %s (first thread %s), threads_cut %d" % (
+        g["ranks"], "busy_holder" in fns, "busy_holder" in first, g["threads_cut"]))
 print("ranks with Python frames:", sorted(with_py))
+print("ranks with busy_holder first:", sorted(holder_first))
 print("notes:", notes)
-sys.exit(0 if with_py == set(range(6)) else 1)
+sys.exit((0 if with_py == set(range(6)) else 1) | (0 if holder_first == set(range(6)) else 2))
 PY
+rc=$?
+[ $((rc & 1)) = 0 ] && [ "$rc" -lt 4 ]
 ok $? "every rank's Python frames (py_sleeper_inner), ranks 0-5" ||
 	diag "$(cat "$TE_WORK/big.check")" "$(head -c 3000 "$TE_WORK/big.json")"
+[ "$rc" = 0 ]
+ok $? "every rank's first thread is the GIL holder's (busy_holder), ranks 0-5" ||
+	diag "$(cat "$TE_WORK/big.check")"
 diag "$(cat "$TE_WORK/big.check")"
 ! grep -q 'took more than' "$TE_WORK/big.json"
 ok $? "no rank's gdb ran out of its time"
