@@ -227,6 +227,21 @@ int te_health_policy_merge(const struct te_health_policy *site,
 			   struct te_health_policy *out, char *err,
 			   size_t errlen);
 
+/* What a failed result does under a job's policy: merged's action for
+ * its check, but `drain` only when the result fails under the SITE's own
+ * checks and thresholds too (site: the site's policy the merge started
+ * from; merged: te_health_policy_merge's). A result that fails only the
+ * user's stricter thresholds (an ib rate "R Gb/s" or eth speed "S Mb/s"
+ * value at or above the site's least), or comes from a check or an
+ * interface only the user added, is capped at `exclude`: a user's
+ * options never drain a node. A state, junk or any other failure of a
+ * site's check keeps merged's action. Not a failure, or an unknown
+ * check: TE_HA_WARN (nothing to do). Pure: the drain code calls it for
+ * each failed result and drains only on TE_HA_DRAIN. */
+enum te_health_action te_health_action_for(const struct te_health_result *r,
+					   const struct te_health_policy *site,
+					   const struct te_health_policy *merged);
+
 /* "ib", "eth", "gpu"; "drain", "exclude", "warn". */
 const char *te_health_check_name(enum te_health_check_id id);
 const char *te_health_action_name(enum te_health_action a);

@@ -368,6 +368,7 @@ int te_health_policy_merge(const struct te_health_policy *site,
 			   size_t errlen)
 {
 	char had[32], got[32];
+	int i;
 
 	*out = *site;
 	if (user->given & (TE_HK_TIMEOUT | TE_HK_USER_WEAKER))
@@ -402,6 +403,91 @@ int te_health_policy_merge(const struct te_health_policy *site,
 	if (merge_eth(site, user, out, err, errlen) < 0 ||
 	    merge_actions(site, user, out, err, errlen) < 0)
 		return -1;
+	/* a check the site does not run is the user's: never drains */
+	for (i = 0; i < TE_HC_COUNT; i++)
+		if (!(site->checks & (1u << i)) &&
+		    out->action[i] == TE_HA_DRAIN)
+			out->action[i] = TE_HA_EXCLUDE;
 	out->given = site->given | user->given;
 	return 0;
+}
+
+/* A result's value as a measure in tenths ("200 Gb/s", "25.5 Gb/s",
+ * "10000 Mb/s" with unit the word after the number): 0 with *v, or -1
+ * (a state, junk: not a threshold's failure). */
+static int measured(const char *value, const char *unit, unsigned long *v)
+{
+	char num[24];
+	const char *sp = strchr(value, ' ');
+	uint64_t whole = 0, frac = 0;
+	const char *dot;
+	size_t l;
+
+	/* "R Gb/s" or "R.F Gb/s" as the checks write it */
+
+	if (!sp || strcmp(sp + 1, unit) || (size_t)(sp - value) >= sizeof(num))
+		return -1;
+	l = (size_t)(sp - value);
+	memcpy(num, value, l);
+	num[l] = '\0';
+	dot = strchr(num, '.');
+	if (dot) {
+		num[dot - num] = '\0';
+		if (te_parse_u64(dot + 1, 9, &frac) < 0)
+			return -1;
+	}
+	if (te_parse_u64(num, 100000000, &whole) < 0)
+		return -1;
+	*v = (unsigned long)(whole * 10 + frac);
+	return 0;
+}
+
+/* 1 when r, which failed, also fails under the site's own checks and
+ * thresholds; 0 when only the user's stricter ones (or a check or an
+ * interface only the user added) fail it. The ib and eth checks give a
+ * failure's value as the measure only when the threshold alone failed
+ * it (a state comes first). */
+static int fails_for_site(const struct te_health_result *r,
+			  const struct te_health_policy *site, int check)
+{
+	const struct te_health_eth_if *e;
+	unsigned long v;
+
+	if (!(site->checks & (1u << check)))
+		return 0;
+	if (check == TE_HC_IB)
+		return measured(r->value, "Gb/s", &v) < 0 ||
+		       v < (unsigned long)site->ib_min_gbps * 10;
+	if (check == TE_HC_ETH) {
+		e = eth_find(site, r->device);
+		if (!e)
+			return 0;
+		if (!e->min_mbps && !strcmp(r->value, "speed unknown"))
+			return 0;
+		return measured(r->value, "Mb/s", &v) < 0 ||
+		       v < e->min_mbps * 10;
+	}
+	return 1;
+}
+
+enum te_health_action
+te_health_action_for(const struct te_health_result *r,
+		     const struct te_health_policy *site,
+		     const struct te_health_policy *merged)
+{
+	enum te_health_action a;
+	int i;
+
+	if (r->verdict != TE_HV_FAIL)
+		return TE_HA_WARN;
+	for (i = 0; i < TE_HC_COUNT; i++)
+		if (!strcmp(r->check, check_names[i]))
+			break;
+	if (i == TE_HC_COUNT)
+		return TE_HA_WARN;
+	a = merged->action[i];
+	if (a == TE_HA_DRAIN &&
+	    (site->action[i] != TE_HA_DRAIN || !fails_for_site(r, site, i)))
+		a = TE_HA_EXCLUDE;
+	return a;
 }

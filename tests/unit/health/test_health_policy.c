@@ -185,10 +185,77 @@ static void test_merge(void)
 	       "... but still never drain");
 }
 
+/* A failed result of check on device with value. */
+static struct te_health_result failed(const char *check, const char *device,
+				      const char *value)
+{
+	struct te_health_result r;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.check, sizeof(r.check), "%s", check);
+	snprintf(r.device, sizeof(r.device), "%s", device);
+	snprintf(r.value, sizeof(r.value), "%s", value);
+	r.verdict = TE_HV_FAIL;
+	return r;
+}
+
+/* Review finding 1: a user's stricter threshold never drains a node. */
+static void test_action_for(void)
+{
+	struct te_health_policy site, user, out;
+	struct te_health_result r;
+
+	parse(&site, "health=ib health_ib_rate=100 health_ib_action=drain");
+	parse(&user, "health_ib_rate=400");
+	is_int(te_health_policy_merge(&site, &user, &out, err, sizeof(err)), 0,
+	       "site rate 100 drain, user rate 400: merged");
+	r = failed("ib", "mlx5_0 port 1", "200 Gb/s");
+	is_int(te_health_action_for(&r, &site, &out), TE_HA_EXCLUDE,
+	       "a 200 Gb/s port failing only the user's 400: exclude");
+	r = failed("ib", "mlx5_0 port 1", "25.5 Gb/s");
+	is_int(te_health_action_for(&r, &site, &out), TE_HA_DRAIN,
+	       "a 25.5 Gb/s port failing the site's 100 too: drain");
+	r = failed("ib", "mlx5_0 port 1", "DOWN");
+	is_int(te_health_action_for(&r, &site, &out), TE_HA_DRAIN,
+	       "a port DOWN: drain");
+	r = failed("ib", "mlx5_0 port 1", "100 Gb/sx");
+	is_int(te_health_action_for(&r, &site, &out), TE_HA_DRAIN,
+	       "a value that is not a measure: the site's action");
+	r.verdict = TE_HV_PASS;
+	is_int(te_health_action_for(&r, &site, &out), TE_HA_WARN,
+	       "a pass: nothing to do");
+
+	parse(&site, "health=ib,eth health_eth=eth0:10000 "
+		     "health_eth_action=drain health_gpu_action=drain");
+	parse(&user, "health_eth=eth0:25000,nosuch0:10000000 "
+		     "health=ib,eth,gpu");
+	is_int(te_health_policy_merge(&site, &user, &out, err, sizeof(err)), 0,
+	       "user adds an interface, raises a speed, adds gpu: merged");
+	ok(out.action[TE_HC_GPU] != TE_HA_DRAIN,
+	   "... a check only the user added does not drain in the merge");
+	r = failed("eth", "nosuch0", "?");
+	is_int(te_health_action_for(&r, &site, &out), TE_HA_EXCLUDE,
+	       "an interface only the user added: exclude");
+	r = failed("eth", "eth0", "10000 Mb/s");
+	is_int(te_health_action_for(&r, &site, &out), TE_HA_EXCLUDE,
+	       "eth0 at the site's speed, below the user's: exclude");
+	r = failed("eth", "eth0", "1000 Mb/s");
+	is_int(te_health_action_for(&r, &site, &out), TE_HA_DRAIN,
+	       "eth0 below the site's speed: drain");
+	r = failed("eth", "eth0", "down");
+	is_int(te_health_action_for(&r, &site, &out), TE_HA_DRAIN,
+	       "eth0 down: drain");
+	r = failed("gpu", "gpu 0", "remap pending");
+	is_int(te_health_action_for(&r, &site, &out), TE_HA_EXCLUDE,
+	       "a gpu check only the user added: exclude, whatever the site's "
+	       "gpu action");
+}
+
 int main(void)
 {
 	test_keys();
 	test_merge();
+	test_action_for();
 	is_str(te_health_check_name(TE_HC_GPU), "gpu", "check names");
 	is_str(te_health_action_name(TE_HA_EXCLUDE), "exclude", "action names");
 	printf("1..%d\n", tap_n);
