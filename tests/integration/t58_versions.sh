@@ -7,7 +7,11 @@
 # trainenv-rdzv in its helper directory, and 0.1.0's plugin starting this
 # build's trainenv-rdzv: the step is refused at once, no rank runs, and
 # each task says one line naming its node, the helper's directory and both
-# versions (0.1.0 as "no protocol"), never only "bad argument". Protocol 1
+# versions (0.1.0 as "no protocol"), never only "bad argument". This
+# build's plugin and trainenv-rdzv with 0.1.0's trainenv-preflight, GPUs in
+# the step: the same line names the preflight, and no GPU is blamed (it
+# exits 2 with its usage on stderr, which the plugin's question
+# --protocol-version then reads). Protocol 1
 # against 2 is t57's. Skips in one line where the history is not there
 # (a shallow clone, a tarball). 0.1.0's plugin only where it was made
 # for, Slurm 22.05.
@@ -41,9 +45,10 @@ cache=/var/tmp/trainenv-release-${old:0:12}-slurm${slurmnum:-0}
 # plugin does not build against 24.05 and later (hostlist_t became
 # opaque): there only its helper is built, which needs no Slurm, and
 # only this plugin meets it.
-targets=(trainenv.la trainenv-rdzv) files=(.libs/trainenv.so trainenv-rdzv)
+targets=(trainenv.la trainenv-rdzv trainenv-preflight)
+files=(.libs/trainenv.so trainenv-rdzv trainenv-preflight)
 if [ "${slurmnum:-0}" -ge $((0x160600)) ]; then
-	targets=(trainenv-rdzv) files=(trainenv-rdzv)
+	targets=(trainenv-rdzv trainenv-preflight) files=(trainenv-rdzv trainenv-preflight)
 	no_old_plugin="0.1.0's plugin was made for Slurm 22.05 alone and does not build against this one ($(printf '%d.%02d.%d' $((slurmnum >> 16)) $(((slurmnum >> 8) & 255)) $((slurmnum & 255)))): no such plugin can meet this helper here"
 fi
 build_old() {
@@ -65,7 +70,7 @@ build_old() {
 	return 1
 }
 
-plan 13
+plan 17
 
 (flock 9; build_old) 9>"$cache.lock"
 ok $? "trainenv 0.1.0 (${old:0:7}) built from the clone's history ($cache)" ||
@@ -76,7 +81,7 @@ ver=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$obuild/config.h")
 proto=$(sed -n 's/^#define TE_PROTOCOL_VERSION \([0-9]*\)$/\1/p' "$osrc/core/launch/version.h")
 mkdir -p "$TE_WORK/old"
 (cd "$cache" && cp "${files[@]##*/}" "$TE_WORK/old/")
-chmod 755 "$TE_WORK/old" "$TE_WORK/old/trainenv-rdzv"
+chmod 755 "$TE_WORK/old" "$TE_WORK/old/trainenv-rdzv" "$TE_WORK/old/trainenv-preflight"
 is "$("$TE_WORK/old/trainenv-rdzv" --protocol "$proto" | sed -n 2p)" \
 	"ERROR=trainenv-rdzv: bad argument '--protocol'" \
 	"  0.1.0's helper refuses --protocol as any unknown word"
@@ -91,6 +96,26 @@ want="^trainenv: error: node (n[1-3]): trainenv-rdzv in ${TE_WORK//./\\.}/old sp
 is "$(count_lines "$out" "$want")" 6 "  each of the 6 tasks says the one line naming both versions" || diag "$out"
 is "$(printf '%s\n' "$out" | sed -nE "s|$want|\1|p" | sort -u | tr '\n' ' ')" "n1 n2 n3 " "  naming its node"
 is "$(count_lines "$out" "bad argument|killed|skips the PMIx")" 0 "  no 'bad argument', kill or hint to skip the rendezvous"
+diag "$(printf '%s\n' "$out" | grep -m1 'trainenv: error')"
+
+# This build's plugin and trainenv-rdzv, 0.1.0's trainenv-preflight on
+# every node, GPUs in the step (fake ones in this machine's topology, as
+# t61's): 0.1.0's check refuses --protocol with its usage on stderr and
+# exit 2, and the plugin asks it --protocol-version to name it.
+mkdir -p "$TE_WORK/oldpf"
+cp "$TE_WORK/old/trainenv-preflight" "$TE_WORK/oldpf/"
+ln -s "$(dirname "$helper")/trainenv-rdzv" "$TE_WORK/oldpf/trainenv-rdzv"
+chmod 755 "$TE_WORK/oldpf"
+if ! { lstopo-no-graphics --of xml --whole-io - >"$TE_WORK/here.xml" 2>/dev/null &&
+	"$here/../lib/add_gpus.py" "$TE_WORK/here.xml" "$TE_WORK/gpus.xml" 2; }; then
+	bail_out "no topology with fake GPUs (hwloc's lstopo-no-graphics)"
+fi
+set_plugstack "required $plugin helper-dir=$TE_WORK/oldpf test-hooks=on bind-topology=$TE_WORK/gpus.xml"
+CUDA_VISIBLE_DEVICES=0,1 refused_step 60 15 "this plugin, 0.1.0's trainenv-preflight: the step is refused at once" \
+	--train-preflight=on
+want="^trainenv: error: node (n[1-3]): trainenv-preflight in ${TE_WORK//./\\.}/oldpf speaks $none, the plugin $now: $advice\$"
+is "$(count_lines "$out" "$want")" 6 "  each of the 6 tasks says the one line naming 0.1.0's preflight" || diag "$out"
+is "$(count_lines "$out" "exited with status")" 0 "  not taken for a GPU's failure ('the check ... exited with status 2')"
 diag "$(printf '%s\n' "$out" | grep -m1 'trainenv: error')"
 
 # 0.1.0's plugin, this build's helper on every node.
