@@ -10,4 +10,13 @@ int te_tool_health(int argc, char **argv);
 int te_tool_stacks(int argc, char **argv);
 int te_tool_version(int argc, char **argv);
 
+/* trainenv health --drain (tool_health_drain.c): set failed; drains node
+ * self (its Slurm or host name) when pol and the controller allow it,
+ * saying what it did or why not in one line on stderr. 0, or -1 when
+ * the controller could not be asked or the drain failed. */
+struct te_health_set;
+struct te_drain_policy;
+int te_health_drain(const struct te_health_set *set,
+		    const struct te_drain_policy *pol, const char *self);
+
 #endif

@@ -30,6 +30,9 @@ struct health_ctx {
 	unsigned gpus[GPUS_MAX]; /* the job's GPUs (NVML indices) */
 	int ngpus;		 /* 0: every GPU NVML shows */
 	long allowed_uid;	 /* whose processes are the job's */
+	int drain;		 /* --drain */
+	const char *node;	 /* --node: this node's Slurm name */
+	struct te_drain_policy drain_pol;
 };
 
 static void run_ib(const void *arg, struct te_health_set *out)
@@ -57,8 +60,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: trainenv health [--json] [--sysfs-root DIR] [--gpus "
-		"LIST]\n                       [--allow-uid UID] "
-		"[KEY=VALUE...]\n\n"
+		"LIST]\n                       [--allow-uid UID] [--drain "
+		"[--node NAME]] [KEY=VALUE...]\n\n"
 		"Runs node health checks on this node, each in a process of "
 		"its own that is\nkilled at the bound (health_timeout), and "
 		"prints one line per result\n(NODE CHECK VERDICT RESULT), or "
@@ -72,16 +75,27 @@ static void usage(FILE *f)
 		"up (and their speed)\n"
 		"  health_timeout=S           each check's bound (1 to 300, "
 		"default %d)\n"
+		"  health_drain=on|off        whether --drain drains (default "
+		"on)\n"
+		"  health_drain_max=N|N%%      nodes trainenv drains per "
+		"interval, cluster-wide\n"
+		"                             (default 10%%, at least 1)\n"
+		"  health_drain_interval=S    that interval (default 3600)\n"
 		"  health_ib_action=, health_eth_action=, health_gpu_action=, "
 		"health_user_weaker=\n"
-		"                             parsed and checked; this command "
-		"drains nothing\n\n"
+		"                             parsed and checked (the job's "
+		"policy)\n\n"
 		"--sysfs-root DIR  read DIR/class/... instead of /sys (a test's "
 		"stand-in tree)\n"
 		"--gpus LIST       the job's GPUs, NVML indices (0,1,...); "
 		"default: every GPU\n"
 		"--allow-uid UID   whose processes on the GPUs are the job's "
-		"(default: yours)\n",
+		"(default: yours)\n"
+		"--drain           on a failure, drain this node in Slurm with "
+		"reason\n                  'trainenv: ' and the first failing "
+		"line (as HealthCheckProgram)\n"
+		"--node NAME       this node's Slurm name (default: the host "
+		"name)\n",
 		DEFAULT_CHECKS, TE_HEALTH_TIMEOUT_DEFAULT);
 }
 
@@ -123,13 +137,24 @@ static int option_value(int argc, char **argv, int *i, struct health_ctx *c)
 	uint64_t uid;
 
 	if (strcmp(a, "--sysfs-root") && strcmp(a, "--gpus") &&
-	    strcmp(a, "--allow-uid"))
+	    strcmp(a, "--allow-uid") && strcmp(a, "--node"))
 		return 1;
 	if (!v) {
 		fprintf(stderr, "trainenv health: %s needs a value\n", a);
 		return 2;
 	}
 	(*i)++;
+	if (!strcmp(a, "--node")) {
+		if (!te_word_valid(v, TE_HEALTH_NODE_MAX, "-_.")) {
+			fprintf(stderr,
+				"trainenv health: --node: invalid value; "
+				"accepted: a node name of letters, digits, "
+				"'-', '_', '.'\n");
+			return 2;
+		}
+		c->node = v;
+		return 0;
+	}
 	if (!strcmp(a, "--gpus"))
 		return parse_gpus(v, c);
 	if (!strcmp(a, "--allow-uid")) {
@@ -153,6 +178,27 @@ static int option_value(int argc, char **argv, int *i, struct health_ctx *c)
 	return 0;
 }
 
+/* A drain key (health_drain*=): 0 (applied), 1 (not one), 2 (usage). */
+static int drain_key(const char *a, struct te_drain_policy *p)
+{
+	char key[32], err[TE_HEALTH_TEXT_MAX * 2];
+	const char *eq = strchr(a, '=');
+
+	if (!eq || (size_t)(eq - a) >= sizeof(key))
+		return 1;
+	memcpy(key, a, (size_t)(eq - a));
+	key[eq - a] = '\0';
+	switch (te_drain_policy_set(p, key, eq + 1, "trainenv health", err,
+				    sizeof(err))) {
+	case 1:
+		return 0;
+	case 0:
+		return 1;
+	}
+	fprintf(stderr, "%s\n", err);
+	return 2;
+}
+
 /* The command line into pol, c and json; 0, or 2 (usage). */
 static int parse_args(int argc, char **argv, struct te_health_policy *pol,
 		      struct health_ctx *c, int *json)
@@ -170,7 +216,17 @@ static int parse_args(int argc, char **argv, struct te_health_policy *pol,
 			*json = 1;
 			continue;
 		}
+		if (!strcmp(a, "--drain")) {
+			c->drain = 1;
+			continue;
+		}
 		rc = option_value(argc, argv, &i, c);
+		if (rc != 1) {
+			if (rc)
+				return rc;
+			continue;
+		}
+		rc = drain_key(a, &c->drain_pol);
 		if (rc != 1) {
 			if (rc)
 				return rc;
@@ -213,6 +269,7 @@ int te_tool_health(int argc, char **argv)
 	}
 	ctx.root = "/sys";
 	ctx.allowed_uid = (long)getuid();
+	te_drain_policy_init(&ctx.drain_pol);
 	rc = parse_args(argc, argv, &pol, &ctx, &json);
 	if (rc)
 		return rc;
@@ -236,6 +293,12 @@ int te_tool_health(int argc, char **argv)
 	else
 		te_health_table(&set, &b);
 	fputs(out, stdout);
+	fflush(stdout);
 	te_health_reap();
-	return te_health_set_ok(&set) ? 0 : 1;
+	if (te_health_set_ok(&set))
+		return 0;
+	if (ctx.drain)
+		te_health_drain(&set, &ctx.drain_pol,
+				ctx.node ? ctx.node : node);
+	return 1;
 }

@@ -238,9 +238,10 @@ int te_health_policy_merge(const struct te_health_policy *site,
  * site's check keeps merged's action. Not a failure, or an unknown
  * check: TE_HA_WARN (nothing to do). Pure: the drain code calls it for
  * each failed result and drains only on TE_HA_DRAIN. */
-enum te_health_action te_health_action_for(const struct te_health_result *r,
-					   const struct te_health_policy *site,
-					   const struct te_health_policy *merged);
+enum te_health_action
+te_health_action_for(const struct te_health_result *r,
+		     const struct te_health_policy *site,
+		     const struct te_health_policy *merged);
 
 /* "ib", "eth", "gpu"; "drain", "exclude", "warn". */
 const char *te_health_check_name(enum te_health_check_id id);
@@ -281,5 +282,95 @@ int te_health_reap(void);
 int te_health_wire_encode(const struct te_health_set *s, char *buf, size_t len);
 int te_health_wire_decode(const char *buf, size_t len, const char *check,
 			  struct te_health_set *out, char *err, size_t errlen);
+
+/* ---------------------------------------------------------------- drain */
+
+/* Whether a node that failed a check drains itself, and the guards: the
+ * site's switch (health_drain=on|off), and a cap on the nodes trainenv
+ * drained cluster-wide within an interval (health_drain_max=N, or N% of
+ * the nodes, per health_drain_interval=S), so that a bad driver rollout
+ * cannot drain the cluster. Site keys only: a user's options never reach
+ * them. Pure; the Slurm calls are the caller's (pmix/tool_health_drain.c). */
+#define TE_DRAIN_MAX_MAX 100000
+#define TE_DRAIN_INTERVAL_MAX (7 * 86400)
+#define TE_DRAIN_INTERVAL_DEFAULT 3600
+#define TE_DRAIN_MAX_PCT_DEFAULT 10
+/* trainenv's bound on its reasons (Slurm stores longer ones; sinfo and
+ * scontrol show these whole): "trainenv: " and the failing line, cut. */
+#define TE_DRAIN_REASON_MAX 128
+#define TE_DRAIN_PREFIX "trainenv:"
+
+struct te_drain_policy {
+	int on;		     /* health_drain=on (the default) */
+	unsigned max;	     /* nodes per interval; 0: none */
+	int max_is_pct;	     /* max is a percentage of the nodes */
+	unsigned interval_s; /* health_drain_interval */
+};
+
+/* on, 10% of the nodes (at least 1) per 3600 s. */
+void te_drain_policy_init(struct te_drain_policy *p);
+
+/* One KEY=VALUE as te_health_policy_set: 1 (a drain key, applied), 0
+ * (not one), -1 with err. health_drain=on|off, health_drain_max=N (0 to
+ * 100000) or N% (1 to 100), health_drain_interval=S (1 to 604800). */
+int te_drain_policy_set(struct te_drain_policy *p, const char *key,
+			const char *val, const char *where, char *err,
+			size_t errlen);
+
+/* The reason a drain gives: "trainenv: " and line, printable ASCII only
+ * (anything else '?'), cut to TE_DRAIN_REASON_MAX - 1 bytes and to len. */
+void te_drain_reason(const char *line, char *out, size_t len);
+
+/* A node as the controller lists it (sinfo -N -o '%N %n %T %H %E'):
+ * its Slurm name, host name, state ("idle", "drained", "down*"...),
+ * the reason's time (-1: none) and the reason ("" when sinfo says
+ * "none"). */
+#define TE_DRAIN_STATE_MAX 32
+struct te_drain_node {
+	char name[TE_HEALTH_NODE_MAX];
+	char host[TE_HEALTH_NODE_MAX];
+	char state[TE_DRAIN_STATE_MAX];
+	long long reason_time;
+	char reason[TE_DRAIN_REASON_MAX * 2];
+};
+
+/* Slurm's "YYYY-MM-DDTHH:MM:SS" (local time) as seconds since the epoch;
+ * "Unknown" or "None": -1. 0, or -1 (junk). */
+int te_drain_parse_time(const char *text, long long *t);
+
+/* One line of that sinfo output into n: 0, or -1 (junk: fewer fields, a
+ * field too long, a time that is not one). The reason is the rest of
+ * the line, control bytes made '?'. */
+int te_drain_parse_node(const char *line, struct te_drain_node *n);
+
+/* The controller's nodes from that sinfo output (one line per node and
+ * partition: duplicates dropped), at most max: their number, or -1 when
+ * a line is junk (err says which). */
+int te_drain_parse_nodes(const char *text, struct te_drain_node *nodes, int max,
+			 char *err, size_t errlen);
+
+enum te_drain_decision {
+	TE_DRAIN_DO,	  /* drain it */
+	TE_DRAIN_OFF,	  /* health_drain=off: warn only */
+	TE_DRAIN_FOREIGN, /* another's drain/down reason: kept */
+	TE_DRAIN_OURS,	  /* already drained by trainenv */
+	TE_DRAIN_CAP,	  /* the cap is reached: warn only */
+	TE_DRAIN_UNKNOWN, /* the controller does not list this node */
+};
+
+/* Whether node self (its Slurm name or host name), which failed a check,
+ * drains, given the controller's nodes and the time now; why gets one
+ * line saying what and why (naming the cap when it holds). Never a
+ * resume: the only action is a drain. A node counts against the cap
+ * when its reason starts "trainenv:" and was set within the interval. */
+enum te_drain_decision te_drain_decide(const struct te_drain_policy *p,
+				       const char *self,
+				       const struct te_drain_node *nodes, int n,
+				       long long now, const char *reason,
+				       char *why, size_t len);
+/* The Slurm name of self among nodes (matched by name, then host name);
+ * NULL when none. */
+const struct te_drain_node *te_drain_find(const struct te_drain_node *nodes,
+					  int n, const char *self);
 
 #endif

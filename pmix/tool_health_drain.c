@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* trainenv health --drain: the Slurm edge of a failing node's drain
+ * (issue 34). Reads the controller's node list (sinfo), asks
+ * core/health/health_drain.c whether this node drains (the switch, the
+ * cap, another's reason), and drains it with scontrol; every child is
+ * bounded in time. It only ever drains: never a resume. */
+#include "config.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "health/health.h"
+#include "util/runcap.h"
+#include "util/strutil.h"
+#include "tool.h"
+
+extern char **environ;
+
+#define PREFIX "trainenv health: "
+#define SLURM_MS 15000 /* each sinfo or scontrol */
+#define NODES_MAX 16384
+#define LIST_MAX (8u << 20)
+
+/* Runs a Slurm command from PATH, at most SLURM_MS; its output (stderr
+ * too) in buf. 0 when it exited 0 in time, else -1 with err. */
+static int slurm_run(char *const argv[], char *buf, size_t cap, char *err,
+		     size_t errlen)
+{
+	char path[PATH_MAX], why[256];
+	struct te_spawn_out so;
+
+	buf[0] = '\0';
+	if (te_find_program(argv[0], path, sizeof(path)) < 0)
+		return te_err(err, errlen, "%s is not on PATH", argv[0]);
+	if (te_spawn_capture(path, argv, environ, SLURM_MS, TE_SPAWN_STDERR,
+			     buf, cap, &so, why, sizeof(why)) < 0)
+		return te_err(err, errlen, "%s did not run: %s", argv[0], why);
+	if (so.killed)
+		return te_err(err, errlen, "%s gave no answer in %d s", argv[0],
+			      SLURM_MS / 1000);
+	if (so.too_long)
+		return te_err(err, errlen, "%s wrote more than %zu bytes",
+			      argv[0], cap - 1);
+	if (!WIFEXITED(so.status) || WEXITSTATUS(so.status)) {
+		char q[160];
+
+		buf[strcspn(buf, "\n")] = '\0';
+		te_quote(q, sizeof(q), buf);
+		return te_err(err, errlen, "%s failed: '%s'", argv[0], q);
+	}
+	return 0;
+}
+
+/* The line of the first failing result: the reason's text. */
+static void failing_line(const struct te_health_set *set, char *buf, size_t len)
+{
+	int i;
+
+	for (i = 0; i < set->n; i++)
+		if (set->r[i].verdict == TE_HV_FAIL) {
+			te_strlcpy(buf, set->r[i].text, len);
+			return;
+		}
+	te_snprintf(buf, len, "%d failed results past the %d listed",
+		    set->cut_fail, TE_HEALTH_RESULTS_MAX);
+}
+
+/* scontrol update NodeName=NAME State=DRAIN Reason=REASON. */
+static int drain_node(const char *name, const char *reason, char *err,
+		      size_t errlen)
+{
+	char nodearg[TE_HEALTH_NODE_MAX + 16],
+		reasonarg[TE_DRAIN_REASON_MAX + 16];
+	char out[4096];
+	char *argv[] = { (char *)"scontrol",	(char *)"update", nodearg,
+			 (char *)"State=DRAIN", reasonarg,	  NULL };
+
+	te_snprintf(nodearg, sizeof(nodearg), "NodeName=%s", name);
+	te_snprintf(reasonarg, sizeof(reasonarg), "Reason=%s", reason);
+	return slurm_run(argv, out, sizeof(out), err, errlen);
+}
+
+int te_health_drain(const struct te_health_set *set,
+		    const struct te_drain_policy *pol, const char *self)
+{
+	static struct te_drain_node nodes[NODES_MAX];
+	static char list[LIST_MAX];
+	char *argv[] = { (char *)"sinfo",
+			 (char *)"-h",
+			 (char *)"-N",
+			 (char *)"-o",
+			 (char *)"%N %n %T %H %E",
+			 NULL };
+	char line[TE_HEALTH_TEXT_MAX], reason[TE_DRAIN_REASON_MAX];
+	char why[512], err[512];
+	const struct te_drain_node *me;
+	enum te_drain_decision d;
+	int n;
+
+	failing_line(set, line, sizeof(line));
+	te_drain_reason(line, reason, sizeof(reason));
+	if (!pol->on) {
+		te_drain_decide(pol, self, NULL, 0, 0, reason, why,
+				sizeof(why));
+		fprintf(stderr, PREFIX "%s\n", why);
+		return 0;
+	}
+	if (slurm_run(argv, list, sizeof(list), err, sizeof(err)) < 0 ||
+	    (n = te_drain_parse_nodes(list, nodes, NODES_MAX, err,
+				      sizeof(err))) < 0) {
+		fprintf(stderr, PREFIX "%s not drained: %s\n", self, err);
+		return -1;
+	}
+	d = te_drain_decide(pol, self, nodes, n, (long long)time(NULL), reason,
+			    why, sizeof(why));
+	if (d != TE_DRAIN_DO) {
+		fprintf(stderr, PREFIX "%s\n", why);
+		return d == TE_DRAIN_UNKNOWN ? -1 : 0;
+	}
+	me = te_drain_find(nodes, n, self);
+	if (drain_node(me->name, reason, err, sizeof(err)) < 0) {
+		fprintf(stderr, PREFIX "%s not drained: %s\n", me->name, err);
+		return -1;
+	}
+	fprintf(stderr, PREFIX "%s\n", why);
+	return 0;
+}

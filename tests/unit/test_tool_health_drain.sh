@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# trainenv health --drain (pmix/tool_health_drain.c) against stand-in
+# sinfo and scontrol on PATH (TAP): a healthy node asks nothing, a failing
+# one is drained with 'trainenv: ' and its failing line, found by Slurm or
+# host name; an admin's drain is kept, the cap holds, health_drain=off
+# drains nothing, each in one line; a failing or hanging controller is
+# one line, bounded; never a resume. The real cluster: t96_health.sh.
+# Environment: TE_BUILDDIR (default: the current directory).
+set -u
+build=${TE_BUILDDIR:-$PWD}
+src=${TE_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd -P)}
+tool=$build/trainenv
+
+# shellcheck source-path=SCRIPTDIR source=../lib/unit_check.sh
+. "$src/tests/lib/unit_check.sh"
+
+if [ ! -x "$tool" ]; then
+	echo "1..0 # SKIP $tool is not built"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+node=$(uname -n | cut -d. -f1)
+
+# A port up and one down: the failing line is the DOWN one.
+port() { # ROOT DEV STATE
+	local d=$1/class/infiniband/$2/ports/1
+	mkdir -p "$d"
+	printf '%s\n' "$3" >"$d/state"
+	printf '5: LinkUp\n' >"$d/phys_state"
+	printf '200 Gb/sec (4X HDR)\n' >"$d/rate"
+}
+port "$tmp/good" mlx5_0 "4: ACTIVE"
+port "$tmp/bad" mlx5_0 "1: DOWN"
+want="trainenv: ib mlx5_0 port 1 state DOWN (want ACTIVE)"
+
+# The stand-ins: sinfo prints sinfo.out (or hangs when sinfo.hang is
+# there), scontrol exits with scontrol.rc; both log their arguments.
+mkdir -p "$tmp/bin"
+cat >"$tmp/bin/sinfo" <<EOF
+#!/bin/sh
+echo "sinfo \$*" >>"$tmp/calls"
+[ -e "$tmp/sinfo.hang" ] && exec sleep 60
+cat "$tmp/sinfo.out"
+EOF
+cat >"$tmp/bin/scontrol" <<EOF
+#!/bin/sh
+printf 'scontrol' >>"$tmp/calls"
+for a; do printf ' [%s]' "\$a" >>"$tmp/calls"; done
+echo >>"$tmp/calls"
+[ -s "$tmp/scontrol.rc" ] && { echo "slurm_update error: Invalid node name specified"; exit \$(cat "$tmp/scontrol.rc"); }
+exit 0
+EOF
+chmod 755 "$tmp/bin/sinfo" "$tmp/bin/scontrol"
+: >"$tmp/all-calls"
+
+run() { # TREE SINFO_LINES ARGS...: output in out, status in rc, calls in calls
+	local tree=$1
+	printf '%b' "$2" >"$tmp/sinfo.out"
+	shift 2
+	: >"$tmp/calls"
+	out=$(PATH=$tmp/bin:$PATH "$tool" health --sysfs-root "$tree" health=ib --drain "$@" 2>&1)
+	rc=$?
+	calls=$(cat "$tmp/calls")
+	cat "$tmp/calls" >>"$tmp/all-calls"
+}
+idle3="$node $node idle Unknown none\nn2 n2 idle Unknown none\nn3 n3 idle Unknown none\n"
+
+run "$tmp/good" "$idle3"
+check $((rc != 0)) "a healthy node with --drain: exit 0" "rc=$rc $out"
+check "$([ -z "$calls" ]; echo $?)" "... asks the controller nothing" "$calls"
+
+run "$tmp/bad" "$idle3"
+check $((rc != 1)) "a port down with --drain: exit 1" "rc=$rc $out"
+check "$([ "$calls" = "sinfo -h -N -o %N %n %T %H %E
+scontrol [update] [NodeName=$node] [State=DRAIN] [Reason=$want]" ]; echo $?)" \
+	"... drained: scontrol update NodeName=$node State=DRAIN Reason='$want'" "$calls"
+check "$(grep -qxF "trainenv health: draining $node: $want" <<<"$out"; echo $?)" \
+	"... saying so in one line" "$out"
+
+run "$tmp/bad" "n2 n2 idle Unknown none\nslurm-n7 $node idle Unknown none\n"
+check "$(grep -qF "scontrol [update] [NodeName=slurm-n7] [State=DRAIN]" <<<"$calls"; echo $?)" \
+	"a node whose Slurm name is not its host name: found by NodeHostname, drained by its Slurm name" "$calls"
+run "$tmp/bad" "n2 n2 idle Unknown none\nn7 h7 idle Unknown none\n" --node n7
+check "$(grep -qF "scontrol [update] [NodeName=n7] [State=DRAIN]" <<<"$calls"; echo $?)" \
+	"--node n7: drains n7" "$calls"
+run "$tmp/bad" "n2 n2 idle Unknown none\n"
+check "$([ $rc = 1 ] && ! grep -q '^scontrol' <<<"$calls"; echo $?)" \
+	"a node the controller does not list: not drained" "rc=$rc $calls"
+check "$(grep -qF "trainenv health: $node not drained: the controller lists no node $node (give its Slurm name with --node)" <<<"$out"; echo $?)" \
+	"... saying so" "$out"
+
+run "$tmp/bad" "$node $node drained 2026-11-29T10:00:00 bad DIMM, ticket 4711\nn2 n2 idle Unknown none\n"
+check "$(! grep -q '^scontrol' <<<"$calls"; echo $?)" "an admin's drain: kept (no scontrol)" "$calls"
+check "$(grep -qxF "trainenv health: $node not drained: it is drained with another reason ('bad DIMM, ticket 4711'), left as it is" <<<"$out"; echo $?)" \
+	"... said in one line" "$out"
+run "$tmp/bad" "$node $node drained $(date +%FT%T) trainenv: eth eth0 operstate down (want up)\n"
+check "$(! grep -q '^scontrol' <<<"$calls" && grep -qF "$node already drained by trainenv" <<<"$out"; echo $?)" \
+	"already drained by trainenv: left as it is" "$calls $out"
+
+recent="n2 n2 drained $(date -d '-10 sec' +%FT%T) trainenv: gpu 0 remapped rows pending\n"
+run "$tmp/bad" "$node $node idle Unknown none\n${recent}n3 n3 idle Unknown none\n"
+check "$(! grep -q '^scontrol' <<<"$calls"; echo $?)" \
+	"another node drained by trainenv 10 s ago, the default cap (10% of 3 nodes: 1): not drained" "$calls"
+check "$(grep -qxF "trainenv health: $node not drained: the cap is reached: 1 node drained by trainenv in the last 3600 s (health_drain_max=10%: 1 of 3 nodes): $want" <<<"$out"; echo $?)" \
+	"... one line naming the cap" "$out"
+run "$tmp/bad" "$node $node idle Unknown none\n${recent}n3 n3 idle Unknown none\n" health_drain_max=2
+check "$(grep -qF "scontrol [update] [NodeName=$node] [State=DRAIN]" <<<"$calls"; echo $?)" \
+	"... health_drain_max=2: drained" "$calls"
+run "$tmp/bad" "$node $node idle Unknown none\n${recent}n3 n3 idle Unknown none\n" health_drain_interval=5
+check "$(grep -qF "scontrol [update] [NodeName=$node] [State=DRAIN]" <<<"$calls"; echo $?)" \
+	"... health_drain_interval=5 (that drain is older): drained" "$calls"
+
+run "$tmp/bad" "$idle3" health_drain=off
+check "$([ $rc = 1 ] && [ -z "$calls" ]; echo $?)" "health_drain=off: exit 1, the controller not asked" "rc=$rc $calls"
+check "$(grep -qxF "trainenv health: $node not drained: draining is off (health_drain=off): $want" <<<"$out"; echo $?)" \
+	"... one line naming the switch" "$out"
+
+echo 1 >"$tmp/scontrol.rc"
+run "$tmp/bad" "$idle3"
+check "$(grep -qxF "trainenv health: $node not drained: scontrol failed: 'slurm_update error: Invalid node name specified'" <<<"$out" && ! grep -q draining <<<"$out"; echo $?)" \
+	"scontrol failing: one line quoting it, none saying it drained" "$out"
+: >"$tmp/scontrol.rc"
+run "$tmp/bad" "junk\n"
+check "$(grep -qxF "trainenv health: $node not drained: the controller's node list: junk line 'junk'" <<<"$out"; echo $?)" \
+	"junk from sinfo: one line, nothing drained" "$out $calls"
+: >"$tmp/sinfo.hang"
+t0=$(date +%s)
+run "$tmp/bad" "$idle3"
+secs=$(($(date +%s) - t0))
+rm -f "$tmp/sinfo.hang"
+check "$(grep -qxF "trainenv health: $node not drained: sinfo gave no answer in 15 s" <<<"$out" && [ $secs -le 20 ]; echo $?)" \
+	"a hanging sinfo: given up at its 15 s bound (${secs} s)" "$out"
+
+check "$(grep '^scontrol' "$tmp/all-calls" | grep -v '^scontrol \[update\] \[NodeName=[^]]*\] \[State=DRAIN\] \[Reason=trainenv: ' | grep -c . | grep -qx 0; echo $?)" \
+	"every scontrol call of this test was a drain with a trainenv reason: never a resume" "$(cat "$tmp/all-calls")"
+
+out=$("$tool" health --sysfs-root "$tmp/bad" health=ib --drain health_drain=maybe 2>&1)
+check "$([ $? = 2 ] && grep -qF "health_drain: invalid value 'maybe'; accepted: on, off" <<<"$out"; echo $?)" \
+	"health_drain=maybe: exit 2 naming what is accepted" "$out"
+out=$("$tool" health --sysfs-root "$tmp/bad" health=ib --drain health_drain_max=0% 2>&1)
+check $(($? != 2)) "health_drain_max=0%: exit 2" "$out"
+out=$("$tool" health --sysfs-root "$tmp/bad" health=ib --drain --node 'a b' 2>&1)
+check $(($? != 2)) "--node with a blank: exit 2" "$out"
+out=$("$tool" health --help 2>&1)
+check "$(grep -q -- '--drain' <<<"$out" && grep -q 'health_drain_max=N|N%' <<<"$out"; echo $?)" \
+	"--help names --drain and the drain keys" "$out"
+echo "1..$n"
