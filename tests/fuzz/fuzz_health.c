@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: node health's parsers of hostile text
  * (core/health/): the policy (the input as a site's policy, its second
- * half as a user's, then merged), the sysfs values (state, rate, speed)
- * and the runner's wire. Beyond "no crash": every error is one bounded
+ * half as a user's, then merged), the sysfs values (state, rate, speed),
+ * the runner's wire, and the drain's input: the controller's node list
+ * (sinfo's lines), the drain keys and the decision over that list. Beyond "no crash": every error is one bounded
  * line, a merge never weakens the site's policy unless it allows it, and
  * decoded results stay printable and within their sizes. */
-// FUZZ-SOURCES: core/health/health_policy.c core/health/health_net.c core/health/health_result.c core/health/health_wire.c core/util/strutil.c core/util/sysutil.c core/util/textbuf.c|
+// FUZZ-SOURCES: core/health/health_policy.c core/health/health_net.c core/health/health_result.c core/health/health_wire.c core/health/health_drain.c core/util/strutil.c core/util/sysutil.c core/util/textbuf.c|
 #include "config.h"
 
 #include <stdint.h>
@@ -63,6 +64,45 @@ static void check_set(const struct te_health_set *s)
 			abort();
 }
 
+/* The controller's list as hostile text: every node's fields bounded and
+ * without control bytes; the decision's line one bounded line; the
+ * reason printable, within its bound, starting "trainenv: ". */
+static void fuzz_drain(const char *text)
+{
+	static struct te_drain_node nodes[64];
+	struct te_drain_policy p;
+	char err[256], why[512], reason[TE_DRAIN_REASON_MAX], key[32];
+	const char *eq = strchr(text, '=');
+	int n, i;
+
+	why[0] = '\0';
+	te_drain_policy_init(&p);
+	if (eq && (size_t)(eq - text) < sizeof(key)) {
+		memcpy(key, text, (size_t)(eq - text));
+		key[eq - text] = '\0';
+		if (te_drain_policy_set(&p, key, eq + 1, "site", err,
+					sizeof(err)) < 0)
+			one_line(err, sizeof(err));
+	}
+	te_drain_reason(text, reason, sizeof(reason));
+	if (strncmp(reason, "trainenv: ", 10) ||
+	    !te_is_printable(reason, TE_DRAIN_REASON_MAX - 1))
+		abort();
+	n = te_drain_parse_nodes(text, nodes, 64, err, sizeof(err));
+	if (n < 0) {
+		one_line(err, sizeof(err));
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (strchr(nodes[i].reason, '\n') ||
+		    strlen(nodes[i].reason) >= sizeof(nodes[i].reason))
+			abort();
+	if (n > 0)
+		te_drain_decide(&p, nodes[0].name, nodes, n, 1800000000LL,
+				reason, why, sizeof(why));
+	one_line(why, sizeof(why));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct te_health_set set;
@@ -99,6 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (te_health_wire_decode(text, size, "ib", &set, err, sizeof(err)) < 0)
 		one_line(err, sizeof(err));
 	check_set(&set);
+	fuzz_drain(text);
 	free(text);
 	return 0;
 }
