@@ -39,6 +39,7 @@ static void prepare_init(struct te_barrier *b, struct te_pmix *p,
 	b->wake[0] = b->wake[1] = -1;
 	b->timeout_s = o->timeout_s;
 	b->coordinated = o->coordinated;
+	b->close_early = o->coordinated && o->close_early;
 	b->seq = o->seq;
 	b->start = te_now_ms();
 	b->deadline = b->start + (int64_t)(o->timeout_s * 1000.0);
@@ -578,6 +579,19 @@ static int64_t wait_ms(struct te_barrier *b, int64_t now)
 	return wait;
 }
 
+/* te_barrier_opts.close_early: a leaf below rank 0 whose registration is
+ * all sent finalizes its session now (on the worker thread). */
+static void close_early(struct te_barrier *b)
+{
+	if (!b->close_early || b->is_root || b->lfd >= 0 || b->cs != C_SENT ||
+	    b->outlen > 0 || b->get_pending)
+		return;
+	b->close_early = 0;
+	/* what a late message may name: cached while PMIx is there */
+	te_bclient_rank0_host(b);
+	te_pmix_close_start(b->p);
+}
+
 /* What epoll_wait returned: the wake pipe, the listener, the link up,
  * the connections down. */
 static void wait_events(struct te_barrier *b, const struct epoll_event *ev,
@@ -669,6 +683,7 @@ int te_barrier_wait(struct te_barrier *b, struct te_barrier_result *r)
 			continue;
 		}
 		wait_events(b, ev, epoll_wait(b->epfd, ev, 64, (int)wait));
+		close_early(b);
 	}
 	if (b->lfd >= 0 && !finished)
 		answer_down(b, r);

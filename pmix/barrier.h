@@ -41,6 +41,7 @@ struct te_pmix {
 	uint32_t local_peers[TE_LOCAL_PEERS_MAX]; /* ranks on this node */
 	int nlocal;				  /* -1: unknown */
 	int64_t commit_slow_since; /* a commit the server has not answered */
+	int closing; /* te_pmix_close_start asked the worker to finalize */
 };
 
 /* PMIx_Init, the job size and this rank's host. 0, or -1 with a reason. */
@@ -50,6 +51,11 @@ int te_pmix_open(struct te_pmix *p, char *err, size_t errlen);
  * unanswered, it is waited for half a second and then finishes by itself
  * (a later te_pmix_open fails while it has not). */
 void te_pmix_close(struct te_pmix *p);
+/* PMIx_Finalize started on the worker thread, not waited for: for a
+ * process that needs PMIx no more but still waits for something else
+ * (te_barrier_opts.close_early). te_pmix_close then waits for it, as long
+ * as it waits for any finalize. Nothing may call PMIx after this. */
+void te_pmix_close_start(struct te_pmix *p);
 
 int te_pmix_host_of(struct te_pmix *p, uint32_t rank, char *host, size_t len);
 int te_pmix_put(struct te_pmix *p, const char *key, const char *val, char *err,
@@ -102,6 +108,14 @@ struct te_barrier_opts {
 	 * rank as arrived; te_barrier_start does (what the children must
 	 * fetch can be put in between, and nobody can connect before) */
 	int defer_start;
+	/* coordinated, a helper below rank 0 with no children in the launch
+	 * tree: once its registration is sent it needs PMIx no more (the
+	 * answer, a retry, rank 0's probe all come over its connection),
+	 * so its session is finalized then (te_pmix_close_start), beside
+	 * the wait for the answer instead of after it, on the launch's
+	 * critical path. The caller closes the session after the wait as
+	 * ever; p->closing says whether PMIx may still be called. */
+	int close_early;
 	/* test hook, rank 0: its coordinator cuts the first test_cut
 	 * connections it accepts, as a flood of strangers could (the
 	 * helpers must try again) */

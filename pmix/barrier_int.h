@@ -108,6 +108,7 @@ struct te_barrier {
 	const struct te_launch_checks *checks;
 	double timeout_s;
 	int coordinated;
+	int close_early; /* te_barrier_opts.close_early, not done yet */
 	unsigned seq;
 	char tmpdir[512];
 	char key[32];

@@ -377,12 +377,39 @@ int te_pmix_open(struct te_pmix *p, char *err, size_t errlen)
 
 static void loop_close(void);
 
+void te_pmix_close_start(struct te_pmix *p)
+{
+	pmix_status_t st;
+
+	if (!p->open || p->closing)
+		return;
+	te_bsess_cb_detach();
+	p->closing = 1;
+	server_call(1, 0, &st); /* without a worker: here, as before */
+}
+
+/* The finalize te_pmix_close_start asked for, waited for up to ms. */
+static void finalize_wait(int ms)
+{
+	struct timespec ts = monotonic_in(ms);
+
+	pthread_mutex_lock(&cb_mu);
+	while (worker_pending_locked() &&
+	       pthread_cond_clockwait(&call_cv, &cb_mu, CLOCK_MONOTONIC, &ts) !=
+		       ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&cb_mu);
+}
+
 void te_pmix_close(struct te_pmix *p)
 {
 	if (!p->open)
 		return;
 	te_bsess_cb_detach();
-	if (worker_pending()) {
+	if (p->closing) {
+		/* asked for already: waited for as one behind a commit */
+		finalize_wait(SERVER_WAIT_MS);
+	} else if (worker_pending()) {
 		pmix_status_t st;
 
 		/* the server is not answering: its finalize would wait with
@@ -394,6 +421,7 @@ void te_pmix_close(struct te_pmix *p)
 	}
 	loop_close();
 	p->open = 0;
+	p->closing = 0;
 }
 
 int te_pmix_host_of(struct te_pmix *p, uint32_t rank, char *host, size_t len)

@@ -444,7 +444,11 @@ int te_bstate_probe_missing(struct te_barrier *b, const char *head, char *msg,
 
 	if (!b->probe_check || b->probe_have || !b->has_up)
 		return 0;
-	if (te_pmix_host_of(b->p, b->up_rank, host, sizeof(host)) < 0)
+	/* the parent's host, cached where the session may be closed
+	 * (close_early) */
+	if (b->rank0_host[0])
+		te_strlcpy(host, b->rank0_host, sizeof(host));
+	else if (te_pmix_host_of(b->p, b->up_rank, host, sizeof(host)) < 0)
 		te_strlcpy(host, "?", sizeof(host));
 	/* the parent may be waiting itself: it, or a node between it and
 	 * rank 0, has not arrived (or rank 0 has given up) */

@@ -459,6 +459,8 @@ static struct te_barrier *run_barrier_start(struct run_ctx *c)
 		.test_cut = p->me.rank == 0 ? hook_coord_cut(o) : 0,
 		.tree_width = o->tree_width,
 		.done_text = p->me.rank == 0 ? c->master : NULL,
+		/* only "done" is left to hear: finalized meanwhile */
+		.close_early = 1,
 	};
 	struct te_barrier *b;
 
@@ -553,7 +555,8 @@ static int run_barrier(struct run_ctx *c)
 		parse_master(c->master);
 	else if (br.done_text[0])
 		parse_master(br.done_text);
-	else if (te_pmix_get_wait(p, 0, "te.master", 10000, c->text,
+	else if (!p->closing &&
+		 te_pmix_get_wait(p, 0, "te.master", 10000, c->text,
 				  sizeof(c->text), &timed_out, c->err,
 				  sizeof(c->err)) == 0)
 		parse_master(c->text);
