@@ -14,7 +14,7 @@
 #define GPUS_MAX 64
 
 typedef void *nvml_dev;
-/* nvmlProcessInfo_t of the _v2 and _v3 calls */
+/* nvmlProcessInfo_v2_t (the _v2 call's; _v3's before R535) */
 struct nvml_proc {
 	unsigned int pid;
 	unsigned long long used;
@@ -31,7 +31,8 @@ struct nvml {
 	int (*retired)(nvml_dev, int *);
 	int (*remap)(nvml_dev, unsigned int *, unsigned int *, unsigned int *,
 		     unsigned int *);
-	int (*procs)(nvml_dev, unsigned int *, struct nvml_proc *);
+	int (*procs)(nvml_dev, unsigned int *, void *);
+	size_t proc_stride; /* the bytes of one entry procs writes */
 };
 
 /* Each symbol, or NULL (a call that is missing reads as rc 12). */
@@ -50,15 +51,24 @@ static void resolve(struct nvml *n)
 	n->remap = (int (*)(
 		nvml_dev, unsigned int *, unsigned int *, unsigned int *,
 		unsigned int *))dlsym(n->h, "nvmlDeviceGetRemappedRows");
-	n->procs = (int (*)(nvml_dev, unsigned int *, struct nvml_proc *))dlsym(
-		n->h, "nvmlDeviceGetComputeRunningProcesses_v3");
-	if (!n->procs)
-		n->procs = (int (*)(nvml_dev, unsigned int *,
-				    struct nvml_proc *))
-			dlsym(n->h, "nvmlDeviceGetComputeRunningProcesses_v2");
+	/* _v2's nvmlProcessInfo_v2_t has kept its 24 bytes; _v3's entry
+	 * grew to 32 (usedGpuCcProtectedMemory) in R535: read as 24-byte
+	 * entries, its pids came out wrong and 32 processes overran the
+	 * buffer. _v3 only where no _v2 is, into a buffer with room for
+	 * 64 bytes an entry, read at the stride its driver writes. */
+	n->procs = (int (*)(nvml_dev, unsigned int *, void *))dlsym(
+		n->h, "nvmlDeviceGetComputeRunningProcesses_v2");
+	n->proc_stride = sizeof(struct nvml_proc);
+	if (!n->procs) {
+		n->procs = (int (*)(nvml_dev, unsigned int *, void *))dlsym(
+			n->h, "nvmlDeviceGetComputeRunningProcesses_v3");
+		if (dlsym(n->h, "nvmlSystemGetConfComputeState"))
+			n->proc_stride = 32; /* R535 and later */
+	}
 }
 
 #define NVML_MISSING 12
+#define PROC_ENTRY_MAX 64 /* room for a larger entry than any known */
 #define MEMORY_ERROR_UNCORRECTED 1
 #define VOLATILE_ECC 0
 
@@ -66,20 +76,22 @@ static void resolve(struct nvml *n)
 static void read_procs(const struct nvml *n, nvml_dev d,
 		       struct te_health_gpu *g)
 {
-	struct nvml_proc p[TE_HEALTH_GPU_PROCS_MAX];
+	static unsigned char buf[TE_HEALTH_GPU_PROCS_MAX * PROC_ENTRY_MAX];
 	unsigned int count = TE_HEALTH_GPU_PROCS_MAX, i;
 
-	memset(p, 0, sizeof(p));
-	g->procs_rc = n->procs ? n->procs(d, &count, p) : NVML_MISSING;
+	memset(buf, 0, sizeof(buf));
+	g->procs_rc = n->procs ? n->procs(d, &count, buf) : NVML_MISSING;
 	if (g->procs_rc)
 		return;
 	if (count > TE_HEALTH_GPU_PROCS_MAX)
 		count = TE_HEALTH_GPU_PROCS_MAX;
 	for (i = 0; i < count; i++) {
 		struct te_health_gpu_proc *q = &g->procs[g->n_procs++];
+		struct nvml_proc p;
 
-		q->pid = p[i].pid;
-		q->mem_bytes = p[i].used;
+		memcpy(&p, buf + (size_t)i * n->proc_stride, sizeof(p));
+		q->pid = p.pid;
+		q->mem_bytes = p.used;
 		te_health_proc_owner("/proc", q->pid, &q->uid, q->comm,
 				     sizeof(q->comm));
 	}

@@ -14,6 +14,8 @@
  *   proc GPU PID MIB    a process holding memory
  *   init RC             nvmlInit_v2 returns RC
  *   hang                nvmlInit_v2 never returns
+ *   stride32            _v3 writes R535's 32-byte entries (with
+ *                       usedGpuCcProtectedMemory); _v2 keeps 24 bytes
  * Tests put a directory holding it as libnvidia-ml.so.1 first in
  * LD_LIBRARY_PATH. */
 #include <stdio.h>
@@ -23,7 +25,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define GPUS 16
-#define PROCS 8
+#define PROCS 40
 
 struct fake_proc {
 	unsigned int pid;
@@ -38,7 +40,7 @@ static struct {
 	int unsupported[GPUS], lost[GPUS];
 	int nprocs[GPUS];
 	struct fake_proc procs[GPUS][PROCS];
-	int init_rc, hang;
+	int init_rc, hang, stride32;
 } st;
 
 EXPORT int nvmlInit_v2(void);
@@ -52,7 +54,9 @@ EXPORT int nvmlDeviceGetRemappedRows(void *d, unsigned int *corr,
 				     unsigned int *unc, unsigned int *pending,
 				     unsigned int *failed);
 EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void *d, unsigned int *n,
-						   struct fake_proc *p);
+						   void *p);
+EXPORT int nvmlDeviceGetComputeRunningProcesses_v2(void *d, unsigned int *n,
+						   void *p);
 
 /* One line of the file, if it is for this node. */
 static void conf_line(const char *line, const char *node)
@@ -65,6 +69,10 @@ static void conf_line(const char *line, const char *node)
 		return;
 	if (!strcmp(what, "hang")) {
 		st.hang = 1;
+		return;
+	}
+	if (!strcmp(what, "stride32")) {
+		st.stride32 = 1;
 		return;
 	}
 	if (!strcmp(what, "gpus") && n >= 3)
@@ -170,16 +178,32 @@ int nvmlDeviceGetRemappedRows(void *d, unsigned int *corr, unsigned int *unc,
 	return 0;
 }
 
-int nvmlDeviceGetComputeRunningProcesses_v3(void *d, unsigned int *n,
-					    struct fake_proc *p)
+/* The processes of d as entries of stride bytes (24: nvmlProcessInfo_v2_t;
+ * 32: R535's nvmlProcessInfo_t, usedGpuCcProtectedMemory last). */
+static int procs(void *d, unsigned int *n, void *p, size_t stride)
 {
 	unsigned g = gpu_of(d);
+	int i;
 
 	if ((unsigned)st.nprocs[g] > *n) {
 		*n = (unsigned)st.nprocs[g];
 		return 7;
 	}
 	*n = (unsigned)st.nprocs[g];
-	memcpy(p, st.procs[g], sizeof(*p) * (size_t)st.nprocs[g]);
+	for (i = 0; i < st.nprocs[g]; i++) {
+		memset((char *)p + stride * (size_t)i, 0, stride);
+		memcpy((char *)p + stride * (size_t)i, &st.procs[g][i],
+		       sizeof(st.procs[g][i]));
+	}
 	return 0;
+}
+
+int nvmlDeviceGetComputeRunningProcesses_v3(void *d, unsigned int *n, void *p)
+{
+	return procs(d, n, p, st.stride32 ? 32 : sizeof(struct fake_proc));
+}
+
+int nvmlDeviceGetComputeRunningProcesses_v2(void *d, unsigned int *n, void *p)
+{
+	return procs(d, n, p, sizeof(struct fake_proc));
 }

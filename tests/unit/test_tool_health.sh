@@ -140,7 +140,17 @@ if [ -f "$fake" ]; then
 		"a process of another uid holding memory: named with pid, uid and size" "$out"
 	gpu "* gpus 2\n* proc 1 $holder 2048\n" --allow-uid "$(id -u)"
 	check $((rc != 0)) "... the job's own uid's process passes" "rc=$rc $out"
-	kill "$holder" 2>/dev/null
+	# Review finding 3: R535's _v3 writes 32-byte entries; read as 24
+	# they gave wrong pids, and 32 processes overran the buffer.
+	sleep 60 &
+	holder2=$!
+	gpu "* gpus 2\n* stride32\n* proc 1 $holder 2048\n* proc 1 $holder2 1024\n" --allow-uid "$(id -u)"
+	check $((rc != 0)) "R535's 32-byte process entries: the job's 2 processes pass" "rc=$rc $out"
+	many="* gpus 1\n* stride32\n"
+	for i in $(seq 32); do many="$many* proc 0 $holder 1\n"; done
+	gpu "$many" --allow-uid "$(id -u)"
+	check $((rc != 0)) "... 32 of them: read whole, pass" "rc=$rc $out"
+	kill "$holder" "$holder2" 2>/dev/null
 	gpu '* gpus 4\n' --gpus 0,1,2,3,4
 	check "$(printf '%s\n' "$out" | grep -q 'gpu 4 not found (4 GPUs visible)'; echo $?)" \
 		"a job GPU NVML does not show: not found" "$out"
