@@ -94,6 +94,7 @@ static void read_procs(const struct nvml *n, nvml_dev d,
 		q->mem_bytes = p.used;
 		te_health_proc_owner("/proc", q->pid, &q->uid, q->comm,
 				     sizeof(q->comm));
+		q->mps = te_health_proc_is_mps("/proc", q->pid);
 	}
 }
 

@@ -119,6 +119,7 @@ struct te_health_gpu_proc {
 	unsigned long long mem_bytes;
 	long uid;      /* -1: unknown (no /proc entry) */
 	char comm[16]; /* its name, cleaned */
+	int mps;       /* te_health_proc_is_mps: the MPS server's binary */
 };
 struct te_health_gpu {
 	unsigned index; /* NVML's */
@@ -141,7 +142,9 @@ const char *te_health_nvml_rc_text(int rc);
  * memory held by pid 812 (uid 1001, python3, 2048 MiB), not of this
  * job"); a GPU the job has that NVML does not show (index >= visible)
  * fails as not found. A process is the job's when its uid is
- * allowed_uid; the MPS server (nvidia-cuda-mps*) is never foreign. */
+ * allowed_uid; the MPS server is never foreign: mps set (its binary, not
+ * its name, which any process may choose) and run by root or by
+ * allowed_uid. */
 void te_health_gpu_results(const struct te_health_gpu *g, int n,
 			   unsigned visible, long allowed_uid,
 			   struct te_health_set *out);
@@ -150,6 +153,11 @@ void te_health_gpu_results(const struct te_health_gpu *g, int n,
  * is "/proc", or a test's tree): 0, or -1 (uid -1, comm "?"). */
 int te_health_proc_owner(const char *proc, unsigned pid, long *uid, char *comm,
 			 size_t len);
+/* 1 when PROC/PID/exe is the MPS server: a link to a file named
+ * nvidia-cuda-mps-server that is a regular file owned by root and not
+ * writable by group or others; else 0 (a process's comm is its own
+ * choice and proves nothing). */
+int te_health_proc_is_mps(const char *proc, unsigned pid);
 
 /* ---------------------------------------------------------------- policy */
 

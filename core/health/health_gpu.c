@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "health/health.h"
@@ -15,7 +17,7 @@
 #include "util/sysutil.h"
 
 #define PROBLEMS_MAX 160
-#define MPS_COMM "nvidia-cuda-mps" /* -server, -control, cut at 15 */
+#define MPS_SERVER "nvidia-cuda-mps-server"
 
 const char *te_health_nvml_rc_text(int rc)
 {
@@ -83,7 +85,8 @@ static void gpu_procs(const struct te_health_gpu *g, long allowed_uid,
 		char comm[16];
 
 		te_clean_text(comm, sizeof(comm), p->comm, sizeof(comm) - 1);
-		if (!strncmp(comm, MPS_COMM, strlen(MPS_COMM)))
+		/* the MPS server by its binary, run by root or the job */
+		if (p->mps && (p->uid == 0 || p->uid == allowed_uid))
 			continue;
 		if (p->uid >= 0 && p->uid == allowed_uid)
 			continue;
@@ -214,4 +217,27 @@ int te_health_proc_owner(const char *proc, unsigned pid, long *uid, char *comm,
 		te_clean_text(comm, len, buf, len - 1);
 	}
 	return *uid < 0 ? -1 : 0;
+}
+
+int te_health_proc_is_mps(const char *proc, unsigned pid)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	const char *base;
+	struct stat st;
+	ssize_t l;
+
+	if (te_snprintf(path, sizeof(path), "%s/%u/exe", proc, pid) < 0)
+		return 0;
+	l = readlink(path, target, sizeof(target) - 1);
+	if (l <= 0)
+		return 0;
+	target[l] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	/* through the link itself: the file the process runs, even if its
+	 * path was renamed since ("... (deleted)" is not the name) */
+	if (strcmp(base, MPS_SERVER) || stat(path, &st) < 0)
+		return 0;
+	return S_ISREG(st.st_mode) && st.st_uid == 0 &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH));
 }

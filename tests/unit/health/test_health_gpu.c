@@ -83,7 +83,7 @@ static void test_procs(void)
 	g.procs[0] =
 		(struct te_health_gpu_proc){ 100, 1ull << 30, 1001, "python3" };
 	g.procs[1] = (struct te_health_gpu_proc){ 101, 1ull << 20, 0,
-						  "nvidia-cuda-mps" };
+						  "nvidia-cuda-mps", 1 };
 	g.procs[2] = (struct te_health_gpu_proc){ 102, 2048ull << 20, 1002,
 						  "python\x01" };
 	is_str(one(&g, 1),
@@ -91,7 +91,17 @@ static void test_procs(void)
 	       "not of this job",
 	       "another uid's process fails; the job's and MPS do not");
 	is_str(s.r[0].value, "pid 102", "... value the pid");
+	/* review finding 4: a name is anyone's choice */
 	g.n_procs = 1;
+	g.procs[0] = (struct te_health_gpu_proc){ 103, 1ull << 20, 1002,
+						  "nvidia-cuda-mps" };
+	like(one(&g, 1), "memory held by pid 103 (uid 1002",
+	     "a process named nvidia-cuda-mps, not the MPS binary: foreign");
+	g.procs[0].mps = 1;
+	like(one(&g, 1), "memory held by pid 103 (uid 1002",
+	     "... the MPS binary run by another user: foreign");
+	g.procs[0].uid = 1001;
+	like(one(&g, 1), "healthy", "... run by the job's uid: the job's");
 	g.procs[0] = (struct te_health_gpu_proc){ 55, 5ull << 20, -1, "?" };
 	like(one(&g, 1), "memory held by pid 55 (not in this node's /proc",
 	     "a pid with no /proc entry is not of the job");
@@ -122,6 +132,44 @@ static void put(const char *path, const char *text)
 	}
 }
 
+/* PROC/PID/exe pointing at a file named name, with mode. */
+static void exe_link(const char *root, unsigned pid, const char *name,
+		     mode_t mode)
+{
+	char dir[300], path[340], target[340];
+
+	snprintf(dir, sizeof(dir), "%s/%u", root, pid);
+	mkdir(dir, 0755);
+	snprintf(target, sizeof(target), "%s/bin-%u", root, pid);
+	mkdir(target, 0755);
+	snprintf(target, sizeof(target), "%s/bin-%u/%s", root, pid, name);
+	put(target, "binary");
+	chmod(target, mode);
+	snprintf(path, sizeof(path), "%s/exe", dir);
+	unlink(path);
+	if (symlink(target, path) < 0)
+		printf("# symlink %s failed\n", path);
+}
+
+/* Review finding 4: the MPS server told by its binary, not its name. */
+static void test_is_mps(const char *root)
+{
+	exe_link(root, 901, "python3", 0755);
+	is_int(te_health_proc_is_mps(root, 901), 0,
+	       "a python3 binary: not MPS");
+	is_int(te_health_proc_is_mps(root, 999), 0, "no such process: not MPS");
+	exe_link(root, 902, "nvidia-cuda-mps-server", 0775);
+	is_int(te_health_proc_is_mps(root, 902), 0,
+	       "an MPS binary writable by its group: not trusted");
+	exe_link(root, 903, "nvidia-cuda-mps-server", 0755);
+	if (getuid() == 0)
+		is_int(te_health_proc_is_mps(root, 903), 1,
+		       "a root-owned nvidia-cuda-mps-server: MPS");
+	else
+		is_int(te_health_proc_is_mps(root, 903), 0,
+		       "an nvidia-cuda-mps-server not owned by root: not MPS");
+}
+
 static void test_owner(void)
 {
 	char root[256], dir[300], path[320], comm[16];
@@ -150,6 +198,7 @@ static void test_owner(void)
 	put(path, "Name:\tx\nUid:\tjunk\n");
 	is_int(te_health_proc_owner(root, 812, &uid, comm, sizeof(comm)), -1,
 	       "a junk Uid line: -1");
+	test_is_mps(root);
 	snprintf(path, sizeof(path), "rm -rf '%s'", root);
 	if (system(path) != 0)
 		printf("# could not remove %s\n", root);
