@@ -5,8 +5,13 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "nvml_load.h"
 #include "util/strutil.h"
@@ -133,23 +138,93 @@ static void absent(int ngpus, const char *why, struct te_health_set *out)
 			      "gpu: not applicable: %s", why);
 }
 
-/* Loads and initialises NVML into n; 0, or -1 with the result added. */
-static int nvml_open(struct nvml *n, int ngpus, struct te_health_set *out)
+/* Where NVML is looked for when the site names no library: the
+ * distributions' fixed directories, never LD_LIBRARY_PATH (root would
+ * run the constructor of a library a user put there). */
+static const char *const nvml_dirs[] = { "/usr/lib/x86_64-linux-gnu",
+					 "/usr/lib/aarch64-linux-gnu",
+					 "/usr/lib64", "/usr/lib", NULL };
+
+/* path is a file root (or the caller) owns that no one else may write,
+ * in a directory alike: 1, else 0 with why. */
+static int trusted(const char *path, char *why, size_t len)
 {
+	char real[PATH_MAX], *slash;
+	struct stat st;
+	uid_t me = getuid();
+
+	if (!realpath(path, real) || stat(real, &st) < 0) {
+		te_snprintf(why, len, "%s", strerror(errno));
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != me) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		te_snprintf(why, len,
+			    "not a regular file of root's that only its owner "
+			    "may write");
+		return 0;
+	}
+	slash = strrchr(real, '/');
+	if (slash == real)
+		slash++;
+	*slash = '\0';
+	if (stat(real, &st) < 0 || (st.st_uid != 0 && st.st_uid != me) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		te_snprintf(why, len, "its directory is writable by others");
+		return 0;
+	}
+	return 1;
+}
+
+/* NVML's library into path: the site's (lib), else the first of the
+ * fixed directories' that exists. 0, or -1 with the result added. */
+static int nvml_find(const char *lib, int ngpus, char *path, size_t len,
+		     struct te_health_set *out)
+{
+	char why[128];
+	int i;
+
+	if (lib && lib[0]) {
+		te_strlcpy(path, lib, len);
+	} else {
+		for (i = 0; nvml_dirs[i]; i++) {
+			te_snprintf(path, len, "%s/libnvidia-ml.so.1",
+				    nvml_dirs[i]);
+			if (access(path, F_OK) == 0)
+				break;
+		}
+		if (!nvml_dirs[i]) {
+			absent(ngpus, "no NVML (libnvidia-ml.so.1)", out);
+			return -1;
+		}
+	}
+	if (!trusted(path, why, sizeof(why))) {
+		te_health_add(out, "gpu", "", "", TE_HV_FAIL,
+			      "gpu: libnvidia-ml.so.1 cannot be loaded: "
+			      "%.100s: %s",
+			      path, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* Loads and initialises NVML into n; 0, or -1 with the result added. */
+static int nvml_open(struct nvml *n, const char *lib, int ngpus,
+		     struct te_health_set *out)
+{
+	char path[PATH_MAX];
 	const char *e;
 	int rc;
 
 	memset(n, 0, sizeof(*n));
-	n->h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (nvml_find(lib, ngpus, path, sizeof(path), out) < 0)
+		return -1;
+	n->h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!n->h) {
 		e = dlerror();
-		if (e && strstr(e, "No such file"))
-			absent(ngpus, "no NVML (libnvidia-ml.so.1)", out);
-		else
-			te_health_add(out, "gpu", "", "", TE_HV_FAIL,
-				      "gpu: libnvidia-ml.so.1 cannot be "
-				      "loaded: %.120s",
-				      e ? e : "?");
+		te_health_add(out, "gpu", "", "", TE_HV_FAIL,
+			      "gpu: libnvidia-ml.so.1 cannot be loaded: %.120s",
+			      e ? e : "?");
 		return -1;
 	}
 	resolve(n);
@@ -173,15 +248,15 @@ static int nvml_open(struct nvml *n, int ngpus, struct te_health_set *out)
 	return 0;
 }
 
-void te_nvml_check(const unsigned *gpus, int ngpus, long allowed_uid,
-		   struct te_health_set *out)
+void te_nvml_check(const char *lib, const unsigned *gpus, int ngpus,
+		   long allowed_uid, struct te_health_set *out)
 {
 	static struct te_health_gpu g[GPUS_MAX];
 	struct nvml n;
 	unsigned int visible = 0, i, want;
 	int rc;
 
-	if (nvml_open(&n, ngpus, out) < 0)
+	if (nvml_open(&n, lib, ngpus, out) < 0)
 		return; /* the handle stays: the child exits soon */
 	rc = n.count(&visible);
 	if (rc) {

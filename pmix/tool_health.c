@@ -53,7 +53,7 @@ static void run_gpu(const void *arg, struct te_health_set *out)
 {
 	const struct health_ctx *c = arg;
 
-	te_nvml_check(c->gpus, c->ngpus, c->allowed_uid, out);
+	te_nvml_check(c->pol->nvml, c->gpus, c->ngpus, c->allowed_uid, out);
 }
 
 static void usage(FILE *f)

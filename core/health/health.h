@@ -189,7 +189,10 @@ enum te_health_key {
 	TE_HK_ACTION_IB = 1u << 3, /* TE_HK_ACTION_IB << TE_HC_... */
 	TE_HK_TIMEOUT = 1u << 6,
 	TE_HK_USER_WEAKER = 1u << 7,
+	TE_HK_NVML = 1u << 8,
 };
+
+#define TE_HEALTH_NVML_PATH_MAX 256
 
 struct te_health_policy {
 	unsigned checks;      /* 1u << TE_HC_... */
@@ -199,6 +202,9 @@ struct te_health_policy {
 	enum te_health_action action[TE_HC_COUNT];
 	unsigned timeout_s;  /* each check's bound */
 	int user_may_weaken; /* site only: health_user_weaker=yes */
+	/* site only: health_nvml=PATH, NVML's library ("": the system's,
+	 * from fixed directories; never LD_LIBRARY_PATH) */
+	char nvml[TE_HEALTH_NVML_PATH_MAX];
 	unsigned given;	     /* enum te_health_key bits */
 };
 
@@ -211,7 +217,8 @@ void te_health_policy_init(struct te_health_policy *p);
  * key and what is accepted. Keys: health=LIST (ib, eth, gpu; or none),
  * health_ib_rate=GBPS, health_eth=IF[:MBPS][,IF[:MBPS]...] (or none),
  * health_ib_action, health_eth_action, health_gpu_action = drain |
- * exclude | warn, health_timeout=S, health_user_weaker=yes|no. */
+ * exclude | warn, health_timeout=S, health_user_weaker=yes|no,
+ * health_nvml=PATH (absolute, no "..": the site's NVML library). */
 int te_health_policy_set(struct te_health_policy *p, const char *key,
 			 const char *val, const char *where, char *err,
 			 size_t errlen);
@@ -228,8 +235,8 @@ int te_health_policy_parse(struct te_health_policy *p, const char *text,
  * to exclude: only the site drains). A user's key that would weaken a
  * site's choice is refused (-1, err naming the key, the site's value
  * and what the user may give) unless the site allows it
- * (health_user_weaker=yes); health_timeout and health_user_weaker are
- * the site's alone. */
+ * (health_user_weaker=yes); health_timeout, health_user_weaker and
+ * health_nvml are the site's alone. */
 int te_health_policy_merge(const struct te_health_policy *site,
 			   const struct te_health_policy *user,
 			   struct te_health_policy *out, char *err,

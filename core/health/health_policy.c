@@ -15,7 +15,7 @@
 #define KEYS_ACCEPTED                                            \
 	"health, health_ib_rate, health_eth, health_ib_action, " \
 	"health_eth_action, health_gpu_action, health_timeout, " \
-	"health_user_weaker"
+	"health_user_weaker, health_nvml"
 
 static const char *const check_names[TE_HC_COUNT] = { "ib", "eth", "gpu" };
 static const char *const action_names[] = { "warn", "exclude", "drain" };
@@ -183,6 +183,29 @@ static int set_scalar(struct te_health_policy *p, const char *key,
 	return 1;
 }
 
+/* health_nvml=PATH: an absolute path of printable bytes, no "..", no
+ * blank; the loader checks its owner and mode when it loads it. 1, or
+ * -1. */
+static int set_nvml(struct te_health_policy *p, const char *val,
+		    const char *where, char *err, size_t errlen)
+{
+	size_t l = te_strnlen_cap(val, sizeof(p->nvml));
+	size_t i;
+
+	for (i = 0; i < l; i++)
+		if (val[i] <= ' ' || val[i] > '~')
+			break;
+	if (val[0] != '/' || l >= sizeof(p->nvml) || i < l ||
+	    strstr(val, "/../") || (l >= 3 && !strcmp(val + l - 3, "/..")))
+		return bad_value(where, "health_nvml", val,
+				 "an absolute path to NVML's library (at most "
+				 "255 bytes, no '..')",
+				 err, errlen);
+	te_strlcpy(p->nvml, val, sizeof(p->nvml));
+	p->given |= TE_HK_NVML;
+	return 1;
+}
+
 int te_health_policy_set(struct te_health_policy *p, const char *key,
 			 const char *val, const char *where, char *err,
 			 size_t errlen)
@@ -209,6 +232,8 @@ int te_health_policy_set(struct te_health_policy *p, const char *key,
 		if (!strcmp(key, name))
 			return parse_action(p, i, key, val, where, err, errlen);
 	}
+	if (!strcmp(key, "health_nvml"))
+		return set_nvml(p, val, where, err, errlen);
 	if (!strcmp(key, "health_ib_rate") || !strcmp(key, "health_timeout") ||
 	    !strcmp(key, "health_user_weaker"))
 		return set_scalar(p, key, val, where, err, errlen);
@@ -371,10 +396,11 @@ int te_health_policy_merge(const struct te_health_policy *site,
 	int i;
 
 	*out = *site;
-	if (user->given & (TE_HK_TIMEOUT | TE_HK_USER_WEAKER))
+	if (user->given & (TE_HK_TIMEOUT | TE_HK_USER_WEAKER | TE_HK_NVML))
 		return te_err(err, errlen, "%s: only the site's policy sets it",
-			      (user->given & TE_HK_TIMEOUT)
-				      ? "health_timeout"
+			      (user->given & TE_HK_TIMEOUT) ? "health_timeout"
+			      : (user->given & TE_HK_NVML)
+				      ? "health_nvml"
 				      : "health_user_weaker");
 	if (user->given & TE_HK_CHECKS) {
 		if ((site->checks & ~user->checks) && !site->user_may_weaken) {

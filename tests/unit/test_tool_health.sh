@@ -116,8 +116,8 @@ if [ -f "$fake" ]; then
 	gpu() { # CONF ARGS...: the tool's output, its status in $rc
 		printf '%b' "$1" >"$tmp/nvml.conf"
 		shift
-		out=$(TE_FAKE_NVML_CONF=$tmp/nvml.conf LD_LIBRARY_PATH=$tmp/nvml \
-			"$tool" health health=gpu "$@" 2>&1)
+		out=$(TE_FAKE_NVML_CONF=$tmp/nvml.conf "$tool" health health=gpu \
+			"health_nvml=$tmp/nvml/libnvidia-ml.so.1" "$@" 2>&1)
 		rc=$?
 	}
 	gpu '* gpus 4\n'
@@ -164,13 +164,28 @@ if [ -f "$fake" ]; then
 	gpu '* hang\n' health_timeout=1
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	check $((ms > 2500)) "... the command is back within the bound (${ms} ms for 1000)" "$out"
-	out=$(LD_LIBRARY_PATH=$tmp/badnvml "$tool" health health=gpu 2>&1)
+	out=$("$tool" health health=gpu health_nvml=$tmp/badnvml/libnvidia-ml.so.1 2>&1)
 	rc=$?
 	check $((rc != 1)) "a broken libnvidia-ml.so.1: exit 1" "rc=$rc $out"
 	check "$(printf '%s\n' "$out" | grep -c 'gpu: libnvidia-ml.so.1 cannot be loaded: ' | grep -qx 1; echo $?)" \
 		"... one line saying so" "$out"
+	# Review finding 5: as root, a library on LD_LIBRARY_PATH (a user's)
+	# must never load; only the site's health_nvml, root's, unwritable.
+	printf '* gpus 4\n* ecc 0 5\n' >"$tmp/nvml.conf"
+	out=$(TE_FAKE_NVML_CONF=$tmp/nvml.conf LD_LIBRARY_PATH=$tmp/nvml "$tool" health health=gpu 2>&1)
+	check "$(printf '%s\n' "$out" | grep -q 'ECC errors 5'; echo $((!$?)))" \
+		"a libnvidia-ml.so.1 on LD_LIBRARY_PATH is not loaded" "$out"
+	mkdir -p "$tmp/opennvml"
+	cp "$fake" "$tmp/opennvml/libnvidia-ml.so.1"
+	chmod 0666 "$tmp/opennvml/libnvidia-ml.so.1"
+	out=$(TE_FAKE_NVML_CONF=$tmp/nvml.conf "$tool" health health=gpu health_nvml=$tmp/opennvml/libnvidia-ml.so.1 2>&1)
+	rc=$?
+	check "$(printf '%s\n' "$out" | grep -q 'cannot be loaded: .*only its owner may write'; echo $?)" \
+		"a health_nvml library others may write: not loaded, saying so" "rc=$rc $out"
+	out=$("$tool" health health=gpu health_nvml=lib.so 2>&1)
+	check $(($? != 2)) "health_nvml not an absolute path: exit 2" "$out"
 else
-	for w in "4 healthy stand-in GPUs" "the GPU faults" "a foreign process" "a missing GPU" "NVML hanging" "a broken libnvidia-ml.so.1"; do
+	for w in "LD_LIBRARY_PATH" "a writable library" "a relative health_nvml" "4 healthy stand-in GPUs" "the GPU faults" "a foreign process" "a missing GPU" "NVML hanging" "a broken libnvidia-ml.so.1"; do
 		n=$((n + 1))
 		echo "ok $n # SKIP $w: $fake is not built"
 	done

@@ -161,6 +161,18 @@ static void test_merge(void)
 	       "a user's bound: refused");
 	like(err, "health_timeout: only the site's policy sets it",
 	     "... saying so");
+	is_int(parse(&user, "health_nvml=/usr/lib/libnvidia-ml.so.1"), 0,
+	       "health_nvml=PATH parses");
+	is_str(user.nvml, "/usr/lib/libnvidia-ml.so.1", "... the path");
+	is_int(parse(&user, "health_nvml=lib/x.so"), -1,
+	       "a relative health_nvml: refused");
+	is_int(parse(&user, "health_nvml=/a/../b.so"), -1,
+	       "a health_nvml with '..': refused");
+	parse(&user, "health_nvml=/tmp/x/libnvidia-ml.so.1");
+	is_int(te_health_policy_merge(&site, &user, &out, err, sizeof(err)), -1,
+	       "a user's health_nvml: refused");
+	like(err, "health_nvml: only the site's policy sets it",
+	     "... saying so");
 	parse(&user, "health_user_weaker=yes");
 	is_int(te_health_policy_merge(&site, &user, &out, err, sizeof(err)), -1,
 	       "a user allowing themselves to weaken: refused");
