@@ -64,8 +64,13 @@ __attribute__((noreturn)) static void
 child_main(const struct te_health_check *c, int fd, pid_t parent,
 	   struct te_health_set *scratch, char *wire, const char *node)
 {
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int null;
 
+	/* with the caller's stdin or stdout closed the pipe may be on 0 or
+	 * 1: moved past them before they become /dev/null */
+	if (fd < 3 && (fd = fcntl(fd, F_DUPFD, 3)) < 0)
+		_exit(4);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)

@@ -202,6 +202,31 @@ static int dec(const char *text, struct te_health_set *b)
 				     sizeof(err));
 }
 
+/* Review finding 7: the caller's stdin and stdout closed, so that the
+ * result pipe lands on 0 and 1; the check still answers. */
+static void test_closed_stdio(void)
+{
+	struct te_health_check c = { "ib", check_pass, NULL };
+	struct te_health_set set;
+	char err[256];
+	int in = dup(0), out = dup(1), rc;
+
+	fflush(stdout);
+	close(0);
+	close(1);
+	te_health_set_init(&set, "n1");
+	rc = te_health_run(&c, 1, 5000, &set, err, sizeof(err));
+	dup2(in, 0);
+	dup2(out, 1);
+	close(in);
+	close(out);
+	is_int(rc, 0, "stdin and stdout closed: the check runs");
+	ok(set.n == 1 && te_health_set_ok(&set),
+	   "... and passes (its pipe not made /dev/null)");
+	if (set.n)
+		printf("# %s\n", set.r[0].text);
+}
+
 static void test_wire(void)
 {
 	static struct te_health_set a, b;
@@ -248,6 +273,7 @@ static void test_wire(void)
 int main(void)
 {
 	test_run();
+	test_closed_stdio();
 	test_wire();
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
