@@ -393,7 +393,6 @@ int te_health_policy_merge(const struct te_health_policy *site,
 			   size_t errlen)
 {
 	char had[32], got[32];
-	int i;
 
 	*out = *site;
 	if (user->given & (TE_HK_TIMEOUT | TE_HK_USER_WEAKER | TE_HK_NVML))
@@ -429,11 +428,6 @@ int te_health_policy_merge(const struct te_health_policy *site,
 	if (merge_eth(site, user, out, err, errlen) < 0 ||
 	    merge_actions(site, user, out, err, errlen) < 0)
 		return -1;
-	/* a check the site does not run is the user's: never drains */
-	for (i = 0; i < TE_HC_COUNT; i++)
-		if (!(site->checks & (1u << i)) &&
-		    out->action[i] == TE_HA_DRAIN)
-			out->action[i] = TE_HA_EXCLUDE;
 	out->given = site->given | user->given;
 	return 0;
 }

@@ -5,6 +5,7 @@
  * crashed half-way, must give one clear failure, never a wrong pass. */
 #include "config.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "health/health.h"
@@ -54,6 +55,7 @@ int te_health_wire_encode(const struct te_health_set *s, char *buf, size_t len)
 struct decode_ctx {
 	const char *check;
 	struct te_health_set *out;
+	int cut_seen; /* a set has one count of cut results */
 };
 
 /* The next word, a field: decoded into out (cut to its size). */
@@ -79,6 +81,14 @@ static int decode_cut(const char *p, struct decode_ctx *c, char *err,
 	    te_parse_u64(a, CUT_MAX, &cut) < 0 ||
 	    te_parse_u64(b, cut, &cut_fail) < 0)
 		return te_err(err, errlen, "a bad count of cut results");
+	/* one C line, whose counts still fit beside what out holds: many
+	 * would wrap the counts and hide a failure */
+	if (c->cut_seen++)
+		return te_err(err, errlen,
+			      "more than one count of cut results");
+	if (c->out->cut > INT_MAX - (int)cut ||
+	    c->out->cut_fail > INT_MAX - (int)cut_fail)
+		return te_err(err, errlen, "too many cut results");
 	c->out->cut += (int)cut;
 	c->out->cut_fail += (int)cut_fail;
 	return 0;
@@ -121,7 +131,7 @@ static int decode_line(char *line, void *ctx, char *err, size_t errlen)
 int te_health_wire_decode(const char *buf, size_t len, const char *check,
 			  struct te_health_set *out, char *err, size_t errlen)
 {
-	struct decode_ctx c = { check, out };
+	struct decode_ctx c = { check, out, 0 };
 	int n = out->n, cut = out->cut, cut_fail = out->cut_fail;
 
 	if (te_framed_parse(buf, len, TE_HEALTH_WIRE_MAX, TE_FRAMED_LINE_MAX,

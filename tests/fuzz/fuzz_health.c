@@ -6,6 +6,7 @@
  * (sinfo's lines), the drain keys and the decision over that list. Beyond "no crash": every error is one bounded
  * line, a merge never weakens the site's policy unless it allows it, and
  * decoded results stay printable and within their sizes. */
+// FUZZ-MAX-LEN: 204800
 // FUZZ-SOURCES: core/health/health_policy.c core/health/health_net.c core/health/health_result.c core/health/health_wire.c core/health/health_drain.c core/util/strutil.c core/util/sysutil.c core/util/textbuf.c|
 #include "config.h"
 
@@ -55,13 +56,34 @@ static void check_set(const struct te_health_set *s)
 {
 	int i;
 
-	if (s->n < 0 || s->n > TE_HEALTH_RESULTS_MAX || s->cut_fail > s->cut)
+	if (s->n < 0 || s->n > TE_HEALTH_RESULTS_MAX || s->cut < 0 ||
+	    s->cut_fail < 0 || s->cut_fail > s->cut)
 		abort();
 	for (i = 0; i < s->n; i++)
 		if (!te_is_printable(s->r[i].text, TE_HEALTH_TEXT_MAX - 1) ||
 		    !te_is_printable(s->r[i].device, TE_HEALTH_DEV_MAX - 1) ||
 		    !te_is_printable(s->r[i].value, TE_HEALTH_VALUE_MAX - 1))
 			abort();
+}
+
+/* Only the site drains: a result drains only for a check the site runs
+ * with drain (te_health_action_for, review finding 1). */
+static void check_actions(const struct te_health_set *s,
+			  const struct te_health_policy *site,
+			  const struct te_health_policy *merged)
+{
+	int i, c;
+
+	for (i = 0; i < s->n; i++) {
+		if (te_health_action_for(&s->r[i], site, merged) != TE_HA_DRAIN)
+			continue;
+		for (c = 0; c < TE_HC_COUNT; c++)
+			if (!strcmp(s->r[i].check, te_health_check_name(c)))
+				break;
+		if (c == TE_HC_COUNT || !(site->checks & (1u << c)) ||
+		    site->action[c] != TE_HA_DRAIN)
+			abort();
+	}
 }
 
 /* The controller's list as hostile text: every node's fields bounded and
@@ -112,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	long mbps;
 	size_t half = size / 2;
 
-	if (size > 65536)
+	if (size > TE_HEALTH_WIRE_MAX + 4096) /* past the wire's bound */
 		return 0;
 	text = malloc(size + 1);
 	if (!text)
@@ -139,6 +161,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (te_health_wire_decode(text, size, "ib", &set, err, sizeof(err)) < 0)
 		one_line(err, sizeof(err));
 	check_set(&set);
+	if (te_health_policy_merge(&site, &user, &out, err, sizeof(err)) == 0)
+		check_actions(&set, &site, &out);
 	fuzz_drain(text);
 	free(text);
 	return 0;

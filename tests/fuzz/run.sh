@@ -47,7 +47,9 @@ for t in $(printf '%s\n' "${targets[@]}" | sort); do
 	work=$out/corpus-$t
 	rm -rf "$work"; mkdir -p "$work"
 	[ -d "$src/tests/fuzz/corpus/$t" ] && cp "$src/tests/fuzz/corpus/$t"/* "$work/" 2>/dev/null
-	(cd "$out" && "$bin" -max_total_time="$secs" -max_len=4096 -print_final_stats=1 \
+	# a target's own input bound: "// FUZZ-MAX-LEN: N" (default 4096)
+	maxlen=$(sed -n 's|^// FUZZ-MAX-LEN: *||p' "$src/tests/fuzz/fuzz_$t.c")
+	(cd "$out" && "$bin" -max_total_time="$secs" -max_len="${maxlen:-4096}" -print_final_stats=1 \
 		-artifact_prefix="$out/crash-$t-" "$work" >"$out/$t.log" 2>&1)
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$t.log")

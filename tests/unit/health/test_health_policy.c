@@ -243,8 +243,6 @@ static void test_action_for(void)
 		     "health=ib,eth,gpu");
 	is_int(te_health_policy_merge(&site, &user, &out, err, sizeof(err)), 0,
 	       "user adds an interface, raises a speed, adds gpu: merged");
-	ok(out.action[TE_HC_GPU] != TE_HA_DRAIN,
-	   "... a check only the user added does not drain in the merge");
 	r = failed("eth", "nosuch0", "?");
 	is_int(te_health_action_for(&r, &site, &out), TE_HA_EXCLUDE,
 	       "an interface only the user added: exclude");

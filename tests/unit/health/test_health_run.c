@@ -7,6 +7,7 @@
  * holding its pipe; and the wire's decoder against hostile text. */
 #include "config.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +228,45 @@ static void test_closed_stdio(void)
 		printf("# %s\n", set.r[0].text);
 }
 
+/* Review finding 8: C lines add up; 4295 of them wrapped the counts and
+ * hid the one failure. */
+static void test_wire_cut(void)
+{
+	static char buf[TE_HEALTH_WIRE_MAX + 1];
+	static struct te_health_set set;
+	char err[200];
+	size_t o = 0;
+	int i, rc;
+
+	o += (size_t)snprintf(buf + o, sizeof(buf) - o,
+			      "TEHEALTH1\nR fail =gpu =gpu%%200 =ECC =gpu%%200"
+			      "%%20ECC\n");
+	for (i = 0; i < 4294; i++)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o,
+				      "C 1000000 1000000\n");
+	o += (size_t)snprintf(buf + o, sizeof(buf) - o,
+			      "C 967295 967295\nEND\n");
+	te_health_set_init(&set, "n1");
+	rc = te_health_wire_decode(buf, o, "gpu", &set, err, sizeof(err));
+	is_int(rc, -1, "4295 counts of cut results: refused");
+	ok(set.n == 0 && set.cut == 0, "... nothing of it kept");
+	o = (size_t)snprintf(buf, sizeof(buf),
+			     "TEHEALTH1\nC 3 1\nC 2 0\nEND\n");
+	te_health_set_init(&set, "n1");
+	is_int(te_health_wire_decode(buf, o, "gpu", &set, err, sizeof(err)), -1,
+	       "two counts of cut results: refused");
+	o = (size_t)snprintf(buf, sizeof(buf), "TEHEALTH1\nC 3 1\nEND\n");
+	te_health_set_init(&set, "n1");
+	set.cut = INT_MAX - 1;
+	is_int(te_health_wire_decode(buf, o, "gpu", &set, err, sizeof(err)), -1,
+	       "a count that would wrap what the set holds: refused");
+	set.cut = 0;
+	is_int(te_health_wire_decode(buf, o, "gpu", &set, err, sizeof(err)), 0,
+	       "one count: taken");
+	ok(set.cut == 3 && set.cut_fail == 1 && !te_health_set_ok(&set),
+	   "... and its failure fails the set");
+}
+
 static void test_wire(void)
 {
 	static struct te_health_set a, b;
@@ -274,6 +314,7 @@ int main(void)
 {
 	test_run();
 	test_closed_stdio();
+	test_wire_cut();
 	test_wire();
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
