@@ -205,7 +205,7 @@ struct te_health_policy {
 	/* site only: health_nvml=PATH, NVML's library ("": the system's,
 	 * from fixed directories; never LD_LIBRARY_PATH) */
 	char nvml[TE_HEALTH_NVML_PATH_MAX];
-	unsigned given;	     /* enum te_health_key bits */
+	unsigned given; /* enum te_health_key bits */
 };
 
 /* No check, any rate, no interface, every action warn, the default
