@@ -20,7 +20,8 @@
 extern char **environ;
 
 #define PREFIX "trainenv health: "
-#define SLURM_MS 15000 /* each sinfo or scontrol */
+#define SLURM_MS 10000 /* each sinfo or scontrol */
+#define SINFO_TRIES 2  /* a busy controller: once more */
 #define NODES_MAX 16384
 #define LIST_MAX (8u << 20)
 
@@ -52,6 +53,20 @@ static int slurm_run(char *const argv[], char *buf, size_t cap, char *err,
 		return te_err(err, errlen, "%s failed: '%s'", argv[0], q);
 	}
 	return 0;
+}
+
+/* sinfo, once more when it fails or gives no answer (a controller busy
+ * for a moment): at most SINFO_TRIES * SLURM_MS in all. */
+static int sinfo_run(char *const argv[], char *buf, size_t cap, char *err,
+		     size_t errlen)
+{
+	int i;
+
+	for (i = 0; i < SINFO_TRIES; i++)
+		if (slurm_run(argv, buf, cap, err, errlen) == 0)
+			return 0;
+	te_appendf(err, errlen, " (%d tries)", SINFO_TRIES);
+	return -1;
 }
 
 /* The line of the first failing result: the reason's text. */
@@ -108,7 +123,7 @@ int te_health_drain(const struct te_health_set *set,
 		fprintf(stderr, PREFIX "%s\n", why);
 		return 0;
 	}
-	if (slurm_run(argv, list, sizeof(list), err, sizeof(err)) < 0 ||
+	if (sinfo_run(argv, list, sizeof(list), err, sizeof(err)) < 0 ||
 	    (n = te_drain_parse_nodes(list, nodes, NODES_MAX, err,
 				      sizeof(err))) < 0) {
 		fprintf(stderr, PREFIX "%s not drained: %s\n", self, err);

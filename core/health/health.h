@@ -367,7 +367,7 @@ int te_drain_parse_nodes(const char *text, struct te_drain_node *nodes, int max,
 enum te_drain_decision {
 	TE_DRAIN_DO,	  /* drain it */
 	TE_DRAIN_OFF,	  /* health_drain=off: warn only */
-	TE_DRAIN_FOREIGN, /* another's drain/down reason: kept */
+	TE_DRAIN_FOREIGN, /* drained/down/failing, another's reason: kept */
 	TE_DRAIN_OURS,	  /* already drained by trainenv */
 	TE_DRAIN_CAP,	  /* the cap is reached: warn only */
 	TE_DRAIN_UNKNOWN, /* the controller does not list this node */

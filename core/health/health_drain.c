@@ -196,6 +196,8 @@ const struct te_drain_node *te_drain_find(const struct te_drain_node *nodes,
 	return NULL;
 }
 
+static int held(const char *state);
+
 static int ours(const char *reason)
 {
 	return !strncmp(reason, TE_DRAIN_PREFIX, strlen(TE_DRAIN_PREFIX));
@@ -244,7 +246,10 @@ enum te_drain_decision te_drain_decide(const struct te_drain_policy *p,
 			    self, self);
 		return TE_DRAIN_UNKNOWN;
 	}
-	if (me->reason[0] && !ours(me->reason)) {
+	/* a reason left on a node back in service (Slurm 24.11 keeps an
+	 * admin's after a resume while the node is not responding yet) is
+	 * not a drain: only a held node's reason is kept */
+	if (me->reason[0] && !ours(me->reason) && held(me->state)) {
 		te_snprintf(why, len,
 			    "%s not drained: it is %s with another reason "
 			    "('%.100s'), left as it is",

@@ -182,6 +182,11 @@ static void test_decide(void)
 	node(2, "down", -1, "");
 	is_int(te_drain_decide(&p, "n3", cl, 10, now, rs, why, sizeof(why)),
 	       TE_DRAIN_DO, "a down node without a reason drains");
+	node(2, "idle*", now - 10, "admin: bad DIMM");
+	is_int(te_drain_decide(&p, "n3", cl, 10, now, rs, why, sizeof(why)),
+	       TE_DRAIN_DO,
+	       "an admin's reason left on a resumed (idle) node: not a drain, "
+	       "the node drains");
 	node(2, "drained", now - 10, "trainenv: eth eth1 operstate down");
 	is_int(te_drain_decide(&p, "n3", cl, 10, now, rs, why, sizeof(why)),
 	       TE_DRAIN_OURS, "already drained by trainenv: left alone");
