@@ -77,6 +77,41 @@ static void resolve(struct nvml *n)
 #define MEMORY_ERROR_UNCORRECTED 1
 #define VOLATILE_ECC 0
 
+/* A process NVML listed that /proc no longer shows may have exited in
+ * between: asked again, a pid NVML no longer lists is gone (not a
+ * foreign process); one still listed stays (not in this node's /proc). */
+static void drop_gone(const struct nvml *n, nvml_dev d, struct te_health_gpu *g,
+		      unsigned char *buf)
+{
+	unsigned int count = TE_HEALTH_GPU_PROCS_MAX, i, j;
+	int k, kept = 0, missing = 0;
+
+	for (k = 0; k < g->n_procs; k++)
+		missing |= g->procs[k].uid < 0;
+	if (!missing)
+		return;
+	memset(buf, 0, TE_HEALTH_GPU_PROCS_MAX * PROC_ENTRY_MAX);
+	if (n->procs(d, &count, buf))
+		return; /* as it was: each fails */
+	if (count > TE_HEALTH_GPU_PROCS_MAX)
+		count = TE_HEALTH_GPU_PROCS_MAX;
+	for (k = 0; k < g->n_procs; k++) {
+		int listed = g->procs[k].uid >= 0;
+
+		for (i = 0; i < count && !listed; i++) {
+			struct nvml_proc p;
+
+			memcpy(&p, buf + (size_t)i * n->proc_stride, sizeof(p));
+			listed = p.pid == g->procs[k].pid;
+		}
+		if (listed)
+			g->procs[kept++] = g->procs[k];
+	}
+	for (j = (unsigned)kept; j < (unsigned)g->n_procs; j++)
+		memset(&g->procs[j], 0, sizeof(g->procs[j]));
+	g->n_procs = kept;
+}
+
 /* The processes holding memory on d, owners read from /proc. */
 static void read_procs(const struct nvml *n, nvml_dev d,
 		       struct te_health_gpu *g)
@@ -101,6 +136,7 @@ static void read_procs(const struct nvml *n, nvml_dev d,
 				     sizeof(q->comm));
 		q->mps = te_health_proc_is_mps("/proc", q->pid);
 	}
+	drop_gone(n, d, g, buf);
 }
 
 static void read_gpu(const struct nvml *n, unsigned index,

@@ -14,6 +14,8 @@
  *   proc GPU PID MIB    a process holding memory
  *   init RC             nvmlInit_v2 returns RC
  *   hang                nvmlInit_v2 never returns
+ *   vanish GPU PID      PID is listed by the first process query only
+ *                       (a process that exits meanwhile)
  *   stride32            _v3 writes R535's 32-byte entries (with
  *                       usedGpuCcProtectedMemory); _v2 keeps 24 bytes
  * Tests put a directory holding it as libnvidia-ml.so.1 first in
@@ -41,6 +43,8 @@ static struct {
 	int nprocs[GPUS];
 	struct fake_proc procs[GPUS][PROCS];
 	int init_rc, hang, stride32;
+	unsigned vanish[GPUS]; /* a pid listed once only; 0: none */
+	int queries[GPUS];
 } st;
 
 EXPORT int nvmlInit_v2(void);
@@ -91,6 +95,8 @@ static void conf_line(const char *line, const char *node)
 		st.remap_failed[g] = 1;
 	else if (!strcmp(what, "unsupported"))
 		st.unsupported[g] = 1;
+	else if (!strcmp(what, "vanish") && n >= 4)
+		st.vanish[g] = a;
 	else if (!strcmp(what, "lost"))
 		st.lost[g] = 1;
 	else if (!strcmp(what, "proc") && n >= 5 && st.nprocs[g] < PROCS) {
@@ -182,19 +188,21 @@ int nvmlDeviceGetRemappedRows(void *d, unsigned int *corr, unsigned int *unc,
  * 32: R535's nvmlProcessInfo_t, usedGpuCcProtectedMemory last). */
 static int procs(void *d, unsigned int *n, void *p, size_t stride)
 {
-	unsigned g = gpu_of(d);
-	int i;
+	unsigned g = gpu_of(d), k = 0;
+	int i, later = st.queries[g]++ > 0;
 
 	if ((unsigned)st.nprocs[g] > *n) {
 		*n = (unsigned)st.nprocs[g];
 		return 7;
 	}
-	*n = (unsigned)st.nprocs[g];
 	for (i = 0; i < st.nprocs[g]; i++) {
-		memset((char *)p + stride * (size_t)i, 0, stride);
-		memcpy((char *)p + stride * (size_t)i, &st.procs[g][i],
+		if (later && st.vanish[g] && st.procs[g][i].pid == st.vanish[g])
+			continue;
+		memset((char *)p + stride * (size_t)k, 0, stride);
+		memcpy((char *)p + stride * (size_t)k++, &st.procs[g][i],
 		       sizeof(st.procs[g][i]));
 	}
+	*n = k;
 	return 0;
 }
 

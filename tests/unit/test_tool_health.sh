@@ -151,6 +151,13 @@ if [ -f "$fake" ]; then
 	gpu "$many" --allow-uid "$(id -u)"
 	check $((rc != 0)) "... 32 of them: read whole, pass" "rc=$rc $out"
 	kill "$holder" "$holder2" 2>/dev/null
+	# Review finding 12: a process that exits between NVML's list and
+	# /proc is gone, not foreign; one NVML still lists stays a failure.
+	gpu '* gpus 2\n* proc 1 4000000 100\n* vanish 1 4000000\n'
+	check $((rc != 0)) "a listed process gone from /proc and from NVML's list: pass" "rc=$rc $out"
+	gpu '* gpus 2\n* proc 1 4000000 100\n'
+	check "$(printf '%s\n' "$out" | grep -q "gpu 1 memory held by pid 4000000 (not in this node's /proc"; echo $?)" \
+		"... one NVML lists again: still a failure" "rc=$rc $out"
 	gpu '* gpus 4\n' --gpus 0,1,2,3,4
 	check "$(printf '%s\n' "$out" | grep -q 'gpu 4 not found (4 GPUs visible)'; echo $?)" \
 		"a job GPU NVML does not show: not found" "$out"
