@@ -392,9 +392,10 @@ int te_health_policy_merge(const struct te_health_policy *site,
 			   struct te_health_policy *out, char *err,
 			   size_t errlen)
 {
+	struct te_health_policy m; /* out only when all of it merged */
 	char had[32], got[32];
 
-	*out = *site;
+	m = *site;
 	if (user->given & (TE_HK_TIMEOUT | TE_HK_USER_WEAKER | TE_HK_NVML))
 		return te_err(err, errlen, "%s: only the site's policy sets it",
 			      (user->given & TE_HK_TIMEOUT) ? "health_timeout"
@@ -411,9 +412,9 @@ int te_health_policy_merge(const struct te_health_policy *site,
 				      "(accepted: a list holding %s)",
 				      got, had, had);
 		}
-		out->checks = site->user_may_weaken
-				      ? user->checks
-				      : (site->checks | user->checks);
+		m.checks = site->user_may_weaken
+				   ? user->checks
+				   : (site->checks | user->checks);
 	}
 	if (user->given & TE_HK_IB_RATE) {
 		if (user->ib_min_gbps < site->ib_min_gbps &&
@@ -423,12 +424,13 @@ int te_health_policy_merge(const struct te_health_policy *site,
 				      "Gb/s; accepted: %u to %u",
 				      user->ib_min_gbps, site->ib_min_gbps,
 				      site->ib_min_gbps, TE_HEALTH_IB_RATE_MAX);
-		out->ib_min_gbps = user->ib_min_gbps;
+		m.ib_min_gbps = user->ib_min_gbps;
 	}
-	if (merge_eth(site, user, out, err, errlen) < 0 ||
-	    merge_actions(site, user, out, err, errlen) < 0)
+	if (merge_eth(site, user, &m, err, errlen) < 0 ||
+	    merge_actions(site, user, &m, err, errlen) < 0)
 		return -1;
-	out->given = site->given | user->given;
+	m.given = site->given | user->given;
+	*out = m;
 	return 0;
 }
 

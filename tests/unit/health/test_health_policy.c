@@ -197,6 +197,21 @@ static void test_merge(void)
 	       "... but still never drain");
 }
 
+/* Review finding 13: a refused merge leaves out as it was. */
+static void test_merge_refused(void)
+{
+	struct te_health_policy site, user, out, before;
+
+	parse(&site, "health=ib,eth health_ib_rate=100 health_eth=eth0");
+	parse(&user, "health_ib_rate=400 health_eth=eth1");
+	memset(&out, 0x5a, sizeof(out));
+	before = out;
+	is_int(te_health_policy_merge(&site, &user, &out, err, sizeof(err)), -1,
+	       "a merge refused half-way (eth0 left out)");
+	ok(!memcmp(&out, &before, sizeof(out)),
+	   "... leaves out untouched, not half-merged");
+}
+
 /* A failed result of check on device with value. */
 static struct te_health_result failed(const char *check, const char *device,
 				      const char *value)
@@ -266,6 +281,7 @@ int main(void)
 	test_keys();
 	test_merge();
 	test_action_for();
+	test_merge_refused();
 	is_str(te_health_check_name(TE_HC_GPU), "gpu", "check names");
 	is_str(te_health_action_name(TE_HA_EXCLUDE), "exclude", "action names");
 	printf("1..%d\n", tap_n);
