@@ -67,6 +67,25 @@ static int query_failed(int rc, const char *what, char *probs, size_t len)
 	return 1;
 }
 
+/* A process's name, the user's choice, as it may reach a drain reason:
+ * letters, digits, '.', '_', '-' kept, anything else '?' (no blank, no
+ * quote, no ':' that could pass for another reason's words). */
+static void comm_word(char *out, size_t len, const char *comm)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len && comm[i]; i++) {
+		char c = comm[i];
+
+		out[i] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+			  c == '-')
+				 ? c
+				 : '?';
+	}
+	out[i] = '\0';
+}
+
 /* The processes on g not of the job. */
 static void gpu_procs(const struct te_health_gpu *g, long allowed_uid,
 		      char *probs, size_t len, char *value, size_t vlen)
@@ -84,7 +103,7 @@ static void gpu_procs(const struct te_health_gpu *g, long allowed_uid,
 		const struct te_health_gpu_proc *p = &g->procs[i];
 		char comm[16];
 
-		te_clean_text(comm, sizeof(comm), p->comm, sizeof(comm) - 1);
+		comm_word(comm, sizeof(comm), p->comm);
 		/* the MPS server by its binary, run by root or the job */
 		if (p->mps && (p->uid == 0 || p->uid == allowed_uid))
 			continue;

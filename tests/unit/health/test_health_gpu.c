@@ -102,6 +102,11 @@ static void test_procs(void)
 	     "... the MPS binary run by another user: foreign");
 	g.procs[0].uid = 1001;
 	like(one(&g, 1), "healthy", "... run by the job's uid: the job's");
+	/* review finding 15: a user's name for a process in a drain reason */
+	g.procs[0] = (struct te_health_gpu_proc){ 104, 1ull << 20, 1002,
+						  "x: ok' $(id)" };
+	like(one(&g, 1), "(uid 1002, x??ok????id?, 1 MiB)",
+	     "a process name of blanks, quotes and ':': each made '?'");
 	g.procs[0] = (struct te_health_gpu_proc){ 55, 5ull << 20, -1, "?" };
 	like(one(&g, 1), "memory held by pid 55 (not in this node's /proc",
 	     "a pid with no /proc entry is not of the job");
