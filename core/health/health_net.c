@@ -117,7 +117,11 @@ static int read_attr(const char *dir, const char *name, char *buf, size_t len,
 		te_snprintf(why, whylen, "%s unreadable (path too long)", name);
 		return -1;
 	}
-	got = te_read_small(path, buf, len, TE_READ_WHOLE);
+	/* the attribute itself never a link (sysfs's are files): a tree an
+	 * admin pointed at a user's directory must not quote, as root,
+	 * the first bytes of a file the user may not read; the device's
+	 * directory may be one, as /sys/class's are */
+	got = te_read_small(path, buf, len, TE_READ_WHOLE | TE_READ_NOFOLLOW);
 	if (got < 0) {
 		te_snprintf(why, whylen, "%s unreadable (%s)", name,
 			    errno == EFBIG ? "longer than 63 bytes"

@@ -211,6 +211,33 @@ static void test_ib_hostile(void)
 		like(r ? r->text : NULL, "state unreadable (Invalid argument)",
 		     "a FIFO for state: refused, not waited on");
 	}
+	{ /* review finding 16: an attribute that is a link is not read
+	   * (a tree pointed at a user's dir must not quote root's files);
+	   * a device directory that is a link, as in the real /sys, is */
+		char p[512], t[512];
+
+		port("mlx5_8", 1, "4: ACTIVE\n", "5: LinkUp\n", "200 Gb/sec\n");
+		PUT("secret", "4: ACTIVE\n");
+		snprintf(p, sizeof(p),
+			 "%s/class/infiniband/mlx5_8/ports/1/state", root);
+		snprintf(t, sizeof(t), "%s/secret", root);
+		unlink(p);
+		if (symlink(t, p) < 0)
+			printf("# symlink failed\n");
+		port("real9", 1, "4: ACTIVE\n", "5: LinkUp\n", "200 Gb/sec\n");
+		snprintf(p, sizeof(p), "%s/class/infiniband/mlx5_9", root);
+		snprintf(t, sizeof(t), "%s/class/infiniband/real9", root);
+		if (symlink(t, p) < 0)
+			printf("# symlink failed\n");
+		te_health_set_init(&s, "n1");
+		te_health_check_ib(root, 200, &s);
+		r = find(&s, "mlx5_8 port 1");
+		like(r ? r->text : NULL, "state unreadable (",
+		     "a state file that is a link: not followed");
+		r = find(&s, "mlx5_9 port 1");
+		ok(r && r->verdict == TE_HV_PASS,
+		   "... a device directory that is a link (as /sys's): read");
+	}
 	te_health_set_init(&s, "n1");
 	te_health_check_ib("/nonexistent/sysfs", 200, &s);
 	ok(s.n == 1 && s.r[0].verdict == TE_HV_NA,
