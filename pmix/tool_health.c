@@ -7,6 +7,7 @@
  * at run time (nvml_load.c), in the GPU check's child. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #define OUT_MAX (TE_HEALTH_RESULTS_MAX * 1024)
 
 #define GPUS_MAX 64
+#define LOCK_DIR "/run/trainenv"
 
 struct health_ctx {
 	const char *root;
@@ -54,6 +56,26 @@ static void run_gpu(const void *arg, struct te_health_set *out)
 	const struct health_ctx *c = arg;
 
 	te_nvml_check(c->pol->nvml, c->gpus, c->ngpus, c->allowed_uid, out);
+}
+
+/* The lock the GPU check's child holds for its life (te_health_check's
+ * lock), so that checks stuck in the driver never pile up: root's, under
+ * /run/trainenv, one per NVML library (the tests' stand-ins apart from
+ * the node's); NULL when not root (nothing to guard: no prolog). */
+static const char *gpu_lock(const struct te_health_policy *pol)
+{
+	static char path[64];
+	unsigned h = 2166136261u;
+	const char *p;
+
+	if (geteuid() != 0 || (mkdir(LOCK_DIR, 0755) < 0 && errno != EEXIST))
+		return NULL;
+	if (!pol->nvml[0])
+		return LOCK_DIR "/health-gpu.lock";
+	for (p = pol->nvml; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	te_snprintf(path, sizeof(path), LOCK_DIR "/health-gpu-%08x.lock", h);
+	return path;
 }
 
 static void usage(FILE *f)
@@ -275,11 +297,14 @@ int te_tool_health(int argc, char **argv)
 		return rc;
 	ctx.pol = &pol;
 	if (pol.checks & (1u << TE_HC_IB))
-		checks[n++] = (struct te_health_check){ "ib", run_ib, &ctx };
+		checks[n++] =
+			(struct te_health_check){ "ib", run_ib, &ctx, NULL };
 	if (pol.checks & (1u << TE_HC_ETH))
-		checks[n++] = (struct te_health_check){ "eth", run_eth, &ctx };
+		checks[n++] =
+			(struct te_health_check){ "eth", run_eth, &ctx, NULL };
 	if (pol.checks & (1u << TE_HC_GPU))
-		checks[n++] = (struct te_health_check){ "gpu", run_gpu, &ctx };
+		checks[n++] = (struct te_health_check){ "gpu", run_gpu, &ctx,
+							gpu_lock(&pol) };
 	te_node_name(node, sizeof(node));
 	te_health_set_init(&set, node);
 	if (te_health_run(checks, n, (int)pol.timeout_s * 1000, &set, err,

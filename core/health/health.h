@@ -271,6 +271,12 @@ struct te_health_check {
 	const char *name; /* the results' check name */
 	te_health_check_fn fn;
 	const void *arg;
+	/* NULL, or a lock file its child holds (flock) for its whole life:
+	 * a child stuck in the kernel (a wedged GPU) keeps holding it, and
+	 * a later run's child waits for it at most 4/5 of the bound, then
+	 * fails with one line naming the holder's pid without running the
+	 * check, so stuck checks never pile up. */
+	const char *lock;
 };
 
 /* Runs every check at once, each in a child process (its own process

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -59,10 +60,53 @@ static void abandon(pid_t pid)
 		abandoned[n_abandoned++] = pid;
 }
 
+/* The child's hold of c->lock, waited for at most wait_ms: 0 (held, or
+ * no lock), or -1 with a failure added to out (another run's child
+ * still holds it: the check is not run). */
+static int take_lock(const struct te_health_check *c, int wait_ms,
+		     struct te_health_set *out)
+{
+	int64_t until = te_now_ms() + wait_ms;
+	char pid[16];
+	ssize_t r;
+	int fd;
+
+	if (!c->lock)
+		return 0;
+	fd = open(c->lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		te_health_add(out, c->name, "", "", TE_HV_FAIL,
+			      "%s: its lock %.80s cannot be opened (%s)",
+			      c->name, c->lock, strerror(errno));
+		return -1;
+	}
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (te_now_ms() >= until) {
+			r = pread(fd, pid, sizeof(pid) - 1, 0);
+			pid[r > 0 ? r : 0] = '\0';
+			pid[strspn(pid, "0123456789")] = '\0';
+			te_health_add(out, c->name, "", "", TE_HV_FAIL,
+				      "%s: a previous %s check (pid %s) still "
+				      "holds its lock after %d ms (stuck in "
+				      "the kernel?): not run",
+				      c->name, c->name, pid[0] ? pid : "?",
+				      wait_ms);
+			return -1;
+		}
+		usleep(20000);
+	}
+	te_snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	/* the pid only names the holder in a later run's line */
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0)
+		pid[0] = '\0';
+	return 0; /* fd stays open, the lock held, until this child ends */
+}
+
 /* The child: runs the check, writes its results on fd, exits. */
 __attribute__((noreturn)) static void
 child_main(const struct te_health_check *c, int fd, pid_t parent,
-	   struct te_health_set *scratch, char *wire, const char *node)
+	   struct te_health_set *scratch, char *wire, const char *node,
+	   int bound_ms)
 {
 	int null;
 
@@ -87,7 +131,8 @@ child_main(const struct te_health_check *c, int fd, pid_t parent,
 	fd = 3;
 	te_close_from(4);
 	te_health_set_init(scratch, node);
-	c->fn(c->arg, scratch);
+	if (take_lock(c, bound_ms / 5 * 4, scratch) == 0)
+		c->fn(c->arg, scratch);
 	if (te_health_wire_encode(scratch, wire, TE_HEALTH_WIRE_MAX + 1) < 0)
 		_exit(3);
 	_exit(te_write_all(fd, wire, strlen(wire)) < 0 ? 2 : 0);
@@ -95,7 +140,8 @@ child_main(const struct te_health_check *c, int fd, pid_t parent,
 
 /* Starts c's child; -1 with errno when it could not be. */
 static int start(const struct te_health_check *c, struct child *ch,
-		 struct te_health_set *scratch, char *wire, const char *node)
+		 struct te_health_set *scratch, char *wire, const char *node,
+		 int bound_ms)
 {
 	int p[2];
 	pid_t parent = getpid();
@@ -113,7 +159,7 @@ static int start(const struct te_health_check *c, struct child *ch,
 	}
 	if (ch->pid == 0) {
 		close(p[0]);
-		child_main(c, p[1], parent, scratch, wire, node);
+		child_main(c, p[1], parent, scratch, wire, node, bound_ms);
 	}
 	setpgid(ch->pid, ch->pid); /* either side may get there first */
 	close(p[1]);
@@ -259,7 +305,8 @@ int te_health_run(const struct te_health_check *checks, int n, int bound_ms,
 		return te_err(err, errlen, "health: out of memory");
 	}
 	for (i = 0; i < n; i++) {
-		if (start(&checks[i], &ch[i], scratch, wire, out->node) == 0)
+		if (start(&checks[i], &ch[i], scratch, wire, out->node,
+			  bound_ms) == 0)
 			started++;
 		else
 			te_health_add(out, checks[i].name, "", "", TE_HV_FAIL,

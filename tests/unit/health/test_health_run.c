@@ -7,11 +7,13 @@
  * holding its pipe; and the wire's decoder against hostile text. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -125,15 +127,15 @@ static void test_run(void)
 {
 	static struct te_health_set s;
 	const struct te_health_check checks[] = {
-		{ "ib", check_pass, NULL },
-		{ "eth", check_fail, "(stand-in)" },
-		{ "hang", check_hang, NULL },
-		{ "junk", check_junk, NULL },
-		{ "crash", check_crash, NULL },
-		{ "silent", check_silent, NULL },
-		{ "flood", check_flood, NULL },
-		{ "other", check_other, NULL },
-		{ "left", check_leaves_child, NULL },
+		{ "ib", check_pass, NULL, NULL },
+		{ "eth", check_fail, "(stand-in)", NULL },
+		{ "hang", check_hang, NULL, NULL },
+		{ "junk", check_junk, NULL, NULL },
+		{ "crash", check_crash, NULL, NULL },
+		{ "silent", check_silent, NULL, NULL },
+		{ "flood", check_flood, NULL, NULL },
+		{ "other", check_other, NULL, NULL },
+		{ "left", check_leaves_child, NULL, NULL },
 	};
 	const struct te_health_result *r;
 	char err[256];
@@ -207,7 +209,7 @@ static int dec(const char *text, struct te_health_set *b)
  * result pipe lands on 0 and 1; the check still answers. */
 static void test_closed_stdio(void)
 {
-	struct te_health_check c = { "ib", check_pass, NULL };
+	struct te_health_check c = { "ib", check_pass, NULL, NULL };
 	struct te_health_set set;
 	char err[256];
 	int in = dup(0), out = dup(1), rc;
@@ -226,6 +228,46 @@ static void test_closed_stdio(void)
 	   "... and passes (its pipe not made /dev/null)");
 	if (set.n)
 		printf("# %s\n", set.r[0].text);
+}
+
+static void check_locked(const void *arg, struct te_health_set *out)
+{
+	(void)arg;
+	te_health_add(out, "gpu", "gpu 0", "ok", TE_HV_PASS, "gpu 0 healthy");
+}
+
+/* Review finding 6: a check whose lock a stuck process still holds is
+ * not run again (no pile of processes stuck in the driver): one line
+ * naming the holder; the lock free, it runs. */
+static void test_lock(void)
+{
+	char path[256], err[256];
+	const char *tmp = getenv("TMPDIR");
+	struct te_health_check c = { "gpu", check_locked, NULL, path };
+	struct te_health_set set;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/te-lock-%ld", tmp ? tmp : "/tmp",
+		 (long)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0 || write(fd, "4242\n", 5) != 5) {
+		printf("Bail out! cannot hold %s\n", path);
+		exit(1);
+	}
+	te_health_set_init(&set, "n1");
+	te_health_run(&c, 1, 1000, &set, err, sizeof(err));
+	ok(set.n == 1 && set.r[0].verdict == TE_HV_FAIL,
+	   "its lock held by a stuck check: fails");
+	like(set.n ? set.r[0].text : NULL,
+	     "gpu: a previous gpu check (pid 4242) still holds its lock after "
+	     "800 ms (stuck in the kernel?): not run",
+	     "... naming the holder, the check not run");
+	close(fd);
+	te_health_set_init(&set, "n1");
+	te_health_run(&c, 1, 1000, &set, err, sizeof(err));
+	ok(set.n == 1 && set.r[0].verdict == TE_HV_PASS,
+	   "the lock free: the check runs and passes");
+	unlink(path);
 }
 
 /* Review finding 8: C lines add up; 4295 of them wrapped the counts and
@@ -314,6 +356,7 @@ int main(void)
 {
 	test_run();
 	test_closed_stdio();
+	test_lock();
 	test_wire_cut();
 	test_wire();
 	printf("1..%d\n", tap_n);
