@@ -41,7 +41,8 @@ static void run_ib(const void *arg, struct te_health_set *out)
 {
 	const struct health_ctx *c = arg;
 
-	te_health_check_ib(c->root, c->pol->ib_min_gbps, out);
+	te_health_check_ib_ports(c->root, c->pol->ib_min_gbps, c->pol->ib_ports,
+				 c->pol->n_ib_ports, out);
 }
 
 static void run_eth(const void *arg, struct te_health_set *out)

@@ -95,6 +95,19 @@ int te_health_parse_speed(const char *text, long *mbps);
 void te_health_check_ib(const char *root, unsigned min_gbps,
 			struct te_health_set *out);
 
+/* An InfiniBand/RoCE port the site lists (health_ib_ports). */
+#define TE_HEALTH_IB_PORTS_MAX 16
+struct te_health_ib_port {
+	char dev[32];
+	unsigned port;
+};
+/* As te_health_check_ib, but only the ports listed (n > 0): a port the
+ * node does not have fails; the others (an unused second RoCE port) are
+ * not read. n 0: every port, as te_health_check_ib. */
+void te_health_check_ib_ports(const char *root, unsigned min_gbps,
+			      const struct te_health_ib_port *ports, int n,
+			      struct te_health_set *out);
+
 /* An Ethernet interface the site lists, and its least speed (0: any). */
 #define TE_HEALTH_IFNAME_MAX 16
 struct te_health_eth_if {
@@ -190,6 +203,7 @@ enum te_health_key {
 	TE_HK_TIMEOUT = 1u << 6,
 	TE_HK_USER_WEAKER = 1u << 7,
 	TE_HK_NVML = 1u << 8,
+	TE_HK_IB_PORTS = 1u << 9,
 };
 
 #define TE_HEALTH_NVML_PATH_MAX 256
@@ -205,6 +219,9 @@ struct te_health_policy {
 	/* site only: health_nvml=PATH, NVML's library ("": the system's,
 	 * from fixed directories; never LD_LIBRARY_PATH) */
 	char nvml[TE_HEALTH_NVML_PATH_MAX];
+	/* site only: health_ib_ports=DEV:PORT,... (0: every port) */
+	int n_ib_ports;
+	struct te_health_ib_port ib_ports[TE_HEALTH_IB_PORTS_MAX];
 	unsigned given; /* enum te_health_key bits */
 };
 
@@ -218,7 +235,9 @@ void te_health_policy_init(struct te_health_policy *p);
  * health_ib_rate=GBPS, health_eth=IF[:MBPS][,IF[:MBPS]...] (or none),
  * health_ib_action, health_eth_action, health_gpu_action = drain |
  * exclude | warn, health_timeout=S, health_user_weaker=yes|no,
- * health_nvml=PATH (absolute, no "..": the site's NVML library). */
+ * health_nvml=PATH (absolute, no "..": the site's NVML library),
+ * health_ib_ports=DEV:PORT[,DEV:PORT...] (the ports ib checks; none:
+ * every port). */
 int te_health_policy_set(struct te_health_policy *p, const char *key,
 			 const char *val, const char *where, char *err,
 			 size_t errlen);
@@ -235,8 +254,8 @@ int te_health_policy_parse(struct te_health_policy *p, const char *text,
  * to exclude: only the site drains). A user's key that would weaken a
  * site's choice is refused (-1, err naming the key, the site's value
  * and what the user may give) unless the site allows it
- * (health_user_weaker=yes); health_timeout, health_user_weaker and
- * health_nvml are the site's alone. */
+ * (health_user_weaker=yes); health_timeout, health_user_weaker,
+ * health_nvml and health_ib_ports are the site's alone. */
 int te_health_policy_merge(const struct te_health_policy *site,
 			   const struct te_health_policy *user,
 			   struct te_health_policy *out, char *err,

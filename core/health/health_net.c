@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "health/health.h"
 #include "util/strutil.h"
@@ -344,6 +345,37 @@ void te_health_check_ib(const char *root, unsigned min_gbps,
 			      "ib: %d more devices than the %d checked", more,
 			      IB_DEVS_MAX);
 	free_names(names, n);
+}
+
+void te_health_check_ib_ports(const char *root, unsigned min_gbps,
+			      const struct te_health_ib_port *ports, int n,
+			      struct te_health_set *out)
+{
+	char devdir[PATH_MAX], dir[PATH_MAX], port[16];
+	struct stat st;
+	int i;
+
+	if (n <= 0) {
+		te_health_check_ib(root, min_gbps, out);
+		return;
+	}
+	for (i = 0; i < n && i < TE_HEALTH_IB_PORTS_MAX; i++) {
+		te_snprintf(port, sizeof(port), "%u", ports[i].port);
+		if (te_snprintf(devdir, sizeof(devdir),
+				"%s/class/infiniband/%s", root,
+				ports[i].dev) < 0 ||
+		    te_snprintf(dir, sizeof(dir), "%s/ports/%s", devdir, port) <
+			    0 ||
+		    stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			te_health_add(out, "ib", ports[i].dev, "missing",
+				      TE_HV_FAIL,
+				      "ib %s port %s: no such port "
+				      "(health_ib_ports)",
+				      ports[i].dev, port);
+			continue;
+		}
+		ib_port(ports[i].dev, devdir, port, min_gbps, out);
+	}
 }
 
 /* An interface's speed, for its result: the text and its problem. */

@@ -15,7 +15,7 @@
 #define KEYS_ACCEPTED                                            \
 	"health, health_ib_rate, health_eth, health_ib_action, " \
 	"health_eth_action, health_gpu_action, health_timeout, " \
-	"health_user_weaker, health_nvml"
+	"health_user_weaker, health_nvml, health_ib_ports"
 
 static const char *const check_names[TE_HC_COUNT] = { "ib", "eth", "gpu" };
 static const char *const action_names[] = { "warn", "exclude", "drain" };
@@ -206,6 +206,42 @@ static int set_nvml(struct te_health_policy *p, const char *val,
 	return 1;
 }
 
+/* health_ib_ports=DEV:PORT[,DEV:PORT...]: 1, or -1. */
+static int set_ib_ports(struct te_health_policy *p, const char *val,
+			const char *where, char *err, size_t errlen)
+{
+	static const char acc[] = "DEV:PORT[,DEV:PORT...] (at most 16; PORT "
+				  "1 to 65535)";
+	struct te_health_ib_port ports[TE_HEALTH_IB_PORTS_MAX];
+	char buf[ITEM_MAX], *save = NULL, *tok, *colon;
+	int n = 0;
+	uint64_t v;
+
+	if (te_strlcpy(buf, val, sizeof(buf)) >= sizeof(buf) || !buf[0])
+		return bad_value(where, "health_ib_ports", val, acc, err,
+				 errlen);
+	memset(ports, 0, sizeof(ports));
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		colon = strchr(tok, ':');
+		if (n >= TE_HEALTH_IB_PORTS_MAX || !colon)
+			return bad_value(where, "health_ib_ports", val, acc,
+					 err, errlen);
+		*colon = '\0';
+		if (te_parse_u64(colon + 1, 65535, &v) < 0 || !v ||
+		    !te_word_valid(tok, sizeof(ports[n].dev), "-_.") ||
+		    !strcmp(tok, ".") || !strcmp(tok, ".."))
+			return bad_value(where, "health_ib_ports", val, acc,
+					 err, errlen);
+		te_strlcpy(ports[n].dev, tok, sizeof(ports[n].dev));
+		ports[n++].port = (unsigned)v;
+	}
+	memcpy(p->ib_ports, ports, sizeof(ports));
+	p->n_ib_ports = n;
+	p->given |= TE_HK_IB_PORTS;
+	return 1;
+}
+
 int te_health_policy_set(struct te_health_policy *p, const char *key,
 			 const char *val, const char *where, char *err,
 			 size_t errlen)
@@ -232,6 +268,8 @@ int te_health_policy_set(struct te_health_policy *p, const char *key,
 		if (!strcmp(key, name))
 			return parse_action(p, i, key, val, where, err, errlen);
 	}
+	if (!strcmp(key, "health_ib_ports"))
+		return set_ib_ports(p, val, where, err, errlen);
 	if (!strcmp(key, "health_nvml"))
 		return set_nvml(p, val, where, err, errlen);
 	if (!strcmp(key, "health_ib_rate") || !strcmp(key, "health_timeout") ||
@@ -396,6 +434,10 @@ int te_health_policy_merge(const struct te_health_policy *site,
 	char had[32], got[32];
 
 	m = *site;
+	if (user->given & TE_HK_IB_PORTS)
+		return te_err(err, errlen,
+			      "health_ib_ports: only the site's policy sets "
+			      "it");
 	if (user->given & (TE_HK_TIMEOUT | TE_HK_USER_WEAKER | TE_HK_NVML))
 		return te_err(err, errlen, "%s: only the site's policy sets it",
 			      (user->given & TE_HK_TIMEOUT) ? "health_timeout"

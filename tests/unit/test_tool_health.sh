@@ -68,6 +68,16 @@ check "$(printf '%s\n' "$out" | grep -q 'eth eth0 operstate down (want up)'; ech
 check "$(printf '%s\n' "$out" | grep -q 'eth eth7 no such interface'; echo $?)" \
 	"... a missing interface" "$out"
 
+# Review finding 14: the site names the ports that matter; an unused
+# second RoCE port (DOWN) is not read, a listed port missing fails.
+port "$tmp/roce" roce0 1 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)"
+port "$tmp/roce" roce0 2 "1: DOWN" "3: Disabled" "10 Gb/sec (1X SDR)"
+out=$("$tool" health --sysfs-root "$tmp/roce" health=ib health_ib_ports=roce0:1 2>&1)
+check $(($? != 0)) "health_ib_ports=roce0:1, port 2 unused and DOWN: exit 0" "$out"
+out=$("$tool" health --sysfs-root "$tmp/roce" health=ib health_ib_ports=roce0:1,roce0:3 2>&1)
+rc=$?
+check "$(printf '%s\n' "$out" | grep -q 'ib roce0 port 3: no such port (health_ib_ports)'; echo $?)" \
+	"... a listed port the node lacks: fails, named" "rc=$rc $out"
 json=$("$tool" health --json --sysfs-root "$bad" health=ib,eth health_ib_rate=200 health_eth=eth0 2>&1)
 rc=$?
 check $((rc != 1)) "--json on the failing node: exit 1" "rc=$rc"

@@ -168,6 +168,17 @@ static void test_merge(void)
 	       "a relative health_nvml: refused");
 	is_int(parse(&user, "health_nvml=/a/../b.so"), -1,
 	       "a health_nvml with '..': refused");
+	is_int(parse(&user, "health_ib_ports=mlx5_0:1,mlx5_1:1"), 0,
+	       "health_ib_ports parses");
+	ok(user.n_ib_ports == 2 && !strcmp(user.ib_ports[1].dev, "mlx5_1") &&
+		   user.ib_ports[1].port == 1,
+	   "... two ports");
+	is_int(te_health_policy_merge(&site, &user, &out, err, sizeof(err)), -1,
+	       "... a user's health_ib_ports (a site's key): refused");
+	is_int(parse(&user, "health_ib_ports=mlx5_0"), -1,
+	       "a port list without a port number: refused");
+	is_int(parse(&user, "health_ib_ports=../x:1"), -1,
+	       "a device name with '/': refused");
 	parse(&user, "health_nvml=/tmp/x/libnvidia-ml.so.1");
 	is_int(te_health_policy_merge(&site, &user, &out, err, sizeof(err)), -1,
 	       "a user's health_nvml: refused");
