@@ -163,12 +163,22 @@ static void read_gpu(const struct nvml *n, unsigned index,
 	read_procs(n, d, g);
 }
 
-/* No NVML here: not applicable without job GPUs, else a failure. */
+/* The GPUs the site says the node has (health_gpu_count; 0: not said),
+ * for this check's run (one per child process). */
+static unsigned site_expect;
+
+/* No NVML here: not applicable without job GPUs or the site's count,
+ * else a failure (a GPU node whose driver failed must not pass). */
 static void absent(int ngpus, const char *why, struct te_health_set *out)
 {
 	if (ngpus)
 		te_health_add(out, "gpu", "", "", TE_HV_FAIL,
 			      "gpu: the job has GPUs but %s", why);
+	else if (site_expect)
+		te_health_add(out, "gpu", "", "", TE_HV_FAIL,
+			      "gpu: the site expects %u GPUs "
+			      "(health_gpu_count) but %s",
+			      site_expect, why);
 	else
 		te_health_add(out, "gpu", "", "", TE_HV_NA,
 			      "gpu: not applicable: %s", why);
@@ -285,13 +295,14 @@ static int nvml_open(struct nvml *n, const char *lib, int ngpus,
 }
 
 void te_nvml_check(const char *lib, const unsigned *gpus, int ngpus,
-		   long allowed_uid, struct te_health_set *out)
+		   unsigned expect, long allowed_uid, struct te_health_set *out)
 {
 	static struct te_health_gpu g[GPUS_MAX];
 	struct nvml n;
 	unsigned int visible = 0, i, want;
 	int rc;
 
+	site_expect = expect;
 	if (nvml_open(&n, lib, ngpus, out) < 0)
 		return; /* the handle stays: the child exits soon */
 	rc = n.count(&visible);
@@ -301,8 +312,14 @@ void te_nvml_check(const char *lib, const unsigned *gpus, int ngpus,
 			      te_health_nvml_rc_text(rc), rc);
 		return;
 	}
+	if (expect && visible < expect)
+		te_health_add(out, "gpu", "", "missing", TE_HV_FAIL,
+			      "gpu: %u GPUs visible, the site expects %u "
+			      "(health_gpu_count)",
+			      visible, expect);
 	if (!ngpus && !visible) {
-		absent(0, "NVML shows no GPU", out);
+		if (!expect)
+			absent(0, "NVML shows no GPU", out);
 		return;
 	}
 	want = ngpus ? (unsigned)ngpus : visible;

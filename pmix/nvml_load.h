@@ -16,13 +16,16 @@
  * library, or no driver loaded: with ngpus 0 not applicable, else a
  * failure; a library that loads but is not NVML, or a failing call:
  * one failure saying which. allowed_uid: the uid whose processes are the
- * job's. lib: the site's library (health_nvml), or NULL or "": the
+ * job's. expect: the GPUs the site says the node has (health_gpu_count;
+ * 0: not said): fewer visible, or no NVML or driver, fails even without
+ * job GPUs. lib: the site's library (health_nvml), or NULL or "": the
  * first libnvidia-ml.so.1 of /usr/lib/x86_64-linux-gnu,
  * /usr/lib/aarch64-linux-gnu, /usr/lib64, /usr/lib; never through
  * LD_LIBRARY_PATH; loaded only when it and its directory belong to root
  * (or the caller) and no one else may write them. Runs in the runner's
  * child: it may hang in the driver. */
 void te_nvml_check(const char *lib, const unsigned *gpus, int ngpus,
-		   long allowed_uid, struct te_health_set *out);
+		   unsigned expect, long allowed_uid,
+		   struct te_health_set *out);
 
 #endif

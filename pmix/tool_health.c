@@ -56,7 +56,8 @@ static void run_gpu(const void *arg, struct te_health_set *out)
 {
 	const struct health_ctx *c = arg;
 
-	te_nvml_check(c->pol->nvml, c->gpus, c->ngpus, c->allowed_uid, out);
+	te_nvml_check(c->pol->nvml, c->gpus, c->ngpus, c->pol->gpu_count,
+		      c->allowed_uid, out);
 }
 
 /* The lock the GPU check's child holds for its life (te_health_check's

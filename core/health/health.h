@@ -204,6 +204,7 @@ enum te_health_key {
 	TE_HK_USER_WEAKER = 1u << 7,
 	TE_HK_NVML = 1u << 8,
 	TE_HK_IB_PORTS = 1u << 9,
+	TE_HK_GPU_COUNT = 1u << 10,
 };
 
 #define TE_HEALTH_NVML_PATH_MAX 256
@@ -219,6 +220,9 @@ struct te_health_policy {
 	/* site only: health_nvml=PATH, NVML's library ("": the system's,
 	 * from fixed directories; never LD_LIBRARY_PATH) */
 	char nvml[TE_HEALTH_NVML_PATH_MAX];
+	/* site only: health_gpu_count=N, the GPUs the node has (0: not
+	 * said): fewer, or no NVML or driver, fails */
+	unsigned gpu_count;
 	/* site only: health_ib_ports=DEV:PORT,... (0: every port) */
 	int n_ib_ports;
 	struct te_health_ib_port ib_ports[TE_HEALTH_IB_PORTS_MAX];
@@ -237,7 +241,7 @@ void te_health_policy_init(struct te_health_policy *p);
  * exclude | warn, health_timeout=S, health_user_weaker=yes|no,
  * health_nvml=PATH (absolute, no "..": the site's NVML library),
  * health_ib_ports=DEV:PORT[,DEV:PORT...] (the ports ib checks; none:
- * every port). */
+ * every port), health_gpu_count=N (0 to 1024: the node's GPUs). */
 int te_health_policy_set(struct te_health_policy *p, const char *key,
 			 const char *val, const char *where, char *err,
 			 size_t errlen);
@@ -255,7 +259,8 @@ int te_health_policy_parse(struct te_health_policy *p, const char *text,
  * site's choice is refused (-1, err naming the key, the site's value
  * and what the user may give) unless the site allows it
  * (health_user_weaker=yes); health_timeout, health_user_weaker,
- * health_nvml and health_ib_ports are the site's alone. */
+ * health_nvml, health_ib_ports and health_gpu_count are the site's
+ * alone. */
 int te_health_policy_merge(const struct te_health_policy *site,
 			   const struct te_health_policy *user,
 			   struct te_health_policy *out, char *err,

@@ -15,7 +15,8 @@
 #define KEYS_ACCEPTED                                            \
 	"health, health_ib_rate, health_eth, health_ib_action, " \
 	"health_eth_action, health_gpu_action, health_timeout, " \
-	"health_user_weaker, health_nvml, health_ib_ports"
+	"health_user_weaker, health_nvml, health_ib_ports, "     \
+	"health_gpu_count"
 
 static const char *const check_names[TE_HC_COUNT] = { "ib", "eth", "gpu" };
 static const char *const action_names[] = { "warn", "exclude", "drain" };
@@ -268,6 +269,17 @@ int te_health_policy_set(struct te_health_policy *p, const char *key,
 		if (!strcmp(key, name))
 			return parse_action(p, i, key, val, where, err, errlen);
 	}
+	if (!strcmp(key, "health_gpu_count")) {
+		uint64_t v;
+
+		if (te_parse_u64(val, 1024, &v) < 0)
+			return bad_value(where, key, val,
+					 "0 (not said) to 1024 (GPUs)", err,
+					 errlen);
+		p->gpu_count = (unsigned)v;
+		p->given |= TE_HK_GPU_COUNT;
+		return 1;
+	}
 	if (!strcmp(key, "health_ib_ports"))
 		return set_ib_ports(p, val, where, err, errlen);
 	if (!strcmp(key, "health_nvml"))
@@ -434,10 +446,11 @@ int te_health_policy_merge(const struct te_health_policy *site,
 	char had[32], got[32];
 
 	m = *site;
-	if (user->given & TE_HK_IB_PORTS)
-		return te_err(err, errlen,
-			      "health_ib_ports: only the site's policy sets "
-			      "it");
+	if (user->given & (TE_HK_IB_PORTS | TE_HK_GPU_COUNT))
+		return te_err(err, errlen, "%s: only the site's policy sets it",
+			      (user->given & TE_HK_IB_PORTS)
+				      ? "health_ib_ports"
+				      : "health_gpu_count");
 	if (user->given & (TE_HK_TIMEOUT | TE_HK_USER_WEAKER | TE_HK_NVML))
 		return te_err(err, errlen, "%s: only the site's policy sets it",
 			      (user->given & TE_HK_TIMEOUT) ? "health_timeout"

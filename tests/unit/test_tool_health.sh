@@ -186,6 +186,16 @@ if [ -f "$fake" ]; then
 	check $((rc != 1)) "a broken libnvidia-ml.so.1: exit 1" "rc=$rc $out"
 	check "$(printf '%s\n' "$out" | grep -c 'gpu: libnvidia-ml.so.1 cannot be loaded: ' | grep -qx 1; echo $?)" \
 		"... one line saying so" "$out"
+	# Review finding 11: a GPU node whose driver failed must not pass
+	# because no job GPU was named: the site's health_gpu_count.
+	gpu '* init 9\n' health_gpu_count=4
+	check "$(printf '%s\n' "$out" | grep -q 'gpu: the site expects 4 GPUs (health_gpu_count) but the NVIDIA driver is not loaded'; echo $?)" \
+		"health_gpu_count=4, the driver not loaded: fails, saying so" "rc=$rc $out"
+	gpu '* gpus 3\n' health_gpu_count=4
+	check "$(printf '%s\n' "$out" | grep -q 'gpu: 3 GPUs visible, the site expects 4 (health_gpu_count)'; echo $?)" \
+		"... 3 of 4 GPUs visible: fails, saying so" "rc=$rc $out"
+	gpu '* gpus 4\n' health_gpu_count=4
+	check $((rc != 0)) "... all 4: exit 0" "rc=$rc $out"
 	# Review finding 5: as root, a library on LD_LIBRARY_PATH (a user's)
 	# must never load; only the site's health_nvml, root's, unwritable.
 	printf '* gpus 4\n* ecc 0 5\n' >"$tmp/nvml.conf"
@@ -202,7 +212,7 @@ if [ -f "$fake" ]; then
 	out=$("$tool" health health=gpu health_nvml=lib.so 2>&1)
 	check $(($? != 2)) "health_nvml not an absolute path: exit 2" "$out"
 else
-	for w in "LD_LIBRARY_PATH" "a writable library" "a relative health_nvml" "4 healthy stand-in GPUs" "the GPU faults" "a foreign process" "a missing GPU" "NVML hanging" "a broken libnvidia-ml.so.1"; do
+	for w in "health_gpu_count, no driver" "3 of 4 GPUs" "all 4 GPUs" "LD_LIBRARY_PATH" "a writable library" "a relative health_nvml" "4 healthy stand-in GPUs" "the GPU faults" "a foreign process" "a missing GPU" "NVML hanging" "a broken libnvidia-ml.so.1"; do
 		n=$((n + 1))
 		echo "ok $n # SKIP $w: $fake is not built"
 	done

@@ -179,6 +179,13 @@ static void test_merge(void)
 	       "a port list without a port number: refused");
 	is_int(parse(&user, "health_ib_ports=../x:1"), -1,
 	       "a device name with '/': refused");
+	is_int(parse(&user, "health_gpu_count=8"), 0,
+	       "health_gpu_count parses");
+	is_int(user.gpu_count, 8, "... 8 GPUs");
+	is_int(te_health_policy_merge(&site, &user, &out, err, sizeof(err)), -1,
+	       "... a user's health_gpu_count (a site's key): refused");
+	is_int(parse(&user, "health_gpu_count=1025"), -1,
+	       "health_gpu_count past 1024: refused");
 	parse(&user, "health_nvml=/tmp/x/libnvidia-ml.so.1");
 	is_int(te_health_policy_merge(&site, &user, &out, err, sizeof(err)), -1,
 	       "a user's health_nvml: refused");
