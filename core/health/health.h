@@ -311,7 +311,10 @@ struct te_health_check {
  * kernel, as a hung NVML call is, cannot be reaped until it leaves it);
  * te_health_reap() collects such children later. A check that dies,
  * writes junk or gives no result fails with one line saying so. 0, or
- * -1 with err when no child could be started at all. */
+ * -1 with err when no child could be started at all. Single-threaded
+ * callers only: the children run fn after fork without exec (it may
+ * malloc, opendir, dlopen), and a lock another thread held at the fork
+ * would stay held in the child. */
 int te_health_run(const struct te_health_check *checks, int n, int bound_ms,
 		  struct te_health_set *out, char *err, size_t errlen);
 /* Reaps, without waiting, the children te_health_run abandoned; the
