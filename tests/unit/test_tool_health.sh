@@ -143,8 +143,19 @@ if [ -f "$fake" ]; then
 	gpu "* gpus 4\n* ecc 1 3\n* retired 2\n* remap_failed 0\n"
 	check "$(printf '%s\n' "$out" | grep -c 'volatile uncorrectable ECC errors 3\|gpu 2 retired pages pending\|gpu 0 remapped rows failed' | grep -qx 3; echo $?)" \
 		"ECC errors, retired pages pending, a failed remap: each named" "$out"
+	# Until the backgrounded shell has exec'd sleep, /proc names it bash:
+	# wait (at most 5 s) for the name the check below expects.
+	is_sleep() { # PID: until /proc/PID/comm is sleep, at most 5 s
+		local i
+		for i in $(seq 50); do
+			[ "$(cat "/proc/$1/comm" 2>/dev/null)" = sleep ] && return 0
+			sleep 0.1
+		done
+		return 1
+	}
 	sleep 60 &
 	holder=$!
+	is_sleep "$holder"
 	gpu "* gpus 2\n* proc 1 $holder 2048\n" --allow-uid 4242
 	check "$(printf '%s\n' "$out" | grep -q "gpu 1 memory held by pid $holder (uid $(id -u), sleep, 2048 MiB), not of this job"; echo $?)" \
 		"a process of another uid holding memory: named with pid, uid and size" "$out"
