@@ -31,7 +31,8 @@ struct health_ctx {
 	const struct te_health_policy *pol;
 	unsigned gpus[GPUS_MAX]; /* the job's GPUs (NVML indices) */
 	int ngpus;		 /* 0: every GPU NVML shows */
-	long allowed_uid;	 /* whose processes are the job's */
+	long allowed_uid;	 /* whose processes are the job's;
+				  * TE_HEALTH_NO_JOB: none given */
 	int drain;		 /* --drain */
 	const char *node;	 /* --node: this node's Slurm name */
 	struct te_drain_policy drain_pol;
@@ -113,8 +114,9 @@ static void usage(FILE *f)
 		"stand-in tree)\n"
 		"--gpus LIST       the job's GPUs, NVML indices (0,1,...); "
 		"default: every GPU\n"
-		"--allow-uid UID   whose processes on the GPUs are the job's "
-		"(default: yours)\n"
+		"--allow-uid UID   whose processes on the GPUs are the job's; "
+		"without it the\n                  processes are not "
+		"checked (no job: any user's may be there)\n"
 		"--drain           on a failure, drain this node in Slurm with "
 		"reason\n                  'trainenv: ' and the first failing "
 		"line (as HealthCheckProgram)\n"
@@ -292,7 +294,9 @@ int te_tool_health(int argc, char **argv)
 		return 0;
 	}
 	ctx.root = "/sys";
-	ctx.allowed_uid = (long)getuid();
+	/* No --allow-uid: no job (HealthCheckProgram, root): every user's
+	 * job may be on the GPUs, so none of their processes is foreign. */
+	ctx.allowed_uid = TE_HEALTH_NO_JOB;
 	te_drain_policy_init(&ctx.drain_pol);
 	rc = parse_args(argc, argv, &pol, &ctx, &json);
 	if (rc)

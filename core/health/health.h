@@ -157,7 +157,10 @@ const char *te_health_nvml_rc_text(int rc);
  * fails as not found. A process is the job's when its uid is
  * allowed_uid; the MPS server is never foreign: mps set (its binary, not
  * its name, which any process may choose) and run by root or by
- * allowed_uid. */
+ * allowed_uid. allowed_uid TE_HEALTH_NO_JOB: no job was named (root's
+ * HealthCheckProgram run), so every process may be a job's: processes
+ * are not checked, and each GPU's line says so. */
+#define TE_HEALTH_NO_JOB (-2L)
 void te_health_gpu_results(const struct te_health_gpu *g, int n,
 			   unsigned visible, long allowed_uid,
 			   struct te_health_set *out);

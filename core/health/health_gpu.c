@@ -93,6 +93,8 @@ static void gpu_procs(const struct te_health_gpu *g, long allowed_uid,
 	char why[128];
 	int i;
 
+	if (allowed_uid == TE_HEALTH_NO_JOB)
+		return;
 	if (g->procs_rc == TE_NVML_INSUFFICIENT_SIZE) {
 		problem(probs, len, "more than 32 processes hold memory");
 		return;
@@ -191,8 +193,12 @@ void te_health_gpu_results(const struct te_health_gpu *g, int n,
 		else
 			te_health_add(out, "gpu", dev, "ok", TE_HV_PASS,
 				      "%s healthy (ECC, retired pages, "
-				      "remapped rows, processes)",
-				      dev);
+				      "remapped rows%s)",
+				      dev,
+				      allowed_uid == TE_HEALTH_NO_JOB
+					      ? "; processes not checked: no "
+						"job given"
+					      : ", processes");
 	}
 }
 

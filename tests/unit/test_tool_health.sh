@@ -161,6 +161,31 @@ if [ -f "$fake" ]; then
 		"a process of another uid holding memory: named with pid, uid and size" "$out"
 	gpu "* gpus 2\n* proc 1 $holder 2048\n" --allow-uid "$(id -u)"
 	check $((rc != 0)) "... the job's own uid's process passes" "rc=$rc $out"
+	# Review finding 2: without a job (HealthCheckProgram, root, no
+	# --allow-uid) any user's job may hold a GPU: not foreign, not
+	# checked, saying so; the rest of the check still runs. The holder
+	# is another uid's (4242), as a user's job's would be.
+	if [ "$(id -u)" = 0 ]; then
+		setpriv --reuid=4242 --regid=4242 --clear-groups sleep 60 &
+		other=$!
+		is_sleep "$other"
+		gpu "* gpus 2\n* proc 1 $other 2048\n"
+		check $((rc != 0)) "root, no --allow-uid (no job), uid 4242's process on a GPU: exit 0" "rc=$rc $out"
+		check "$(printf '%s\n' "$out" | grep -c 'gpu [01] healthy (ECC, retired pages, remapped rows; processes not checked: no job given)' | grep -qx 2; echo $?)" \
+			"... each GPU's line says processes were not checked" "$out"
+		gpu "* gpus 2\n* proc 1 $other 2048\n* ecc 0 4\n"
+		check "$([ $rc = 1 ] && printf '%s\n' "$out" | grep -q 'gpu 0 volatile uncorrectable ECC errors 4$'; echo $?)" \
+			"... ECC errors still fail without a job" "rc=$rc $out"
+		gpu "* gpus 2\n* proc 1 $other 2048\n" --allow-uid "$(id -u)"
+		check "$([ $rc = 1 ] && printf '%s\n' "$out" | grep -q "gpu 1 memory held by pid $other (uid 4242, sleep, 2048 MiB), not of this job"; echo $?)" \
+			"... with --allow-uid 0 (a job's): that process fails as before" "rc=$rc $out"
+		kill "$other" 2>/dev/null
+	else
+		for w in "no job: exit 0" "no job: said" "no job: ECC" "no job: --allow-uid"; do
+			n=$((n + 1))
+			echo "ok $n # SKIP $w: needs root to run a process of another uid"
+		done
+	fi
 	# Review finding 3: R535's _v3 writes 32-byte entries; read as 24
 	# they gave wrong pids, and 32 processes overran the buffer.
 	sleep 60 &
@@ -176,7 +201,7 @@ if [ -f "$fake" ]; then
 	# /proc is gone, not foreign; one NVML still lists stays a failure.
 	gpu '* gpus 2\n* proc 1 4000000 100\n* vanish 1 4000000\n'
 	check $((rc != 0)) "a listed process gone from /proc and from NVML's list: pass" "rc=$rc $out"
-	gpu '* gpus 2\n* proc 1 4000000 100\n'
+	gpu '* gpus 2\n* proc 1 4000000 100\n' --allow-uid "$(id -u)"
 	check "$(printf '%s\n' "$out" | grep -q "gpu 1 memory held by pid 4000000 (not in this node's /proc"; echo $?)" \
 		"... one NVML lists again: still a failure" "rc=$rc $out"
 	gpu '* gpus 4\n' --gpus 0,1,2,3,4
@@ -223,7 +248,7 @@ if [ -f "$fake" ]; then
 	out=$("$tool" health health=gpu health_nvml=lib.so 2>&1)
 	check $(($? != 2)) "health_nvml not an absolute path: exit 2" "$out"
 else
-	for w in "health_gpu_count, no driver" "3 of 4 GPUs" "all 4 GPUs" "LD_LIBRARY_PATH" "a writable library" "a relative health_nvml" "4 healthy stand-in GPUs" "the GPU faults" "a foreign process" "a missing GPU" "NVML hanging" "a broken libnvidia-ml.so.1"; do
+	for w in "health_gpu_count, no driver" "3 of 4 GPUs" "all 4 GPUs" "LD_LIBRARY_PATH" "a writable library" "a relative health_nvml" "no job given" "4 healthy stand-in GPUs" "the GPU faults" "a foreign process" "a missing GPU" "NVML hanging" "a broken libnvidia-ml.so.1"; do
 		n=$((n + 1))
 		echo "ok $n # SKIP $w: $fake is not built"
 	done

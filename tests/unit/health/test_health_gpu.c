@@ -110,6 +110,15 @@ static void test_procs(void)
 	g.procs[0] = (struct te_health_gpu_proc){ 55, 5ull << 20, -1, "?" };
 	like(one(&g, 1), "memory held by pid 55 (not in this node's /proc",
 	     "a pid with no /proc entry is not of the job");
+	/* review finding 2: no job named (HealthCheckProgram): any user's
+	 * job may be on the GPU, so its processes are not checked */
+	te_health_set_init(&s, "n1");
+	te_health_gpu_results(&g, 1, 1, TE_HEALTH_NO_JOB, &s);
+	is_str(s.r[0].text,
+	       "gpu 0 healthy (ECC, retired pages, remapped rows; processes "
+	       "not checked: no job given)",
+	       "no job: another's process passes, saying processes were not "
+	       "checked");
 	g.procs_rc = TE_NVML_INSUFFICIENT_SIZE;
 	like(one(&g, 1), "more than 32 processes hold memory",
 	     "more processes than fit: fails");
