@@ -69,18 +69,34 @@ static int sinfo_run(char *const argv[], char *buf, size_t cap, char *err,
 	return -1;
 }
 
-/* The line of the first failing result: the reason's text. */
-static void failing_line(const struct te_health_set *set, char *buf, size_t len)
+/* The line of the first failing result: the reason's text; -1 when no
+ * result failed (only errors: checks that could not decide). */
+static int failing_line(const struct te_health_set *set, char *buf, size_t len)
 {
 	int i;
 
 	for (i = 0; i < set->n; i++)
 		if (set->r[i].verdict == TE_HV_FAIL) {
 			te_strlcpy(buf, set->r[i].text, len);
-			return;
+			return 0;
 		}
+	if (!set->cut_fail)
+		return -1;
 	te_snprintf(buf, len, "%d failed results past the %d listed",
 		    set->cut_fail, TE_HEALTH_RESULTS_MAX);
+	return 0;
+}
+
+/* The first result that could not decide, for the line saying why the
+ * node is not drained. */
+static const char *first_error(const struct te_health_set *set)
+{
+	int i;
+
+	for (i = 0; i < set->n; i++)
+		if (set->r[i].verdict == TE_HV_ERROR)
+			return set->r[i].text;
+	return "results past those listed";
 }
 
 /* scontrol update NodeName=NAME State=DRAIN Reason=REASON. */
@@ -115,7 +131,15 @@ int te_health_drain(const struct te_health_set *set,
 	enum te_drain_decision d;
 	int n;
 
-	failing_line(set, line, sizeof(line));
+	if (failing_line(set, line, sizeof(line)) < 0) {
+		/* an error is no proof against the node: a user exhausting
+		 * its pids, fds or memory must not drain it */
+		fprintf(stderr,
+			PREFIX "%s not drained: no check failed; %d could not "
+			       "decide ('%s')\n",
+			self, te_health_set_failed(set), first_error(set));
+		return 0;
+	}
 	te_drain_reason(line, reason, sizeof(reason));
 	if (!pol->on) {
 		te_drain_decide(pol, self, NULL, 0, 0, reason, why,

@@ -15,7 +15,12 @@
 enum te_health_verdict {
 	TE_HV_PASS,
 	TE_HV_FAIL,
-	TE_HV_NA, /* the check does not apply to this node: passes */
+	TE_HV_NA,    /* the check does not apply to this node: passes */
+	TE_HV_ERROR, /* the check could not decide (its process could not
+		      * start, gave no answer in time, or no valid one):
+		      * not a pass, but no proof against the hardware
+		      * either, so it never drains (a user who exhausts
+		      * pids, fds or memory must not drain a node) */
 };
 
 #define TE_HEALTH_NAME_MAX 16
@@ -42,8 +47,9 @@ struct te_health_result {
 struct te_health_set {
 	char node[TE_HEALTH_NODE_MAX];
 	int n;
-	int cut;      /* results past the cap */
-	int cut_fail; /* ... of which failed */
+	int cut;       /* results past the cap */
+	int cut_fail;  /* ... of which failed */
+	int cut_error; /* ... of which could not decide */
 	struct te_health_result r[TE_HEALTH_RESULTS_MAX];
 };
 
@@ -57,12 +63,12 @@ te_health_add(struct te_health_set *s, const char *check, const char *device,
 	      const char *value, enum te_health_verdict v, const char *fmt,
 	      ...);
 
-/* 1 when no result (listed or cut) failed, else 0. */
+/* 1 when no result (listed or cut) failed or erred, else 0. */
 int te_health_set_ok(const struct te_health_set *s);
-/* The number of failed results, cut ones included. */
+/* The number of failed or erred results, cut ones included. */
 int te_health_set_failed(const struct te_health_set *s);
 
-/* "pass", "fail", "n/a". */
+/* "pass", "fail", "n/a", "error". */
 const char *te_health_verdict_name(enum te_health_verdict v);
 
 /* The reason a drain would carry: "trainenv: " and the result's text. */
@@ -277,7 +283,8 @@ int te_health_policy_merge(const struct te_health_policy *site,
  * value at or above the site's least), or comes from a check or an
  * interface only the user added, is capped at `exclude`: a user's
  * options never drain a node. A state, junk or any other failure of a
- * site's check keeps merged's action. Not a failure, or an unknown
+ * site's check keeps merged's action. An error (TE_HV_ERROR: the check
+ * could not decide) is capped at `exclude` too. Not a failure, or an unknown
  * check: TE_HA_WARN (nothing to do). Pure: the drain code calls it for
  * each failed result and drains only on TE_HA_DRAIN. */
 enum te_health_action

@@ -555,7 +555,7 @@ te_health_action_for(const struct te_health_result *r,
 	enum te_health_action a;
 	int i;
 
-	if (r->verdict != TE_HV_FAIL)
+	if (r->verdict != TE_HV_FAIL && r->verdict != TE_HV_ERROR)
 		return TE_HA_WARN;
 	for (i = 0; i < TE_HC_COUNT; i++)
 		if (!strcmp(r->check, check_names[i]))
@@ -563,6 +563,8 @@ te_health_action_for(const struct te_health_result *r,
 	if (i == TE_HC_COUNT)
 		return TE_HA_WARN;
 	a = merged->action[i];
+	if (a == TE_HA_DRAIN && r->verdict == TE_HV_ERROR)
+		return TE_HA_EXCLUDE; /* could not decide: never drains */
 	if (a == TE_HA_DRAIN &&
 	    (site->action[i] != TE_HA_DRAIN || !fails_for_site(r, site, i)))
 		a = TE_HA_EXCLUDE;

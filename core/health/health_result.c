@@ -24,12 +24,14 @@ void te_health_add(struct te_health_set *s, const char *check,
 	char text[TE_HEALTH_TEXT_MAX * 2];
 	va_list ap;
 
-	if (v != TE_HV_PASS && v != TE_HV_NA)
+	if (v != TE_HV_PASS && v != TE_HV_NA && v != TE_HV_ERROR)
 		v = TE_HV_FAIL;
 	if (s->n >= TE_HEALTH_RESULTS_MAX) {
 		s->cut++;
 		if (v == TE_HV_FAIL)
 			s->cut_fail++;
+		if (v == TE_HV_ERROR)
+			s->cut_error++;
 		return;
 	}
 	r = &s->r[s->n++];
@@ -48,10 +50,11 @@ void te_health_add(struct te_health_set *s, const char *check,
 
 int te_health_set_failed(const struct te_health_set *s)
 {
-	int i, n = s->cut_fail;
+	int i, n = s->cut_fail + s->cut_error;
 
 	for (i = 0; i < s->n; i++)
-		if (s->r[i].verdict == TE_HV_FAIL)
+		if (s->r[i].verdict == TE_HV_FAIL ||
+		    s->r[i].verdict == TE_HV_ERROR)
 			n++;
 	return n;
 }
@@ -68,6 +71,8 @@ const char *te_health_verdict_name(enum te_health_verdict v)
 		return "pass";
 	case TE_HV_NA:
 		return "n/a";
+	case TE_HV_ERROR:
+		return "error";
 	default:
 		return "fail";
 	}
@@ -93,8 +98,11 @@ void te_health_table(const struct te_health_set *s, struct te_buf *b)
 		te_buf_printf(b,
 			      "%-16s %-6s %-7s %d more results not listed "
 			      "(%d of them failed)\n",
-			      s->node, "-", s->cut_fail ? "fail" : "pass",
-			      s->cut, s->cut_fail);
+			      s->node, "-",
+			      s->cut_fail    ? "fail"
+			      : s->cut_error ? "error"
+					     : "pass",
+			      s->cut, s->cut_fail + s->cut_error);
 }
 
 static void json_field(struct te_buf *b, const char *name, const char *val,

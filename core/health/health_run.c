@@ -75,7 +75,7 @@ static int take_lock(const struct te_health_check *c, int wait_ms,
 		return 0;
 	fd = open(c->lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		te_health_add(out, c->name, "", "", TE_HV_FAIL,
+		te_health_add(out, c->name, "", "", TE_HV_ERROR,
 			      "%s: its lock %.80s cannot be opened (%s)",
 			      c->name, c->lock, strerror(errno));
 		return -1;
@@ -242,22 +242,22 @@ static void verdict(const struct te_health_check *c, struct child *ch,
 			close(ch->fd);
 		ch->fd = -1;
 		if (ch->too_long)
-			te_health_add(out, c->name, "", "", TE_HV_FAIL,
+			te_health_add(out, c->name, "", "", TE_HV_ERROR,
 				      "%s: its process wrote more than %d "
 				      "bytes: killed",
 				      c->name, TE_HEALTH_WIRE_MAX);
 		else
-			te_health_add(out, c->name, "", "", TE_HV_FAIL,
+			te_health_add(out, c->name, "", "", TE_HV_ERROR,
 				      "%s: no answer within %d ms: its process "
 				      "%ld was killed and abandoned",
 				      c->name, bound_ms, (long)ch->pid);
 	} else if (te_health_wire_decode(ch->buf, ch->got, c->name, out, err,
 					 sizeof(err)) < 0) {
-		te_health_add(out, c->name, "", "", TE_HV_FAIL,
+		te_health_add(out, c->name, "", "", TE_HV_ERROR,
 			      "%s: its process gave no valid result: %s",
 			      c->name, err);
 	} else if (out->n + out->cut == before) {
-		te_health_add(out, c->name, "", "", TE_HV_FAIL,
+		te_health_add(out, c->name, "", "", TE_HV_ERROR,
 			      "%s: its process gave no result", c->name);
 	}
 	if (waitpid(ch->pid, NULL, WNOHANG) == 0)
@@ -309,7 +309,7 @@ int te_health_run(const struct te_health_check *checks, int n, int bound_ms,
 			  bound_ms) == 0)
 			started++;
 		else
-			te_health_add(out, checks[i].name, "", "", TE_HV_FAIL,
+			te_health_add(out, checks[i].name, "", "", TE_HV_ERROR,
 				      "%s: could not start its process (%s)",
 				      checks[i].name, strerror(errno));
 	}

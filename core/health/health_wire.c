@@ -30,7 +30,7 @@ static int put_field(char *buf, size_t len, const char *field)
 
 int te_health_wire_encode(const struct te_health_set *s, char *buf, size_t len)
 {
-	static const char *const v[] = { "pass", "fail", "na" };
+	static const char *const v[] = { "pass", "fail", "na", "error" };
 	int i;
 
 	if (te_snprintf(buf, len, "%s\n", WIRE_HEADER) < 0)
@@ -38,7 +38,7 @@ int te_health_wire_encode(const struct te_health_set *s, char *buf, size_t len)
 	for (i = 0; i < s->n; i++) {
 		const struct te_health_result *r = &s->r[i];
 
-		if (te_appendf(buf, len, "R %s", v[r->verdict % 3]) < 0 ||
+		if (te_appendf(buf, len, "R %s", v[r->verdict % 4]) < 0 ||
 		    put_field(buf, len, r->check) < 0 ||
 		    put_field(buf, len, r->device) < 0 ||
 		    put_field(buf, len, r->value) < 0 ||
@@ -115,6 +115,8 @@ static int decode_line(char *line, void *ctx, char *err, size_t errlen)
 		v = TE_HV_FAIL;
 	else if (!strcmp(verdict, "na"))
 		v = TE_HV_NA;
+	else if (!strcmp(verdict, "error"))
+		v = TE_HV_ERROR;
 	else
 		return te_err(err, errlen, "a result with a bad verdict");
 	if (get_field(&p, check, sizeof(check)) < 0 ||
@@ -133,6 +135,7 @@ int te_health_wire_decode(const char *buf, size_t len, const char *check,
 {
 	struct decode_ctx c = { check, out, 0 };
 	int n = out->n, cut = out->cut, cut_fail = out->cut_fail;
+	int cut_error = out->cut_error;
 
 	if (te_framed_parse(buf, len, TE_HEALTH_WIRE_MAX, TE_FRAMED_LINE_MAX,
 			    WIRE_HEADER, "the check's process", decode_line, &c,
@@ -140,6 +143,7 @@ int te_health_wire_decode(const char *buf, size_t len, const char *check,
 		out->n = n; /* all of it or nothing */
 		out->cut = cut;
 		out->cut_fail = cut_fail;
+		out->cut_error = cut_error;
 		return -1;
 	}
 	return 0;

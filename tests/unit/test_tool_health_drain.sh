@@ -135,6 +135,32 @@ check "$(grep -qxF "trainenv health: $node not drained: sinfo gave no answer in 
 check "$([ "$(grep -c '^sinfo' <<<"$calls")" = 2 ] && ! grep -q '^scontrol' <<<"$calls"; echo $?)" \
 	"... sinfo run twice, nothing drained" "$calls"
 
+# Review finding 9: a check that could not decide (here the GPU check,
+# its stand-in NVML hanging, killed at the 1 s bound) is an error, not a
+# failure: reported, exit 1, but the node is not drained.
+fake=$build/tests/unit/.libs/libfakenvml.so
+if [ -f "$fake" ]; then
+	mkdir -p "$tmp/nvml"
+	ln -sf "$fake" "$tmp/nvml/libnvidia-ml.so.1"
+	printf '* hang\n' >"$tmp/nvml.conf"
+	printf '%b' "$idle3" >"$tmp/sinfo.out"
+	: >"$tmp/calls"
+	out=$(TE_FAKE_NVML_CONF=$tmp/nvml.conf PATH=$tmp/bin:$PATH "$tool" health --drain health=gpu \
+		"health_nvml=$tmp/nvml/libnvidia-ml.so.1" health_timeout=1 2>&1)
+	rc=$?
+	calls=$(cat "$tmp/calls")
+	cat "$tmp/calls" >>"$tmp/all-calls"
+	check "$([ $rc = 1 ] && grep -q 'gpu    error   gpu: no answer within 1000 ms' <<<"$out"; echo $?)" \
+		"a GPU check that hangs past its bound: exit 1, verdict error" "rc=$rc $out"
+	check "$(! grep -q '^scontrol' <<<"$calls" && grep -q "^trainenv health: $node not drained: no check failed; 1 could not decide ('gpu: no answer within 1000 ms" <<<"$out"; echo $?)" \
+		"... not drained (no scontrol call), one line saying why" "$calls
+$out"
+else
+	n=$((n + 2))
+	echo "ok $((n - 1)) # SKIP a hanging GPU check: $fake is not built"
+	echo "ok $n # SKIP a hanging GPU check not drained: $fake is not built"
+fi
+
 check "$(grep '^scontrol' "$tmp/all-calls" | grep -v '^scontrol \[update\] \[NodeName=[^]]*\] \[State=DRAIN\] \[Reason=trainenv: ' | grep -c . | grep -qx 0; echo $?)" \
 	"every scontrol call of this test was a drain with a trainenv reason: never a resume" "$(cat "$tmp/all-calls")"
 

@@ -266,6 +266,11 @@ static void test_action_for(void)
 	r = failed("ib", "mlx5_0 port 1", "100 Gb/sx");
 	is_int(te_health_action_for(&r, &site, &out), TE_HA_DRAIN,
 	       "a value that is not a measure: the site's action");
+	/* review finding 9: a check that could not decide never drains */
+	r = failed("ib", "", "");
+	r.verdict = TE_HV_ERROR;
+	is_int(te_health_action_for(&r, &site, &out), TE_HA_EXCLUDE,
+	       "an error (could not decide) under a drain action: exclude");
 	r.verdict = TE_HV_PASS;
 	is_int(te_health_action_for(&r, &site, &out), TE_HA_WARN,
 	       "a pass: nothing to do");

@@ -161,17 +161,20 @@ static void test_run(void)
 	       "eth eth0 operstate down (want up) (stand-in)",
 	       "... with its text, through the wire");
 	r = find(&s, "hang");
-	ok(r && r->verdict == TE_HV_FAIL, "a hanging check fails");
+	/* review finding 9: could not decide is an error, never a drain */
+	ok(r && r->verdict == TE_HV_ERROR,
+	   "a hanging check is an error (could not decide), not a fail");
 	like(r ? r->text : NULL, "hang: no answer within 700 ms: its process",
 	     "... saying it was given up at the bound");
 	like(r ? r->text : NULL, "killed and abandoned", "... and abandoned");
 	r = find(&s, "junk");
-	ok(r && r->verdict == TE_HV_FAIL, "a check writing junk fails");
+	ok(r && r->verdict == TE_HV_ERROR, "a check writing junk: an error");
 	like(r ? r->text : NULL,
 	     "junk: its process gave no valid result: bad header",
 	     "... one line saying its output was not valid");
 	r = find(&s, "crash");
-	ok(r && r->verdict == TE_HV_FAIL, "a crashing check fails");
+	ok(r && r->verdict == TE_HV_ERROR, "a crashing check: an error");
+	ok(!te_health_set_ok(&s), "... errors are not ok: the exit is 1");
 	like(r ? r->text : NULL,
 	     "crash: its process gave no valid result: no "
 	     "output",
