@@ -16,6 +16,13 @@ int te_tool_version(int argc, char **argv);
  * the controller could not be asked or the drain failed. */
 struct te_health_set;
 struct te_drain_policy;
+/* The most the drain's controller calls take: sinfo twice and scontrol,
+ * 10 s each. */
+#define TE_DRAIN_SLURM_S 10
+#define TE_DRAIN_CONTROLLER_S (3 * TE_DRAIN_SLURM_S)
+/* slurmd kills HealthCheckProgram at 60 s; the checks' bound plus the
+ * controller calls must end by this, leaving 5 s to start and print. */
+#define TE_DRAIN_BUDGET_S 55
 int te_health_drain(const struct te_health_set *set,
 		    const struct te_drain_policy *pol, const char *self);
 

@@ -99,7 +99,8 @@ static void usage(FILE *f)
 		"  health_eth=IF[:MBPS],...   Ethernet interfaces that must be "
 		"up (and their speed)\n"
 		"  health_timeout=S           each check's bound (1 to 300, "
-		"default %d)\n"
+		"default %d;\n                             with --drain at "
+		"most %d)\n"
 		"  health_drain=on|off        whether --drain drains (default "
 		"on)\n"
 		"  health_drain_max=N|N%%      nodes trainenv drains per "
@@ -122,7 +123,8 @@ static void usage(FILE *f)
 		"line (as HealthCheckProgram)\n"
 		"--node NAME       this node's Slurm name (default: the host "
 		"name)\n",
-		DEFAULT_CHECKS, TE_HEALTH_TIMEOUT_DEFAULT);
+		DEFAULT_CHECKS, TE_HEALTH_TIMEOUT_DEFAULT,
+		TE_DRAIN_BUDGET_S - TE_DRAIN_CONTROLLER_S);
 }
 
 /* --gpus LIST into c; 0, or 2 (usage). */
@@ -301,6 +303,20 @@ int te_tool_health(int argc, char **argv)
 	rc = parse_args(argc, argv, &pol, &ctx, &json);
 	if (rc)
 		return rc;
+	/* review finding 10: slurmd kills HealthCheckProgram at 60 s; a
+	 * bound that leaves the drain no time means it never drains */
+	if (ctx.drain &&
+	    pol.timeout_s + TE_DRAIN_CONTROLLER_S > TE_DRAIN_BUDGET_S) {
+		fprintf(stderr,
+			"trainenv health: health_timeout=%u with --drain: "
+			"at most %d (the bound plus the controller's %d s "
+			"must end within %d s: slurmd kills "
+			"HealthCheckProgram at 60 s)\n",
+			pol.timeout_s,
+			TE_DRAIN_BUDGET_S - TE_DRAIN_CONTROLLER_S,
+			TE_DRAIN_CONTROLLER_S, TE_DRAIN_BUDGET_S);
+		return 2;
+	}
 	ctx.pol = &pol;
 	if (pol.checks & (1u << TE_HC_IB))
 		checks[n++] =

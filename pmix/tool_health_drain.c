@@ -20,8 +20,10 @@
 extern char **environ;
 
 #define PREFIX "trainenv health: "
-#define SLURM_MS 10000 /* each sinfo or scontrol */
-#define SINFO_TRIES 2  /* a busy controller: once more */
+#define SLURM_MS (TE_DRAIN_SLURM_S * 1000) /* each sinfo or scontrol */
+#define SINFO_TRIES 2			   /* a busy controller: once more */
+_Static_assert(SINFO_TRIES + 1 <= TE_DRAIN_CONTROLLER_S / TE_DRAIN_SLURM_S,
+	       "TE_DRAIN_CONTROLLER_S counts every controller call");
 #define NODES_MAX 16384
 #define LIST_MAX (8u << 20)
 

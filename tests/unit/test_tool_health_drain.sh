@@ -169,6 +169,15 @@ check "$([ $? = 2 ] && grep -qF "health_drain: invalid value 'maybe'; accepted: 
 	"health_drain=maybe: exit 2 naming what is accepted" "$out"
 out=$("$tool" health --sysfs-root "$tmp/bad" health=ib --drain health_drain_max=0% 2>&1)
 check $(($? != 2)) "health_drain_max=0%: exit 2" "$out"
+# Review finding 10: slurmd kills HealthCheckProgram at 60 s; a bound
+# past 25 s leaves the drain's 30 s of controller calls no room.
+out=$("$tool" health --sysfs-root "$tmp/good" health=ib --drain health_timeout=26 2>&1)
+check "$([ $? = 2 ] && grep -qF "health_timeout=26 with --drain: at most 25 (the bound plus the controller's 30 s must end within 55 s: slurmd kills HealthCheckProgram at 60 s)" <<<"$out"; echo $?)" \
+	"--drain health_timeout=26: exit 2 naming the option and the limit" "$out"
+out=$("$tool" health --sysfs-root "$tmp/good" health=ib --drain health_timeout=25 2>&1)
+check $(($? != 0)) "... health_timeout=25 with --drain: runs (exit 0)" "$out"
+out=$("$tool" health --sysfs-root "$tmp/good" health=ib health_timeout=300 2>&1)
+check $(($? != 0)) "... health_timeout=300 without --drain: runs (exit 0)" "$out"
 out=$("$tool" health --sysfs-root "$tmp/bad" health=ib --drain --node 'a b' 2>&1)
 check $(($? != 2)) "--node with a blank: exit 2" "$out"
 out=$("$tool" health --help 2>&1)
