@@ -12,7 +12,9 @@ int te_tool_version(int argc, char **argv);
 
 /* trainenv health --drain (tool_health_drain.c): set failed; drains node
  * self (its Slurm or host name) when pol and the controller allow it,
- * saying what it did or why not in one line on stderr. 0, or -1 when
+ * saying what it did or why not in one line on stderr; sinfo and
+ * scontrol from bin (the admin's --slurm-bin), NULL: Slurm's bindir
+ * (/usr/bin, then /usr/local/bin), never PATH. 0, or -1 when
  * the controller could not be asked or the drain failed. */
 struct te_health_set;
 struct te_drain_policy;
@@ -24,6 +26,7 @@ struct te_drain_policy;
  * controller calls must end by this, leaving 5 s to start and print. */
 #define TE_DRAIN_BUDGET_S 55
 int te_health_drain(const struct te_health_set *set,
-		    const struct te_drain_policy *pol, const char *self);
+		    const struct te_drain_policy *pol, const char *self,
+		    const char *bin);
 
 #endif

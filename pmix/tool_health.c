@@ -35,6 +35,7 @@ struct health_ctx {
 				  * TE_HEALTH_NO_JOB: none given */
 	int drain;		 /* --drain */
 	const char *node;	 /* --node: this node's Slurm name */
+	const char *slurm_bin;	 /* --slurm-bin: sinfo's, scontrol's dir */
 	struct te_drain_policy drain_pol;
 };
 
@@ -86,7 +87,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: trainenv health [--json] [--sysfs-root DIR] [--gpus "
 		"LIST]\n                       [--allow-uid UID] [--drain "
-		"[--node NAME]] [KEY=VALUE...]\n\n"
+		"[--node NAME] [--slurm-bin DIR]]\n                       "
+		"[KEY=VALUE...]\n\n"
 		"Runs node health checks on this node, each in a process of "
 		"its own that is\nkilled at the bound (health_timeout), and "
 		"prints one line per result\n(NODE CHECK VERDICT RESULT), or "
@@ -122,7 +124,10 @@ static void usage(FILE *f)
 		"reason\n                  'trainenv: ' and the first failing "
 		"line (as HealthCheckProgram)\n"
 		"--node NAME       this node's Slurm name (default: the host "
-		"name)\n",
+		"name)\n"
+		"--slurm-bin DIR   sinfo and scontrol from DIR (default: "
+		"/usr/bin, then\n                  /usr/local/bin; never "
+		"PATH)\n",
 		DEFAULT_CHECKS, TE_HEALTH_TIMEOUT_DEFAULT,
 		TE_DRAIN_BUDGET_S - TE_DRAIN_CONTROLLER_S);
 }
@@ -165,7 +170,8 @@ static int option_value(int argc, char **argv, int *i, struct health_ctx *c)
 	uint64_t uid;
 
 	if (strcmp(a, "--sysfs-root") && strcmp(a, "--gpus") &&
-	    strcmp(a, "--allow-uid") && strcmp(a, "--node"))
+	    strcmp(a, "--allow-uid") && strcmp(a, "--node") &&
+	    strcmp(a, "--slurm-bin"))
 		return 1;
 	if (!v) {
 		fprintf(stderr, "trainenv health: %s needs a value\n", a);
@@ -185,6 +191,18 @@ static int option_value(int argc, char **argv, int *i, struct health_ctx *c)
 	}
 	if (!strcmp(a, "--gpus"))
 		return parse_gpus(v, c);
+	if (!strcmp(a, "--slurm-bin")) {
+		if (v[0] != '/' || strchr(v, ':') || stat(v, &st) < 0 ||
+		    !S_ISDIR(st.st_mode)) {
+			fprintf(stderr,
+				"trainenv health: --slurm-bin: invalid value; "
+				"accepted: an absolute directory (no ':') "
+				"holding sinfo and scontrol\n");
+			return 2;
+		}
+		c->slurm_bin = v;
+		return 0;
+	}
 	if (!strcmp(a, "--allow-uid")) {
 		if (te_parse_u64(v, 4294967294u, &uid) < 0) {
 			fprintf(stderr,
@@ -346,6 +364,6 @@ int te_tool_health(int argc, char **argv)
 		return 0;
 	if (ctx.drain)
 		te_health_drain(&set, &ctx.drain_pol,
-				ctx.node ? ctx.node : node);
+				ctx.node ? ctx.node : node, ctx.slurm_bin);
 	return 1;
 }

@@ -3,11 +3,15 @@
  * (issue 34). Reads the controller's node list (sinfo), asks
  * core/health/health_drain.c whether this node drains (the switch, the
  * cap, another's reason), and drains it with scontrol; every child is
- * bounded in time. It only ever drains: never a resume. */
+ * bounded in time. It only ever drains: never a resume. sinfo and
+ * scontrol come from fixed directories (it runs as root: never from
+ * PATH), or from the admin's --slurm-bin DIR. */
 #include "config.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,17 +31,50 @@ _Static_assert(SINFO_TRIES + 1 <= TE_DRAIN_CONTROLLER_S / TE_DRAIN_SLURM_S,
 #define NODES_MAX 16384
 #define LIST_MAX (8u << 20)
 
-/* Runs a Slurm command from PATH, at most SLURM_MS; its output (stderr
- * too) in buf. 0 when it exited 0 in time, else -1 with err. */
+/* Where sinfo and scontrol are looked for without --slurm-bin: the
+ * Slurm bindir configure was given (TE_SLURM_BINDIR), else these. */
+#ifdef TE_SLURM_BINDIR
+#define SLURM_DIRS TE_SLURM_BINDIR
+#else
+#define SLURM_DIRS "/usr/bin:/usr/local/bin"
+#endif
+
+/* The directory --slurm-bin named (NULL: SLURM_DIRS). */
+static const char *slurm_bin;
+
+/* name's path in the first of dirs (':'-separated) that has it as an
+ * executable file; 0, or -1. */
+static int slurm_find(const char *dirs, const char *name, char *path,
+		      size_t len)
+{
+	const char *d = dirs;
+	struct stat st;
+
+	while (*d) {
+		size_t n = strcspn(d, ":");
+
+		if (te_snprintf(path, len, "%.*s/%s", (int)n, d, name) == 0 &&
+		    stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(path, X_OK) == 0)
+			return 0;
+		d += n + (d[n] == ':');
+	}
+	return -1;
+}
+
+/* Runs a Slurm command, at most SLURM_MS; its output (stderr too) in
+ * buf. 0 when it exited 0 in time, else -1 with err. */
 static int slurm_run(char *const argv[], char *buf, size_t cap, char *err,
 		     size_t errlen)
 {
+	const char *dirs = slurm_bin ? slurm_bin : SLURM_DIRS;
 	char path[PATH_MAX], why[256];
 	struct te_spawn_out so;
 
 	buf[0] = '\0';
-	if (te_find_program(argv[0], path, sizeof(path)) < 0)
-		return te_err(err, errlen, "%s is not on PATH", argv[0]);
+	if (slurm_find(dirs, argv[0], path, sizeof(path)) < 0)
+		return te_err(err, errlen, "%s is not in %s%s", argv[0], dirs,
+			      slurm_bin ? " (--slurm-bin)" : "");
 	if (te_spawn_capture(path, argv, environ, SLURM_MS, TE_SPAWN_STDERR,
 			     buf, cap, &so, why, sizeof(why)) < 0)
 		return te_err(err, errlen, "%s did not run: %s", argv[0], why);
@@ -117,7 +154,8 @@ static int drain_node(const char *name, const char *reason, char *err,
 }
 
 int te_health_drain(const struct te_health_set *set,
-		    const struct te_drain_policy *pol, const char *self)
+		    const struct te_drain_policy *pol, const char *self,
+		    const char *bin)
 {
 	static struct te_drain_node nodes[NODES_MAX];
 	static char list[LIST_MAX];
@@ -133,6 +171,7 @@ int te_health_drain(const struct te_health_set *set,
 	enum te_drain_decision d;
 	int n;
 
+	slurm_bin = bin;
 	if (failing_line(set, line, sizeof(line)) < 0) {
 		/* an error is no proof against the node: a user exhausting
 		 * its pids, fds or memory must not drain it */

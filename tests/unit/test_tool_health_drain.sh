@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # trainenv health --drain (pmix/tool_health_drain.c) against stand-in
-# sinfo and scontrol on PATH (TAP): a healthy node asks nothing, a failing
+# sinfo and scontrol in a directory given by --slurm-bin (TAP; ones on
+# PATH are never run): a healthy node asks nothing, a failing
 # one is drained with 'trainenv: ' and its failing line, found by Slurm or
 # host name; an admin's drain is kept, the cap holds, health_drain=off
 # drains nothing, each in one line; a failing or hanging controller is
@@ -60,7 +61,7 @@ run() { # TREE SINFO_LINES ARGS...: output in out, status in rc, calls in calls
 	printf '%b' "$2" >"$tmp/sinfo.out"
 	shift 2
 	: >"$tmp/calls"
-	out=$(PATH=$tmp/bin:$PATH "$tool" health --sysfs-root "$tree" health=ib --drain "$@" 2>&1)
+	out=$("$tool" health --sysfs-root "$tree" health=ib --drain --slurm-bin "$tmp/bin" "$@" 2>&1)
 	rc=$?
 	calls=$(cat "$tmp/calls")
 	cat "$tmp/calls" >>"$tmp/all-calls"
@@ -145,7 +146,7 @@ if [ -f "$fake" ]; then
 	printf '* hang\n' >"$tmp/nvml.conf"
 	printf '%b' "$idle3" >"$tmp/sinfo.out"
 	: >"$tmp/calls"
-	out=$(TE_FAKE_NVML_CONF=$tmp/nvml.conf PATH=$tmp/bin:$PATH "$tool" health --drain health=gpu \
+	out=$(TE_FAKE_NVML_CONF=$tmp/nvml.conf "$tool" health --drain --slurm-bin "$tmp/bin" health=gpu \
 		"health_nvml=$tmp/nvml/libnvidia-ml.so.1" health_timeout=1 2>&1)
 	rc=$?
 	calls=$(cat "$tmp/calls")
@@ -169,6 +170,23 @@ check "$([ $? = 2 ] && grep -qF "health_drain: invalid value 'maybe'; accepted: 
 	"health_drain=maybe: exit 2 naming what is accepted" "$out"
 out=$("$tool" health --sysfs-root "$tmp/bad" health=ib --drain health_drain_max=0% 2>&1)
 check $(($? != 2)) "health_drain_max=0%: exit 2" "$out"
+# Review finding 5: as root, sinfo and scontrol never come from PATH (a
+# user's directory there would run as root): stand-ins on PATH, no
+# --slurm-bin, are not run. (--node names no real node: should /usr/bin's
+# sinfo reach a controller, it lists no such node and nothing drains.)
+printf '%b' "te-no-such-node te-no-such-node idle Unknown none\n" >"$tmp/sinfo.out"
+: >"$tmp/calls"
+out=$(PATH=$tmp/bin:$PATH "$tool" health --sysfs-root "$tmp/bad" health=ib --drain --node te-no-such-node 2>&1)
+check "$([ -z "$(cat "$tmp/calls")" ]; echo $?)" \
+	"sinfo and scontrol on PATH, no --slurm-bin: not run" "$(cat "$tmp/calls") $out"
+out=$("$tool" health --sysfs-root "$tmp/bad" health=ib --drain --slurm-bin "$tmp/nothere" 2>&1)
+check "$([ $? = 2 ] && grep -qF -- '--slurm-bin: invalid value; accepted: an absolute directory' <<<"$out"; echo $?)" \
+	"--slurm-bin that is not a directory: exit 2, saying what is accepted" "$out"
+mkdir -p "$tmp/empty"
+out=$("$tool" health --sysfs-root "$tmp/bad" health=ib --drain --slurm-bin "$tmp/empty" 2>&1)
+check "$([ $? = 1 ] && grep -qxF "trainenv health: $node not drained: sinfo is not in $tmp/empty (--slurm-bin) (2 tries)" <<<"$out"; echo $?)" \
+	"--slurm-bin without sinfo: one line naming it, not drained" "$out"
+
 # Review finding 10: slurmd kills HealthCheckProgram at 60 s; a bound
 # past 25 s leaves the drain's 30 s of controller calls no room.
 out=$("$tool" health --sysfs-root "$tmp/good" health=ib --drain health_timeout=26 2>&1)
