@@ -242,6 +242,11 @@ struct te_health_policy {
  * bound, users may not weaken. */
 void te_health_policy_init(struct te_health_policy *p);
 
+/* The parsers' one error line, "WHERE: KEY: invalid value 'VAL';
+ * accepted: ACC" (VAL quoted printable); returns -1. */
+int te_health_bad_value(const char *where, const char *key, const char *val,
+			const char *acc, char *err, size_t errlen);
+
 /* One KEY=VALUE: 1 when key is a health key (applied), 0 when it is not
  * one (nothing changed: another parser's), -1 with err naming where, the
  * key and what is accepted. Keys: health=LIST (ib, eth, gpu; or none),

@@ -23,16 +23,6 @@ void te_drain_policy_init(struct te_drain_policy *p)
 	p->interval_s = TE_DRAIN_INTERVAL_DEFAULT;
 }
 
-static int drain_bad(const char *where, const char *key, const char *val,
-		     const char *acc, char *err, size_t errlen)
-{
-	char q[64];
-
-	te_quote(q, sizeof(q), val);
-	return te_err(err, errlen, "%s: %s: invalid value '%s'; accepted: %s",
-		      where, key, q, acc);
-}
-
 /* health_drain_max=N or N%. */
 static int set_max(struct te_drain_policy *p, const char *val,
 		   const char *where, char *err, size_t errlen)
@@ -45,15 +35,15 @@ static int set_max(struct te_drain_policy *p, const char *val,
 	uint64_t v;
 
 	if (l >= sizeof(num))
-		return drain_bad(where, "health_drain_max", val, acc, err,
-				 errlen);
+		return te_health_bad_value(where, "health_drain_max", val, acc,
+					   err, errlen);
 	memcpy(num, val, l + 1);
 	if (pct)
 		num[l - 1] = '\0';
 	if (te_parse_u64(num, pct ? 100 : TE_DRAIN_MAX_MAX, &v) < 0 ||
 	    (pct && v == 0))
-		return drain_bad(where, "health_drain_max", val, acc, err,
-				 errlen);
+		return te_health_bad_value(where, "health_drain_max", val, acc,
+					   err, errlen);
 	p->max = (unsigned)v;
 	p->max_is_pct = pct;
 	return 1;
@@ -67,8 +57,8 @@ int te_drain_policy_set(struct te_drain_policy *p, const char *key,
 
 	if (!strcmp(key, "health_drain")) {
 		if (strcmp(val, "on") && strcmp(val, "off"))
-			return drain_bad(where, key, val, "on, off", err,
-					 errlen);
+			return te_health_bad_value(where, key, val, "on, off",
+						   err, errlen);
 		p->on = !strcmp(val, "on");
 		return 1;
 	}
@@ -76,8 +66,9 @@ int te_drain_policy_set(struct te_drain_policy *p, const char *key,
 		return set_max(p, val, where, err, errlen);
 	if (!strcmp(key, "health_drain_interval")) {
 		if (te_parse_u64(val, TE_DRAIN_INTERVAL_MAX, &v) < 0 || !v)
-			return drain_bad(where, key, val,
-					 "seconds, 1 to 604800", err, errlen);
+			return te_health_bad_value(where, key, val,
+						   "seconds, 1 to 604800", err,
+						   errlen);
 		p->interval_s = (unsigned)v;
 		return 1;
 	}

@@ -38,8 +38,8 @@ void te_health_policy_init(struct te_health_policy *p)
 }
 
 /* "WHERE: KEY: invalid value 'VAL'; accepted: ACC" */
-static int bad_value(const char *where, const char *key, const char *val,
-		     const char *acc, char *err, size_t errlen)
+int te_health_bad_value(const char *where, const char *key, const char *val,
+			const char *acc, char *err, size_t errlen)
 {
 	char q[64];
 
@@ -58,7 +58,8 @@ static int parse_checks(struct te_health_policy *p, const char *val,
 	int i;
 
 	if (te_strlcpy(buf, val, sizeof(buf)) >= sizeof(buf) || !buf[0])
-		return bad_value(where, "health", val, acc, err, errlen);
+		return te_health_bad_value(where, "health", val, acc, err,
+					   errlen);
 	if (!strcmp(buf, "none")) {
 		p->checks = 0;
 		return 0;
@@ -69,12 +70,13 @@ static int parse_checks(struct te_health_policy *p, const char *val,
 			if (!strcmp(tok, check_names[i]))
 				break;
 		if (i == TE_HC_COUNT)
-			return bad_value(where, "health", tok, acc, err,
-					 errlen);
+			return te_health_bad_value(where, "health", tok, acc,
+						   err, errlen);
 		checks |= 1u << i;
 	}
 	if (!checks)
-		return bad_value(where, "health", val, acc, err, errlen);
+		return te_health_bad_value(where, "health", val, acc, err,
+					   errlen);
 	p->checks = checks;
 	return 0;
 }
@@ -101,7 +103,8 @@ static int parse_eth(struct te_health_policy *p, const char *val,
 	uint64_t v;
 
 	if (te_strlcpy(buf, val, sizeof(buf)) >= sizeof(buf) || !buf[0])
-		return bad_value(where, "health_eth", val, acc, err, errlen);
+		return te_health_bad_value(where, "health_eth", val, acc, err,
+					   errlen);
 	if (!strcmp(buf, "none")) {
 		p->n_eth = 0;
 		return 0;
@@ -110,8 +113,8 @@ static int parse_eth(struct te_health_policy *p, const char *val,
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (n >= TE_HEALTH_ETH_MAX)
-			return bad_value(where, "health_eth", val, acc, err,
-					 errlen);
+			return te_health_bad_value(where, "health_eth", val,
+						   acc, err, errlen);
 		colon = strchr(tok, ':');
 		v = 0;
 		if (colon) {
@@ -119,17 +122,18 @@ static int parse_eth(struct te_health_policy *p, const char *val,
 			if (te_parse_u64(colon + 1, TE_HEALTH_ETH_SPEED_MAX,
 					 &v) < 0 ||
 			    !v)
-				return bad_value(where, "health_eth", val, acc,
-						 err, errlen);
+				return te_health_bad_value(where, "health_eth",
+							   val, acc, err,
+							   errlen);
 		}
 		if (!ifname_ok(tok))
-			return bad_value(where, "health_eth", tok, acc, err,
-					 errlen);
+			return te_health_bad_value(where, "health_eth", tok,
+						   acc, err, errlen);
 		for (i = 0; i < n; i++)
 			if (!strcmp(eth[i].name, tok))
-				return bad_value(where, "health_eth", tok,
-						 "each interface once", err,
-						 errlen);
+				return te_health_bad_value(
+					where, "health_eth", tok,
+					"each interface once", err, errlen);
 		te_strlcpy(eth[n].name, tok, sizeof(eth[n].name));
 		eth[n++].min_mbps = (unsigned long)v;
 	}
@@ -150,7 +154,8 @@ static int parse_action(struct te_health_policy *p, int check, const char *key,
 			p->given |= (unsigned)TE_HK_ACTION_IB << check;
 			return 1;
 		}
-	return bad_value(where, key, val, "drain, exclude, warn", err, errlen);
+	return te_health_bad_value(where, key, val, "drain, exclude, warn", err,
+				   errlen);
 }
 
 /* The keys with a number or a word. 1, or -1. */
@@ -162,23 +167,25 @@ static int set_scalar(struct te_health_policy *p, const char *key,
 
 	if (!strcmp(key, "health_ib_rate")) {
 		if (te_parse_u64(val, TE_HEALTH_IB_RATE_MAX, &v) < 0)
-			return bad_value(where, key, val,
-					 "0 (any rate) to 100000 (Gb/s)", err,
-					 errlen);
+			return te_health_bad_value(
+				where, key, val,
+				"0 (any rate) to 100000 (Gb/s)", err, errlen);
 		p->ib_min_gbps = (unsigned)v;
 		p->given |= TE_HK_IB_RATE;
 		return 1;
 	}
 	if (!strcmp(key, "health_timeout")) {
 		if (te_parse_u64(val, TE_HEALTH_TIMEOUT_MAX, &v) < 0 || !v)
-			return bad_value(where, key, val, "1 to 300 (seconds)",
-					 err, errlen);
+			return te_health_bad_value(where, key, val,
+						   "1 to 300 (seconds)", err,
+						   errlen);
 		p->timeout_s = (unsigned)v;
 		p->given |= TE_HK_TIMEOUT;
 		return 1;
 	}
 	if (strcmp(val, "yes") && strcmp(val, "no"))
-		return bad_value(where, key, val, "yes, no", err, errlen);
+		return te_health_bad_value(where, key, val, "yes, no", err,
+					   errlen);
 	p->user_may_weaken = !strcmp(val, "yes");
 	p->given |= TE_HK_USER_WEAKER;
 	return 1;
@@ -198,10 +205,11 @@ static int set_nvml(struct te_health_policy *p, const char *val,
 			break;
 	if (val[0] != '/' || l >= sizeof(p->nvml) || i < l ||
 	    strstr(val, "/../") || (l >= 3 && !strcmp(val + l - 3, "/..")))
-		return bad_value(where, "health_nvml", val,
-				 "an absolute path to NVML's library (at most "
-				 "255 bytes, no '..')",
-				 err, errlen);
+		return te_health_bad_value(
+			where, "health_nvml", val,
+			"an absolute path to NVML's library (at most "
+			"255 bytes, no '..')",
+			err, errlen);
 	te_strlcpy(p->nvml, val, sizeof(p->nvml));
 	p->given |= TE_HK_NVML;
 	return 1;
@@ -219,21 +227,21 @@ static int set_ib_ports(struct te_health_policy *p, const char *val,
 	uint64_t v;
 
 	if (te_strlcpy(buf, val, sizeof(buf)) >= sizeof(buf) || !buf[0])
-		return bad_value(where, "health_ib_ports", val, acc, err,
-				 errlen);
+		return te_health_bad_value(where, "health_ib_ports", val, acc,
+					   err, errlen);
 	memset(ports, 0, sizeof(ports));
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		colon = strchr(tok, ':');
 		if (n >= TE_HEALTH_IB_PORTS_MAX || !colon)
-			return bad_value(where, "health_ib_ports", val, acc,
-					 err, errlen);
+			return te_health_bad_value(where, "health_ib_ports",
+						   val, acc, err, errlen);
 		*colon = '\0';
 		if (te_parse_u64(colon + 1, 65535, &v) < 0 || !v ||
 		    !te_word_valid(tok, sizeof(ports[n].dev), "-_.") ||
 		    !strcmp(tok, ".") || !strcmp(tok, ".."))
-			return bad_value(where, "health_ib_ports", val, acc,
-					 err, errlen);
+			return te_health_bad_value(where, "health_ib_ports",
+						   val, acc, err, errlen);
 		te_strlcpy(ports[n].dev, tok, sizeof(ports[n].dev));
 		ports[n++].port = (unsigned)v;
 	}
@@ -273,9 +281,9 @@ int te_health_policy_set(struct te_health_policy *p, const char *key,
 		uint64_t v;
 
 		if (te_parse_u64(val, 1024, &v) < 0)
-			return bad_value(where, key, val,
-					 "0 (not said) to 1024 (GPUs)", err,
-					 errlen);
+			return te_health_bad_value(
+				where, key, val, "0 (not said) to 1024 (GPUs)",
+				err, errlen);
 		p->gpu_count = (unsigned)v;
 		p->given |= TE_HK_GPU_COUNT;
 		return 1;
