@@ -34,15 +34,10 @@ te_on_exit resume_all
 wait_nodes_idle 30
 ok $? "every node idle at the start"
 
-port() { # ROOT STATE
-	local d=$1/class/infiniband/mlx5_0/ports/1
-	mkdir -p "$d"
-	printf '%s\n' "$2" >"$d/state"
-	printf '5: LinkUp\n' >"$d/phys_state"
-	printf '200 Gb/sec (4X HDR)\n' >"$d/rate"
-}
-port "$TE_WORK/good" "4: ACTIVE"
-port "$TE_WORK/bad" "1: DOWN"
+# shellcheck source-path=SCRIPTDIR source=../lib/sysfs_standin.sh
+. "$here/../lib/sysfs_standin.sh"
+sysfs_ib_port "$TE_WORK/good" mlx5_0 1 "4: ACTIVE"
+sysfs_ib_port "$TE_WORK/bad" mlx5_0 1 "1: DOWN"
 chmod -R a+rX "$TE_WORK/good" "$TE_WORK/bad"
 reason="trainenv: ib mlx5_0 port 1 state DOWN (want ACTIVE)"
 reason_re="trainenv: ib mlx5_0 port 1 state DOWN \(want ACTIVE\)"

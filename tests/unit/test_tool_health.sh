@@ -23,24 +23,13 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-port() { # ROOT DEV PORT STATE PHYS RATE
-	local d=$1/class/infiniband/$2/ports/$3
-	mkdir -p "$d"
-	printf '%s\n' "$4" >"$d/state"
-	printf '%s\n' "$5" >"$d/phys_state"
-	printf '%s\n' "$6" >"$d/rate"
-}
-iface() { # ROOT IF OPERSTATE [SPEED]
-	mkdir -p "$1/class/net/$2"
-	printf '%s\n' "$3" >"$1/class/net/$2/operstate"
-	[ -n "${4:-}" ] && printf '%s\n' "$4" >"$1/class/net/$2/speed"
-	return 0
-}
+# shellcheck source-path=SCRIPTDIR source=../lib/sysfs_standin.sh
+. "$src/tests/lib/sysfs_standin.sh"
 
 good=$tmp/good
-port "$good" mlx5_0 1 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)"
-port "$good" mlx5_1 1 "4: ACTIVE" "5: LinkUp" "400 Gb/sec (4X NDR)"
-iface "$good" eth0 up 25000
+sysfs_ib_port "$good" mlx5_0 1 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)"
+sysfs_ib_port "$good" mlx5_1 1 "4: ACTIVE" "5: LinkUp" "400 Gb/sec (4X NDR)"
+sysfs_iface "$good" eth0 up 25000
 
 out=$("$tool" health --sysfs-root "$good" health=ib,eth health_ib_rate=200 health_eth=eth0:25000 2>&1)
 rc=$?
@@ -53,9 +42,9 @@ check "$(printf '%s\n' "$out" | head -1 | grep -q '^NODE  *CHECK  *VERDICT  *RES
 	"... under a header" "$out"
 
 bad=$tmp/bad
-port "$bad" mlx5_0 1 "1: DOWN" "3: Disabled" "200 Gb/sec (4X HDR)"
-port "$bad" mlx5_1 1 "4: ACTIVE" "5: LinkUp" "100 Gb/sec (4X EDR)"
-iface "$bad" eth0 down
+sysfs_ib_port "$bad" mlx5_0 1 "1: DOWN" "3: Disabled" "200 Gb/sec (4X HDR)"
+sysfs_ib_port "$bad" mlx5_1 1 "4: ACTIVE" "5: LinkUp" "100 Gb/sec (4X EDR)"
+sysfs_iface "$bad" eth0 down
 out=$("$tool" health --sysfs-root "$bad" health=ib,eth health_ib_rate=200 health_eth=eth0:25000,eth7 2>&1)
 rc=$?
 check $((rc != 1)) "a port down: exit 1" "rc=$rc $out"
@@ -70,8 +59,8 @@ check "$(printf '%s\n' "$out" | grep -q 'eth eth7 no such interface'; echo $?)" 
 
 # Review finding 14: the site names the ports that matter; an unused
 # second RoCE port (DOWN) is not read, a listed port missing fails.
-port "$tmp/roce" roce0 1 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)"
-port "$tmp/roce" roce0 2 "1: DOWN" "3: Disabled" "10 Gb/sec (1X SDR)"
+sysfs_ib_port "$tmp/roce" roce0 1 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)"
+sysfs_ib_port "$tmp/roce" roce0 2 "1: DOWN" "3: Disabled" "10 Gb/sec (1X SDR)"
 out=$("$tool" health --sysfs-root "$tmp/roce" health=ib health_ib_ports=roce0:1 2>&1)
 check $(($? != 0)) "health_ib_ports=roce0:1, port 2 unused and DOWN: exit 0" "$out"
 out=$("$tool" health --sysfs-root "$tmp/roce" health=ib health_ib_ports=roce0:1,roce0:3 2>&1)
@@ -99,7 +88,7 @@ check "$(printf '%s\n' "$out" | grep -q 'n/a     ib: not applicable: no InfiniBa
 	"... saying the check does not apply" "$out"
 
 junk=$tmp/junk
-port "$junk" mlx5_0 1 "$(printf 'ACT\001IVE')" "5: LinkUp" "fast"
+sysfs_ib_port "$junk" mlx5_0 1 "$(printf 'ACT\001IVE')" "5: LinkUp" "fast"
 out=$("$tool" health --sysfs-root "$junk" health=ib 2>&1)
 rc=$?
 check $((rc != 1)) "junk in the port's files: exit 1" "rc=$rc $out"

@@ -25,15 +25,10 @@ trap 'rm -rf "$tmp"' EXIT
 node=$(uname -n | cut -d. -f1)
 
 # A port up and one down: the failing line is the DOWN one.
-port() { # ROOT DEV STATE
-	local d=$1/class/infiniband/$2/ports/1
-	mkdir -p "$d"
-	printf '%s\n' "$3" >"$d/state"
-	printf '5: LinkUp\n' >"$d/phys_state"
-	printf '200 Gb/sec (4X HDR)\n' >"$d/rate"
-}
-port "$tmp/good" mlx5_0 "4: ACTIVE"
-port "$tmp/bad" mlx5_0 "1: DOWN"
+# shellcheck source-path=SCRIPTDIR source=../lib/sysfs_standin.sh
+. "$src/tests/lib/sysfs_standin.sh"
+sysfs_ib_port "$tmp/good" mlx5_0 1 "4: ACTIVE"
+sysfs_ib_port "$tmp/bad" mlx5_0 1 "1: DOWN"
 want="trainenv: ib mlx5_0 port 1 state DOWN (want ACTIVE)"
 
 # The stand-ins: sinfo prints sinfo.out (or hangs when sinfo.hang is
