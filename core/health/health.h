@@ -181,12 +181,54 @@ int te_health_proc_owner(const char *proc, unsigned pid, long *uid, char *comm,
  * choice and proves nothing). */
 int te_health_proc_is_mps(const char *proc, unsigned pid);
 
+/* ---------------------------------------------------------------- hook */
+
+/* The site's hook (health_hook=PATH): a command the admin wrote, run as
+ * the caller (root in the prolog and in `trainenv health`) with no
+ * argument, stdin /dev/null, stdout and stderr into one pipe, and only
+ * PATH=/usr/sbin:/usr/bin:/sbin:/bin in its environment, inside the
+ * check's child (its process group: killed with it at the bound). Exit
+ * 0 passes; any other status fails with its first line as the reason. */
+#define TE_HEALTH_HOOK_OUT_MAX 4096 /* bytes of its output read */
+#define TE_HEALTH_HOOK_ENV_PATH "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* 1 when path may name a hook: absolute, printable ASCII without
+ * blanks, no ".." component, shorter than TE_HEALTH_HOOK_PATH_MAX. */
+int te_health_hook_path_ok(const char *path);
+
+/* The first line of output out[0..len) that is not blank into line:
+ * up to its '\n', a trailing '\r' dropped, blanks trimmed, each byte
+ * that is not printable ASCII (a NUL included) made '?', cut to fit
+ * size. Its length (0: no such line). Any bytes, any len. */
+size_t te_health_hook_first_line(const char *out, size_t len, char *line,
+				 size_t size);
+
+/* The hook's one result (check "hook", device the path, value "exit N"
+ * or "signal N") into out: exec_err, the errno its exec failed with,
+ * an error; exit 0 a pass ("hook: PATH: LINE", or "hook: PATH passed");
+ * another exit status a failure whose text is "hook: PATH: LINE" (LINE
+ * te_health_hook_first_line's), or "hook: PATH exited with status N"
+ * when it said nothing; killed by a signal: an error (it could not
+ * decide). status is waitpid's. */
+void te_health_hook_result(const char *path, int exec_err, int status,
+			   const char *output, size_t len,
+			   struct te_health_set *out);
+
+/* Runs the hook path (health_hook_run.c) and adds its result: "": n/a
+ * (no hook set); a path that is not a regular, executable file owned by
+ * root that group and others may not write, in a directory alike: an
+ * error saying which, not run. Waits for it without a bound of its own:
+ * call it in a te_health_run check, whose bound kills the hook and what
+ * it started (they stay in the check's process group). */
+void te_health_check_hook(const char *path, struct te_health_set *out);
+
 /* ---------------------------------------------------------------- policy */
 
 enum te_health_check_id {
 	TE_HC_IB,
 	TE_HC_ETH,
 	TE_HC_GPU,
+	TE_HC_HOOK, /* the site's command (health_hook) */
 	TE_HC_COUNT
 };
 /* Least to most severe: a failure is reported (warn), the node is left
@@ -208,15 +250,19 @@ enum te_health_key {
 	TE_HK_CHECKS = 1u << 0,
 	TE_HK_IB_RATE = 1u << 1,
 	TE_HK_ETH = 1u << 2,
-	TE_HK_ACTION_IB = 1u << 3, /* TE_HK_ACTION_IB << TE_HC_... */
 	TE_HK_TIMEOUT = 1u << 6,
 	TE_HK_USER_WEAKER = 1u << 7,
 	TE_HK_NVML = 1u << 8,
 	TE_HK_IB_PORTS = 1u << 9,
 	TE_HK_GPU_COUNT = 1u << 10,
+	TE_HK_HOOK = 1u << 15,
+	/* TE_HK_ACTION_IB << TE_HC_...: one bit per check's action, room
+	 * for 8 checks (bits 3 to 5 held them while there were 3) */
+	TE_HK_ACTION_IB = 1u << 16,
 };
 
 #define TE_HEALTH_NVML_PATH_MAX 256
+#define TE_HEALTH_HOOK_PATH_MAX 256
 
 struct te_health_policy {
 	unsigned checks;      /* 1u << TE_HC_... */
@@ -235,6 +281,9 @@ struct te_health_policy {
 	/* site only: health_ib_ports=DEV:PORT,... (0: every port) */
 	int n_ib_ports;
 	struct te_health_ib_port ib_ports[TE_HEALTH_IB_PORTS_MAX];
+	/* site only: health_hook=PATH, the site's command (absolute, no
+	 * ".."; "": none); giving it adds "hook" to the checks */
+	char hook[TE_HEALTH_HOOK_PATH_MAX];
 	unsigned given; /* enum te_health_key bits */
 };
 
@@ -249,13 +298,16 @@ int te_health_bad_value(const char *where, const char *key, const char *val,
 
 /* One KEY=VALUE: 1 when key is a health key (applied), 0 when it is not
  * one (nothing changed: another parser's), -1 with err naming where, the
- * key and what is accepted. Keys: health=LIST (ib, eth, gpu; or none),
- * health_ib_rate=GBPS, health_eth=IF[:MBPS][,IF[:MBPS]...] (or none),
- * health_ib_action, health_eth_action, health_gpu_action = drain |
- * exclude | warn, health_timeout=S, health_user_weaker=yes|no,
- * health_nvml=PATH (absolute, no "..": the site's NVML library),
- * health_ib_ports=DEV:PORT[,DEV:PORT...] (the ports ib checks; none:
- * every port), health_gpu_count=N (0 to 1024: the node's GPUs). */
+ * key and what is accepted. Keys: health=LIST (ib, eth, gpu, hook; or
+ * none), health_ib_rate=GBPS, health_eth=IF[:MBPS][,IF[:MBPS]...] (or
+ * none), health_ib_action, health_eth_action, health_gpu_action,
+ * health_hook_action = drain | exclude | warn, health_timeout=S,
+ * health_user_weaker=yes|no, health_nvml=PATH (absolute, no "..": the
+ * site's NVML library), health_ib_ports=DEV:PORT[,DEV:PORT...] (the
+ * ports ib checks; none: every port), health_gpu_count=N (0 to 1024:
+ * the node's GPUs), health_hook=PATH|none (te_health_hook_path_ok: the
+ * site's hook; a path puts "hook" in the checks, whatever health= says
+ * before or after it, none takes it out). */
 int te_health_policy_set(struct te_health_policy *p, const char *key,
 			 const char *val, const char *where, char *err,
 			 size_t errlen);
@@ -273,8 +325,8 @@ int te_health_policy_parse(struct te_health_policy *p, const char *text,
  * site's choice is refused (-1, err naming the key, the site's value
  * and what the user may give) unless the site allows it
  * (health_user_weaker=yes); health_timeout, health_user_weaker,
- * health_nvml, health_ib_ports and health_gpu_count are the site's
- * alone. */
+ * health_nvml, health_ib_ports, health_gpu_count and health_hook are
+ * the site's alone. */
 int te_health_policy_merge(const struct te_health_policy *site,
 			   const struct te_health_policy *user,
 			   struct te_health_policy *out, char *err,
@@ -287,7 +339,9 @@ int te_health_policy_merge(const struct te_health_policy *site,
  * user's stricter thresholds (an ib rate "R Gb/s" or eth speed "S Mb/s"
  * value at or above the site's least), or comes from a check or an
  * interface only the user added, is capped at `exclude`: a user's
- * options never drain a node. A state, junk or any other failure of a
+ * options never drain a node. The hook is a site check: its failure
+ * drains only when the site runs it (health_hook) with
+ * health_hook_action=drain. A state, junk or any other failure of a
  * site's check keeps merged's action. An error (TE_HV_ERROR: the check
  * could not decide) is capped at `exclude` too. Not a failure, or an unknown
  * check: TE_HA_WARN (nothing to do). Pure: the drain code calls it for
@@ -297,7 +351,7 @@ te_health_action_for(const struct te_health_result *r,
 		     const struct te_health_policy *site,
 		     const struct te_health_policy *merged);
 
-/* "ib", "eth", "gpu"; "drain", "exclude", "warn". */
+/* "ib", "eth", "gpu", "hook"; "drain", "exclude", "warn". */
 const char *te_health_check_name(enum te_health_check_id id);
 const char *te_health_action_name(enum te_health_action a);
 

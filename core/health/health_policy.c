@@ -16,9 +16,12 @@
 	"health, health_ib_rate, health_eth, health_ib_action, " \
 	"health_eth_action, health_gpu_action, health_timeout, " \
 	"health_user_weaker, health_nvml, health_ib_ports, "     \
-	"health_gpu_count"
+	"health_gpu_count, health_hook, health_hook_action"
 
-static const char *const check_names[TE_HC_COUNT] = { "ib", "eth", "gpu" };
+static const char *const check_names[TE_HC_COUNT] = { "ib", "eth", "gpu",
+						      "hook" };
+/* one bit per check's action from TE_HK_ACTION_IB up */
+_Static_assert(TE_HC_COUNT <= 8, "the action bits hold 8 checks");
 static const char *const action_names[] = { "warn", "exclude", "drain" };
 
 const char *te_health_check_name(enum te_health_check_id id)
@@ -51,17 +54,19 @@ int te_health_bad_value(const char *where, const char *key, const char *val,
 static int parse_checks(struct te_health_policy *p, const char *val,
 			const char *where, char *err, size_t errlen)
 {
-	static const char acc[] = "a comma-separated list of ib, eth, gpu; "
-				  "or none";
+	static const char acc[] = "a comma-separated list of ib, eth, gpu, "
+				  "hook; or none";
 	char buf[ITEM_MAX], *save = NULL, *tok;
-	unsigned checks = 0;
+	unsigned checks = 0, hook;
 	int i;
 
 	if (te_strlcpy(buf, val, sizeof(buf)) >= sizeof(buf) || !buf[0])
 		return te_health_bad_value(where, "health", val, acc, err,
 					   errlen);
+	/* health_hook=PATH runs the hook whatever the list says */
+	hook = p->hook[0] ? 1u << TE_HC_HOOK : 0;
 	if (!strcmp(buf, "none")) {
-		p->checks = 0;
+		p->checks = hook;
 		return 0;
 	}
 	for (tok = strtok_r(buf, ",", &save); tok;
@@ -77,7 +82,7 @@ static int parse_checks(struct te_health_policy *p, const char *val,
 	if (!checks)
 		return te_health_bad_value(where, "health", val, acc, err,
 					   errlen);
-	p->checks = checks;
+	p->checks = checks | hook;
 	return 0;
 }
 
@@ -215,6 +220,29 @@ static int set_nvml(struct te_health_policy *p, const char *val,
 	return 1;
 }
 
+/* health_hook=PATH (te_health_hook_path_ok), or none: 1, or -1. The
+ * path adds "hook" to the checks; none takes it away. Its owner and mode
+ * are checked when it runs. */
+static int set_hook(struct te_health_policy *p, const char *val,
+		    const char *where, char *err, size_t errlen)
+{
+	if (!strcmp(val, "none")) {
+		p->hook[0] = '\0';
+		p->checks &= ~(1u << TE_HC_HOOK);
+	} else if (te_health_hook_path_ok(val)) {
+		te_strlcpy(p->hook, val, sizeof(p->hook));
+		p->checks |= 1u << TE_HC_HOOK;
+	} else {
+		return te_health_bad_value(
+			where, "health_hook", val,
+			"an absolute path to the site's hook (at most 255 "
+			"printable bytes, no blank, no '..') or none",
+			err, errlen);
+	}
+	p->given |= TE_HK_HOOK;
+	return 1;
+}
+
 /* health_ib_ports=DEV:PORT[,DEV:PORT...]: 1, or -1. */
 static int set_ib_ports(struct te_health_policy *p, const char *val,
 			const char *where, char *err, size_t errlen)
@@ -292,6 +320,8 @@ int te_health_policy_set(struct te_health_policy *p, const char *key,
 		return set_ib_ports(p, val, where, err, errlen);
 	if (!strcmp(key, "health_nvml"))
 		return set_nvml(p, val, where, err, errlen);
+	if (!strcmp(key, "health_hook"))
+		return set_hook(p, val, where, err, errlen);
 	if (!strcmp(key, "health_ib_rate") || !strcmp(key, "health_timeout") ||
 	    !strcmp(key, "health_user_weaker"))
 		return set_scalar(p, key, val, where, err, errlen);
@@ -454,10 +484,11 @@ int te_health_policy_merge(const struct te_health_policy *site,
 	char had[32], got[32];
 
 	m = *site;
-	if (user->given & (TE_HK_IB_PORTS | TE_HK_GPU_COUNT))
+	if (user->given & (TE_HK_IB_PORTS | TE_HK_GPU_COUNT | TE_HK_HOOK))
 		return te_err(err, errlen, "%s: only the site's policy sets it",
-			      (user->given & TE_HK_IB_PORTS)
-				      ? "health_ib_ports"
+			      (user->given & TE_HK_IB_PORTS) ? "health_ib_ports"
+			      : (user->given & TE_HK_HOOK)
+				      ? "health_hook"
 				      : "health_gpu_count");
 	if (user->given & (TE_HK_TIMEOUT | TE_HK_USER_WEAKER | TE_HK_NVML))
 		return te_err(err, errlen, "%s: only the site's policy sets it",

@@ -52,7 +52,7 @@ static void test_keys(void)
 	is_int(parse(&p, "health=ib,disk"), -1, "an unknown check: refused");
 	is_str(err,
 	       "policy: health: invalid value 'disk'; accepted: a "
-	       "comma-separated list of ib, eth, gpu; or none",
+	       "comma-separated list of ib, eth, gpu, hook; or none",
 	       "... naming the key, the value and what is accepted");
 	is_int(parse(&p, "health="), -1, "an empty list: refused");
 	is_int(parse(&p, "health=,"), -1, "a list of nothing: refused");
