@@ -38,6 +38,8 @@ struct nvml {
 		     unsigned int *);
 	int (*procs)(nvml_dev, unsigned int *, void *);
 	size_t proc_stride; /* the bytes of one entry procs writes */
+	int (*nvlink)(nvml_dev, unsigned int, int *);
+	int (*pci)(nvml_dev, void *);
 };
 
 /* Each symbol, or NULL (a call that is missing reads as rc 12). */
@@ -64,6 +66,13 @@ static void resolve(struct nvml *n)
 	n->procs = (int (*)(nvml_dev, unsigned int *, void *))dlsym(
 		n->h, "nvmlDeviceGetComputeRunningProcesses_v2");
 	n->proc_stride = sizeof(struct nvml_proc);
+	n->nvlink = (int (*)(nvml_dev, unsigned int,
+			     int *))dlsym(n->h, "nvmlDeviceGetNvLinkState");
+	n->pci = (int (*)(nvml_dev, void *))dlsym(n->h,
+						  "nvmlDeviceGetPciInfo_v3");
+	if (!n->pci)
+		n->pci = (int (*)(nvml_dev, void *))dlsym(
+			n->h, "nvmlDeviceGetPciInfo_v2");
 	if (!n->procs) {
 		n->procs = (int (*)(nvml_dev, unsigned int *, void *))dlsym(
 			n->h, "nvmlDeviceGetComputeRunningProcesses_v3");
@@ -139,14 +148,49 @@ static void read_procs(const struct nvml *n, nvml_dev d,
 	drop_gone(n, d, g, buf);
 }
 
+/* Each NVLink link of d (0 to 17) when the site wants links up: a link
+ * NVML calls not supported or an invalid argument is not there. */
+static void read_links(const struct nvml *n, nvml_dev d,
+		       struct te_health_gpu *g)
+{
+	unsigned link;
+	int active, rc;
+
+	if (!g->links_want)
+		return;
+	if (!n->nvlink) {
+		g->links_rc = NVML_MISSING;
+		return;
+	}
+	for (link = 0; link < TE_HEALTH_NVLINK_MAX; link++) {
+		active = 0;
+		rc = n->nvlink(d, link, &active);
+		if (rc == TE_NVML_NOT_SUPPORTED ||
+		    rc == TE_NVML_INVALID_ARGUMENT)
+			continue;
+		if (rc) {
+			g->links_rc = rc;
+			return;
+		}
+		g->n_links_seen++;
+		if (active)
+			g->n_links_up++;
+		else
+			g->links_down |= 1ul << link;
+	}
+}
+
 static void read_gpu(const struct nvml *n, unsigned index,
 		     struct te_health_gpu *g)
 {
 	unsigned int pending = 0, failed = 0, corr = 0, unc = 0;
 	nvml_dev d = NULL;
 
+	unsigned want = g->links_want;
+
 	memset(g, 0, sizeof(*g));
 	g->index = index;
+	g->links_want = want;
 	g->handle_rc = n->handle ? n->handle(index, &d) : NVML_MISSING;
 	if (g->handle_rc)
 		return;
@@ -160,7 +204,31 @@ static void read_gpu(const struct nvml *n, unsigned index,
 	g->remap_uncorrectable = unc;
 	g->remap_pending = pending;
 	g->remap_failed = failed;
+	read_links(n, d, g);
 	read_procs(n, d, g);
+}
+
+/* The PCI address of each GPU NVML shows (nvmlPciInfo_t: domain, bus and
+ * device after the 16-byte legacy id), for naming the GPU of an XID;
+ * their number in *npci. */
+static void read_pci(const struct nvml *n, unsigned visible,
+		     struct te_health_gpu_pci *pci, int *npci)
+{
+	unsigned char info[256];
+	unsigned int i, v[3];
+	nvml_dev d;
+
+	*npci = 0;
+	if (!n->pci || !n->handle)
+		return;
+	for (i = 0; i < visible && i < GPUS_MAX; i++) {
+		memset(info, 0, sizeof(info));
+		if (n->handle(i, &d) || n->pci(d, info))
+			continue;
+		memcpy(v, info + 16, sizeof(v));
+		pci[*npci] = (struct te_health_gpu_pci){ i, v[0], v[1], v[2] };
+		(*npci)++;
+	}
 }
 
 /* The GPUs the site says the node has (health_gpu_count; 0: not said),
@@ -295,7 +363,9 @@ static int nvml_open(struct nvml *n, const char *lib, int ngpus,
 }
 
 void te_nvml_check(const char *lib, const unsigned *gpus, int ngpus,
-		   unsigned expect, long allowed_uid, struct te_health_set *out)
+		   unsigned expect, unsigned nvlink, long allowed_uid,
+		   struct te_health_gpu_pci *pci, int *npci,
+		   struct te_health_set *out)
 {
 	static struct te_health_gpu g[GPUS_MAX];
 	struct nvml n;
@@ -303,6 +373,8 @@ void te_nvml_check(const char *lib, const unsigned *gpus, int ngpus,
 	int rc;
 
 	site_expect = expect;
+	if (npci)
+		*npci = 0;
 	if (nvml_open(&n, lib, ngpus, out) < 0)
 		return; /* the handle stays: the child exits soon */
 	rc = n.count(&visible);
@@ -330,10 +402,13 @@ void te_nvml_check(const char *lib, const unsigned *gpus, int ngpus,
 
 		memset(&g[i], 0, sizeof(g[i]));
 		g[i].index = index;
+		g[i].links_want = nvlink;
 		if (index < visible)
 			read_gpu(&n, index, &g[i]);
 	}
 	te_health_gpu_results(g, (int)want, visible, allowed_uid, out);
+	if (pci && npci)
+		read_pci(&n, visible, pci, npci);
 	if (n.shutdown)
 		n.shutdown();
 }

@@ -23,9 +23,13 @@
  * /usr/lib/aarch64-linux-gnu, /usr/lib64, /usr/lib; never through
  * LD_LIBRARY_PATH; loaded only when it and its directory belong to root
  * (or the caller) and no one else may write them. Runs in the runner's
- * child: it may hang in the driver. */
+ * child: it may hang in the driver. nvlink: the NVLink links each GPU
+ * must have up (health_nvlink; 0: not read). pci (NULL: not read): the
+ * PCI address of each GPU NVML shows, at most 64, their number in *npci
+ * (0 without NVML), to name the GPU of an XID. */
 void te_nvml_check(const char *lib, const unsigned *gpus, int ngpus,
-		   unsigned expect, long allowed_uid,
+		   unsigned expect, unsigned nvlink, long allowed_uid,
+		   struct te_health_gpu_pci *pci, int *npci,
 		   struct te_health_set *out);
 
 #endif

@@ -54,12 +54,33 @@ static void run_eth(const void *arg, struct te_health_set *out)
 	te_health_check_eth(c->root, c->pol->eth, c->pol->n_eth, out);
 }
 
+/* --kmsg FILE, --state-dir DIR: the XID check's kernel log and its
+ * watermark's directory, named only on the command line (a test's
+ * stand-ins), never by the environment; NULL: /dev/kmsg, /run/trainenv */
+static const char *xid_kmsg, *xid_dir;
+
+/* The GPU check; with health_xid=on, the XIDs since the last check too:
+ * the log read first (bounded), the watermark moved on only once the
+ * results are made (a check killed in NVML leaves it for the next). */
 static void run_gpu(const void *arg, struct te_health_set *out)
 {
 	const struct health_ctx *c = arg;
+	static struct te_health_gpu_pci pci[GPUS_MAX];
+	static struct te_xid_scan xid;
+	char err[160];
+	int npci = 0;
 
+	if (c->pol->xid)
+		te_xid_read(xid_kmsg, xid_dir, &xid);
 	te_nvml_check(c->pol->nvml, c->gpus, c->ngpus, c->pol->gpu_count,
-		      c->allowed_uid, out);
+		      c->pol->nvlink, c->allowed_uid, c->pol->xid ? pci : NULL,
+		      &npci, out);
+	if (!c->pol->xid)
+		return;
+	te_xid_results(&xid, pci, npci, c->pol, out);
+	if (!xid.err[0] && te_xid_commit(xid_dir, &xid, err, sizeof(err)) < 0)
+		te_health_add(out, "gpu", "xid", "", TE_HV_ERROR, "gpu xid: %s",
+			      err);
 }
 
 /* The lock the GPU check's child holds for its life (te_health_check's
@@ -109,10 +130,21 @@ static void usage(FILE *f)
 		"interval, cluster-wide\n"
 		"                             (default 10%%, at least 1)\n"
 		"  health_drain_interval=S    that interval (default 3600)\n"
+		"  health_nvlink=N            NVLink links per GPU that must be "
+		"up (0: not checked)\n"
+		"  health_xid=on|off          gpu: fail on XIDs logged since "
+		"the last check\n"
+		"  health_xid_fail=LIST       the XIDs that fail (default "
+		"%s)\n"
 		"  health_ib_action=, health_eth_action=, health_gpu_action=, "
 		"health_user_weaker=\n"
 		"                             parsed and checked (the job's "
 		"policy)\n\n"
+		"--kmsg FILE       with health_xid=on, read the XIDs from FILE "
+		"(records in\n                  /dev/kmsg's format) "
+		"instead of /dev/kmsg\n"
+		"--state-dir DIR   the XID watermark's directory (default "
+		"/run/trainenv)\n"
 		"--sysfs-root DIR  read DIR/class/... instead of /sys (a test's "
 		"stand-in tree)\n"
 		"--gpus LIST       the job's GPUs, NVML indices (0,1,...); "
@@ -129,7 +161,7 @@ static void usage(FILE *f)
 		"/usr/bin, then\n                  /usr/local/bin; never "
 		"PATH)\n",
 		DEFAULT_CHECKS, TE_HEALTH_TIMEOUT_DEFAULT,
-		TE_DRAIN_BUDGET_S - TE_DRAIN_CONTROLLER_S);
+		TE_DRAIN_BUDGET_S - TE_DRAIN_CONTROLLER_S, TE_XID_FAIL_DEFAULT);
 }
 
 /* --gpus LIST into c; 0, or 2 (usage). */
@@ -161,6 +193,32 @@ static int parse_gpus(const char *list, struct health_ctx *c)
 	return 0;
 }
 
+/* --kmsg FILE (a file of records in /dev/kmsg's format) or --state-dir
+ * DIR (absolute): 0, or 2 (usage). */
+static int xid_option(const char *a, const char *v)
+{
+	struct stat st;
+
+	if (!strcmp(a, "--kmsg")) {
+		if (stat(v, &st) < 0 ||
+		    (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))) {
+			fprintf(stderr,
+				"trainenv health: --kmsg: not a file: %.200s\n",
+				v);
+			return 2;
+		}
+		xid_kmsg = v;
+		return 0;
+	}
+	if (v[0] != '/' || strlen(v) > 200) {
+		fprintf(stderr, "trainenv health: --state-dir: invalid value; "
+				"accepted: an absolute directory\n");
+		return 2;
+	}
+	xid_dir = v;
+	return 0;
+}
+
 /* An option with its value (argv[*i + 1]); 0, 1 (not one of these), or
  * 2 (usage). */
 static int option_value(int argc, char **argv, int *i, struct health_ctx *c)
@@ -171,13 +229,16 @@ static int option_value(int argc, char **argv, int *i, struct health_ctx *c)
 
 	if (strcmp(a, "--sysfs-root") && strcmp(a, "--gpus") &&
 	    strcmp(a, "--allow-uid") && strcmp(a, "--node") &&
-	    strcmp(a, "--slurm-bin"))
+	    strcmp(a, "--slurm-bin") && strcmp(a, "--kmsg") &&
+	    strcmp(a, "--state-dir"))
 		return 1;
 	if (!v) {
 		fprintf(stderr, "trainenv health: %s needs a value\n", a);
 		return 2;
 	}
 	(*i)++;
+	if (!strcmp(a, "--kmsg") || !strcmp(a, "--state-dir"))
+		return xid_option(a, v);
 	if (!strcmp(a, "--node")) {
 		if (!te_word_valid(v, TE_HEALTH_NODE_MAX, "-_.")) {
 			fprintf(stderr,

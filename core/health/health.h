@@ -152,7 +152,19 @@ struct te_health_gpu {
 	int procs_rc; /* TE_NVML_INSUFFICIENT_SIZE: more than fit */
 	int n_procs;
 	struct te_health_gpu_proc procs[TE_HEALTH_GPU_PROCS_MAX];
+	/* NVLink, read only when the site wants links up (links_want,
+	 * health_nvlink; 0: not checked): links_rc is the first failing
+	 * nvmlDeviceGetNvLinkState's code other than "not supported" or
+	 * "invalid argument" (no such link); n_links_seen the links the
+	 * GPU has, n_links_up those active, links_down a bit per link
+	 * that is there but not active */
+	unsigned links_want;
+	int links_rc;
+	unsigned n_links_seen, n_links_up;
+	unsigned long links_down;
 };
+#define TE_NVML_INVALID_ARGUMENT 2
+#define TE_HEALTH_NVLINK_MAX 18 /* NVML_NVLINK_MAX_LINKS */
 
 /* NVML's return code in words ("not supported", "GPU is lost", ...). */
 const char *te_health_nvml_rc_text(int rc);
@@ -255,6 +267,9 @@ enum te_health_key {
 	TE_HK_NVML = 1u << 8,
 	TE_HK_IB_PORTS = 1u << 9,
 	TE_HK_GPU_COUNT = 1u << 10,
+	TE_HK_NVLINK = 1u << 11,
+	TE_HK_XID = 1u << 12,
+	TE_HK_XID_FAIL = 1u << 13,
 	TE_HK_HOOK = 1u << 15,
 	/* TE_HK_ACTION_IB << TE_HC_...: one bit per check's action, room
 	 * for 8 checks (bits 3 to 5 held them while there were 3) */
@@ -262,6 +277,7 @@ enum te_health_key {
 };
 
 #define TE_HEALTH_NVML_PATH_MAX 256
+#define TE_XID_FAIL_MAX 32
 #define TE_HEALTH_HOOK_PATH_MAX 256
 
 struct te_health_policy {
@@ -278,6 +294,15 @@ struct te_health_policy {
 	/* site only: health_gpu_count=N, the GPUs the node has (0: not
 	 * said): fewer, or no NVML or driver, fails */
 	unsigned gpu_count;
+	/* site only: health_nvlink=N, the NVLink links per GPU that must
+	 * be up (0: not checked) */
+	unsigned nvlink;
+	/* site only: health_xid=on, the gpu check counts the XIDs the
+	 * kernel logged since the node's previous check; health_xid_fail=
+	 * LIST, the XIDs that fail (not given: TE_XID_FAIL_DEFAULT) */
+	int xid;
+	int n_xid_fail;
+	unsigned xid_fail[TE_XID_FAIL_MAX];
 	/* site only: health_ib_ports=DEV:PORT,... (0: every port) */
 	int n_ib_ports;
 	struct te_health_ib_port ib_ports[TE_HEALTH_IB_PORTS_MAX];
@@ -489,5 +514,135 @@ enum te_drain_decision te_drain_decide(const struct te_drain_policy *p,
  * NULL when none. */
 const struct te_drain_node *te_drain_find(const struct te_drain_node *nodes,
 					  int n, const char *self);
+
+/* ---------------------------------------------------------------- xid */
+
+/* The gpu check's site keys beyond the count (health_xid.c): 1 when key
+ * is one of health_nvlink=N (0 to 18), health_xid=on|off, health_xid_fail
+ * =LIST|none|default (XIDs 1 to 65535, at most 32), applied; 0 when not
+ * one; -1 with err. */
+int te_health_gpu_key_set(struct te_health_policy *p, const char *key,
+			  const char *val, const char *where, char *err,
+			  size_t errlen);
+/* -1 with err naming the key when a user's policy gives one of them
+ * (they are the site's alone), else 0. */
+int te_health_gpu_keys_user(const struct te_health_policy *user, char *err,
+			    size_t errlen);
+
+/* XIDs that fail when the site names none: hardware (double-bit ECC 48,
+ * the GPU's micro-controller 61 and 62, row remapping or page retirement
+ * 63 and 64, NVLink 74, fallen off the bus 79, ECC 92, 94 and 95, the GSP
+ * 119 and 120). Others (13, 31, 43, 45: most often the application's
+ * own fault) pass with a note. */
+#define TE_XID_FAIL_DEFAULT "48,61,62,63,64,74,79,92,94,95,119,120"
+/* 1 when xid fails under p (its health_xid_fail, else the default). */
+int te_health_xid_fails(const struct te_health_policy *p, unsigned xid);
+
+/* One record of the kernel's log as /dev/kmsg gives it: "PRI,SEQ,TS,
+ * FLAGS[,...];MESSAGE\n" and continuation lines (" KEY=VALUE\n"). msg
+ * points into the record: the message's first line, msg_len bytes. 0,
+ * or -1 (junk). Any bytes, any len. */
+#define TE_KMSG_RECORD_MAX 8192
+struct te_kmsg_rec {
+	unsigned long long seq;
+	unsigned prio; /* facility << 3 | level; the kernel's: facility 0 */
+	const char *msg;
+	size_t msg_len;
+};
+int te_kmsg_parse(const char *rec, size_t len, struct te_kmsg_rec *out);
+
+/* An XID line of the NVIDIA driver, "NVRM: Xid (PCI:0000:3b:00): 79,
+ * pid=..., GPU has fallen off the bus." (the "PCI:" may be missing): 1
+ * with ev, 0 when msg is not one. The rest of the line (a process's
+ * name, the user's choice) is not kept. */
+struct te_xid_event {
+	unsigned xid;
+	unsigned domain, bus, dev;
+};
+int te_xid_parse(const char *msg, size_t len, struct te_xid_event *ev);
+
+/* The XIDs of each device, as counted. */
+#define TE_XID_DEVS_MAX 32
+#define TE_XID_CODES_MAX 12
+struct te_xid_dev {
+	unsigned domain, bus, dev;
+	unsigned count; /* XIDs logged */
+	int n_codes;	/* distinct XIDs, in the order first seen */
+	int codes_cut;	/* more distinct XIDs than fit */
+	unsigned codes[TE_XID_CODES_MAX];
+};
+struct te_xid_tally {
+	int n;
+	unsigned cut; /* XIDs of devices past TE_XID_DEVS_MAX */
+	struct te_xid_dev dev[TE_XID_DEVS_MAX];
+};
+
+/* A read of the kernel's log against the node's watermark: the last
+ * record's sequence number the previous check saw, and the boot it saw
+ * it in ("TEXID1 BOOT_ID SEQ\n", te_xid_mark_text). XIDs of records
+ * past the mark count; with no mark, a junk one, another boot's, or a
+ * log whose records all lie before the mark (it restarted), every XID
+ * since boot counts. */
+#define TE_XID_BOOT_MAX 40
+#define TE_XID_MARK_MAX 96
+#define TE_XID_RECORDS_MAX 65536 /* read per check at most */
+#define TE_XID_READ_MS 100	 /* ... and for at most this long */
+struct te_xid_scan {
+	char boot[TE_XID_BOOT_MAX]; /* this boot's id */
+	int mark;		    /* 1: a mark of this boot was read */
+	char mark_why[48];	    /* else why not: "no earlier check" */
+	unsigned long long mark_seq;
+	int any; /* a record was read */
+	unsigned long long first_seq, last_seq;
+	unsigned records, junk;
+	unsigned long long lost; /* overwritten before they were read */
+	int bounded;		 /* stopped at the bound: the rest next time */
+	struct te_xid_tally since_mark, since_boot;
+	char err[160]; /* not "": the log or the mark could not be had */
+};
+
+/* An empty scan for this boot with the mark's text (NULL: no mark). */
+void te_xid_scan_init(struct te_xid_scan *s, const char *boot, const char *mark,
+		      size_t len);
+/* One record of the log into s; junk is counted, not kept. */
+void te_xid_scan_record(struct te_xid_scan *s, const char *rec, size_t len);
+/* The tally that counts: since the mark, or since boot (and why). */
+const struct te_xid_tally *te_xid_scan_tally(const struct te_xid_scan *s,
+					     const char **since);
+/* The next mark: this boot and the last record read (none read: the
+ * old mark's, or 0). */
+void te_xid_mark_text(const struct te_xid_scan *s, char *buf, size_t len);
+
+/* A GPU's PCI address as NVML gives it (nvmlDeviceGetPciInfo). */
+struct te_health_gpu_pci {
+	unsigned index, domain, bus, dev;
+};
+/* The XID results (check "gpu") into out: s->err, one error; no XID,
+ * one pass naming the records read; else one result per device, named
+ * "gpu N" when a GPU of gpus[0..n) is at its PCI address, else
+ * "PCI:DDDD:BB:DD": a failure when one of its XIDs fails under p, else
+ * a pass with the XIDs as a note. */
+void te_xid_results(const struct te_xid_scan *s,
+		    const struct te_health_gpu_pci *gpus, int n,
+		    const struct te_health_policy *p,
+		    struct te_health_set *out);
+
+/* The I/O (health_xid_io.c), run as root in the gpu check's child.
+ * te_xid_read: this boot's id (/proc/sys/kernel/random/boot_id), the
+ * mark DIR/health-xid.seq (dir: "/run/trainenv" or the tool's
+ * --state-dir; made 0755 when missing; the dir and the file must be
+ * root's or the caller's, not writable by group or others, and not
+ * links: else s->err and nothing read), then the log kmsg ("/dev/kmsg",
+ * read without blocking until its end; or the tool's --kmsg, a regular
+ * file of records in its format, one per line), at most
+ * TE_XID_RECORDS_MAX records and TE_XID_READ_MS ms.
+ * te_xid_commit: the new mark, written to a temporary file in dir and
+ * renamed over the old; 0, or -1 with err. */
+#define TE_XID_KMSG "/dev/kmsg"
+#define TE_XID_STATE_DIR "/run/trainenv"
+#define TE_XID_MARK_FILE "health-xid.seq"
+void te_xid_read(const char *kmsg, const char *dir, struct te_xid_scan *s);
+int te_xid_commit(const char *dir, const struct te_xid_scan *s, char *err,
+		  size_t errlen);
 
 #endif

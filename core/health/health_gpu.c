@@ -3,7 +3,8 @@
  * (read by pmix/nvml_load.c, which loads NVML at run time): the job's
  * GPUs present, no volatile uncorrectable ECC error, no page retirement
  * or row remapping pending, no remapping failed, no memory held by a
- * process not of the job. Pure, but for reading a process's owner. */
+ * process not of the job, the NVLink links the site wants up. Pure, but
+ * for reading a process's owner. */
 #include "config.h"
 
 #include <errno.h>
@@ -128,6 +129,48 @@ static void gpu_procs(const struct te_health_gpu *g, long allowed_uid,
 	}
 }
 
+/* g's NVLink links against the site's count (links_want; 0: not
+ * checked): fewer up fails, naming the links down; a GPU without NVLink
+ * fails too, since the site expects it. */
+static void gpu_links(const struct te_health_gpu *g, char *probs, size_t len,
+		      char *value, size_t vlen)
+{
+	char why[128], list[80] = "";
+	unsigned i, down = 0;
+
+	if (!g->links_want)
+		return;
+	if (g->links_rc != TE_NVML_NOT_SUPPORTED &&
+	    query_failed(g->links_rc, "NVLink", probs, len))
+		return;
+	if (g->links_rc == TE_NVML_NOT_SUPPORTED || !g->n_links_seen) {
+		te_snprintf(why, sizeof(why), "no NVLink (want %u links up)",
+			    g->links_want);
+		problem(probs, len, why);
+		if (!value[0])
+			te_strlcpy(value, "nvlink none", vlen);
+		return;
+	}
+	if (g->n_links_up >= g->links_want)
+		return;
+	for (i = 0; i < TE_HEALTH_NVLINK_MAX; i++)
+		if (g->links_down & (1ul << i))
+			te_appendf(list, sizeof(list), "%s%u",
+				   down++ ? ", " : "", i);
+	if (down)
+		te_snprintf(
+			why, sizeof(why),
+			"nvlink %u of %u links down (link%s %s; want %u up)",
+			down, g->n_links_seen, down > 1 ? "s" : "", list,
+			g->links_want);
+	else
+		te_snprintf(why, sizeof(why), "nvlink %u links up (want %u)",
+			    g->n_links_up, g->links_want);
+	problem(probs, len, why);
+	if (!value[0])
+		te_snprintf(value, vlen, "nvlink %u up", g->n_links_up);
+}
+
 /* One GPU's problems into probs, its first value into value. */
 static void gpu_problems(const struct te_health_gpu *g, long allowed_uid,
 			 char *probs, size_t len, char *value, size_t vlen)
@@ -159,7 +202,19 @@ static void gpu_problems(const struct te_health_gpu *g, long allowed_uid,
 				te_strlcpy(value, "remap pending", vlen);
 		}
 	}
+	gpu_links(g, probs, len, value, vlen);
 	gpu_procs(g, allowed_uid, probs, len, value, vlen);
+}
+
+/* A healthy GPU's NVLink words: "; nvlink 18 of 18 up", or "". */
+static const char *links_text(const struct te_health_gpu *g, char *buf,
+			      size_t len)
+{
+	if (!g->links_want)
+		return "";
+	te_snprintf(buf, len, "; nvlink %u of %u up", g->n_links_up,
+		    g->n_links_seen);
+	return buf;
 }
 
 void te_health_gpu_results(const struct te_health_gpu *g, int n,
@@ -169,7 +224,8 @@ void te_health_gpu_results(const struct te_health_gpu *g, int n,
 	int i;
 
 	for (i = 0; i < n; i++) {
-		char dev[24], probs[PROBLEMS_MAX] = "", value[32] = "";
+		char dev[24], probs[PROBLEMS_MAX] = "", value[32] = "",
+			      links[48];
 
 		te_snprintf(dev, sizeof(dev), "gpu %u", g[i].index);
 		if (g[i].index >= visible) {
@@ -193,12 +249,13 @@ void te_health_gpu_results(const struct te_health_gpu *g, int n,
 		else
 			te_health_add(out, "gpu", dev, "ok", TE_HV_PASS,
 				      "%s healthy (ECC, retired pages, "
-				      "remapped rows%s)",
+				      "remapped rows%s%s)",
 				      dev,
 				      allowed_uid == TE_HEALTH_NO_JOB
 					      ? "; processes not checked: no "
 						"job given"
-					      : ", processes");
+					      : ", processes",
+				      links_text(&g[i], links, sizeof(links)));
 	}
 }
 

@@ -16,7 +16,8 @@
 	"health, health_ib_rate, health_eth, health_ib_action, " \
 	"health_eth_action, health_gpu_action, health_timeout, " \
 	"health_user_weaker, health_nvml, health_ib_ports, "     \
-	"health_gpu_count, health_hook, health_hook_action"
+	"health_gpu_count, health_hook, health_hook_action, "    \
+	"health_nvlink, health_xid, health_xid_fail"
 
 static const char *const check_names[TE_HC_COUNT] = { "ib", "eth", "gpu",
 						      "hook" };
@@ -325,7 +326,7 @@ int te_health_policy_set(struct te_health_policy *p, const char *key,
 	if (!strcmp(key, "health_ib_rate") || !strcmp(key, "health_timeout") ||
 	    !strcmp(key, "health_user_weaker"))
 		return set_scalar(p, key, val, where, err, errlen);
-	return 0;
+	return te_health_gpu_key_set(p, key, val, where, err, errlen);
 }
 
 /* One item of te_health_policy_parse. */
@@ -496,6 +497,8 @@ int te_health_policy_merge(const struct te_health_policy *site,
 			      : (user->given & TE_HK_NVML)
 				      ? "health_nvml"
 				      : "health_user_weaker");
+	if (te_health_gpu_keys_user(user, err, errlen) < 0)
+		return -1;
 	if (user->given & TE_HK_CHECKS) {
 		if ((site->checks & ~user->checks) && !site->user_may_weaken) {
 			checks_text(site->checks, had, sizeof(had));

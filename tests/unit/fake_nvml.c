@@ -18,6 +18,11 @@
  *                       (a process that exits meanwhile)
  *   stride32            _v3 writes R535's 32-byte entries (with
  *                       usedGpuCcProtectedMemory); _v2 keeps 24 bytes
+ *   nvlinks N           N NVLink links per GPU, all active (default 0:
+ *                       no NVLink, every link "not supported")
+ *   nvlink_down GPU L   link L of GPU is not active
+ *   nvlink_rc GPU RC    nvmlDeviceGetNvLinkState returns RC for GPU
+ * Each GPU's PCI address is 0000:(GPU + 1) * 16:00 (gpu 3: 0000:40:00).
  * Tests put a directory holding it as libnvidia-ml.so.1 first in
  * LD_LIBRARY_PATH. */
 #include <stdio.h>
@@ -43,6 +48,9 @@ static struct {
 	int nprocs[GPUS];
 	struct fake_proc procs[GPUS][PROCS];
 	int init_rc, hang, stride32;
+	unsigned nvlinks;
+	unsigned long nvlink_down[GPUS];
+	int nvlink_rc[GPUS];
 	unsigned vanish[GPUS]; /* a pid listed once only; 0: none */
 	int queries[GPUS];
 } st;
@@ -61,6 +69,8 @@ EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void *d, unsigned int *n,
 						   void *p);
 EXPORT int nvmlDeviceGetComputeRunningProcesses_v2(void *d, unsigned int *n,
 						   void *p);
+EXPORT int nvmlDeviceGetNvLinkState(void *d, unsigned int link, int *active);
+EXPORT int nvmlDeviceGetPciInfo_v3(void *d, void *info);
 
 /* One line of the file, if it is for this node. */
 static void conf_line(const char *line, const char *node)
@@ -83,6 +93,8 @@ static void conf_line(const char *line, const char *node)
 		st.gpus = g;
 	if (!strcmp(what, "init") && n >= 3)
 		st.init_rc = (int)g;
+	if (!strcmp(what, "nvlinks") && n >= 3)
+		st.nvlinks = g;
 	if (g >= GPUS || n < 3)
 		return;
 	if (!strcmp(what, "ecc") && n >= 4)
@@ -99,6 +111,10 @@ static void conf_line(const char *line, const char *node)
 		st.vanish[g] = a;
 	else if (!strcmp(what, "lost"))
 		st.lost[g] = 1;
+	else if (!strcmp(what, "nvlink_down") && n >= 4 && a < 64)
+		st.nvlink_down[g] |= 1ul << a;
+	else if (!strcmp(what, "nvlink_rc") && n >= 4)
+		st.nvlink_rc[g] = (int)a;
 	else if (!strcmp(what, "proc") && n >= 5 && st.nprocs[g] < PROCS) {
 		st.procs[g][st.nprocs[g]].pid = a;
 		st.procs[g][st.nprocs[g]++].used = (unsigned long long)b << 20;
@@ -214,4 +230,34 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void *d, unsigned int *n, void *p)
 int nvmlDeviceGetComputeRunningProcesses_v2(void *d, unsigned int *n, void *p)
 {
 	return procs(d, n, p, sizeof(struct fake_proc));
+}
+
+/* NVML_NVLINK_MAX_LINKS is 18: past it, or past this GPU's links, an
+ * invalid argument or not supported, as NVML answers. */
+int nvmlDeviceGetNvLinkState(void *d, unsigned int link, int *active)
+{
+	unsigned g = gpu_of(d);
+
+	if (st.nvlink_rc[g])
+		return st.nvlink_rc[g];
+	if (link >= 18)
+		return 2;
+	if (link >= st.nvlinks)
+		return 3;
+	*active = !(st.nvlink_down[g] & (1ul << link));
+	return 0;
+}
+
+/* nvmlPciInfo_t: busIdLegacy[16], domain, bus, device, pciDeviceId,
+ * pciSubSystemId, busId[32]. */
+int nvmlDeviceGetPciInfo_v3(void *d, void *info)
+{
+	unsigned g = gpu_of(d), v[3] = { 0, (g + 1) * 16, 0 };
+	char *p = info;
+
+	memset(p, 0, 68);
+	snprintf(p, 16, "0000:%02x:00.0", v[1]);
+	memcpy(p + 16, v, sizeof(v));
+	snprintf(p + 36, 32, "00000000:%02X:00.0", v[1]);
+	return 0;
 }

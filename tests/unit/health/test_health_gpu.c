@@ -2,8 +2,9 @@
 /* Unit tests of the GPU checks' verdicts (core/health/health_gpu.c): a
  * healthy GPU, each fault (ECC, retired pages, remapped rows pending and
  * failed, a foreign process, a missing or lost GPU, a failed query), what
- * is not supported left out, the MPS server excepted; a process's owner
- * read from a stand-in /proc tree. */
+ * is not supported left out, the MPS server excepted, NVLink links down
+ * against the site's count; a process's owner read from a stand-in /proc
+ * tree. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -222,9 +223,62 @@ static void test_owner(void)
 	is_int(uid, (long)getuid(), "... is this uid's");
 }
 
+/* NVLink against the site's count (health_nvlink). */
+static void test_links(void)
+{
+	struct te_health_gpu g;
+
+	memset(&g, 0, sizeof(g));
+	g.index = 3;
+	g.n_links_seen = 18;
+	g.n_links_up = 16;
+	g.links_down = (1ul << 4) | (1ul << 9);
+	is_str(one(&g, 8),
+	       "gpu 3 healthy (ECC, retired pages, remapped rows, processes)",
+	       "links down but health_nvlink not set: nothing said");
+	g.links_want = 18;
+	is_str(one(&g, 8),
+	       "gpu 3 nvlink 2 of 18 links down (links 4, 9; want 18 up)",
+	       "2 of 18 links down, 18 wanted: fails naming the links");
+	is_int(s.r[0].verdict, TE_HV_FAIL, "... fail");
+	is_str(s.r[0].value, "nvlink 16 up", "... its value");
+	g.links_want = 16;
+	is_str(one(&g, 8),
+	       "gpu 3 healthy (ECC, retired pages, remapped rows, processes; "
+	       "nvlink 16 of 18 up)",
+	       "16 up, 16 wanted: passes, saying how many are up");
+	g.links_want = 18;
+	g.n_links_up = 17;
+	g.links_down = 1ul << 17;
+	is_str(one(&g, 8),
+	       "gpu 3 nvlink 1 of 18 links down (link 17; want 18 up)",
+	       "one link down: 'link', the last one named");
+	g.n_links_seen = 12;
+	g.n_links_up = 12;
+	g.links_down = 0;
+	is_str(one(&g, 8), "gpu 3 nvlink 12 links up (want 18)",
+	       "fewer links than wanted, none down: fails");
+	g.n_links_seen = g.n_links_up = 0;
+	is_str(one(&g, 8), "gpu 3 no NVLink (want 18 links up)",
+	       "no NVLink while the site expects it: fails");
+	g.links_rc = TE_NVML_NOT_SUPPORTED;
+	is_str(one(&g, 8), "gpu 3 no NVLink (want 18 links up)",
+	       "... NVLink not supported: the same");
+	g.links_rc = 15;
+	is_str(one(&g, 8), "gpu 3 NVLink unreadable (GPU is lost, 15)",
+	       "a failing NVLink query: fails, naming NVML's code");
+	g.links_rc = 0;
+	g.n_links_seen = 18;
+	g.n_links_up = 18;
+	g.remap_pending = 1;
+	is_str(one(&g, 8), "gpu 3 remapped rows pending",
+	       "all links up, rows pending: only the rows named");
+}
+
 int main(void)
 {
 	test_verdicts();
+	test_links();
 	test_procs();
 	test_owner();
 	is_str(te_health_nvml_rc_text(999), "NVML error", "an unknown code");
