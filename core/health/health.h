@@ -585,8 +585,8 @@ struct te_xid_tally {
  * since boot counts. */
 #define TE_XID_BOOT_MAX 40
 #define TE_XID_MARK_MAX 96
-#define TE_XID_RECORDS_MAX 65536 /* read per check at most */
-#define TE_XID_READ_MS 100	 /* ... and for at most this long */
+#define TE_XID_RECORDS_MAX 262144 /* read per check at most */
+#define TE_XID_READ_MS 500	  /* ... and for at most this long */
 struct te_xid_scan {
 	char boot[TE_XID_BOOT_MAX]; /* this boot's id */
 	int mark;		    /* 1: a mark of this boot was read */
@@ -596,7 +596,7 @@ struct te_xid_scan {
 	unsigned long long first_seq, last_seq;
 	unsigned records, junk;
 	unsigned long long lost; /* overwritten before they were read */
-	int bounded;		 /* stopped at the bound: the rest next time */
+	int bounded;		 /* stopped at the bound: not read to its end */
 	struct te_xid_tally since_mark, since_boot;
 	char err[160]; /* not "": the log or the mark could not be had */
 };
@@ -635,7 +635,9 @@ void te_xid_results(const struct te_xid_scan *s,
  * links: else s->err and nothing read), then the log kmsg ("/dev/kmsg",
  * read without blocking until its end; or the tool's --kmsg, a regular
  * file of records in its format, one per line), at most
- * TE_XID_RECORDS_MAX records and TE_XID_READ_MS ms.
+ * TE_XID_RECORDS_MAX records and TE_XID_READ_MS ms (about 2 us a
+ * record: a large log_buf_len's log in well under the bound); a log not
+ * read to its end is an error result (later XIDs are not seen).
  * te_xid_commit: the new mark, written to a temporary file in dir and
  * renamed over the old; 0, or -1 with err. */
 #define TE_XID_KMSG "/dev/kmsg"

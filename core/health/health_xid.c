@@ -416,7 +416,14 @@ void te_xid_results(const struct te_xid_scan *s,
 			      "gpu xid: %u more XIDs on devices past the "
 			      "first %d: not told apart",
 			      t->cut, TE_XID_DEVS_MAX);
-	if (t->n || t->cut)
+	if (s->bounded)
+		te_health_add(out, "gpu", "xid", "", TE_HV_ERROR,
+			      "gpu xid: the kernel's log was not read to its "
+			      "end (stopped at %u records or %d ms, record "
+			      "%llu): later XIDs not seen",
+			      s->records + s->junk, TE_XID_READ_MS,
+			      s->last_seq);
+	if (t->n || t->cut || s->bounded)
 		return;
 	lost = s->lost;
 	/* the records between the mark and the oldest the log still holds
@@ -427,10 +434,6 @@ void te_xid_results(const struct te_xid_scan *s,
 		te_appendf(note, sizeof(note),
 			   "; %llu records overwritten before they were read",
 			   lost);
-	if (s->bounded)
-		te_appendf(note, sizeof(note),
-			   "; stopped at the bound, the "
-			   "rest next check");
 	if (why)
 		te_snprintf(since, sizeof(since), "boot (%s; ", why);
 	else

@@ -155,6 +155,15 @@ xid '* gpus 4\n'
 check "$(has 'only its owner may write: refused'; echo $?)" \
 	"a watermark others may write: refused" "rc=$rc $out"
 rm -f "$state/health-xid.seq"
+# The bound: a log of more records than a check reads (262144) is an
+# error saying so, not a pass.
+awk 'BEGIN { for (i = 1; i <= 270000; i++) printf "6,%d,1,-;x\n", i }' >"$tmp/big"
+t0=$(date +%s%N)
+gpu '* gpus 4\n' health_xid=on --kmsg "$tmp/big" --state-dir "$state"
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "$([ $rc = 1 ] && has "gpu    error   gpu xid: the kernel's log was not read to its end (stopped at"; echo $?)" \
+	"a log past the bound: an error saying so (${ms} ms)" "rc=$rc $out"
+rm -f "$state/health-xid.seq"
 out=$("$tool" health health=gpu health_xid=on --kmsg "$tmp/none" 2>&1)
 check $(($? != 2)) "--kmsg that is not there: exit 2" "$out"
 out=$("$tool" health health=gpu health_xid=on --state-dir relative 2>&1)

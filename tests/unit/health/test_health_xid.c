@@ -249,7 +249,14 @@ static void test_results(void)
 	ok(te_health_xid_fails(&p, 79) && te_health_xid_fails(&p, 48) &&
 		   !te_health_xid_fails(&p, 13),
 	   "health_xid_fail=default: 79 and 48 fail, 13 does not");
-	s.err[0] = '\0';
+	s.bounded = 1;
+	results(&s, &p);
+	is_int(set.r[set.n - 1].verdict, TE_HV_ERROR,
+	       "a log not read to its end: an error");
+	like(set.r[set.n - 1].text,
+	     "gpu xid: the kernel's log was not read to its end (stopped at",
+	     "... saying so");
+	s.bounded = 0;
 	strcpy(s.err, "the watermark /x is a symbolic link: refused");
 	results(&s, &p);
 	is_int(set.n, 1, "could not read: one result");
