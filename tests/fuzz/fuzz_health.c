@@ -7,7 +7,7 @@
  * line, a merge never weakens the site's policy unless it allows it, and
  * decoded results stay printable and within their sizes. */
 // FUZZ-MAX-LEN: 204800
-// FUZZ-SOURCES: core/health/health_policy.c core/health/health_net.c core/health/health_result.c core/health/health_wire.c core/health/health_drain.c core/util/strutil.c core/util/sysutil.c core/util/textbuf.c|
+// FUZZ-SOURCES: core/health/health_policy.c core/health/health_net.c core/health/health_result.c core/health/health_wire.c core/health/health_drain.c core/health/health_xid.c core/util/strutil.c core/util/sysutil.c core/util/textbuf.c|
 #include "config.h"
 
 #include <stdint.h>
@@ -32,6 +32,10 @@ static void check_merge(const struct te_health_policy *site,
 {
 	int i;
 
+	/* the gpu check's NVLink and XID keys are the site's alone */
+	if (out->nvlink != site->nvlink || out->xid != site->xid ||
+	    out->n_xid_fail != site->n_xid_fail)
+		abort();
 	if (site->user_may_weaken)
 		return;
 	if ((site->checks & ~out->checks) ||
