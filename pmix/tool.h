@@ -28,5 +28,10 @@ struct te_drain_policy;
 int te_health_drain(const struct te_health_set *set,
 		    const struct te_drain_policy *pol, const char *self,
 		    const char *bin);
+/* The same for one failing result's line (the reason's text): 1 when the
+ * node was drained, 0 when not (the switch, the cap, another's reason:
+ * said), -1 when the controller could not be asked or refused. */
+int te_health_drain_line(const char *line, const struct te_drain_policy *pol,
+			 const char *self, const char *bin);
 
 #endif

@@ -19,29 +19,16 @@
 #include "util/strutil.h"
 #include "util/textbuf.h"
 #include "tool.h"
+#include "tool_health.h"
 
 #define DEFAULT_CHECKS "ib,eth,gpu"
 #define OUT_MAX (TE_HEALTH_RESULTS_MAX * 1024)
 
-#define GPUS_MAX 64
 #define LOCK_DIR "/run/trainenv"
-
-struct health_ctx {
-	const char *root;
-	const struct te_health_policy *pol;
-	unsigned gpus[GPUS_MAX]; /* the job's GPUs (NVML indices) */
-	int ngpus;		 /* 0: every GPU NVML shows */
-	long allowed_uid;	 /* whose processes are the job's;
-				  * TE_HEALTH_NO_JOB: none given */
-	int drain;		 /* --drain */
-	const char *node;	 /* --node: this node's Slurm name */
-	const char *slurm_bin;	 /* --slurm-bin: sinfo's, scontrol's dir */
-	struct te_drain_policy drain_pol;
-};
 
 static void run_ib(const void *arg, struct te_health_set *out)
 {
-	const struct health_ctx *c = arg;
+	const struct te_health_ctx *c = arg;
 
 	te_health_check_ib_ports(c->root, c->pol->ib_min_gbps, c->pol->ib_ports,
 				 c->pol->n_ib_ports, out);
@@ -49,7 +36,7 @@ static void run_ib(const void *arg, struct te_health_set *out)
 
 static void run_eth(const void *arg, struct te_health_set *out)
 {
-	const struct health_ctx *c = arg;
+	const struct te_health_ctx *c = arg;
 
 	te_health_check_eth(c->root, c->pol->eth, c->pol->n_eth, out);
 }
@@ -64,7 +51,7 @@ static const char *xid_kmsg, *xid_dir;
  * results are made (a check killed in NVML leaves it for the next). */
 static void run_gpu(const void *arg, struct te_health_set *out)
 {
-	const struct health_ctx *c = arg;
+	const struct te_health_ctx *c = arg;
 	static struct te_health_gpu_pci pci[GPUS_MAX];
 	static struct te_xid_scan xid;
 	char err[160];
@@ -101,6 +88,25 @@ static const char *gpu_lock(const struct te_health_policy *pol)
 		h = (h ^ (unsigned char)*p) * 16777619u;
 	te_snprintf(path, sizeof(path), LOCK_DIR "/health-gpu-%08x.lock", h);
 	return path;
+}
+
+int te_health_checks_run(const struct te_health_ctx *c,
+			 struct te_health_set *set, char *err, size_t errlen)
+{
+	const struct te_health_policy *pol = c->pol;
+	struct te_health_check checks[TE_HC_COUNT];
+	int n = 0;
+
+	if (pol->checks & (1u << TE_HC_IB))
+		checks[n++] = (struct te_health_check){ "ib", run_ib, c, NULL };
+	if (pol->checks & (1u << TE_HC_ETH))
+		checks[n++] =
+			(struct te_health_check){ "eth", run_eth, c, NULL };
+	if (pol->checks & (1u << TE_HC_GPU))
+		checks[n++] = (struct te_health_check){ "gpu", run_gpu, c,
+							gpu_lock(pol) };
+	return te_health_run(checks, n, (int)pol->timeout_s * 1000, set, err,
+			     errlen);
 }
 
 static void usage(FILE *f)
@@ -165,7 +171,7 @@ static void usage(FILE *f)
 }
 
 /* --gpus LIST into c; 0, or 2 (usage). */
-static int parse_gpus(const char *list, struct health_ctx *c)
+static int parse_gpus(const char *list, struct te_health_ctx *c)
 {
 	char buf[512], *save = NULL, *tok;
 	uint64_t v;
@@ -221,7 +227,7 @@ static int xid_option(const char *a, const char *v)
 
 /* An option with its value (argv[*i + 1]); 0, 1 (not one of these), or
  * 2 (usage). */
-static int option_value(int argc, char **argv, int *i, struct health_ctx *c)
+static int option_value(int argc, char **argv, int *i, struct te_health_ctx *c)
 {
 	const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
 	struct stat st;
@@ -308,7 +314,7 @@ static int drain_key(const char *a, struct te_drain_policy *p)
 
 /* The command line into pol, c and json; 0, or 2 (usage). */
 static int parse_args(int argc, char **argv, struct te_health_policy *pol,
-		      struct health_ctx *c, int *json)
+		      struct te_health_ctx *c, int *json)
 {
 	char err[TE_HEALTH_TEXT_MAX * 2], q[80];
 	int i, rc;
@@ -361,13 +367,12 @@ static int parse_args(int argc, char **argv, struct te_health_policy *pol,
 int te_tool_health(int argc, char **argv)
 {
 	static struct te_health_set set;
-	static struct health_ctx ctx;
+	static struct te_health_ctx ctx;
 	static char out[OUT_MAX];
 	struct te_health_policy pol;
-	struct te_health_check checks[TE_HC_COUNT];
 	char node[TE_HEALTH_NODE_MAX], err[256];
 	struct te_buf b;
-	int json = 0, n = 0, rc;
+	int json = 0, rc;
 
 	if (argc > 1 &&
 	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -397,19 +402,9 @@ int te_tool_health(int argc, char **argv)
 		return 2;
 	}
 	ctx.pol = &pol;
-	if (pol.checks & (1u << TE_HC_IB))
-		checks[n++] =
-			(struct te_health_check){ "ib", run_ib, &ctx, NULL };
-	if (pol.checks & (1u << TE_HC_ETH))
-		checks[n++] =
-			(struct te_health_check){ "eth", run_eth, &ctx, NULL };
-	if (pol.checks & (1u << TE_HC_GPU))
-		checks[n++] = (struct te_health_check){ "gpu", run_gpu, &ctx,
-							gpu_lock(&pol) };
 	te_node_name(node, sizeof(node));
 	te_health_set_init(&set, node);
-	if (te_health_run(checks, n, (int)pol.timeout_s * 1000, &set, err,
-			  sizeof(err)) < 0) {
+	if (te_health_checks_run(&ctx, &set, err, sizeof(err)) < 0) {
 		fprintf(stderr, "trainenv %s\n", err);
 		return 1;
 	}

@@ -157,21 +157,8 @@ int te_health_drain(const struct te_health_set *set,
 		    const struct te_drain_policy *pol, const char *self,
 		    const char *bin)
 {
-	static struct te_drain_node nodes[NODES_MAX];
-	static char list[LIST_MAX];
-	char *argv[] = { (char *)"sinfo",
-			 (char *)"-h",
-			 (char *)"-N",
-			 (char *)"-o",
-			 (char *)"%N %n %T %H %E",
-			 NULL };
-	char line[TE_HEALTH_TEXT_MAX], reason[TE_DRAIN_REASON_MAX];
-	char why[512], err[512];
-	const struct te_drain_node *me;
-	enum te_drain_decision d;
-	int n;
+	char line[TE_HEALTH_TEXT_MAX];
 
-	slurm_bin = bin;
 	if (failing_line(set, line, sizeof(line)) < 0) {
 		/* an error is no proof against the node: a user exhausting
 		 * its pids, fds or memory must not drain it */
@@ -181,6 +168,27 @@ int te_health_drain(const struct te_health_set *set,
 			self, te_health_set_failed(set), first_error(set));
 		return 0;
 	}
+	return te_health_drain_line(line, pol, self, bin) < 0 ? -1 : 0;
+}
+
+int te_health_drain_line(const char *line, const struct te_drain_policy *pol,
+			 const char *self, const char *bin)
+{
+	static struct te_drain_node nodes[NODES_MAX];
+	static char list[LIST_MAX];
+	char *argv[] = { (char *)"sinfo",
+			 (char *)"-h",
+			 (char *)"-N",
+			 (char *)"-o",
+			 (char *)"%N %n %T %H %E",
+			 NULL };
+	char reason[TE_DRAIN_REASON_MAX];
+	char why[512], err[512];
+	const struct te_drain_node *me;
+	enum te_drain_decision d;
+	int n;
+
+	slurm_bin = bin;
 	te_drain_reason(line, reason, sizeof(reason));
 	if (!pol->on) {
 		te_drain_decide(pol, self, NULL, 0, 0, reason, why,
@@ -206,5 +214,5 @@ int te_health_drain(const struct te_health_set *set,
 		return -1;
 	}
 	fprintf(stderr, PREFIX "%s\n", why);
-	return 0;
+	return 1;
 }

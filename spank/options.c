@@ -14,15 +14,48 @@
 #include "state.h"
 #include "util/strutil.h"
 #include "launch/version.h"
+#include "health/health_prolog.h"
 
 #define TE_OPT_EXPLAIN TE_S_COUNT
-#define TE_NOPTS (TE_S_COUNT + 1)
+#define TE_OPT_HEALTH (TE_S_COUNT + 1)
+#define TE_NOPTS (TE_S_COUNT + 2)
 
 static char opt_names[TE_NOPTS][64];
 static char opt_usage[TE_NOPTS][512];
 static struct spank_option opts[TE_NOPTS];
 
 static int opt_cb(int val, const char *optarg, int remote);
+
+/* --train-health: checked against the site's health keys where the user
+ * typed it (a key that would weaken the site's check stops srun or
+ * sbatch at once), kept for the job prolog. */
+static int health_opt(const char *optarg, int remote)
+{
+	static struct te_health_policy site, user, merged;
+	static struct te_drain_policy dp;
+	static struct te_health_prolog_policy pp;
+	char err[TE_ERR_MAX];
+
+	if (!optarg)
+		return -1;
+	if (!remote && !strcmp(optarg, "help")) {
+		te_print_help();
+		exit(0);
+	}
+	te_health_policy_init(&user);
+	if (!remote && te_plug.policy_ok &&
+	    (te_health_site_load(te_plug.pol.health.items, &site, &dp, &pp, err,
+				 sizeof(err)) < 0 ||
+	     te_health_user_parse(&user, optarg, err, sizeof(err)) < 0 ||
+	     te_health_policy_merge(&site, &user, &merged, err, sizeof(err)) <
+		     0)) {
+		slurm_error(TE_PREFIX "%s", err);
+		return -1;
+	}
+	free(te_plug.health_opt);
+	te_plug.health_opt = strndup(optarg, TE_HEALTH_ITEMS_MAX + 1);
+	return te_plug.health_opt ? 0 : -1;
+}
 
 void te_print_help(void)
 {
@@ -42,6 +75,11 @@ void te_print_help(void)
 		printf("  --%s=%s\n      %s\n      accepted: %s\n", name,
 		       te_settings[i].arginfo, te_settings[i].help, acc);
 	}
+	printf("  --%s=ITEM[;ITEM...]\n      node health checks the job prolog "
+	       "adds or makes stricter\n      (ib,eth,gpu; ib_rate=GBPS; "
+	       "eth=IF[:MBPS]; ib_action=, eth_action=,\n      gpu_action= "
+	       "exclude|warn); never weaker than the site's\n",
+	       TE_HEALTH_OPTION + 2);
 	printf("  --train-explain\n      print every trainenv setting with "
 	       "its value and where it came from\n\n"
 	       "Site policy (plugstack.conf arguments or conf=FILE lines):\n"
@@ -69,6 +107,17 @@ int te_options_register(spank_t sp)
 			te_snprintf(opt_usage[i], sizeof(opt_usage[i]),
 				    "[trainenv] %s", te_settings[i].help);
 			o->arginfo = (char *)te_settings[i].arginfo;
+			o->has_arg = 1;
+		} else if (i == TE_OPT_HEALTH) {
+			te_strlcpy(opt_names[i], TE_HEALTH_OPTION + 2,
+				   sizeof(opt_names[i]));
+			te_strlcpy(opt_usage[i],
+				   "[trainenv] node health checks the job "
+				   "prolog adds or makes stricter: "
+				   "ib,eth,gpu;ib_rate=GBPS;eth=IF[:MBPS];"
+				   "CHECK_action=exclude|warn",
+				   sizeof(opt_usage[i]));
+			o->arginfo = (char *)"ITEM[;ITEM...]";
 			o->has_arg = 1;
 		} else {
 			te_strlcpy(opt_names[i], "train-explain",
@@ -105,6 +154,8 @@ static int opt_cb(int val, const char *optarg, int remote)
 		te_plug.explain = 1;
 		return 0;
 	}
+	if (val == TE_OPT_HEALTH)
+		return health_opt(optarg, remote);
 	if (!remote && optarg && strcmp(optarg, "help") == 0) {
 		te_print_help();
 		exit(0);
@@ -131,4 +182,6 @@ void te_options_free(void)
 		free(te_plug.opt[i]);
 		te_plug.opt[i] = NULL;
 	}
+	free(te_plug.health_opt);
+	te_plug.health_opt = NULL;
 }

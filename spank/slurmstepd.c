@@ -39,6 +39,7 @@
 #include "stepd_apptainer.h"
 #include "stepd_bind.h"
 #include "stepd_container.h"
+#include "stepd_health.h"
 #include "stepd_preflight.h"
 #include "stepd_rdzv.h"
 #include "stepd_step.h"
@@ -364,8 +365,13 @@ static int rank_launch(spank_t sp, uint32_t local_id, uint32_t global_id,
 	 * then start on the rank's CPUs too. */
 	if (bind_task(sp, local_id, global_id) < 0)
 		return -1;
-	pf = te_stepd_preflight(sp, local_id, global_id, pf_line,
-				sizeof(pf_line), pf_why, sizeof(pf_why));
+	/* a node the job prolog's health checks kept out: no pre-flight */
+	pf = te_stepd_health_verdict(pf_line, sizeof(pf_line), pf_why,
+				     sizeof(pf_why));
+	if (pf == 0)
+		pf = te_stepd_preflight(sp, local_id, global_id, pf_line,
+					sizeof(pf_line), pf_why,
+					sizeof(pf_why));
 	have = te_stepd_rendezvous(sp, local_id, global_id, rr, &quiet,
 				   pf < 0 ? pf_why : NULL);
 	if (pf < 0) {

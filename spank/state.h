@@ -17,6 +17,9 @@
  * slurmstepd as a torchrun task's worker watcher (stepd_watch.c). */
 #define TE_STACKS_HELPER "trainenv-stacks"
 
+/* The job prolog's node health checks (jobprolog.c). */
+#define TE_HEALTH_HELPER "trainenv-health"
+
 struct te_plugin {
 	spank_context_t ctx;
 	struct te_policy pol;
@@ -24,6 +27,7 @@ struct te_plugin {
 	char policy_err[TE_ERR_MAX]; /* why not */
 	char *opt[TE_S_COUNT];	     /* option texts given by the user */
 	int explain;		     /* --train-explain */
+	char *health_opt;	     /* --train-health (the job prolog's) */
 	struct te_config cfg;	     /* effective settings */
 	int resolved;
 };

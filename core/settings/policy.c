@@ -205,6 +205,35 @@ static int item_setting(struct te_policy *p, char *key, const char *val,
 	return 0;
 }
 
+/* A node health key (health, health_*): kept as given, for the health
+ * room to check (te_health_site_load) and the job prolog to read; here
+ * only bounded, printable and without blanks. From a policy file (echo
+ * 0) a message names the key's start, never the value. */
+static int item_health(struct te_policy *p, const char *key, const char *val,
+		       const char *where, int echo, char *err, size_t errlen)
+{
+	struct te_policy_health *h = &p->health;
+	size_t used = strlen(h->items), need = strlen(key) + strlen(val) + 2;
+
+	if (strpbrk(val, " \t\r\n") || !te_is_printable(val, TE_VALUE_MAX))
+		return te_err(err, errlen,
+			      "%s: %.40s: %s; accepted: printable text "
+			      "without blanks",
+			      where, key,
+			      echo ? "blanks or control characters in the "
+				     "value"
+				   : "invalid value");
+	if (used + need >= sizeof(h->items))
+		return te_err(err, errlen,
+			      "%s: %.40s: the health keys take more than %zu "
+			      "bytes in all",
+			      where, key, sizeof(h->items) - 1);
+	te_snprintf(h->items + used, sizeof(h->items) - used, "%s%s=%s",
+		    used ? " " : "", key, val);
+	h->n++;
+	return 0;
+}
+
 int te_policy_item(struct te_policy *p, const char *item, const char *where,
 		   int allow_conf, char *err, size_t errlen)
 {
@@ -228,6 +257,8 @@ int te_policy_item(struct te_policy *p, const char *item, const char *where,
 				      where);
 		return te_policy_file(p, val, err, errlen);
 	}
+	if (!strcmp(key, "health") || !strncmp(key, "health_", 7))
+		return item_health(p, key, val, where, echo, err, errlen);
 	return item_setting(p, key, val, where, echo, err, errlen);
 }
 

@@ -284,6 +284,13 @@ const char *te_value_env_text(int id, const struct te_value *v);
 
 /* ---------------------------------------------------------------- policy */
 
+/* "KEY=VALUE" items separated by one blank, in the order given. */
+#define TE_POLICY_HEALTH_MAX 2048
+struct te_policy_health {
+	char items[TE_POLICY_HEALTH_MAX];
+	int n;
+};
+
 struct te_policy {
 	struct te_value def[TE_S_COUNT]; /* admin defaults */
 	int has_min[TE_S_COUNT], has_max[TE_S_COUNT];
@@ -293,6 +300,10 @@ struct te_policy {
 	int enforced[TE_S_COUNT];
 	char enforce_where[TE_S_COUNT][TE_ORIGIN_MAX];
 	int nfiles; /* conf= files read */
+	/* node health's keys (health, health_*), as given: the health room
+	 * (core/health/health_prolog.h, above this one) checks them, and
+	 * the job prolog's helper reads them */
+	struct te_policy_health health;
 };
 
 void te_policy_init(struct te_policy *p);

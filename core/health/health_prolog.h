@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Node health in the job prolog (issue 34, item 2): the site's health
+ * items as plugstack.conf gives them, the prolog's own keys, the user's
+ * --train-health text, what the prolog does with a node's results, and
+ * the per-job verdict file the job's steps read. Pure. */
+#ifndef TE_HEALTH_PROLOG_H
+#define TE_HEALTH_PROLOG_H
+
+#include <stddef.h>
+
+#include "health/health.h"
+
+/* ------------------------------------------------------- the site's items */
+
+#define TE_HEALTH_ITEMS_MAX 2048
+
+/* The site's health keys come as plugstack.conf or a conf= file gave
+ * them (core/settings keeps them as "KEY=VALUE" items separated by one
+ * blank): te_health_site_load below checks and reads them. */
+
+/* ----------------------------------------------------- the prolog's keys */
+
+/* What a node that fails a check with action drain does to the job's
+ * start: it is drained and the prolog passes, leaving a verdict for the
+ * job's steps (verdict, the default), or it is drained and the prolog
+ * fails, so Slurm requeues the job held or cancels it (fail). */
+enum te_health_on_fail {
+	TE_HOF_VERDICT,
+	TE_HOF_FAIL
+};
+
+#define TE_HEALTH_ROOT_MAX 200
+struct te_health_prolog_policy {
+	enum te_health_on_fail on_fail;
+	/* health_test_root=DIR: a stand-in sysfs tree for tests, "%n" the
+	 * node's name; a site key only (plugstack.conf, root's), never the
+	 * job's environment. "": /sys. */
+	char test_root[TE_HEALTH_ROOT_MAX];
+};
+
+void te_health_prolog_init(struct te_health_prolog_policy *p);
+/* health_on_fail=fail|verdict, health_test_root=DIR (absolute, no "..",
+ * letters, digits, '/', '-', '_', '.', and "%n"): 1, 0 (not one), -1. */
+int te_health_prolog_set(struct te_health_prolog_policy *p, const char *key,
+			 const char *val, const char *where, char *err,
+			 size_t errlen);
+
+/* The site's items back into the three policies (each initialised
+ * first). 0, or -1 with err. */
+int te_health_site_load(const char *items, struct te_health_policy *hp,
+			struct te_drain_policy *dp,
+			struct te_health_prolog_policy *pp, char *err,
+			size_t errlen);
+
+/* DIR with each "%n" replaced by node: 0, or -1 (too long). */
+int te_health_root_for(const char *tmpl, const char *node, char *out,
+		       size_t len);
+
+/* ------------------------------------------------------- the user's text */
+
+/* --train-health=ITEM[;ITEM...]: an item is a list of checks ("ib,gpu",
+ * added to the site's) or KEY=VALUE, KEY a health key with or without
+ * its "health_" ("ib_rate=400", "gpu_action=exclude"). Into user (a
+ * policy the caller initialised). 0, or -1 with err naming the option. */
+#define TE_HEALTH_OPTION "--train-health"
+int te_health_user_parse(struct te_health_policy *user, const char *text,
+			 char *err, size_t errlen);
+
+/* --------------------------------------------------------- the decision */
+
+/* What the prolog does with a node's results under the job's policy
+ * (te_health_action_for for each failed or erred result). */
+struct te_health_prolog_outcome {
+	int n_drain, n_exclude, n_warn;
+	char drain_line[TE_HEALTH_TEXT_MAX];   /* the first to drain for */
+	char exclude_line[TE_HEALTH_TEXT_MAX]; /* the first failure that
+						* keeps the node out */
+};
+void te_health_prolog_decide(const struct te_health_set *set,
+			     const struct te_health_policy *site,
+			     const struct te_health_policy *merged,
+			     struct te_health_prolog_outcome *o);
+
+/* ------------------------------------------------------- the verdict file */
+
+/* The verdict the prolog leaves for the job's steps on a node it keeps
+ * out of the job (root's file, /run/trainenv/health/job.JOBID):
+ *   trainenv-health-verdict 1
+ *   node NAME
+ *   ACTION TEXT          (one line per failure: drain or exclude)
+ * Encoding cleans every field to printable ASCII. */
+#define TE_HEALTH_VERDICT_MAX 4096
+#define TE_HEALTH_VERDICT_DIR "/run/trainenv/health"
+int te_health_verdict_encode(const char *node, const struct te_health_set *set,
+			     const struct te_health_policy *site,
+			     const struct te_health_policy *merged, char *buf,
+			     size_t len);
+/* The file's text (hostile: any bytes, any length up to len): 1 with the
+ * node and the first failure's line ("ACTION TEXT"), 0 when it names no
+ * failure, -1 with err when it is not a verdict. */
+int te_health_verdict_decode(const char *buf, size_t len, char *node,
+			     size_t nodelen, char *line, size_t linelen,
+			     char *err, size_t errlen);
+
+#endif

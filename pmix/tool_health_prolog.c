@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* trainenv-health: the job prolog's node health run (spank/jobprolog.c
+ * starts it as root on each node of a job). Runs the checks of the job's
+ * policy (the site's health keys made stricter by the user's
+ * --train-health), drains the node where a failure's action is drain
+ * (with the site's guards), and leaves the verdict for the job's steps
+ * in a root-owned file; exit 0 (nothing keeps the node out), 1 (a
+ * verdict was left), 3 (drained, and the site's health_on_fail=fail: the
+ * prolog fails), 2 (usage). Every line it writes is for slurmd's log. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "health/health_prolog.h"
+#include "util/strutil.h"
+#include "tool.h"
+#include "tool_health.h"
+
+#define PREFIX "trainenv-health: "
+#define EXIT_PASS 0
+#define EXIT_VERDICT 1
+#define EXIT_USAGE 2
+#define EXIT_DRAINED_FAIL 3
+
+struct prolog_opts {
+	const char *job, *site, *user, *node, *gpus;
+	long uid;
+};
+
+static int usage_error(const char *what)
+{
+	fprintf(stderr,
+		PREFIX "%s\nusage: trainenv-health --prolog --job ID "
+		       "--allow-uid UID --site ITEMS [--user TEXT] [--node "
+		       "NAME] [--gpus LIST]\n(run by trainenv's job prolog)\n",
+		what);
+	return EXIT_USAGE;
+}
+
+static int parse_opts(int argc, char **argv, struct prolog_opts *o)
+{
+	uint64_t v;
+	int i;
+
+	o->uid = -1;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i],
+			   *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--prolog"))
+			continue;
+		if (!val)
+			return usage_error("an option without its value");
+		i++;
+		if (!strcmp(a, "--job") &&
+		    te_parse_u64(val, 0xffffffffu, &v) == 0)
+			o->job = val;
+		else if (!strcmp(a, "--allow-uid") &&
+			 te_parse_u64(val, 4294967294u, &v) == 0)
+			o->uid = (long)v;
+		else if (!strcmp(a, "--site"))
+			o->site = val;
+		else if (!strcmp(a, "--user"))
+			o->user = val;
+		else if (!strcmp(a, "--node") &&
+			 te_word_valid(val, TE_HEALTH_NODE_MAX, "-_."))
+			o->node = val;
+		else if (!strcmp(a, "--gpus") &&
+			 strspn(val, "0123456789,") == strlen(val))
+			o->gpus = val;
+		else
+			return usage_error("unknown option or bad value");
+	}
+	if (!o->job || !o->site || o->uid < 0)
+		return usage_error("--job, --allow-uid and --site are needed");
+	return 0;
+}
+
+/* --gpus "0,1" into c. */
+static void job_gpus(const char *list, struct te_health_ctx *c)
+{
+	char buf[256], *save = NULL, *tok;
+	uint64_t v;
+
+	c->ngpus = 0;
+	if (!list || te_strlcpy(buf, list, sizeof(buf)) >= sizeof(buf))
+		return;
+	for (tok = strtok_r(buf, ",", &save); tok && c->ngpus < GPUS_MAX;
+	     tok = strtok_r(NULL, ",", &save))
+		if (te_parse_u64(tok, 1023, &v) == 0)
+			c->gpus[c->ngpus++] = (unsigned)v;
+}
+
+/* The directory of verdicts: root's, not a link, not writable by others
+ * (made when missing). 0, or -1 (said). */
+static int verdict_dir(void)
+{
+	struct stat st;
+
+	if ((mkdir("/run/trainenv", 0755) < 0 && errno != EEXIST) ||
+	    (mkdir(TE_HEALTH_VERDICT_DIR, 0755) < 0 && errno != EEXIST)) {
+		fprintf(stderr, PREFIX "cannot make %s: %s\n",
+			TE_HEALTH_VERDICT_DIR, strerror(errno));
+		return -1;
+	}
+	if (lstat(TE_HEALTH_VERDICT_DIR, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != 0 || (st.st_mode & 022)) {
+		fprintf(stderr,
+			PREFIX "%s is not a directory of root's that only "
+			       "root may write: no verdict left\n",
+			TE_HEALTH_VERDICT_DIR);
+		return -1;
+	}
+	return 0;
+}
+
+/* The verdict into DIR/job.JOB.NODE, whole or not at all (a new file
+ * renamed over any old one). 0, or -1 (said). */
+static int verdict_write(const struct prolog_opts *o, const char *node,
+			 const char *text)
+{
+	char path[256], tmp[300];
+	size_t len = strlen(text);
+	int fd, ok;
+
+	if (verdict_dir() < 0)
+		return -1;
+	te_snprintf(path, sizeof(path), "%s/job.%s.%s", TE_HEALTH_VERDICT_DIR,
+		    o->job, node);
+	te_snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0644);
+	if (fd < 0) {
+		fprintf(stderr, PREFIX "cannot write %s: %s\n", tmp,
+			strerror(errno));
+		return -1;
+	}
+	ok = write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
+	ok = close(fd) == 0 && ok;
+	if (!ok || rename(tmp, path) < 0) {
+		fprintf(stderr, PREFIX "cannot write %s: %s\n", path,
+			strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* The job's policy: the site's made stricter by the user's (a user's
+ * text the site refuses is said, and the site's checks run alone). */
+static int job_policy(const struct prolog_opts *o,
+		      struct te_health_policy *site, struct te_drain_policy *dp,
+		      struct te_health_prolog_policy *pp,
+		      struct te_health_policy *merged)
+{
+	static struct te_health_policy user;
+	char err[512];
+
+	if (te_health_site_load(o->site, site, dp, pp, err, sizeof(err)) < 0) {
+		fprintf(stderr, PREFIX "site health keys: %s\n", err);
+		return -1;
+	}
+	*merged = *site;
+	te_health_policy_init(&user);
+	if (o->user &&
+	    (te_health_user_parse(&user, o->user, err, sizeof(err)) < 0 ||
+	     te_health_policy_merge(site, &user, merged, err, sizeof(err)) <
+		     0)) {
+		fprintf(stderr,
+			PREFIX "job %s: the user's %s is not used: %s\n",
+			o->job, TE_HEALTH_OPTION, err);
+		*merged = *site;
+	}
+	return 0;
+}
+
+/* One line per result that failed or could not decide, with its
+ * action. */
+static void print_failures(const struct te_health_set *set,
+			   const struct prolog_opts *o,
+			   const struct te_health_policy *site,
+			   const struct te_health_policy *merged)
+{
+	int i;
+
+	for (i = 0; i < set->n; i++) {
+		const struct te_health_result *r = &set->r[i];
+
+		if (r->verdict != TE_HV_FAIL && r->verdict != TE_HV_ERROR)
+			continue;
+		fprintf(stderr, PREFIX "job %s node %s: %s (%s: %s)\n", o->job,
+			set->node, r->text, te_health_verdict_name(r->verdict),
+			te_health_action_name(
+				te_health_action_for(r, site, merged)));
+	}
+}
+
+int te_tool_health_prolog(int argc, char **argv)
+{
+	static struct te_health_set set;
+	static struct te_health_ctx ctx;
+	static struct te_health_policy site, merged;
+	static char verdict[TE_HEALTH_VERDICT_MAX];
+	struct te_health_prolog_policy pp;
+	struct te_health_prolog_outcome out;
+	struct prolog_opts o = { 0 };
+	char node[TE_HEALTH_NODE_MAX], root[TE_HEALTH_ROOT_MAX + 64], err[256];
+	int drained = 0, rc = parse_opts(argc, argv, &o);
+
+	if (rc)
+		return rc;
+	if (job_policy(&o, &site, &ctx.drain_pol, &pp, &merged) < 0)
+		return EXIT_USAGE;
+	if (!merged.checks)
+		return EXIT_PASS;
+	if (o.node)
+		te_strlcpy(node, o.node, sizeof(node));
+	else
+		te_node_name(node, sizeof(node));
+	ctx.root = "/sys";
+	if (pp.test_root[0]) {
+		if (te_health_root_for(pp.test_root, node, root, sizeof(root)) <
+		    0)
+			return usage_error("health_test_root too long");
+		ctx.root = root;
+	}
+	ctx.pol = &merged;
+	ctx.allowed_uid = o.uid;
+	job_gpus(o.gpus, &ctx);
+	te_health_set_init(&set, node);
+	if (te_health_checks_run(&ctx, &set, err, sizeof(err)) < 0) {
+		fprintf(stderr, PREFIX "job %s node %s: %s (not judged)\n",
+			o.job, node, err);
+		return EXIT_PASS;
+	}
+	te_health_reap();
+	print_failures(&set, &o, &site, &merged);
+	te_health_prolog_decide(&set, &site, &merged, &out);
+	if (!out.n_exclude)
+		return EXIT_PASS;
+	if (out.n_drain)
+		drained = te_health_drain_line(out.drain_line, &ctx.drain_pol,
+					       node, NULL) == 1;
+	if (te_health_verdict_encode(node, &set, &site, &merged, verdict,
+				     sizeof(verdict)) < 0)
+		fprintf(stderr, PREFIX "the verdict was cut\n");
+	verdict_write(&o, node, verdict);
+	fprintf(stderr, PREFIX "job %s node %s: left out of the job: %s%s\n",
+		o.job, node, out.exclude_line, drained ? " (drained)" : "");
+	return drained && pp.on_fail == TE_HOF_FAIL ? EXIT_DRAINED_FAIL
+						    : EXIT_VERDICT;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* slurmstepd, per task: reads the verdict the job prolog's health checks
+ * left for this job on this node (root's file under /run/trainenv/health,
+ * trainenv-health's), so that a step on a node the checks kept out of the
+ * job fails at once, as a node fault, and --train-requeue (or a relaunch)
+ * goes on without the node. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "health/health_prolog.h"
+#include "state.h"
+#include "stepd_health.h"
+#include "stepd_step.h"
+#include "util/strutil.h"
+
+int te_stepd_health_verdict(char *line, size_t linelen, char *why,
+			    size_t whylen)
+{
+	char path[256], buf[TE_HEALTH_VERDICT_MAX], node[TE_HEALTH_NODE_MAX];
+	char first[TE_HEALTH_TEXT_MAX + 16], err[128];
+	struct stat st;
+	ssize_t got;
+	int fd;
+
+	if (!te_step.slurm_node[0])
+		return 0;
+	te_snprintf(path, sizeof(path), "%s/job.%u.%s", TE_HEALTH_VERDICT_DIR,
+		    te_step.job_id, te_step.slurm_node);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	/* root's regular file, written by trainenv-health, nobody else's */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 022)) {
+		close(fd);
+		return 0;
+	}
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	buf[got] = '\0';
+	if (te_health_verdict_decode(buf, (size_t)got, node, sizeof(node),
+				     first, sizeof(first), err,
+				     sizeof(err)) != 1)
+		return 0;
+	te_snprintf(line, linelen,
+		    "node %s: left out of this job by the job prolog's health "
+		    "checks: %s",
+		    te_step.slurm_node, first);
+	te_snprintf(why, whylen, "node %s failed its health checks (%s)",
+		    te_step.slurm_node, first);
+	return -1;
+}

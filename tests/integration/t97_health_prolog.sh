@@ -1,0 +1,141 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Issue 34 on the real cluster: the job prolog's node health checks. The
+# site's health keys in plugstack.conf, a stand-in sysfs tree per node
+# (health_test_root=DIR/%n: a site key, root's file, never the job's
+# environment) with n2's InfiniBand port DOWN. A step on n2 fails at once
+# with one line naming the node and the check, as a node fault; with the
+# site's drain action n2 is drained with trainenv's reason, and the next
+# job runs without it; with exclude it is not drained; a user's
+# --train-health makes the checks stricter (never drains) and cannot make
+# them weaker; health_on_fail=fail fails the prolog and the reason stays
+# trainenv's; the verdict file goes at the job's end (the epilog).
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/sysfs_standin.sh
+. "$here/../lib/sysfs_standin.sh"
+
+plan 27
+
+te_build_init
+cluster_up --nodes 3 || bail_out "no cluster"
+ok 0 "cluster is up, helper $TE_BUILDDIR/trainenv-health"
+
+resume_all() {
+	local n
+	for n in n1 n2 n3; do
+		timeout 10 scontrol update NodeName="$n" State=RESUME 2>/dev/null
+	done
+	wait_nodes_idle 30 >/dev/null
+}
+te_on_exit resume_all
+wait_nodes_idle 30
+ok $? "every node idle at the start"
+
+for n in n1 n3; do sysfs_ib_port "$TE_WORK/hs/$n" mlx5_0 1 "4: ACTIVE"; done
+sysfs_ib_port "$TE_WORK/hs/n2" mlx5_0 1 "1: DOWN"
+chmod -R a+rX "$TE_WORK/hs"
+site="health=ib health_test_root=$TE_WORK/hs/%n"
+reason="trainenv: ib mlx5_0 port 1 state DOWN (want ACTIVE)"
+line_re="node n2: left out of this job by the job prolog's health checks: (exclude|drain) ib mlx5_0 port 1 state DOWN \(want ACTIVE\)"
+plug() { set_plugstack "required $plugin helper-dir=$builddir $*"; }
+node_is() { # NODE: "STATE|REASON", the state without its flags
+	timeout 10 sinfo -h -n "$1" -N -o '%T|%E' | head -n 1 | sed 's/^\([a-z]*\)[^a-z|]*|/\1|/'
+}
+verdicts() { # JOBID: the verdict files left for it on n2
+	cluster_exec n2 sh -c "ls /run/trainenv/health/ 2>/dev/null | grep -c '^job\.$1\.n2\$'"
+}
+# The test's nodes share the host's /run (tests/cluster), and job ids
+# start at 1 in each cluster: no verdict of an earlier cluster's job 1
+# on n2 may be left (the epilog removes them; a killed run may not).
+clean_verdicts() { rm -f /run/trainenv/health/job.*.n[123]; }
+clean_verdicts
+te_on_exit clean_verdicts
+# srun -N3 over every node: stdout in out, stderr in err, status in rc.
+run3() { # SRUN_ARGS...
+	out=$(te_srun -t 90 -N3 "$@" sh -c 'echo "job $SLURM_JOB_ID on $(hostname)"' 2>"$TE_WORK/err")
+	rc=$?
+	err=$(cat "$TE_WORK/err")
+}
+
+# slurmd learns which plugins have a job prolog when it starts (Slurm's
+# spank_has_prolog): a site restarts slurmd after adding trainenv to
+# plugstack.conf, and so does this test.
+plug "$site health_ib_action=exclude"
+for n in n1 n2 n3; do
+	"$TE_CLUSTER_SH" slurmd --dir "$TE_CLUSTER_DIR" "$n" stop &&
+		"$TE_CLUSTER_SH" slurmd --dir "$TE_CLUSTER_DIR" "$n" start >/dev/null || break
+done
+ok $? "slurmd restarted on n1, n2, n3 with trainenv in plugstack.conf"
+wait_nodes_idle 30 >/dev/null
+
+# ---- exclude: n2 is left out of the job, not drained
+run3
+[ "$rc" -ne 0 ]
+ok $? "exclude: a 3-node step with n2's IB port down fails" || diag "$out" "$err"
+like "$err" "$line_re" "... srun shows one line naming n2 and the check"
+is "$(printf '%s\n' "$err" | grep -c "left out of this job")" 1 "... one line for the one bad node"
+like "$out" "on n1" "... the other nodes' tasks started (n1)"
+wait_nodes_idle 30 >/dev/null
+is "$(node_is n2)" "idle|none" "... n2 is not drained (exclude: this job only)"
+job=$(printf '%s\n' "$out" | sed -n 's/^job \([0-9]*\) on .*/\1/p' | head -n 1)
+is "$(verdicts "$job")" 0 "... the verdict file of job ${job:-?} is gone with the job (the epilog)" ||
+	diag "$(cluster_exec n2 ls -la /run/trainenv/health/)"
+
+run3 -w n1,n3 -N2
+is "$rc" 0 "clean nodes pass the checks: a step on n1,n3 runs" || diag "$out" "$err"
+is "$(printf '%s\n' "$out" | grep -c ' on n[13]$')" 2 "... on both"
+
+# ---- the user's --train-health
+run3 --train-health=ib_action=warn
+[ "$rc" -ne 0 ]
+ok $? "a user cannot weaken the site's check: --train-health=ib_action=warn refused" || diag "$out"
+like "$err" "health_ib_action=warn: below the site's exclude" "... one line naming the key and the site's value"
+[ -z "$out" ]
+ok $? "... nothing ran (srun stopped before the allocation)"
+run3 --train-health=bogus
+like "$err" "--train-health: health: invalid value 'bogus'; accepted: a comma-separated list of ib, eth, gpu(, hook)?; or none" \
+	"a bad --train-health value: one line naming the option and the accepted values"
+
+plug "$site"
+run3
+is "$rc" 0 "the site's action warn: the step runs on all three nodes" || diag "$out" "$err"
+run3 --train-health=ib_action=exclude
+[ "$rc" -ne 0 ]
+ok $? "the user's stricter ib_action=exclude: the step fails" || diag "$out" "$err"
+like "$err" "$line_re" "... naming n2 and the check"
+wait_nodes_idle 30 >/dev/null
+is "$(node_is n2)" "idle|none" "... and a user's option never drains n2"
+
+# ---- drain: n2 drained with trainenv's reason, the next job runs without it
+plug "$site health_ib_action=drain"
+run3
+[ "$rc" -ne 0 ]
+ok $? "drain: the 3-node step fails" || diag "$out" "$err"
+like "$err" "$line_re" "... naming n2 and the check"
+is "$(node_is n2)" "drained|$reason" "... n2 is drained with trainenv's reason"
+run3 -N2
+is "$rc,$(printf '%s\n' "$out" | sed 's/.* on //' | sort | tr '\n' ' ')" "0,n1 n3 " \
+	"... the next 2-node job runs on n1 and n3" || diag "$out" "$err"
+timeout 10 scontrol update NodeName=n2 State=RESUME
+wait_nodes_idle 30 >/dev/null
+
+# ---- a bad site key: one line naming it, nothing runs, nothing drains
+plug "$site health_ib_action=sometimes"
+run3
+like "$err" "plugstack.conf: health_ib_action: invalid value 'sometimes'; accepted: drain, exclude, warn" \
+	"a bad health key in plugstack.conf: srun says which and what is accepted" || diag "$out"
+[ "$rc" -ne 0 ] && [ -z "$out" ]
+ok $? "... and nothing runs"
+
+# ---- health_on_fail=fail: the prolog fails, the reason stays trainenv's
+plug "$site health_ib_action=drain health_on_fail=fail"
+run3
+[ "$rc" -ne 0 ]
+ok $? "health_on_fail=fail: the job does not run" || diag "$out" "$err"
+is "$(node_is n2)" "drained|$reason" "... n2 is drained with trainenv's reason, not Slurm's 'Prolog error'"
+done_testing
