@@ -41,17 +41,6 @@ void te_health_policy_init(struct te_health_policy *p)
 	p->timeout_s = TE_HEALTH_TIMEOUT_DEFAULT;
 }
 
-/* "WHERE: KEY: invalid value 'VAL'; accepted: ACC" */
-int te_health_bad_value(const char *where, const char *key, const char *val,
-			const char *acc, char *err, size_t errlen)
-{
-	char q[64];
-
-	te_quote(q, sizeof(q), val);
-	return te_err(err, errlen, "%s: %s: invalid value '%s'; accepted: %s",
-		      where, key, q, acc);
-}
-
 static int parse_checks(struct te_health_policy *p, const char *val,
 			const char *where, char *err, size_t errlen)
 {

@@ -136,3 +136,14 @@ int te_health_json(const struct te_health_set *s, struct te_buf *b)
 	te_buf_printf(b, "]}\n");
 	return b->cut ? -1 : 0;
 }
+
+/* "WHERE: KEY: invalid value 'VAL'; accepted: ACC" */
+int te_health_bad_value(const char *where, const char *key, const char *val,
+			const char *acc, char *err, size_t errlen)
+{
+	char q[64];
+
+	te_quote(q, sizeof(q), val);
+	return te_err(err, errlen, "%s: %s: invalid value '%s'; accepted: %s",
+		      where, key, q, acc);
+}
