@@ -18,18 +18,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The policy's error line (health_policy.c, fuzzed by fuzz_health): the
- * keys here only need its shape. */
-int te_health_bad_value(const char *where, const char *key, const char *val,
-			const char *acc, char *err, size_t errlen)
-{
-	char q[64];
-
-	te_quote(q, sizeof(q), val);
-	return te_err(err, errlen, "%s: %s: invalid value '%s'; accepted: %s",
-		      where, key, q, acc);
-}
-
 static void check_set(const struct te_health_set *s)
 {
 	int i;
