@@ -23,6 +23,8 @@ static const struct {
 	  "print the effective trainenv settings of this task and where each came from" },
 	{ "health", te_tool_health,
 	  "check this node's health (InfiniBand, Ethernet, GPUs through NVML): one line per result [--json]" },
+	{ "nodes", te_tool_nodes,
+	  "name nodes that were the first failure of jobs of several users, from a record directory (DIR [--json])" },
 	{ "stacks", te_tool_stacks,
 	  "the stack of every rank of a running step, ranks grouped by stack (JOBID[.STEP] [--json])" },
 	{ "version", te_tool_version, "print the trainenv version" },
