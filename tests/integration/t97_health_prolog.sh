@@ -19,7 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/sysfs_standin.sh
 . "$here/../lib/sysfs_standin.sh"
 
-plan 27
+plan 29
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -40,7 +40,7 @@ for n in n1 n3; do sysfs_ib_port "$TE_WORK/hs/$n" mlx5_0 1 "4: ACTIVE"; done
 sysfs_ib_port "$TE_WORK/hs/n2" mlx5_0 1 "1: DOWN"
 chmod -R a+rX "$TE_WORK/hs"
 site="health=ib health_test_root=$TE_WORK/hs/%n"
-reason="trainenv: ib mlx5_0 port 1 state DOWN (want ACTIVE)"
+reason_re="trainenv: ib mlx5_0 port 1 state DOWN \(want ACTIVE\)"
 line_re="node n2: left out of this job by the job prolog's health checks: (exclude|drain) ib mlx5_0 port 1 state DOWN \(want ACTIVE\)"
 plug() { set_plugstack "required $plugin helper-dir=$builddir $*"; }
 node_is() { # NODE: "STATE|REASON", the state without its flags
@@ -86,6 +86,14 @@ job=$(printf '%s\n' "$out" | sed -n 's/^job \([0-9]*\) on .*/\1/p' | head -n 1)
 is "$(verdicts "$job")" 0 "... the verdict file of job ${job:-?} is gone with the job (the epilog)" ||
 	diag "$(cluster_exec n2 ls -la /run/trainenv/health/)"
 
+# sbatch with srun inside, as users run jobs: the batch script goes on and
+# sees its step fail, with the line in the job's output.
+te_sbatch_wait -t 120 -N3 -o "$TE_WORK/batch.out" \
+	--wrap 'srun sh -c "echo on \$(hostname)"; echo "srun exit $?"' >/dev/null 2>&1
+batch=$(cat "$TE_WORK/batch.out" 2>/dev/null)
+like "$batch" "$line_re" "sbatch + srun: the job's output names n2 and the check" || diag "$batch"
+like "$batch" "srun exit [1-9]" "... and the batch script sees the step fail"
+
 run3 -w n1,n3 -N2
 is "$rc" 0 "clean nodes pass the checks: a step on n1,n3 runs" || diag "$out" "$err"
 is "$(printf '%s\n' "$out" | grep -c ' on n[13]$')" 2 "... on both"
@@ -117,7 +125,7 @@ run3
 [ "$rc" -ne 0 ]
 ok $? "drain: the 3-node step fails" || diag "$out" "$err"
 like "$err" "$line_re" "... naming n2 and the check"
-is "$(node_is n2)" "drained|$reason" "... n2 is drained with trainenv's reason"
+like "$(node_is n2)" "^drain(ed|ing)\|$reason_re\$" "... n2 is drained with trainenv's reason (draining while the job ends, on 24.11)"
 run3 -N2
 is "$rc,$(printf '%s\n' "$out" | sed 's/.* on //' | sort | tr '\n' ' ')" "0,n1 n3 " \
 	"... the next 2-node job runs on n1 and n3" || diag "$out" "$err"
@@ -137,5 +145,5 @@ plug "$site health_ib_action=drain health_on_fail=fail"
 run3
 [ "$rc" -ne 0 ]
 ok $? "health_on_fail=fail: the job does not run" || diag "$out" "$err"
-is "$(node_is n2)" "drained|$reason" "... n2 is drained with trainenv's reason, not Slurm's 'Prolog error'"
+like "$(node_is n2)" "^drain(ed|ing)\|$reason_re\$" "... n2 is drained with trainenv's reason, not Slurm's 'Prolog error'"
 done_testing
