@@ -357,7 +357,8 @@ static void read_records(int root, struct walk *w, struct te_nm *m,
 	long len;
 	int fd, rc;
 
-	qsort(w->c, w->n, sizeof(*w->c), newest_first);
+	if (w->n) /* w->c is NULL when nothing was found */
+		qsort(w->c, w->n, sizeof(*w->c), newest_first);
 	if (w->n > FILES_MAX)
 		w->lo->older = (unsigned)(w->n - FILES_MAX);
 	for (i = 0; i < w->n && i < FILES_MAX; i++) {
