@@ -46,6 +46,13 @@ static void run_eth(const void *arg, struct te_health_set *out)
  * stand-ins), never by the environment; NULL: /dev/kmsg, /run/trainenv */
 static const char *xid_kmsg, *xid_dir;
 
+static void run_hook(const void *arg, struct te_health_set *out)
+{
+	const struct te_health_ctx *c = arg;
+
+	te_health_check_hook(c->pol->hook, out);
+}
+
 /* The GPU check; with health_xid=on, the XIDs since the last check too:
  * the log read first (bounded), the watermark moved on only once the
  * results are made (a check killed in NVML leaves it for the next). */
@@ -105,6 +112,9 @@ int te_health_checks_run(const struct te_health_ctx *c,
 	if (pol->checks & (1u << TE_HC_GPU))
 		checks[n++] = (struct te_health_check){ "gpu", run_gpu, c,
 							gpu_lock(pol) };
+	if (pol->checks & (1u << TE_HC_HOOK))
+		checks[n++] =
+			(struct te_health_check){ "hook", run_hook, c, NULL };
 	return te_health_run(checks, n, (int)pol->timeout_s * 1000, set, err,
 			     errlen);
 }
@@ -122,11 +132,16 @@ static void usage(FILE *f)
 		"one JSON object with --json. Exits 0 when\nevery check passes "
 		"(or does not apply), 1 when one fails, 2 on a usage error.\n\n"
 		"KEY=VALUE: the health policy's keys (trainenv(8)):\n"
-		"  health=ib,eth,gpu          the checks (default: %s)\n"
+		"  health=ib,eth,gpu,hook     the checks (default: %s)\n"
 		"  health_ib_rate=GBPS        least InfiniBand/RoCE port rate "
 		"(0: any)\n"
 		"  health_eth=IF[:MBPS],...   Ethernet interfaces that must be "
 		"up (and their speed)\n"
+		"  health_hook=PATH|none      the site's hook, run with the "
+		"checks (adds hook to\n                             them): "
+		"exit 0 passes, else its first output line\n"
+		"                             is the reason; root's file "
+		"alone\n"
 		"  health_timeout=S           each check's bound (1 to 300, "
 		"default %d;\n                             with --drain at "
 		"most %d)\n"
@@ -142,8 +157,8 @@ static void usage(FILE *f)
 		"the last check\n"
 		"  health_xid_fail=LIST       the XIDs that fail (default "
 		"%s)\n"
-		"  health_ib_action=, health_eth_action=, health_gpu_action=, "
-		"health_user_weaker=\n"
+		"  health_ib_action=, health_eth_action=, health_gpu_action=,\n"
+		"  health_hook_action=, health_user_weaker=\n"
 		"                             parsed and checked (the job's "
 		"policy)\n\n"
 		"--kmsg FILE       with health_xid=on, read the XIDs from FILE "

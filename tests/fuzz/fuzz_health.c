@@ -3,11 +3,13 @@
  * (core/health/): the policy (the input as a site's policy, its second
  * half as a user's, then merged), the sysfs values (state, rate, speed),
  * the runner's wire, and the drain's input: the controller's node list
- * (sinfo's lines), the drain keys and the decision over that list. Beyond "no crash": every error is one bounded
+ * (sinfo's lines), the drain keys and the decision over that list, and
+ * the site hook's output (its first line, its verdict, its path rule).
+ * Beyond "no crash": every error is one bounded
  * line, a merge never weakens the site's policy unless it allows it, and
  * decoded results stay printable and within their sizes. */
 // FUZZ-MAX-LEN: 204800
-// FUZZ-SOURCES: core/health/health_policy.c core/health/health_net.c core/health/health_result.c core/health/health_wire.c core/health/health_drain.c core/health/health_xid.c core/util/strutil.c core/util/sysutil.c core/util/textbuf.c|
+// FUZZ-SOURCES: core/health/health_policy.c core/health/health_net.c core/health/health_result.c core/health/health_wire.c core/health/health_drain.c core/health/health_hook.c core/health/health_xid.c core/util/strutil.c core/util/sysutil.c core/util/textbuf.c|
 #include "config.h"
 
 #include <stdint.h>
@@ -129,6 +131,38 @@ static void fuzz_drain(const char *text)
 	one_line(why, sizeof(why));
 }
 
+/* The hook's output as hostile bytes (NUL included): its first line is
+ * printable and within its buffer, its one result printable, and a path
+ * the rule takes is absolute, printable and without a ".." component. */
+static void fuzz_hook(const uint8_t *data, size_t size, const char *text)
+{
+	static struct te_health_set s;
+	char line[TE_HEALTH_TEXT_MAX], small[5];
+	size_t n;
+	int status = size ? data[0] | (size > 1 ? data[1] << 8 : 0) : 0;
+
+	n = te_health_hook_first_line((const char *)data, size, line,
+				      sizeof(line));
+	if (n != strlen(line) || !te_is_printable(line, sizeof(line) - 1))
+		abort();
+	n = te_health_hook_first_line((const char *)data, size, small,
+				      sizeof(small));
+	if (n > sizeof(small) - 1 || n != strlen(small))
+		abort();
+	te_health_set_init(&s, "fuzz");
+	te_health_hook_result("/etc/h.sh", size > 2 ? data[2] % 3 : 0,
+			      status & 0xffff, (const char *)data, size, &s);
+	if (s.n != 1)
+		abort();
+	check_set(&s);
+	if (te_health_hook_path_ok(text) &&
+	    (text[0] != '/' || strstr(text, "/../") ||
+	     !te_is_printable(text, TE_HEALTH_HOOK_PATH_MAX - 1) ||
+	     strchr(text, ' ') ||
+	     (strlen(text) >= 3 && !strcmp(text + strlen(text) - 3, "/.."))))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct te_health_set set;
@@ -168,6 +202,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (te_health_policy_merge(&site, &user, &out, err, sizeof(err)) == 0)
 		check_actions(&set, &site, &out);
 	fuzz_drain(text);
+	fuzz_hook(data, size, text);
 	free(text);
 	return 0;
 }
