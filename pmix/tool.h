@@ -3,6 +3,8 @@
 #ifndef TE_TOOL_H
 #define TE_TOOL_H
 
+#include <stdint.h>
+
 /* Each subcommand gets argv[0] = its own name; returns the exit status. */
 int te_tool_barrier(int argc, char **argv);
 int te_tool_env(int argc, char **argv);
@@ -30,9 +32,15 @@ int te_health_drain(const struct te_health_set *set,
 		    const struct te_drain_policy *pol, const char *self,
 		    const char *bin);
 /* The same for one failing result's line (the reason's text): 1 when the
- * node was drained, 0 when not (the switch, the cap, another's reason:
- * said), -1 when the controller could not be asked or refused. */
+ * node was drained, 0 when not (the switch, the cap, another's reason,
+ * or its drain undone because nodes that failed at the same moment took
+ * the cap first: said), -1 when the controller could not be asked or
+ * refused. The cap is checked again after the drain only when that fits
+ * before deadline_ms (te_now_ms()). */
 int te_health_drain_line(const char *line, const struct te_drain_policy *pol,
-			 const char *self, const char *bin);
+			 const char *self, const char *bin,
+			 int64_t deadline_ms);
+/* te_now_ms() at the program's start (tool_health_drain.c). */
+int64_t te_tool_start_ms(void);
 
 #endif

@@ -19,6 +19,7 @@
 #include "health/health.h"
 #include "util/runcap.h"
 #include "util/strutil.h"
+#include "util/sysutil.h"
 #include "tool.h"
 
 extern char **environ;
@@ -38,6 +39,20 @@ _Static_assert(SINFO_TRIES + 1 <= TE_DRAIN_CONTROLLER_S / TE_DRAIN_SLURM_S,
 #else
 #define SLURM_DIRS "/usr/bin:/usr/local/bin"
 #endif
+
+/* When the program started (about main's start): the drain's deadlines
+ * count from it, as slurmd's kill of HealthCheckProgram does. */
+static int64_t start_ms;
+
+__attribute__((constructor)) static void note_start(void)
+{
+	start_ms = te_now_ms();
+}
+
+int64_t te_tool_start_ms(void)
+{
+	return start_ms;
+}
 
 /* The directory --slurm-bin named (NULL: SLURM_DIRS). */
 static const char *slurm_bin;
@@ -153,6 +168,59 @@ static int drain_node(const char *name, const char *reason, char *err,
 	return slurm_run(argv, out, sizeof(out), err, errlen);
 }
 
+/* After this node drained itself: the list read again, and the drain
+ * undone (State=UNDRAIN: trainenv's own drain of a moment ago, never
+ * another's, never a resume) when nodes that failed at the same moment
+ * took the cap first (te_drain_keep). Only when the list and the undo
+ * fit before deadline_ms. 1 (drained), 0 (undone). */
+static int recheck(const struct te_drain_policy *pol, const char *name,
+		   int64_t deadline_ms, struct te_drain_node *nodes, char *list)
+{
+	char *sinfo[] = { (char *)"sinfo",
+			  (char *)"-h",
+			  (char *)"-N",
+			  (char *)"-o",
+			  (char *)"%N %n %T %H %E",
+			  NULL };
+	char nodearg[TE_HEALTH_NODE_MAX + 16], out[4096], err[512];
+	char *undrain[] = { (char *)"scontrol", (char *)"update", nodearg,
+			    (char *)"State=UNDRAIN", NULL };
+	int n;
+
+	/* the others' drains reach the controller within about a second */
+	if (te_now_ms() + 1000 + 2 * SLURM_MS > deadline_ms) {
+		fprintf(stderr,
+			PREFIX "%s: the cap not checked again (no time left "
+			       "for the controller)\n",
+			name);
+		return 1;
+	}
+	usleep(1000 * 1000);
+	if (slurm_run(sinfo, list, LIST_MAX, err, sizeof(err)) < 0 ||
+	    (n = te_drain_parse_nodes(list, nodes, NODES_MAX, err,
+				      sizeof(err))) < 0) {
+		fprintf(stderr, PREFIX "%s: the cap not checked again: %s\n",
+			name, err);
+		return 1;
+	}
+	if (te_drain_keep(pol, name, nodes, n, (long long)time(NULL)))
+		return 1;
+	te_snprintf(nodearg, sizeof(nodearg), "NodeName=%s", name);
+	if (slurm_run(undrain, out, sizeof(out), err, sizeof(err)) < 0) {
+		fprintf(stderr,
+			PREFIX "%s: over the cap (nodes that failed at the "
+			       "same moment drained first), but its drain "
+			       "could not be undone: %s\n",
+			name, err);
+		return 1;
+	}
+	fprintf(stderr,
+		PREFIX "%s: drain undone: nodes that failed at the same "
+		       "moment reached the cap first (health_drain_max=%u%s)\n",
+		name, pol->max, pol->max_is_pct ? "%" : "");
+	return 0;
+}
+
 int te_health_drain(const struct te_health_set *set,
 		    const struct te_drain_policy *pol, const char *self,
 		    const char *bin)
@@ -168,11 +236,16 @@ int te_health_drain(const struct te_health_set *set,
 			self, te_health_set_failed(set), first_error(set));
 		return 0;
 	}
-	return te_health_drain_line(line, pol, self, bin) < 0 ? -1 : 0;
+	/* slurmd kills HealthCheckProgram at 60 s: the cap's second look
+	 * only when it fits in what is left of TE_DRAIN_BUDGET_S */
+	return te_health_drain_line(line, pol, self, bin,
+				    start_ms + TE_DRAIN_BUDGET_S * 1000) < 0
+		       ? -1
+		       : 0;
 }
 
 int te_health_drain_line(const char *line, const struct te_drain_policy *pol,
-			 const char *self, const char *bin)
+			 const char *self, const char *bin, int64_t deadline_ms)
 {
 	static struct te_drain_node nodes[NODES_MAX];
 	static char list[LIST_MAX];
@@ -182,7 +255,7 @@ int te_health_drain_line(const char *line, const struct te_drain_policy *pol,
 			 (char *)"-o",
 			 (char *)"%N %n %T %H %E",
 			 NULL };
-	char reason[TE_DRAIN_REASON_MAX];
+	char reason[TE_DRAIN_REASON_MAX], name[TE_HEALTH_NODE_MAX];
 	char why[512], err[512];
 	const struct te_drain_node *me;
 	enum te_drain_decision d;
@@ -209,10 +282,11 @@ int te_health_drain_line(const char *line, const struct te_drain_policy *pol,
 		return d == TE_DRAIN_UNKNOWN ? -1 : 0;
 	}
 	me = te_drain_find(nodes, n, self);
-	if (drain_node(me->name, reason, err, sizeof(err)) < 0) {
-		fprintf(stderr, PREFIX "%s not drained: %s\n", me->name, err);
+	te_strlcpy(name, me->name, sizeof(name));
+	if (drain_node(name, reason, err, sizeof(err)) < 0) {
+		fprintf(stderr, PREFIX "%s not drained: %s\n", name, err);
 		return -1;
 	}
 	fprintf(stderr, PREFIX "%s\n", why);
-	return 1;
+	return recheck(pol, name, deadline_ms, nodes, list);
 }

@@ -27,6 +27,9 @@
 #define EXIT_VERDICT 1
 #define EXIT_USAGE 2
 #define EXIT_DRAINED_FAIL 3
+#define PRINT_MAX 8 /* failure lines; the rest counted */
+/* the drain's controller calls, the cap's second look included */
+#define DRAIN_MS ((TE_DRAIN_CONTROLLER_S + 21) * 1000)
 
 struct prolog_opts {
 	const char *job, *site, *user, *node, *gpus;
@@ -101,23 +104,39 @@ static void job_gpus(const char *list, struct te_health_ctx *c)
  * (made when missing). 0, or -1 (said). */
 static int verdict_dir(void)
 {
+	static const char *const dirs[] = { "/run/trainenv",
+					    TE_HEALTH_VERDICT_DIR };
 	struct stat st;
+	int i;
 
-	if ((mkdir("/run/trainenv", 0755) < 0 && errno != EEXIST) ||
-	    (mkdir(TE_HEALTH_VERDICT_DIR, 0755) < 0 && errno != EEXIST)) {
-		fprintf(stderr, PREFIX "cannot make %s: %s\n",
-			TE_HEALTH_VERDICT_DIR, strerror(errno));
-		return -1;
-	}
-	if (lstat(TE_HEALTH_VERDICT_DIR, &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != 0 || (st.st_mode & 022)) {
-		fprintf(stderr,
-			PREFIX "%s is not a directory of root's that only "
-			       "root may write: no verdict left\n",
-			TE_HEALTH_VERDICT_DIR);
-		return -1;
+	for (i = 0; i < 2; i++) {
+		/* the mode set, not left to slurmd's umask: the job's tasks
+		 * (its user) read the verdict (review finding 6) */
+		if (mkdir(dirs[i], 0755) == 0)
+			chmod(dirs[i], 0755);
+		else if (errno != EEXIST) {
+			fprintf(stderr, PREFIX "cannot make %s: %s\n", dirs[i],
+				strerror(errno));
+			return -1;
+		}
+		if (lstat(dirs[i], &st) < 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != 0 || (st.st_mode & 022)) {
+			fprintf(stderr,
+				PREFIX "%s is not a directory of root's that "
+				       "only root may write: no verdict left\n",
+				dirs[i]);
+			return -1;
+		}
 	}
 	return 0;
+}
+
+/* DIR/job.JOB.NODE */
+static void verdict_path(const struct prolog_opts *o, const char *node,
+			 char *path, size_t len)
+{
+	te_snprintf(path, len, "%s/job.%s.%s", TE_HEALTH_VERDICT_DIR, o->job,
+		    node);
 }
 
 /* The verdict into DIR/job.JOB.NODE, whole or not at all (a new file
@@ -131,8 +150,7 @@ static int verdict_write(const struct prolog_opts *o, const char *node,
 
 	if (verdict_dir() < 0)
 		return -1;
-	te_snprintf(path, sizeof(path), "%s/job.%s.%s", TE_HEALTH_VERDICT_DIR,
-		    o->job, node);
+	verdict_path(o, node, path, sizeof(path));
 	te_snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		  0644);
@@ -141,7 +159,8 @@ static int verdict_write(const struct prolog_opts *o, const char *node,
 			strerror(errno));
 		return -1;
 	}
-	ok = write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
+	ok = fchmod(fd, 0644) == 0 && write(fd, text, len) == (ssize_t)len &&
+	     fsync(fd) == 0;
 	ok = close(fd) == 0 && ok;
 	if (!ok || rename(tmp, path) < 0) {
 		fprintf(stderr, PREFIX "cannot write %s: %s\n", path,
@@ -187,18 +206,27 @@ static void print_failures(const struct te_health_set *set,
 			   const struct te_health_policy *site,
 			   const struct te_health_policy *merged)
 {
-	int i;
+	int i, shown = 0, more = 0;
 
 	for (i = 0; i < set->n; i++) {
 		const struct te_health_result *r = &set->r[i];
 
 		if (r->verdict != TE_HV_FAIL && r->verdict != TE_HV_ERROR)
 			continue;
+		/* the plugin reads a bounded output (review finding 4) */
+		if (shown++ >= PRINT_MAX) {
+			more++;
+			continue;
+		}
 		fprintf(stderr, PREFIX "job %s node %s: %s (%s: %s)\n", o->job,
 			set->node, r->text, te_health_verdict_name(r->verdict),
 			te_health_action_name(
 				te_health_action_for(r, site, merged)));
 	}
+	if (more + set->cut_fail + set->cut_error)
+		fprintf(stderr, PREFIX "job %s node %s: %d more not shown\n",
+			o->job, set->node,
+			more + set->cut_fail + set->cut_error);
 }
 
 int te_tool_health_prolog(int argc, char **argv)
@@ -211,6 +239,7 @@ int te_tool_health_prolog(int argc, char **argv)
 	struct te_health_prolog_outcome out;
 	struct prolog_opts o = { 0 };
 	char node[TE_HEALTH_NODE_MAX], root[TE_HEALTH_ROOT_MAX + 64], err[256];
+	char root_stale[256];
 	int drained = 0, rc = parse_opts(argc, argv, &o);
 
 	if (rc)
@@ -231,8 +260,15 @@ int te_tool_health_prolog(int argc, char **argv)
 		ctx.root = root;
 	}
 	ctx.pol = &merged;
-	ctx.allowed_uid = o.uid;
+	/* a job with no GPU here (no SLURM_JOB_GPUS: a CPU job, shards,
+	 * MPS) shares the node's GPUs with other users' jobs: their
+	 * processes are no fault of the node (review finding 1) */
+	ctx.allowed_uid = o.gpus ? o.uid : TE_HEALTH_NO_JOB;
 	job_gpus(o.gpus, &ctx);
+	/* an earlier job's verdict under this id (a cluster's ids
+	 * restarted) is never this job's (review finding 5) */
+	verdict_path(&o, node, root_stale, sizeof(root_stale));
+	unlink(root_stale);
 	te_health_set_init(&set, node);
 	if (te_health_checks_run(&ctx, &set, err, sizeof(err)) < 0) {
 		fprintf(stderr, PREFIX "job %s node %s: %s (not judged)\n",
@@ -240,17 +276,23 @@ int te_tool_health_prolog(int argc, char **argv)
 		return EXIT_PASS;
 	}
 	te_health_reap();
-	print_failures(&set, &o, &site, &merged);
 	te_health_prolog_decide(&set, &site, &merged, &out);
-	if (!out.n_exclude)
+	if (!out.n_exclude) {
+		print_failures(&set, &o, &site, &merged);
 		return EXIT_PASS;
-	if (out.n_drain)
-		drained = te_health_drain_line(out.drain_line, &ctx.drain_pol,
-					       node, NULL) == 1;
+	}
+	/* the verdict first: what is printed may be cut, the verdict not */
 	if (te_health_verdict_encode(node, &set, &site, &merged, verdict,
 				     sizeof(verdict)) < 0)
 		fprintf(stderr, PREFIX "the verdict was cut\n");
 	verdict_write(&o, node, verdict);
+	print_failures(&set, &o, &site, &merged);
+	if (out.n_drain)
+		drained = te_health_drain_line(
+				  out.drain_line, &ctx.drain_pol, node, NULL,
+				  te_tool_start_ms() +
+					  (int64_t)merged.timeout_s * 1000 +
+					  DRAIN_MS) == 1;
 	fprintf(stderr, PREFIX "job %s node %s: left out of the job: %s%s\n",
 		o.job, node, out.exclude_line, drained ? " (drained)" : "");
 	return drained && pp.on_fail == TE_HOF_FAIL ? EXIT_DRAINED_FAIL

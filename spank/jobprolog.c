@@ -66,7 +66,8 @@ static void log_lines(char *out, int failed)
 }
 
 /* The helper's bound: its checks' (the site's health_timeout), the
- * controller's calls for a drain, and 5 s to start and write. */
+ * controller's calls for a drain and the cap's second look (51 s), and
+ * 5 s to start and write. */
 static int helper_bound_ms(void)
 {
 	static struct te_health_policy hp;
@@ -77,7 +78,7 @@ static int helper_bound_ms(void)
 	if (te_health_site_load(te_plug.pol.health.items, &hp, &dp, &pp, err,
 				sizeof(err)) < 0)
 		hp.timeout_s = TE_HEALTH_TIMEOUT_DEFAULT;
-	return (int)(hp.timeout_s + 3 * 10 + 5) * 1000;
+	return (int)(hp.timeout_s + 51 + 5) * 1000;
 }
 
 struct prolog_args {

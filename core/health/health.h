@@ -510,6 +510,14 @@ enum te_drain_decision te_drain_decide(const struct te_drain_policy *p,
 				       const struct te_drain_node *nodes, int n,
 				       long long now, const char *reason,
 				       char *why, size_t len);
+/* After self drained itself: 1 when it keeps its drain, 0 when it must
+ * undo it. Nodes that failed at once (a job's prolog on every node, a
+ * bad driver rollout) each read the list before the others' drains and
+ * would each drain past the cap: each reads it again after its own, and
+ * only the first cap of trainenv's recent drains, by reason time then
+ * name (an order every node sees alike), keep theirs. */
+int te_drain_keep(const struct te_drain_policy *p, const char *self,
+		  const struct te_drain_node *nodes, int n, long long now);
 /* The Slurm name of self among nodes (matched by name, then host name);
  * NULL when none. */
 const struct te_drain_node *te_drain_find(const struct te_drain_node *nodes,

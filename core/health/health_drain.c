@@ -270,3 +270,29 @@ enum te_drain_decision te_drain_decide(const struct te_drain_policy *p,
 	te_snprintf(why, len, "draining %s: %s", me->name, reason);
 	return TE_DRAIN_DO;
 }
+
+int te_drain_keep(const struct te_drain_policy *p, const char *self,
+		  const struct te_drain_node *nodes, int n, long long now)
+{
+	const struct te_drain_node *me = te_drain_find(nodes, n, self);
+	unsigned cap = cap_nodes(p, n), ahead = 0;
+	int i;
+
+	if (!me || !ours(me->reason) || !held(me->state))
+		return 1; /* not ours (any more): nothing to undo */
+	for (i = 0; i < n; i++) {
+		const struct te_drain_node *o = &nodes[i];
+
+		if (o == me || !ours(o->reason) || !held(o->state) ||
+		    o->reason_time < 0 ||
+		    o->reason_time + (long long)p->interval_s <= now)
+			continue;
+		/* earlier, or as early and first by name: the same order on
+		 * every node that reads the same list */
+		if (o->reason_time < me->reason_time ||
+		    (o->reason_time == me->reason_time &&
+		     strcmp(o->name, me->name) < 0))
+			ahead++;
+	}
+	return ahead < cap;
+}

@@ -120,9 +120,14 @@ child_main(const struct te_health_check *c, int fd, pid_t parent,
 	if (getppid() != parent)
 		_exit(1);
 	signal(SIGPIPE, SIG_DFL);
-	if (null >= 0) { /* a library's chatter stays out of the report */
+	/* a library's chatter stays out of the report; and stderr goes
+	 * too: a child stuck in the kernel would otherwise hold the
+	 * caller's stderr open (the job prolog reads the helper's stderr
+	 * to its end) long after the caller gave it up (review finding 3) */
+	if (null >= 0) {
 		dup2(null, 0);
 		dup2(null, 1);
+		dup2(null, 2);
 	}
 	/* the result's pipe on 3; nothing else of the caller's (slurmd's
 	 * sockets, the other checks' pipes) */

@@ -19,7 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/sysfs_standin.sh
 . "$here/../lib/sysfs_standin.sh"
 
-plan 29
+plan 31
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -131,6 +131,21 @@ is "$rc,$(printf '%s\n' "$out" | sed 's/.* on //' | sort | tr '\n' ' ')" "0,n1 n
 	"... the next 2-node job runs on n1 and n3" || diag "$out" "$err"
 timeout 10 scontrol update NodeName=n2 State=RESUME
 wait_nodes_idle 30 >/dev/null
+
+# ---- every node failing at once (a bad driver rollout): the cap holds
+# (10% of 3 nodes: 1), though each node's prolog read the list before the
+# others drained: the later ones undo their drains after a second look
+for n in n1 n2 n3; do sysfs_ib_port "$TE_WORK/all/$n" mlx5_0 1 "1: DOWN"; done
+chmod -R a+rX "$TE_WORK/all"
+plug "health=ib health_test_root=$TE_WORK/all/%n health_ib_action=drain"
+run3
+[ "$rc" -ne 0 ]
+ok $? "every node failing at once: the job fails" || diag "$out" "$err"
+sleep 2
+drained=$(timeout 10 sinfo -h -N -o '%N %T %E' | grep -c ' drain[a-z]* trainenv: ')
+is "$drained" 1 "... and only the cap's one node is drained by trainenv" ||
+	diag "$(timeout 10 sinfo -h -N -o '%N %T %E')"
+resume_all
 
 # ---- a bad site key: one line naming it, nothing runs, nothing drains
 plug "$site health_ib_action=sometimes"

@@ -32,12 +32,17 @@ sysfs_ib_port "$tmp/bad" mlx5_0 1 "1: DOWN"
 want="trainenv: ib mlx5_0 port 1 state DOWN (want ACTIVE)"
 
 # The stand-ins: sinfo prints sinfo.out (or hangs when sinfo.hang is
-# there), scontrol exits with scontrol.rc; both log their arguments.
+# there; or, once scontrol was called, sinfo.after when there is one: the
+# list the drain's second look reads), scontrol exits with scontrol.rc;
+# both log their arguments.
 mkdir -p "$tmp/bin"
 cat >"$tmp/bin/sinfo" <<EOF
 #!/bin/sh
 echo "sinfo \$*" >>"$tmp/calls"
 [ -e "$tmp/sinfo.hang" ] && exec sleep 60
+if [ -e "$tmp/sinfo.after" ] && grep -q '^scontrol' "$tmp/calls"; then
+	exec cat "$tmp/sinfo.after"
+fi
 cat "$tmp/sinfo.out"
 EOF
 cat >"$tmp/bin/scontrol" <<EOF
@@ -70,8 +75,9 @@ check "$([ -z "$calls" ]; echo $?)" "... asks the controller nothing" "$calls"
 run "$tmp/bad" "$idle3"
 check $((rc != 1)) "a port down with --drain: exit 1" "rc=$rc $out"
 check "$([ "$calls" = "sinfo -h -N -o %N %n %T %H %E
-scontrol [update] [NodeName=$node] [State=DRAIN] [Reason=$want]" ]; echo $?)" \
-	"... drained: scontrol update NodeName=$node State=DRAIN Reason='$want'" "$calls"
+scontrol [update] [NodeName=$node] [State=DRAIN] [Reason=$want]
+sinfo -h -N -o %N %n %T %H %E" ]; echo $?)" \
+	"... drained: scontrol update NodeName=$node State=DRAIN Reason='$want', then the list read again (the cap's second look)" "$calls"
 check "$(grep -qxF "trainenv health: draining $node: $want" <<<"$out"; echo $?)" \
 	"... saying so in one line" "$out"
 
@@ -159,6 +165,25 @@ fi
 
 check "$(grep '^scontrol' "$tmp/all-calls" | grep -v '^scontrol \[update\] \[NodeName=[^]]*\] \[State=DRAIN\] \[Reason=trainenv: ' | grep -c . | grep -qx 0; echo $?)" \
 	"every scontrol call of this test was a drain with a trainenv reason: never a resume" "$(cat "$tmp/all-calls")"
+
+# Nodes failing at the same moment: each read the list before the others
+# drained. The second look finds n2 drained by trainenv a second before
+# this node: past the cap (10% of 3: 1), this node undoes its own drain.
+now=$(date +%Y-%m-%dT%H:%M:%S)
+before=$(date -d '-1 second' +%Y-%m-%dT%H:%M:%S)
+printf '%s\n' "$node $node drained $now $want" "n2 n2 drained $before $want" \
+	"n3 n3 idle Unknown none" >"$tmp/sinfo.after"
+run "$tmp/bad" "$idle3"
+check "$([ "$(printf '%s\n' "$calls" | tail -n 1)" = "scontrol [update] [NodeName=$node] [State=UNDRAIN]" ]; echo $?)" \
+	"two nodes failing at once, cap 1: the later one undoes its own drain (State=UNDRAIN, never RESUME)" "$calls"
+check "$(grep -q "$node: drain undone: nodes that failed at the same moment reached the cap first (health_drain_max=10%)" <<<"$out"; echo $?)" \
+	"... saying so in one line" "$out"
+printf '%s\n' "$node $node drained $before $want" "n2 n2 drained $now $want" \
+	"n3 n3 idle Unknown none" >"$tmp/sinfo.after"
+run "$tmp/bad" "$idle3"
+check "$(! grep -q 'UNDRAIN' <<<"$calls"; echo $?)" \
+	"... the earlier one keeps its drain" "$calls"
+rm -f "$tmp/sinfo.after"
 
 out=$("$tool" health --sysfs-root "$tmp/bad" health=ib --drain health_drain=maybe 2>&1)
 check "$([ $? = 2 ] && grep -qF "health_drain: invalid value 'maybe'; accepted: on, off" <<<"$out"; echo $?)" \

@@ -243,6 +243,48 @@ static void test_decide(void)
 	       TE_DRAIN_CAP, "health_drain_max=0: never drains");
 }
 
+/* Nodes that failed at the same moment each drained past the cap: after
+ * a second look only the first cap of trainenv's recent drains, by time
+ * then name, keep theirs (review finding 2). */
+static void test_keep(void)
+{
+	const char *rs = "trainenv: ib mlx5_0 port 1 state DOWN (want ACTIVE)";
+	long long now = 1000000;
+	struct te_drain_policy p;
+	int i;
+
+	te_drain_policy_init(&p); /* 10% of 10 nodes: 1 */
+	for (i = 0; i < 10; i++)
+		node(i, "idle", -1, "");
+	node(2, "drained", now - 1, rs);
+	node(5, "drained", now - 1, rs);
+	node(7, "draining", now - 2, rs);
+	is_int(te_drain_keep(&p, "n8", cl, 10, now), 1,
+	       "three drained at once, cap 1: the earliest (n8) keeps it");
+	is_int(te_drain_keep(&p, "n3", cl, 10, now), 0,
+	       "... a later one (n3) undoes its drain");
+	is_int(te_drain_keep(&p, "n6", cl, 10, now), 0, "... and n6 too");
+	node(7, "idle", -1, "");
+	is_int(te_drain_keep(&p, "n3", cl, 10, now), 1,
+	       "two at the same second: the first by name (n3) keeps it");
+	is_int(te_drain_keep(&p, "n6", cl, 10, now), 0,
+	       "... the other (n6) undoes its drain");
+	node(2, "drained", now - 4000, rs);
+	is_int(te_drain_keep(&p, "n6", cl, 10, now), 1,
+	       "a drain older than the interval does not count");
+	node(2, "drained", now - 1, "admin: bad DIMM");
+	is_int(te_drain_keep(&p, "n6", cl, 10, now), 1,
+	       "another's drain does not count against the cap");
+	is_int(te_drain_keep(&p, "n1", cl, 10, now), 1,
+	       "a node not drained by trainenv: nothing to undo");
+	is_int(te_drain_keep(&p, "n99", cl, 10, now), 1,
+	       "a node not listed: nothing to undo");
+	node(2, "drained", now - 1, rs);
+	te_drain_policy_set(&p, "health_drain_max", "2", "w", err, sizeof(err));
+	is_int(te_drain_keep(&p, "n6", cl, 10, now), 1,
+	       "health_drain_max=2: the second (n6) keeps it");
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -251,5 +293,6 @@ int main(void)
 	test_reason();
 	test_parse();
 	test_decide();
+	test_keep();
 	return tap_done();
 }

@@ -233,6 +233,33 @@ static void test_closed_stdio(void)
 		printf("# %s\n", set.r[0].text);
 }
 
+/* Reports whether its stderr is /dev/null (the same device and inode). */
+static void check_stderr(const void *arg, struct te_health_set *out)
+{
+	struct stat a, b;
+	int null = fstat(2, &a) == 0 && stat("/dev/null", &b) == 0 &&
+		   a.st_rdev == b.st_rdev && a.st_ino == b.st_ino;
+
+	(void)arg;
+	te_health_add(out, "ib", "stderr", null ? "null" : "caller's",
+		      TE_HV_PASS, "stderr is %s", null ? "/dev/null" : "not");
+}
+
+/* Review finding 3 (the job prolog): a check's child must not hold the
+ * caller's stderr, which a child stuck in the kernel would keep open past
+ * the caller's bound (the prolog reads its helper's stderr to the end). */
+static void test_child_stderr(void)
+{
+	struct te_health_check c = { "ib", check_stderr, NULL, NULL };
+	struct te_health_set set;
+	char err[256];
+
+	te_health_set_init(&set, "n1");
+	te_health_run(&c, 1, 5000, &set, err, sizeof(err));
+	ok(set.n == 1 && !strcmp(set.r[0].value, "null"),
+	   "a check's child has /dev/null as stderr, not the caller's");
+}
+
 static void check_locked(const void *arg, struct te_health_set *out)
 {
 	(void)arg;
@@ -359,6 +386,7 @@ int main(void)
 {
 	test_run();
 	test_closed_stdio();
+	test_child_stderr();
 	test_lock();
 	test_wire_cut();
 	test_wire();
