@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,10 +28,18 @@ int te_stepd_health_verdict(char *line, size_t linelen, char *why,
 	ssize_t got;
 	int fd;
 
-	if (!te_step.slurm_node[0])
+	/* slurmstepd's own name for its node (it sets SLURMD_NODENAME in its
+	 * environment from slurmd's configuration), as the prolog used: not
+	 * the step's node list, which a user's own launch could shape
+	 * (review finding 7) */
+	const char *me = getenv("SLURMD_NODENAME");
+
+	if (!me || !te_word_valid(me, TE_HEALTH_NODE_MAX, "-_."))
+		me = te_step.slurm_node;
+	if (!me[0])
 		return 0;
 	te_snprintf(path, sizeof(path), "%s/job.%u.%s", TE_HEALTH_VERDICT_DIR,
-		    te_step.job_id, te_step.slurm_node);
+		    te_step.job_id, me);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
@@ -52,8 +61,8 @@ int te_stepd_health_verdict(char *line, size_t linelen, char *why,
 	te_snprintf(line, linelen,
 		    "node %s: left out of this job by the job prolog's health "
 		    "checks: %s",
-		    te_step.slurm_node, first);
-	te_snprintf(why, whylen, "node %s failed its health checks (%s)",
-		    te_step.slurm_node, first);
+		    me, first);
+	te_snprintf(why, whylen, "node %s failed its health checks (%s)", me,
+		    first);
 	return -1;
 }
