@@ -211,6 +211,7 @@ static void each_entry(int dfd, struct walk *w,
 struct level {
 	struct walk *w;
 	const char *up[2];
+	int depth; /* the directory being entered: 0 USER, 1 JOB */
 };
 
 static void file_entry(int dfd, const char *name, const struct stat *st,
@@ -245,11 +246,14 @@ static void file_entry(int dfd, const char *name, const struct stat *st,
 	c->mtime = st->st_mtim;
 }
 
-static void job_entry(int dfd, const char *name, const struct stat *st,
+/* A directory of the tree, DIR/USER or DIR/USER/JOB (l->depth 0 or 1):
+ * entered without following a link, its name kept for the records under
+ * it; below JOB come the record files. */
+static void dir_entry(int dfd, const char *name, const struct stat *st,
 		      void *arg)
 {
 	struct level *l = arg;
-	int fd;
+	int fd, depth = l->depth;
 
 	if (!S_ISDIR(st->st_mode))
 		return;
@@ -258,25 +262,10 @@ static void job_entry(int dfd, const char *name, const struct stat *st,
 		l->w->lo->unreadable++;
 		return;
 	}
-	l->up[1] = name;
-	each_entry(fd, l->w, file_entry, l);
-}
-
-static void user_entry(int dfd, const char *name, const struct stat *st,
-		       void *arg)
-{
-	struct level *l = arg;
-	int fd;
-
-	if (!S_ISDIR(st->st_mode))
-		return;
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		l->w->lo->unreadable++;
-		return;
-	}
-	l->up[0] = name;
-	each_entry(fd, l->w, job_entry, l);
+	l->up[depth] = name;
+	l->depth = depth + 1;
+	each_entry(fd, l->w, depth == 0 ? dir_entry : file_entry, l);
+	l->depth = depth;
 }
 
 static int newest_first(const void *a, const void *b)
@@ -482,7 +471,7 @@ int te_tool_nodes(int argc, char **argv)
 		return 2;
 	}
 	te_nm_init(&m, jobs, FILES_MAX);
-	each_entry(dup(root), &w, user_entry, &l);
+	each_entry(dup(root), &w, dir_entry, &l);
 	read_records(root, &w, &m, &nread);
 	close(root);
 	free(w.c);
