@@ -23,13 +23,7 @@ te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
 ok 0 "cluster is up, tool $TE_TOOL"
 
-resume_all() {
-	local n
-	for n in n1 n2 n3; do
-		timeout 10 scontrol update NodeName="$n" State=RESUME 2>/dev/null
-	done
-	wait_nodes_idle 30 >/dev/null
-}
+resume_all() { resume_nodes n1 n2 n3; }
 te_on_exit resume_all
 wait_nodes_idle 30
 ok $? "every node idle at the start"

@@ -341,6 +341,16 @@ wait_job_done() { # JOBID SECS
 	done
 }
 
+# Resumes what a test drained (trainenv never resumes a node itself), then
+# waits for every node to be idle.
+resume_nodes() { # NODE...
+	local n
+	for n in "$@"; do
+		timeout 10 scontrol update NodeName="$n" State=RESUME 2>/dev/null
+	done
+	wait_nodes_idle 30 >/dev/null
+}
+
 wait_nodes_idle() { # SECS
 	local deadline states
 	deadline=$(( $(date +%s) + $1 ))
