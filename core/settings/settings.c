@@ -110,6 +110,7 @@ static const char *const env_desync[] = { "TORCH_NCCL_DESYNC_DEBUG",
 					  "NCCL_DESYNC_DEBUG", NULL };
 static const char *const env_dump[] = { "TORCH_NCCL_DUMP_ON_TIMEOUT", NULL };
 static const char *const env_trace[] = { "TORCH_NCCL_TRACE_BUFFER_SIZE", NULL };
+static const char *const env_diagnostics[] = { "NCCL_RUN_DIAGNOSTICS", NULL };
 static const char *const env_deepspeed[] = { "DEEPSPEED_TIMEOUT", NULL };
 
 const struct te_setting te_settings[TE_S_COUNT] = {
@@ -183,6 +184,14 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 		.name = "nccl-dump-dir", .type = TE_T_PATH, .arginfo = "DIR",
 		.help = "flight recorder dumps go to DIR/UID/JOBID/ "
 			"(TORCH_NCCL_DEBUG_INFO_TEMP_FILE)",
+	},
+	[TE_S_NCCL_DIAGNOSTICS] = {
+		.name = "nccl-diagnostics", .type = TE_T_BOOL,
+		.words = w_onoff, .env = env_diagnostics,
+		.env_words = env_bool, .arginfo = "on|off",
+		.help = "NCCL >= 2.31 checks the paths it will use at every "
+			"communicator init and prints 'NCCL DIAG' lines; it "
+			"never fails the init (NCCL_RUN_DIAGNOSTICS)",
 	},
 	[TE_S_DEEPSPEED_TIMEOUT] = {
 		.name = "deepspeed-timeout", .type = TE_T_UINT,

@@ -666,6 +666,8 @@ static void test_word_names(void)
 		{ TE_S_NCCL_DESYNC_DEBUG, TE_W_OFF, "off" },
 		{ TE_S_NCCL_DUMP, TE_W_ON, "on" },
 		{ TE_S_NCCL_DUMP, TE_W_OFF, "off" },
+		{ TE_S_NCCL_DIAGNOSTICS, TE_W_ON, "on" },
+		{ TE_S_NCCL_DIAGNOSTICS, TE_W_OFF, "off" },
 		{ TE_S_LAUNCHER, TE_W_LAUNCHER_AUTO, "auto" },
 		{ TE_S_LAUNCHER, TE_W_LAUNCHER_TASK, "task" },
 		{ TE_S_LAUNCHER, TE_W_LAUNCHER_TORCHRUN, "torchrun" },
@@ -993,6 +995,61 @@ static void test_accessors(void)
 	       "accepted values");
 }
 
+/* nccl-diagnostics (issue 34 item 5): NCCL_RUN_DIAGNOSTICS through the same
+ * rule as the timeouts; nothing set unless someone asks (no built-in). */
+static void test_nccl_diagnostics(void)
+{
+	const struct te_value *v = &cfg.v[TE_S_NCCL_DIAGNOSTICS];
+
+	policy("");
+	reset_inputs();
+	is_int(resolve(), 0, "nccl-diagnostics: resolve with nothing set");
+	ok(!v->set && v->src == TE_SRC_UNSET,
+	   "nccl-diagnostics: no built-in, NCCL_RUN_DIAGNOSTICS left alone");
+	is_int(policy("nccl-diagnostics=on"), 0,
+	       "plugstack.conf nccl-diagnostics=on is a site default");
+	resolve();
+	ok(v->set && v->src == TE_SRC_ADMIN && v->word == TE_W_ON,
+	   "nccl-diagnostics: the site default on");
+	is_str(te_value_env_text(TE_S_NCCL_DIAGNOSTICS, v), "1",
+	       "  written as NCCL_RUN_DIAGNOSTICS=1");
+	fake_env[0] = "NCCL_RUN_DIAGNOSTICS=0";
+	resolve();
+	ok(v->src == TE_SRC_ENV && v->word == TE_W_OFF &&
+		   !strcmp(v->origin, "NCCL_RUN_DIAGNOSTICS"),
+	   "NCCL_RUN_DIAGNOSTICS=0 in the job environment beats the site "
+	   "default");
+	opts[TE_S_NCCL_DIAGNOSTICS] = "on";
+	resolve();
+	ok(v->src == TE_SRC_OPTION && v->word == TE_W_ON,
+	   "--train-nccl-diagnostics=on beats the job environment");
+	opts[TE_S_NCCL_DIAGNOSTICS] = "off";
+	resolve();
+	is_str(te_value_env_text(TE_S_NCCL_DIAGNOSTICS, v), "0",
+	       "--train-nccl-diagnostics=off: NCCL_RUN_DIAGNOSTICS=0");
+	policy("nccl-diagnostics=on enforce=nccl-diagnostics");
+	resolve();
+	ok(v->src == TE_SRC_ENFORCED && v->word == TE_W_ON && cfg.nwarn == 1,
+	   "enforced nccl-diagnostics=on beats --train-nccl-diagnostics=off, "
+	   "with a warning");
+	opts[TE_S_NCCL_DIAGNOSTICS] = NULL;
+	resolve();
+	ok(v->src == TE_SRC_ENFORCED && v->word == TE_W_ON,
+	   "  and the job environment's NCCL_RUN_DIAGNOSTICS=0");
+	policy("");
+	fake_env[0] = "NCCL_RUN_DIAGNOSTICS=2";
+	is_int(resolve(), -1,
+	       "NCCL_RUN_DIAGNOSTICS=2 in the job environment is refused");
+	like(err,
+	     "NCCL_RUN_DIAGNOSTICS in the job environment "
+	     "(setting nccl-diagnostics): invalid value '2'; accepted: "
+	     "on or off",
+	     "  naming the variable and what is accepted");
+	is_int(policy("nccl-diagnostics.max=1"), -1,
+	       "a bound on nccl-diagnostics (a word setting) is refused");
+	reset_inputs();
+}
+
 int main(void)
 {
 	test_settings_list();
@@ -1003,6 +1060,7 @@ int main(void)
 	test_policy_args();
 	test_policy_file();
 	test_precedence();
+	test_nccl_diagnostics();
 	test_inherited();
 	test_encoding();
 	test_strutil();
