@@ -19,7 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/sysfs_standin.sh
 . "$here/../lib/sysfs_standin.sh"
 
-plan 31
+plan 40
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -125,6 +125,48 @@ is "$rc,$(printf '%s\n' "$out" | sed 's/.* on //' | sort | tr '\n' ' ')" "0,n1 n
 	"... the next 2-node job runs on n1 and n3" || diag "$out" "$err"
 timeout 10 scontrol update NodeName=n2 State=RESUME
 wait_nodes_idle 30 >/dev/null
+
+# ---- the GPU check through the prolog: the stand-in NVML (health_nvml,
+# its faults from fake_nvml.conf beside it: the prolog's helper runs with
+# a fixed environment) with n2's GPU 1 holding pending remapped rows
+mkdir -p "$TE_WORK/nvml"
+cp "$builddir/tests/unit/.libs/libfakenvml.so" "$TE_WORK/nvml/libnvidia-ml.so.1"
+chmod 0755 "$TE_WORK/nvml/libnvidia-ml.so.1"
+printf '* gpus 2\nn2 remap_pending 1\n' >"$TE_WORK/nvml/fake_nvml.conf"
+plug "health=gpu health_gpu_count=2 health_nvml=$TE_WORK/nvml/libnvidia-ml.so.1 health_gpu_action=drain"
+run3
+[ "$rc" -ne 0 ]
+ok $? "gpu: n2's GPU 1 with remapped rows pending: the step fails" || diag "$out" "$err"
+like "$err" "node n2: left out of this job by the job prolog's health checks: drain gpu 1 remapped rows pending" \
+	"... one line naming n2, the GPU and the fault"
+like "$(node_is n2)" "^drain(ed|ing)\|trainenv: gpu 1 remapped rows pending\$" "... n2 drained with reason 'trainenv: gpu 1 remapped rows pending'"
+like "$(node_is n1),$(node_is n3)" "^(idle|mixed|allocated|completing)\|none,(idle|mixed|allocated|completing)\|none\$" \
+	"... n1 and n3 (healthy stand-in GPUs) stay in service"
+resume_all
+
+# ---- the site's hook: fails on n3 with a reason, hangs on n1
+mkdir -p "$TE_WORK/hook"
+printf '%s\n' '#!/bin/sh' 'case $(hostname) in' \
+	'n3) echo "scratch 98% full on n3"; exit 1 ;;' \
+	'n1) [ -e "${0%/*}/hang" ] && exec sleep 600 ;;' 'esac' 'exit 0' >"$TE_WORK/hook/check"
+chmod 0755 "$TE_WORK/hook" "$TE_WORK/hook/check"
+plug "health_hook=$TE_WORK/hook/check health_hook_action=exclude"
+run3
+[ "$rc" -ne 0 ]
+ok $? "hook: failing on n3, the step fails" || diag "$out" "$err"
+like "$err" "node n3: left out of this job by the job prolog's health checks: exclude hook: $TE_WORK/hook/check: scratch 98% full on n3" \
+	"... one line naming n3 and the hook's first line"
+touch "$TE_WORK/hook/hang"
+plug "health_hook=$TE_WORK/hook/check health_hook_action=exclude health_timeout=3"
+t0=$(date +%s)
+run3 -w n1,n2 -N2
+t1=$(date +%s)
+like "$err" "node n1: left out of this job by the job prolog's health checks: exclude hook" \
+	"a hook that hangs on n1: n1 is left out with one line" || diag "$out"
+[ $((t1 - t0)) -lt 30 ]
+ok $? "... within the bound (health_timeout=3): the step was over in $((t1 - t0)) s"
+rm -f "$TE_WORK/hook/hang"
+is "$(node_pgrep n1 -f 'sleep 600' | grep -c .)" 0 "... and nothing of the hook is left on n1"
 
 # ---- every node failing at once (a bad driver rollout): the cap holds
 # (10% of 3 nodes: 1), though each node's prolog read the list before the

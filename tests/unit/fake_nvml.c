@@ -23,8 +23,11 @@
  *   nvlink_down GPU L   link L of GPU is not active
  *   nvlink_rc GPU RC    nvmlDeviceGetNvLinkState returns RC for GPU
  * Each GPU's PCI address is 0000:(GPU + 1) * 16:00 (gpu 3: 0000:40:00).
- * Tests put a directory holding it as libnvidia-ml.so.1 first in
- * LD_LIBRARY_PATH. */
+ * Without TE_FAKE_NVML_CONF (the job prolog's helper runs with a fixed
+ * environment), the file fake_nvml.conf in the directory this library was
+ * loaded from. Tests name it with the site key health_nvml. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,12 +124,31 @@ static void conf_line(const char *line, const char *node)
 	}
 }
 
+/* fake_nvml.conf beside this library (dladdr: the path it was loaded
+ * from), into buf; NULL when unknown. */
+static const char *conf_beside(char *buf, size_t len)
+{
+	Dl_info info;
+	const char *slash;
+
+	if (!dladdr((void *)conf_beside, &info) || !info.dli_fname ||
+	    !(slash = strrchr(info.dli_fname, '/')))
+		return NULL;
+	if (snprintf(buf, len, "%.*s/fake_nvml.conf",
+		     (int)(slash - info.dli_fname), info.dli_fname) >= (int)len)
+		return NULL;
+	return buf;
+}
+
 int nvmlInit_v2(void)
 {
+	static char beside[4096];
 	const char *path = getenv("TE_FAKE_NVML_CONF");
 	char node[64] = "", line[256], *dot;
 	FILE *f;
 
+	if (!path)
+		path = conf_beside(beside, sizeof(beside));
 	memset(&st, 0, sizeof(st));
 	st.gpus = 4;
 	gethostname(node, sizeof(node) - 1);
