@@ -17,7 +17,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 93
+plan 102
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -105,6 +105,31 @@ out=$(te_srun -t 60 -N2 --train-launcher=torchrun --train-rdzv-timeout=120 print
 is "$out" "timeout=120,join_timeout=120" "--train-rdzv-timeout=120 reaches PET_RDZV_CONF"
 out=$(env TORCH_NCCL_TRACE_BUFFER_SIZE=7 NCCL_BLOCKING_WAIT=0 timeout 60 srun -N1 sh -c 'echo $TORCH_NCCL_TRACE_BUFFER_SIZE $NCCL_BLOCKING_WAIT $TORCH_NCCL_BLOCKING_WAIT' 2>&1)
 is "$out" "7 0 0" "values the user exported are kept (and the current name follows a legacy one)"
+
+# ---------------------------------------------------------------- NCCL's diagnostics
+# nccl-diagnostics (issue 34 item 5): NCCL_RUN_DIAGNOSTICS through the
+# same rule as the timeout knobs; unset unless someone asks.
+diag_of() { # SRUN_ARGS...: every task's NCCL_RUN_DIAGNOSTICS ("unset" if none), sorted, one line
+	te_srun -t 60 "$@" sh -c 'echo "${NCCL_RUN_DIAGNOSTICS-unset}"' 2>&1 | sort -u | tr '\n' ' '
+}
+use_trainenv
+is "$(diag_of -N2)" "unset " "nccl-diagnostics: no built-in, no task gets NCCL_RUN_DIAGNOSTICS"
+use_trainenv nccl-diagnostics=on
+is "$(diag_of -N3)" "1 " "site default nccl-diagnostics=on: NCCL_RUN_DIAGNOSTICS=1 in every task of 3 nodes"
+out=$(te_srun -t 60 -N1 --train-explain true 2>&1)
+like "$out" '^trainenv: nccl-diagnostics += on +\(admin default: plugstack.conf argument 1\)' "explain: nccl-diagnostics on from the site default"
+is "$(NCCL_RUN_DIAGNOSTICS=0 diag_of -N2)" "0 " "NCCL_RUN_DIAGNOSTICS=0 in the job environment beats the site default"
+is "$(NCCL_RUN_DIAGNOSTICS=0 diag_of -N2 --train-nccl-diagnostics=on)" "1 " "--train-nccl-diagnostics=on beats the job environment's 0"
+is "$(diag_of -N2 --train-nccl-diagnostics=off)" "0 " "--train-nccl-diagnostics=off beats the site default: 0"
+out=$(NCCL_RUN_DIAGNOSTICS=2 timeout 30 srun -N1 true 2>&1)
+rc=$?
+like "$out" "trainenv: NCCL_RUN_DIAGNOSTICS in the job environment \(setting nccl-diagnostics\): invalid value '2'; accepted: on or off" \
+	"NCCL_RUN_DIAGNOSTICS=2 in the job environment: refused (exit $rc), naming the variable"
+use_trainenv nccl-diagnostics=on enforce=nccl-diagnostics
+out=$(NCCL_RUN_DIAGNOSTICS=0 te_srun -t 60 -N2 --train-nccl-diagnostics=off sh -c 'echo "diag=$NCCL_RUN_DIAGNOSTICS"' 2>&1)
+is "$(printf '%s\n' "$out" | grep '^diag=' | sort -u)" "diag=1" "enforced nccl-diagnostics=on beats the option off and the job environment's 0"
+like "$out" 'trainenv: warning: --train-nccl-diagnostics=off ignored: the site enforces nccl-diagnostics=on' "  and the overridden option gets a warning"
+use_trainenv
 
 # ---------------------------------------------------------------- dump dir
 use_trainenv
