@@ -18,7 +18,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # under the policy below (nccl-heartbeat bounded to 60..3600 by the site).
 settings=(train sighup nccl-heartbeat nccl-monitoring nccl-async-errors
 	nccl-blocking-wait nccl-desync-debug nccl-dump-on-timeout
-	nccl-trace-buffer nccl-dump-dir deepspeed-timeout rdzv-timeout launcher
+	nccl-trace-buffer nccl-dump-dir nccl-diagnostics deepspeed-timeout
+	rdzv-timeout launcher
 	rank-env port-range ignore-signals failure-report bind bind-smt
 	bind-gpus bind-failure rdzv barrier version-check checkpoint-dir
 	socket-ifname preflight exit-grace exit-action stall requeue
@@ -34,6 +35,7 @@ declare -A accepted=(
 	[nccl-dump-on-timeout]='on or off'
 	[nccl-trace-buffer]='0 to 1000000 entries'
 	[nccl-dump-dir]='an absolute path'
+	[nccl-diagnostics]='on or off'
 	[deepspeed-timeout]='1 to 44640 minutes'
 	[rdzv-timeout]='1 to 2678400 seconds'
 	[launcher]='auto, task or torchrun'
@@ -63,7 +65,7 @@ admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
 	lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 145
+plan 147
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -76,14 +78,16 @@ use_trainenv nccl-heartbeat=900 nccl-heartbeat.min=60 nccl-heartbeat.max=3600 \
 for cmd in srun sbatch salloc; do
 	help=$(timeout 30 "$cmd" --help 2>&1)
 	missing=()
-	for s in "${settings[@]}" explain; do
+	# besides the settings: --train-explain and --train-health (the
+	# node checks the job prolog adds, not a row of the settings table)
+	for s in "${settings[@]}" explain health; do
 		o=$(optname "$s")
 		[ "$s" = explain ] && o=train-explain
 		printf '%s\n' "$help" | grep -Eq -- "^ +--$o([= ]|$)" || missing+=("--$o")
 	done
 	is "${missing[*]}" "" "$cmd --help lists every --train option"
 	n=$(printf '%s\n' "$help" | grep -c '\[trainenv\]')
-	is "$n" $(( ${#settings[@]} + 1 )) "$cmd --help: each of the $(( ${#settings[@]} + 1 )) options is marked [trainenv]"
+	is "$n" $(( ${#settings[@]} + 2 )) "$cmd --help: each of the $(( ${#settings[@]} + 2 )) options is marked [trainenv]"
 done
 
 # ---------------------------------------------------------------- bad values
