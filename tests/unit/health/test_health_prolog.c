@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "health/health_prolog.h"
+#include "settings/settings.h"
 #include "tap.h"
 
 static char err[512];
@@ -247,6 +248,38 @@ static void test_verdict(void)
 	       "a buffer too small to encode: -1 (cut)");
 }
 
+/* The settings room keeps the health keys as given (core/settings/
+ * policy.c): in order, bounded, printable, no blanks; from a policy file
+ * a message names the key, never the value. */
+static void test_policy_items(void)
+{
+	static struct te_policy p;
+	static const char file[] = "health=ib\nhealth_ib_rate=200 # fast\n";
+	static const char bad[] = "health=ib\nhealth_eth=ib0 secret\n";
+	struct te_health_policy hp;
+	struct te_drain_policy dp;
+	struct te_health_prolog_policy pp;
+
+	te_policy_init(&p);
+	is_int(te_policy_buffer(&p, file, sizeof(file) - 1, "/etc/t.conf", err,
+				sizeof(err)),
+	       0, "a policy file's health keys are taken");
+	is_str(p.health.items, "health=ib health_ib_rate=200",
+	       "... kept in order, the comment gone");
+	is_int(te_health_site_load(p.health.items, &hp, &dp, &pp, err,
+				   sizeof(err)),
+	       0, "... and read back by the health room");
+	is_int(hp.ib_min_gbps, 200, "... health_ib_rate 200");
+	te_policy_init(&p);
+	is_int(te_policy_buffer(&p, bad, sizeof(bad) - 1, "/etc/t.conf", err,
+				sizeof(err)),
+	       -1, "a value with a blank in a policy file: refused");
+	like(err, "/etc/t.conf:2: health_eth: invalid value",
+	     "... naming the file, the line and the key");
+	ok(!strstr(err, "secret"), "... never the value (users may not "
+				   "read the file)");
+}
+
 int main(void)
 {
 	test_prolog_keys();
@@ -254,5 +287,6 @@ int main(void)
 	test_user();
 	test_decide();
 	test_verdict();
+	test_policy_items();
 	return tap_done();
 }
