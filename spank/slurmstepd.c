@@ -359,7 +359,7 @@ static int rank_launch(spank_t sp, uint32_t local_id, uint32_t global_id,
 		       struct te_rdzv_result *rr)
 {
 	char pf_line[TE_PF_LINE_MAX], pf_why[TE_PF_LINE_MAX];
-	int have, quiet, pf;
+	int have, quiet, pf, node_verdict;
 
 	/* Bound first: the rendezvous helper and the pre-flight
 	 * then start on the rank's CPUs too. */
@@ -368,6 +368,7 @@ static int rank_launch(spank_t sp, uint32_t local_id, uint32_t global_id,
 	/* a node the job prolog's health checks kept out: no pre-flight */
 	pf = te_stepd_health_verdict(pf_line, sizeof(pf_line), pf_why,
 				     sizeof(pf_why));
+	node_verdict = pf < 0;
 	if (pf == 0)
 		pf = te_stepd_preflight(sp, local_id, global_id, pf_line,
 					sizeof(pf_line), pf_why,
@@ -381,7 +382,12 @@ static int rank_launch(spank_t sp, uint32_t local_id, uint32_t global_id,
 		 * configuration error */
 		if (pf == -2)
 			return task_fail(sp);
-		task_fail(sp);
+		/* the prolog's verdict is the node's, not the task's: one
+		 * line per node in srun's output, from its first task */
+		if (node_verdict && local_id != 0)
+			slurm_info(TE_PREFIX "error: %s", te_stepd_err);
+		else
+			task_fail(sp);
 		/* the node's fault, not the program's: a code of its
 		 * own that --train-requeue (srun) and users can tell
 		 * apart (this is the task's process, before exec) */

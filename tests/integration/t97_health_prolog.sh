@@ -19,7 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/sysfs_standin.sh
 . "$here/../lib/sysfs_standin.sh"
 
-plan 40
+plan 41
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -87,6 +87,10 @@ te_sbatch_wait -t 120 -N3 -o "$TE_WORK/batch.out" \
 batch=$(cat "$TE_WORK/batch.out" 2>/dev/null)
 like "$batch" "$line_re" "sbatch + srun: the job's output names n2 and the check" || diag "$batch"
 like "$batch" "srun exit [1-9]" "... and the batch script sees the step fail"
+
+out=$(te_srun -t 90 -N3 -n6 true 2>&1)
+is "$(printf '%s\n' "$out" | grep -c "left out of this job")" 1 \
+	"two tasks on n2: still one line for the node" || diag "$out"
 
 run3 -w n1,n3 -N2
 is "$rc" 0 "clean nodes pass the checks: a step on n1,n3 runs" || diag "$out" "$err"
