@@ -28,11 +28,13 @@
 #define EXIT_USAGE 2
 #define EXIT_DRAINED_FAIL 3
 #define PRINT_MAX 8 /* failure lines; the rest counted */
-/* the drain's controller calls, the cap's second look included */
-#define DRAIN_MS ((TE_DRAIN_CONTROLLER_S + 21) * 1000)
+_Static_assert(TE_HEALTH_PROLOG_DRAIN_S ==
+		       TE_DRAIN_CONTROLLER_S + 1 + 2 * TE_DRAIN_SLURM_S,
+	       "TE_HEALTH_PROLOG_DRAIN_S counts the drain's controller calls");
 
 struct prolog_opts {
 	const char *job, *site, *user, *node, *gpus;
+	unsigned long job_id; /* job's number */
 	long uid;
 };
 
@@ -62,10 +64,11 @@ static int parse_opts(int argc, char **argv, struct prolog_opts *o)
 			return usage_error("an option without its value");
 		i++;
 		if (!strcmp(a, "--job") &&
-		    te_parse_u64(val, 0xffffffffu, &v) == 0)
+		    te_parse_u64(val, 0xffffffffu, &v) == 0) {
 			o->job = val;
-		else if (!strcmp(a, "--allow-uid") &&
-			 te_parse_u64(val, 4294967294u, &v) == 0)
+			o->job_id = (unsigned long)v;
+		} else if (!strcmp(a, "--allow-uid") &&
+			   te_parse_u64(val, 4294967294u, &v) == 0)
 			o->uid = (long)v;
 		else if (!strcmp(a, "--site"))
 			o->site = val;
@@ -131,14 +134,6 @@ static int verdict_dir(void)
 	return 0;
 }
 
-/* DIR/job.JOB.NODE */
-static void verdict_path(const struct prolog_opts *o, const char *node,
-			 char *path, size_t len)
-{
-	te_snprintf(path, len, "%s/job.%s.%s", TE_HEALTH_VERDICT_DIR, o->job,
-		    node);
-}
-
 /* The verdict into DIR/job.JOB.NODE, whole or not at all (a new file
  * renamed over any old one). 0, or -1 (said). */
 static int verdict_write(const struct prolog_opts *o, const char *node,
@@ -150,7 +145,7 @@ static int verdict_write(const struct prolog_opts *o, const char *node,
 
 	if (verdict_dir() < 0)
 		return -1;
-	verdict_path(o, node, path, sizeof(path));
+	te_health_verdict_path(o->job_id, node, path, sizeof(path));
 	te_snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		  0644);
@@ -267,7 +262,7 @@ int te_tool_health_prolog(int argc, char **argv)
 	job_gpus(o.gpus, &ctx);
 	/* an earlier job's verdict under this id (a cluster's ids
 	 * restarted) is never this job's (review finding 5) */
-	verdict_path(&o, node, root_stale, sizeof(root_stale));
+	te_health_verdict_path(o.job_id, node, root_stale, sizeof(root_stale));
 	unlink(root_stale);
 	te_health_set_init(&set, node);
 	if (te_health_checks_run(&ctx, &set, err, sizeof(err)) < 0) {
@@ -292,7 +287,7 @@ int te_tool_health_prolog(int argc, char **argv)
 				  out.drain_line, &ctx.drain_pol, node, NULL,
 				  te_tool_start_ms() +
 					  (int64_t)merged.timeout_s * 1000 +
-					  DRAIN_MS) == 1;
+					  TE_HEALTH_PROLOG_DRAIN_S * 1000) == 1;
 	fprintf(stderr, PREFIX "job %s node %s: left out of the job: %s%s\n",
 		o.job, node, out.exclude_line, drained ? " (drained)" : "");
 	return drained && pp.on_fail == TE_HOF_FAIL ? EXIT_DRAINED_FAIL

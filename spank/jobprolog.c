@@ -66,7 +66,8 @@ static void log_lines(char *out, int failed)
 }
 
 /* The helper's bound: its checks' (the site's health_timeout), the
- * controller's calls for a drain and the cap's second look (51 s), and
+ * controller's calls for a drain and the cap's second look
+ * (TE_HEALTH_PROLOG_DRAIN_S), and
  * 5 s to start and write. */
 static int helper_bound_ms(void)
 {
@@ -78,7 +79,7 @@ static int helper_bound_ms(void)
 	if (te_health_site_load(te_plug.pol.health.items, &hp, &dp, &pp, err,
 				sizeof(err)) < 0)
 		hp.timeout_s = TE_HEALTH_TIMEOUT_DEFAULT;
-	return (int)(hp.timeout_s + 51 + 5) * 1000;
+	return (int)(hp.timeout_s + TE_HEALTH_PROLOG_DRAIN_S + 5) * 1000;
 }
 
 struct prolog_args {
@@ -198,8 +199,7 @@ int te_job_epilog(spank_t sp)
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || !node ||
 	    !te_word_valid(node, TE_HEALTH_NODE_MAX, "-_."))
 		return 0;
-	te_snprintf(path, sizeof(path), "%s/job.%u.%s", TE_HEALTH_VERDICT_DIR,
-		    job, node);
+	te_health_verdict_path(job, node, path, sizeof(path));
 	if (unlink(path) < 0 && errno != ENOENT)
 		slurm_info(TE_PREFIX "cannot remove %s: %s", path,
 			   strerror(errno));

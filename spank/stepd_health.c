@@ -38,8 +38,8 @@ int te_stepd_health_verdict(char *line, size_t linelen, char *why,
 		me = te_step.slurm_node;
 	if (!me[0])
 		return 0;
-	te_snprintf(path, sizeof(path), "%s/job.%u.%s", TE_HEALTH_VERDICT_DIR,
-		    te_step.job_id, me);
+	if (te_health_verdict_path(te_step.job_id, me, path, sizeof(path)) < 0)
+		return 0;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return 0;

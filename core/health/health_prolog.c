@@ -304,6 +304,15 @@ int te_health_verdict_encode(const char *node, const struct te_health_set *set,
 	return b.cut ? -1 : 0;
 }
 
+int te_health_verdict_path(unsigned long job, const char *node, char *path,
+			   size_t len)
+{
+	return te_snprintf(path, len, "%s/job.%lu.%s", TE_HEALTH_VERDICT_DIR,
+			   job, node) < 0
+		       ? -1
+		       : 0;
+}
+
 /* The next line of buf[*pos..len) into line (cut to size): 0, or -1 at
  * the end. */
 static int next_line(const char *buf, size_t len, size_t *pos, char *line,

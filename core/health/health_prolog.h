@@ -29,6 +29,12 @@ enum te_health_on_fail {
 	TE_HOF_FAIL
 };
 
+/* The most the prolog's helper spends on the controller for a drain:
+ * sinfo twice and scontrol, 10 s each, then the cap's second look (a
+ * second, sinfo, scontrol). The plugin's wait and the helper's deadline
+ * both count it. */
+#define TE_HEALTH_PROLOG_DRAIN_S 51
+
 #define TE_HEALTH_ROOT_MAX 200
 struct te_health_prolog_policy {
 	enum te_health_on_fail on_fail;
@@ -91,6 +97,10 @@ void te_health_prolog_decide(const struct te_health_set *set,
  * Encoding cleans every field to printable ASCII. */
 #define TE_HEALTH_VERDICT_MAX 4096
 #define TE_HEALTH_VERDICT_DIR "/run/trainenv/health"
+/* The verdict's path for job on node (the prolog writes it, the step
+ * reads it, the epilog removes it): 0, or -1 (did not fit). */
+int te_health_verdict_path(unsigned long job, const char *node, char *path,
+			   size_t len);
 int te_health_verdict_encode(const char *node, const struct te_health_set *set,
 			     const struct te_health_policy *site,
 			     const struct te_health_policy *merged, char *buf,
