@@ -44,11 +44,6 @@ health() { # NODE TREE ARGS...
 		--sysfs-root "$TE_WORK/$tree" health=ib "$@" 2>&1)
 	rc=$?
 }
-# "STATE|REASON" of NODE as the controller has it, the state without
-# its flags ('*': not responding yet, which a node just resumed may be).
-node_is() { # NODE
-	timeout 10 sinfo -h -n "$1" -N -o '%T|%E' | head -n 1 | sed 's/^\([a-z]*\)[^a-z|]*|/\1|/'
-}
 
 health n1 good
 is "$rc" 0 "a clean node: exit 0" || diag "$out"

@@ -37,9 +37,6 @@ site="health=ib health_test_root=$TE_WORK/hs/%n"
 reason_re="trainenv: ib mlx5_0 port 1 state DOWN \(want ACTIVE\)"
 line_re="node n2: left out of this job by the job prolog's health checks: (exclude|drain) ib mlx5_0 port 1 state DOWN \(want ACTIVE\)"
 plug() { set_plugstack "required $plugin helper-dir=$builddir $*"; }
-node_is() { # NODE: "STATE|REASON", the state without its flags
-	timeout 10 sinfo -h -n "$1" -N -o '%T|%E' | head -n 1 | sed 's/^\([a-z]*\)[^a-z|]*|/\1|/'
-}
 verdicts() { # JOBID: the verdict files left for it on n2
 	cluster_exec n2 sh -c "ls /run/trainenv/health/ 2>/dev/null | grep -c '^job\.$1\.n2\$'"
 }

@@ -341,6 +341,12 @@ wait_job_done() { # JOBID SECS
 	done
 }
 
+# "STATE|REASON" of NODE as the controller has it, the state without its
+# flags ('*': not responding yet, which a node just resumed may be).
+node_is() { # NODE
+	timeout 10 sinfo -h -n "$1" -N -o '%T|%E' | head -n 1 | sed 's/^\([a-z]*\)[^a-z|]*|/\1|/'
+}
+
 # Resumes what a test drained (trainenv never resumes a node itself), then
 # waits for every node to be idle.
 resume_nodes() { # NODE...
