@@ -28,6 +28,10 @@ int te_failrep_list(struct te_failrep *out, int max);
 /* After finish: 1 and the launch timeline when rank 0's helper sent it
  * (the step's record asked for it), else 0. */
 int te_failrep_launch(struct te_launch_skew *launch);
+/* The job prolog's verdicts slurmstepd sent (health lines), one per node,
+ * at most TE_FAILREP_HEALTH_KEEP; valid once the listener has finished. */
+#define TE_FAILREP_HEALTH_KEEP 16
+int te_failrep_health(const struct te_failrep **health);
 
 /* slurmstepd side (stepd_failrep_send.c): one sender per step. add never waits
  * on the network: the first call starts the step's sender process (as

@@ -498,6 +498,31 @@ static void report_sender_finish(void)
 			   te_step.step_id, err);
 }
 
+/* A task that failed as a node fault on a node the job prolog's health
+ * checks left out: the verdict goes first (once per node), for srun's
+ * record of the step, when srun reads such lines. */
+static void send_health_verdict(const struct te_failrep *exit, uid_t uid,
+				gid_t gid)
+{
+	static int sent;
+	struct te_failrep h = *exit;
+	char err[TE_ERR_MAX];
+
+	if (sent || !te_step.report_health || exit->signaled ||
+	    exit->value != TE_EXIT_NODE_FAULT ||
+	    !te_stepd_health_reason(h.text, sizeof(h.text)))
+		return;
+	sent = 1;
+	h.health = 1;
+	h.value = h.core = 0;
+	if (te_failrep_sender_add(te_step.report_host, te_step.report_port,
+				  te_step.report_token, &h, uid, gid, err,
+				  sizeof(err)) < 0)
+		slurm_info(TE_PREFIX "node %s: could not tell srun the job "
+				     "prolog's verdict: %s",
+			   h.node, err);
+}
+
 /* Never waits on the network: the line goes to the step's sender. Only the
  * node's last task to exit lets the sender finish (bounded, once per step):
  * Slurm kills the step's processes right after it. A failed task is
@@ -549,6 +574,7 @@ int te_stepd_task_exit(spank_t sp)
 			   r.rank);
 		goto out;
 	}
+	send_health_verdict(&r, uid, gid);
 	/* one line for the first report that cannot go; the step's summary
 	 * (report_sender_finish) counts them all */
 	if (te_failrep_sender_add(te_step.report_host, te_step.report_port,

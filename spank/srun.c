@@ -543,6 +543,10 @@ int te_srun_user_init(spank_t sp)
 	/* srun copies its environment into the job's after this callback */
 	if (spank_setenv(sp, TE_FAILREP_ENV, env, 1) != ESPANK_SUCCESS)
 		setenv(TE_FAILREP_ENV, env, 1);
+	/* the lines beyond the first release's this srun reads */
+	if (spank_setenv(sp, TE_FAILREP_KINDS_ENV, TE_FAILREP_KIND_HEALTH, 1) !=
+	    ESPANK_SUCCESS)
+		setenv(TE_FAILREP_KINDS_ENV, TE_FAILREP_KIND_HEALTH, 1);
 	return 0;
 }
 
@@ -568,6 +572,7 @@ static void write_record(void)
 	r.first = r.nfailed ? &first : NULL;
 	r.watchdog = te_exitwatch_fired();
 	r.launch = te_failrep_launch(&launch) ? &launch : NULL;
+	r.nhealth = (unsigned)te_failrep_health(&r.health);
 	te_step_record_name(hang, sizeof(hang), rec.step, 1);
 	r.hang_report = r.watchdog ? hang : NULL;
 	te_step_record_name(name, sizeof(name), rec.step, 0);

@@ -48,6 +48,8 @@ static struct {
 	struct te_failrep kept[TE_FAILREP_KEEP]; /* for --train-requeue */
 	int nkept;
 	struct te_launch_skew launch;
+	struct te_failrep health[TE_FAILREP_HEALTH_KEEP]; /* one per node */
+	int nhealth;
 } fr = { .lfd = -1, .wake = { -1, -1 } };
 
 static void print_line(const char *s)
@@ -130,6 +132,18 @@ static void hold_or_print(const struct te_failrep *report)
 		fr.dropped++;
 }
 
+/* A node's verdict, once per node (each of its tasks may send it). */
+static void keep_health(const struct te_failrep *r)
+{
+	int i;
+
+	for (i = 0; i < fr.nhealth; i++)
+		if (!strcmp(fr.health[i].node, r->node))
+			return;
+	if (fr.nhealth < TE_FAILREP_HEALTH_KEEP)
+		fr.health[fr.nhealth++] = *r;
+}
+
 static void on_report(const struct te_failrep *r, void *ctx)
 {
 	(void)ctx;
@@ -142,6 +156,10 @@ static void on_report(const struct te_failrep *r, void *ctx)
 	}
 	if (r->resumed) {
 		te_exitwatch_resumed();
+		return;
+	}
+	if (r->health) { /* for the step's record: its node printed it */
+		keep_health(r);
 		return;
 	}
 	/* the exit watchdog counts every exit; a task that exited 0 is only
@@ -541,6 +559,12 @@ int te_failrep_list(struct te_failrep *out, int max)
 
 	memcpy(out, fr.kept, (size_t)n * sizeof(out[0]));
 	return n;
+}
+
+int te_failrep_health(const struct te_failrep **health)
+{
+	*health = fr.health;
+	return fr.nhealth;
 }
 
 int te_failrep_launch(struct te_launch_skew *launch)

@@ -19,11 +19,12 @@
 #include "stepd_step.h"
 #include "util/strutil.h"
 
-int te_stepd_health_verdict(char *line, size_t linelen, char *why,
-			    size_t whylen)
+/* 1 and the verdict's first failure (and the node's name) when the job
+ * prolog left one against this node for the job; else 0. */
+static int read_verdict(const char **node_out, char *first, size_t firstlen)
 {
 	char path[256], buf[TE_HEALTH_VERDICT_MAX], node[TE_HEALTH_NODE_MAX];
-	char first[TE_HEALTH_TEXT_MAX + 16], err[128];
+	char err[128];
 	struct stat st;
 	ssize_t got;
 	int fd;
@@ -55,8 +56,19 @@ int te_stepd_health_verdict(char *line, size_t linelen, char *why,
 		return 0;
 	buf[got] = '\0';
 	if (te_health_verdict_decode(buf, (size_t)got, node, sizeof(node),
-				     first, sizeof(first), err,
-				     sizeof(err)) != 1)
+				     first, firstlen, err, sizeof(err)) != 1)
+		return 0;
+	*node_out = me;
+	return 1;
+}
+
+int te_stepd_health_verdict(char *line, size_t linelen, char *why,
+			    size_t whylen)
+{
+	char first[TE_HEALTH_TEXT_MAX + 16];
+	const char *me;
+
+	if (!read_verdict(&me, first, sizeof(first)))
 		return 0;
 	te_snprintf(line, linelen,
 		    "node %s: left out of this job by the job prolog's health "
@@ -65,4 +77,15 @@ int te_stepd_health_verdict(char *line, size_t linelen, char *why,
 	te_snprintf(why, whylen, "node %s failed its health checks (%s)", me,
 		    first);
 	return -1;
+}
+
+int te_stepd_health_reason(char *reason, size_t len)
+{
+	char first[TE_HEALTH_TEXT_MAX + 16];
+	const char *me;
+
+	if (!read_verdict(&me, first, sizeof(first)))
+		return 0;
+	te_strlcpy(reason, first, len);
+	return 1;
 }

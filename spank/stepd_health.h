@@ -12,4 +12,9 @@
 int te_stepd_health_verdict(char *line, size_t linelen, char *why,
 			    size_t whylen);
 
+/* 1 and the verdict's reason (its first failure) when there is one, for
+ * srun's record of the step; else 0. Reads a local file only: fit for
+ * task_exit. */
+int te_stepd_health_reason(char *reason, size_t len);
+
 #endif

@@ -194,6 +194,9 @@ void te_stepd_gather(spank_t sp)
 	    te_strlcpy(te_step.report_host, s, sizeof(te_step.report_host)) <
 		    sizeof(te_step.report_host))
 		te_step.report = 1;
+	te_step.report_health = te_failrep_kind_wanted(
+		te_stepd_getenv(sp, TE_FAILREP_KINDS_ENV),
+		TE_FAILREP_KIND_HEALTH);
 }
 
 void te_stepd_gpu_env(spank_t sp, struct te_bind_gpu_env *e, char bufs[3][1024])

@@ -34,8 +34,9 @@ struct te_step {
 	uint16_t report_port;
 	char report_host[INET6_ADDRSTRLEN + 1];
 	char report_token[TE_FAILREP_TOKEN_LEN + 1];
-	int torchrun;	  /* this task is torchrun's agent */
-	int64_t since_ms; /* te_now_ms() when the plugin first
+	int report_health; /* srun reads health lines */
+	int torchrun;	   /* this task is torchrun's agent */
+	int64_t since_ms;  /* te_now_ms() when the plugin first
 					   saw the step on this node */
 };
 extern struct te_step te_step;

@@ -23,6 +23,20 @@ static int node_ok(const char *s)
 	return te_word_valid(s, 64, "-_.");
 }
 
+/* A health line's reason: printable ASCII, at most TE_FAILREP_TEXT_MAX,
+ * not empty (it is printed and recorded on the submit host). */
+static int text_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > TE_FAILREP_TEXT_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
 int te_failrep_format(char *buf, size_t len, const char *token,
 		      const struct te_failrep *r)
 {
@@ -30,6 +44,15 @@ int te_failrep_format(char *buf, size_t len, const char *token,
 
 	if (!node_ok(r->node))
 		return -1;
+	if (r->health) {
+		if (!text_ok(r->text, strlen(r->text)))
+			return -1;
+		return te_snprintf(buf, len,
+				   "%s %s %u %u %s health 0 0 %lld %u %s\n",
+				   WIRE_MAGIC, token, r->rank, r->local_rank,
+				   r->node, (long long)r->sec, r->usec,
+				   r->text);
+	}
 	if (r->launched) {
 		/* "barrier" lines carry the timeline after the common
 		 * fields: RANKS NODES SKEW_MS FIRST LAST */
@@ -110,17 +133,19 @@ int te_failrep_parse(const char *line, const char *token, struct te_failrep *r)
 		r->resumed = 1;
 	else if (!strcmp(f, "barrier"))
 		r->launched = 1;
+	else if (!strcmp(f, "health"))
+		r->health = 1;
 	else if (strcmp(f, "exit"))
 		return -1;
 	if (field_u64(&p,
 		      r->stalled ? TE_FAILREP_STALL_MAX
-		      : r->ended || r->resumed || r->launched ? 0
-		      : r->signaled			      ? 128
-							      : 255,
+		      : r->ended || r->resumed || r->launched || r->health ? 0
+		      : r->signaled					   ? 128
+				    : 255,
 		      &v) < 0)
 		return -1;
 	r->value = (int)v;
-	if (field_u64(&p, r->launched ? 0 : 1, &v) < 0)
+	if (field_u64(&p, r->launched || r->health ? 0 : 1, &v) < 0)
 		return -1;
 	r->core = (int)v;
 	if (field_u64(&p, (uint64_t)INT64_MAX, &v) < 0)
@@ -133,6 +158,19 @@ int te_failrep_parse(const char *line, const char *token, struct te_failrep *r)
 		return -1;
 	if (r->launched)
 		return 0;
+	if (r->health) { /* the rest of the line, after one space */
+		size_t n;
+
+		if (*p != ' ')
+			return -1;
+		p++;
+		n = strcspn(p, "\n");
+		if ((p[n] == '\n' && p[n + 1]) || !text_ok(p, n))
+			return -1;
+		memcpy(r->text, p, n);
+		r->text[n] = '\0';
+		return 0;
+	}
 	while (*p == ' ')
 		p++;
 	if (*p == '\n')
@@ -149,6 +187,13 @@ void te_failrep_describe(const struct te_failrep *r, int first,
 
 	if (r->launched) {
 		te_launch_skew_line(&r->launch, buf, len);
+		return;
+	}
+	if (r->health) {
+		te_snprintf(buf, len,
+			    "node %s: left out of this job by the job "
+			    "prolog's health checks: %s",
+			    r->node, r->text);
 		return;
 	}
 	if (localtime_r(&t, &tm) &&
@@ -209,6 +254,25 @@ int te_failrep_env_parse(const char *env, uint16_t *port, char *token,
 			return -1;
 	*port = (uint16_t)v;
 	te_strlcpy(token, colon + 1, toklen);
+	return 0;
+}
+
+int te_failrep_kind_wanted(const char *env, const char *kind)
+{
+	size_t k = strlen(kind);
+	const char *p = env;
+
+	if (!env || !k || te_strnlen_cap(env, 256) > 256)
+		return 0;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n == k && !memcmp(p, kind, k))
+			return 1;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
 	return 0;
 }
 

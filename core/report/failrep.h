@@ -32,6 +32,12 @@
 #define TE_FAILREP_LINE_MAX 512
 #define TE_FAILREP_PRINT_MAX 64	       /* lines printed before a summary */
 #define TE_FAILREP_STALL_MAX 100000000 /* seconds a heartbeat may be old */
+/* srun says which kinds of line beyond the first release's it reads: an
+ * older srun refuses a line it does not know, so a newer slurmstepd sends
+ * them only when told ("health": the job prolog's verdict on a node) */
+#define TE_FAILREP_KINDS_ENV "TRAINENV_REPORT_KINDS"
+#define TE_FAILREP_KIND_HEALTH "health"
+#define TE_FAILREP_TEXT_MAX 240 /* a health line's reason */
 
 struct te_failrep {
 	uint32_t rank, local_rank;
@@ -43,6 +49,9 @@ struct te_failrep {
 					   from outside: no status) */
 	int resumed;  /* workers back after their end (a
 					   torchrun restart) */
+	int health;   /* the job prolog's health checks left
+					   the node out of the job: text says
+					   why; not an exit */
 	int launched; /* the launch barrier passed (rank 0's
 					   helper, for the step's record):
 					   launch holds when each node came;
@@ -56,6 +65,7 @@ struct te_failrep {
 					   term or kill) */
 	int64_t sec;	 /* wall clock at exit */
 	uint32_t usec;
+	char text[TE_FAILREP_TEXT_MAX + 1]; /* health: printable ASCII */
 };
 
 /* Pure: the wire line and its parser (fuzzed), and the line srun prints. */
@@ -70,6 +80,8 @@ void te_failrep_describe(const struct te_failrep *r, int first,
 /* "PORT:TOKEN" from the environment value; 0 or -1. */
 int te_failrep_env_parse(const char *env, uint16_t *port, char *token,
 			 size_t toklen);
+/* 1 when srun's TRAINENV_REPORT_KINDS value names KIND (a comma list). */
+int te_failrep_kind_wanted(const char *env, const char *kind);
 
 /* The state of one connection to srun's listener, and the pure decisions
  * about it (unit-tested): what its bytes say, when it has lived too long,

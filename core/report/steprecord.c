@@ -31,6 +31,7 @@ static const char *how(const struct te_failrep *f)
 int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 {
 	int bad = 0, i, first = 1;
+	unsigned h;
 
 	if (len == 0)
 		return -1;
@@ -91,7 +92,17 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 	bad |= str_or_null(buf, len, r->watchdog);
 	te_appendf(buf, len, ",\"hang_report\":");
 	bad |= str_or_null(buf, len, r->hang_report);
-	te_appendf(buf, len, "}\n");
+	/* only when there is one: a record without stays as it was */
+	if (r->nhealth)
+		te_appendf(buf, len, ",\"node_health\":[");
+	for (h = 0; h < r->nhealth; h++) {
+		te_appendf(buf, len, "%s{\"node\":", h ? "," : "");
+		bad |= te_json_str_append(buf, len, r->health[h].node);
+		te_appendf(buf, len, ",\"verdict\":");
+		bad |= te_json_str_append(buf, len, r->health[h].text);
+		te_appendf(buf, len, "}");
+	}
+	te_appendf(buf, len, "%s}\n", r->nhealth ? "]" : "");
 	/* te_appendf stops at the end: a cut record is no record */
 	if (bad || strlen(buf) + 1 >= len)
 		return -1;

@@ -25,6 +25,10 @@ struct te_step_record {
 	/* when each node came to the launch barrier (rank 0's helper told
 	 * srun), or NULL */
 	const struct te_launch_skew *launch;
+	/* the job prolog's verdicts on the step's nodes that slurmstepd
+	 * told srun of (health lines), in the order they came */
+	const struct te_failrep *health;
+	unsigned nhealth;
 };
 
 /* The record into buf; 0, or -1 when it does not fit (buf then holds

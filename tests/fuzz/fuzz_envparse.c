@@ -60,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		te_failrep_describe(&r, 1, NULL, line, sizeof(line));
 	}
+	(void)te_failrep_kind_wanted(s, TE_FAILREP_KIND_HEALTH);
 	if (te_failrep_env_parse(s, &port, tok, sizeof(tok)) == 0 &&
 	    (port == 0 || strlen(tok) != TE_FAILREP_TOKEN_LEN))
 		abort();

@@ -19,7 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/sysfs_standin.sh
 . "$here/../lib/sysfs_standin.sh"
 
-plan 41
+plan 43
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -33,7 +33,8 @@ ok $? "every node idle at the start"
 for n in n1 n3; do sysfs_ib_port "$TE_WORK/hs/$n" mlx5_0 1 "4: ACTIVE"; done
 sysfs_ib_port "$TE_WORK/hs/n2" mlx5_0 1 "1: DOWN"
 chmod -R a+rX "$TE_WORK/hs"
-site="health=ib health_test_root=$TE_WORK/hs/%n"
+mkdir -p -m 1777 "$TE_WORK/rec"
+site="health=ib health_test_root=$TE_WORK/hs/%n record-dir=$TE_WORK/rec"
 reason_re="trainenv: ib mlx5_0 port 1 state DOWN \(want ACTIVE\)"
 line_re="node n2: left out of this job by the job prolog's health checks: (exclude|drain) ib mlx5_0 port 1 state DOWN \(want ACTIVE\)"
 plug() { set_plugstack "required $plugin helper-dir=$builddir $*"; }
@@ -76,6 +77,12 @@ is "$(node_is n2)" "idle|none" "... n2 is not drained (exclude: this job only)"
 job=$(printf '%s\n' "$out" | sed -n 's/^job \([0-9]*\) on .*/\1/p' | head -n 1)
 is "$(verdicts "$job")" 0 "... the verdict file of job ${job:-?} is gone with the job (the epilog)" ||
 	diag "$(cluster_exec n2 ls -la /run/trainenv/health/)"
+# srun's record of the step carries the verdict slurmstepd sent it
+rec=$(cat "$TE_WORK/rec/$(id -u)/$job/trainenv.0.json" 2>/dev/null)
+like "$rec" '"node_health":\[\{"node":"n2","verdict":"exclude ib mlx5_0 port 1 state DOWN \(want ACTIVE\)"\}\]' \
+	"... the step's record names n2 and its verdict (node_health)" || diag "$rec"
+like "$rec" '"first_failure":\{[^}]*"node":"n2","how":"exit","value":75' \
+	"... and its first failure is n2's node fault (exit 75)" || diag "$rec"
 
 # sbatch with srun inside, as users run jobs: the batch script goes on and
 # sees its step fail, with the line in the job's output.

@@ -385,6 +385,75 @@ static void test_describe_ended(void)
 /* The report sender's owner (spank/stepd_failrep_send.c, contain_spank):
  * a later process of the same pid, or a descriptor that is no longer the
  * sender's socket, is not the owner. */
+/* The job prolog's verdict on a node (a "health" line): sent only when
+ * srun says it reads them; its reason is bounded printable text. */
+static void test_health_line(void)
+{
+	struct te_failrep h = { .health = 1,
+				.rank = 5,
+				.local_rank = 1,
+				.node = "n2",
+				.sec = 1700000000,
+				.usec = 7,
+				.text = "exclude ib mlx5_0 port 1 state DOWN" };
+	struct te_failrep back;
+	char line[TE_FAILREP_LINE_MAX], text[512], big[400];
+
+	is_int(te_failrep_format(line, sizeof(line), TOKEN, &h), 0,
+	       "a health line formats");
+	like(line,
+	     " 5 1 n2 health 0 0 1700000000 7 exclude ib mlx5_0 port 1 "
+	     "state DOWN\n",
+	     "  as 'health 0 0 TIME REASON', the reason last");
+	ok(te_failrep_parse(line, TOKEN, &back) == 0 && back.health &&
+		   !back.launched && !back.signaled && back.value == 0 &&
+		   !strcmp(back.text, h.text) && !strcmp(back.node, "n2"),
+	   "  and parses back with its reason whole");
+	te_failrep_describe(&back, 0, NULL, text, sizeof(text));
+	is_str(text,
+	       "node n2: left out of this job by the job prolog's health "
+	       "checks: exclude ib mlx5_0 port 1 state DOWN",
+	       "  described as the node's verdict");
+	snprintf(line, sizeof(line),
+		 "TRAINENV-FAIL1 %s 5 1 n2 health 0 0 1 0 a\tb\n", TOKEN);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1,
+	       "a reason with a control character is refused");
+	snprintf(line, sizeof(line),
+		 "TRAINENV-FAIL1 %s 5 1 n2 health 0 0 1 0 r\xc3\xa9\n", TOKEN);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1,
+	       "a reason with bytes past ASCII is refused");
+	snprintf(line, sizeof(line),
+		 "TRAINENV-FAIL1 %s 5 1 n2 health 0 0 1 0\n", TOKEN);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1,
+	       "a health line without a reason is refused");
+	snprintf(line, sizeof(line),
+		 "TRAINENV-FAIL1 %s 5 1 n2 health 75 0 1 0 x\n", TOKEN);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1,
+	       "a health line with a status is refused");
+	memset(big, 'a', sizeof(big) - 1);
+	big[TE_FAILREP_TEXT_MAX + 1] = '\0';
+	snprintf(line, sizeof(line),
+		 "TRAINENV-FAIL1 %s 5 1 n2 health 0 0 1 0 %s\n", TOKEN, big);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1,
+	       "a reason past TE_FAILREP_TEXT_MAX is refused");
+	big[TE_FAILREP_TEXT_MAX] = '\0';
+	snprintf(line, sizeof(line),
+		 "TRAINENV-FAIL1 %s 5 1 n2 health 0 0 1 0 %s\n", TOKEN, big);
+	ok(te_failrep_parse(line, TOKEN, &back) == 0 &&
+		   strlen(back.text) == TE_FAILREP_TEXT_MAX,
+	   "  one of exactly TE_FAILREP_TEXT_MAX parses");
+	h.text[0] = '\0';
+	is_int(te_failrep_format(line, sizeof(line), TOKEN, &h), -1,
+	       "an empty reason does not format");
+	ok(te_failrep_kind_wanted("health", "health") &&
+		   te_failrep_kind_wanted("x,health", "health") &&
+		   te_failrep_kind_wanted("health,y", "health") &&
+		   !te_failrep_kind_wanted("healthy", "health") &&
+		   !te_failrep_kind_wanted("", "health") &&
+		   !te_failrep_kind_wanted(NULL, "health"),
+	   "srun's kinds: a comma list of whole words");
+}
+
 static void test_sender_owner(void)
 {
 	struct te_failrep_owner was, now;
@@ -434,6 +503,7 @@ int main(void)
 	test_slurmconf();
 	test_conn_take();
 	test_line_kinds();
+	test_health_line();
 	test_conn_policy();
 	test_sender_owner();
 	return tap_done();

@@ -111,6 +111,30 @@ int main(void)
 			       &c2.v[TE_S_RECORD_DIR], err, sizeof(err));
 		ok(te_record_dir(&c2) == NULL, "record-dir=off: none");
 	}
+	{ /* the job prolog's verdicts slurmstepd sent */
+		struct te_failrep h[2] = {
+			{ .health = 1,
+			  .node = "n2",
+			  .text = "ib mlx5_0 port 1 "
+				  "state DOWN" },
+			{ .health = 1, .node = "n5", .text = "gpu 1 \"x\"" },
+		};
+
+		r.health = h;
+		r.nhealth = 2;
+		is_int(te_step_record_json(buf, sizeof(buf), &r), 0,
+		       "a step with two nodes the job prolog left out");
+		like(buf,
+		     "\"hang_report\":null,\"node_health\":[{\"node\":\"n2\","
+		     "\"verdict\":\"ib mlx5_0 port 1 state DOWN\"},{\"node\":"
+		     "\"n5\",\"verdict\":\"gpu 1 \\\"x\\\"\"}]}\n",
+		     "  node_health: each node and its verdict, escaped");
+		r.nhealth = 0;
+		te_step_record_json(buf, sizeof(buf), &r);
+		ok(!strstr(buf, "node_health"),
+		   "  none: the field is left out");
+		r.health = NULL;
+	}
 	r.first = &f;
 	r.nfailed = 3;
 	r.watchdog = "rank 1 on n1 exited with code 0";
