@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/textbuf.h"
 
@@ -262,6 +263,9 @@ enum te_health_key {
 	TE_HK_CHECKS = 1u << 0,
 	TE_HK_IB_RATE = 1u << 1,
 	TE_HK_ETH = 1u << 2,
+	TE_HK_STORAGE = 1u << 3, /* health_storage.h */
+	TE_HK_STORAGE_FRACTION = 1u << 4,
+	TE_HK_STORAGE_ACTION = 1u << 5,
 	TE_HK_TIMEOUT = 1u << 6,
 	TE_HK_USER_WEAKER = 1u << 7,
 	TE_HK_NVML = 1u << 8,
@@ -270,6 +274,7 @@ enum te_health_key {
 	TE_HK_NVLINK = 1u << 11,
 	TE_HK_XID = 1u << 12,
 	TE_HK_XID_FAIL = 1u << 13,
+	TE_HK_STORAGE_DELAY = 1u << 14,
 	TE_HK_HOOK = 1u << 15,
 	/* TE_HK_ACTION_IB << TE_HC_...: one bit per check's action, room
 	 * for 8 checks (bits 3 to 5 held them while there were 3) */
@@ -309,6 +314,14 @@ struct te_health_policy {
 	/* site only: health_hook=PATH, the site's command (absolute, no
 	 * ".."; "": none); giving it adds "hook" to the checks */
 	char hook[TE_HEALTH_HOOK_PATH_MAX];
+	/* health_storage=SIZE (0: off), health_storage_fraction (in
+	 * thousandths), health_storage_action (warn or exclude) and the
+	 * tests' health_test_storage_delay=NODE:MS (health_storage.h) */
+	uint64_t storage_bytes;
+	unsigned storage_permille;
+	enum te_health_action storage_action;
+	char storage_delay_node[64];
+	unsigned storage_delay_ms;
 	unsigned given; /* enum te_health_key bits */
 };
 

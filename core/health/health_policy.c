@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "health/health.h"
+#include "health/health_storage.h"
 #include "util/strutil.h"
 
 #define ITEM_MAX 512
@@ -17,7 +18,9 @@
 	"health_eth_action, health_gpu_action, health_timeout, " \
 	"health_user_weaker, health_nvml, health_ib_ports, "     \
 	"health_gpu_count, health_hook, health_hook_action, "    \
-	"health_nvlink, health_xid, health_xid_fail"
+	"health_nvlink, health_xid, health_xid_fail, "           \
+	"health_storage, health_storage_fraction, "              \
+	"health_storage_action, health_test_storage_delay"
 
 static const char *const check_names[TE_HC_COUNT] = { "ib", "eth", "gpu",
 						      "hook" };
@@ -39,6 +42,7 @@ void te_health_policy_init(struct te_health_policy *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->timeout_s = TE_HEALTH_TIMEOUT_DEFAULT;
+	p->storage_permille = TE_STORAGE_FRACTION_DEFAULT;
 }
 
 static int parse_checks(struct te_health_policy *p, const char *val,
@@ -315,7 +319,8 @@ int te_health_policy_set(struct te_health_policy *p, const char *key,
 	if (!strcmp(key, "health_ib_rate") || !strcmp(key, "health_timeout") ||
 	    !strcmp(key, "health_user_weaker"))
 		return set_scalar(p, key, val, where, err, errlen);
-	return te_health_gpu_key_set(p, key, val, where, err, errlen);
+	i = te_health_storage_key_set(p, key, val, where, err, errlen);
+	return i ? i : te_health_gpu_key_set(p, key, val, where, err, errlen);
 }
 
 /* One item of te_health_policy_parse. */
@@ -513,7 +518,8 @@ int te_health_policy_merge(const struct te_health_policy *site,
 		m.ib_min_gbps = user->ib_min_gbps;
 	}
 	if (merge_eth(site, user, &m, err, errlen) < 0 ||
-	    merge_actions(site, user, &m, err, errlen) < 0)
+	    merge_actions(site, user, &m, err, errlen) < 0 ||
+	    te_health_storage_merge(site, user, &m, err, errlen) < 0)
 		return -1;
 	m.given = site->given | user->given;
 	*out = m;
