@@ -196,7 +196,8 @@ int te_btree_complete(struct te_barrier *b)
 
 static void queue_sum(struct te_barrier *b, int64_t now)
 {
-	char buf[(TE_TREE_VGROUPS_MAX + TE_TREE_CGROUPS_MAX + 2) *
+	char buf[(TE_TREE_VGROUPS_MAX + TE_TREE_CGROUPS_MAX +
+		  TE_TREE_STOR_LINES + 2) *
 		 TE_COORD_LINE_MAX];
 	struct te_tree_sum one;
 	const struct te_tree_sum *s = te_bstate_tree_sum(b);

@@ -333,6 +333,9 @@ static const struct te_rdzv_opts *probe_opts;
 static void *probe_thread(void *arg)
 {
 	probe_versions(probe_opts, &probed);
+	/* the node's storage check, beside PMIx_Init (the node's lead) */
+	if (probe_opts->lead)
+		te_rdzv_storage_run(probe_opts);
 	return NULL;
 }
 
@@ -464,9 +467,15 @@ static struct te_barrier *run_barrier_start(struct run_ctx *c)
 	};
 	struct te_barrier *b;
 
-	c->lc = (struct te_launch_checks){ .vcheck = o->vcheck,
-					   .ckpt = o->ckpt,
-					   .rank0_host = c->host0 };
+	const struct te_storage_opts *st = te_rdzv_storage_load();
+
+	c->lc = (struct te_launch_checks){
+		.vcheck = o->vcheck,
+		.ckpt = o->ckpt,
+		.rank0_host = c->host0,
+		.storage_permille = st->bytes ? st->permille : 0,
+		.storage_exclude = st->exclude,
+	};
 	bo.checks = &c->lc;
 	bo.node.ver = c->ver;
 	te_strlcpy(bo.node.ckpt, "-", sizeof(bo.node.ckpt));
@@ -671,6 +680,7 @@ int main(int argc, char **argv)
 		int threaded;
 
 		probe_opts = &o;
+		te_rdzv_storage_load();
 		threaded = pthread_create(&th, NULL, probe_thread, NULL) == 0;
 		if (te_pmix_open(&p, err, sizeof(err)) < 0) {
 			if (threaded)
@@ -683,6 +693,8 @@ int main(int argc, char **argv)
 			pthread_join(th, NULL);
 		else
 			probe_versions(&o, &probed);
+		if (!threaded && o.lead)
+			te_rdzv_storage_run(&o);
 	}
 	phase("PMIx_Init done");
 	run(&p, &o);

@@ -8,9 +8,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "health/health_storage.h"
+#include "launch/launch_tree.h"
 #include "launch/launch_verdict.h"
 #include "rdzv_ckpt.h"
 #include "launch/rdzv_proto.h"
@@ -21,6 +24,62 @@
 #define CKPT_TRY_MS 500
 
 static char ckpt_file[TE_RDZV_PATH_MAX + 96];
+
+/* The storage check (health_storage.h): what the plugin asked, and this
+ * node's outcome, "ok storage W R" or "storage: WHY" (state 1 or -1; 0:
+ * not run yet). Written before the barrier, by the probe thread or the
+ * barrier's loop, never both (rdzv.c joins the thread first). */
+static struct te_storage_opts storage;
+static int storage_state;
+static char storage_text[TE_CKPT_TEXT_MAX + 1];
+
+const struct te_storage_opts *te_rdzv_storage_load(void)
+{
+	static int loaded;
+	const char *v = getenv(TE_STORAGE_ENV);
+
+	if (loaded++)
+		return &storage;
+	if (te_storage_env_parse(v, &storage) < 0)
+		fprintf(stderr,
+			"trainenv: warning: %s: junk from the plugin, no "
+			"storage check\n",
+			TE_STORAGE_ENV);
+	return &storage;
+}
+
+void te_rdzv_storage_run(const struct te_rdzv_opts *o)
+{
+	struct te_storage_run run = { .bytes = storage.bytes,
+				      .delay_ms_mib = storage.delay_ms_mib };
+	struct te_storage_result res;
+	char id[TE_TOKEN_LEN + 1], name[128], why[200];
+
+	if (!storage.bytes || !o->ckpt || storage_state)
+		return;
+	/* a random name, as the probe's: DIR may be shared with others */
+	if (te_random_hex(id, sizeof(id), TE_TOKEN_LEN) < 0) {
+		storage_state = -1;
+		te_strlcpy(storage_text, "storage: cannot make a random name",
+			   sizeof(storage_text));
+		return;
+	}
+	te_snprintf(name, sizeof(name), ".trainenv-storage-%lu.%lu-%s", o->job,
+		    o->step, id);
+	run.deadline_ms = te_now_ms() + (int64_t)storage.bound_s * 1000;
+	if (te_storage_measure(o->ckpt, name, &run, &res, why, sizeof(why)) <
+	    0) {
+		storage_state = -1;
+		te_snprintf(storage_text, sizeof(storage_text), "storage: %s",
+			    why);
+		return;
+	}
+	storage_state = 1;
+	te_snprintf(storage_text, sizeof(storage_text),
+		    TE_CKPT_STORAGE_PREFIX "%llu %llu",
+		    (unsigned long long)res.write_mbps,
+		    (unsigned long long)res.read_mbps);
+}
 
 void te_rdzv_ckpt_write(const struct te_rdzv_opts *o, char *val, size_t len)
 {
@@ -120,6 +179,12 @@ int te_rdzv_ckpt_node_try(const struct te_rdzv_opts *o, const char *info,
 	if (te_read_small(path, buf, sizeof(buf), TE_READ_NOFOLLOW) >= 0) {
 		te_strlcpy(out, te_ckpt_probe_content(buf, rank0.token), len);
 		tries = -1;
+		if (storage.bytes && !strcmp(out, "ok")) {
+			/* the lead's probe thread ran it before; a task's
+			 * own helper (no private PMIx directory) here */
+			te_rdzv_storage_run(o);
+			te_strlcpy(out, storage_text, len);
+		}
 		return 1;
 	}
 	if (++tries * CKPT_TRY_MS >= CKPT_RETRY_MS) {

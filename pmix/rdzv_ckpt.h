@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "barrier.h"
+#include "health/health_storage.h"
 #include "launch/rdzv_args.h"
 
 /* Rank 0, before the barrier: a file with a random token in the
@@ -25,5 +26,13 @@ int te_rdzv_ckpt_node_try(const struct te_rdzv_opts *o, const char *info,
 /* The same as te_barrier_opts.probe_check (opts: the te_rdzv_opts). */
 int te_rdzv_ckpt_probe_check(void *opts, const char *probe, char *out,
 			     size_t len);
+
+/* The storage check the plugin asked for (TRAINENV_HEALTH_STORAGE; junk
+ * is a warning and no check). */
+const struct te_storage_opts *te_rdzv_storage_load(void);
+/* Runs this node's storage check once, if asked and a checkpoint
+ * directory is set (bounded by health_timeout); the node's checkpoint
+ * fact then carries its figures or why it failed. */
+void te_rdzv_storage_run(const struct te_rdzv_opts *o);
 
 #endif

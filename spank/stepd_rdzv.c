@@ -14,6 +14,7 @@
 
 #include "slurm_compat.h"
 
+#include "health/health_storage.h"
 #include "launch/rankenv.h"
 #include "stepd_rdzv_client.h"
 #include "launch/rdzv_plan.h"
@@ -141,6 +142,28 @@ static const char *follower_hooks(spank_t sp, uint32_t global_id,
 	return failed;
 }
 
+/* The job's storage check for the helper (TRAINENV_HEALTH_STORAGE, always
+ * set here: the job's own value never reaches the helper) with
+ * PMIX_MCA_gds=hash: an environment of its own, or NULL (out of memory:
+ * the helper is not run, rather than run with the job's value). */
+static char **storage_env(char **envp)
+{
+	static char val[128]; /* the environment points at it */
+	struct te_storage_opts so;
+	char **one, **two;
+
+	te_storage_opts_for(te_plug.policy_ok ? te_plug.pol.health.items : "",
+			    te_plug.health_opt, te_step.node, &so);
+	if (te_storage_env_format(&so, val, sizeof(val)) < 0)
+		return NULL;
+	one = te_env_with(envp, "PMIX_MCA_gds=hash");
+	if (!one)
+		return NULL;
+	two = te_env_with(one, val);
+	free(one);
+	return two;
+}
+
 /* The node's first task (or every task, without the node's files) runs
  * trainenv-rdzv: 0 with rr filled from its output, or -1 (te_stepd_err
  * says why; the node's other tasks are told through tmpdir). */
@@ -174,11 +197,16 @@ static int run_helper(spank_t sp, const struct te_rdzv_plan *plan,
 	 * 2 CPUs: no attaching of the ds12 and ds21 shared-memory segments
 	 * (strace). Every later client of the rank uses hash anyway
 	 * (task_init exports it), so nothing else changes. */
-	helper_env = te_env_with(envp, "PMIX_MCA_gds=hash");
+	helper_env = storage_env(envp);
+	if (!helper_env) {
+		te_snprintf(te_stepd_err, sizeof(te_stepd_err),
+			    "out of memory for the rendezvous's environment");
+		goto leader_failed;
+	}
 	/* held while this task waits: its followers see it end */
 	lead_lock = plan->lead ? te_rdzv_lead_lock(tmpdir) : -1;
-	rc = te_rdzv_spawn(path, args.argv, helper_env ? helper_env : envp,
-			   plan->timeout_ms, rr, err, sizeof(err));
+	rc = te_rdzv_spawn(path, args.argv, helper_env, plan->timeout_ms, rr,
+			   err, sizeof(err));
 	free(helper_env);
 	if (rc == -2) { /* the one line that names both versions */
 		te_snprintf(te_stepd_err, sizeof(te_stepd_err), "node %s: %s",
@@ -283,6 +311,17 @@ int te_stepd_rendezvous(spank_t sp, uint32_t local_id, uint32_t global_id,
 	facts.failed = failed != NULL;
 	facts.explain = te_plug.explain;
 	te_rdzv_plan_make(c, &facts, &plan);
+	{
+		struct te_storage_opts so;
+
+		/* the storage check comes before the barrier: its bound on
+		 * top of the helper's */
+		te_storage_opts_for(te_plug.policy_ok ? te_plug.pol.health.items
+						      : "",
+				    te_plug.health_opt, te_step.node, &so);
+		if (so.bytes && c->v[TE_S_CHECKPOINT_DIR].set)
+			plan.timeout_ms += (int)so.bound_s * 1000;
+	}
 	if (global_id == 0 && !facts.nodes_files && s &&
 	    te_step.local_tasks > 1)
 		say_shared_pmix_dir(tmpdir);

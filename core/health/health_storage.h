@@ -72,6 +72,31 @@ long te_storage_slow_nodes(const struct te_storage_figure *f, size_t n,
 			   unsigned permille, const char *dir,
 			   unsigned max_lines, char *out, size_t len);
 
+/* ---------------------------------------------------------------- helper */
+
+/* What the plugin tells trainenv-rdzv (TRAINENV_HEALTH_STORAGE, always
+ * set by the plugin in the helper's environment, so that the job's own
+ * value never counts): "BYTES PERMILLE ACTION BOUND_S DELAY_MS", ACTION
+ * 0 warn, 1 exclude; DELAY_MS the test hook's for this node. */
+#define TE_STORAGE_ENV "TRAINENV_HEALTH_STORAGE"
+struct te_storage_opts {
+	uint64_t bytes; /* 0: no storage check */
+	unsigned permille;
+	int exclude;
+	unsigned bound_s;
+	unsigned delay_ms_mib;
+};
+/* The job's storage check from the site's health items and the user's
+ * --train-health (NULL: none) on node: the merged policy's; a text that
+ * does not load or merge gives no check (the prolog and srun say why). */
+void te_storage_opts_for(const char *site_items, const char *user,
+			 const char *node, struct te_storage_opts *o);
+/* "NAME=VALUE" for the helper's environment. 0, or -1 (too small). */
+int te_storage_env_format(const struct te_storage_opts *o, char *buf,
+			  size_t len);
+/* The value (NULL: not set, no check). 0, or -1 (junk: no check). */
+int te_storage_env_parse(const char *val, struct te_storage_opts *o);
+
 /* ---------------------------------------------------------------- I/O */
 
 struct te_storage_run {

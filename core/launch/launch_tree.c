@@ -311,12 +311,39 @@ void te_tree_group_add(struct te_tree_group *groups, uint32_t *n, uint32_t max,
 	hosts_merge(&groups[i], hosts, nhosts);
 }
 
+void te_tree_stor_add(struct te_tree_sum *s, const struct te_tree_stor *f,
+		      uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s->nstor >= TE_TREE_STOR_MAX) {
+			s->stor_more += n - i;
+			return;
+		}
+		s->stor[s->nstor++] = f[i];
+	}
+}
+
+int te_ckpt_storage_parse(const char *ckpt, uint64_t *w, uint64_t *r)
+{
+	size_t l = strlen(TE_CKPT_STORAGE_PREFIX);
+	const char *p = ckpt + l;
+
+	if (strncmp(ckpt, TE_CKPT_STORAGE_PREFIX, l) ||
+	    te_tree_num(&p, UINT32_MAX, w) < 0 || *p++ != ' ' ||
+	    te_tree_num(&p, UINT32_MAX, r) < 0 || *p)
+		return 0;
+	return 1;
+}
+
 void te_tree_sum_add_node(struct te_tree_sum *s, uint32_t lead,
 			  const char *host, int64_t at_ms,
 			  const struct te_versions *v, const char *ckpt)
 {
 	struct te_tree_host h = { .rank = lead };
 	char val[192];
+	uint64_t w, r;
 
 	te_strlcpy(h.host, host && te_host_valid(host) ? host : "?",
 		   sizeof(h.host));
@@ -325,8 +352,15 @@ void te_tree_sum_add_node(struct te_tree_sum *s, uint32_t lead,
 	if (v && te_versions_format(val, sizeof(val), v) == 0)
 		te_tree_group_add(s->ver, &s->nver, TE_TREE_VGROUPS_MAX,
 				  &s->ver_more, val, 1, &h, 1);
-	if (ckpt && ckpt[0] && strcmp(ckpt, "-") && strcmp(ckpt, "ok") &&
-	    te_is_printable(ckpt, TE_TREE_VALUE_MAX))
+	if (ckpt && te_ckpt_storage_parse(ckpt, &w, &r)) {
+		struct te_tree_stor f = { .rank = lead,
+					  .write_mbps = w,
+					  .read_mbps = r };
+
+		te_strlcpy(f.host, h.host, sizeof(f.host));
+		te_tree_stor_add(s, &f, 1);
+	} else if (ckpt && ckpt[0] && strcmp(ckpt, "-") && strcmp(ckpt, "ok") &&
+		   te_is_printable(ckpt, TE_TREE_VALUE_MAX))
 		te_tree_group_add(s->ck, &s->nck, TE_TREE_CGROUPS_MAX,
 				  &s->ck_more, ckpt, 1, &h, 1);
 }
@@ -374,6 +408,8 @@ void te_tree_sum_merge(struct te_tree_sum *dst, const struct te_tree_sum *src)
 				  src->ck[i].count, src->ck[i].hosts,
 				  src->ck[i].nhosts);
 	dst->ck_more += src->ck_more;
+	te_tree_stor_add(dst, src->stor, src->nstor);
+	dst->stor_more += src->stor_more;
 }
 
 void te_tree_sum_absent(struct te_tree_sum *s, const struct te_procmap *m,

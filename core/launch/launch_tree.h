@@ -13,6 +13,10 @@
  *   "grp v COUNT HOSTS VERSIONS"  COUNT nodes have these versions
  *   "grp c COUNT HOSTS TEXT"      COUNT nodes' checkpoint probe said TEXT
  *   "miss LO-HI@NODE,..."         missing ranks (at most TE_TREE_MISS_MAX)
+ *   "stor RANK:HOST:W:R,..."      the storage check's figures (MB/s
+ *                                 written with fsync, read back) of a
+ *                                 few nodes (health_storage.h); sent
+ *                                 only when the check runs
  *   "sum RANK ARRIVED NODES FINAL VMORE CMORE FAGE FHOST LAGE LHOST"
  * HOSTS is "RANK:HOST,..." (at most TE_TREE_HOSTS_MAX, the nodes' lead
  * ranks, for the order of the reports). "sum" closes a summary: the grp
@@ -80,6 +84,21 @@ int te_tree_subtree_ranks(const struct te_procmap *m, unsigned k,
 #define TE_TREE_CGROUPS_MAX 4
 #define TE_TREE_HOSTS_MAX 8
 #define TE_TREE_VALUE_MAX TE_CKPT_TEXT_MAX
+/* The storage figures a summary carries (the rest counted), and per
+ * "stor" line: rank 0 compares at most that many nodes. */
+#define TE_TREE_STOR_MAX 64
+#define TE_TREE_STOR_PER_LINE 6
+#define TE_TREE_STOR_LINES \
+	((TE_TREE_STOR_MAX + TE_TREE_STOR_PER_LINE - 1) / TE_TREE_STOR_PER_LINE)
+/* A node's checkpoint fact with the storage check's figures: "ok
+ * storage W R" (MB/s), a pass. */
+#define TE_CKPT_STORAGE_PREFIX "ok storage "
+
+struct te_tree_stor {
+	uint32_t rank; /* the node's lead rank */
+	char host[TE_HOST_MAX];
+	uint64_t write_mbps, read_mbps;
+};
 
 struct te_tree_host {
 	uint32_t rank; /* the node's lead rank: the reports' order */
@@ -114,11 +133,14 @@ struct te_tree_sum {
 	struct te_tree_group ver[TE_TREE_VGROUPS_MAX];
 	uint32_t nck, ck_more;
 	struct te_tree_group ck[TE_TREE_CGROUPS_MAX];
+	uint32_t nstor, stor_more; /* figures; nodes' left out */
+	struct te_tree_stor stor[TE_TREE_STOR_MAX];
 };
 
 void te_tree_sum_init(struct te_tree_sum *s);
 /* One node arrived whole at at_ms: it counts, with its version tuple and
- * checkpoint fact ("-" and "ok" are no failure). lead: its lead rank. */
+ * checkpoint fact ("-", "ok" and "ok storage W R" are no failure; the
+ * last one's figures are kept). lead: its lead rank. */
 void te_tree_sum_add_node(struct te_tree_sum *s, uint32_t lead,
 			  const char *host, int64_t at_ms,
 			  const struct te_versions *v, const char *ckpt);
@@ -142,7 +164,8 @@ int te_tree_sum_format(char *buf, size_t len, const char *token, uint32_t rank,
 enum te_tree_line {
 	TE_TL_SUM,
 	TE_TL_MISS,
-	TE_TL_GRP
+	TE_TL_GRP,
+	TE_TL_STOR
 };
 
 /* One whole line (with or without its '\n'): "TEBAR1 TOKEN" with the
@@ -169,6 +192,9 @@ void te_tree_missing_text(const struct te_tree_sum *s, uint32_t total,
  * node's facts says (tests/unit/flat_verdict.c). */
 int te_tree_verdict(const struct te_launch_checks *c,
 		    const struct te_tree_sum *s, char *text, size_t len);
+
+/* "ok storage W R": 1 with the figures, else 0 (another fact, or junk). */
+int te_ckpt_storage_parse(const char *ckpt, uint64_t *w, uint64_t *r);
 
 /* The launch timeline from the root's summary. */
 void te_tree_skew(const struct te_tree_sum *s, uint32_t nranks,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "health/health_storage.h"
 #include "launch/launch_tree.h"
 #include "launch/launch_tree_int.h"
 #include "util/strutil.h"
@@ -195,6 +196,35 @@ static int protocol_differences(const struct te_tree_sum *s, char *text,
 	return 1;
 }
 
+/* The storage check's verdict over the figures the root has: the nodes
+ * below the fraction, in text after what is there ("; " between). */
+static int storage_verdict(const struct te_launch_checks *c,
+			   const struct te_tree_sum *s, char *text, size_t len)
+{
+	struct te_storage_figure f[TE_TREE_STOR_MAX];
+	char lines[TE_COORD_TEXT_MAX + 1], *nl;
+	uint32_t i;
+	long named;
+
+	if (!c->storage_permille || !c->ckpt || s->nstor < 2)
+		return TE_VERDICT_OK;
+	for (i = 0; i < s->nstor; i++) {
+		te_strlcpy(f[i].host, s->stor[i].host, sizeof(f[i].host));
+		f[i].have = 1;
+		f[i].write_mbps = s->stor[i].write_mbps;
+		f[i].read_mbps = s->stor[i].read_mbps;
+	}
+	named = te_storage_slow_nodes(f, s->nstor, c->storage_permille, c->ckpt,
+				      4, lines, sizeof(lines));
+	if (named <= 0)
+		return TE_VERDICT_OK;
+	/* one line for the report: "; " between the nodes' */
+	while ((nl = strchr(lines, '\n')))
+		*nl = nl[1] ? ';' : '\0';
+	te_appendf(text, len, "%s%s", text[0] ? "; " : "", lines);
+	return c->storage_exclude ? TE_VERDICT_REJECT : TE_VERDICT_WARN;
+}
+
 int te_tree_verdict(const struct te_launch_checks *c,
 		    const struct te_tree_sum *s, char *text, size_t len)
 {
@@ -234,6 +264,8 @@ int te_tree_verdict(const struct te_launch_checks *c,
 				    c->ckpt, c->rank0_host, part);
 		}
 	}
+	if (rc == TE_VERDICT_OK)
+		rc = storage_verdict(c, s, text, len);
 	if (c->vcheck == TE_W_VCHECK_OFF)
 		return rc;
 	version_differences(s, vers, sizeof(vers));

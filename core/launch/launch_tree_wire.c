@@ -38,6 +38,22 @@ static int group_line(char *buf, size_t len, const char *token, char kind,
 			   kind, g->count, hosts, g->value);
 }
 
+/* The storage figures f[0..n) (n <= TE_TREE_STOR_PER_LINE) as one "stor"
+ * line: each item at most 10+1+63+1+10+1+10+1 bytes, 6 fit a line. */
+static void stor_line(char *buf, size_t len, const char *token,
+		      const struct te_tree_stor *f, uint32_t n)
+{
+	uint32_t i;
+
+	te_snprintf(buf, len, MAGIC_HEAD "%s stor ", token);
+	for (i = 0; i < n; i++)
+		te_appendf(buf, len, "%s%u:%s:%llu:%llu", i ? "," : "",
+			   f[i].rank, f[i].host,
+			   (unsigned long long)f[i].write_mbps,
+			   (unsigned long long)f[i].read_mbps);
+	te_appendf(buf, len, "\n");
+}
+
 static int64_t age(int64_t now, int64_t t)
 {
 	int64_t a = now - t;
@@ -72,6 +88,13 @@ int te_tree_sum_format(char *buf, size_t len, const char *token, uint32_t rank,
 	for (i = 0; i < s->nck; i++)
 		if (group_line(line, sizeof(line), token, 'c', &s->ck[i]) == 0)
 			PUT();
+	for (i = 0; i < s->nstor; i += TE_TREE_STOR_PER_LINE) {
+		stor_line(line, sizeof(line), token, &s->stor[i],
+			  s->nstor - i < TE_TREE_STOR_PER_LINE
+				  ? s->nstor - i
+				  : TE_TREE_STOR_PER_LINE);
+		PUT();
+	}
 	if (s->nmiss) {
 		te_snprintf(line, sizeof(line), MAGIC_HEAD "%s miss ", token);
 		for (i = 0; i < s->nmiss; i++)
@@ -210,6 +233,43 @@ static int parse_miss(const char *p, uint32_t nranks, uint32_t nnodes,
 	return TE_TL_MISS;
 }
 
+/* "RANK:HOST:W:R,..." */
+static int parse_stor(const char *p, uint32_t nranks, struct te_tree_sum *pend)
+{
+	struct te_tree_stor items[TE_TREE_STOR_PER_LINE];
+	uint32_t n = 0;
+
+	while (*p) {
+		uint64_t rank;
+		const char *colon;
+		size_t hl;
+
+		if (n >= TE_TREE_STOR_PER_LINE ||
+		    te_tree_num(&p, nranks - 1, &rank) < 0 || *p++ != ':' ||
+		    !(colon = strchr(p, ':')) ||
+		    (hl = (size_t)(colon - p)) >= TE_HOST_MAX)
+			return -1;
+		memset(&items[n], 0, sizeof(items[n]));
+		items[n].rank = (uint32_t)rank;
+		memcpy(items[n].host, p, hl);
+		p = colon + 1;
+		if (!te_host_valid(items[n].host) ||
+		    te_tree_num(&p, UINT32_MAX, &items[n].write_mbps) < 0 ||
+		    *p++ != ':' ||
+		    te_tree_num(&p, UINT32_MAX, &items[n].read_mbps) < 0)
+			return -1;
+		n++;
+		if (!*p)
+			break;
+		if (*p++ != ',' || !*p)
+			return -1;
+	}
+	if (!n)
+		return -1;
+	te_tree_stor_add(pend, items, n);
+	return TE_TL_STOR;
+}
+
 static int parse_sum(const char *p, uint32_t nranks, uint32_t nnodes,
 		     int64_t now_ms, struct te_tree_sum *pend, uint32_t *rank)
 {
@@ -261,6 +321,8 @@ int te_tree_line_parse(const char *line, const char *token, uint32_t nranks,
 		return parse_grp(p, nranks, nnodes, pend);
 	if (!strcmp(w, "miss"))
 		return parse_miss(p, nranks, nnodes, pend);
+	if (!strcmp(w, "stor"))
+		return parse_stor(p, nranks, pend);
 	if (!strcmp(w, "sum"))
 		return parse_sum(p, nranks, nnodes, now_ms, pend, rank);
 	return -1;

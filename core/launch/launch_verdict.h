@@ -27,6 +27,11 @@ struct te_launch_checks {
 	int vcheck;		/* --version-check: enum te_w_version_check */
 	const char *ckpt;	/* checkpoint directory; NULL: none */
 	const char *rank0_host; /* named in the checkpoint reports */
+	/* the storage check (health_storage.h): the fraction of the other
+	 * nodes' median in thousandths (0: not compared), and whether a
+	 * node below it fails the step (exclude) or is only named (warn) */
+	unsigned storage_permille;
+	int storage_exclude;
 };
 
 /* 1 when the protocols and the four versions of a and b are the same. */
