@@ -157,8 +157,12 @@ else
 		sh -c '[ "$RANK" != 1 ] || exit 7; sleep 1' 2>&1)
 	like "$out" '^trainenv: rank 1 \(node n2, local rank 0\) exited with code 7 at .*: the first failure of this step$' \
 		"the failure report names rank 1 on n2 in its container"
+	# (each task stays 2 s: a node whose step starts a moment after the
+	# others' tasks have ended asks their ended steps for rank 0's
+	# address and, with first-collective, waits out its barrier's
+	# deadline: seen on 24.11, n3's helper killed at srun's 120 s)
 	out=$(te_srun -t 120 $mpi -N3 --ntasks-per-node=1 --container="$bundle" \
-		--train-barrier=first-collective sh -c 'echo "preload ${LD_PRELOAD:-none}"' 2>&1)
+		--train-barrier=first-collective sh -c 'echo "preload ${LD_PRELOAD:-none}"; sleep 2' 2>&1)
 	is "$(grep -c '^trainenv: note: srun --container: --train-barrier=first-collective does not run in an OCI container' <<<"$out")" 1 \
 		"first-collective: srun says once that it does not run in an OCI container" || diag "$out"
 	is "$(grep '^preload ' <<<"$out" | sort -u)" "preload none" "  and no task gets the preload (no ld.so line per process)" || diag "$out"
@@ -203,10 +207,19 @@ EOF
 	oci_stacks '\(3 ranks' "$pidns"
 	grep -qE '^trainenv: hang: ranks 0-2 on n1-n3 \(3 ranks' <<<"$st" && grep -qE 'nanosleep' <<<"$st"
 	ok $? "  with a PID namespace in the bundle too" || diag "$st"
+	# A program that is pid 1 of its own PID namespace ignores SIGTERM,
+	# the signal of RunTimeKill (crun kill -a): the scancel above left
+	# crun and the ranks' sleep 60 running, and slurmstepd kept the nodes
+	# "completing" until the sleep ended (seen on 24.11: a minute of this
+	# test). The test sends SIGKILL to that job's container inits, the
+	# children of its crun processes (crun list, run here, found none of
+	# them); what it checks is the stacks above, not this cleanup.
+	for p in $(pgrep -f "run --bundle .*/oci-job$stacks_job-0/"); do
+		pkill -KILL -P "$p"
+	done
 	# the exit watchdog's report: rank 1 sleeps on after the others ended
-	# (once the nodes are free: a program that is pid 1 of its own PID
-	# namespace ignores SIGTERM, and the step before ends at Slurm's
-	# SIGKILL; the time measured is this step's, not a wait for nodes)
+	# (once the nodes are free: the time measured is this step's, not a
+	# wait for nodes)
 	wait_nodes_idle 120 || diag "nodes still busy: $(sinfo -h -N -o '%N %T' | tr '\n' ' ')"
 	te_seconds te_srun -t 120 $mpi -N3 --ntasks-per-node=1 --container="$bundle" --train-exit-grace=5 \
 		sh -c '[ "$RANK" != 1 ] || exec sleep 100' >"$TE_WORK/eg.out" 2>&1
