@@ -29,25 +29,22 @@ rooms_of() { # ARCHITECTURE_MD
 		sed -n 's|^- `core/\([a-z_]*\)/`:.*|\1|p'
 }
 
-# room_rank ROOMS_FILE ROOM: its place (1 = lowest), nothing if unlisted.
-room_rank() {
-	awk -v r="$2" '$0 == r { print NR; exit }' "$1"
-}
+# An awk program's first rule, given the rooms file first: rank[ROOM] is
+# its place (1 = lowest), unset if unlisted. (One awk per rule, not one
+# per include or call: that took most of this test's 12 s.)
+# shellcheck disable=SC2016 # awk's $0
+rank_awk='NR == FNR { if (!($0 in rank)) rank[$0] = NR; next }'
 
 # The quoted includes of core/'s files that name a room above their own:
 # "FILE includes ROOM/H.h (ROOM is above FROM)".
 include_violations() { # SRCDIR ROOMS_FILE
-	local dir=$1 rooms=$2 f h own hr
+	local dir=$1 rooms=$2
 	(cd "$dir" && grep -Ho '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*"' core/*/*.[ch] 2>/dev/null) |
 		sed -E 's|:[[:space:]]*#[[:space:]]*include[[:space:]]*"| |; s|"$||' |
-		while read -r f h; do
-			case $h in */*) ;; *) continue ;; esac
-			own=$(room_rank "$rooms" "$(basename "$(dirname "$f")")")
-			hr=$(room_rank "$rooms" "${h%%/*}")
-			[ -n "$own" ] && [ -n "$hr" ] || continue
-			[ "$hr" -le "$own" ] ||
-				echo "$f includes $h (${h%%/*} is above $(basename "$(dirname "$f")"))"
-		done
+		awk "$rank_awk"'
+			$2 ~ /\// { n = split($1, p, "/"); own = p[n - 1]; split($2, q, "/"); hr = q[1]
+				if ((own in rank) && (hr in rank) && rank[hr] > rank[own])
+					print $1 " includes " $2 " (" hr " is above " own ")" }' "$rooms" -
 }
 
 rooms="$tmp/rooms"
@@ -110,7 +107,11 @@ objects_of() { # SOURCE (core/util/strutil.c)
 }
 
 sources=$(cd "$src" && ls core/*/*.c spank/*.c pmix/*.c 2>/dev/null)
-missing=$(for f in $sources; do [ -n "$(objects_of "$f")" ] || echo "$f"; done)
+# "OBJECT SOURCE" lines, each source's objects found once (and nm run
+# once over them all, below: a process per object and per rule took
+# most of this test's 12 s)
+for f in $sources; do for o in $(objects_of "$f"); do echo "$o $f"; done; done >"$tmp/objects"
+missing=$(for f in $sources; do grep -q " $f\$" "$tmp/objects" || echo "$f"; done)
 if ! command -v nm >/dev/null || ! command -v tsort >/dev/null || [ -n "$missing" ]; then
 	for what in "no core/ file uses a symbol of a room above its own" \
 		"no circle of calls between the tree's files" "the object checks read the calls" \
@@ -123,28 +124,25 @@ if ! command -v nm >/dev/null || ! command -v tsort >/dev/null || [ -n "$missing
 	exit
 fi
 
+# "FILE TYPE SYMBOL" lines: every symbol of each source file's objects
+# (nm -A: "OBJECT:VALUE TYPE SYMBOL", "OBJECT:  U SYMBOL" when undefined)
+# shellcheck disable=SC2046 # one object path a word
+nm -A $(awk '{ print $1 }' "$tmp/objects") 2>/dev/null |
+	awk 'NR == FNR { src[$1] = $2; next }
+		{ i = index($0, ":"); o = substr($0, 1, i - 1); $0 = substr($0, i + 1)
+		  if (NF == 3) print src[o], $2, $3; else if (NF == 2) print src[o], $1, $2 }' "$tmp/objects" - >"$tmp/nm"
 # "FILE SYMBOL" lines: what each source file's objects define (global) and
 # leave undefined.
-for f in $sources; do
-	for o in $(objects_of "$f"); do
-		nm --defined-only "$o" | awk -v f="$f" '$2 ~ /^[TDBR]$/ { print f, $3 }'
-	done
-done | sort -u -k2,2 -k1,1 >"$tmp/defs"
-for f in $sources; do
-	for o in $(objects_of "$f"); do
-		nm "$o" | awk -v f="$f" '$1 == "U" { print f, $2 }'
-	done
-done | sort -u >"$tmp/uses"
+awk '$2 ~ /^[TDBR]$/ { print $1, $3 }' "$tmp/nm" | sort -u -k2,2 -k1,1 >"$tmp/defs"
+awk '$2 == "U" { print $1, $3 }' "$tmp/nm" | sort -u >"$tmp/uses"
 # "USER DEFINER SYMBOL" for a use across two files.
 join -1 2 -2 2 <(sort -k2,2 "$tmp/uses") <(sort -k2,2 "$tmp/defs") |
 	awk '$2 != $3 { print $2, $3, $1 }' | sort -u >"$tmp/edges"
 
-out=$(while read -r a b s; do
-	case $a/$b in core/*/core/*) ;; *) continue ;; esac
-	ra=$(room_rank "$rooms" "$(basename "$(dirname "$a")")")
-	rb=$(room_rank "$rooms" "$(basename "$(dirname "$b")")")
-	[ -n "$ra" ] && [ -n "$rb" ] && [ "$rb" -gt "$ra" ] && echo "$a uses $b's $s"
-done <"$tmp/edges")
+out=$(awk "$rank_awk"'
+	$1 ~ /^core\// && $2 ~ /^core\// {
+		na = split($1, pa, "/"); nb = split($2, pb, "/"); ra = pa[na - 1]; rb = pb[nb - 1]
+		if ((ra in rank) && (rb in rank) && rank[rb] > rank[ra]) print $1 " uses " $2 "\047s " $3 }' "$rooms" "$tmp/edges")
 check "$([ -z "$out" ] && echo 0 || echo 1)" "no core/ file uses a symbol of a room above its own" "$out"
 
 loop=$(awk '{ print $1, $2 }' "$tmp/edges" | sort -u | tsort 2>&1 >/dev/null)
@@ -164,11 +162,7 @@ shared_names() { # DEFS ALL: "NAME (FILE) is also defined in OTHER" lines
 		join - <(awk '{ print $2, $1 }' "$2" | sort -u) |
 		awk '$1 != "main" && $2 != $3 { print $1 " (" $2 ") is also defined in " $3 }'
 }
-for f in $sources; do
-	for o in $(objects_of "$f"); do
-		nm --defined-only "$o" | awk -v f="$f" '$2 ~ /^[TDBRtdbr]$/ && $3 !~ /\./ { print f, $3 }'
-	done
-done >"$tmp/all"
+awk '$2 ~ /^[TDBRtdbr]$/ && $3 !~ /\./ { print $1, $3 }' "$tmp/nm" >"$tmp/all"
 if ctags --version 2>/dev/null | grep -q 'Universal Ctags'; then
 	(cd "$src" && ctags -x --_xformat='%F %N' --kinds-c=fv $sources 2>/dev/null) >>"$tmp/all"
 fi
