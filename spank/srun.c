@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "container/apptainer_env.h"
+#include "health/health_storage.h"
 #include "report/dumpdir.h"
 #include "srun/exportenv.h"
 #include "srun_exitwatch.h"
@@ -403,6 +404,22 @@ static int pmix_notice(void)
 	return 0;
 }
 
+/* The storage check (health_storage) runs in the checkpoint directory:
+ * a step without one is told, in one line, that it does not run. */
+static void storage_notice(void)
+{
+	struct te_storage_opts so;
+
+	te_storage_opts_for(te_plug.policy_ok ? te_plug.pol.health.items : "",
+			    te_plug.health_opt, NULL, &so);
+	if (so.bytes && !te_plug.cfg.v[TE_S_CHECKPOINT_DIR].set)
+		fprintf(stderr,
+			TE_PREFIX "warning: the storage check (health_storage) "
+				  "is on, but this step has no checkpoint "
+				  "directory: it does not run; give "
+				  "--train-checkpoint-dir=DIR\n");
+}
+
 /* SrunPortRange as srun itself uses it: 0..0 when the site sets none.
  * From srun's loaded configuration (its Include files, or slurmctld's
  * when configless, whose file is under /run/slurm/conf); only where that
@@ -512,6 +529,8 @@ int te_srun_user_init(spank_t sp)
 	}
 	if (te_submit_train_on() && pmix_notice() < 0)
 		return -1;
+	if (te_submit_train_on())
+		storage_notice();
 	if (!te_submit_train_on() || external_launcher)
 		return 0;
 	rec.have = spank_get_item(sp, S_JOB_ID, &rec.job) == ESPANK_SUCCESS &&

@@ -19,7 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
 te_require_mpi_pmix
 
-plan 13
+plan 15
 
 cluster_up --nodes 3
 ok $? "cluster is up" || bail_out "no cluster"
@@ -76,5 +76,12 @@ out=$(te_srun -t 30 --mpi=pmix -N1 --train-health='storage=off' true 2>&1)
 rc=$?
 [ $rc -ne 0 ] && printf '%s\n' "$out" | grep -q "health_storage=off: the site writes 8 MiB"
 ok $? "a user's --train-health=storage=off refused at srun, naming the site's size" || diag "$out"
+
+out=$(te_srun -t 30 --mpi=pmix -N1 sh -c 'echo ran' 2>&1)
+rc=$?
+[ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q '^ran$'
+ok $? "health_storage on, a step without --train-checkpoint-dir: it runs" || diag "$out"
+like "$out" "trainenv: warning: the storage check \\(health_storage\\) is on, but this step has no checkpoint directory: it does not run; give --train-checkpoint-dir=DIR" \
+	"  srun says, in one line, that the check does not run"
 
 done_testing
