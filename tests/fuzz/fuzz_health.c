@@ -9,7 +9,7 @@
  * line, a merge never weakens the site's policy unless it allows it, and
  * decoded results stay printable and within their sizes. */
 // FUZZ-MAX-LEN: 204800
-// FUZZ-SOURCES: core/health/health_policy.c core/health/health_net.c core/health/health_result.c core/health/health_wire.c core/health/health_drain.c core/health/health_hook.c core/health/health_xid.c core/util/strutil.c core/util/sysutil.c core/util/textbuf.c|
+// FUZZ-SOURCES: core/health/health_policy.c core/health/health_storage.c core/health/health_net.c core/health/health_result.c core/health/health_wire.c core/health/health_drain.c core/health/health_hook.c core/health/health_xid.c core/util/strutil.c core/util/sysutil.c core/util/textbuf.c|
 #include "config.h"
 
 #include <stdint.h>

@@ -6,7 +6,7 @@
  * anyone had written it). Beyond "no crash": every error is one bounded
  * line, a merge never weakens the site, a decoded verdict is printable. */
 // FUZZ-MAX-LEN: 16384
-// FUZZ-SOURCES: core/health/health_prolog.c core/health/health_policy.c core/health/health_xid.c core/health/health_drain.c core/health/health_hook.c core/health/health_result.c core/util/strutil.c core/util/sysutil.c core/util/textbuf.c|
+// FUZZ-SOURCES: core/health/health_prolog.c core/health/health_policy.c core/health/health_storage.c core/health/health_xid.c core/health/health_drain.c core/health/health_hook.c core/health/health_result.c core/util/strutil.c core/util/sysutil.c core/util/textbuf.c|
 #include "config.h"
 
 #include <stdint.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: what a launch-tree parent reads from a child (the
- * summary's grp, miss and sum lines, one input line after another on one
+ * summary's grp, stor, miss and sum lines, one input line after another on one
  * connection), the process map from PMIx (Slurm's PMIX_ANL_MAP), and
  * rank 0's reports and verdict over what was merged: nothing read may
  * overrun a bound or make a report longer than its buffer. */
-// FUZZ-SOURCES: core/launch/launch_tree.c core/launch/launch_tree_wire.c core/launch/launch_tree_report.c core/launch/launch_timeline.c core/launch/launch_verdict.c core/launch/rdzv_core.c core/util/strutil.c|
+// FUZZ-SOURCES: core/launch/launch_tree.c core/launch/launch_tree_wire.c core/launch/launch_tree_report.c core/launch/launch_timeline.c core/launch/launch_verdict.c core/launch/rdzv_core.c core/health/health_storage.c core/health/health_result.c core/util/textbuf.c core/util/strutil.c|
 #include "config.h"
 
 #include <stddef.h>
@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct te_procmap m;
 	struct te_launch_checks c = { .vcheck = TE_W_VCHECK_FAIL,
 				      .ckpt = "/ck",
-				      .rank0_host = "n0" };
+				      .rank0_host = "n0",
+				      .storage_permille = 500 };
 	char out[TE_COORD_TEXT_MAX + 1], wire[16384], *line, *save = NULL;
 	uint32_t rank;
 
