@@ -196,6 +196,20 @@ static int protocol_differences(const struct te_tree_sum *s, char *text,
 	return 1;
 }
 
+/* 1 when every checkpoint failure is the storage check's own ("storage:
+ * did not finish ..."): the directory is shared, only slow or failing. */
+static int storage_only(const struct te_tree_sum *s)
+{
+	uint32_t i;
+
+	if (s->ck_more || !s->nck)
+		return 0;
+	for (i = 0; i < s->nck; i++)
+		if (strncmp(s->ck[i].value, "storage: ", 9))
+			return 0;
+	return 1;
+}
+
 /* The storage check's verdict over the figures the root has: the nodes
  * below the fraction, in text after what is there ("; " between). */
 static int storage_verdict(const struct te_launch_checks *c,
@@ -258,9 +272,14 @@ int te_tree_verdict(const struct te_launch_checks *c,
 			groups_text(g, s->nck, s->ck_more, 1, part,
 				    sizeof(part));
 			te_snprintf(text, len,
-				    "checkpoint dir %s is not one "
-				    "shared directory writable from every node "
-				    "(rank 0 is on %s): %s",
+				    storage_only(s)
+					    ? "checkpoint dir %s: the storage "
+					      "check failed (rank 0 is on %s): "
+					      "%s"
+					    : "checkpoint dir %s is not one "
+					      "shared directory writable from "
+					      "every node (rank 0 is on %s): "
+					      "%s",
 				    c->ckpt, c->rank0_host, part);
 		}
 	}

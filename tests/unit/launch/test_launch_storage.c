@@ -167,6 +167,16 @@ static void verdict(void)
 	       "a checkpoint failure beside: rejected");
 	ok(strstr(text, "n4: no such directory") != NULL,
 	   "... the directory's failure said first");
+	te_tree_sum_init(&s);
+	add(&s, 0, "n1", "ok storage 240 900");
+	add(&s, 2, "n2", "storage: did not finish 8 MiB in 1 s (wrote 3 MiB)");
+	is_int(te_tree_verdict(&c, &s, text, sizeof(text)), TE_VERDICT_REJECT,
+	       "a node past the bound: rejected");
+	is_str(text,
+	       "checkpoint dir /ck: the storage check failed (rank 0 is on "
+	       "n1): n2: storage: did not finish 8 MiB in 1 s (wrote 3 MiB)",
+	       "... saying the storage check failed, not that the directory "
+	       "is not shared");
 }
 
 static void helper_env(void)
