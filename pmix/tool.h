@@ -40,6 +40,13 @@ int te_health_drain(const struct te_health_set *set,
 int te_health_drain_line(const char *line, const struct te_drain_policy *pol,
 			 const char *self, const char *bin,
 			 int64_t deadline_ms);
+/* The job prolog's note of this node's verdict in the job's AdminComment
+ * (te_health_comment_compose): read, add, write, read again, as long as
+ * each controller call fits before deadline_ms. 0 when the entry is there
+ * (or was written and not yet seen again), -1 when it could not be
+ * (said on stderr). */
+int te_health_comment_job(const char *job, const char *node, const char *line,
+			  const char *bin, int64_t deadline_ms);
 /* te_now_ms() at the program's start (tool_health_drain.c). */
 int64_t te_tool_start_ms(void);
 

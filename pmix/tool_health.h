@@ -34,5 +34,8 @@ int te_health_checks_run(const struct te_health_ctx *c,
 /* trainenv health --prolog (tool_health_prolog.c): the job prolog's
  * run; argv as te_tool_health's. */
 int te_tool_health_prolog(int argc, char **argv);
+/* trainenv-health --step (tool_health_step.c): the user's checks, as the
+ * user, for a task of a step. */
+int te_tool_health_step(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "health/health.h"
+#include "health/health_prolog.h"
 #include "util/runcap.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"
@@ -289,4 +290,64 @@ int te_health_drain_line(const char *line, const struct te_drain_policy *pol,
 	}
 	fprintf(stderr, PREFIX "%s\n", why);
 	return recheck(pol, name, deadline_ms, nodes, list);
+}
+
+#define COMMENT_TRIES 3
+
+/* squeue's admin_comment field of job into buf: 0, or -1 with err. */
+static int comment_read(const char *job, char *buf, size_t cap, char *err,
+			size_t errlen)
+{
+	char field[48];
+	char *argv[] = {
+		(char *)"squeue", (char *)"-h", (char *)"-j", (char *)job,
+		(char *)"-O",	  field,	NULL
+	};
+
+	te_snprintf(field, sizeof(field), "admin_comment:%d",
+		    TE_HEALTH_COMMENT_READ);
+	return slurm_run(argv, buf, cap, err, errlen);
+}
+
+int te_health_comment_job(const char *job, const char *node, const char *line,
+			  const char *bin, int64_t deadline_ms)
+{
+	static char cur[TE_HEALTH_COMMENT_READ + 256];
+	char next[TE_HEALTH_COMMENT_MAX + 1], jobarg[48],
+		arg[TE_HEALTH_COMMENT_MAX + 16], err[512];
+	char *argv[] = { (char *)"scontrol", (char *)"update", jobarg, arg,
+			 NULL };
+	int i, rc = 1;
+
+	slurm_bin = bin;
+	te_snprintf(jobarg, sizeof(jobarg), "JobId=%s", job);
+	/* read, add and write; then read again: another node failing at the
+	 * same moment may have written over this one's entry */
+	for (i = 0; i < COMMENT_TRIES; i++) {
+		if (te_now_ms() + 2 * SLURM_MS > deadline_ms) {
+			te_snprintf(err, sizeof(err), "no time left");
+			break;
+		}
+		if (comment_read(job, cur, sizeof(cur), err, sizeof(err)) < 0)
+			break;
+		rc = te_health_comment_compose(cur, node, line, next,
+					       sizeof(next));
+		if (rc <= 0)
+			break;
+		te_snprintf(arg, sizeof(arg), "AdminComment=%s", next);
+		if (slurm_run(argv, cur, sizeof(cur), err, sizeof(err)) < 0)
+			break;
+		/* a moment for a concurrent writer to finish */
+		usleep((useconds_t)(50000 + (te_now_ms() % 250) * 1000));
+	}
+	if (rc == 0)
+		return 0;
+	if (rc < 0)
+		te_snprintf(err, sizeof(err),
+			    "it is full (%d bytes, %d of trainenv's nodes)",
+			    TE_HEALTH_COMMENT_MAX, TE_HEALTH_COMMENT_NODES);
+	fprintf(stderr, PREFIX "job %s: %s not noted in its AdminComment: %s\n",
+		job, node,
+		i == COMMENT_TRIES ? "written, not seen again" : err);
+	return i == COMMENT_TRIES ? 0 : -1;
 }

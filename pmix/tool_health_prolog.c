@@ -290,6 +290,13 @@ int te_tool_health_prolog(int argc, char **argv)
 					  TE_HEALTH_PROLOG_DRAIN_S * 1000) == 1;
 	fprintf(stderr, PREFIX "job %s node %s: left out of the job: %s%s\n",
 		o.job, node, out.exclude_line, drained ? " (drained)" : "");
+	/* in what time the drain left */
+	te_snprintf(err, sizeof(err), "%s: %s",
+		    drained ? "drained" : "left out", out.exclude_line);
+	te_health_comment_job(o.job, node, err, NULL,
+			      te_tool_start_ms() +
+				      (int64_t)merged.timeout_s * 1000 +
+				      TE_HEALTH_PROLOG_DRAIN_S * 1000);
 	return drained && pp.on_fail == TE_HOF_FAIL ? EXIT_DRAINED_FAIL
 						    : EXIT_VERDICT;
 }

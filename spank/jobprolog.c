@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurmd's job prolog and epilog (SPANK job_prolog, job_epilog; as root,
  * on each node of the job): the node health checks the site's health keys
- * and the user's --train-health name, run by trainenv-health (the checks
+ * name, run by trainenv-health (the checks
  * in children abandoned at their bound, the drain with its guards, the
  * verdict file for the job's steps), and the verdict's removal at the
- * job's end. Nothing here waits past the helper's bound. */
+ * job's end. Nothing here waits past the helper's bound. The user's own
+ * checks (--train-health) run as the user in each task of a step
+ * (stepd_health.c), not here as root. */
 #include "config.h"
 
 #include <errno.h>
@@ -36,21 +38,6 @@ static int helper_path(char *path, size_t len)
 	return te_snprintf(path, len, "%s/%s",
 			   d->set ? d->text : TE_PKGLIBEXECDIR,
 			   TE_HEALTH_HELPER);
-}
-
-/* The user's --train-health, from the job's options (NULL: none). */
-static const char *user_health(spank_t sp)
-{
-	static struct spank_option o = {
-		.name = (char *)(TE_HEALTH_OPTION + 2),
-		.has_arg = 1,
-	};
-	char *val = NULL;
-
-	if (spank_option_getopt(sp, &o, &val) != ESPANK_SUCCESS || !val ||
-	    !val[0])
-		return NULL;
-	return val;
 }
 
 /* Each line the helper wrote, into slurmd's log. */
@@ -87,7 +74,7 @@ struct prolog_args {
 	char *argv[20];
 };
 
-static int prolog_argv(spank_t sp, const char *user, struct prolog_args *a)
+static int prolog_argv(spank_t sp, struct prolog_args *a)
 {
 	uint32_t job = 0;
 	uid_t uid = 0;
@@ -120,10 +107,6 @@ static int prolog_argv(spank_t sp, const char *user, struct prolog_args *a)
 		a->argv[n++] = (char *)"--gpus";
 		a->argv[n++] = a->gpus;
 	}
-	if (user) {
-		a->argv[n++] = (char *)"--user";
-		a->argv[n++] = (char *)user;
-	}
 	a->argv[n] = NULL;
 	return 0;
 }
@@ -136,7 +119,6 @@ int te_job_prolog(spank_t sp)
 	char *envp[] = { (char *)"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL,
 			 NULL };
 	const char *slurm_conf = getenv("SLURM_CONF");
-	const char *user;
 	char path[TE_VALUE_MAX + 32], err[TE_ERR_MAX];
 	struct te_spawn_out so;
 	int code;
@@ -146,8 +128,7 @@ int te_job_prolog(spank_t sp)
 		 * would drain the node for a configuration error) */
 		return 0;
 	}
-	user = user_health(sp);
-	if (!te_plug.pol.health.n && !user)
+	if (!te_plug.pol.health.n)
 		return 0;
 	/* slurmd's, in the prolog's environment: where sinfo and scontrol
 	 * find the controller for a drain (configless, or not /etc/slurm) */
@@ -156,8 +137,7 @@ int te_job_prolog(spank_t sp)
 		te_snprintf(conf, sizeof(conf), "SLURM_CONF=%s", slurm_conf);
 		envp[1] = conf;
 	}
-	if (helper_path(path, sizeof(path)) < 0 ||
-	    prolog_argv(sp, user, &a) < 0) {
+	if (helper_path(path, sizeof(path)) < 0 || prolog_argv(sp, &a) < 0) {
 		slurm_error(TE_PREFIX "health checks not run: cannot read the "
 				      "job's id or the helper's path");
 		return 0;

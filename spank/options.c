@@ -28,7 +28,8 @@ static int opt_cb(int val, const char *optarg, int remote);
 
 /* --train-health: checked against the site's health keys where the user
  * typed it (a key that would weaken the site's check stops srun or
- * sbatch at once), kept for the job prolog. */
+ * sbatch at once), kept for the step's tasks, which run the checks as
+ * the user (stepd_health.c). */
 static int health_opt(const char *optarg, int remote)
 {
 	static struct te_health_policy site, user, merged;
@@ -75,8 +76,9 @@ void te_print_help(void)
 		printf("  --%s=%s\n      %s\n      accepted: %s\n", name,
 		       te_settings[i].arginfo, te_settings[i].help, acc);
 	}
-	printf("  --%s=ITEM[;ITEM...]\n      node health checks the job prolog "
-	       "adds or makes stricter\n      (ib,eth,gpu; ib_rate=GBPS; "
+	printf("  --%s=ITEM[;ITEM...]\n      your own node health checks, run "
+	       "as you before each task;\n      the site's made stricter "
+	       "(ib,eth,gpu; ib_rate=GBPS; "
 	       "eth=IF[:MBPS]; ib_action=, eth_action=,\n      gpu_action= "
 	       "exclude|warn); never weaker than the site's\n",
 	       TE_HEALTH_OPTION + 2);
@@ -112,8 +114,8 @@ int te_options_register(spank_t sp)
 			te_strlcpy(opt_names[i], TE_HEALTH_OPTION + 2,
 				   sizeof(opt_names[i]));
 			te_strlcpy(opt_usage[i],
-				   "[trainenv] node health checks the job "
-				   "prolog adds or makes stricter: "
+				   "[trainenv] your own node health checks, "
+				   "run as you before each task: "
 				   "ib,eth,gpu;ib_rate=GBPS;eth=IF[:MBPS];"
 				   "CHECK_action=exclude|warn",
 				   sizeof(opt_usage[i]));

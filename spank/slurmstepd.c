@@ -368,6 +368,10 @@ static int rank_launch(spank_t sp, uint32_t local_id, uint32_t global_id,
 	/* a node the job prolog's health checks kept out: no pre-flight */
 	pf = te_stepd_health_verdict(pf_line, sizeof(pf_line), pf_why,
 				     sizeof(pf_why));
+	/* the user's own checks (--train-health), as the user */
+	if (pf == 0)
+		pf = te_stepd_health_user(pf_line, sizeof(pf_line), pf_why,
+					  sizeof(pf_why));
 	node_verdict = pf < 0;
 	if (pf == 0)
 		pf = te_stepd_preflight(sp, local_id, global_id, pf_line,

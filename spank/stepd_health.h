@@ -17,4 +17,10 @@ int te_stepd_health_verdict(char *line, size_t linelen, char *why,
  * task_exit. */
 int te_stepd_health_reason(char *reason, size_t len);
 
+/* The user's own checks (--train-health), as the user, with
+ * trainenv-health --step: 0 when none failed (or none was asked for, or
+ * they could not run: said on the task's stderr); -1 with line and why as
+ * te_stepd_health_verdict when one keeps the node out of the step. */
+int te_stepd_health_user(char *line, size_t linelen, char *why, size_t whylen);
+
 #endif

@@ -354,3 +354,84 @@ int te_health_verdict_decode(const char *buf, size_t len, char *node,
 	}
 	return 0;
 }
+
+int te_health_step_policy(const struct te_health_policy *site,
+			  const struct te_health_policy *user,
+			  const struct te_health_policy *merged,
+			  struct te_health_policy *out)
+{
+	/* a check the site runs already, as the user named it, is the
+	 * prolog's: the user's list must hold the site's */
+	unsigned touched = user->checks & ~site->checks;
+	int c;
+
+	if (user->given & TE_HK_IB_RATE)
+		touched |= 1u << TE_HC_IB;
+	if (user->given & TE_HK_ETH)
+		touched |= 1u << TE_HC_ETH;
+	for (c = 0; c < TE_HC_COUNT; c++)
+		if (user->given & ((unsigned)TE_HK_ACTION_IB << c))
+			touched |= 1u << c;
+	*out = *merged;
+	out->checks =
+		merged->checks & touched &
+		((1u << TE_HC_IB) | (1u << TE_HC_ETH) | (1u << TE_HC_GPU));
+	out->hook[0] = '\0';
+	out->xid = 0;
+	out->gpu_count = 0;
+	out->storage_bytes = 0;
+	return out->checks != 0;
+}
+
+/* 1 when comment holds an entry "trainenv: NODE: " (at its start or after
+ * "; "); counts trainenv's entries into *n. */
+static int comment_has(const char *comment, const char *node, unsigned *n)
+{
+	static const char tag[] = "trainenv: ";
+	size_t tl = sizeof(tag) - 1, nl = strlen(node);
+	const char *p = comment;
+	int found = 0;
+
+	*n = 0;
+	while (p) {
+		if (!strncmp(p, tag, tl)) {
+			(*n)++;
+			if (!strncmp(p + tl, node, nl) && p[tl + nl] == ':')
+				found = 1;
+		}
+		p = strstr(p, "; ");
+		if (p)
+			p += 2;
+	}
+	return found;
+}
+
+int te_health_comment_compose(const char *current, const char *node,
+			      const char *line, char *out, size_t len)
+{
+	char cur[TE_HEALTH_COMMENT_READ + 1], raw[256], entry[256];
+	size_t n = te_strnlen_cap(current, TE_HEALTH_COMMENT_READ + 1);
+	unsigned entries;
+
+	if (n > TE_HEALTH_COMMENT_READ)
+		n = TE_HEALTH_COMMENT_READ;
+	memcpy(cur, current, n);
+	cur[n] = '\0';
+	/* squeue pads the field to its width */
+	while (n && (cur[n - 1] == ' ' || cur[n - 1] == '\n'))
+		cur[--n] = '\0';
+	if (n >= TE_HEALTH_COMMENT_READ - 1) /* filled the width: cut */
+		return -1;
+	if (!strcmp(cur, "(null)"))
+		cur[0] = '\0';
+	if (comment_has(cur, node, &entries))
+		return 0;
+	if (entries >= TE_HEALTH_COMMENT_NODES)
+		return -1;
+	te_snprintf(raw, sizeof(raw), "trainenv: %s: %s", node, line);
+	te_clean_text(entry, sizeof(entry), raw, sizeof(raw));
+	if (strlen(cur) + 2 + strlen(entry) > TE_HEALTH_COMMENT_MAX ||
+	    te_snprintf(out, len, "%s%s%s", cur, cur[0] ? "; " : "", entry) < 0)
+		return -1;
+	return 1;
+}

@@ -72,6 +72,20 @@ int te_health_root_for(const char *tmpl, const char *node, char *out,
 int te_health_user_parse(struct te_health_policy *user, const char *text,
 			 char *err, size_t errlen);
 
+/* The checks a user's --train-health names or makes stricter, run as the
+ * user in the step (trainenv-health --step) rather than as root in the
+ * job prolog, which runs the site's alone: merged (te_health_policy_merge
+ * of site and user) cut to the InfiniBand, Ethernet and GPU checks the
+ * user's text touches (a check named, a threshold or an action given).
+ * What needs root or is the node's, not the job's, stays with the prolog:
+ * the hook, the XIDs (/dev/kmsg), the node's GPU count (a job's cgroup
+ * shows only its GPUs), the storage check (the launch's). 1 when a check
+ * is left to run, else 0. */
+int te_health_step_policy(const struct te_health_policy *site,
+			  const struct te_health_policy *user,
+			  const struct te_health_policy *merged,
+			  struct te_health_policy *out);
+
 /* --------------------------------------------------------- the decision */
 
 /* What the prolog does with a node's results under the job's policy
@@ -111,5 +125,27 @@ int te_health_verdict_encode(const char *node, const struct te_health_set *set,
 int te_health_verdict_decode(const char *buf, size_t len, char *node,
 			     size_t nodelen, char *line, size_t linelen,
 			     char *err, size_t errlen);
+
+/* ------------------------------------------------ the job's AdminComment */
+
+/* The prolog notes a node it keeps out of the job in the job's
+ * AdminComment (root's field: users cannot forge it; scontrol show job and
+ * sacct show it after the job): "trainenv: NODE: ACTION TEXT", entries
+ * joined by "; ", the site's own text kept in front. Slurm has no append,
+ * so each node reads, adds and writes, then reads again (nodes failing at
+ * once may overwrite each other). */
+#define TE_HEALTH_COMMENT_MAX 1000 /* the whole comment */
+#define TE_HEALTH_COMMENT_NODES \
+	8 /* trainenv's entries; the drain
+					   reasons name the rest */
+#define TE_HEALTH_COMMENT_READ \
+	4096 /* squeue's field width: a value that
+					   fills it was cut */
+/* current: squeue's admin_comment field (trailing blanks, "(null)": no
+ * comment). 1 with the comment to write in out; 0 when node's entry is
+ * there already; -1 when there is no room (too long, cut, or as many
+ * entries as TE_HEALTH_COMMENT_NODES). */
+int te_health_comment_compose(const char *current, const char *node,
+			      const char *line, char *out, size_t len);
 
 #endif

@@ -79,7 +79,7 @@ for cmd in srun sbatch salloc; do
 	help=$(timeout 30 "$cmd" --help 2>&1)
 	missing=()
 	# besides the settings: --train-explain and --train-health (the
-	# node checks the job prolog adds, not a row of the settings table)
+	# user's own node checks, not a row of the settings table)
 	for s in "${settings[@]}" explain health; do
 		o=$(optname "$s")
 		[ "$s" = explain ] && o=train-explain

@@ -7,8 +7,8 @@
 # with one line naming the node and the check, as a node fault; with the
 # site's drain action n2 is drained with trainenv's reason, and the next
 # job runs without it; with exclude it is not drained; a user's
-# --train-health makes the checks stricter (never drains) and cannot make
-# them weaker; health_on_fail=fail fails the prolog and the reason stays
+# --train-health makes the checks stricter (never drains), runs as the
+# user in each task (salloc + srun too) and cannot make them weaker; health_on_fail=fail fails the prolog and the reason stays
 # trainenv's; the verdict file goes at the job's end (the epilog).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -19,7 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/sysfs_standin.sh
 . "$here/../lib/sysfs_standin.sh"
 
-plan 43
+plan 54
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -36,6 +36,7 @@ chmod -R a+rX "$TE_WORK/hs"
 mkdir -p -m 1777 "$TE_WORK/rec"
 site="health=ib health_test_root=$TE_WORK/hs/%n record-dir=$TE_WORK/rec"
 reason_re="trainenv: ib mlx5_0 port 1 state DOWN \(want ACTIVE\)"
+user_re="node n2: left out of this step by the user's health checks \(--train-health\): ib mlx5_0 port 1 state DOWN \(want ACTIVE\)"
 line_re="node n2: left out of this job by the job prolog's health checks: (exclude|drain) ib mlx5_0 port 1 state DOWN \(want ACTIVE\)"
 plug() { set_plugstack "required $plugin helper-dir=$builddir $*"; }
 verdicts() { # JOBID: the verdict files left for it on n2
@@ -44,6 +45,10 @@ verdicts() { # JOBID: the verdict files left for it on n2
 # The test's nodes share the host's /run (tests/cluster), and job ids
 # start at 1 in each cluster: no verdict of an earlier cluster's job 1
 # on n2 may be left (the epilog removes them; a killed run may not).
+admin_comment() { # JOBID: the job's AdminComment (root's field)
+	timeout 10 scontrol show job "$1" 2>/dev/null | sed -n 's/^ *AdminComment=\(.*\)$/\1/p; s/.* AdminComment=\(.*\)$/\1/p' | head -n 1
+}
+last_job() { timeout 10 scontrol show jobs -o 2>/dev/null | grep -o '^JobId=[0-9]*' | cut -d= -f2 | sort -n | tail -n 1; }
 clean_verdicts() { rm -f /run/trainenv/health/job.*.n[123]; }
 clean_verdicts
 te_on_exit clean_verdicts
@@ -83,6 +88,8 @@ like "$rec" '"node_health":\[\{"node":"n2","verdict":"exclude ib mlx5_0 port 1 s
 	"... the step's record names n2 and its verdict (node_health)" || diag "$rec"
 like "$rec" '"first_failure":\{[^}]*"node":"n2","how":"exit","value":75' \
 	"... and its first failure is n2's node fault (exit 75)" || diag "$rec"
+like "$(admin_comment "$job")" '^trainenv: n2: left out: ib mlx5_0 port 1 state DOWN \(want ACTIVE\) *$' \
+	"... the job's AdminComment names n2 and the check" || diag "$(timeout 10 scontrol show job "$job")"
 
 # sbatch with srun inside, as users run jobs: the batch script goes on and
 # sees its step fail, with the line in the job's output.
@@ -117,9 +124,40 @@ is "$rc" 0 "the site's action warn: the step runs on all three nodes" || diag "$
 run3 --train-health=ib_action=exclude
 [ "$rc" -ne 0 ]
 ok $? "the user's stricter ib_action=exclude: the step fails" || diag "$out" "$err"
-like "$err" "$line_re" "... naming n2 and the check"
+like "$err" "$user_re" "... naming n2 and the check (the user's checks, in the step)"
+is "$(printf '%s\n' "$err" | grep -c "left out of this step")" 1 "... one line for the one bad node"
 wait_nodes_idle 30 >/dev/null
 is "$(node_is n2)" "idle|none" "... and a user's option never drains n2"
+
+# ---- the user's checks run as the user, in each task of the step: also
+# for a step inside an allocation made without them (salloc + srun), and
+# with no site check at all (the prolog then runs nothing)
+plug "health_test_root=$TE_WORK/hs/%n"
+as_nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+# shellcheck disable=SC2016 # expanded by the task's shell
+alloc_out=$(cd /tmp && "${as_nobody[@]}" timeout -k 10 90 salloc -N3 \
+	srun --train-health='ib;ib_action=exclude' sh -c 'echo "$(id -un) on $(hostname)"' 2>&1)
+alloc_rc=$?
+[ "$alloc_rc" -ne 0 ]
+ok $? "salloc + srun --train-health (user nobody): the step fails" || diag "$alloc_out"
+like "$alloc_out" "$user_re" "... naming n2 and the check" || diag "$alloc_out"
+like "$alloc_out" "nobody on n1" "... the other nodes' tasks ran, as the user (n1)"
+like "$alloc_out" "nobody on n3" "... (n3)"
+# n3's port state readable by root only: the check, run as the user, fails
+# there; run as root it would pass
+chmod 0600 "$TE_WORK/hs/n3/class/infiniband/mlx5_0/ports/1/state"
+# shellcheck disable=SC2016
+alloc_out=$(cd /tmp && "${as_nobody[@]}" timeout -k 10 90 srun -N2 -w n1,n3 \
+	--train-health='ib;ib_action=exclude' sh -c 'echo "on $(hostname)"' 2>&1)
+like "$alloc_out" "node n3: left out of this step by the user's health checks \(--train-health\): .*state" \
+	"the user's check runs as the user: n3's root-only sysfs file is not read" || diag "$alloc_out"
+run3 -w n1,n3 -N2 --train-health='ib;ib_action=exclude'
+is "$rc" 0 "... while root's step with the same checks passes there" || diag "$out" "$err"
+chmod 0644 "$TE_WORK/hs/n3/class/infiniband/mlx5_0/ports/1/state"
+run3 -w n1,n3 -N2 --train-health='ib;ib_rate=400'
+is "$rc" 0 "a stricter rate with the action warn: the step runs" || diag "$out" "$err"
+like "$err" "warning: node n1: --train-health: ib mlx5_0 port 1 rate 200 Gb/s" \
+	"... and each task says the warning" || diag "$err"
 
 # ---- drain: n2 drained with trainenv's reason, the next job runs without it
 plug "$site health_ib_action=drain"
@@ -189,6 +227,11 @@ sleep 2
 drained=$(timeout 10 sinfo -h -N -o '%N %T %E' | grep -c ' drain[a-z]* trainenv: ')
 is "$drained" 1 "... and only the cap's one node is drained by trainenv" ||
 	diag "$(timeout 10 sinfo -h -N -o '%N %T %E')"
+# each node read, added and wrote the comment at the same moment, then
+# read it again: no node's entry is lost
+comment=$(admin_comment "$(last_job)")
+is "$(printf '%s\n' "$comment" | grep -o 'trainenv: n[123]: [a-z ]*: ib mlx5_0' | sort -u | wc -l)" 3 \
+	"... the job's AdminComment has all three nodes' entries" || diag "$comment"
 resume_all
 
 # ---- a bad site key: one line naming it, nothing runs, nothing drains

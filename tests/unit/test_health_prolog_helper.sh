@@ -6,7 +6,9 @@
 # processes on the node's GPUs, a job with GPUs does; a node with many
 # failures still leaves its verdict, with the lines it prints bounded; a
 # passing run removes an earlier job's verdict under the same id; the
-# verdict is root's, mode 0644, in 0755 directories. The real cluster:
+# verdict is root's, mode 0644, in 0755 directories; --step (the user's
+# own checks, run as the user) prints its lines and never drains or
+# writes a verdict. The real cluster:
 # tests/integration/t97_health_prolog.sh.
 # Environment: TE_BUILDDIR (default: the current directory).
 set -u
@@ -81,5 +83,39 @@ check "$(grep -q '^exclude ib mlx5_[0-9]* port 1 state DOWN (want ACTIVE)$' "$ve
 	"... the verdict is written, whole and bounded (16 failure lines)" "$(cat "$verdict" 2>&1)"
 check "$( [ -z "$(ls /run/trainenv/health/ | grep "^job\.$job\.$node\.")" ]; echo $?)" \
 	"... no temporary file left" "$(ls /run/trainenv/health/)"
+
+# --step: the user's checks, as the user (nobody here), printed for the
+# task; nothing drained, no verdict written
+rm -f "$verdict"
+sysfs_ib_port "$tmp/sys/$node" mlx5_0 1 "4: ACTIVE"
+for i in $(seq 1 63); do rm -rf "$tmp/sys/$node/class/infiniband/mlx5_$i"; done
+sysfs_ib_port "$tmp/sys/$node" mlx5_1 1 "1: DOWN"
+chmod -R a+rX "$tmp"
+step() { # SITE USER: output in $out, status in $rc
+	out=$(cd / && setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$helper" --step --node "$node" --site "$1" --user "$2" 2>&1)
+	rc=$?
+}
+step "health_test_root=$tmp/sys/%n" "ib;ib_action=exclude"
+check "$((rc != 1))" "--step as nobody, a port down, the user's exclude: exit 1" "rc=$rc $out"
+is_line() { printf '%s\n' "$out" | grep -qx -- "$1"; echo $?; }
+check "$(is_line "exclude ib mlx5_1 port 1 state DOWN (want ACTIVE)")" \
+	"... one line 'exclude TEXT' naming the port" "$out"
+check "$( [ ! -e "$verdict" ]; echo $?)" "... and no verdict written" "$(ls -l "$verdict" 2>&1)"
+step "health=ib health_test_root=$tmp/sys/%n" "ib_rate=400"
+check "$rc" "--step: a stricter rate, action warn: exit 0" "rc=$rc $out"
+check "$(printf '%s\n' "$out" | grep -q '^warn ib mlx5_0 port 1 rate 200 Gb/s (want at least 400 Gb/s)$'; echo $?)" \
+	"... with a warn line" "$out"
+step "health=ib health_ib_action=drain health_test_root=$tmp/sys/%n" "ib_rate=100"
+check "$((rc != 1))" "--step under the site's drain: kept out of the step (exit 1), never drained" "rc=$rc $out"
+check "$(is_line "exclude ib mlx5_1 port 1 state DOWN (want ACTIVE)")" "... the line says exclude" "$out"
+step "health=ib health_ib_action=exclude health_test_root=$tmp/sys/%n" "ib_action=warn"
+check "$((rc != 2))" "--step: a user's text weaker than the site's: refused (exit 2)" "rc=$rc $out"
+step "health=gpu,hook health_hook=/bin/false health_xid=on health_test_root=$tmp/sys/%n" "eth=lo:1"
+check "$( [ "$rc" -ne 1 ] && ! printf '%s\n' "$out" | grep -q 'hook\|xid'; echo $?)" \
+	"--step runs only what the user touched: no hook, no XIDs (root's)" "rc=$rc $out"
+step "health=ib health_test_root=$tmp/sys/%n" ""
+check "$( [ "$rc" = 0 ] && [ -z "$out" ]; echo $?)" \
+	"--step with an empty --user: nothing of the user's to check (exit 0, silent)" "rc=$rc $out"
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "health/health_prolog.h"
+#include "util/strutil.h"
 #include "settings/settings.h"
 #include "tap.h"
 
@@ -280,6 +281,113 @@ static void test_policy_items(void)
 				   "read the file)");
 }
 
+/* The user's checks for the step: what the user's text touches, cut to
+ * what a user may run (no hook, no XIDs, no node GPU count). */
+static int step_of(const char *site_items, const char *user_text,
+		   struct te_health_policy *step)
+{
+	static struct te_health_policy site, user, merged;
+	struct te_drain_policy dp;
+	struct te_health_prolog_policy pp;
+
+	te_health_policy_init(&user);
+	if (te_health_site_load(site_items, &site, &dp, &pp, err, sizeof(err)) <
+		    0 ||
+	    te_health_user_parse(&user, user_text, err, sizeof(err)) < 0 ||
+	    te_health_policy_merge(&site, &user, &merged, err, sizeof(err)) <
+		    0) {
+		printf("# %s\n", err);
+		return -1;
+	}
+	return te_health_step_policy(&site, &user, &merged, step);
+}
+
+static void test_step_policy(void)
+{
+	struct te_health_policy st;
+	const char *site =
+		"health=ib,gpu,hook health_hook=/usr/sbin/chk "
+		"health_xid=on health_gpu_count=8 health_ib_rate=100";
+
+	is_int(step_of(site, "ib_rate=200", &st), 1,
+	       "a stricter ib rate: the step runs the ib check");
+	is_int(st.checks, 1u << TE_HC_IB, "  the ib check only");
+	is_int((int)st.ib_min_gbps, 200, "  at the user's rate");
+	is_int(step_of(site, "gpu_action=exclude", &st), 1,
+	       "a stricter gpu action: the gpu check");
+	ok(st.checks == 1u << TE_HC_GPU &&
+		   st.action[TE_HC_GPU] == TE_HA_EXCLUDE,
+	   "  with the user's action");
+	ok(!st.xid && st.gpu_count == 0 && !st.hook[0],
+	   "  without the XIDs, the node's GPU count or the hook (root's)");
+	is_int(step_of(site, "ib,gpu,hook,eth;eth=lo:1000", &st), 1,
+	       "an interface the user adds: the eth check");
+	is_int(st.checks, 1u << TE_HC_ETH,
+	       "  only that one: the site's, named again, are the prolog's");
+	is_int(step_of("health=ib", "ib,gpu", &st), 1, "checks the user names");
+	is_int(st.checks, 1u << TE_HC_GPU, "  the one the site does not run");
+	is_int(step_of("", "ib,gpu", &st), 1, "no site check: the user's");
+	is_int(st.checks, (1u << TE_HC_IB) | (1u << TE_HC_GPU), "  both");
+	is_int(step_of(site, "", &st), 0,
+	       "no text of the user's: nothing for the step");
+	is_int(step_of("health=ib health_storage=64M", "ib,gpu", &st), 1,
+	       "the site's storage check");
+	ok(st.storage_bytes == 0, "  is the launch's, never the step's");
+}
+
+/* The job's AdminComment: the node's entry added after what is there,
+ * once; no room, no write. */
+static void test_comment(void)
+{
+	char out[TE_HEALTH_COMMENT_MAX + 1], cur[TE_HEALTH_COMMENT_READ + 8];
+	int i;
+
+	is_int(te_health_comment_compose("(null)          \n", "n2",
+					 "left out: ib down", out, sizeof(out)),
+	       1, "an empty comment (squeue's \"(null)\", padded): added");
+	is_str(out, "trainenv: n2: left out: ib down", "  as the one entry");
+	memset(cur, ' ', TE_HEALTH_COMMENT_READ);
+	memcpy(cur, "site", 4);
+	strcpy(cur + TE_HEALTH_COMMENT_READ, "\n");
+	is_int(te_health_comment_compose(cur, "n2", "x", out, sizeof(out)), 1,
+	       "squeue's field padded to its whole width: read as its text");
+	is_str(out, "site; trainenv: n2: x", "  with the padding gone");
+	is_int(te_health_comment_compose("site text   ", "n2", "drained: x",
+					 out, sizeof(out)),
+	       1, "the site's own text: kept in front");
+	is_str(out, "site text; trainenv: n2: drained: x", "  joined by '; '");
+	is_int(te_health_comment_compose("site; trainenv: n2: drained: x", "n2",
+					 "drained: x", out, sizeof(out)),
+	       0, "the node's entry is there: nothing to write");
+	is_int(te_health_comment_compose("trainenv: n22: y", "n2", "x", out,
+					 sizeof(out)),
+	       1, "another node whose name starts the same is not this one");
+	is_int(te_health_comment_compose("a trainenv: n2: y", "n2", "x", out,
+					 sizeof(out)),
+	       1, "\"trainenv: n2:\" inside the site's text is no entry");
+	is_int(te_health_comment_compose("", "n2", "bad\x01\xff", out,
+					 sizeof(out)),
+	       1, "a reason with odd bytes");
+	is_str(out, "trainenv: n2: bad??", "  is cleaned to printable ASCII");
+	out[0] = '\0';
+	for (i = 0; i < TE_HEALTH_COMMENT_NODES; i++)
+		te_appendf(out, sizeof(out), "%strainenv: n%d: x",
+			   i ? "; " : "", 10 + i);
+	is_int(te_health_comment_compose(out, "n2", "x", cur, sizeof(cur)), -1,
+	       "as many of trainenv's entries as TE_HEALTH_COMMENT_NODES: "
+	       "no more");
+	memset(cur, 'a', TE_HEALTH_COMMENT_MAX - 10);
+	cur[TE_HEALTH_COMMENT_MAX - 10] = '\0';
+	is_int(te_health_comment_compose(cur, "n2", "drained: x", out,
+					 sizeof(out)),
+	       -1, "no room under TE_HEALTH_COMMENT_MAX: nothing written");
+	memset(cur, 'a', TE_HEALTH_COMMENT_READ);
+	cur[TE_HEALTH_COMMENT_READ] = '\0';
+	is_int(te_health_comment_compose(cur, "n2", "x", out, sizeof(out)), -1,
+	       "a value that fills squeue's width was cut: never written "
+	       "back");
+}
+
 int main(void)
 {
 	test_prolog_keys();
@@ -288,5 +396,7 @@ int main(void)
 	test_decide();
 	test_verdict();
 	test_policy_items();
+	test_comment();
+	test_step_policy();
 	return tap_done();
 }
