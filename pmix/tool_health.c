@@ -119,6 +119,23 @@ int te_health_checks_run(const struct te_health_ctx *c,
 			     errlen);
 }
 
+int te_health_ctx_node(struct te_health_ctx *c, const char *node_opt,
+		       const char *test_root, char *node, size_t nodelen,
+		       char *root, size_t rootlen)
+{
+	if (node_opt)
+		te_strlcpy(node, node_opt, nodelen);
+	else
+		te_node_name(node, nodelen);
+	c->root = "/sys";
+	if (!test_root[0])
+		return 0;
+	if (te_health_root_for(test_root, node, root, rootlen) < 0)
+		return -1;
+	c->root = root;
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,

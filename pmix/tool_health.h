@@ -31,6 +31,13 @@ struct te_health_ctx {
 int te_health_checks_run(const struct te_health_ctx *c,
 			 struct te_health_set *set, char *err, size_t errlen);
 
+/* The job-side runs' node name (node_opt, else this host's) into node,
+ * and c->root: "/sys", or the site's health_test_root for that node
+ * (test_root; "" none) into root. 0, or -1 when it does not fit. */
+int te_health_ctx_node(struct te_health_ctx *c, const char *node_opt,
+		       const char *test_root, char *node, size_t nodelen,
+		       char *root, size_t rootlen);
+
 /* trainenv health --prolog (tool_health_prolog.c): the job prolog's
  * run; argv as te_tool_health's. */
 int te_tool_health_prolog(int argc, char **argv);

@@ -243,17 +243,9 @@ int te_tool_health_prolog(int argc, char **argv)
 		return EXIT_USAGE;
 	if (!merged.checks)
 		return EXIT_PASS;
-	if (o.node)
-		te_strlcpy(node, o.node, sizeof(node));
-	else
-		te_node_name(node, sizeof(node));
-	ctx.root = "/sys";
-	if (pp.test_root[0]) {
-		if (te_health_root_for(pp.test_root, node, root, sizeof(root)) <
-		    0)
-			return usage_error("health_test_root too long");
-		ctx.root = root;
-	}
+	if (te_health_ctx_node(&ctx, o.node, pp.test_root, node, sizeof(node),
+			       root, sizeof(root)) < 0)
+		return usage_error("health_test_root too long");
 	ctx.pol = &merged;
 	/* a job with no GPU here (no SLURM_JOB_GPUS: a CPU job, shards,
 	 * MPS) shares the node's GPUs with other users' jobs: their

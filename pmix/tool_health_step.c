@@ -101,17 +101,9 @@ int te_tool_health_step(int argc, char **argv)
 	rc = step_policy(&o, &site, &pp, &step);
 	if (rc <= 0)
 		return rc < 0 ? EXIT_USAGE : EXIT_PASS;
-	if (o.node)
-		te_strlcpy(node, o.node, sizeof(node));
-	else
-		te_node_name(node, sizeof(node));
-	ctx.root = "/sys";
-	if (pp.test_root[0]) {
-		if (te_health_root_for(pp.test_root, node, root, sizeof(root)) <
-		    0)
-			return usage_error("health_test_root too long");
-		ctx.root = root;
-	}
+	if (te_health_ctx_node(&ctx, o.node, pp.test_root, node, sizeof(node),
+			       root, sizeof(root)) < 0)
+		return usage_error("health_test_root too long");
 	ctx.pol = &step;
 	/* the GPUs NVML shows the job's cgroup; other users' processes on
 	 * an unconstrained node are no fault of it */
