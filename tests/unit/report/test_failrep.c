@@ -414,22 +414,26 @@ static void test_health_line(void)
 	       "node n2: left out of this job by the job prolog's health "
 	       "checks: exclude ib mlx5_0 port 1 state DOWN",
 	       "  described as the node's verdict");
-	snprintf(line, sizeof(line),
-		 "TRAINENV-FAIL1 %s 5 1 n2 health 0 0 1 0 a\tb\n", TOKEN);
-	is_int(te_failrep_parse(line, TOKEN, &back), -1,
-	       "a reason with a control character is refused");
-	snprintf(line, sizeof(line),
-		 "TRAINENV-FAIL1 %s 5 1 n2 health 0 0 1 0 r\xc3\xa9\n", TOKEN);
-	is_int(te_failrep_parse(line, TOKEN, &back), -1,
-	       "a reason with bytes past ASCII is refused");
-	snprintf(line, sizeof(line),
-		 "TRAINENV-FAIL1 %s 5 1 n2 health 0 0 1 0\n", TOKEN);
-	is_int(te_failrep_parse(line, TOKEN, &back), -1,
-	       "a health line without a reason is refused");
-	snprintf(line, sizeof(line),
-		 "TRAINENV-FAIL1 %s 5 1 n2 health 75 0 1 0 x\n", TOKEN);
-	is_int(te_failrep_parse(line, TOKEN, &back), -1,
-	       "a health line with a status is refused");
+	{ /* after "TRAINENV-FAIL1 TOKEN 5 1 n2 health ": refused */
+		static const struct {
+			const char *rest, *what;
+		} bad[] = {
+			{ "0 0 1 0 a\tb", "a reason with a control character" },
+			{ "0 0 1 0 r\xc3\xa9",
+			  "a reason with bytes past ASCII" },
+			{ "0 0 1 0", "a health line without a reason" },
+			{ "75 0 1 0 x", "a health line with a status" },
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			snprintf(line, sizeof(line),
+				 "TRAINENV-FAIL1 %s 5 1 n2 health %s\n", TOKEN,
+				 bad[i].rest);
+			is_int(te_failrep_parse(line, TOKEN, &back), -1,
+			       "%s is refused", bad[i].what);
+		}
+	}
 	memset(big, 'a', sizeof(big) - 1);
 	big[TE_FAILREP_TEXT_MAX + 1] = '\0';
 	snprintf(line, sizeof(line),
