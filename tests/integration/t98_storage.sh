@@ -28,17 +28,23 @@ ckpt=$TE_WORK/ckpt-storage
 mkdir -p "$ckpt"
 chmod 1777 "$ckpt"
 
-step() { # SRUN_ARGS...: a 3-node step of 2 tasks each; out, rc
+step() { # a 3-node step of 2 tasks each: out, rc
 	out=$(te_srun -t 60 --mpi=pmix -N3 --ntasks-per-node=2 -w "n[1-3]" \
-		--train-checkpoint-dir="$ckpt" --train-failure-report=off "$@" sh -c 'echo ran' 2>&1)
+		--train-checkpoint-dir="$ckpt" --train-failure-report=off sh -c 'echo ran' 2>&1)
 	rc=$?
 }
 
 # ---------------------------------------------------------------- clean
 # fraction 0.1: three nodes writing at once to one shared disk differ by
 # more than half from run to run (t98's first run named one at 0.5)
+# (te_seconds keeps step's rc for itself: its status is the step's)
+pmix_plugstack
+te_seconds step
+off_s=$TE_SECONDS
 pmix_plugstack health_storage=8M health_storage_fraction=0.1
-step
+te_seconds step
+rc=$?
+diag "a 3-node step: ${off_s} s without the storage check, $TE_SECONDS s with 8 MiB per node"
 [ $rc -eq 0 ] && [ "$(count_lines "$out" '^ran$')" = 6 ]
 ok $? "health_storage=8M on three healthy nodes: the step runs" || diag "$out"
 is "$(count_lines "$out" 'below .* of the other nodes')" 0 "  no node named" || diag "$out"
@@ -51,6 +57,7 @@ step
 ok $? "n2 slowed, health_storage_action warn (the default): the step runs" || diag "$out"
 like "$out" "node n2: checkpoint directory $ckpt: write [0-9]+ MB/s, below 0\\.5 of the other nodes' median \\([0-9]+ MB/s\\)" \
 	"  n2 named, with its figure and the others' median"
+diag "$(printf '%s\n' "$out" | grep 'below')"
 is "$(count_lines "$out" 'node n[13]: checkpoint directory')" 0 "  n1 and n3 not named"
 
 # ---------------------------------------------------------------- slow, exclude
