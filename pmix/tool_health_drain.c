@@ -78,10 +78,11 @@ static int slurm_find(const char *dirs, const char *name, char *path,
 	return -1;
 }
 
-/* Runs a Slurm command, at most SLURM_MS; its output (stderr too) in
- * buf. 0 when it exited 0 in time, else -1 with err. */
-static int slurm_run(char *const argv[], char *buf, size_t cap, char *err,
-		     size_t errlen)
+/* Runs a Slurm command, at most SLURM_MS; its output (stderr too with
+ * TE_SPAWN_STDERR in flags) in buf. 0 when it exited 0 in time, else -1
+ * with err. */
+static int slurm_run_out(char *const argv[], unsigned flags, char *buf,
+			 size_t cap, char *err, size_t errlen)
 {
 	const char *dirs = slurm_bin ? slurm_bin : SLURM_DIRS;
 	char path[PATH_MAX], why[256];
@@ -91,8 +92,8 @@ static int slurm_run(char *const argv[], char *buf, size_t cap, char *err,
 	if (slurm_find(dirs, argv[0], path, sizeof(path)) < 0)
 		return te_err(err, errlen, "%s is not in %s%s", argv[0], dirs,
 			      slurm_bin ? " (--slurm-bin)" : "");
-	if (te_spawn_capture(path, argv, environ, SLURM_MS, TE_SPAWN_STDERR,
-			     buf, cap, &so, why, sizeof(why)) < 0)
+	if (te_spawn_capture(path, argv, environ, SLURM_MS, flags, buf, cap,
+			     &so, why, sizeof(why)) < 0)
 		return te_err(err, errlen, "%s did not run: %s", argv[0], why);
 	if (so.killed)
 		return te_err(err, errlen, "%s gave no answer in %d s", argv[0],
@@ -108,6 +109,12 @@ static int slurm_run(char *const argv[], char *buf, size_t cap, char *err,
 		return te_err(err, errlen, "%s failed: '%s'", argv[0], q);
 	}
 	return 0;
+}
+
+static int slurm_run(char *const argv[], char *buf, size_t cap, char *err,
+		     size_t errlen)
+{
+	return slurm_run_out(argv, TE_SPAWN_STDERR, buf, cap, err, errlen);
 }
 
 /* sinfo, once more when it fails or gives no answer (a controller busy
@@ -306,7 +313,8 @@ static int comment_read(const char *job, char *buf, size_t cap, char *err,
 
 	te_snprintf(field, sizeof(field), "admin_comment:%d",
 		    TE_HEALTH_COMMENT_READ);
-	return slurm_run(argv, buf, cap, err, errlen);
+	/* stdout alone: a warning squeue prints is never written back */
+	return slurm_run_out(argv, 0, buf, cap, err, errlen);
 }
 
 int te_health_comment_job(const char *job, const char *node, const char *line,

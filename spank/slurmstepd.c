@@ -503,8 +503,8 @@ static void report_sender_finish(void)
 }
 
 /* A task that failed as a node fault on a node the job prolog's health
- * checks left out: the verdict goes first (once per node), for srun's
- * record of the step, when srun reads such lines. */
+ * checks left out: the verdict follows the exit (once per node), for
+ * srun's record of the step, when srun reads such lines. */
 static void send_health_verdict(const struct te_failrep *exit, uid_t uid,
 				gid_t gid)
 {
@@ -578,7 +578,6 @@ int te_stepd_task_exit(spank_t sp)
 			   r.rank);
 		goto out;
 	}
-	send_health_verdict(&r, uid, gid);
 	/* one line for the first report that cannot go; the step's summary
 	 * (report_sender_finish) counts them all */
 	if (te_failrep_sender_add(te_step.report_host, te_step.report_port,
@@ -589,6 +588,10 @@ int te_stepd_task_exit(spank_t sp)
 			   r.rank,
 			   r.signaled ? "killed by signal" : "exited with code",
 			   r.value, err);
+	/* after the exit: an srun that does not read health lines after all
+	 * (the kinds variable inherited from elsewhere) drops the connection
+	 * at it, and the exit must have been read by then */
+	send_health_verdict(&r, uid, gid);
 out:
 	if (last)
 		report_sender_finish();

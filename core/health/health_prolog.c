@@ -420,7 +420,9 @@ int te_health_comment_compose(const char *current, const char *node,
 	/* squeue pads the field to its width */
 	while (n && (cur[n - 1] == ' ' || cur[n - 1] == '\n'))
 		cur[--n] = '\0';
-	if (n >= TE_HEALTH_COMMENT_READ - 1) /* filled the width: cut */
+	/* filled the width: cut; more than one line (two jobs' rows, a
+	 * message) or odd bytes: not a comment to write back */
+	if (n >= TE_HEALTH_COMMENT_READ - 1 || !te_is_printable(cur, n))
 		return -1;
 	if (!strcmp(cur, "(null)"))
 		cur[0] = '\0';

@@ -144,7 +144,8 @@ int te_health_verdict_decode(const char *buf, size_t len, char *node,
 /* current: squeue's admin_comment field (trailing blanks, "(null)": no
  * comment). 1 with the comment to write in out; 0 when node's entry is
  * there already; -1 when there is no room (too long, cut, or as many
- * entries as TE_HEALTH_COMMENT_NODES). */
+ * entries as TE_HEALTH_COMMENT_NODES) or current is not one printable
+ * line (never written back). */
 int te_health_comment_compose(const char *current, const char *node,
 			      const char *line, char *out, size_t len);
 

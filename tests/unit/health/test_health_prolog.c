@@ -352,6 +352,10 @@ static void test_comment(void)
 	is_int(te_health_comment_compose(cur, "n2", "x", out, sizeof(out)), 1,
 	       "squeue's field padded to its whole width: read as its text");
 	is_str(out, "site; trainenv: n2: x", "  with the padding gone");
+	is_int(te_health_comment_compose("a\nb", "n2", "x", out, sizeof(out)),
+	       -1, "two lines (two rows, a message): never written back");
+	is_int(te_health_comment_compose("a\tb", "n2", "x", out, sizeof(out)),
+	       -1, "an odd byte: never written back");
 	is_int(te_health_comment_compose("site text   ", "n2", "drained: x",
 					 out, sizeof(out)),
 	       1, "the site's own text: kept in front");
