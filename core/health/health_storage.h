@@ -61,7 +61,7 @@ struct te_storage_figure {
 
 /* The verdict over every node's figures: a node whose write or read
  * throughput is below permille/1000 of the median of the other nodes'
- * figures (the nodes with figures; of an even count the mean of the two
+ * figures (the nodes with figures; of an even count the lower of the two
  * middle ones) is named, one line each, '\n' after each, into out:
  * "node n2: checkpoint directory DIR: write 9 MB/s, below 0.5 of the
  * other nodes' median (240 MB/s)". At most max_lines lines, then "and N

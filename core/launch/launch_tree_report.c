@@ -216,7 +216,7 @@ static int storage_verdict(const struct te_launch_checks *c,
 			   const struct te_tree_sum *s, char *text, size_t len)
 {
 	struct te_storage_figure f[TE_TREE_STOR_MAX];
-	char lines[TE_COORD_TEXT_MAX + 1], *nl;
+	char lines[TE_COORD_TEXT_MAX + 1], *nl, *line;
 	uint32_t i;
 	long named;
 
@@ -233,9 +233,10 @@ static int storage_verdict(const struct te_launch_checks *c,
 	if (named <= 0)
 		return TE_VERDICT_OK;
 	/* one line for the report: "; " between the nodes' */
-	while ((nl = strchr(lines, '\n')))
-		*nl = nl[1] ? ';' : '\0';
-	te_appendf(text, len, "%s%s", text[0] ? "; " : "", lines);
+	for (line = lines; (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		te_appendf(text, len, "%s%s", text[0] ? "; " : "", line);
+	}
 	return c->storage_exclude ? TE_VERDICT_REJECT : TE_VERDICT_WARN;
 }
 

@@ -210,11 +210,20 @@ static void test_verdict(void)
 	   "... d named against 200");
 	f[3] = fig("d", 1, 400, 500);
 	f[4] = fig("e", 1, 10, 500);
-	/* e's others 150 200 300 400: median (200+300)/2 = 250 */
+	/* e's others 150 200 300 400: the lower middle one, 200 */
 	is_int(te_storage_slow_nodes(f, 5, 500, "/x", 8, out, sizeof(out)), 1,
-	       "an even count of others: the mean of the middle two");
-	ok(strstr(out, "node e:") && strstr(out, "(250 MB/s)"),
-	   "... e named against 250");
+	       "an even count of others: the lower middle one");
+	ok(strstr(out, "node e:") && strstr(out, "(200 MB/s)"),
+	   "... e named against 200");
+	f[0] = fig("n1", 1, 262, 900);
+	f[1] = fig("n2", 1, 6, 900);
+	f[2] = fig("n3", 1, 1198, 900);
+	/* t98 on 26.05: n1's others 6 and 1198, their mean 602 named n1 */
+	is_int(te_storage_slow_nodes(f, 3, 500, "/x", 8, out, sizeof(out)), 1,
+	       "three nodes, one slow: only the slow one named");
+	ok(strstr(out, "node n2:") && strstr(out, "(262 MB/s)") &&
+		   !strstr(out, "node n1"),
+	   "... n2 against n1's 262, n1 not against the mean of 6 and 1198");
 	for (i = 0; i < 40; i++)
 		f[i] = fig("m", 1, i < 30 ? 1000 : 1, 1000);
 	is_int(te_storage_slow_nodes(f, 40, 500, "/x", 4, out, sizeof(out)), 10,

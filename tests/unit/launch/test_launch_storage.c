@@ -149,12 +149,15 @@ static void verdict(void)
 	       "one node: nothing compared");
 	add(&s, 2, "n2", "ok storage 9 900");
 	add(&s, 4, "n3", "ok storage 250 900");
+	add(&s, 6, "n5", "ok storage 10 900");
 	is_int(te_tree_verdict(&c, &s, text, sizeof(text)), TE_VERDICT_REJECT,
-	       "exclude: a slow node fails the step");
+	       "exclude: slow nodes fail the step");
 	is_str(text,
 	       "node n2: checkpoint directory /ck: write 9 MB/s, below 0.5 "
-	       "of the other nodes' median (245 MB/s)",
-	       "... naming it");
+	       "of the other nodes' median (240 MB/s); node n5: checkpoint "
+	       "directory /ck: write 10 MB/s, below 0.5 of the other nodes' "
+	       "median (240 MB/s)",
+	       "... naming each, '; ' between them");
 	c.storage_exclude = 0;
 	is_int(te_tree_verdict(&c, &s, text, sizeof(text)), TE_VERDICT_WARN,
 	       "warn: a warning");
