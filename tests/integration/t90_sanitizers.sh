@@ -119,12 +119,41 @@ asan_fork_hang() {
 	done
 	return 1
 }
+# The hang is looked for while the step runs, not only at srun's 120 s
+# bound (CI's time: one such hang cost 127 s of a 356 s run): from the
+# step's 10th second, every 5 s, and it counts once seen twice in a row
+# with the child asleep on the lock (Semaphore::Wait: a fork child is
+# single-threaded, so nothing but an inherited lock makes it wait there).
+asan_hang_seen() { # SRUN_PID: 0 once the hang was seen twice, 1 when srun ended
+	local ticks=0 seen=0
+	while kill -0 "$1" 2>/dev/null; do
+		sleep 0.2
+		ticks=$((ticks + 1))
+		[ $ticks -ge 50 ] && [ $((ticks % 25)) = 0 ] || continue
+		if bt=$(asan_fork_hang) && grep -qE 'Semaphore::Wait|FutexWait' <<<"$bt"; then
+			seen=$((seen + 1))
+		else
+			seen=0
+		fi
+		[ $seen -ge 2 ] && return 0
+	done
+	return 1
+}
 asan_srun() {	# stdout and stderr of the last try, together, on stdout
-	local try rc bt
+	local try rc bt spid
 	for try in 1 2 3; do
-		LD_PRELOAD=$libasan env $san_env timeout -k 10 120 srun "$@" >"$work/try.out" 2>&1
-		rc=$?
-		if [ $rc -ne 124 ] && [ $rc -ne 137 ] || ! bt=$(asan_fork_hang); then
+		LD_PRELOAD=$libasan env $san_env timeout -k 10 120 srun "$@" >"$work/try.out" 2>&1 &
+		spid=$!
+		if asan_hang_seen "$spid"; then
+			kill "$spid" 2>/dev/null
+			wait "$spid" 2>/dev/null
+			rc=124
+		else
+			wait "$spid"
+			rc=$?
+			bt=
+		fi
+		if [ $rc -ne 124 ] && [ $rc -ne 137 ] || { [ -z "$bt" ] && ! bt=$(asan_fork_hang); }; then
 			cat "$work/try.out"
 			return $rc
 		fi
