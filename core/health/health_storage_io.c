@@ -150,6 +150,11 @@ int te_storage_measure(const char *dir, const char *name,
 		te_err(why, len, "cannot write there: %s", strerror(errno));
 		goto out;
 	}
+	/* the name goes at once, the descriptor measures: a helper killed
+	 * mid-measure (its bound, scancel, a requeue) leaves no file of up to
+	 * 4 GiB in a shared directory (review F1; NFS keeps a hidden name
+	 * until the close its death makes) */
+	unlink(path);
 	if (write_all(fd, run, start, buf, res, why, len) < 0)
 		goto out;
 	t1 = te_now_ms();
@@ -166,10 +171,8 @@ int te_storage_measure(const char *dir, const char *name,
 	res->read_mbps = mbps(run->bytes, res->read_ms);
 	rc = 0;
 out:
-	if (fd >= 0) {
+	if (fd >= 0)
 		close(fd);
-		unlink(path);
-	}
 	free(buf);
 	free(want);
 	return rc;

@@ -11,7 +11,9 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "health/health.h"
@@ -290,6 +292,25 @@ static void test_measure(void)
 	ok(strstr(why, "did not finish 8 MiB in 1 s (wrote ") != NULL,
 	   "... saying so: %s", why);
 	ok(dir_empty(dir), "... and no file left");
+	{ /* killed mid-measure (its bound, scancel): nothing left behind */
+		pid_t pid;
+
+		run.delay_ms_mib = 200;
+		run.deadline_ms = te_now_ms() + 20000;
+		pid = fork();
+		if (pid == 0) {
+			te_storage_measure(dir, "t5", &run, &res, why,
+					   sizeof(why));
+			_exit(0);
+		}
+		usleep(300000);
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		ok(pid > 0 && dir_empty(dir),
+		   "a measure killed while it writes leaves no file");
+	}
 	run.delay_ms_mib = 0;
 	run.deadline_ms = te_now_ms() + 20000;
 	is_int(te_storage_measure("/nonexistent-te", "t4", &run, &res, why,
