@@ -24,11 +24,13 @@ void te_storage_opts_for(const char *site_items, const char *user,
 	if (te_health_site_load(site_items ? site_items : "", &site, &dp, &pp,
 				err, sizeof(err)) < 0)
 		return;
-	m = site;
-	if (user && user[0] &&
-	    (te_health_user_parse(&u, user, err, sizeof(err)) < 0 ||
-	     te_health_policy_merge(&site, &u, &m, err, sizeof(err)) < 0))
-		return;
+	/* a user's text srun would have refused (a modified srun, or an
+	 * older site policy) leaves the site's check as it is: never off
+	 * (review F6) */
+	if (!user || !user[0] ||
+	    te_health_user_parse(&u, user, err, sizeof(err)) < 0 ||
+	    te_health_policy_merge(&site, &u, &m, err, sizeof(err)) < 0)
+		m = site;
 	o->bytes = m.storage_bytes;
 	o->permille = m.storage_permille;
 	o->exclude = m.storage_action == TE_HA_EXCLUDE;

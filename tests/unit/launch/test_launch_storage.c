@@ -198,8 +198,12 @@ static void helper_env(void)
 		"n1", &o);
 	is_int((int)o.delay_ms_mib, 0, "the hook's delay on n2 only");
 	te_storage_opts_for("health_storage=64M", "storage=off", "n1", &o);
-	is_int((long long)o.bytes, 0,
-	       "a user's weaker text: no check (srun refused it)");
+	is_int((long long)o.bytes, 64LL << 20,
+	       "a user's weaker text (srun refuses it; a modified srun "
+	       "may not): the site's check stays");
+	te_storage_opts_for("health_storage=64M", "bogus", "n1", &o);
+	is_int((long long)o.bytes, 64LL << 20,
+	       "a user's text that does not parse: the site's check stays");
 	te_storage_opts_for("health_storage=64M", NULL, "n1", &o);
 	is_int(te_storage_env_format(&o, buf, sizeof(buf)), 0,
 	       "the environment formats");
