@@ -80,7 +80,10 @@ void te_print_help(void)
 	       "as you before each task;\n      the site's made stricter "
 	       "(ib,eth,gpu; ib_rate=GBPS; "
 	       "eth=IF[:MBPS]; ib_action=, eth_action=,\n      gpu_action= "
-	       "exclude|warn); never weaker than the site's\n",
+	       "exclude|warn); the checkpoint directory's storage check\n"
+	       "      at launch (storage=SIZE; storage_fraction=F; "
+	       "storage_action=exclude|warn);\n      never weaker than the "
+	       "site's\n",
 	       TE_HEALTH_OPTION + 2);
 	printf("  --train-explain\n      print every trainenv setting with "
 	       "its value and where it came from\n\n"
@@ -117,7 +120,7 @@ int te_options_register(spank_t sp)
 				   "[trainenv] your own node health checks, "
 				   "run as you before each task: "
 				   "ib,eth,gpu;ib_rate=GBPS;eth=IF[:MBPS];"
-				   "CHECK_action=exclude|warn",
+				   "CHECK_action=exclude|warn;storage=SIZE",
 				   sizeof(opt_usage[i]));
 			o->arginfo = (char *)"ITEM[;ITEM...]";
 			o->has_arg = 1;
