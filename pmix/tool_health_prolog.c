@@ -166,31 +166,22 @@ static int verdict_write(const struct prolog_opts *o, const char *node,
 	return 0;
 }
 
-/* The job's policy: the site's made stricter by the user's (a user's
- * text the site refuses is said, and the site's checks run alone). */
+/* The job's policies (a user's text the site refuses is said, and the
+ * site's checks run alone). 0, or -1 (said). */
 static int job_policy(const struct prolog_opts *o,
-		      struct te_health_policy *site, struct te_drain_policy *dp,
-		      struct te_health_prolog_policy *pp,
-		      struct te_health_policy *merged)
+		      struct te_health_job_policy *jp)
 {
-	static struct te_health_policy user;
 	char err[512];
+	int rc = te_health_job_policy(o->site, o->user, jp, err, sizeof(err));
 
-	if (te_health_site_load(o->site, site, dp, pp, err, sizeof(err)) < 0) {
+	if (rc == -1) {
 		fprintf(stderr, PREFIX "site health keys: %s\n", err);
 		return -1;
 	}
-	*merged = *site;
-	te_health_policy_init(&user);
-	if (o->user &&
-	    (te_health_user_parse(&user, o->user, err, sizeof(err)) < 0 ||
-	     te_health_policy_merge(site, &user, merged, err, sizeof(err)) <
-		     0)) {
+	if (rc == -2)
 		fprintf(stderr,
 			PREFIX "job %s: the user's %s is not used: %s\n",
 			o->job, TE_HEALTH_OPTION, err);
-		*merged = *site;
-	}
 	return 0;
 }
 
@@ -228,9 +219,8 @@ int te_tool_health_prolog(int argc, char **argv)
 {
 	static struct te_health_set set;
 	static struct te_health_ctx ctx;
-	static struct te_health_policy site, merged;
+	static struct te_health_job_policy jp;
 	static char verdict[TE_HEALTH_VERDICT_MAX];
-	struct te_health_prolog_policy pp;
 	struct te_health_prolog_outcome out;
 	struct prolog_opts o = { 0 };
 	char node[TE_HEALTH_NODE_MAX], root[TE_HEALTH_ROOT_MAX + 64], err[256];
@@ -239,14 +229,14 @@ int te_tool_health_prolog(int argc, char **argv)
 
 	if (rc)
 		return rc;
-	if (job_policy(&o, &site, &ctx.drain_pol, &pp, &merged) < 0)
+	if (job_policy(&o, &jp) < 0)
 		return EXIT_USAGE;
-	if (!merged.checks)
+	if (!jp.merged.checks)
 		return EXIT_PASS;
-	if (te_health_ctx_node(&ctx, o.node, pp.test_root, node, sizeof(node),
-			       root, sizeof(root)) < 0)
+	if (te_health_ctx_node(&ctx, o.node, jp.prolog.test_root, node,
+			       sizeof(node), root, sizeof(root)) < 0)
 		return usage_error("health_test_root too long");
-	ctx.pol = &merged;
+	ctx.pol = &jp.merged;
 	/* a job with no GPU here (no SLURM_JOB_GPUS: a CPU job, shards,
 	 * MPS) shares the node's GPUs with other users' jobs: their
 	 * processes are no fault of the node (review finding 1) */
@@ -263,22 +253,22 @@ int te_tool_health_prolog(int argc, char **argv)
 		return EXIT_PASS;
 	}
 	te_health_reap();
-	te_health_prolog_decide(&set, &site, &merged, &out);
+	te_health_prolog_decide(&set, &jp.site, &jp.merged, &out);
 	if (!out.n_exclude) {
-		print_failures(&set, &o, &site, &merged);
+		print_failures(&set, &o, &jp.site, &jp.merged);
 		return EXIT_PASS;
 	}
 	/* the verdict first: what is printed may be cut, the verdict not */
-	if (te_health_verdict_encode(node, &set, &site, &merged, verdict,
+	if (te_health_verdict_encode(node, &set, &jp.site, &jp.merged, verdict,
 				     sizeof(verdict)) < 0)
 		fprintf(stderr, PREFIX "the verdict was cut\n");
 	verdict_write(&o, node, verdict);
-	print_failures(&set, &o, &site, &merged);
+	print_failures(&set, &o, &jp.site, &jp.merged);
 	if (out.n_drain)
 		drained = te_health_drain_line(
-				  out.drain_line, &ctx.drain_pol, node, NULL,
+				  out.drain_line, &jp.drain, node, NULL,
 				  te_tool_start_ms() +
-					  (int64_t)merged.timeout_s * 1000 +
+					  (int64_t)jp.merged.timeout_s * 1000 +
 					  TE_HEALTH_PROLOG_DRAIN_S * 1000) == 1;
 	fprintf(stderr, PREFIX "job %s node %s: left out of the job: %s%s\n",
 		o.job, node, out.exclude_line, drained ? " (drained)" : "");
@@ -287,8 +277,8 @@ int te_tool_health_prolog(int argc, char **argv)
 		    drained ? "drained" : "left out", out.exclude_line);
 	te_health_comment_job(o.job, node, err, NULL,
 			      te_tool_start_ms() +
-				      (int64_t)merged.timeout_s * 1000 +
+				      (int64_t)jp.merged.timeout_s * 1000 +
 				      TE_HEALTH_PROLOG_DRAIN_S * 1000);
-	return drained && pp.on_fail == TE_HOF_FAIL ? EXIT_DRAINED_FAIL
-						    : EXIT_VERDICT;
+	return drained && jp.prolog.on_fail == TE_HOF_FAIL ? EXIT_DRAINED_FAIL
+							   : EXIT_VERDICT;
 }

@@ -67,42 +67,36 @@ static int parse_opts(int argc, char **argv, struct step_opts *o)
 
 /* The step's policy from the site's items and the user's text: 1 (checks
  * to run), 0 (none), -1 (said). */
-static int step_policy(const struct step_opts *o, struct te_health_policy *site,
-		       struct te_health_prolog_policy *pp,
+static int step_policy(const struct step_opts *o,
+		       struct te_health_job_policy *jp,
 		       struct te_health_policy *step)
 {
-	static struct te_health_policy user, merged;
-	struct te_drain_policy dp;
 	char err[512];
 
-	if (te_health_site_load(o->site, site, &dp, pp, err, sizeof(err)) < 0 ||
-	    (te_health_policy_init(&user),
-	     te_health_user_parse(&user, o->user, err, sizeof(err)) < 0) ||
-	    te_health_policy_merge(site, &user, &merged, err, sizeof(err)) <
-		    0) {
+	if (te_health_job_policy(o->site, o->user, jp, err, sizeof(err)) < 0) {
 		fprintf(stderr, PREFIX "%s\n", err);
 		return -1;
 	}
-	return te_health_step_policy(site, &user, &merged, step);
+	return te_health_step_policy(&jp->site, &jp->user, &jp->merged, step);
 }
 
 int te_tool_health_step(int argc, char **argv)
 {
 	static struct te_health_set set;
 	static struct te_health_ctx ctx;
-	static struct te_health_policy site, step;
-	struct te_health_prolog_policy pp;
+	static struct te_health_job_policy jp;
+	static struct te_health_policy step;
 	struct step_opts o = { 0 };
 	char node[TE_HEALTH_NODE_MAX], root[TE_HEALTH_ROOT_MAX + 64], err[256];
 	int i, rc = parse_opts(argc, argv, &o), shown = 0, out = 0;
 
 	if (rc)
 		return rc;
-	rc = step_policy(&o, &site, &pp, &step);
+	rc = step_policy(&o, &jp, &step);
 	if (rc <= 0)
 		return rc < 0 ? EXIT_USAGE : EXIT_PASS;
-	if (te_health_ctx_node(&ctx, o.node, pp.test_root, node, sizeof(node),
-			       root, sizeof(root)) < 0)
+	if (te_health_ctx_node(&ctx, o.node, jp.prolog.test_root, node,
+			       sizeof(node), root, sizeof(root)) < 0)
 		return usage_error("health_test_root too long");
 	ctx.pol = &step;
 	/* the GPUs NVML shows the job's cgroup; other users' processes on
@@ -117,7 +111,7 @@ int te_tool_health_step(int argc, char **argv)
 	for (i = 0; i < set.n; i++) {
 		const struct te_health_result *r = &set.r[i];
 		/* a user's check never drains: drain keeps it out, no more */
-		int keep_out = te_health_action_for(r, &site, &step) !=
+		int keep_out = te_health_action_for(r, &jp.site, &step) !=
 			       TE_HA_WARN;
 
 		if (r->verdict != TE_HV_FAIL && r->verdict != TE_HV_ERROR)

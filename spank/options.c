@@ -32,9 +32,7 @@ static int opt_cb(int val, const char *optarg, int remote);
  * the user (stepd_health.c). */
 static int health_opt(const char *optarg, int remote)
 {
-	static struct te_health_policy site, user, merged;
-	static struct te_drain_policy dp;
-	static struct te_health_prolog_policy pp;
+	static struct te_health_job_policy jp;
 	char err[TE_ERR_MAX];
 
 	if (!optarg)
@@ -43,13 +41,9 @@ static int health_opt(const char *optarg, int remote)
 		te_print_help();
 		exit(0);
 	}
-	te_health_policy_init(&user);
 	if (!remote && te_plug.policy_ok &&
-	    (te_health_site_load(te_plug.pol.health.items, &site, &dp, &pp, err,
-				 sizeof(err)) < 0 ||
-	     te_health_user_parse(&user, optarg, err, sizeof(err)) < 0 ||
-	     te_health_policy_merge(&site, &user, &merged, err, sizeof(err)) <
-		     0)) {
+	    te_health_job_policy(te_plug.pol.health.items, optarg, &jp, err,
+				 sizeof(err)) < 0) {
 		slurm_error(TE_PREFIX "%s", err);
 		return -1;
 	}

@@ -355,6 +355,27 @@ int te_health_verdict_decode(const char *buf, size_t len, char *node,
 	return 0;
 }
 
+int te_health_job_policy(const char *site_items, const char *user_text,
+			 struct te_health_job_policy *jp, char *err,
+			 size_t errlen)
+{
+	te_health_policy_init(&jp->user);
+	if (te_health_site_load(site_items ? site_items : "", &jp->site,
+				&jp->drain, &jp->prolog, err, errlen) < 0)
+		return -1;
+	jp->merged = jp->site;
+	if (!user_text || !user_text[0])
+		return 0;
+	if (te_health_user_parse(&jp->user, user_text, err, errlen) < 0 ||
+	    te_health_policy_merge(&jp->site, &jp->user, &jp->merged, err,
+				   errlen) < 0) {
+		te_health_policy_init(&jp->user);
+		jp->merged = jp->site;
+		return -2;
+	}
+	return 0;
+}
+
 int te_health_step_policy(const struct te_health_policy *site,
 			  const struct te_health_policy *user,
 			  const struct te_health_policy *merged,

@@ -72,6 +72,25 @@ int te_health_root_for(const char *tmpl, const char *node, char *out,
 int te_health_user_parse(struct te_health_policy *user, const char *text,
 			 char *err, size_t errlen);
 
+/* ----------------------------------------------------- the job's policy */
+
+/* A job's node health policies: the site's (with its drain and prolog
+ * keys), the user's --train-health as parsed, and the two merged (the
+ * site's made stricter by the user's). */
+struct te_health_job_policy {
+	struct te_health_policy site, user, merged;
+	struct te_drain_policy drain;
+	struct te_health_prolog_policy prolog;
+};
+/* From the site's items (NULL: none) and the user's text (NULL or "":
+ * none). 0; -1 with err when the site's items are bad (nothing in jp is
+ * usable); -2 with err when the user's text does not parse or would
+ * weaken the site's: the user's is then empty and merged the site's. The
+ * one reading of both for srun, the prolog, the step and the launch. */
+int te_health_job_policy(const char *site_items, const char *user_text,
+			 struct te_health_job_policy *jp, char *err,
+			 size_t errlen);
+
 /* The checks a user's --train-health names or makes stricter, run as the
  * user in the step (trainenv-health --step) rather than as root in the
  * job prolog, which runs the site's alone: merged (te_health_policy_merge

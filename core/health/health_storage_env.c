@@ -14,29 +14,21 @@
 void te_storage_opts_for(const char *site_items, const char *user,
 			 const char *node, struct te_storage_opts *o)
 {
-	struct te_health_policy site, u, m;
-	struct te_drain_policy dp;
-	struct te_health_prolog_policy pp;
+	struct te_health_job_policy jp;
 	char err[512];
 
 	memset(o, 0, sizeof(*o));
-	te_health_policy_init(&u);
-	if (te_health_site_load(site_items ? site_items : "", &site, &dp, &pp,
-				err, sizeof(err)) < 0)
-		return;
 	/* a user's text srun would have refused (a modified srun, or an
 	 * older site policy) leaves the site's check as it is: never off
 	 * (review F6) */
-	if (!user || !user[0] ||
-	    te_health_user_parse(&u, user, err, sizeof(err)) < 0 ||
-	    te_health_policy_merge(&site, &u, &m, err, sizeof(err)) < 0)
-		m = site;
-	o->bytes = m.storage_bytes;
-	o->permille = m.storage_permille;
-	o->exclude = m.storage_action == TE_HA_EXCLUDE;
-	o->bound_s = m.timeout_s;
-	if (node && !strcmp(node, m.storage_delay_node))
-		o->delay_ms_mib = m.storage_delay_ms;
+	if (te_health_job_policy(site_items, user, &jp, err, sizeof(err)) == -1)
+		return;
+	o->bytes = jp.merged.storage_bytes;
+	o->permille = jp.merged.storage_permille;
+	o->exclude = jp.merged.storage_action == TE_HA_EXCLUDE;
+	o->bound_s = jp.merged.timeout_s;
+	if (node && !strcmp(node, jp.merged.storage_delay_node))
+		o->delay_ms_mib = jp.merged.storage_delay_ms;
 }
 
 int te_storage_env_format(const struct te_storage_opts *o, char *buf,

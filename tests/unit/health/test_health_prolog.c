@@ -286,20 +286,14 @@ static void test_policy_items(void)
 static int step_of(const char *site_items, const char *user_text,
 		   struct te_health_policy *step)
 {
-	static struct te_health_policy site, user, merged;
-	struct te_drain_policy dp;
-	struct te_health_prolog_policy pp;
+	static struct te_health_job_policy jp;
 
-	te_health_policy_init(&user);
-	if (te_health_site_load(site_items, &site, &dp, &pp, err, sizeof(err)) <
-		    0 ||
-	    te_health_user_parse(&user, user_text, err, sizeof(err)) < 0 ||
-	    te_health_policy_merge(&site, &user, &merged, err, sizeof(err)) <
-		    0) {
+	if (te_health_job_policy(site_items, user_text, &jp, err, sizeof(err)) <
+	    0) {
 		printf("# %s\n", err);
 		return -1;
 	}
-	return te_health_step_policy(&site, &user, &merged, step);
+	return te_health_step_policy(&jp.site, &jp.user, &jp.merged, step);
 }
 
 static void test_step_policy(void)
