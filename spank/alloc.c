@@ -5,12 +5,16 @@
  * again there against the policy of the node. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "srun_hangup.h"
 #include "alloc.h"
+#include "alloc_spares.h"
 #include "report/recovery.h"
 #include "srun/srunargs.h"
+#include "state.h"
 #include "submit.h"
 
 int te_alloc_post_opt(spank_t sp)
@@ -29,5 +33,7 @@ int te_alloc_post_opt(spank_t sp)
 	if (getenv("SBATCH_SIGNAL") || getenv("SALLOC_SIGNAL") ||
 	    te_srun_asks_signal(argc, argv))
 		setenv(TE_JOB_SIGNAL_ENV, "1", 1);
+	if (te_submit_train_on())
+		te_alloc_spares_no_kill(argc, argv);
 	return 0;
 }

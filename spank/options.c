@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_spares.h"
 #include "options.h"
 #include "state.h"
 #include "util/strutil.h"
@@ -165,6 +166,8 @@ static int opt_cb(int val, const char *optarg, int remote)
 		slurm_error(TE_PREFIX "--%s: %s", opt_names[val], err);
 		return -1;
 	}
+	if (val == TE_S_SPARES && !remote && spank_context() == S_CTX_ALLOCATOR)
+		te_alloc_spares_option(optarg);
 	free(te_plug.opt[val]);
 	/* Longer text is refused by te_resolve; no need to keep more. */
 	te_plug.opt[val] = optarg ? strndup(optarg, TE_VALUE_MAX + 1) : NULL;

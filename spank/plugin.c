@@ -49,6 +49,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		return 0;
 	policy_read(c, ac, av);
 	te_srun_argv_set_release(SLURM_VERSION_NUMBER);
+	if (c == S_CTX_LOCAL)
+		te_srun_init(); /* before srun reads its options */
 	if (te_options_register(sp) < 0)
 		return c == S_CTX_REMOTE ? 0 : -1;
 	if (te_plug.policy_ok)

@@ -95,4 +95,17 @@ static inline void te_slurm_job_desc_set_job(job_desc_msg_t *d, uint32_t job)
 #endif
 }
 
+/* 25.11: slurm_get_job_steps() takes the step's id by pointer. */
+static inline int te_slurm_load_step(uint32_t job, uint32_t step,
+				     job_step_info_response_msg_t **resp)
+{
+#if TE_SLURM_AT_LEAST(25, 11)
+	slurm_step_id_t id = te_slurm_step_id(job, step);
+
+	return (slurm_get_job_steps)(&id, resp, SHOW_ALL);
+#else
+	return (slurm_get_job_steps)(0, job, step, resp, SHOW_ALL);
+#endif
+}
+
 #endif

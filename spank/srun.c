@@ -24,6 +24,7 @@
 #include "srun/portrange.h"
 #include "slurm_compat.h"
 #include "srun_fence.h"
+#include "srun_relaunch.h"
 #include "srun/srunargs.h"
 #include "launch/rankenv.h"
 #include "util/strutil.h"
@@ -228,6 +229,24 @@ static void step_kind(spank_t sp)
 			"runs with the rest of trainenv's settings)\n");
 }
 
+void te_srun_init(void)
+{
+	te_relaunch_srun_early();
+}
+
+/* --train-spares on an srun that makes its own allocation: no node of it
+ * can sit out (the step takes them all) and the job ends with the step. */
+static void spares_notice(void)
+{
+	if (!te_submit_train_on() || !te_relaunch_spares() ||
+	    getenv("SLURM_JOB_ID"))
+		return;
+	fprintf(stderr,
+		TE_PREFIX "note: --train-spares is for sbatch and salloc: "
+			  "this srun makes its own allocation, so no node "
+			  "sits out and a failed step is not started again\n");
+}
+
 int te_srun_post_opt(spank_t sp)
 {
 	char err[TE_ERR_MAX];
@@ -235,24 +254,38 @@ int te_srun_post_opt(spank_t sp)
 	/* Called once per component of a heterogeneous step. */
 	if (post_opt_done++)
 		return 0;
+	te_relaunch_srun_restore();
 	if (te_submit_resolve() < 0)
 		return -1;
 	step_kind(sp);
+	spares_notice();
 	/* shield (0) and ignore (1) shield srun; default (2) is Slurm's */
 	if (!te_submit_train_on() ||
-	    te_plug.cfg.v[TE_S_SIGHUP].word == TE_W_SIGHUP_DEFAULT)
+	    te_plug.cfg.v[TE_S_SIGHUP].word == TE_W_SIGHUP_DEFAULT) {
+		te_relaunch_no_shield("srun runs without its hang-up shield "
+				      "(--train-sighup=default), which "
+				      "would start it again");
 		return 0;
+	}
 	if (async_launch)
 		return 0; /* srun leaves at once: nothing to shield */
-	if (te_hangup_is_pty())
+	if (te_hangup_is_pty()) {
+		te_relaunch_no_shield("an interactive --pty step is not "
+				      "started again");
 		return 0; /* an interactive shell ends with its terminal */
+	}
+	te_hangup_relaunch_wanted = te_relaunch_spares() > 0 &&
+				    getenv("SLURM_JOB_ID") != NULL;
 	/* Must happen before srun starts its signal thread, which turns
 	 * SIGHUP into SIGKILL for every task. */
-	if (te_hangup_shield(err, sizeof(err)) < 0)
+	if (te_hangup_shield(err, sizeof(err)) < 0) {
 		fprintf(stderr,
 			TE_PREFIX "warning: the step is not protected "
 				  "from the terminal's hang-up: %s\n",
 			err);
+		te_relaunch_no_shield("srun's hang-up shield could not be "
+				      "set up");
+	}
 	return 0;
 }
 

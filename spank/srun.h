@@ -6,6 +6,8 @@
 
 #include <slurm/spank.h>
 
+/* At slurm_spank_init, before srun reads its options. */
+void te_srun_init(void);
 int te_srun_post_opt(spank_t sp);
 int te_srun_user_init(spank_t sp);
 int te_srun_exit(spank_t sp);

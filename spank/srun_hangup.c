@@ -65,18 +65,13 @@
 
 #include "srun_hangup.h"
 #include "srun_hangup_exec.h"
+#include "srun_hangup_relay.h"
+#include "srun_hangup_relaunch.h"
 #include "util/relaybuf.h"
 #include "srun/srunargs.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"
 
-/* Per relayed stream: enough to absorb bursts, small enough that a stalled
- * reader holds srun back soon. */
-#define RELAY_CAP (256 * 1024)
-/* A destination that could not be reopened non-blocking is written only
- * after poll says it has room, at most this much at a time (a pipe with
- * room takes PIPE_BUF bytes without blocking). */
-#define GUARDED_CHUNK PIPE_BUF
 /* How long the shield keeps reading srun's pipes after srun is gone: a
  * process srun left behind may hold them open. */
 #define LEFTOVER_MS 2000
@@ -87,16 +82,6 @@
 static const int forwarded[] = {
 	SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH, SIGCONT,
 };
-
-static int needs_relay(int fd)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) < 0)
-		return 0;
-	return (S_ISCHR(st.st_mode) && isatty(fd)) || S_ISFIFO(st.st_mode) ||
-	       S_ISSOCK(st.st_mode);
-}
 
 /* srun's own command line (/proc/self/cmdline) into argv; returns argc. */
 static int srun_cmdline(char *buf, size_t len, char **argv, int max)
@@ -197,135 +182,6 @@ static void tty_notify(int tty)
 		fcntl(tty, F_SETFL, fl);
 }
 
-struct relay {
-	int input; /* the terminal to srun's stdin (else srun's output) */
-	int hold;  /* a re-executed srun's stderr until its plugin takes
-			 * the real one back: kept, not written */
-	int in;	   /* where it comes from, -1 when done */
-	int out;   /* the destination, as srun had it */
-	int wfd;   /* our own non-blocking descriptor for out, or -1 */
-	int sock;  /* out is a socket: send() with MSG_DONTWAIT */
-	int dead;  /* the destination failed: drop from now on */
-	int full;  /* the last write would have blocked: wait for POLLOUT */
-	struct te_relaybuf buf;
-};
-
-/* A non-blocking descriptor of our own for fd: O_NONBLOCK on fd itself
- * would change the terminal or pipe for the shell and everything else that
- * shares it. Sockets take MSG_DONTWAIT per call instead. */
-static void relay_open(struct relay *r, int in, int out, char *mem)
-{
-	char path[64];
-	struct stat st;
-
-	r->input = 0;
-	r->hold = 0;
-	r->in = in;
-	r->out = out;
-	r->wfd = -1;
-	r->sock = fstat(out, &st) == 0 && S_ISSOCK(st.st_mode);
-	r->dead = 0;
-	r->full = 0;
-	te_relaybuf_init(&r->buf, mem, RELAY_CAP);
-	if (r->sock || !needs_relay(out))
-		return; /* a file: written as it is, at its offset */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", out);
-	r->wfd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (r->wfd < 0 && (errno == ENXIO || errno == EIO))
-		r->dead = 1; /* no reader left, or the terminal hung up */
-}
-
-/* Writes what it can without blocking. */
-static void relay_flush(struct relay *r, int may_write)
-{
-	size_t n;
-	const char *data = te_relaybuf_data(&r->buf, &n);
-	int guarded = !r->sock && r->wfd < 0;
-
-	while (n > 0 && !r->dead && !r->hold) {
-		ssize_t w;
-
-		if (guarded) {
-			if (!may_write)
-				return;
-			may_write = 0; /* one chunk per poll */
-			if (n > GUARDED_CHUNK)
-				n = GUARDED_CHUNK;
-		}
-		if (r->sock)
-			w = send(r->out, data, n, MSG_DONTWAIT | MSG_NOSIGNAL);
-		else
-			w = write(guarded ? r->out : r->wfd, data, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			r->full = 1;
-			return;
-		}
-		if (w <= 0) {
-			/* EIO: the terminal hung up; EPIPE: the reader is
-			 * gone. Either way srun must not notice. */
-			r->dead = 1;
-			break;
-		}
-		r->full = 0;
-		te_relaybuf_taken(&r->buf, (size_t)w);
-		data = te_relaybuf_data(&r->buf, &n);
-	}
-	if (r->dead)
-		te_relaybuf_taken(&r->buf, r->buf.len);
-}
-
-/* Reads from srun while there is room. */
-static void relay_fill(struct relay *r)
-{
-	static char drop[4096];
-	size_t room;
-	char *p = te_relaybuf_space(&r->buf, &room);
-	ssize_t n;
-
-	if (room == 0 && !r->hold)
-		return;
-	if (room == 0) { /* held and full: the rest is dropped */
-		p = drop;
-		room = sizeof(drop);
-	}
-	n = read(r->in, p, room);
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
-	if (n <= 0) {
-		/* EOF; EIO: srun's pipe... or, for the terminal, the job
-		 * is in the background, where srun's own read fails too
-		 * and srun ends its stdin. */
-		close(r->in);
-		r->in = -1;
-		return;
-	}
-	if (r->dead || p == drop)
-		return; /* read and dropped: srun must not block */
-	te_relaybuf_added(&r->buf, (size_t)n);
-}
-
-/* srun's stdin: once the terminal is done with (EOF, background) and what
- * was read has gone to srun, srun gets its EOF; once srun no longer reads
- * (EPIPE) or is gone, the terminal is left to the shell. */
-static void input_settle(struct relay *r, int srun_gone)
-{
-	if (!r->input)
-		return;
-	if (r->in >= 0 && (r->dead || srun_gone)) {
-		close(r->in);
-		r->in = -1;
-	}
-	if (r->in < 0 && r->wfd >= 0 &&
-	    (r->buf.len == 0 || r->dead || srun_gone)) {
-		close(r->wfd);
-		r->wfd = -1;
-		r->dead = 1;
-		te_relaybuf_taken(&r->buf, r->buf.len);
-	}
-}
-
 static void __attribute__((noreturn)) exit_like(int status)
 {
 	if (WIFSIGNALED(status)) {
@@ -345,7 +201,7 @@ static void __attribute__((noreturn)) exit_like(int status)
 struct shield {
 	pid_t child;
 	int sfd;
-	struct relay *r;
+	struct te_hup_relay *r;
 	int nr;
 	int stop_sig; /* stop with this once srun has stopped */
 	int srun_stopped;
@@ -353,13 +209,19 @@ struct shield {
 	int64_t deadline;
 	struct te_hup_hold *hold; /* a re-executed srun's, or NULL */
 	int64_t hold_until;	  /* see HOLD_MS */
+	int hold_idx;		  /* its relay in r, or -1 */
+	char *hold_mem;
+	int relaunchable; /* srun may leave the word to start again */
+	struct te_hup_relaunch rl;
 };
+
+int te_hangup_relaunch_wanted;
 
 /* The held stderr of a re-executed srun (srun_hangup_exec.c): once its plugin
  * says it took the real stderr back, what was held was said before, by the
  * first srun: dropped. When srun ended first, or kept it past HOLD_MS, it
  * goes out. */
-static void hold_settle(struct shield *s, struct relay *r)
+static void hold_settle(struct shield *s, struct te_hup_relay *r)
 {
 	int word;
 
@@ -373,7 +235,7 @@ static void hold_settle(struct shield *s, struct relay *r)
 		r->dead = 1;
 		te_relaybuf_taken(&r->buf, r->buf.len);
 	}
-	relay_flush(r, 0); /* from now on as any output */
+	te_hup_relay_flush(r, 0); /* from now on as any output */
 }
 
 /* srun is stopped: the shield stops too, so the shell sees the job stopped
@@ -449,8 +311,8 @@ static int tty_input(struct shield *s, const struct signalfd_siginfo *si)
 	for (i = 0; i < s->nr; i++)
 		if (s->r[i].input && s->r[i].in >= 0 &&
 		    s->r[i].in == (int)si->ssi_fd) {
-			relay_fill(&s->r[i]);
-			relay_flush(&s->r[i], 0);
+			te_hup_relay_fill(&s->r[i]);
+			te_hup_relay_flush(&s->r[i], 0);
 		}
 	return 1;
 }
@@ -493,9 +355,9 @@ static void round_output(struct shield *s, struct round *rd)
 	int i;
 
 	for (i = 0; i < s->nr; i++) {
-		struct relay *r = &s->r[i];
+		struct te_hup_relay *r = &s->r[i];
 
-		input_settle(r, s->done);
+		te_hup_input_settle(r, s->done);
 		hold_settle(s, r);
 		if (r->hold) {
 			rd->wake = s->hold_until;
@@ -520,7 +382,7 @@ static void round_input(struct shield *s, struct round *rd)
 	int i;
 
 	for (i = 0; i < s->nr; i++) {
-		struct relay *r = &s->r[i];
+		struct te_hup_relay *r = &s->r[i];
 
 		if (!r->input)
 			continue;
@@ -559,19 +421,79 @@ static void relay_events(struct shield *s, const struct round *rd)
 	int i;
 
 	for (i = 1; i < rd->np; i++) {
-		struct relay *r = &s->r[rd->who[i] < 0 ? 0 : rd->who[i]];
+		struct te_hup_relay *r = &s->r[rd->who[i] < 0 ? 0 : rd->who[i]];
 
 		if (!rd->p[i].revents || rd->who[i] < 0)
 			continue; /* the word: read above */
 		if (rd->p[i].events & POLLIN) {
 			if (r->in == rd->p[i].fd)
-				relay_fill(r);
-			relay_flush(r, 0);
+				te_hup_relay_fill(r);
+			te_hup_relay_flush(r, 0);
 		} else {
 			r->full = 0;
-			relay_flush(r, 1);
+			te_hup_relay_flush(r, 1);
 		}
 	}
+}
+
+/* No more relaunch: the relays' pipes are srun's alone, so that they end
+ * with it (and what it left behind). */
+static void relaunch_off(struct shield *s)
+{
+	int i;
+
+	s->relaunchable = 0;
+	for (i = 0; i < 2; i++) {
+		if (s->rl.out[i] >= 0)
+			close(s->rl.out[i]);
+		s->rl.out[i] = -1;
+	}
+	if (s->rl.word_rd >= 0)
+		close(s->rl.word_rd);
+	if (s->rl.word_wr >= 0)
+		close(s->rl.word_wr);
+	s->rl.word_rd = s->rl.word_wr = -1;
+}
+
+/* srun is gone: when it left the word, srun runs again (its stdin ends:
+ * the first step took it; its first words are held as a re-executed
+ * srun's are), and the shield carries on with it. */
+static void relaunch_try(struct shield *s)
+{
+	char err[512];
+	pid_t pid;
+	int i;
+
+	pid = te_hup_relaunch(&s->rl, err, sizeof(err));
+	if (pid <= 0) {
+		if (pid < 0)
+			dprintf(STDERR_FILENO,
+				"trainenv: relaunch: not relaunched: %s\n",
+				err);
+		relaunch_off(s);
+		return;
+	}
+	s->child = pid;
+	s->done = 0;
+	s->status = 0;
+	s->srun_stopped = 0;
+	for (i = 0; i < s->nr; i++)
+		if (s->r[i].input && s->r[i].in >= 0) {
+			close(s->r[i].in);
+			s->r[i].in = -1;
+			te_hup_relay_flush(&s->r[i], 0);
+		}
+	if (s->rl.hold.rd < 0)
+		return;
+	if (s->hold_idx < 0)
+		s->hold_idx = s->nr++;
+	else if (s->r[s->hold_idx].in >= 0)
+		close(s->r[s->hold_idx].in);
+	te_hup_relay_open(&s->r[s->hold_idx], s->rl.hold.rd, STDERR_FILENO,
+			  s->hold_mem);
+	s->r[s->hold_idx].hold = 1;
+	s->hold = &s->rl.hold;
+	s->hold_until = te_now_ms() + HOLD_MS;
 }
 
 static void __attribute__((noreturn)) shield_loop(struct shield *s)
@@ -602,6 +524,8 @@ static void __attribute__((noreturn)) shield_loop(struct shield *s)
 		/* Signals first: they must get through whatever the I/O. */
 		if (rd.p[0].revents & POLLIN)
 			read_signals(s);
+		if (s->done && s->relaunchable)
+			relaunch_try(s);
 		relay_events(s, &rd);
 	}
 }
@@ -623,25 +547,12 @@ static void shield_sigset(sigset_t *set)
 	sigaddset(set, SIGIO);
 }
 
-/* The terminal, read for srun into the pipe to its stdin. */
-static void input_open(struct relay *r, int tty, int to_srun, char *mem)
-{
-	/* the pipe is ours alone: O_NONBLOCK on it is harmless */
-	fcntl(to_srun, F_SETFL, O_NONBLOCK);
-	memset(r, 0, sizeof(*r));
-	r->input = 1;
-	r->in = tty;
-	r->out = to_srun;
-	r->wfd = to_srun;
-	te_relaybuf_init(&r->buf, mem, RELAY_CAP);
-}
-
 /* The shield. Never returns into srun, never runs its exit code. */
 static void __attribute__((noreturn))
 shield_run(struct te_hup_split *sp, pid_t pid)
 {
 	static char mem[4][RELAY_CAP];
-	struct relay r[4];
+	struct te_hup_relay r[4];
 	struct shield s;
 	int i;
 
@@ -651,21 +562,35 @@ shield_run(struct te_hup_split *sp, pid_t pid)
 	s.child = pid;
 	s.sfd = sp->sfd;
 	s.r = r;
+	s.hold_idx = -1;
+	s.hold_mem = mem[3];
+	s.relaunchable = te_hangup_relaunch_wanted;
+	s.rl.word_rd = sp->word[0];
+	s.rl.word_wr = sp->word[1];
+	s.rl.mask = sp->old;
+	s.rl.hold = (struct te_hup_hold){ -1, -1, -1, -1, -1 };
 	for (i = 0; i < 2; i++) {
+		s.rl.out[i] = -1;
 		if (sp->pipes[i][0] < 0)
 			continue;
-		close(sp->pipes[i][1]);
+		if (s.relaunchable) /* for the next srun (relaunch_off) */
+			s.rl.out[i] = sp->pipes[i][1];
+		else
+			close(sp->pipes[i][1]);
 		fcntl(sp->pipes[i][0], F_SETFL, O_NONBLOCK);
-		relay_open(&r[s.nr++], sp->pipes[i][0], te_hup_stream[i],
-			   mem[i]);
+		te_hup_relay_open(&r[s.nr++], sp->pipes[i][0], te_hup_stream[i],
+				  mem[i]);
 	}
 	if (sp->tty >= 0) {
 		close(sp->pipes[2][0]);
-		input_open(&r[s.nr++], sp->tty, sp->pipes[2][1], mem[2]);
+		te_hup_input_open(&r[s.nr++], sp->tty, sp->pipes[2][1], mem[2]);
 		tty_notify(sp->tty);
 	}
+	if (!s.relaunchable)
+		relaunch_off(&s);
 	if (sp->hold.rd >= 0) {
-		relay_open(&r[s.nr], sp->hold.rd, STDERR_FILENO, mem[3]);
+		s.hold_idx = s.nr;
+		te_hup_relay_open(&r[s.nr], sp->hold.rd, STDERR_FILENO, mem[3]);
 		r[s.nr++].hold = 1;
 		s.hold = &sp->hold;
 		s.hold_until = te_now_ms() + HOLD_MS;
@@ -685,7 +610,7 @@ int te_hangup_shield(char *err, size_t errlen)
 	sp.reexec = te_hup_thread_count() > 1; /* see srun_hangup_exec.c */
 	sp.tty = terminal_for_srun();
 	for (i = 0; i < 2; i++)
-		sp.relay[i] = needs_relay(te_hup_stream[i]);
+		sp.relay[i] = te_hup_needs_relay(te_hup_stream[i]);
 	shield_sigset(&set);
 	pid = te_hup_split(&sp, &set, err, errlen);
 	if (pid <= 0)

@@ -11,6 +11,9 @@
  * with a reason when the shield could not be set up (srun then carries on
  * unshielded, in this process). The shield itself never returns. */
 int te_hangup_shield(char *err, size_t errlen);
+/* Set before te_hangup_shield: srun may ask its shield to start it again
+ * (--train-spares; srun_relaunch.c). */
+extern int te_hangup_relaunch_wanted;
 
 /* 1 when srun was asked for an interactive --pty session. */
 int te_hangup_is_pty(void);

@@ -55,7 +55,17 @@
 #define QUIET_RESEND 50		  /* rounds (1 ms) between two sends */
 
 /* The marker this process was started with (its plugin's first look). */
-static int marker_ok, marker_err = -1, marker_tell = -1;
+static int marker_ok, marker_err = -1, marker_tell = -1, word_fd = -1;
+
+int te_hup_word_fd(void)
+{
+	return word_fd;
+}
+
+void te_hup_word_set(int fd)
+{
+	word_fd = fd;
+}
 
 static int fd_ok(long fd)
 {
@@ -86,8 +96,14 @@ __attribute__((constructor)) static void take_marker(void)
 		/* the name ps and pkill know srun by, not "exe" */
 		if (end[1] && strlen(end + 1) < 16)
 			prctl(PR_SET_NAME, end + 1, 0, 0, 0);
+		v = getenv(TE_SHIELD_WORD_ENV);
+		fd = v ? strtol(v, &end, 10) : -1;
+		if (v && !*end && fd > 2 && fd < 65536 &&
+		    fcntl((int)fd, F_SETFD, FD_CLOEXEC) == 0)
+			word_fd = (int)fd;
 	}
 	unsetenv(TE_SHIELD_ENV);
+	unsetenv(TE_SHIELD_WORD_ENV);
 }
 
 int te_hup_reexeced(void)
@@ -337,16 +353,43 @@ int te_hup_argv_read(struct te_hup_argv *a, char *err, size_t errlen)
 				      "srun's command line "
 				      "is empty");
 	}
-	n = read_list("/proc/self/environ", ENV_MAX, 1, &a->env, &a->envp, err,
+	n = read_list("/proc/self/environ", ENV_MAX, 5, &a->env, &a->envp, err,
 		      errlen);
 	if (n < 0) {
 		te_hup_argv_free(a);
 		return -1;
 	}
 	for (i = j = 0; i < n; i++) /* a marker srun was given */
-		if (strncmp(a->envp[i], TE_SHIELD_ENV "=", ml) != 0)
+		if (strncmp(a->envp[i], TE_SHIELD_ENV "=", ml) != 0 &&
+		    strncmp(a->envp[i], TE_SHIELD_WORD_ENV "=",
+			    strlen(TE_SHIELD_WORD_ENV "=")) != 0)
 			a->envp[j++] = a->envp[i];
 	a->envp[j++] = a->marker; /* filled in by te_hup_respawn */
+	a->envp[j++] = a->word;
+	a->envp[j] = NULL;
+	return 0;
+}
+
+int te_hup_argv_setenv(struct te_hup_argv *a, const char *name,
+		       const char *value)
+{
+	size_t nl = strlen(name), i, j;
+	char *slot = NULL;
+
+	for (i = 0; i < 3 && !slot; i++)
+		if (!a->extra[i][0])
+			slot = a->extra[i];
+	if (!slot ||
+	    te_snprintf(slot, TE_HUP_EXTRA_MAX, "%s=%s", name, value) < 0) {
+		if (slot)
+			slot[0] = '\0';
+		return -1;
+	}
+	for (i = j = 0; a->envp[i]; i++) /* the old entry goes */
+		if (strncmp(a->envp[i], name, nl) != 0 || a->envp[i][nl] != '=')
+			a->envp[j++] = a->envp[i];
+	/* there is room: argv_read left five more, three are for these */
+	a->envp[j++] = slot;
 	a->envp[j] = NULL;
 	return 0;
 }
@@ -426,8 +469,8 @@ int te_hup_hold_word(struct te_hup_hold *h)
 }
 
 pid_t te_hup_respawn(struct te_hup_argv *a, const int from[3],
-		     const struct te_hup_hold *h, const sigset_t *mask,
-		     char *err, size_t errlen)
+		     const struct te_hup_hold *h, int word,
+		     const sigset_t *mask, char *err, size_t errlen)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -439,6 +482,8 @@ pid_t te_hup_respawn(struct te_hup_argv *a, const int from[3],
 		comm[strcspn(comm, "\n")] = '\0';
 	te_snprintf(a->marker, sizeof(a->marker), "%s=%d:%d:%d:%s",
 		    TE_SHIELD_ENV, (int)getpid(), h->keep, h->tell, comm);
+	te_snprintf(a->word, sizeof(a->word), "%s=%d", TE_SHIELD_WORD_ENV,
+		    word);
 	if (posix_spawn_file_actions_init(&fa) != 0)
 		return te_err(err, errlen, "posix_spawn: out of memory");
 	if (posix_spawnattr_init(&at) != 0) {
@@ -478,6 +523,9 @@ static int split_prepare(struct te_hup_split *sp, char *err, size_t errlen)
 		if (te_hup_pipe(sp->pipes[i]) < 0)
 			return te_err(err, errlen, "pipe: %s", strerror(errno));
 	}
+	if (te_hup_pipe(sp->word) < 0)
+		return te_err(err, errlen, "pipe: %s", strerror(errno));
+	fcntl(sp->word[0], F_SETFL, O_NONBLOCK);
 	if (!sp->reexec)
 		return 0;
 	if (te_hup_argv_read(&sp->a, err, errlen) < 0)
@@ -518,6 +566,7 @@ static pid_t split_start(struct te_hup_split *sp, char *err, size_t errlen)
 {
 	int from[3] = { sp->pipes[2][0], sp->pipes[0][1],
 			sp->hold.wr >= 0 ? sp->hold.wr : sp->pipes[1][1] };
+	int word;
 	pid_t pid;
 
 	if (!sp->reexec) {
@@ -530,7 +579,11 @@ static pid_t split_start(struct te_hup_split *sp, char *err, size_t errlen)
 	 * must go on unshielded, it takes them on this one */
 	if (te_hup_quiet_threads(err, errlen) < 0)
 		return -1;
-	pid = te_hup_respawn(&sp->a, from, &sp->hold, &sp->old, err, errlen);
+	word = dup_kept(sp->word[1]); /* across execve, in srun */
+	pid = te_hup_respawn(&sp->a, from, &sp->hold, word, &sp->old, err,
+			     errlen);
+	if (word >= 0)
+		close(word);
 	if (pid < 0)
 		return -1;
 	te_hup_argv_free(&sp->a);
@@ -547,6 +600,8 @@ static void split_child(struct te_hup_split *sp)
 	close(sp->sfd);
 	if (sp->tty >= 0)
 		close(sp->tty);
+	close(sp->word[0]);
+	te_hup_word_set(sp->word[1]);
 	for (i = 0; i < 3; i++) {
 		int end = i == 2 ? 0 : 1; /* srun's end */
 
@@ -574,6 +629,9 @@ static void split_undo(struct te_hup_split *sp)
 		close(sp->sfd);
 	if (sp->tty >= 0)
 		close(sp->tty);
+	for (i = 0; i < 2; i++)
+		if (sp->word[i] >= 0)
+			close(sp->word[i]);
 	for (i = 0; i < 3; i++) {
 		if (sp->pipes[i][0] >= 0)
 			close(sp->pipes[i][0]);
@@ -590,6 +648,7 @@ pid_t te_hup_split(struct te_hup_split *sp, const sigset_t *shield, char *err,
 
 	for (i = 0; i < 3; i++)
 		sp->pipes[i][0] = sp->pipes[i][1] = -1;
+	sp->word[0] = sp->word[1] = -1;
 	sp->hold = (struct te_hup_hold){ -1, -1, -1, -1, -1 };
 	memset(&sp->a, 0, sizeof(sp->a));
 	sp->masked = 0;

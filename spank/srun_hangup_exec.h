@@ -16,6 +16,15 @@
  * no stderr), NAME the process name srun had. The plugin removes it from
  * the environment as soon as it is loaded. */
 #define TE_SHIELD_ENV "TRAINENV_SHIELD"
+/* Beside the marker, "FD": the pipe on which srun gives its shield the
+ * word to start it again (srun_hangup_relaunch.c), -1 for none. */
+#define TE_SHIELD_WORD_ENV "TRAINENV_SHIELD_WORD"
+#define TE_HUP_EXTRA_MAX 1200 /* an entry te_hup_argv_setenv adds */
+
+/* The pipe to the shield this srun was given (its marker's, or inherited
+ * from a shield that forked it: te_hup_word_set), or -1. */
+int te_hup_word_fd(void);
+void te_hup_word_set(int fd);
 
 /* The number of threads this process runs, 0 when unknown. */
 int te_hup_thread_count(void);
@@ -35,9 +44,15 @@ struct te_hup_argv {
 	char *args, *env;    /* the texts, NUL-separated */
 	char **argv, **envp; /* into them; envp ends with the marker */
 	char marker[96];
-	char exe[4096]; /* srun's binary */
+	char word[48]; /* TE_SHIELD_WORD_ENV's entry, after the marker */
+	char extra[3][TE_HUP_EXTRA_MAX]; /* room for te_hup_argv_setenv */
+	char exe[4096];			 /* srun's binary */
 };
 int te_hup_argv_read(struct te_hup_argv *a, char *err, size_t errlen);
+/* Sets NAME=VALUE in a's environment (replaced where there; up to three
+ * names). 0, or -1 when there is no room. */
+int te_hup_argv_setenv(struct te_hup_argv *a, const char *name,
+		       const char *value);
 void te_hup_argv_free(struct te_hup_argv *a);
 
 /* Blocks the signals the shield takes (and the other asynchronous ones) in
@@ -73,12 +88,12 @@ int te_hup_hold_word(struct te_hup_hold *h);
 /* Starts srun again as a child in a session of its own (posix_spawn:
  * setsid, then execve of srun's binary with a's command line and
  * environment). from[i] >= 0 becomes the child's descriptor i; h's keep
- * and tell stay open at their numbers in the child and are named in the
- * marker; the child starts with mask blocked. The child's pid, or -1 with a
- * reason (nothing was started). */
+ * and tell, and word (-1: none), stay open at their numbers in the child
+ * and are named in its environment; the child starts with mask blocked.
+ * The child's pid, or -1 with a reason (nothing was started). */
 pid_t te_hup_respawn(struct te_hup_argv *a, const int from[3],
-		     const struct te_hup_hold *h, const sigset_t *mask,
-		     char *err, size_t errlen);
+		     const struct te_hup_hold *h, int word,
+		     const sigset_t *mask, char *err, size_t errlen);
 
 /* srun's descriptors a pipe of the shield's may stand in for: stdout,
  * stderr, then stdin. */
@@ -96,6 +111,7 @@ struct te_hup_split {
 	sigset_t old; /* srun's own mask */
 	int masked;   /* old is to be put back */
 	int sfd;      /* the shield's signalfd for its signals */
+	int word[2];  /* srun's word to the shield (relaunch) */
 };
 /* Blocks shield (and SIGHUP) and opens a signalfd for shield, then starts
  * srun in a session of its own with its own mask, the pipes for its

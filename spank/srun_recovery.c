@@ -27,16 +27,22 @@
 #include "srun_hangup.h"
 #include "state.h"
 #include "report/recovery.h"
+#include "report/relaunch.h"
+#include "srun_lines.h"
 #include "srun_recovery.h"
+#include "srun_relaunch.h"
 #include "srun/srunargs.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"
 
 #define PROGRESS_SCAN_MAX 20000 /* directory entries the guard looks at */
 
+#define say te_recovery_say
+
 static struct {
 	uint32_t job, step;
 	int requeue; /* --train-requeue is a number */
+	int spares;  /* --train-spares is a number */
 	int sig;     /* the time signal, 0: none */
 	uint64_t sig_secs;
 	int64_t sig_due_ms; /* monotonic, 0: not armed */
@@ -53,49 +59,6 @@ static int job_load(uint32_t job, job_info_msg_t **msg)
 		return -1;
 	}
 	return 0;
-}
-
-/* "n[1-2],n5" as "n1,n2,n5" (bounded; the compressed form when too long),
- * and how many nodes it names. */
-static uint32_t expand_nodes(const char *list, char *out, size_t len)
-{
-	te_hostlist_t hl;
-	char *h;
-	uint32_t n = 0;
-	int fits = 1;
-
-	out[0] = 0;
-	if (!list || !list[0] || !(hl = slurm_hostlist_create(list)))
-		return 0;
-	while ((h = slurm_hostlist_shift(hl))) {
-		if (fits && te_appendf(out, len, "%s%s", n ? "," : "", h) < 0)
-			fits = 0;
-		n++;
-		free(h);
-	}
-	slurm_hostlist_destroy(hl);
-	if (!fits)
-		te_strlcpy(out, list, len);
-	return n;
-}
-
-/* One line on srun's stderr (the job's output), in one write: srun's own
- * threads write there too. */
-__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
-{
-	char line[TE_RECOVERY_LINE_MAX + 64];
-	va_list ap;
-	int n;
-
-	memcpy(line, TE_PREFIX, sizeof(TE_PREFIX));
-	va_start(ap, fmt);
-	n = vsnprintf(line + sizeof(TE_PREFIX) - 1,
-		      sizeof(line) - sizeof(TE_PREFIX) - 1, fmt, ap);
-	va_end(ap);
-	(void)n;
-	te_strlcpy(line + strlen(line), "\n", 2);
-	if (write(STDERR_FILENO, line, strlen(line)) < 0)
-		return;
 }
 
 /* The job's own --signal (srun's option or SLURM_SIGNAL) wins over a time
@@ -219,24 +182,27 @@ int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step)
 	rc.job = job;
 	rc.step = step;
 	rc.requeue = rq->set && rq->word == TE_W_VALUE;
-	if (!rc.requeue && !(ts->set && ts->word == TE_W_VALUE))
+	rc.spares = te_relaunch_spares() > 0;
+	if (!rc.requeue && !rc.spares && !(ts->set && ts->word == TE_W_VALUE))
 		return 0;
 	if (job_load(job, &msg) < 0) {
 		fprintf(stderr,
 			TE_PREFIX "warning: cannot read job %u from "
 				  "slurmctld (%s): no %s for this step\n",
 			job, slurm_strerror(te_slurm_errno()),
-			rc.requeue ? "--train-requeue" : "--train-time-signal");
-		rc.requeue = 0;
+			rc.spares    ? "--train-spares"
+			: rc.requeue ? "--train-requeue"
+				     : "--train-time-signal");
+		rc.requeue = rc.spares = 0;
 		return 0;
 	}
 	j = &msg->job_array[0];
-	if (rc.requeue) {
+	if (rc.requeue && !rc.spares) {
 		te_snprintf(num, sizeof(num), "%u", (unsigned)j->restart_cnt);
 		/* srun's environment goes to the tasks (SPANK's setenv is
 		 * for slurmstepd only) */
 		setenv("TRAINENV_RESTART", num, 1);
-		expand_nodes(j->exc_nodes, buf, sizeof(buf));
+		te_expand_nodes(j->exc_nodes, buf, sizeof(buf));
 		if (buf[0])
 			setenv("TRAINENV_EXCLUDED_NODES", buf, 1);
 		/* the line said at the requeue went into the output of the
@@ -245,10 +211,17 @@ int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step)
 			say("restart %s of this job; excluded nodes: %s", num,
 			    buf[0] ? buf : "none");
 	}
+	if (rc.spares) {
+		te_expand_nodes(j->exc_nodes, buf, sizeof(buf));
+		te_relaunch_srun_init(j, step, buf);
+		if (j->restart_cnt && step == 0)
+			say("restart %u of this job; excluded nodes: %s",
+			    (unsigned)j->restart_cnt, buf[0] ? buf : "none");
+	}
 	timesig_arm(j);
 	slurm_free_job_info_msg(msg);
 	timesig_start();
-	return rc.requeue;
+	return rc.requeue || rc.spares;
 }
 
 static void timesig_fire(int64_t now_ms)
@@ -542,10 +515,12 @@ void te_recovery_srun_exit(void)
 	const job_info_t *j;
 	char lost[TE_NODE_MAX], excl[TE_EXCLUDE_MAX], why[TE_ERR_MAX];
 	sigset_t all, old;
+	uint64_t budget;
+	int verdict;
 
 	timesig_stop();
 	rc.sig_due_ms = 0;
-	if (!rc.requeue)
+	if (!rc.requeue && !rc.spares)
 		return;
 	ff.fails = fails;
 	ff.nfails = te_failrep_list(fails, TE_FAILREP_KEEP);
@@ -567,11 +542,23 @@ void te_recovery_srun_exit(void)
 	lost_node(j, lost, sizeof(lost));
 	ff.lost_node = lost[0] ? lost : NULL;
 	te_fault_find(&ff, &fault);
+	/* one budget for both kinds of restart: --train-requeue's, else
+	 * one per spare */
+	budget = rc.requeue ? rq->num : (uint64_t)te_relaunch_spares();
+	verdict = te_relaunch_srun_exit(&fault, j, budget);
+	if (verdict == TE_VERDICT_RELAUNCH || verdict == TE_VERDICT_STOP ||
+	    !rc.requeue) {
+		slurm_free_job_info_msg(msg);
+		return;
+	}
 	rf.batch = j->batch_flag != 0;
 	rf.requeue_allowed = j->requeue != 0;
 	rf.budget = rq->num;
-	rf.restarts = j->restart_cnt;
-	rf.excluded_count = expand_nodes(j->exc_nodes, excl, sizeof(excl));
+	rf.restarts = j->restart_cnt +
+		      (rc.spares ? te_relaunch_comment_count(j->comment) : 0);
+	rf.excluded_count = te_expand_nodes(j->exc_nodes, excl, sizeof(excl));
+	/* and the nodes this job's relaunches left out */
+	rf.excluded_count += te_relaunch_excluded_add(excl, sizeof(excl));
 	rf.excluded = excl;
 	rf.job_nodes = j->num_nodes;
 	rf.partition_nodes = partition_nodes(j->partition);

@@ -5,6 +5,7 @@
 #ifndef TE_SRUN_RECOVERY_H
 #define TE_SRUN_RECOVERY_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <slurm/spank.h>
 

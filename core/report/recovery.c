@@ -51,6 +51,7 @@ static void blame(struct te_fault *out, int kind, const char *node,
 void te_fault_find(const struct te_fault_facts *f, struct te_fault *out)
 {
 	const struct te_failrep *preflight = NULL, *sig = NULL, *prog = NULL;
+	const struct te_failrep *stop = NULL;
 	char why[200];
 	size_t i;
 
@@ -60,7 +61,10 @@ void te_fault_find(const struct te_fault_facts *f, struct te_fault *out)
 
 		if (!is_failure(r) || !node_ok(r->node))
 			continue;
-		if (!r->signaled && r->value == TE_EXIT_NODE_FAULT) {
+		if (!r->signaled && r->value == TE_EXIT_NO_RESTART) {
+			if (earlier(r, stop))
+				stop = r;
+		} else if (!r->signaled && r->value == TE_EXIT_NODE_FAULT) {
 			if (earlier(r, preflight))
 				preflight = r;
 		} else if (r->signaled && r->value > 0 && r->value < 64 &&
@@ -70,6 +74,14 @@ void te_fault_find(const struct te_fault_facts *f, struct te_fault *out)
 		} else if (earlier(r, prog)) {
 			prog = r;
 		}
+	}
+	if (stop) {
+		te_snprintf(why, sizeof(why),
+			    "rank %u exited with code %d: the program asked "
+			    "not to be restarted",
+			    stop->rank, TE_EXIT_NO_RESTART);
+		blame(out, TE_FAULT_STOP, stop->node, why);
+		return;
 	}
 	if (node_ok(f->lost_node)) {
 		blame(out, TE_FAULT_NODE, f->lost_node,
@@ -147,6 +159,8 @@ int te_requeue_decide(const struct te_requeue_facts *rf,
 	memset(plan, 0, sizeof(*plan));
 	if (!rf->budget || fault->kind == TE_FAULT_NONE)
 		return 0;
+	if (fault->kind == TE_FAULT_STOP)
+		return not_requeued(plan, fault->why);
 	if (fault->kind == TE_FAULT_PROGRAM) {
 		te_snprintf(why, sizeof(why),
 			    "%s: the program's own error "

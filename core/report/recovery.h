@@ -15,8 +15,10 @@
  * pre-flight): the node's fault, not the program's (sysexits' EX_TEMPFAIL). */
 #define TE_EXIT_NODE_FAULT 75
 /* srun's exit code when the progress guard stopped the requeues: "do not
- * requeue" (as NVIDIA's nvidia-resiliency-ext uses it). */
+ * requeue" (as NVIDIA's nvidia-resiliency-ext uses it). A rank that exits
+ * with it says the same: the step is neither relaunched nor requeued. */
 #define TE_EXIT_NO_PROGRESS 93
+#define TE_EXIT_NO_RESTART TE_EXIT_NO_PROGRESS
 
 /* sbatch's side marks a batch job that has its own --signal (Slurm 22.05
  * does not show it to srun): then the time signal is not sent unless the
@@ -37,6 +39,8 @@ enum {
 	TE_FAULT_NONE,	  /* no failure seen */
 	TE_FAULT_NODE,	  /* a node's fault: requeue follows it */
 	TE_FAULT_PROGRAM, /* the program's own error */
+	TE_FAULT_STOP,	  /* a rank exited TE_EXIT_NO_RESTART: never
+			     restarted, whatever else failed */
 };
 
 /* The facts srun has at the end of a step. */
@@ -51,7 +55,8 @@ struct te_fault_facts {
 	int any;		/* requeue-on=any */
 };
 
-/* Decides what the step's failure is blamed on: a lost node first, then the
+/* Decides what the step's failure is blamed on: a rank's "do not restart"
+ * (exit TE_EXIT_NO_RESTART) first, then a lost node, then the
  * earliest pre-flight failure (exit TE_EXIT_NODE_FAULT), the earliest rank
  * killed by a listed signal, the hung node; else the earliest exit that is
  * the program's own (a node fault with requeue-on=any). */

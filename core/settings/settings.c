@@ -370,6 +370,18 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 			"before the job's time limit, e.g. to save a checkpoint; "
 			"the job's own --signal wins unless enforced",
 	},
+	[TE_S_SPARES] = {
+		.name = "spares", .type = TE_T_UINT, .words = w_requeue,
+		.lo = 1, .hi = 64, .unit = "nodes", .builtin = "off",
+		.arginfo = "K|off",
+		.help = "sbatch, salloc: K nodes of the allocation sit out of "
+			"the steps as spares (a step without a node count runs "
+			"on the others); when a step fails because of a node, "
+			"srun starts it again at once in the same allocation "
+			"without that node, a spare in its place (restarts "
+			"count against --train-requeue N, else K); implies "
+			"--no-kill where given in the #SBATCH lines",
+	},
 	[TE_S_LIB_DIR] = {
 		.name = "lib-dir", .type = TE_T_PATH,
 		.builtin = TE_PKGLIBDIR, .arginfo = "DIR",

@@ -57,6 +57,7 @@ enum te_setting_id {
 	TE_S_STALL,	  /* SECONDS|off: a rank's heartbeat's age */
 	TE_S_REQUEUE,	  /* N|off: requeue without a failed node */
 	TE_S_TIME_SIGNAL, /* SIG@SECONDS|off: before the time limit */
+	TE_S_SPARES,	  /* K|off: nodes that sit out, for relaunches */
 	/* admin-only keys (no user option) */
 	TE_S_BIND_TOPOLOGY,	  /* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	  /* admin: DIR|off, per-boot topology cache */
@@ -163,7 +164,7 @@ enum te_w_skew_warn {
 }; /* TE_S_BARRIER_SKEW_WARN */
 enum te_w_requeue {
 	TE_W_REQUEUE_OFF
-}; /* TE_S_REQUEUE */
+}; /* TE_S_REQUEUE, TE_S_SPARES */
 enum te_w_time_signal {
 	TE_W_TIME_SIGNAL_OFF
 };		       /* TE_S_TIME_SIGNAL */

@@ -179,6 +179,13 @@ static int own_option(int argc, char *const *argv, const char *name,
 	return walk_options(argc, argv, name, value, &cmd);
 }
 
+const char *te_srun_option_value(int argc, char *const *argv, const char *name)
+{
+	const char *v;
+
+	return own_option(argc, argv, name, &v) ? v : NULL;
+}
+
 int te_srun_command(int argc, char *const *argv)
 {
 	const char *v;

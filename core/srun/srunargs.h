@@ -28,6 +28,10 @@ int te_srun_asks_signal(int argc, char *const *argv);
  * dashes, e.g. "external-launcher"), with or without a value. */
 int te_srun_asks(int argc, char *const *argv, const char *name);
 
+/* The value of srun's own long option NAME (its last, however given), or
+ * NULL when it is absent or has no value. Points into ARGV. */
+const char *te_srun_option_value(int argc, char *const *argv, const char *name);
+
 /* The index in ARGV of the command's first word (after srun's options and
  * a "--"), or -1 when there is none. */
 int te_srun_command(int argc, char *const *argv);

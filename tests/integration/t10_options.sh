@@ -23,7 +23,7 @@ settings=(train sighup nccl-heartbeat nccl-monitoring nccl-async-errors
 	rank-env port-range ignore-signals failure-report bind bind-smt
 	bind-gpus bind-failure rdzv barrier version-check checkpoint-dir
 	socket-ifname preflight exit-grace exit-action stall requeue
-	time-signal)
+	time-signal spares)
 declare -A accepted=(
 	[train]='on or off'
 	[sighup]='shield, ignore or default'
@@ -58,6 +58,7 @@ declare -A accepted=(
 	[stall]='1 to 604800 seconds, or off'
 	[requeue]='1 to 1000 restarts, or off'
 	[time-signal]='SIG@SECONDS with SIG one of USR1, USR2, TERM, INT and SECONDS 1 to 604800 seconds, or off'
+	[spares]='1 to 64 nodes, or off'
 )
 # Admin-only keys (no option), explained after the options.
 admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on

@@ -702,6 +702,7 @@ static void test_word_names(void)
 		{ TE_S_EXIT_ACTION, TE_W_EXIT_ACTION_KILL, "kill" },
 		{ TE_S_STALL, TE_W_STALL_OFF, "off" },
 		{ TE_S_REQUEUE, TE_W_REQUEUE_OFF, "off" },
+		{ TE_S_SPARES, TE_W_REQUEUE_OFF, "off" },
 		{ TE_S_TIME_SIGNAL, TE_W_TIME_SIGNAL_OFF, "off" },
 		{ TE_S_REQUEUE_ON, TE_W_REQUEUE_ON_NODE, "node" },
 		{ TE_S_REQUEUE_ON, TE_W_REQUEUE_ON_ANY, "any" },

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Restart inside the allocation, the pure part (relaunch.c): which nodes of
+ * a job are spares (--train-spares), how a step started without a node
+ * count leaves them out, the verdict at a failed step's end (relaunch
+ * without the node, requeue, stop), the word srun gives its hang-up shield
+ * and the command line the shield starts srun again with. */
+#ifndef TE_RELAUNCH_H
+#define TE_RELAUNCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report/recovery.h"
+
+/* The environment a relaunched srun gets from its shield: how many
+ * relaunches the job had in this run of its batch script, and the nodes
+ * they left out (comma list). Internal: srun takes them out again. */
+#define TE_RELAUNCH_COUNT_ENV "TRAINENV_RELAUNCH_COUNT"
+#define TE_RELAUNCH_EXCLUDED_ENV "TRAINENV_RELAUNCH_EXCLUDED"
+/* The world size of the job's first step, for the program. */
+#define TE_FIRST_WORLD_SIZE_ENV "TRAINENV_FIRST_WORLD_SIZE"
+
+/* A step started without a node count in an allocation with spares: the
+ * values srun's environment gets before it reads its options. job_nodes is
+ * SLURM_JOB_NUM_NODES, ntasks SLURM_NTASKS (NULL: unset), per_node
+ * SLURM_NTASKS_PER_NODE (NULL: unset). */
+struct te_spares_env {
+	char nodes[16];	 /* the new SLURM_JOB_NUM_NODES / SLURM_NNODES */
+	char ntasks[16]; /* the new SLURM_NTASKS / SLURM_NPROCS, "" keep */
+	char line[240];	 /* a warning, or "" */
+};
+/* 1 with env filled, 0 when nothing changes (no spares, no number), -1
+ * when the spares leave no node (line says why). */
+int te_spares_env(uint32_t spares, const char *job_nodes, const char *ntasks,
+		  const char *per_node, struct te_spares_env *env);
+
+/* node is one of the names of the comma list. */
+int te_node_listed(const char *list, const char *node);
+/* 1 when s is a comma list of node names (letters, digits, '-', '_',
+ * '.'), the only text srun's word to its shield carries. */
+int te_relaunch_nodes_ok(const char *s);
+
+/* The verdict at a step's end. */
+enum {
+	TE_VERDICT_NONE,     /* no failure, or no spares: the requeue decides */
+	TE_VERDICT_RELAUNCH, /* start the step again without the node */
+	TE_VERDICT_REQUEUE,  /* no relaunch (line says why): the requeue
+				decides */
+	TE_VERDICT_STOP,     /* neither relaunch nor requeue */
+};
+
+struct te_relaunch_facts {
+	uint32_t spares;       /* --train-spares K, 0: off */
+	uint64_t budget;       /* restarts allowed (relaunch and requeue) */
+	uint32_t restarts;     /* restarts so far, of both kinds */
+	const char *no_shield; /* why srun cannot be started again, or
+				    NULL when its shield can */
+	const char *job_nodes; /* the job's nodes now, comma list */
+	const char *excluded;  /* nodes relaunches left out, comma list */
+	uint32_t step_nodes;   /* the failed step's node count */
+	uint32_t step_tasks;   /* and task count */
+};
+
+struct te_relaunch_plan {
+	int verdict;
+	char exclude[TE_EXCLUDE_MAX]; /* excluded + the failed node */
+	char line[TE_RECOVERY_LINE_MAX];
+};
+
+/* Decides, for a failure blamed by te_fault_find. Fills line for every
+ * verdict but NONE. Returns plan->verdict. */
+int te_relaunch_decide(const struct te_relaunch_facts *f,
+		       const struct te_fault *fault,
+		       struct te_relaunch_plan *plan);
+
+/* srun's word to its shield, one line: "relaunch 1 RESTART NODES TASKS
+ * EXCLUDE\n" (EXCLUDE: a comma list of node names). */
+#define TE_RELAUNCH_WORD_MAX (TE_EXCLUDE_MAX + 64)
+struct te_relaunch_word {
+	uint32_t restart; /* the restart this relaunch is */
+	uint32_t nodes, tasks;
+	char exclude[TE_EXCLUDE_MAX];
+};
+int te_relaunch_word_format(const struct te_relaunch_word *w, char *buf,
+			    size_t len);
+/* 0, or -1 for anything but one well-formed line. */
+int te_relaunch_word_parse(const char *line, struct te_relaunch_word *w);
+
+/* The command line a relaunched srun runs: argv with, before its command,
+ * --exclude (the user's own list and w's), --nodes and --ntasks. out gets
+ * argc + 4 entries at most (with its NULL); the new option texts go into
+ * buf. The new argc, or -1 (no command, or buf too small). */
+int te_relaunch_argv(int argc, char *const *argv,
+		     const struct te_relaunch_word *w, char **out, char *buf,
+		     size_t len);
+
+/* The job's comment keeps each relaunch, so that the restart count
+ * survives a requeue: "trainenv: relaunch N without NODE". How many are
+ * in comment. */
+#define TE_RELAUNCH_COMMENT_TAG "trainenv: relaunch "
+#define TE_RELAUNCH_COMMENT_MAX 1000
+uint32_t te_relaunch_comment_count(const char *comment);
+/* comment (NULL: none) with the entry for restart and node added: 1 with
+ * the new comment in out, -1 when it would not fit or comment is not one
+ * printable line. */
+int te_relaunch_comment_add(const char *comment, uint32_t restart,
+			    const char *node, char *out, size_t len);
+
+#endif

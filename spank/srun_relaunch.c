@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* srun's side of restart inside the allocation (--train-spares): a step
+ * started without a node count leaves the spares out; at a failed step's
+ * end srun decides (core/report/relaunch.c) and, for a relaunch, notes it
+ * in the job's comment and gives its hang-up shield the word to start srun
+ * again without the node (srun_hangup_relaunch.c). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "slurm_compat.h"
+
+#include "report/relaunch.h"
+#include "srun_hangup_exec.h"
+#include "srun_lines.h"
+#include "srun_relaunch.h"
+#include "state.h"
+#include "util/strutil.h"
+
+/* srun's environment for -N and -n, changed before srun reads it and put
+ * back once it has (the tasks see the job's own values). */
+static const char *const count_vars[4] = { "SLURM_JOB_NUM_NODES",
+					   "SLURM_NNODES", "SLURM_NTASKS",
+					   "SLURM_NPROCS" };
+static struct {
+	int changed;
+	char saved[4][32];
+	int had[4];
+	uint32_t spares;     /* --train-spares, 0: off */
+	uint32_t step_nodes; /* this step's */
+	uint32_t step_tasks;
+	uint32_t restarts;	       /* before this step, both kinds */
+	char excluded[TE_EXCLUDE_MAX]; /* the relaunches' */
+	char no_shield[200];	       /* why srun cannot start again */
+} rl;
+
+static const char *own_getenv(void *ctx, const char *name)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
+void te_relaunch_srun_early(void)
+{
+	static struct te_config inh;
+	struct te_spares_env e;
+	const struct te_value *v;
+	int i, r;
+
+	/* the batch script's or salloc's srun, not one inside a step */
+	if (!getenv("SLURM_JOB_ID") || getenv("SLURM_STEP_ID") ||
+	    te_inherited_config(own_getenv, NULL, &inh) < 0)
+		return;
+	v = &inh.v[TE_S_SPARES];
+	if (!v->set || v->word != TE_W_VALUE)
+		return;
+	r = te_spares_env((uint32_t)v->num, getenv("SLURM_JOB_NUM_NODES"),
+			  getenv("SLURM_NTASKS"),
+			  getenv("SLURM_NTASKS_PER_NODE"), &e);
+	if (e.line[0])
+		fprintf(stderr, TE_PREFIX "warning: %s\n", e.line);
+	if (r <= 0)
+		return;
+	for (i = 0; i < 4; i++) {
+		const char *old = getenv(count_vars[i]);
+
+		rl.had[i] = old && strlen(old) < sizeof(rl.saved[i]);
+		if (rl.had[i])
+			te_strlcpy(rl.saved[i], old, sizeof(rl.saved[i]));
+	}
+	setenv(count_vars[0], e.nodes, 1);
+	setenv(count_vars[1], e.nodes, 1);
+	if (e.ntasks[0] && rl.had[2])
+		setenv(count_vars[2], e.ntasks, 1);
+	if (e.ntasks[0] && rl.had[3])
+		setenv(count_vars[3], e.ntasks, 1);
+	rl.changed = 1;
+}
+
+void te_relaunch_srun_restore(void)
+{
+	int i;
+
+	if (!rl.changed)
+		return;
+	rl.changed = 0;
+	for (i = 0; i < 4; i++)
+		if (rl.had[i])
+			setenv(count_vars[i], rl.saved[i], 1);
+		else
+			unsetenv(count_vars[i]);
+}
+
+void te_relaunch_no_shield(const char *why)
+{
+	te_strlcpy(rl.no_shield, why, sizeof(rl.no_shield));
+}
+
+int te_relaunch_spares(void)
+{
+	const struct te_value *v = &te_plug.cfg.v[TE_S_SPARES];
+
+	return v->set && v->word == TE_W_VALUE ? (int)v->num : 0;
+}
+
+/* The step's node and task counts and its nodes (expanded), from
+ * slurmctld. 0, or -1. */
+static int step_load(uint32_t job, uint32_t step, char *nodes, size_t len)
+{
+	job_step_info_response_msg_t *resp = NULL;
+	int rc = -1;
+
+	if (te_slurm_load_step(job, step, &resp) == 0 && resp &&
+	    resp->job_step_count >= 1) {
+		const job_step_info_t *s = &resp->job_steps[0];
+
+		rl.step_tasks = s->num_tasks;
+		rl.step_nodes = te_expand_nodes(s->nodes, nodes, len);
+		rc = rl.step_nodes ? 0 : -1;
+	}
+	if (resp)
+		slurm_free_job_step_info_response_msg(resp);
+	return rc;
+}
+
+/* The nodes of the job that neither the step nor a relaunch uses. */
+static void spare_list(const char *job_nodes, const char *step_nodes, char *out,
+		       size_t len)
+{
+	char name[TE_NODE_MAX];
+	const char *p = job_nodes;
+
+	out[0] = '\0';
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if (n && n < sizeof(name)) {
+			memcpy(name, p, n);
+			name[n] = '\0';
+			if (!te_node_listed(step_nodes, name) &&
+			    !te_node_listed(rl.excluded, name))
+				te_appendf(out, len, "%s%s", out[0] ? "," : "",
+					   name);
+		}
+		p = end ? end + 1 : NULL;
+	}
+}
+
+/* What a relaunched srun was given by its shield, taken out of the
+ * environment the tasks get. */
+static uint32_t take_relaunch_env(void)
+{
+	const char *c = getenv(TE_RELAUNCH_COUNT_ENV);
+	const char *x = getenv(TE_RELAUNCH_EXCLUDED_ENV);
+	uint64_t n = 0;
+
+	if (!c || te_parse_u64(c, 1000000, &n) < 0)
+		n = 0;
+	if (x && te_relaunch_nodes_ok(x))
+		te_strlcpy(rl.excluded, x, sizeof(rl.excluded));
+	unsetenv(TE_RELAUNCH_COUNT_ENV);
+	unsetenv(TE_RELAUNCH_EXCLUDED_ENV);
+	return (uint32_t)n;
+}
+
+void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
+			   const char *job_excluded)
+{
+	char job_nodes[TE_EXCLUDE_MAX], step_nodes[TE_EXCLUDE_MAX],
+		spares[TE_EXCLUDE_MAX], all[TE_EXCLUDE_MAX], num[16];
+	uint32_t here, noted;
+
+	rl.spares = (uint32_t)te_relaunch_spares();
+	if (!rl.spares)
+		return;
+	here = take_relaunch_env();
+	noted = te_relaunch_comment_count(j->comment);
+	/* the comment keeps earlier runs' relaunches; the shield's count
+	 * stands in where the comment could not be written */
+	rl.restarts = j->restart_cnt + (noted > here ? noted : here);
+	te_snprintf(num, sizeof(num), "%u", rl.restarts);
+	setenv("TRAINENV_RESTART", num, 1);
+	te_snprintf(all, sizeof(all), "%s%s%s", job_excluded,
+		    job_excluded[0] && rl.excluded[0] ? "," : "", rl.excluded);
+	if (all[0])
+		setenv("TRAINENV_EXCLUDED_NODES", all, 1);
+	te_expand_nodes(j->nodes, job_nodes, sizeof(job_nodes));
+	if (step_load(j->job_id, step, step_nodes, sizeof(step_nodes)) < 0) {
+		fprintf(stderr,
+			TE_PREFIX "warning: --train-spares: cannot read step "
+				  "%u.%u from slurmctld (%s): no relaunch "
+				  "for this step\n",
+			j->job_id, step, slurm_strerror(te_slurm_errno()));
+		rl.spares = 0;
+		return;
+	}
+	te_snprintf(num, sizeof(num), "%u", rl.step_tasks);
+	setenv(TE_FIRST_WORLD_SIZE_ENV,
+	       getenv(TE_FIRST_WORLD_SIZE_ENV) ? getenv(TE_FIRST_WORLD_SIZE_ENV)
+					       : num,
+	       1);
+	spare_list(job_nodes, step_nodes, spares, sizeof(spares));
+	if (here)
+		te_recovery_say("relaunch: restart %u: the step runs without "
+				"%s; spares left: %s",
+				rl.restarts, rl.excluded,
+				spares[0] ? spares : "none");
+	else if (te_plug.explain)
+		te_recovery_say("spares: %s sit%s out of this step "
+				"(--train-spares=%u); a step that fails "
+				"because of a node starts again with a spare "
+				"in its place",
+				spares[0] ? spares : "no node",
+				strchr(spares, ',') ? "" : "s", rl.spares);
+}
+
+uint32_t te_relaunch_excluded_add(char *list, size_t len)
+{
+	char name[TE_NODE_MAX];
+	const char *p = rl.excluded;
+	uint32_t n = 0;
+
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t k = end ? (size_t)(end - p) : strlen(p);
+
+		if (k && k < sizeof(name)) {
+			memcpy(name, p, k);
+			name[k] = '\0';
+			if (!te_node_listed(list, name) &&
+			    te_appendf(list, len, "%s%s", list[0] ? "," : "",
+				       name) == 0)
+				n++;
+		}
+		p = end ? end + 1 : p + k;
+	}
+	return n;
+}
+
+/* The relaunch in the job's comment: the count survives a requeue. */
+static void comment_note(const job_info_t *j, uint32_t restart,
+			 const char *node)
+{
+	char comment[TE_RELAUNCH_COMMENT_MAX + 1];
+	job_desc_msg_t d;
+
+	if (te_relaunch_comment_add(j->comment, restart, node, comment,
+				    sizeof(comment)) < 0)
+		return;
+	slurm_init_job_desc_msg(&d);
+	te_slurm_job_desc_set_job(&d, j->job_id);
+	d.comment = comment;
+	if (slurm_update_job(&d) != 0)
+		te_recovery_say("warning: relaunch: the job's comment was not "
+				"updated: %s",
+				slurm_strerror(te_slurm_errno()));
+}
+
+int te_relaunch_srun_exit(const struct te_fault *fault, const job_info_t *j,
+			  uint64_t budget)
+{
+	struct te_relaunch_facts f = { 0 };
+	struct te_relaunch_plan plan;
+	struct te_relaunch_word w;
+	char job_nodes[TE_EXCLUDE_MAX], line[TE_RELAUNCH_WORD_MAX];
+	int fd = te_hup_word_fd();
+	ssize_t n;
+
+	if (!rl.spares)
+		return TE_VERDICT_NONE;
+	te_expand_nodes(j->nodes, job_nodes, sizeof(job_nodes));
+	f.spares = rl.spares;
+	f.budget = budget;
+	f.restarts = rl.restarts;
+	f.no_shield = fd >= 0 ? NULL
+		      : rl.no_shield[0]
+			      ? rl.no_shield
+			      : "srun runs without its hang-up shield";
+	f.job_nodes = job_nodes;
+	f.excluded = rl.excluded;
+	f.step_nodes = rl.step_nodes;
+	f.step_tasks = rl.step_tasks;
+	te_relaunch_decide(&f, fault, &plan);
+	if (plan.verdict == TE_VERDICT_NONE)
+		return plan.verdict;
+	te_recovery_say("%s", plan.line);
+	if (plan.verdict != TE_VERDICT_RELAUNCH)
+		return plan.verdict;
+	w.restart = rl.restarts + 1;
+	w.nodes = rl.step_nodes;
+	w.tasks = rl.step_tasks;
+	te_strlcpy(w.exclude, plan.exclude, sizeof(w.exclude));
+	comment_note(j, w.restart, fault->node);
+	if (te_relaunch_word_format(&w, line, sizeof(line)) < 0 ||
+	    (n = write(fd, line, strlen(line))) != (ssize_t)strlen(line)) {
+		te_recovery_say("relaunch: not relaunched: srun could not "
+				"tell its shield");
+		return TE_VERDICT_REQUEUE;
+	}
+	return plan.verdict;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* srun's side of restart inside the allocation (srun_relaunch.c). */
+#ifndef TE_SRUN_RELAUNCH_H
+#define TE_SRUN_RELAUNCH_H
+
+#include <stdint.h>
+
+#include "slurm_compat.h"
+
+#include "report/recovery.h"
+
+/* At srun's slurm_spank_init, before srun reads its options: in a job
+ * with --train-spares, srun's environment asks for the job's nodes less
+ * the spares (and their tasks), for a step given no node count. */
+void te_relaunch_srun_early(void);
+/* Once srun has read its options: the job's own values back. */
+void te_relaunch_srun_restore(void);
+/* Why this srun has no shield to start it again (said at a relaunch). */
+void te_relaunch_no_shield(const char *why);
+/* The effective --train-spares, 0: off. */
+int te_relaunch_spares(void);
+/* At user_init, with the job read: the restart count, the nodes left out,
+ * the step's size, the explain and warning lines. job_excluded: the job's
+ * own excluded nodes (expanded). */
+void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
+			   const char *job_excluded);
+/* Adds the nodes relaunches left out to list (comma list); how many. */
+uint32_t te_relaunch_excluded_add(char *list, size_t len);
+/* At the end, for the fault blamed: the verdict (TE_VERDICT_*), said in
+ * one line; for a relaunch, the job's comment and the shield's word. */
+int te_relaunch_srun_exit(const struct te_fault *fault, const job_info_t *j,
+			  uint64_t budget);
+
+#endif

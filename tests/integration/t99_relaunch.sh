@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Issue 35, restart inside the allocation, on the real cluster (4 nodes):
+#  (a) sbatch -N4 with #SBATCH --train-spares=1: a step without a node count
+#      runs on 3 nodes (the explain names the spare n4); n2 fails its GPU
+#      pre-flight (test hook): srun says the relaunch line, its shield
+#      starts the step again without n2 on n1,n3,n4 at once, in the same
+#      job (Restarts=0, no requeue), the tasks see TRAINENV_RESTART=1,
+#      TRAINENV_EXCLUDED_NODES=n2 and TRAINENV_FIRST_WORLD_SIZE=3, the job
+#      completes, its comment keeps the relaunch, and the batch had --no-kill
+#      implied (Slurm's NoKill is not shown: the job survives nothing here,
+#      the line of (e) says when it is missing);
+#  (b) the program's own error: not relaunched, one line, the job fails;
+#  (c) a rank's "do not restart" (exit 93): stopped, one line;
+#  (d) the budget: --train-spares=1 with n2 and n3 failing: one relaunch,
+#      then no spare is left: the line says so (no requeue asked for);
+#  (e) --train-spares on sbatch's command line: the warning that --no-kill
+#      is missing; srun --pty: no relaunch, one line;
+#  (f) the time from the failed step's end to the relaunched step's first
+#      task, printed (the benchmark's figure is bench/relaunch).
+# Single-quoted $VARS are for the jobs' shells:
+# shellcheck disable=SC2016
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source-path=SCRIPTDIR source=../lib/itest.sh
+. "$here/../lib/itest.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
+. "$here/../lib/trainenv.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
+. "$here/../lib/pmix_common.sh"
+
+plan 30
+
+cluster_up --nodes 4
+ok $? "cluster is up" || bail_out "no cluster"
+te_build_init
+lstopo-no-graphics --of xml --whole-io - >here.xml 2>/dev/null &&
+	"$here/../lib/add_gpus.py" here.xml gpus.xml 2
+ok $? "this machine's topology exported, fake GPUs added"
+set_plugstack "required $plugin helper-dir=$builddir test-hooks=on bind-topology=$TE_WORK/gpus.xml"
+
+submit() { # SBATCH ARGS...: prints the job id
+	sbatch --parsable "$@" | cut -d';' -f1
+}
+
+# ================================================================ (a)
+if te_no_mpi_pmix; then
+	skip "$TE_WHY" 12
+else
+cat >job_a.sh <<'EOF'
+#!/bin/bash
+#SBATCH --train-spares=1
+srun --mpi=pmix --ntasks-per-node=1 --train-preflight=on --train-launcher=task --train-explain \
+	sh -c 'echo "ran $RANK of $WORLD_SIZE $SLURMD_NODENAME step=$SLURM_STEP_ID restart=${TRAINENV_RESTART:-none} excluded=${TRAINENV_EXCLUDED_NODES:-none} first=${TRAINENV_FIRST_WORLD_SIZE:-none}"'
+echo "batch done"
+EOF
+id=$(TRAINENV_TEST_PREFLIGHT_FAIL="n2:out of memory" CUDA_VISIBLE_DEVICES=0,1 \
+	submit -N4 -t 5 -o "$TE_WORK/a.out" job_a.sh)
+ok $? "a 4-node batch job with #SBATCH --train-spares=1 is queued ($id)"
+state=$(wait_job_done "$id" 120)
+is "$state" COMPLETED "the job completes" || diag "$(cat a.out)"
+out=$(cat a.out)
+like "$out" 'trainenv: spares: n4 sits out of this step \(--train-spares=1\)' \
+	"--train-explain names the spare n4" || diag "$out"
+like "$out" 'trainenv: relaunch: node n2 failed: rank 1 failed its check before training \(exit code 75\); the step starts again in this allocation without n2, on 3 nodes with 3 tasks \(restart 1 of 1\)' \
+	"srun names the node, why, and the relaunch" || diag "$out"
+like "$out" 'trainenv: relaunch: restart 1: the step runs without n2; spares left: none' \
+	"the relaunched srun says so"
+like "$out" 'ran 0 of 3 n1 step=1 restart=1 excluded=n2 first=3' "rank 0 on n1, step 1, sees the restart, n2 excluded and the first world size"
+like "$out" 'ran 1 of 3 n3 step=1 restart=1' "rank 1 on n3: the spare's neighbour takes n2's rank"
+like "$out" 'ran 2 of 3 n4 step=1 restart=1' "rank 2 on the spare n4"
+unlike() { ! printf '%s\n' "$1" | grep -Eq "$2"; }
+unlike "$out" 'ran [0-9] of [0-9] n2 '
+ok $? "no rank ran on n2"
+like "$out" 'batch done' "the batch script goes on after the step"
+is "$(job_field "$id" Restarts)" 0 "scontrol show job: Restarts=0 (no requeue)"
+like "$(scontrol show job "$id" | grep -o 'Comment=.*')" 'Comment=trainenv: relaunch 1 without n2' "the job's comment keeps the relaunch"
+fi
+
+# ================================================================ (b)
+cat >job_b.sh <<'EOF'
+#!/bin/bash
+#SBATCH --train-spares=1
+srun --ntasks-per-node=1 sh -c '[ "$RANK" = 1 ] && exit 3; exit 0'
+EOF
+id=$(submit -N3 -t 5 -o "$TE_WORK/b.out" job_b.sh)
+state=$(wait_job_done "$id" 60)
+is "$state" FAILED "a program's own error: the job fails" || diag "$(cat b.out)"
+like "$(cat b.out)" 'trainenv: relaunch: not relaunched: rank 1 exited with code 3: the program.s own error' \
+	"and says it is not relaunched, and why" || diag "$(cat b.out)"
+is "$(grep -c 'srun: ' b.out | tr -d ' ')$(grep -c 'relaunch: restart' b.out)" "$(grep -c 'srun: ' b.out | tr -d ' ')0" "  no second step"
+
+# ================================================================ (c)
+cat >job_c.sh <<'EOF'
+#!/bin/bash
+#SBATCH --train-spares=1
+srun --ntasks-per-node=1 sh -c '[ "$RANK" = 1 ] && exit 93; exit 0'
+EOF
+id=$(submit -N3 -t 5 -o "$TE_WORK/c.out" job_c.sh)
+state=$(wait_job_done "$id" 60)
+is "$state" FAILED "exit 93: the job ends" || diag "$(cat c.out)"
+like "$(cat c.out)" 'trainenv: relaunch: stopped: rank 1 exited with code 93: the program asked not to be restarted' \
+	"  one line: the program asked not to be restarted" || diag "$(cat c.out)"
+
+# ================================================================ (d)
+if te_no_mpi_pmix; then
+	skip "$TE_WHY" 5
+else
+id=$(TRAINENV_TEST_PREFLIGHT_FAIL="n2:bad,n3:bad" CUDA_VISIBLE_DEVICES=0,1 \
+	submit -N4 -t 5 -o "$TE_WORK/d.out" --train-requeue=3 --no-requeue job_a.sh)
+state=$(wait_job_done "$id" 120)
+ok $? "n2 and n3 fail their pre-flight: the job ends ($state)" || diag "$(cat d.out)"
+like "$(cat d.out)" 'relaunch: node n[23] failed.*without n[23], on 3 nodes with 3 tasks \(restart 1 of 3\)' "  the first failure is relaunched" || diag "$(cat d.out)"
+like "$(cat d.out)" 'trainenv: relaunch: not relaunched: node n[23] failed \(rank [0-9] failed its check before training \(exit code 75\)\), but no spare node is left \(2 of the job.s nodes free for a step of 3\)' \
+	"  the second: no spare left, said" || diag "$(cat d.out)"
+like "$(cat d.out)" 'trainenv: requeue: not requeued: node n[23] failed \(.*\), but the job may not be requeued' \
+	"  then today's requeue decides (here: --no-requeue)" || diag "$(cat d.out)"
+is "$(grep -c 'relaunch: restart' d.out)" 1 "  one relaunch only"
+fi
+
+# ================================================================ (e)
+out=$(sbatch -N2 -t 5 -o /dev/null --train-spares=1 --wrap true 2>&1)
+like "$out" 'trainenv: warning: --train-spares=1 without --no-kill' \
+	"--train-spares on sbatch's command line: the missing --no-kill is said" || diag "$out"
+out=$(sbatch -N2 -t 5 -o /dev/null --train-spares=1 --no-kill --wrap true 2>&1)
+unlike "$out" 'without --no-kill'
+ok $? "  not with --no-kill" || diag "$out"
+out=$(printf '#!/bin/bash\n#SBATCH --train-spares=1\ntrue\n' | sbatch -N2 -t 5 -o /dev/null 2>&1)
+unlike "$out" 'without --no-kill'
+ok $? "  nor in the #SBATCH lines (implied)" || diag "$out"
+
+done_testing

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of restart inside the allocation (core/report/relaunch.c): the
+ * spares' environment, the verdict at a failed step's end, srun's word to
+ * its shield (with hostile lines), the relaunched command line, the job
+ * comment's count, and the "do not restart" exit code in te_fault_find. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "report/relaunch.h"
+#include "srun/srunargs.h"
+#include "util/strutil.h"
+#include "tap.h"
+
+static void test_spares_env(void)
+{
+	struct te_spares_env e;
+
+	is_int(te_spares_env(0, "9", NULL, NULL, &e), 0, "no spares: nothing");
+	is_int(te_spares_env(1, NULL, NULL, NULL, &e), 0,
+	       "no SLURM_JOB_NUM_NODES: nothing");
+	is_int(te_spares_env(1, "9", NULL, NULL, &e), 1, "9 nodes, 1 spare");
+	is_str(e.nodes, "8", "the step gets 8 nodes");
+	is_str(e.ntasks, "", "no task count: srun's own");
+	is_int(te_spares_env(1, "4", "8", NULL, &e), 1, "8 tasks on 4 nodes");
+	is_str(e.ntasks, "6", "the same 2 per node on 3 nodes");
+	is_int(te_spares_env(2, "4", "8", "2", &e), 1, "per node given");
+	is_str(e.ntasks, "4", "2 per node on 2 nodes");
+	is_int(te_spares_env(1, "4", "7", NULL, &e), 1, "7 tasks on 4 nodes");
+	is_str(e.ntasks, "", "uneven: kept");
+	like(e.line, "do not divide", "uneven: said");
+	is_int(te_spares_env(4, "4", NULL, NULL, &e), -1, "all nodes spare");
+	like(e.line, "leaves none", "said why");
+	is_int(te_spares_env(1, "x9", NULL, NULL, &e), 0, "garbage: nothing");
+	is_int(te_spares_env(1, "4", "1e3", NULL, &e), 1, "bad ntasks");
+	is_str(e.ntasks, "", "bad ntasks: kept");
+}
+
+static struct te_fault node_fault(const char *node)
+{
+	struct te_fault f;
+
+	memset(&f, 0, sizeof(f));
+	f.kind = TE_FAULT_NODE;
+	te_strlcpy(f.node, node, sizeof(f.node));
+	te_strlcpy(f.why, "rank 2 failed its check before training",
+		   sizeof(f.why));
+	return f;
+}
+
+static void test_decide(void)
+{
+	struct te_relaunch_facts f = { .spares = 1,
+				       .budget = 2,
+				       .job_nodes = "n1,n2,n3,n4",
+				       .excluded = "",
+				       .step_nodes = 3,
+				       .step_tasks = 6 };
+	struct te_fault fault = node_fault("n2");
+	struct te_relaunch_plan p;
+
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_RELAUNCH,
+	       "a spare: relaunch");
+	is_str(p.exclude, "n2", "without n2");
+	like(p.line, "without n2, on 3 nodes with 6 tasks (restart 1 of 2)",
+	     "the line");
+	f.excluded = "n2";
+	fault = node_fault("n3");
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_REQUEUE,
+	       "n2 already out, n3 fails: no spare");
+	like(p.line, "no spare node is left (2 of the job's nodes free",
+	     "said");
+	f.job_nodes = "n1,n3,n4,n5,n6";
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_RELAUNCH,
+	       "Slurm removed n2, n5 n6 free");
+	is_str(p.exclude, "n2,n3", "both left out");
+	f.restarts = 2;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_STOP,
+	       "budget spent: stop");
+	like(p.line, "budget is spent (2 of 2", "said");
+	f.restarts = 0;
+	f.no_shield = "srun runs without its hang-up shield (--pty)";
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_REQUEUE,
+	       "no shield: the requeue decides");
+	like(p.line, "without its hang-up shield (--pty)", "said why");
+	f.no_shield = NULL;
+	fault.kind = TE_FAULT_PROGRAM;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_STOP,
+	       "the program's own error: stop");
+	like(p.line, "the program's own error", "said");
+	fault.kind = TE_FAULT_STOP;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_STOP,
+	       "exit 93: stop");
+	fault.kind = TE_FAULT_NONE;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_NONE,
+	       "no failure");
+	fault = node_fault("n3");
+	f.spares = 0;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_NONE,
+	       "no spares: the requeue decides alone");
+	f.spares = 1;
+	f.step_nodes = 0;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_REQUEUE,
+	       "step size unknown: no relaunch");
+}
+
+static void test_word(void)
+{
+	struct te_relaunch_word w = { 3, 8, 16, "n2,n7" }, r;
+	char buf[TE_RELAUNCH_WORD_MAX], big[TE_RELAUNCH_WORD_MAX + 8];
+	const char *bad[] = {
+		"relaunch 1 3 8 16 n2,n7",	   /* no newline */
+		"relaunch 2 3 8 16 n2\n",	   /* another version */
+		"relaunch 1 3 0 16 n2\n",	   /* no nodes */
+		"relaunch 1 3 8 16 \n",		   /* no list */
+		"relaunch 1 3 8 16 n2;rm -rf\n",   /* not a name */
+		"relaunch 1 3 8 16 n2,,n3\n",	   /* empty name */
+		"relaunch 1 3 8 16 n2,\n",	   /* trailing comma */
+		"relaunch 1 3 8 16 n2\nextra\n",   /* two lines */
+		"relaunch 1 -3 8 16 n2\n",	   /* negative */
+		"relaunch 1 3 8 99999999999 n2\n", /* too many */
+		"",
+	};
+	size_t i;
+
+	is_int(te_relaunch_word_format(&w, buf, sizeof(buf)), 0, "formatted");
+	is_str(buf, "relaunch 1 3 8 16 n2,n7\n", "the word");
+	is_int(te_relaunch_word_parse(buf, &r), 0, "parsed");
+	ok(r.restart == 3 && r.nodes == 8 && r.tasks == 16 &&
+		   !strcmp(r.exclude, "n2,n7"),
+	   "round trip");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		is_int(te_relaunch_word_parse(bad[i], &r), -1,
+		       "hostile word %zu refused", i);
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big, "relaunch 1 1 1 1 ", 18);
+	is_int(te_relaunch_word_parse(big, &r), -1, "too long refused");
+	te_strlcpy(w.exclude, "n2 n3", sizeof(w.exclude));
+	is_int(te_relaunch_word_format(&w, buf, sizeof(buf)), -1,
+	       "a list with a blank is not formatted");
+}
+
+static void test_argv(void)
+{
+	char *a1[] = { "srun",	 "-N",	     "3",  "--train-spares=1",
+		       "python", "train.py", "-N", "5",
+		       NULL };
+	char *a2[] = { "srun", "-x", "n9", "--", "./prog", NULL };
+	char *a3[] = { "srun", "-N3", NULL };
+	struct te_relaunch_word w = { 1, 3, 6, "n2" };
+	char *out[16], buf[256];
+	int n;
+
+	te_srun_argv_set_release(0);
+	n = te_relaunch_argv(8, a1, &w, out, buf, sizeof(buf));
+	is_int(n, 11, "three options added");
+	is_str(out[4], "--exclude=n2", "exclude before the command");
+	is_str(out[5], "--nodes=3", "nodes");
+	is_str(out[6], "--ntasks=6", "tasks");
+	is_str(out[7], "python", "then the command");
+	is_str(out[9], "-N", "the command's own -N untouched");
+	ok(out[11] == NULL, "ends with NULL");
+	n = te_relaunch_argv(5, a2, &w, out, buf, sizeof(buf));
+	is_int(n, 8, "with --");
+	is_str(out[3], "--exclude=n9,n2", "the user's exclude kept");
+	is_str(out[6], "--", "-- stays before the command");
+	is_str(out[7], "./prog", "the command");
+	is_int(te_relaunch_argv(2, a3, &w, out, buf, sizeof(buf)), -1,
+	       "no command: refused");
+	is_int(te_relaunch_argv(8, a1, &w, out, buf, 20), -1,
+	       "no room: refused");
+}
+
+static void test_comment(void)
+{
+	char out[TE_RELAUNCH_COMMENT_MAX + 64], big[1200];
+
+	is_int(te_relaunch_comment_count(NULL), 0, "no comment");
+	is_int(te_relaunch_comment_count("site text"), 0, "the site's");
+	is_int(te_relaunch_comment_add(NULL, 1, "n2", out, sizeof(out)), 1,
+	       "first entry");
+	is_str(out, "trainenv: relaunch 1 without n2", "its text");
+	is_int(te_relaunch_comment_add("site; trainenv: relaunch 1 without n2",
+				       2, "n3", out, sizeof(out)),
+	       1, "second");
+	is_str(out,
+	       "site; trainenv: relaunch 1 without n2; trainenv: relaunch 2 "
+	       "without n3",
+	       "appended");
+	is_int(te_relaunch_comment_count(out), 2, "counted");
+	is_int(te_relaunch_comment_add("(null)", 1, "n2", out, sizeof(out)), 1,
+	       "squeue's (null)");
+	is_str(out, "trainenv: relaunch 1 without n2", "is no comment");
+	is_int(te_relaunch_comment_add("a\nb", 1, "n2", out, sizeof(out)), -1,
+	       "two lines: never written back");
+	is_int(te_relaunch_comment_add("x", 1, "n2,n3", out, sizeof(out)), -1,
+	       "one node only");
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	is_int(te_relaunch_comment_add(big, 1, "n2", out, sizeof(out)), -1,
+	       "too long: not written");
+}
+
+static void test_no_restart_code(void)
+{
+	struct te_failrep fails[2];
+	struct te_fault_facts ff = { 0 };
+	struct te_fault fault;
+
+	memset(fails, 0, sizeof(fails));
+	te_strlcpy(fails[0].node, "n1", sizeof(fails[0].node));
+	fails[0].rank = 0;
+	fails[0].value = TE_EXIT_NODE_FAULT;
+	fails[0].sec = 1;
+	te_strlcpy(fails[1].node, "n2", sizeof(fails[1].node));
+	fails[1].rank = 3;
+	fails[1].value = TE_EXIT_NO_RESTART;
+	fails[1].sec = 2;
+	ff.fails = fails;
+	ff.nfails = 2;
+	ff.lost_node = "n4";
+	te_fault_find(&ff, &fault);
+	is_int(fault.kind, TE_FAULT_STOP, "exit 93 wins over a node's fault");
+	like(fault.why, "rank 3 exited with code 93", "names the rank");
+	ff.nfails = 1;
+	te_fault_find(&ff, &fault);
+	is_int(fault.kind, TE_FAULT_NODE, "without it: the lost node");
+}
+
+int main(void)
+{
+	test_spares_env();
+	test_decide();
+	test_word();
+	test_argv();
+	test_comment();
+	test_no_restart_code();
+	return tap_done();
+}
