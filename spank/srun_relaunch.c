@@ -44,6 +44,24 @@ static const char *own_getenv(void *ctx, const char *name)
 	return getenv(name);
 }
 
+/* Not inside a step's task: no SLURM_STEP_ID, or from 26.05 on the batch
+ * step's or the interactive step's own id (-5, -6: SLURM_BATCH_SCRIPT and
+ * SLURM_INTERACTIVE_STEP as an int, or as Slurm's unsigned). */
+static int in_batch_or_shell(void)
+{
+	static const char *const ids[] = { "-5", "-6", "4294967291",
+					   "4294967290" };
+	const char *v = getenv("SLURM_STEP_ID");
+	size_t i;
+
+	if (!v)
+		return 1;
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (!strcmp(v, ids[i]))
+			return 1;
+	return 0;
+}
+
 void te_relaunch_srun_early(void)
 {
 	static struct te_config inh;
@@ -52,7 +70,7 @@ void te_relaunch_srun_early(void)
 	int i, r;
 
 	/* the batch script's or salloc's srun, not one inside a step */
-	if (!getenv("SLURM_JOB_ID") || getenv("SLURM_STEP_ID") ||
+	if (!getenv("SLURM_JOB_ID") || !in_batch_or_shell() ||
 	    te_inherited_config(own_getenv, NULL, &inh) < 0)
 		return;
 	v = &inh.v[TE_S_SPARES];
