@@ -66,7 +66,7 @@ admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
 	lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 147
+plan 149
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
