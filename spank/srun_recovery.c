@@ -251,18 +251,22 @@ static void timesig_fire(int64_t now_ms)
 	    name ? name : "?", (unsigned long long)rc.sig_secs);
 }
 
-/* The first node of the job that Slurm sees down or not responding: a node
- * lost during the step. */
+/* The first node of the job, or of the step, that Slurm sees down or not
+ * responding: a node lost during the step (a job with --no-kill no longer
+ * has it). */
 static void lost_node(const job_info_t *j, char *out, size_t len)
 {
 	node_info_msg_t *nodes = NULL;
 	te_hostlist_t hl;
 	uint32_t i;
+	const char *step = te_relaunch_step_nodes();
 
 	out[0] = 0;
 	if (!j->nodes || slurm_load_node(0, &nodes, SHOW_ALL) != 0 || !nodes)
 		return;
 	hl = slurm_hostlist_create(j->nodes);
+	if (hl && step[0])
+		slurm_hostlist_push(hl, step);
 	for (i = 0; hl && i < nodes->record_count && !out[0]; i++) {
 		const node_info_t *n = &nodes->node_array[i];
 		uint32_t base = n->node_state & NODE_STATE_BASE;

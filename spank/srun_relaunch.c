@@ -33,9 +33,10 @@ static struct {
 	uint32_t spares;     /* --train-spares, 0: off */
 	uint32_t step_nodes; /* this step's */
 	uint32_t step_tasks;
-	uint32_t restarts;	       /* before this step, both kinds */
-	char excluded[TE_EXCLUDE_MAX]; /* the relaunches' */
-	char no_shield[200];	       /* why srun cannot start again */
+	uint32_t restarts;		/* before this step, both kinds */
+	char excluded[TE_EXCLUDE_MAX];	/* the relaunches' */
+	char step_list[TE_EXCLUDE_MAX]; /* this step's nodes */
+	char no_shield[200];		/* why srun cannot start again */
 } rl;
 
 static const char *own_getenv(void *ctx, const char *name)
@@ -189,8 +190,9 @@ static uint32_t take_relaunch_env(void)
 void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 			   const char *job_excluded)
 {
-	char job_nodes[TE_EXCLUDE_MAX], step_nodes[TE_EXCLUDE_MAX],
-		spares[TE_EXCLUDE_MAX], all[TE_EXCLUDE_MAX], num[16];
+	char job_nodes[TE_EXCLUDE_MAX], spares[TE_EXCLUDE_MAX],
+		all[TE_EXCLUDE_MAX], num[16];
+	char *step_nodes = rl.step_list;
 	uint32_t here, noted;
 
 	rl.spares = (uint32_t)te_relaunch_spares();
@@ -208,7 +210,7 @@ void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 	if (all[0])
 		setenv("TRAINENV_EXCLUDED_NODES", all, 1);
 	te_expand_nodes(j->nodes, job_nodes, sizeof(job_nodes));
-	if (step_load(j->job_id, step, step_nodes, sizeof(step_nodes)) < 0) {
+	if (step_load(j->job_id, step, step_nodes, sizeof(rl.step_list)) < 0) {
 		fprintf(stderr,
 			TE_PREFIX "warning: --train-spares: cannot read step "
 				  "%u.%u from slurmctld (%s): no relaunch "
@@ -235,6 +237,11 @@ void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 				"in its place",
 				spares[0] ? spares : "no node",
 				strchr(spares, ',') ? "" : "s", rl.spares);
+}
+
+const char *te_relaunch_step_nodes(void)
+{
+	return rl.spares ? rl.step_list : "";
 }
 
 uint32_t te_relaunch_excluded_add(char *list, size_t len)
@@ -312,6 +319,9 @@ int te_relaunch_srun_exit(const struct te_fault *fault, const job_info_t *j,
 	w.restart = rl.restarts + 1;
 	w.nodes = rl.step_nodes;
 	w.tasks = rl.step_tasks;
+	/* Slurm keeps a step whose node was lost until that node reports
+	 * its end, which it never does: the new step shares its nodes */
+	w.overlap = fault->lost;
 	te_strlcpy(w.exclude, plan.exclude, sizeof(w.exclude));
 	comment_note(j, w.restart, fault->node);
 	if (te_relaunch_word_format(&w, line, sizeof(line)) < 0 ||

@@ -24,6 +24,9 @@ int te_relaunch_spares(void);
  * own excluded nodes (expanded). */
 void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 			   const char *job_excluded);
+/* The step's nodes (comma list; "" when not known): a node lost from
+ * the job (--no-kill: Slurm takes it out of the job) is one of them. */
+const char *te_relaunch_step_nodes(void);
 /* Adds the nodes relaunches left out to list (comma list); how many. */
 uint32_t te_relaunch_excluded_add(char *list, size_t len);
 /* At the end, for the fault blamed: the verdict (TE_VERDICT_*), said in

@@ -86,6 +86,7 @@ void te_fault_find(const struct te_fault_facts *f, struct te_fault *out)
 	if (node_ok(f->lost_node)) {
 		blame(out, TE_FAULT_NODE, f->lost_node,
 		      "Slurm lost the node (down or not responding)");
+		out->lost = 1;
 		return;
 	}
 	if (preflight) {

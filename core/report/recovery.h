@@ -34,6 +34,7 @@ struct te_fault {
 	int kind;		/* TE_FAULT_* */
 	char node[TE_NODE_MAX]; /* the node at fault (NODE kinds) */
 	char why[200];		/* "rank 3 failed its GPU pre-flight" */
+	int lost;		/* the node is lost (Slurm sees it down) */
 };
 enum {
 	TE_FAULT_NONE,	  /* no failure seen */

@@ -190,13 +190,13 @@ int te_relaunch_word_format(const struct te_relaunch_word *w, char *buf,
 {
 	if (!te_relaunch_nodes_ok(w->exclude) || !w->nodes || !w->tasks)
 		return -1;
-	return te_snprintf(buf, len, "relaunch 1 %u %u %u %s\n", w->restart,
-			   w->nodes, w->tasks, w->exclude);
+	return te_snprintf(buf, len, "relaunch 1 %u %u %u %d %s\n", w->restart,
+			   w->nodes, w->tasks, w->overlap ? 1 : 0, w->exclude);
 }
 
 int te_relaunch_word_parse(const char *line, struct te_relaunch_word *w)
 {
-	unsigned restart, nodes, tasks;
+	unsigned restart, nodes, tasks, overlap;
 	int at = -1, i;
 	size_t n;
 
@@ -204,9 +204,10 @@ int te_relaunch_word_parse(const char *line, struct te_relaunch_word *w)
 	if (!line ||
 	    te_strnlen_cap(line, TE_RELAUNCH_WORD_MAX) >= TE_RELAUNCH_WORD_MAX)
 		return -1;
-	if (sscanf(line, "relaunch 1 %10u %10u %10u %n", &restart, &nodes,
-		   &tasks, &at) != 3 ||
-	    at < 0 || !nodes || !tasks || nodes > 1000000 || tasks > 100000000)
+	if (sscanf(line, "relaunch 1 %10u %10u %10u %1u %n", &restart, &nodes,
+		   &tasks, &overlap, &at) != 4 ||
+	    at < 0 || !nodes || !tasks || nodes > 1000000 ||
+	    tasks > 100000000 || overlap > 1)
 		return -1;
 	for (i = (int)strlen("relaunch 1 "); i < at; i++)
 		if (line[i] != ' ' && (line[i] < '0' || line[i] > '9'))
@@ -221,6 +222,7 @@ int te_relaunch_word_parse(const char *line, struct te_relaunch_word *w)
 	w->restart = restart;
 	w->nodes = nodes;
 	w->tasks = tasks;
+	w->overlap = (int)overlap;
 	return 0;
 }
 
@@ -230,12 +232,13 @@ int te_relaunch_argv(int argc, char *const *argv,
 {
 	const char *own = te_srun_option_value(argc, argv, "exclude");
 	int cmd = te_srun_command(argc, argv), i, n = 0;
+	int nopt = w->overlap ? 4 : 3;
 	size_t at = 0;
-	char *opt[3];
+	char *opt[4];
 
 	if (cmd < 1)
 		return -1;
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < nopt; i++) {
 		int k;
 
 		opt[i] = buf + at;
@@ -244,8 +247,9 @@ int te_relaunch_argv(int argc, char *const *argv,
 					 own && own[0] ? "," : "", w->exclude)
 		    : i == 1 ? te_snprintf(buf + at, len - at, "--nodes=%u",
 					   w->nodes)
-			     : te_snprintf(buf + at, len - at, "--ntasks=%u",
-					   w->tasks);
+		    : i == 2 ? te_snprintf(buf + at, len - at, "--ntasks=%u",
+					   w->tasks)
+			     : te_snprintf(buf + at, len - at, "--overlap");
 		if (at >= len || k < 0)
 			return -1;
 		at += strlen(buf + at) + 1;
@@ -256,7 +260,7 @@ int te_relaunch_argv(int argc, char *const *argv,
 		cmd--;
 	for (i = 0; i < cmd; i++)
 		out[n++] = argv[i];
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < nopt; i++)
 		out[n++] = opt[i];
 	for (i = cmd; i < argc; i++)
 		out[n++] = argv[i];

@@ -74,11 +74,14 @@ int te_relaunch_decide(const struct te_relaunch_facts *f,
 		       struct te_relaunch_plan *plan);
 
 /* srun's word to its shield, one line: "relaunch 1 RESTART NODES TASKS
- * EXCLUDE\n" (EXCLUDE: a comma list of node names). */
+ * OVERLAP EXCLUDE\n" (OVERLAP 0 or 1; EXCLUDE: a comma list of node
+ * names). */
 #define TE_RELAUNCH_WORD_MAX (TE_EXCLUDE_MAX + 64)
 struct te_relaunch_word {
 	uint32_t restart; /* the restart this relaunch is */
 	uint32_t nodes, tasks;
+	int overlap; /* the old step may still hold the nodes: Slurm keeps
+			a step whose lost node never reports its end */
 	char exclude[TE_EXCLUDE_MAX];
 };
 int te_relaunch_word_format(const struct te_relaunch_word *w, char *buf,
@@ -87,9 +90,10 @@ int te_relaunch_word_format(const struct te_relaunch_word *w, char *buf,
 int te_relaunch_word_parse(const char *line, struct te_relaunch_word *w);
 
 /* The command line a relaunched srun runs: argv with, before its command,
- * --exclude (the user's own list and w's), --nodes and --ntasks. out gets
- * argc + 4 entries at most (with its NULL); the new option texts go into
- * buf. The new argc, or -1 (no command, or buf too small). */
+ * --exclude (the user's own list and w's), --nodes, --ntasks and, with
+ * w->overlap, --overlap. out gets argc + 5 entries at most (with its
+ * NULL); the new option texts go into buf. The new argc, or -1 (no
+ * command, or buf too small). */
 int te_relaunch_argv(int argc, char *const *argv,
 		     const struct te_relaunch_word *w, char **out, char *buf,
 		     size_t len);

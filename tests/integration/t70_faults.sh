@@ -47,17 +47,6 @@ W="-w n[1-3]"
 margin=4	# seconds past a deadline that still count as "at the deadline"
 
 # ---------------------------------------------------------------- helpers
-# "PID ARGS" of node NODE's own processes (its network namespace) whose
-# command line matches ERE. Write the ERE so that it does not match
-# itself ("[t]rainenv-rdzv").
-node_procs() { # NODE ERE
-	# shellcheck disable=SC2016 # expanded inside the node
-	cluster_exec "$1" bash -c 'me=$(readlink /proc/self/ns/net)
-	for p in $(pgrep -f -- "$1"); do
-		[ "$(readlink /proc/$p/ns/net 2>/dev/null)" = "$me" ] || continue
-		a=$(tr "\0" " " </proc/$p/cmdline 2>/dev/null) && [ -n "$a" ] && echo "$p $a"
-	done; true' bash "$2"
-}
 # What is left of job JOB's steps on every node (slurmstepd, tasks, helpers).
 step_left() { # JOB
 	local n

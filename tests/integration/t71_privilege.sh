@@ -44,16 +44,6 @@ NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 NB=$TE_WORK/nobody
 mkdir -p "$NB" && chown nobody:nogroup "$NB"
 
-# "PID ARGS" of node NODE's own processes matching ERE (one PID namespace
-# for every node and cluster: the network namespace tells them apart).
-node_procs() { # NODE ERE
-	# shellcheck disable=SC2016 # expanded inside the node
-	cluster_exec "$1" bash -c 'me=$(readlink /proc/self/ns/net)
-	for p in $(pgrep -f -- "$1"); do
-		[ "$(readlink /proc/$p/ns/net 2>/dev/null)" = "$me" ] || continue
-		a=$(tr "\0" " " </proc/$p/cmdline 2>/dev/null) && [ -n "$a" ] && echo "$p $a"
-	done; true' bash "$2"
-}
 # real, effective, saved and file-system uid of a process
 uids() { awk '/^Uid:/ { print $2, $3, $4, $5 }' "/proc/$1/status" 2>/dev/null; }
 new_job() { # ID: the job started after ID (deadline 10 s)

@@ -16,8 +16,11 @@
 #      then no spare is left: the line says so (no requeue asked for);
 #  (e) --train-spares on sbatch's command line: the warning that --no-kill
 #      is missing; srun --pty: no relaunch, one line;
-#  (f) the time from the failed step's end to the relaunched step's first
-#      task, printed (the benchmark's figure is bench/relaunch).
+#  (f) srun --pty: not relaunched, one line why;
+#  (g) a node lost mid-run (n3's slurmd and the step's processes there
+#      killed, Slurm marks it down after SlurmdTimeout): the job, with
+#      --no-kill implied, survives and the step is relaunched on the spare;
+#      the time from the kill to the relaunched step's ranks is printed.
 # Single-quoted $VARS are for the jobs' shells:
 # shellcheck disable=SC2016
 set -u
@@ -29,8 +32,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
-plan 27
+plan 34
 
+# Our own cluster: (g) kills n3, and Slurm marks a node down after
+# SlurmdTimeout (10 s here, 30 s on the shared cluster).
+unset TE_CLUSTER_DIR
+export TE_SLURM_CONF_EXTRA="SlurmdTimeout=10"
 cluster_up --nodes 4
 ok $? "cluster is up" || bail_out "no cluster"
 te_build_init
@@ -129,5 +136,58 @@ ok $? "  not with --no-kill" || diag "$out"
 out=$(printf '#!/bin/bash\n#SBATCH --train-spares=1\ntrue\n' | sbatch -N2 -t 5 -o /dev/null 2>&1)
 unlike "$out" 'without --no-kill'
 ok $? "  nor in the #SBATCH lines (implied)" || diag "$out"
+
+# ================================================================ (f)
+if te_no_mpi_pmix; then
+	skip "$TE_WHY" 2
+else
+sed 's/^srun /srun --pty /' job_a.sh >job_f.sh
+id=$(TRAINENV_TEST_PREFLIGHT_FAIL="n2:bad" CUDA_VISIBLE_DEVICES=0,1 \
+	submit -N4 -t 5 -o "$TE_WORK/f.out" job_f.sh)
+wait_job_done "$id" 60 >/dev/null
+like "$(cat f.out)" 'trainenv: relaunch: not relaunched: node n2 failed \(.*\), but an interactive --pty step is not started again' \
+	"srun --pty: not relaunched, one line why" || diag "$(cat f.out)"
+is "$(grep -c 'relaunch: restart' f.out)" 0 "  no second step"
+fi
+
+# ================================================================ (g)
+cat >job_g.sh <<'EOF'
+#!/bin/bash
+#SBATCH --train-spares=1
+srun --ntasks-per-node=1 sh -c '
+if [ "${TRAINENV_RESTART:-0}" != 0 ]; then
+	echo "ran $RANK $SLURMD_NODENAME restart=$TRAINENV_RESTART at $(date +%s.%N)"; exit 0
+fi
+[ "$SLURMD_NODENAME" = n3 ] && { touch "$1/g.started"; exec sleep 300; }
+# the survivors end once Slurm sees n3 gone, as a training program ends on
+# its collective timeout
+i=0
+while [ $i -lt 120 ]; do
+	scontrol show node n3 | grep -qE "State=[A-Z_+]*(DOWN|NOT_RESPONDING)" && exit 1
+	sleep 1; i=$((i + 1))
+done
+exit 2' sh "$TE_WORK"
+echo "batch done"
+EOF
+id=$(submit -N4 -t 5 -o "$TE_WORK/g.out" job_g.sh)
+wait_for_file "$TE_WORK/g.started" 30
+ok $? "a step of 3 nodes runs (job $id)" || diag "$(cat g.out)"
+t0=$(date +%s.%N)
+"$TE_CLUSTER_SH" slurmd --dir "$TE_CLUSTER_DIR" n3 kill
+# shellcheck disable=SC2046
+kill -KILL $(node_procs n3 "^[s]lurmstepd: \\[$id\\.|^[s]leep 300" | awk '{ print $1 }') 2>/dev/null
+state=$(wait_job_done "$id" 120)
+is "$state" COMPLETED "n3 lost: the job survives (--no-kill implied) and completes" ||
+	diag "$(cat g.out; ps -eo pid,ppid,stat,etime,args | grep '[s]run'; for p in $(pgrep -x srun); do echo "$p: $(cat /proc/$p/task/*/wchan 2>/dev/null | tr '\0' ' ')"; timeout 30 gdb -p $p -batch -ex 'thread apply all bt' 2>/dev/null | grep -E '^#|^Thread' | head -60; done)"
+like "$(cat g.out)" 'trainenv: relaunch: node n3 failed: Slurm lost the node \(down or not responding\); the step starts again in this allocation without n3, on 3 nodes with 3 tasks' \
+	"  srun blames the lost node and relaunches" || diag "$(cat g.out)"
+like "$(cat g.out)" 'ran 2 n4 restart=1' "  the spare n4 runs the relaunched step's last rank"
+unlike "$(cat g.out)" 'ran [0-9] n3 '
+ok $? "  nothing ran on n3"
+t1=$(grep -o 'ran 0 n1 restart=1 at [0-9.]*' g.out | awk '{ print $NF }')
+diag "node lost: $(awk -v a="$t0" -v b="${t1:-0}" 'BEGIN { printf "%.1f", b - a }') s from the kill to the relaunched step's rank 0 (SlurmdTimeout=10)"
+"$TE_CLUSTER_SH" slurmd --dir "$TE_CLUSTER_DIR" n3 start >/dev/null 2>&1
+scontrol update nodename=n3 state=resume 2>/dev/null
+true
 
 done_testing

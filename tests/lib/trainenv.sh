@@ -154,6 +154,18 @@ tmux_screen() { # SESSION
 
 # The sizes of the slurmd logs of the nodes in "${nodes[@]}", one a line;
 # then new_logs SIZES... prints what each log got since, "NODE: " first.
+# "PID ARGS" of node NODE's own processes whose command line matches ERE
+# (one PID namespace for every node and cluster: the network namespace
+# tells them apart). Write the ERE so that it does not match itself
+# ("[t]rainenv-rdzv").
+node_procs() { # NODE ERE
+	# shellcheck disable=SC2016 # expanded inside the node
+	cluster_exec "$1" bash -c 'me=$(readlink /proc/self/ns/net)
+	for p in $(pgrep -f -- "$1"); do
+		[ "$(readlink /proc/$p/ns/net 2>/dev/null)" = "$me" ] || continue
+		a=$(tr "\0" " " </proc/$p/cmdline 2>/dev/null) && [ -n "$a" ] && echo "$p $a"
+	done; true' bash "$2"
+}
 log_sizes() { local n; for n in "${nodes[@]}"; do stat -c %s "$TE_CLUSTER_DIR/log/slurmd.$n.log"; done; }
 new_logs() {
 	local n i=0 sizes=("$@")

@@ -107,25 +107,27 @@ static void test_decide(void)
 
 static void test_word(void)
 {
-	struct te_relaunch_word w = { 3, 8, 16, "n2,n7" }, r;
+	struct te_relaunch_word w = { 3, 8, 16, 0, "n2,n7" }, r;
 	char buf[TE_RELAUNCH_WORD_MAX], big[TE_RELAUNCH_WORD_MAX + 8];
 	const char *bad[] = {
-		"relaunch 1 3 8 16 n2,n7",	   /* no newline */
-		"relaunch 2 3 8 16 n2\n",	   /* another version */
-		"relaunch 1 3 0 16 n2\n",	   /* no nodes */
-		"relaunch 1 3 8 16 \n",		   /* no list */
-		"relaunch 1 3 8 16 n2;rm -rf\n",   /* not a name */
-		"relaunch 1 3 8 16 n2,,n3\n",	   /* empty name */
-		"relaunch 1 3 8 16 n2,\n",	   /* trailing comma */
-		"relaunch 1 3 8 16 n2\nextra\n",   /* two lines */
-		"relaunch 1 -3 8 16 n2\n",	   /* negative */
-		"relaunch 1 3 8 99999999999 n2\n", /* too many */
+		"relaunch 1 3 8 16 0 n2,n7",	     /* no newline */
+		"relaunch 2 3 8 16 0 n2\n",	     /* another version */
+		"relaunch 1 3 0 16 0 n2\n",	     /* no nodes */
+		"relaunch 1 3 8 16 0 \n",	     /* no list */
+		"relaunch 1 3 8 16 0 n2;rm -rf\n",   /* not a name */
+		"relaunch 1 3 8 16 0 n2,,n3\n",	     /* empty name */
+		"relaunch 1 3 8 16 0 n2,\n",	     /* trailing comma */
+		"relaunch 1 3 8 16 0 n2\nextra\n",   /* two lines */
+		"relaunch 1 -3 8 16 0 n2\n",	     /* negative */
+		"relaunch 1 3 8 99999999999 0 n2\n", /* too many */
+		"relaunch 1 3 8 16 2 n2\n",	     /* overlap not 0/1 */
+		"relaunch 1 3 8 16 n2\n",	     /* no overlap field */
 		"",
 	};
 	size_t i;
 
 	is_int(te_relaunch_word_format(&w, buf, sizeof(buf)), 0, "formatted");
-	is_str(buf, "relaunch 1 3 8 16 n2,n7\n", "the word");
+	is_str(buf, "relaunch 1 3 8 16 0 n2,n7\n", "the word");
 	is_int(te_relaunch_word_parse(buf, &r), 0, "parsed");
 	ok(r.restart == 3 && r.nodes == 8 && r.tasks == 16 &&
 		   !strcmp(r.exclude, "n2,n7"),
@@ -135,7 +137,7 @@ static void test_word(void)
 		       "hostile word %zu refused", i);
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	memcpy(big, "relaunch 1 1 1 1 ", 18);
+	memcpy(big, "relaunch 1 1 1 1 0 ", 20);
 	is_int(te_relaunch_word_parse(big, &r), -1, "too long refused");
 	te_strlcpy(w.exclude, "n2 n3", sizeof(w.exclude));
 	is_int(te_relaunch_word_format(&w, buf, sizeof(buf)), -1,
@@ -149,7 +151,7 @@ static void test_argv(void)
 		       NULL };
 	char *a2[] = { "srun", "-x", "n9", "--", "./prog", NULL };
 	char *a3[] = { "srun", "-N3", NULL };
-	struct te_relaunch_word w = { 1, 3, 6, "n2" };
+	struct te_relaunch_word w = { 1, 3, 6, 0, "n2" };
 	char *out[16], buf[256];
 	int n;
 
@@ -167,6 +169,11 @@ static void test_argv(void)
 	is_str(out[3], "--exclude=n9,n2", "the user's exclude kept");
 	is_str(out[6], "--", "-- stays before the command");
 	is_str(out[7], "./prog", "the command");
+	w.overlap = 1;
+	n = te_relaunch_argv(5, a2, &w, out, buf, sizeof(buf));
+	is_int(n, 9, "a lost node's step: --overlap too");
+	is_str(out[6], "--overlap", "  before the command");
+	w.overlap = 0;
 	is_int(te_relaunch_argv(2, a3, &w, out, buf, sizeof(buf)), -1,
 	       "no command: refused");
 	is_int(te_relaunch_argv(8, a1, &w, out, buf, 20), -1,
@@ -227,6 +234,7 @@ static void test_no_restart_code(void)
 	ff.nfails = 1;
 	te_fault_find(&ff, &fault);
 	is_int(fault.kind, TE_FAULT_NODE, "without it: the lost node");
+	is_int(fault.lost, 1, "  marked lost");
 }
 
 int main(void)
