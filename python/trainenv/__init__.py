@@ -20,7 +20,8 @@ import ctypes
 import os
 import subprocess
 
-__all__ = ["BarrierError", "barrier", "heartbeat", "version"]
+__all__ = ["BarrierError", "barrier", "excluded_nodes", "first_world_size",
+           "heartbeat", "restart_count", "version"]
 
 try:
     from trainenv import _paths
@@ -237,6 +238,33 @@ def heartbeat():
 
 def _nothing():
     pass
+
+
+def restart_count():
+    """How often this job was started again: relaunches inside the
+    allocation (--train-spares) and requeues (--train-requeue) together;
+    0 for the first run or without either option."""
+    return _env_count("TRAINENV_RESTART", 0)
+
+
+def excluded_nodes():
+    """The nodes the job's restarts left out, in order: a list of names
+    (empty when none)."""
+    text = os.environ.get("TRAINENV_EXCLUDED_NODES", "")
+    return [n for n in text.split(",") if n]
+
+
+def first_world_size():
+    """The number of ranks of the job's first step (--train-spares), or
+    WORLD_SIZE's value when trainenv did not set it; None when neither is
+    known. A relaunch keeps it: the spare takes the failed node's place."""
+    size = _env_count("TRAINENV_FIRST_WORLD_SIZE", None)
+    return size if size is not None else _env_count("WORLD_SIZE", None)
+
+
+def _env_count(name, default):
+    text = os.environ.get(name, "")
+    return int(text) if text.isdigit() else default
 
 
 def version():

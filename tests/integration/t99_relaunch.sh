@@ -32,7 +32,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
-plan 34
+plan 35
 
 # Our own cluster: (g) kills n3, and Slurm marks a node down after
 # SlurmdTimeout (10 s here, 30 s on the shared cluster).
@@ -54,13 +54,14 @@ submit() { # SBATCH ARGS...: prints the job id
 
 # ================================================================ (a)
 if te_no_mpi_pmix; then
-	skip "$TE_WHY" 12
+	skip "$TE_WHY" 13
 else
 cat >job_a.sh <<'EOF'
 #!/bin/bash
 #SBATCH --train-spares=1
 srun --mpi=pmix --ntasks-per-node=1 --train-preflight=on --train-launcher=task --train-explain \
-	sh -c 'echo "ran $RANK of $WORLD_SIZE $SLURMD_NODENAME step=$SLURM_STEP_ID restart=${TRAINENV_RESTART:-none} excluded=${TRAINENV_EXCLUDED_NODES:-none} first=${TRAINENV_FIRST_WORLD_SIZE:-none}"'
+	sh -c 'echo "ran $RANK of $WORLD_SIZE $SLURMD_NODENAME step=$SLURM_STEP_ID restart=${TRAINENV_RESTART:-none} excluded=${TRAINENV_EXCLUDED_NODES:-none} first=${TRAINENV_FIRST_WORLD_SIZE:-none}"
+	[ "$RANK" = 0 ] && python3 -c "import sys; sys.path.insert(0, \"$TE_SRCDIR/python\"); import trainenv as t; print(\"py\", t.restart_count(), t.excluded_nodes(), t.first_world_size())"; true'
 echo "batch done"
 EOF
 id=$(TRAINENV_TEST_PREFLIGHT_FAIL="n2:out of memory" CUDA_VISIBLE_DEVICES=0,1 \
@@ -80,6 +81,7 @@ like "$out" 'ran 1 of 3 n3 step=1 restart=1' "rank 1 on n3: the spare's neighbou
 like "$out" 'ran 2 of 3 n4 step=1 restart=1' "rank 2 on the spare n4"
 unlike "$out" 'ran [0-9] of [0-9] n2 '
 ok $? "no rank ran on n2"
+like "$out" "py 1 \\['n2'\\] 3" "  the Python module: restart_count() 1, excluded_nodes() ['n2'], first_world_size() 3"
 like "$out" 'batch done' "the batch script goes on after the step"
 is "$(job_field "$id" Restarts)" 0 "scontrol show job: Restarts=0 (no requeue)"
 like "$(scontrol show job "$id" | grep -o 'Comment=.*')" 'Comment=trainenv: relaunch 1 without n2' "the job's comment keeps the relaunch"
