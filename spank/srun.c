@@ -602,7 +602,7 @@ int te_srun_user_init(spank_t sp)
 	return 0;
 }
 
-static void write_record(void)
+static void write_record(const char *restart, const char *restart_why)
 {
 	static char json[256 * 1024];
 	const char *dir = te_record_dir(&te_plug.cfg);
@@ -610,7 +610,9 @@ static void write_record(void)
 				    .step = rec.step,
 				    .cfg = &te_plug.cfg,
 				    .start_sec = rec.start,
-				    .end_sec = time(NULL) };
+				    .end_sec = time(NULL),
+				    .restart = restart,
+				    .restart_why = restart_why };
 	struct te_failrep first;
 	struct te_launch_skew launch;
 	char name[32], job[16], hang[48], why[TE_VALUE_MAX + 200],
@@ -660,8 +662,11 @@ static void write_record(void)
 
 int te_srun_exit(spank_t sp)
 {
+	const char *verdict, *why;
+
 	te_failrep_finish(500);
-	write_record();
-	te_recovery_srun_exit();
+	verdict = te_recovery_srun_decide(&why);
+	write_record(verdict, why);
+	te_recovery_srun_act();
 	return 0;
 }

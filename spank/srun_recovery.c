@@ -507,27 +507,27 @@ static int requeue_without(uint32_t job, const char *exclude, char *why,
 	return 0;
 }
 
-void te_recovery_srun_exit(void)
-{
-	static struct te_failrep fails[TE_FAILREP_KEEP];
-	const struct te_value *rq = &te_plug.cfg.v[TE_S_REQUEUE];
-	struct te_fault_facts ff = { 0 };
-	struct te_requeue_facts rf = { 0 };
-	struct te_requeue_plan plan;
-	struct te_fault fault;
+/* What te_recovery_srun_decide found, for te_recovery_srun_act. */
+static struct {
 	job_info_msg_t *msg;
-	const job_info_t *j;
-	char lost[TE_NODE_MAX], excl[TE_EXCLUDE_MAX], why[TE_ERR_MAX];
-	sigset_t all, old;
-	uint64_t budget;
-	int verdict;
+	struct te_fault fault;
+	int relaunch; /* TE_VERDICT_* */
+	struct te_relaunch_plan rplan;
+	int requeue; /* the requeue plan is to be carried out */
+	struct te_requeue_plan qplan;
+	const char *verdict; /* for the step's record */
+	char why[TE_RECOVERY_LINE_MAX];
+} dc;
 
-	timesig_stop();
-	rc.sig_due_ms = 0;
-	if (!rc.requeue && !rc.spares)
-		return;
+/* The facts of the step's end, and the fault they blame; 0, or -1 when
+ * there is nothing to decide (said where it matters). */
+static int fault_of_step(struct te_failrep *fails, size_t n)
+{
+	struct te_fault_facts ff = { 0 };
+	char lost[TE_NODE_MAX];
+
 	ff.fails = fails;
-	ff.nfails = te_failrep_list(fails, TE_FAILREP_KEEP);
+	ff.nfails = te_failrep_list(fails, n);
 	ff.hang_node = te_exitwatch_hang_node();
 	ff.fault_signals = te_plug.cfg.v[TE_S_REQUEUE_SIGNALS].word ==
 					   TE_W_VALUE
@@ -535,26 +535,32 @@ void te_recovery_srun_exit(void)
 				   : 0;
 	ff.any = te_plug.cfg.v[TE_S_REQUEUE_ON].word == TE_W_REQUEUE_ON_ANY;
 	if (!ff.nfails && !ff.hang_node)
-		return; /* the step did not fail */
-	if (job_load(rc.job, &msg) < 0) {
+		return -1; /* the step did not fail */
+	if (job_load(rc.job, &dc.msg) < 0) {
 		say("requeue: not requeued: cannot read the job from slurmctld: "
 		    "%s",
 		    slurm_strerror(te_slurm_errno()));
-		return;
+		return -1;
 	}
-	j = &msg->job_array[0];
-	lost_node(j, lost, sizeof(lost));
+	lost_node(&dc.msg->job_array[0], lost, sizeof(lost));
 	ff.lost_node = lost[0] ? lost : NULL;
-	te_fault_find(&ff, &fault);
-	/* one budget for both kinds of restart: --train-requeue's, else
-	 * one per spare */
-	budget = rc.requeue ? rq->num : (uint64_t)te_relaunch_spares();
-	verdict = te_relaunch_srun_exit(&fault, j, budget);
-	if (verdict == TE_VERDICT_RELAUNCH || verdict == TE_VERDICT_STOP ||
-	    !rc.requeue) {
-		slurm_free_job_info_msg(msg);
-		return;
-	}
+	te_fault_find(&ff, &dc.fault);
+	return 0;
+}
+
+static void verdict_note(const char *verdict, const char *line)
+{
+	dc.verdict = verdict;
+	te_strlcpy(dc.why, line, sizeof(dc.why));
+}
+
+/* The requeue's plan (or why not), when the relaunch left it the step. */
+static void requeue_decide(const job_info_t *j)
+{
+	const struct te_value *rq = &te_plug.cfg.v[TE_S_REQUEUE];
+	struct te_requeue_facts rf = { 0 };
+	char excl[TE_EXCLUDE_MAX];
+
 	rf.batch = j->batch_flag != 0;
 	rf.requeue_allowed = j->requeue != 0;
 	rf.budget = rq->num;
@@ -566,24 +572,69 @@ void te_recovery_srun_exit(void)
 	rf.excluded = excl;
 	rf.job_nodes = j->num_nodes;
 	rf.partition_nodes = partition_nodes(j->partition);
-	te_requeue_decide(&rf, &fault, &plan);
-	if (plan.requeue && progress_stops(j)) {
-		slurm_free_job_info_msg(msg);
+	dc.requeue = te_requeue_decide(&rf, &dc.fault, &dc.qplan);
+	if (dc.qplan.line[0])
+		say("%s", dc.qplan.line);
+	if (dc.qplan.line[0])
+		verdict_note(dc.requeue ? "requeue" : "stop", dc.qplan.line);
+}
+
+const char *te_recovery_srun_decide(const char **why)
+{
+	static struct te_failrep fails[TE_FAILREP_KEEP];
+	const struct te_value *rq = &te_plug.cfg.v[TE_S_REQUEUE];
+	uint64_t budget;
+
+	timesig_stop();
+	rc.sig_due_ms = 0;
+	memset(&dc, 0, sizeof(dc));
+	*why = NULL;
+	if ((!rc.requeue && !rc.spares) ||
+	    fault_of_step(fails, TE_FAILREP_KEEP) < 0)
+		return NULL;
+	/* one budget for both kinds of restart: --train-requeue's, else
+	 * one per spare */
+	budget = rc.requeue ? rq->num : (uint64_t)te_relaunch_spares();
+	dc.relaunch = te_relaunch_srun_decide(&dc.fault, &dc.msg->job_array[0],
+					      budget, &dc.rplan);
+	if (dc.relaunch == TE_VERDICT_RELAUNCH)
+		verdict_note("relaunch", dc.rplan.line);
+	else if (dc.relaunch == TE_VERDICT_STOP)
+		verdict_note("stop", dc.rplan.line);
+	else if (rc.requeue)
+		requeue_decide(&dc.msg->job_array[0]);
+	else if (dc.relaunch == TE_VERDICT_REQUEUE)
+		verdict_note("stop", dc.rplan.line); /* no requeue asked */
+	*why = dc.verdict ? dc.why : NULL;
+	return dc.verdict;
+}
+
+void te_recovery_srun_act(void)
+{
+	const job_info_t *j;
+	char why[TE_ERR_MAX];
+	sigset_t all, old;
+
+	if (!dc.msg)
+		return;
+	j = &dc.msg->job_array[0];
+	if (dc.relaunch == TE_VERDICT_RELAUNCH)
+		te_relaunch_srun_act(&dc.rplan, &dc.fault, j);
+	if (dc.requeue && progress_stops(j)) {
+		slurm_free_job_info_msg(dc.msg);
 		_exit(TE_EXIT_NO_PROGRESS);
 	}
-	if (!plan.requeue) {
-		if (plan.line[0])
-			say("%s", plan.line);
-		slurm_free_job_info_msg(msg);
-		return;
+	if (dc.requeue) {
+		/* the requeue ends the batch script, srun's parent: this
+		 * thread at least takes no signal before the node is
+		 * excluded (a few ms) */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		if (requeue_without(rc.job, dc.qplan.exclude, why,
+				    sizeof(why)) < 0)
+			say("requeue: %s", why);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
-	say("%s", plan.line);
-	/* the requeue ends the batch script, srun's parent: this thread at
-	 * least takes no signal before the node is excluded (a few ms) */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	if (requeue_without(rc.job, plan.exclude, why, sizeof(why)) < 0)
-		say("requeue: %s", why);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	slurm_free_job_info_msg(msg);
+	slurm_free_job_info_msg(dc.msg);
+	dc.msg = NULL;
 }

@@ -16,9 +16,15 @@
  * when srun's listener thread must run for it (the failure reports). */
 int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step);
 
-/* At srun's end, after the failure reports are in: blame, decide, requeue
- * without the node (or say why not). May end srun with exit code 93 when
- * the progress guard stops the requeues. */
-void te_recovery_srun_exit(void);
+/* At srun's end, after the failure reports are in: blame and decide (a
+ * relaunch inside the allocation, a requeue without the node, or why
+ * not), each said in one line. The verdict for the step's record
+ * ("relaunch", "requeue", "stop"; *why its line), or NULL when there was
+ * nothing to decide. */
+const char *te_recovery_srun_decide(const char **why);
+/* Then carry it out: the relaunch's word to the shield, or the requeue.
+ * May end srun with exit code 93 when the progress guard stops the
+ * requeues. */
+void te_recovery_srun_act(void);
 
 #endif

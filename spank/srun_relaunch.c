@@ -286,16 +286,14 @@ static void comment_note(const job_info_t *j, uint32_t restart,
 				slurm_strerror(te_slurm_errno()));
 }
 
-int te_relaunch_srun_exit(const struct te_fault *fault, const job_info_t *j,
-			  uint64_t budget)
+int te_relaunch_srun_decide(const struct te_fault *fault, const job_info_t *j,
+			    uint64_t budget, struct te_relaunch_plan *plan)
 {
 	struct te_relaunch_facts f = { 0 };
-	struct te_relaunch_plan plan;
-	struct te_relaunch_word w;
-	char job_nodes[TE_EXCLUDE_MAX], line[TE_RELAUNCH_WORD_MAX];
+	char job_nodes[TE_EXCLUDE_MAX];
 	int fd = te_hup_word_fd();
-	ssize_t n;
 
+	memset(plan, 0, sizeof(*plan));
 	if (!rl.spares)
 		return TE_VERDICT_NONE;
 	te_expand_nodes(j->nodes, job_nodes, sizeof(job_nodes));
@@ -310,25 +308,33 @@ int te_relaunch_srun_exit(const struct te_fault *fault, const job_info_t *j,
 	f.excluded = rl.excluded;
 	f.step_nodes = rl.step_nodes;
 	f.step_tasks = rl.step_tasks;
-	te_relaunch_decide(&f, fault, &plan);
-	if (plan.verdict == TE_VERDICT_NONE)
-		return plan.verdict;
-	te_recovery_say("%s", plan.line);
-	if (plan.verdict != TE_VERDICT_RELAUNCH)
-		return plan.verdict;
+	te_relaunch_decide(&f, fault, plan);
+	if (plan->verdict != TE_VERDICT_NONE)
+		te_recovery_say("%s", plan->line);
+	return plan->verdict;
+}
+
+int te_relaunch_srun_act(const struct te_relaunch_plan *plan,
+			 const struct te_fault *fault, const job_info_t *j)
+{
+	struct te_relaunch_word w;
+	char line[TE_RELAUNCH_WORD_MAX];
+	ssize_t n;
+
 	w.restart = rl.restarts + 1;
 	w.nodes = rl.step_nodes;
 	w.tasks = rl.step_tasks;
 	/* Slurm keeps a step whose node was lost until that node reports
 	 * its end, which it never does: the new step shares its nodes */
 	w.overlap = fault->lost;
-	te_strlcpy(w.exclude, plan.exclude, sizeof(w.exclude));
+	te_strlcpy(w.exclude, plan->exclude, sizeof(w.exclude));
 	comment_note(j, w.restart, fault->node);
 	if (te_relaunch_word_format(&w, line, sizeof(line)) < 0 ||
-	    (n = write(fd, line, strlen(line))) != (ssize_t)strlen(line)) {
+	    (n = write(te_hup_word_fd(), line, strlen(line))) !=
+		    (ssize_t)strlen(line)) {
 		te_recovery_say("relaunch: not relaunched: srun could not "
 				"tell its shield");
-		return TE_VERDICT_REQUEUE;
+		return -1;
 	}
-	return plan.verdict;
+	return 0;
 }

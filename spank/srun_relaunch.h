@@ -8,6 +8,7 @@
 #include "slurm_compat.h"
 
 #include "report/recovery.h"
+#include "report/relaunch.h"
 
 /* At srun's slurm_spank_init, before srun reads its options: in a job
  * with --train-spares, srun's environment asks for the job's nodes less
@@ -30,8 +31,12 @@ const char *te_relaunch_step_nodes(void);
 /* Adds the nodes relaunches left out to list (comma list); how many. */
 uint32_t te_relaunch_excluded_add(char *list, size_t len);
 /* At the end, for the fault blamed: the verdict (TE_VERDICT_*), said in
- * one line; for a relaunch, the job's comment and the shield's word. */
-int te_relaunch_srun_exit(const struct te_fault *fault, const job_info_t *j,
-			  uint64_t budget);
+ * one line. */
+int te_relaunch_srun_decide(const struct te_fault *fault, const job_info_t *j,
+			    uint64_t budget, struct te_relaunch_plan *plan);
+/* For a relaunch: the job's comment and the shield's word. 0, or -1
+ * (said). */
+int te_relaunch_srun_act(const struct te_relaunch_plan *plan,
+			 const struct te_fault *fault, const job_info_t *j);
 
 #endif

@@ -93,6 +93,13 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 	te_appendf(buf, len, ",\"hang_report\":");
 	bad |= str_or_null(buf, len, r->hang_report);
 	/* only when there is one: a record without stays as it was */
+	if (r->restart) {
+		te_appendf(buf, len, ",\"restart\":{\"verdict\":");
+		bad |= te_json_str_append(buf, len, r->restart);
+		te_appendf(buf, len, ",\"why\":");
+		bad |= str_or_null(buf, len, r->restart_why);
+		te_appendf(buf, len, "}");
+	}
 	if (r->nhealth)
 		te_appendf(buf, len, ",\"node_health\":[");
 	for (h = 0; h < r->nhealth; h++) {

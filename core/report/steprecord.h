@@ -29,6 +29,10 @@ struct te_step_record {
 	 * told srun of (health lines), in the order they came */
 	const struct te_failrep *health;
 	unsigned nhealth;
+	/* what srun decided at the step's end (--train-spares,
+	 * --train-requeue): "relaunch", "requeue" or "stop", and its line;
+	 * NULL: nothing to decide */
+	const char *restart, *restart_why;
 };
 
 /* The record into buf; 0, or -1 when it does not fit (buf then holds

@@ -32,7 +32,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
-plan 35
+plan 37
 
 # Our own cluster: (g) kills n3, and Slurm marks a node down after
 # SlurmdTimeout (10 s here, 30 s on the shared cluster).
@@ -44,7 +44,8 @@ te_build_init
 lstopo-no-graphics --of xml --whole-io - >here.xml 2>/dev/null &&
 	"$here/../lib/add_gpus.py" here.xml gpus.xml 2
 ok $? "this machine's topology exported, fake GPUs added"
-set_plugstack "required $plugin helper-dir=$builddir test-hooks=on bind-topology=$TE_WORK/gpus.xml"
+mkdir -m 1777 rec
+set_plugstack "required $plugin helper-dir=$builddir test-hooks=on bind-topology=$TE_WORK/gpus.xml record-dir=$TE_WORK/rec"
 
 unlike() { ! printf '%s\n' "$1" | grep -Eq "$2"; } # TEXT REGEX
 
@@ -54,7 +55,7 @@ submit() { # SBATCH ARGS...: prints the job id
 
 # ================================================================ (a)
 if te_no_mpi_pmix; then
-	skip "$TE_WHY" 13
+	skip "$TE_WHY" 15
 else
 cat >job_a.sh <<'EOF'
 #!/bin/bash
@@ -85,6 +86,10 @@ like "$out" "py 1 \\['n2'\\] 3" "  the Python module: restart_count() 1, exclude
 like "$out" 'batch done' "the batch script goes on after the step"
 is "$(job_field "$id" Restarts)" 0 "scontrol show job: Restarts=0 (no requeue)"
 like "$(scontrol show job "$id" | grep -o 'Comment=.*')" 'Comment=trainenv: relaunch 1 without n2' "the job's comment keeps the relaunch"
+like "$(cat "rec/0/$id/trainenv.0.json" 2>&1)" '"restart":\{"verdict":"relaunch","why":"relaunch: node n2 failed: rank 1 failed' \
+	"step 0's record keeps the verdict and its line"
+unlike "$(cat "rec/0/$id/trainenv.1.json" 2>&1)" '"restart"'
+ok $? "  step 1's record has none (it did not fail)"
 fi
 
 # ================================================================ (b)
