@@ -25,6 +25,8 @@ static const struct {
 	  "check this node's health (InfiniBand, Ethernet, GPUs through NVML): one line per result [--json]" },
 	{ "nodes", te_tool_nodes,
 	  "name nodes that were the first failure of jobs of several users, from a record directory (DIR [--json])" },
+	{ "record", te_tool_record,
+	  "a job's goodput from its step records: training, initialisation and lost time (JOBID --dir DIR)" },
 	{ "stacks", te_tool_stacks,
 	  "the stack of every rank of a running step, ranks grouped by stack (JOBID[.STEP] [--json])" },
 	{ "version", te_tool_version, "print the trainenv version" },

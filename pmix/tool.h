@@ -10,6 +10,7 @@ int te_tool_barrier(int argc, char **argv);
 int te_tool_env(int argc, char **argv);
 int te_tool_health(int argc, char **argv);
 int te_tool_nodes(int argc, char **argv);
+int te_tool_record(int argc, char **argv);
 int te_tool_stacks(int argc, char **argv);
 int te_tool_version(int argc, char **argv);
 

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* trainenv record: a job's goodput from its step records (issue 35, item
+ * 6). Reads DIR/UID/JOBID/trainenv.STEP.json as the calling user (UID its
+ * own), following no link, only regular files it owns, at most
+ * TE_GP_RECORD_MAX bytes of each and TE_GP_STEPS_MAX of them;
+ * core/report/goodput.h sums them up. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report/goodput.h"
+#include "util/strutil.h"
+#include "tool.h"
+
+#define NAME_MAX_LEN 64	    /* longer names are none of srun's records */
+#define BAD_SAID_MAX 8	    /* left-out records named on stderr */
+#define OUT_MAX (64 * 1024) /* the summary's text */
+#define WALK_MAX 100000	    /* directory entries looked at */
+
+struct record_args {
+	const char *dir;
+	uint32_t job;
+};
+
+struct reading {
+	struct te_gp_step *steps;
+	size_t n;
+	unsigned bad, other_job, not_owned, not_regular, too_large, over;
+	unsigned looked;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: trainenv record JOBID --dir DIR\n\n"
+		"Sums up job JOBID's step records, DIR/UID/JOBID/trainenv.STEP."
+		"json (DIR:\nthe site's record-dir or the job's "
+		"--train-nccl-dump-dir; UID: yours):\nsteps, failures, "
+		"relaunches, requeues, the nodes left out, and how the\nwall "
+		"time from the first step's start to the last step's end "
+		"went:\n\n"
+		"  wall = training + initialisation + lost + other\n\n"
+		"training: from each step's launch barrier (its start where "
+		"the record does\nnot say) to its end; initialisation: its "
+		"start to that barrier; lost: a\nfailed step's end to the next "
+		"step's start; other: the other gaps.\n"
+		"Reads only regular files you own, no link, at most %d "
+		"bytes each and %d\nrecords. Exit 0: printed; 1: no record "
+		"of the job; 2: usage or I/O error.\n",
+		TE_GP_RECORD_MAX, TE_GP_STEPS_MAX);
+}
+
+static int bad_usage(const char *what, const char *arg)
+{
+	char shown[48];
+
+	te_clean_text(shown, sizeof(shown), arg ? arg : "", 40);
+	fprintf(stderr,
+		"trainenv record: %s%s%s%s (usage: trainenv record JOBID "
+		"--dir DIR; see --help)\n",
+		what, arg ? " '" : "", arg ? shown : "", arg ? "'" : "");
+	return 2;
+}
+
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+	uint64_t u;
+	int i, have_job = 0;
+
+	for (i = 1; i < argc; i++) {
+		const char *v = argv[i];
+
+		if (!strncmp(v, "--dir=", 6)) {
+			a->dir = v + 6;
+		} else if (!strcmp(v, "--dir")) {
+			if (i + 1 >= argc)
+				return bad_usage("--dir needs a directory",
+						 NULL);
+			a->dir = argv[++i];
+		} else if (v[0] == '-') {
+			return bad_usage("unknown option (--dir DIR, --help)",
+					 v);
+		} else if (have_job) {
+			return bad_usage("a second JOBID", v);
+		} else if (te_parse_u64(v, UINT32_MAX, &u) < 0 || u == 0) {
+			return bad_usage("JOBID is a job id (1 to 4294967295), "
+					 "not",
+					 v);
+		} else {
+			a->job = (uint32_t)u;
+			have_job = 1;
+		}
+	}
+	if (!have_job)
+		return bad_usage("no JOBID", NULL);
+	if (!a->dir || !a->dir[0])
+		return bad_usage("--dir DIR is needed (the record directory: "
+				 "the site's record-dir or the job's "
+				 "--train-nccl-dump-dir)",
+				 NULL);
+	return 0;
+}
+
+/* "trainenv.STEP.json", STEP digits (the hang report's is not one). */
+static int record_name(const char *name)
+{
+	size_t len = strlen(name), i;
+
+	if (len <= 14 || len >= NAME_MAX_LEN ||
+	    strncmp(name, "trainenv.", 9) != 0 ||
+	    strcmp(name + len - 5, ".json") != 0)
+		return 0;
+	for (i = 9; i < len - 5; i++)
+		if (name[i] < '0' || name[i] > '9')
+			return 0;
+	return 1;
+}
+
+/* The record name at dfd into buf: its length, or -1 (counted in rd). */
+static long read_one(int dfd, const char *name, char *buf, struct reading *rd)
+{
+	struct stat st;
+	size_t got = 0;
+	ssize_t r;
+	int fd;
+
+	/* O_NONBLOCK: a FIFO in its place cannot hold us */
+	fd = openat(dfd, name,
+		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rd->not_regular++;
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (st.st_uid != getuid()) {
+		rd->not_owned++;
+		close(fd);
+		return -1;
+	}
+	while (got <= TE_GP_RECORD_MAX) {
+		r = read(fd, buf + got, TE_GP_RECORD_MAX + 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	if (got > TE_GP_RECORD_MAX) {
+		rd->too_large++;
+		return -1;
+	}
+	return (long)got;
+}
+
+static void read_entry(int dfd, const char *name, uint32_t job,
+		       struct reading *rd)
+{
+	static char buf[TE_GP_RECORD_MAX + 1];
+	char err[160], shown[NAME_MAX_LEN];
+	long len;
+
+	if (rd->n >= TE_GP_STEPS_MAX) {
+		rd->over++;
+		return;
+	}
+	len = read_one(dfd, name, buf, rd);
+	if (len < 0)
+		return;
+	if (te_gp_record_parse(buf, (size_t)len, &rd->steps[rd->n], err,
+			       sizeof(err)) < 0) {
+		if (rd->bad++ < BAD_SAID_MAX) {
+			te_clean_text(shown, sizeof(shown), name, 60);
+			fprintf(stderr, "trainenv record: %s left out: %s\n",
+				shown, err);
+		}
+		return;
+	}
+	if (rd->steps[rd->n].job != job) {
+		rd->other_job++;
+		return;
+	}
+	rd->n++;
+}
+
+/* DIR/UID/JOBID opened without following a link; its fd, or -1 (said). */
+static int open_job_dir(const struct record_args *a)
+{
+	char part[2][24];
+	int fd, next, k;
+
+	te_snprintf(part[0], sizeof(part[0]), "%u", (unsigned)getuid());
+	te_snprintf(part[1], sizeof(part[1]), "%u", a->job);
+	fd = open(a->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (k = 0; fd >= 0 && k < 2; k++) {
+		next = openat(fd, part[k],
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = next;
+	}
+	if (fd < 0) {
+		int saved = errno;
+
+		fprintf(stderr, "trainenv record: %s/%s/%s: %s\n", a->dir,
+			part[0], part[1], strerror(saved));
+		errno = saved;
+	}
+	return fd;
+}
+
+static void say_left_out(const struct reading *rd)
+{
+	if (rd->bad || rd->other_job || rd->not_owned || rd->not_regular ||
+	    rd->too_large || rd->over)
+		fprintf(stderr,
+			"trainenv record: %zu records read; left out: %u not "
+			"step records, %u of another job, %u not yours, %u "
+			"not regular files or links, %u over %d bytes, %u past "
+			"%d records\n",
+			rd->n, rd->bad, rd->other_job, rd->not_owned,
+			rd->not_regular, rd->too_large, TE_GP_RECORD_MAX,
+			rd->over, TE_GP_STEPS_MAX);
+}
+
+static int summarize(const struct record_args *a, struct reading *rd)
+{
+	static char out[OUT_MAX];
+	struct te_gp_summary sum;
+
+	say_left_out(rd);
+	if (rd->n == 0) {
+		fprintf(stderr,
+			"trainenv record: no step record of job %u "
+			"under %s\n",
+			a->job, a->dir);
+		return 1;
+	}
+	te_gp_summarize(rd->steps, rd->n, &sum);
+	if (te_gp_text(rd->steps, rd->n, &sum, out, sizeof(out)) < 0)
+		fprintf(stderr, "trainenv record: the summary was cut\n");
+	fputs(out, stdout);
+	return 0;
+}
+
+int te_tool_record(int argc, char **argv)
+{
+	struct record_args a = { 0 };
+	struct reading rd = { 0 };
+	struct dirent *e;
+	DIR *d;
+	int rc, fd;
+
+	if (argc == 2 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc;
+	fd = open_job_dir(&a);
+	if (fd < 0)
+		return errno == ENOENT ? 1 : 2;
+	d = fdopendir(fd);
+	rd.steps = calloc(TE_GP_STEPS_MAX, sizeof(*rd.steps));
+	if (!d || !rd.steps) {
+		fprintf(stderr, "trainenv record: %s\n", strerror(errno));
+		if (d)
+			closedir(d);
+		else
+			close(fd);
+		free(rd.steps);
+		return 2;
+	}
+	while ((e = readdir(d)) && rd.looked++ < WALK_MAX)
+		if (record_name(e->d_name))
+			read_entry(dirfd(d), e->d_name, a.job, &rd);
+	closedir(d);
+	rc = summarize(&a, &rd);
+	free(rd.steps);
+	return rc;
+}
