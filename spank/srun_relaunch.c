@@ -15,6 +15,8 @@
 #include "slurm_compat.h"
 
 #include "report/relaunch.h"
+#include "srun/srunargs.h"
+#include "srun_hangup.h"
 #include "srun_hangup_exec.h"
 #include "srun_lines.h"
 #include "srun_relaunch.h"
@@ -37,7 +39,13 @@ static struct {
 	char excluded[TE_EXCLUDE_MAX];	/* the relaunches' */
 	char step_list[TE_EXCLUDE_MAX]; /* this step's nodes */
 	char no_shield[200];		/* why srun cannot start again */
+	uint32_t here; /* relaunches its shield counted (TE_RELAUNCH_COUNT_ENV) */
 } rl;
+
+/* How sbatch's and salloc's SPANK options reach the job's environment:
+ * srun reads SLURM_SPANK_ before the name (salloc's shell and the batch
+ * script have that form). */
+#define TE_SPARES_SPANK_ENV "_SLURM_SPANK_OPTION_trainenv_train_spares"
 
 static const char *own_getenv(void *ctx, const char *name)
 {
@@ -63,21 +71,65 @@ static int in_batch_or_shell(void)
 	return 0;
 }
 
+/* What a relaunched srun was given by its shield, taken out of the
+ * environment the tasks get. */
+static uint32_t take_relaunch_env(void)
+{
+	const char *c = getenv(TE_RELAUNCH_COUNT_ENV);
+	const char *x = getenv(TE_RELAUNCH_EXCLUDED_ENV);
+	uint64_t n = 0;
+
+	if (!c || te_parse_u64(c, 1000000, &n) < 0)
+		n = 0;
+	if (x && te_relaunch_nodes_ok(x))
+		te_strlcpy(rl.excluded, x, sizeof(rl.excluded));
+	unsetenv(TE_RELAUNCH_COUNT_ENV);
+	unsetenv(TE_RELAUNCH_EXCLUDED_ENV);
+	return (uint32_t)n;
+}
+
+/* The job's --train-spares as srun will resolve it, before srun has read
+ * its options: sbatch's or salloc's option reaches srun as SPANK's
+ * variable (salloc's shell) or in the batch step's settings; the site's
+ * default and enforced value apply. 0: none. */
+static uint32_t job_spares(void)
+{
+	static struct te_config inh, cfg;
+	const char *opt[TE_S_COUNT] = { 0 };
+	const struct te_value *v;
+	char err[TE_ERR_MAX];
+	int have_inh;
+
+	if (!te_plug.policy_ok)
+		return 0;
+	have_inh = te_inherited_config(own_getenv, NULL, &inh) == 0;
+	opt[TE_S_SPARES] = getenv("SLURM_SPANK_" TE_SPARES_SPANK_ENV);
+	if (!opt[TE_S_SPARES])
+		opt[TE_S_SPARES] = getenv(TE_SPARES_SPANK_ENV);
+	/* the batch step's settings, where the variable is not there */
+	if (!opt[TE_S_SPARES] && have_inh && inh.v[TE_S_SPARES].set &&
+	    inh.v[TE_S_SPARES].src == TE_SRC_OPTION)
+		opt[TE_S_SPARES] = inh.v[TE_S_SPARES].text;
+	if (te_resolve(&te_plug.pol, opt, own_getenv, NULL,
+		       have_inh ? &inh : NULL, &cfg, err, sizeof(err)) < 0)
+		return 0; /* said by srun once it has read its options */
+	v = &cfg.v[TE_S_SPARES];
+	return v->set && v->word == TE_W_VALUE ? (uint32_t)v->num : 0;
+}
+
 void te_relaunch_srun_early(void)
 {
-	static struct te_config inh;
 	struct te_spares_env e;
-	const struct te_value *v;
+	uint32_t spares;
 	int i, r;
 
+	/* before srun copies its environment: never the tasks' */
+	rl.here = take_relaunch_env();
 	/* the batch script's or salloc's srun, not one inside a step */
 	if (!getenv("SLURM_JOB_ID") || !in_batch_or_shell() ||
-	    te_inherited_config(own_getenv, NULL, &inh) < 0)
+	    !(spares = job_spares()))
 		return;
-	v = &inh.v[TE_S_SPARES];
-	if (!v->set || v->word != TE_W_VALUE)
-		return;
-	r = te_spares_env((uint32_t)v->num, getenv("SLURM_JOB_NUM_NODES"),
+	r = te_spares_env(spares, getenv("SLURM_JOB_NUM_NODES"),
 			  getenv("SLURM_NTASKS"),
 			  getenv("SLURM_NTASKS_PER_NODE"), &e);
 	if (e.line[0])
@@ -170,21 +222,23 @@ static void spare_list(const char *job_nodes, const char *step_nodes, char *out,
 	}
 }
 
-/* What a relaunched srun was given by its shield, taken out of the
- * environment the tasks get. */
-static uint32_t take_relaunch_env(void)
+/* Why srun's own command line cannot be run again without a node, or
+ * NULL. */
+static const char *not_relaunchable(void)
 {
-	const char *c = getenv(TE_RELAUNCH_COUNT_ENV);
-	const char *x = getenv(TE_RELAUNCH_EXCLUDED_ENV);
-	uint64_t n = 0;
+	char **argv = NULL;
+	int argc = te_srun_argv(&argv), i;
 
-	if (!c || te_parse_u64(c, 1000000, &n) < 0)
-		n = 0;
-	if (x && te_relaunch_nodes_ok(x))
-		te_strlcpy(rl.excluded, x, sizeof(rl.excluded));
-	unsetenv(TE_RELAUNCH_COUNT_ENV);
-	unsetenv(TE_RELAUNCH_EXCLUDED_ENV);
-	return (uint32_t)n;
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], ":"))
+			return "a heterogeneous step is not started again";
+	if (te_srun_asks(argc, argv, "nodelist"))
+		return "the step names its nodes (--nodelist), which a "
+		       "relaunch without one of them cannot keep";
+	if (te_srun_asks(argc, argv, "relative"))
+		return "the step places itself in the job (--relative), "
+		       "which a relaunch cannot keep";
+	return NULL;
 }
 
 void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
@@ -198,7 +252,9 @@ void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 	rl.spares = (uint32_t)te_relaunch_spares();
 	if (!rl.spares)
 		return;
-	here = take_relaunch_env();
+	if (not_relaunchable())
+		te_relaunch_no_shield(not_relaunchable());
+	here = rl.here;
 	noted = te_relaunch_comment_count(j->comment);
 	/* the comment keeps earlier runs' relaunches; the shield's count
 	 * stands in where the comment could not be written */
@@ -300,10 +356,10 @@ int te_relaunch_srun_decide(const struct te_fault *fault, const job_info_t *j,
 	f.spares = rl.spares;
 	f.budget = budget;
 	f.restarts = rl.restarts;
-	f.no_shield = fd >= 0 ? NULL
-		      : rl.no_shield[0]
-			      ? rl.no_shield
-			      : "srun runs without its hang-up shield";
+	/* a reason said at init wins over the shield */
+	f.no_shield = rl.no_shield[0] ? rl.no_shield
+		      : fd >= 0	      ? NULL
+				      : "srun runs without its hang-up shield";
 	f.job_nodes = job_nodes;
 	f.excluded = rl.excluded;
 	f.step_nodes = rl.step_nodes;

@@ -16,8 +16,10 @@
 #      then no spare is left: the line says so (no requeue asked for);
 #  (e) --train-spares on sbatch's command line: the warning that --no-kill
 #      is missing; srun --pty: no relaunch, one line;
-#  (f) srun --pty: not relaunched, one line why;
-#  (g) a node lost mid-run (n3's slurmd and the step's processes there
+#  (f) srun --pty, srun -w: not relaunched, one line why;
+#  (h) salloc + srun: the same relaunch in the shell's srun;
+#  (i) torchrun per node (where this torch's torchrun can start);
+#  (g, last: it kills a node) a node lost mid-run (n3's slurmd and the step's processes there
 #      killed, Slurm marks it down after SlurmdTimeout): the job, with
 #      --no-kill implied, survives and the step is relaunched on the spare;
 #      the time from the kill to the relaunched step's ranks is printed.
@@ -32,7 +34,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
-plan 37
+plan 42
 
 # Our own cluster: (g) kills n3, and Slurm marks a node down after
 # SlurmdTimeout (10 s here, 30 s on the shared cluster).
@@ -61,7 +63,7 @@ cat >job_a.sh <<'EOF'
 #!/bin/bash
 #SBATCH --train-spares=1
 srun --mpi=pmix --ntasks-per-node=1 --train-preflight=on --train-launcher=task --train-explain \
-	sh -c 'echo "ran $RANK of $WORLD_SIZE $SLURMD_NODENAME step=$SLURM_STEP_ID restart=${TRAINENV_RESTART:-none} excluded=${TRAINENV_EXCLUDED_NODES:-none} first=${TRAINENV_FIRST_WORLD_SIZE:-none}"
+	sh -c 'echo "ran $RANK of $WORLD_SIZE $SLURMD_NODENAME step=$SLURM_STEP_ID restart=${TRAINENV_RESTART:-none} excluded=${TRAINENV_EXCLUDED_NODES:-none} first=${TRAINENV_FIRST_WORLD_SIZE:-none} internal=${TRAINENV_RELAUNCH_COUNT:-no}${TRAINENV_RELAUNCH_EXCLUDED:-no}"
 	[ "$RANK" = 0 ] && python3 -c "import sys; sys.path.insert(0, \"$TE_SRCDIR/python\"); import trainenv as t; print(\"py\", t.restart_count(), t.excluded_nodes(), t.first_world_size())"; true'
 echo "batch done"
 EOF
@@ -77,7 +79,7 @@ like "$out" 'trainenv: relaunch: node n2 failed: rank 1 failed its check before 
 	"srun names the node, why, and the relaunch" || diag "$out"
 like "$out" 'trainenv: relaunch: restart 1: the step runs without n2; spares left: none' \
 	"the relaunched srun says so"
-like "$out" 'ran 0 of 3 n1 step=1 restart=1 excluded=n2 first=3' "rank 0 on n1, step 1, sees the restart, n2 excluded and the first world size"
+like "$out" 'ran 0 of 3 n1 step=1 restart=1 excluded=n2 first=3 internal=nono' "rank 0 on n1, step 1, sees the restart, n2 excluded and the first world size (and not the shield's own variables)"
 like "$out" 'ran 1 of 3 n3 step=1 restart=1' "rank 1 on n3: the spare's neighbour takes n2's rank"
 like "$out" 'ran 2 of 3 n4 step=1 restart=1' "rank 2 on the spare n4"
 unlike "$out" 'ran [0-9] of [0-9] n2 '
@@ -146,7 +148,7 @@ ok $? "  nor in the #SBATCH lines (implied)" || diag "$out"
 
 # ================================================================ (f)
 if te_no_mpi_pmix; then
-	skip "$TE_WHY" 2
+	skip "$TE_WHY" 3
 else
 sed 's/^srun /srun --pty /' job_a.sh >job_f.sh
 id=$(TRAINENV_TEST_PREFLIGHT_FAIL="n2:bad" CUDA_VISIBLE_DEVICES=0,1 \
@@ -155,6 +157,51 @@ wait_job_done "$id" 60 >/dev/null
 like "$(cat f.out)" 'trainenv: relaunch: not relaunched: node n2 failed \(.*\), but an interactive --pty step is not started again' \
 	"srun --pty: not relaunched, one line why" || diag "$(cat f.out)"
 is "$(grep -c 'relaunch: restart' f.out)" 0 "  no second step"
+sed 's/^srun /srun -w n1,n2,n3 /' job_a.sh >job_f2.sh
+id=$(TRAINENV_TEST_PREFLIGHT_FAIL="n2:bad" CUDA_VISIBLE_DEVICES=0,1 \
+	submit -N4 -t 5 -o "$TE_WORK/f2.out" job_f2.sh)
+wait_job_done "$id" 60 >/dev/null
+like "$(cat f2.out)" 'trainenv: relaunch: not relaunched: node n2 failed \(.*\), but the step names its nodes \(--nodelist\)' \
+	"srun -w: not relaunched, one line why" || diag "$(cat f2.out)"
+fi
+
+# ================================================================ (h)
+# salloc + srun: the allocation's spares, the relaunch in the shell's srun
+if te_no_mpi_pmix; then
+	skip "$TE_WHY" 2
+else
+out=$(TRAINENV_TEST_PREFLIGHT_FAIL="n2:bad" CUDA_VISIBLE_DEVICES=0,1 timeout 120 \
+	salloc -N4 --no-kill --train-spares=1 sh -c 'srun --mpi=pmix --ntasks-per-node=1 --train-preflight=on --train-launcher=task \
+	sh -c "echo ran \$RANK \$SLURMD_NODENAME restart=\${TRAINENV_RESTART:-0}"' 2>&1)
+like "$out" 'trainenv: relaunch: node n2 failed: .*without n2, on 3 nodes' "salloc --train-spares=1 + srun: the shell's srun relaunches without n2" || diag "$out"
+like "$out" 'ran 2 n4 restart=1' "  the spare n4 runs the relaunched step's last rank"
+fi
+
+# ================================================================ (i)
+# torchrun per node: n2's task (its torchrun) fails its pre-flight before
+# torchrun starts; the relaunched step runs one torchrun per node again
+# (--redirects and --tee: Debian 12's torch 1.13 on Python 3.11 needs them
+# set, t22 says why)
+if te_no_mpi_pmix || te_no_torchrun_store; then
+	skip "${TE_WHY:-no mpi/pmix}" 2
+else
+cat >worker_i.py <<'EOF'
+import os
+e = os.environ
+print("worker", e["RANK"], "of", e["WORLD_SIZE"], "on", e["SLURMD_NODENAME"],
+      "restart=" + e.get("TRAINENV_RESTART", "0"), flush=True)
+EOF
+cat >job_i.sh <<'EOF'
+#!/bin/bash
+#SBATCH --train-spares=1
+srun --mpi=pmix --ntasks-per-node=1 --train-preflight=on --train-launcher=torchrun \
+	torchrun --nproc_per_node=1 --redirects=1 --tee=1 "$TE_WORK/worker_i.py"
+EOF
+id=$(TRAINENV_TEST_PREFLIGHT_FAIL="n2:bad" CUDA_VISIBLE_DEVICES=0 \
+	submit -N4 -t 5 -o "$TE_WORK/i.out" job_i.sh)
+state=$(wait_job_done "$id" 120)
+like "$(cat i.out)" 'trainenv: relaunch: node n2 failed: .*without n2' "torchrun per node: relaunched without n2 ($state)" || diag "$(cat i.out)"
+like "$(cat i.out)" 'worker 2 of 3 on n4 restart=1' "  torchrun on the spare n4 runs worker 2 of 3" || diag "$(cat i.out)"
 fi
 
 # ================================================================ (g)
