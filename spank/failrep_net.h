@@ -27,7 +27,7 @@ int te_failrep_failed(struct te_failrep *first);
 int te_failrep_list(struct te_failrep *out, int max);
 /* After finish: 1 and the launch timeline when rank 0's helper sent it
  * (the step's record asked for it), else 0. */
-int te_failrep_launch(struct te_launch_skew *launch);
+int te_failrep_launch(struct te_launch_skew *launch, int64_t *at_ms);
 /* The job prolog's verdicts slurmstepd sent (health lines), one per node,
  * at most TE_FAILREP_HEALTH_KEEP; valid once the listener has finished. */
 #define TE_FAILREP_HEALTH_KEEP 16

@@ -42,8 +42,18 @@ static int external_launcher, async_launch;
 static struct {
 	int have;
 	uint32_t job, step;
-	int64_t start;
+	int64_t start, start_ms;
 } rec;
+
+/* srun's wall clock in ms, for the record */
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 
 /* --train-exit-grace or --train-stall asks for srun's exit watchdog. */
 static int exit_watch_wanted(void)
@@ -570,6 +580,7 @@ int te_srun_user_init(spank_t sp)
 		   spank_get_item(sp, S_JOB_STEPID, &rec.step) ==
 			   ESPANK_SUCCESS;
 	rec.start = time(NULL);
+	rec.start_ms = wall_ms();
 	failrep = te_plug.cfg.v[TE_S_FAILURE_REPORT].word == TE_W_ON;
 	watch = exit_watch_arm(sp);
 	if (rec.have)
@@ -611,6 +622,8 @@ static void write_record(const char *restart, const char *restart_why)
 				    .cfg = &te_plug.cfg,
 				    .start_sec = rec.start,
 				    .end_sec = time(NULL),
+				    .start_ms = rec.start_ms,
+				    .end_ms = wall_ms(),
 				    .restart = restart,
 				    .restart_why = restart_why };
 	struct te_failrep first;
@@ -625,7 +638,8 @@ static void write_record(const char *restart, const char *restart_why)
 	r.nfailed = (unsigned)te_failrep_failed(&first);
 	r.first = r.nfailed ? &first : NULL;
 	r.watchdog = te_exitwatch_fired();
-	r.launch = te_failrep_launch(&launch) ? &launch : NULL;
+	r.launch = te_failrep_launch(&launch, &r.launch_passed_ms) ? &launch
+								   : NULL;
 	r.nhealth = (unsigned)te_failrep_health(&r.health);
 	te_step_record_name(hang, sizeof(hang), rec.step, 1);
 	r.hang_report = r.watchdog ? hang : NULL;

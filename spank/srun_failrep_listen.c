@@ -42,9 +42,10 @@ static struct {
 	struct te_failrep first; /* the first failure printed */
 	int have_first;
 	int64_t first_at;
-	int grace_ms;	    /* set by finish before it wakes the thread */
-	int print_failures; /* failure-report=on (else only exits count) */
-	int has_launch;	    /* rank 0's helper told the launch timeline */
+	int grace_ms;	      /* set by finish before it wakes the thread */
+	int print_failures;   /* failure-report=on (else only exits count) */
+	int has_launch;	      /* rank 0's helper told the launch timeline */
+	int64_t launch_at_ms; /* when (wall clock): the barrier passed */
 	struct te_failrep kept[TE_FAILREP_KEEP]; /* for --train-requeue */
 	int nkept;
 	struct te_launch_skew launch;
@@ -149,8 +150,13 @@ static void on_report(const struct te_failrep *r, void *ctx)
 	(void)ctx;
 	if (r->launched) { /* for the step's record, once */
 		if (!fr.has_launch) {
+			struct timespec ts;
+
 			fr.launch = r->launch;
 			fr.has_launch = 1;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			fr.launch_at_ms = (int64_t)ts.tv_sec * 1000 +
+					  ts.tv_nsec / 1000000;
 		}
 		return;
 	}
@@ -567,9 +573,11 @@ int te_failrep_health(const struct te_failrep **health)
 	return fr.nhealth;
 }
 
-int te_failrep_launch(struct te_launch_skew *launch)
+int te_failrep_launch(struct te_launch_skew *launch, int64_t *at_ms)
 {
-	if (fr.has_launch)
+	if (fr.has_launch) {
 		*launch = fr.launch;
+		*at_ms = fr.launch_at_ms;
+	}
 	return fr.has_launch;
 }

@@ -14,7 +14,9 @@
 struct seen {
 	struct te_gp_step *st;
 	int trainenv, job, step, start, end, passed;
-	const char *bad; /* the first field out of range */
+	int64_t start_ms, end_ms; /* "start_ms", "end_ms": srun's ms */
+	int has_ms;		  /* bit 1: start_ms, bit 2: end_ms */
+	const char *bad;	  /* the first field out of range */
 };
 
 /* "SECONDS[.FRACTION]" (what srun writes) into milliseconds; -1 for a
@@ -51,6 +53,8 @@ static const char *const k_job[] = { "job", NULL };
 static const char *const k_step[] = { "step", NULL };
 static const char *const k_start[] = { "start", NULL };
 static const char *const k_end[] = { "end", NULL };
+static const char *const k_start_ms[] = { "start_ms", NULL };
+static const char *const k_end_ms[] = { "end_ms", NULL };
 static const char *const k_failed[] = { "failed_tasks", NULL };
 static const char *const k_passed[] = { "launch", "passed", NULL };
 static const char *const k_verdict[] = { "restart", "verdict", NULL };
@@ -82,6 +86,24 @@ static void time_field(struct seen *s, const struct te_json_item *it,
 	if (it->type != TE_JSON_NUM || seconds_ms(it->text, ms) < 0)
 		s->bad = name;
 	*flag = 1;
+}
+
+/* "start_ms" or "end_ms": whole milliseconds, which win over the whole
+ * seconds of "start" and "end" when both are there. */
+static void ms_field(struct seen *s, const struct te_json_item *it, int start)
+{
+	uint64_t u;
+
+	if (it->type != TE_JSON_NUM ||
+	    te_parse_u64(it->text, (uint64_t)TE_GP_SEC_MAX * 1000, &u) < 0) {
+		s->bad = start ? "start_ms" : "end_ms";
+		return;
+	}
+	if (start)
+		s->start_ms = (int64_t)u;
+	else
+		s->end_ms = (int64_t)u;
+	s->has_ms |= start ? 1 : 2;
 }
 
 static void id_field(struct seen *s, const struct te_json_item *it,
@@ -133,6 +155,8 @@ static void visit(const struct te_json_item *it, void *arg)
 		time_field(s, it, "start", &st->start_ms, &s->start);
 	else if (te_json_at(it, k_end))
 		time_field(s, it, "end", &st->end_ms, &s->end);
+	else if (te_json_at(it, k_start_ms) || te_json_at(it, k_end_ms))
+		ms_field(s, it, te_json_at(it, k_start_ms));
 	else if (te_json_at(it, k_passed) && it->type != TE_JSON_NULL)
 		time_field(s, it, "launch.passed", &st->barrier_ms, &s->passed);
 	else if (te_json_at(it, k_failed))
@@ -165,6 +189,10 @@ int te_gp_record_parse(const char *s, size_t n, struct te_gp_step *st,
 	if (seen.bad)
 		return te_err(err, errlen, "%s: not what a record holds",
 			      seen.bad);
+	if (seen.has_ms == 3 && seen.end_ms >= seen.start_ms) {
+		st->start_ms = seen.start_ms;
+		st->end_ms = seen.end_ms;
+	}
 	if (st->end_ms < st->start_ms)
 		return te_err(err, errlen, "end before start");
 	st->barrier_known = seen.passed;

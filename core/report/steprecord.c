@@ -41,9 +41,14 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 	te_appendf(buf, len, ",\"protocol\":%d", TE_PROTOCOL_VERSION);
 	te_appendf(buf, len,
 		   ",\"job\":%u,\"step\":%u,\"start\":%lld,"
-		   "\"end\":%lld,\"settings\":{",
+		   "\"end\":%lld,",
 		   r->job, r->step, (long long)r->start_sec,
 		   (long long)r->end_sec);
+	/* ms too, for the goodput (the whole seconds stay as they were) */
+	if (r->start_ms > 0 && r->end_ms >= r->start_ms)
+		te_appendf(buf, len, "\"start_ms\":%lld,\"end_ms\":%lld,",
+			   (long long)r->start_ms, (long long)r->end_ms);
+	te_appendf(buf, len, "\"settings\":{");
 	for (i = 0; r->cfg && i < TE_S_COUNT; i++) {
 		const struct te_value *v = &r->cfg->v[i];
 
@@ -83,8 +88,13 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 		te_appendf(buf, len, ",\"last_node\":");
 		bad |= str_or_null(buf, len,
 				   r->launch->nnodes ? r->launch->last : NULL);
-		te_appendf(buf, len, ",\"skew_ms\":%lld}",
+		te_appendf(buf, len, ",\"skew_ms\":%lld",
 			   (long long)r->launch->skew_ms);
+		if (r->launch_passed_ms > 0)
+			te_appendf(buf, len, ",\"passed\":%lld.%03lld",
+				   (long long)(r->launch_passed_ms / 1000),
+				   (long long)(r->launch_passed_ms % 1000));
+		te_appendf(buf, len, "}");
 	} else {
 		te_appendf(buf, len, "null");
 	}

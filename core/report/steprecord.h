@@ -18,6 +18,8 @@ struct te_step_record {
 	uint32_t job, step;
 	const struct te_config *cfg;
 	int64_t start_sec, end_sec;	/* srun's wall clock */
+	int64_t start_ms, end_ms;	/* the same in ms since the epoch (0:
+				     unknown): "start_ms", "end_ms" */
 	const struct te_failrep *first; /* NULL: no task failed */
 	unsigned nfailed;
 	const char *watchdog;	 /* why the hang report ran, or NULL */
@@ -25,6 +27,9 @@ struct te_step_record {
 	/* when each node came to the launch barrier (rank 0's helper told
 	 * srun), or NULL */
 	const struct te_launch_skew *launch;
+	int64_t launch_passed_ms; /* srun's wall clock (ms since the epoch)
+				     when that came: the barrier passed; 0
+				     unknown */
 	/* the job prolog's verdicts on the step's nodes that slurmstepd
 	 * told srun of (health lines), in the order they came */
 	const struct te_failrep *health;

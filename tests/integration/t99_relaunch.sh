@@ -34,7 +34,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
-plan 42
+plan 45
 
 # Our own cluster: (g) kills n3, and Slurm marks a node down after
 # SlurmdTimeout (10 s here, 30 s on the shared cluster).
@@ -57,7 +57,7 @@ submit() { # SBATCH ARGS...: prints the job id
 
 # ================================================================ (a)
 if te_no_mpi_pmix; then
-	skip "$TE_WHY" 15
+	skip "$TE_WHY" 18
 else
 cat >job_a.sh <<'EOF'
 #!/bin/bash
@@ -92,6 +92,13 @@ like "$(cat "rec/0/$id/trainenv.0.json" 2>&1)" '"restart":\{"verdict":"relaunch"
 	"step 0's record keeps the verdict and its line"
 unlike "$(cat "rec/0/$id/trainenv.1.json" 2>&1)" '"restart"'
 ok $? "  step 1's record has none (it did not fail)"
+like "$(cat "rec/0/$id/trainenv.1.json" 2>&1)" '"skew_ms":[0-9]+,"passed":[0-9]+[.][0-9]{3}\}' \
+	"  step 1's record says when its launch barrier passed"
+rec=$("$builddir/trainenv" record "$id" --dir "$TE_WORK/rec" 2>&1)
+like "$rec" "job $id: 2 steps \\(1 failed\\), 1 relaunch" "trainenv record: 2 steps, 1 failed, 1 relaunch" || diag "$rec"
+awk '/wall [0-9.]+ s = training/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/ && $(i + 1) ~ /^s;?$/) v[++n] = $i }
+	END { d = v[1] - v[2] - v[3] - v[4] - v[5]; exit !(n >= 5 && d < 0.002 && d > -0.002) }' <<<"$rec"
+ok $? "  wall = training + initialisation + lost + other, to the millisecond" || diag "$rec"
 fi
 
 # ================================================================ (b)

@@ -203,6 +203,14 @@ static void test_writer_round_trip(void)
 	is_int(st.verdict, TE_GP_RELAUNCH, "verdict");
 	is_str(st.without, "gpu-7", "without");
 	is_int(st.failed, 1, "a relaunch verdict is a failure");
+	r.start_ms = 1700000000250LL;
+	r.end_ms = 1700000000782LL;
+	r.end_sec = 1700000000;
+	is_int(te_step_record_json(buf, sizeof(buf), &r), 0,
+	       "srun's writer, with milliseconds");
+	is_int(parse(buf, &st), 0, "  read");
+	is_int(st.end_ms - st.start_ms, 532, "  start_ms and end_ms win");
+	is_int(st.start_ms, 1700000000250LL, "  start in ms");
 }
 
 static void test_hostile(void)

@@ -93,6 +93,11 @@ int main(void)
 		     "\"launch\":{\"ranks\":0,\"nodes\":0,\"first_node\":"
 		     "null,\"last_node\":null,\"skew_ms\":0}",
 		     "  no node: null names");
+		r.launch_passed_ms = 1796000000007LL;
+		te_step_record_json(buf, sizeof(buf), &r);
+		like(buf, "\"skew_ms\":0,\"passed\":1796000000.007}",
+		     "  when the barrier passed, srun's wall clock in s.ms");
+		r.launch_passed_ms = 0;
 		r.launch = NULL;
 	}
 	{
