@@ -212,6 +212,7 @@ struct shield {
 	int hold_idx;		  /* its relay in r, or -1 */
 	char *hold_mem;
 	int relaunchable; /* srun may leave the word to start again */
+	int stop_asked;	  /* INT, TERM or QUIT came for this srun */
 	struct te_hup_relaunch rl;
 };
 
@@ -288,6 +289,10 @@ static void on_signal(struct shield *s, int sig)
 		return;
 	default:
 		if (!s->done) {
+			/* the user (Ctrl-C, scancel, kill) ends this srun:
+			 * it is not started again */
+			if (sig == SIGINT || sig == SIGTERM || sig == SIGQUIT)
+				s->stop_asked = 1;
 			kill(s->child, sig);
 			return;
 		}
@@ -464,6 +469,10 @@ static void relaunch_try(struct shield *s)
 	pid_t pid;
 	int i;
 
+	if (s->stop_asked) {
+		relaunch_off(s); /* srun's word, if any, is not followed */
+		return;
+	}
 	pid = te_hup_relaunch(&s->rl, err, sizeof(err));
 	if (pid <= 0) {
 		if (pid < 0)

@@ -342,6 +342,23 @@ static void comment_note(const job_info_t *j, uint32_t restart,
 				slurm_strerror(te_slurm_errno()));
 }
 
+/* The job is ending: scancel, its time limit, a node failure Slurm ends it
+ * for; NULL while it runs. */
+static const char *job_ending(const job_info_t *j)
+{
+	switch (j->job_state & JOB_STATE_BASE) {
+	case JOB_RUNNING:
+		return j->job_state & JOB_COMPLETING ? "the job is ending"
+						     : NULL;
+	case JOB_CANCELLED:
+		return "the job was cancelled";
+	case JOB_TIMEOUT:
+		return "the job reached its time limit";
+	default:
+		return "the job is ending";
+	}
+}
+
 int te_relaunch_srun_decide(const struct te_fault *fault, const job_info_t *j,
 			    uint64_t budget, struct te_relaunch_plan *plan)
 {
@@ -360,6 +377,7 @@ int te_relaunch_srun_decide(const struct te_fault *fault, const job_info_t *j,
 	f.no_shield = rl.no_shield[0] ? rl.no_shield
 		      : fd >= 0	      ? NULL
 				      : "srun runs without its hang-up shield";
+	f.ending = job_ending(j);
 	f.job_nodes = job_nodes;
 	f.excluded = rl.excluded;
 	f.step_nodes = rl.step_nodes;

@@ -118,6 +118,11 @@ int te_relaunch_decide(const struct te_relaunch_facts *f,
 			    fault->why);
 		return verdict(plan, TE_VERDICT_STOP, line);
 	}
+	if (f->ending) {
+		te_snprintf(line, sizeof(line), "relaunch: stopped: %s",
+			    f->ending);
+		return verdict(plan, TE_VERDICT_STOP, line);
+	}
 	if (fault->kind == TE_FAULT_PROGRAM) {
 		te_snprintf(line, sizeof(line),
 			    "relaunch: not relaunched: %s: the program's own "

@@ -55,6 +55,8 @@ struct te_relaunch_facts {
 	uint32_t restarts;     /* restarts so far, of both kinds */
 	const char *no_shield; /* why srun cannot be started again, or
 				    NULL when its shield can */
+	const char *ending;    /* the job is ending (scancel, its time
+				  limit): why, or NULL */
 	const char *job_nodes; /* the job's nodes now, comma list */
 	const char *excluded;  /* nodes relaunches left out, comma list */
 	uint32_t step_nodes;   /* the failed step's node count */

@@ -19,6 +19,8 @@
 #  (f) srun --pty, srun -w: not relaunched, one line why;
 #  (h) salloc + srun: the same relaunch in the shell's srun;
 #  (i) torchrun per node (where this torch's torchrun can start);
+#  (j) a rank killed by SIGBUS (the site's requeue-signals): relaunched;
+#  (k) scancel while the step runs: no relaunch, nothing left;
 #  (g, last: it kills a node) a node lost mid-run (n3's slurmd and the step's processes there
 #      killed, Slurm marks it down after SlurmdTimeout): the job, with
 #      --no-kill implied, survives and the step is relaunched on the spare;
@@ -34,7 +36,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
-plan 45
+plan 50
 
 # Our own cluster: (g) kills n3, and Slurm marks a node down after
 # SlurmdTimeout (10 s here, 30 s on the shared cluster).
@@ -210,6 +212,36 @@ state=$(wait_job_done "$id" 120)
 like "$(cat i.out)" 'trainenv: relaunch: node n2 failed: .*without n2' "torchrun per node: relaunched without n2 ($state)" || diag "$(cat i.out)"
 like "$(cat i.out)" 'worker 2 of 3 on n4 restart=1' "  torchrun on the spare n4 runs worker 2 of 3" || diag "$(cat i.out)"
 fi
+
+# ================================================================ (j)
+# a rank killed by SIGBUS on n3 (requeue-signals, built-in BUS): n3's fault
+cat >job_j.sh <<'EOF'
+#!/bin/bash
+#SBATCH --train-spares=1
+srun --ntasks-per-node=1 sh -c '[ "$SLURMD_NODENAME" = n3 ] && [ "${TRAINENV_RESTART:-0}" = 0 ] && kill -BUS $$
+echo "ran $RANK $SLURMD_NODENAME restart=${TRAINENV_RESTART:-0}"'
+EOF
+id=$(submit -N4 -t 5 -o "$TE_WORK/j.out" job_j.sh)
+state=$(wait_job_done "$id" 60)
+like "$(cat j.out)" 'trainenv: relaunch: node n3 failed: rank 2 was killed by SIGBUS; the step starts again in this allocation without n3' \
+	"a rank killed by SIGBUS on n3: relaunched without n3 ($state)" || diag "$(cat j.out)"
+like "$(cat j.out)" 'ran 2 n4 restart=1' "  the spare n4 runs rank 2"
+
+# ================================================================ (k)
+# scancel while the step runs: no relaunch, nothing left
+cat >job_k.sh <<'EOF'
+#!/bin/bash
+#SBATCH --train-spares=1
+srun --ntasks-per-node=1 sh -c 'touch "$TE_WORK/k.$SLURMD_NODENAME"; exec sleep 61'
+EOF
+id=$(submit -N4 -t 5 -o "$TE_WORK/k.out" job_k.sh)
+wait_for_file "$TE_WORK/k.n3" 30
+scancel "$id"
+state=$(wait_job_done "$id" 60)
+is "$state" CANCELLED "scancel during the step: the job is cancelled" || diag "$(cat k.out)"
+sleep 2
+is "$(grep -c 'relaunch: restart' k.out)" 0 "  no relaunch" || diag "$(cat k.out)"
+is "$(left_on_nodes '[s]leep 61')" "" "  nothing of the step is left on any node"
 
 # ================================================================ (g)
 cat >job_g.sh <<'EOF'

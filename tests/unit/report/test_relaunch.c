@@ -92,6 +92,13 @@ static void test_decide(void)
 	fault.kind = TE_FAULT_STOP;
 	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_STOP,
 	       "exit 93: stop");
+	fault = node_fault("n3");
+	f.ending = "the job was cancelled";
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_STOP,
+	       "a node's fault in a cancelled job: stop");
+	is_str(p.line, "relaunch: stopped: the job was cancelled", "  said");
+	f.ending = NULL;
+	fault.kind = TE_FAULT_STOP;
 	fault.kind = TE_FAULT_NONE;
 	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_NONE,
 	       "no failure");
