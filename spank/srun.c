@@ -54,7 +54,6 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-
 /* --train-exit-grace or --train-stall asks for srun's exit watchdog. */
 static int exit_watch_wanted(void)
 {
