@@ -212,7 +212,8 @@ struct shield {
 	int hold_idx;		  /* its relay in r, or -1 */
 	char *hold_mem;
 	int relaunchable; /* srun may leave the word to start again */
-	int stop_asked;	  /* INT, TERM or QUIT came for this srun */
+	int stop_asked;	  /* TERM, QUIT or INT twice came for this srun */
+	int64_t int_ms;	  /* the last INT */
 	struct te_hup_relaunch rl;
 };
 
@@ -291,8 +292,13 @@ static void on_signal(struct shield *s, int sig)
 		if (!s->done) {
 			/* the user (Ctrl-C, scancel, kill) ends this srun:
 			 * it is not started again */
-			if (sig == SIGINT || sig == SIGTERM || sig == SIGQUIT)
+			if (sig == SIGTERM || sig == SIGQUIT ||
+			    (sig == SIGINT && te_now_ms() - s->int_ms < 1000))
 				s->stop_asked = 1;
+			/* one Ctrl-C is srun's status; two within a
+			 * second end it (srun's own rule) */
+			if (sig == SIGINT)
+				s->int_ms = te_now_ms();
 			kill(s->child, sig);
 			return;
 		}

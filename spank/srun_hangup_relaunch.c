@@ -60,7 +60,7 @@ pid_t te_hup_relaunch(struct te_hup_relaunch *r, char *err, size_t errlen)
 		return -1;
 	for (argc = 0; a.argv[argc]; argc++)
 		;
-	argv = calloc((size_t)argc + 6, sizeof(*argv));
+	argv = calloc((size_t)argc + 7, sizeof(*argv));
 	if (!argv ||
 	    te_relaunch_argv(argc, a.argv, &w, argv, optbuf, sizeof(optbuf)) <
 		    0 ||

@@ -264,9 +264,9 @@ static void lost_node(const job_info_t *j, char *out, size_t len)
 	out[0] = 0;
 	if (!j->nodes || slurm_load_node(0, &nodes, SHOW_ALL) != 0 || !nodes)
 		return;
-	hl = slurm_hostlist_create(j->nodes);
-	if (hl && step[0])
-		slurm_hostlist_push(hl, step);
+	/* with spares, the step's own nodes: an idle spare that is down is
+	 * not this step's fault */
+	hl = slurm_hostlist_create(step[0] ? step : j->nodes);
 	for (i = 0; hl && i < nodes->record_count && !out[0]; i++) {
 		const node_info_t *n = &nodes->node_array[i];
 		uint32_t base = n->node_state & NODE_STATE_BASE;

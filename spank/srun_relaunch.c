@@ -37,9 +37,11 @@ static struct {
 	uint32_t step_tasks;
 	uint32_t restarts;		/* before this step, both kinds */
 	char excluded[TE_EXCLUDE_MAX];	/* the relaunches' */
-	char step_list[TE_EXCLUDE_MAX]; /* this step's nodes */
+	char step_list[TE_EXCLUDE_MAX]; /* this step's nodes (Slurm's
+					   ranged form when too long) */
 	char no_shield[200];		/* why srun cannot start again */
 	uint32_t here; /* relaunches its shield counted (TE_RELAUNCH_COUNT_ENV) */
+	int in_shell; /* started by the batch script or salloc's shell */
 } rl;
 
 /* How sbatch's and salloc's SPANK options reach the job's environment:
@@ -114,6 +116,8 @@ static uint32_t job_spares(void)
 		       have_inh ? &inh : NULL, &cfg, err, sizeof(err)) < 0)
 		return 0; /* said by srun once it has read its options */
 	v = &cfg.v[TE_S_SPARES];
+	if (cfg.v[TE_S_TRAIN].word != TE_W_ON)
+		return 0; /* trainenv off for this srun */
 	return v->set && v->word == TE_W_VALUE ? (uint32_t)v->num : 0;
 }
 
@@ -125,9 +129,10 @@ void te_relaunch_srun_early(void)
 
 	/* before srun copies its environment: never the tasks' */
 	rl.here = take_relaunch_env();
+	/* before srun sets SLURM_STEP_ID for its own step */
+	rl.in_shell = in_batch_or_shell();
 	/* the batch script's or salloc's srun, not one inside a step */
-	if (!getenv("SLURM_JOB_ID") || !in_batch_or_shell() ||
-	    !(spares = job_spares()))
+	if (!getenv("SLURM_JOB_ID") || !rl.in_shell || !(spares = job_spares()))
 		return;
 	r = te_spares_env(spares, getenv("SLURM_JOB_NUM_NODES"),
 			  getenv("SLURM_NTASKS"),
@@ -191,6 +196,8 @@ static int step_load(uint32_t job, uint32_t step, char *nodes, size_t len)
 
 		rl.step_tasks = s->num_tasks;
 		rl.step_nodes = te_expand_nodes(s->nodes, nodes, len);
+		if (s->nodes && strlen(s->nodes) < len)
+			te_strlcpy(nodes, s->nodes, len); /* Slurm's form */
 		rc = rl.step_nodes ? 0 : -1;
 	}
 	if (resp)
@@ -198,28 +205,63 @@ static int step_load(uint32_t job, uint32_t step, char *nodes, size_t len)
 	return rc;
 }
 
-/* The nodes of the job that neither the step nor a relaunch uses. */
+/* The nodes of the job that neither the step nor a relaunch uses, in
+ * Slurm's ranged form ("none" when it cannot say). */
 static void spare_list(const char *job_nodes, const char *step_nodes, char *out,
 		       size_t len)
 {
-	char name[TE_NODE_MAX];
-	const char *p = job_nodes;
+	te_hostlist_t job = slurm_hostlist_create(job_nodes);
+	te_hostlist_t in = slurm_hostlist_create(step_nodes);
+	te_hostlist_t left = slurm_hostlist_create(NULL);
+	char *h;
 
-	out[0] = '\0';
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-
-		if (n && n < sizeof(name)) {
-			memcpy(name, p, n);
-			name[n] = '\0';
-			if (!te_node_listed(step_nodes, name) &&
-			    !te_node_listed(rl.excluded, name))
-				te_appendf(out, len, "%s%s", out[0] ? "," : "",
-					   name);
+	te_strlcpy(out, "none", len);
+	if (job && in && left) {
+		while ((h = slurm_hostlist_shift(job))) {
+			if (slurm_hostlist_find(in, h) < 0 &&
+			    !te_node_listed(rl.excluded, h))
+				slurm_hostlist_push_host(left, h);
+			free(h);
 		}
-		p = end ? end + 1 : NULL;
+		if (slurm_hostlist_count(left) > 0 &&
+		    slurm_hostlist_ranged_string(left, len, out) < 0)
+			te_strlcpy(out, "many", len);
 	}
+	if (job)
+		slurm_hostlist_destroy(job);
+	if (in)
+		slurm_hostlist_destroy(in);
+	if (left)
+		slurm_hostlist_destroy(left);
+}
+
+/* The job's nodes now less the nodes relaunches left out and node: what
+ * a relaunch has (counted on Slurm's hostlists, whatever the size). */
+static uint32_t free_nodes(const job_info_t *j, const char *node)
+{
+	te_hostlist_t hl = slurm_hostlist_create(j->nodes);
+	char name[TE_NODE_MAX];
+	const char *p = rl.excluded;
+	int n;
+
+	if (!hl)
+		return 0;
+	n = slurm_hostlist_count(hl);
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t k = end ? (size_t)(end - p) : strlen(p);
+
+		if (k && k < sizeof(name)) {
+			memcpy(name, p, k);
+			name[k] = '\0';
+			n -= slurm_hostlist_find(hl, name) >= 0;
+		}
+		p = end ? end + 1 : p + k;
+	}
+	if (!te_node_listed(rl.excluded, node))
+		n -= slurm_hostlist_find(hl, node) >= 0;
+	slurm_hostlist_destroy(hl);
+	return n > 0 ? (uint32_t)n : 0;
 }
 
 /* Why srun's own command line cannot be run again without a node, or
@@ -227,11 +269,21 @@ static void spare_list(const char *job_nodes, const char *step_nodes, char *out,
 static const char *not_relaunchable(void)
 {
 	char **argv = NULL;
-	int argc = te_srun_argv(&argv), i;
+	int argc = te_srun_argv(&argv), i, cmd = te_srun_command(argc, argv);
+	const char *x = te_srun_option_value(argc, argv, "exclude");
+	const char *m = te_srun_option_value(argc, argv, "distribution");
 
-	for (i = 1; i < argc; i++)
+	for (i = 1; i < argc && (cmd < 0 || i < cmd); i++)
 		if (!strcmp(argv[i], ":"))
 			return "a heterogeneous step is not started again";
+	if (x && strchr(x, '/'))
+		return "the step's --exclude names a file, which a relaunch "
+		       "cannot add to";
+	if (te_srun_asks(argc, argv, "nodefile") ||
+	    (m && !strncmp(m, "arbitrary", 9)))
+		return "the step names its nodes (--nodefile, "
+		       "--distribution=arbitrary), which a relaunch cannot "
+		       "keep";
 	if (te_srun_asks(argc, argv, "nodelist"))
 		return "the step names its nodes (--nodelist), which a "
 		       "relaunch without one of them cannot keep";
@@ -244,28 +296,30 @@ static const char *not_relaunchable(void)
 void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 			   const char *job_excluded)
 {
-	char job_nodes[TE_EXCLUDE_MAX], spares[TE_EXCLUDE_MAX],
-		all[TE_EXCLUDE_MAX], num[16];
+	char spares[TE_EXCLUDE_MAX], all[TE_EXCLUDE_MAX], num[16];
 	char *step_nodes = rl.step_list;
 	uint32_t here, noted;
 
 	rl.spares = (uint32_t)te_relaunch_spares();
 	if (!rl.spares)
 		return;
-	if (not_relaunchable())
+	if (!rl.in_shell)
+		te_relaunch_no_shield("an srun inside a step is not started "
+				      "again");
+	else if (not_relaunchable())
 		te_relaunch_no_shield(not_relaunchable());
 	here = rl.here;
 	noted = te_relaunch_comment_count(j->comment);
 	/* the comment keeps earlier runs' relaunches; the shield's count
-	 * stands in where the comment could not be written */
-	rl.restarts = j->restart_cnt + (noted > here ? noted : here);
+	 * (requeues included) stands in where it could not be written */
+	rl.restarts = j->restart_cnt + noted > here ? j->restart_cnt + noted
+						    : here;
 	te_snprintf(num, sizeof(num), "%u", rl.restarts);
 	setenv("TRAINENV_RESTART", num, 1);
 	te_snprintf(all, sizeof(all), "%s%s%s", job_excluded,
 		    job_excluded[0] && rl.excluded[0] ? "," : "", rl.excluded);
 	if (all[0])
 		setenv("TRAINENV_EXCLUDED_NODES", all, 1);
-	te_expand_nodes(j->nodes, job_nodes, sizeof(job_nodes));
 	if (step_load(j->job_id, step, step_nodes, sizeof(rl.step_list)) < 0) {
 		fprintf(stderr,
 			TE_PREFIX "warning: --train-spares: cannot read step "
@@ -280,7 +334,7 @@ void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 	       getenv(TE_FIRST_WORLD_SIZE_ENV) ? getenv(TE_FIRST_WORLD_SIZE_ENV)
 					       : num,
 	       1);
-	spare_list(job_nodes, step_nodes, spares, sizeof(spares));
+	spare_list(j->nodes, step_nodes, spares, sizeof(spares));
 	if (here)
 		te_recovery_say("relaunch: restart %u: the step runs without "
 				"%s; spares left: %s",
@@ -363,13 +417,11 @@ int te_relaunch_srun_decide(const struct te_fault *fault, const job_info_t *j,
 			    uint64_t budget, struct te_relaunch_plan *plan)
 {
 	struct te_relaunch_facts f = { 0 };
-	char job_nodes[TE_EXCLUDE_MAX];
 	int fd = te_hup_word_fd();
 
 	memset(plan, 0, sizeof(*plan));
 	if (!rl.spares)
 		return TE_VERDICT_NONE;
-	te_expand_nodes(j->nodes, job_nodes, sizeof(job_nodes));
 	f.spares = rl.spares;
 	f.budget = budget;
 	f.restarts = rl.restarts;
@@ -378,7 +430,8 @@ int te_relaunch_srun_decide(const struct te_fault *fault, const job_info_t *j,
 		      : fd >= 0	      ? NULL
 				      : "srun runs without its hang-up shield";
 	f.ending = job_ending(j);
-	f.job_nodes = job_nodes;
+	f.job_nodes = NULL; /* counted on hostlists: any size */
+	f.free_nodes = free_nodes(j, fault->node);
 	f.excluded = rl.excluded;
 	f.step_nodes = rl.step_nodes;
 	f.step_tasks = rl.step_tasks;
@@ -402,7 +455,6 @@ int te_relaunch_srun_act(const struct te_relaunch_plan *plan,
 	 * its end, which it never does: the new step shares its nodes */
 	w.overlap = fault->lost;
 	te_strlcpy(w.exclude, plan->exclude, sizeof(w.exclude));
-	comment_note(j, w.restart, fault->node);
 	if (te_relaunch_word_format(&w, line, sizeof(line)) < 0 ||
 	    (n = write(te_hup_word_fd(), line, strlen(line))) !=
 		    (ssize_t)strlen(line)) {
@@ -410,5 +462,6 @@ int te_relaunch_srun_act(const struct te_relaunch_plan *plan,
 				"tell its shield");
 		return -1;
 	}
+	comment_note(j, w.restart, fault->node); /* once it is under way */
 	return 0;
 }

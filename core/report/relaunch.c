@@ -156,7 +156,8 @@ int te_relaunch_decide(const struct te_relaunch_facts *f,
 		plan->exclude[0] = '\0';
 		return verdict(plan, TE_VERDICT_REQUEUE, line);
 	}
-	free_nodes = count_free(f->job_nodes, plan->exclude);
+	free_nodes = f->job_nodes ? count_free(f->job_nodes, plan->exclude)
+				  : f->free_nodes;
 	if (!f->step_nodes || free_nodes < f->step_nodes) {
 		te_snprintf(line, sizeof(line),
 			    "relaunch: not relaunched: node %s failed (%s), "
@@ -237,9 +238,9 @@ int te_relaunch_argv(int argc, char *const *argv,
 {
 	const char *own = te_srun_option_value(argc, argv, "exclude");
 	int cmd = te_srun_command(argc, argv), i, n = 0;
-	int nopt = w->overlap ? 4 : 3;
+	int nopt = w->overlap ? 5 : 4;
 	size_t at = 0;
-	char *opt[4];
+	char *opt[5];
 
 	if (cmd < 1)
 		return -1;
@@ -254,6 +255,9 @@ int te_relaunch_argv(int argc, char *const *argv,
 					   w->nodes)
 		    : i == 2 ? te_snprintf(buf + at, len - at, "--ntasks=%u",
 					   w->tasks)
+		    /* the failed step's output stays in srun's -o FILE */
+		    : i == 3 ? te_snprintf(buf + at, len - at,
+					   "--open-mode=append")
 			     : te_snprintf(buf + at, len - at, "--overlap");
 		if (at >= len || k < 0)
 			return -1;

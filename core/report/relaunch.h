@@ -57,7 +57,10 @@ struct te_relaunch_facts {
 				    NULL when its shield can */
 	const char *ending;    /* the job is ending (scancel, its time
 				  limit): why, or NULL */
-	const char *job_nodes; /* the job's nodes now, comma list */
+	const char *job_nodes; /* the job's nodes now, comma list; NULL:
+				  free_nodes says how many are left */
+	uint32_t free_nodes;   /* the job's nodes less the nodes left out
+				  and the failed one (job_nodes NULL) */
 	const char *excluded;  /* nodes relaunches left out, comma list */
 	uint32_t step_nodes;   /* the failed step's node count */
 	uint32_t step_tasks;   /* and task count */
@@ -92,10 +95,10 @@ int te_relaunch_word_format(const struct te_relaunch_word *w, char *buf,
 int te_relaunch_word_parse(const char *line, struct te_relaunch_word *w);
 
 /* The command line a relaunched srun runs: argv with, before its command,
- * --exclude (the user's own list and w's), --nodes, --ntasks and, with
- * w->overlap, --overlap. out gets argc + 5 entries at most (with its
- * NULL); the new option texts go into buf. The new argc, or -1 (no
- * command, or buf too small). */
+ * --exclude (the user's own list and w's), --nodes, --ntasks,
+ * --open-mode=append and, with w->overlap, --overlap. out gets argc + 6
+ * entries at most (with its NULL); the new option texts go into buf. The
+ * new argc, or -1 (no command, or buf too small). */
 int te_relaunch_argv(int argc, char *const *argv,
 		     const struct te_relaunch_word *w, char **out, char *buf,
 		     size_t len);

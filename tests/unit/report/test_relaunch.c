@@ -107,6 +107,16 @@ static void test_decide(void)
 	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_NONE,
 	       "no spares: the requeue decides alone");
 	f.spares = 1;
+	f.excluded = "n2";
+	f.job_nodes = NULL;
+	f.free_nodes = 3;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_RELAUNCH,
+	       "a count from srun's hostlists (a job too big for a list)");
+	f.free_nodes = 2;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_REQUEUE,
+	       "  one short: no spare");
+	f.job_nodes = "n1,n3,n4,n5,n6";
+	f.spares = 1;
 	f.step_nodes = 0;
 	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_REQUEUE,
 	       "step size unknown: no relaunch");
@@ -164,22 +174,23 @@ static void test_argv(void)
 
 	te_srun_argv_set_release(0);
 	n = te_relaunch_argv(8, a1, &w, out, buf, sizeof(buf));
-	is_int(n, 11, "three options added");
+	is_int(n, 12, "four options added");
 	is_str(out[4], "--exclude=n2", "exclude before the command");
 	is_str(out[5], "--nodes=3", "nodes");
 	is_str(out[6], "--ntasks=6", "tasks");
-	is_str(out[7], "python", "then the command");
-	is_str(out[9], "-N", "the command's own -N untouched");
-	ok(out[11] == NULL, "ends with NULL");
+	is_str(out[7], "--open-mode=append", "the first run's -o FILE kept");
+	is_str(out[8], "python", "then the command");
+	is_str(out[10], "-N", "the command's own -N untouched");
+	ok(out[12] == NULL, "ends with NULL");
 	n = te_relaunch_argv(5, a2, &w, out, buf, sizeof(buf));
-	is_int(n, 8, "with --");
+	is_int(n, 9, "with --");
 	is_str(out[3], "--exclude=n9,n2", "the user's exclude kept");
-	is_str(out[6], "--", "-- stays before the command");
-	is_str(out[7], "./prog", "the command");
+	is_str(out[7], "--", "-- stays before the command");
+	is_str(out[8], "./prog", "the command");
 	w.overlap = 1;
 	n = te_relaunch_argv(5, a2, &w, out, buf, sizeof(buf));
-	is_int(n, 9, "a lost node's step: --overlap too");
-	is_str(out[6], "--overlap", "  before the command");
+	is_int(n, 10, "a lost node's step: --overlap too");
+	is_str(out[7], "--overlap", "  before the command");
 	w.overlap = 0;
 	is_int(te_relaunch_argv(2, a3, &w, out, buf, sizeof(buf)), -1,
 	       "no command: refused");
