@@ -247,17 +247,8 @@ static uint32_t free_nodes(const job_info_t *j, const char *node)
 	if (!hl)
 		return 0;
 	n = slurm_hostlist_count(hl);
-	while (*p) {
-		const char *end = strchr(p, ',');
-		size_t k = end ? (size_t)(end - p) : strlen(p);
-
-		if (k && k < sizeof(name)) {
-			memcpy(name, p, k);
-			name[k] = '\0';
-			n -= slurm_hostlist_find(hl, name) >= 0;
-		}
-		p = end ? end + 1 : p + k;
-	}
+	while ((p = te_list_next(p, name, sizeof(name))))
+		n -= name[0] && slurm_hostlist_find(hl, name) >= 0;
 	if (!te_node_listed(rl.excluded, node))
 		n -= slurm_hostlist_find(hl, node) >= 0;
 	slurm_hostlist_destroy(hl);
@@ -360,20 +351,11 @@ uint32_t te_relaunch_excluded_add(char *list, size_t len)
 	const char *p = rl.excluded;
 	uint32_t n = 0;
 
-	while (*p) {
-		const char *end = strchr(p, ',');
-		size_t k = end ? (size_t)(end - p) : strlen(p);
-
-		if (k && k < sizeof(name)) {
-			memcpy(name, p, k);
-			name[k] = '\0';
-			if (!te_node_listed(list, name) &&
-			    te_appendf(list, len, "%s%s", list[0] ? "," : "",
-				       name) == 0)
-				n++;
-		}
-		p = end ? end + 1 : p + k;
-	}
+	while ((p = te_list_next(p, name, sizeof(name))))
+		if (name[0] && !te_node_listed(list, name) &&
+		    te_appendf(list, len, "%s%s", list[0] ? "," : "", name) ==
+			    0)
+			n++;
 	return n;
 }
 

@@ -124,23 +124,6 @@ void te_fault_find(const struct te_fault_facts *f, struct te_fault *out)
 	blame(out, f->any ? TE_FAULT_NODE : TE_FAULT_PROGRAM, prog->node, why);
 }
 
-/* 1 when node is one of the comma-separated names of list. */
-static int listed(const char *list, const char *node)
-{
-	size_t n = strlen(node);
-	const char *p = list;
-
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		if (len == n && strncmp(p, node, n) == 0)
-			return 1;
-		p = end ? end + 1 : NULL;
-	}
-	return 0;
-}
-
 static int not_requeued(struct te_requeue_plan *plan, const char *why)
 {
 	te_snprintf(plan->line, sizeof(plan->line), "requeue: not requeued: %s",
@@ -193,7 +176,7 @@ int te_requeue_decide(const struct te_requeue_facts *rf,
 			    (unsigned long long)rf->budget);
 		return not_requeued(plan, why);
 	}
-	if (!listed(exc, fault->node)) {
+	if (!te_list_has(exc, fault->node)) {
 		if (te_snprintf(plan->exclude, sizeof(plan->exclude), "%s%s%s",
 				exc, exc[0] ? "," : "", fault->node) < 0) {
 			plan->exclude[0] = 0;

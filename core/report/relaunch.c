@@ -60,18 +60,7 @@ int te_spares_env(uint32_t spares, const char *job_nodes, const char *ntasks,
 
 int te_node_listed(const char *list, const char *node)
 {
-	size_t n = strlen(node);
-	const char *p = list;
-
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		if (len == n && strncmp(p, node, n) == 0)
-			return 1;
-		p = end ? end + 1 : NULL;
-	}
-	return 0;
+	return te_list_has(list, node);
 }
 
 /* The nodes of list that exclude does not name. */
@@ -81,17 +70,8 @@ static uint32_t count_free(const char *list, const char *exclude)
 	const char *p = list;
 	uint32_t n = 0;
 
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		if (len && len < sizeof(name)) {
-			memcpy(name, p, len);
-			name[len] = '\0';
-			n += !te_node_listed(exclude, name);
-		}
-		p = end ? end + 1 : NULL;
-	}
+	while ((p = te_list_next(p, name, sizeof(name))))
+		n += name[0] && !te_node_listed(exclude, name);
 	return n;
 }
 

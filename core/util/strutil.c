@@ -445,3 +445,37 @@ int te_framed_parse(const char *buf, size_t len, size_t max_len,
 			      who);
 	return 0;
 }
+
+int te_list_has(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p = list;
+
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len == n && strncmp(p, word, n) == 0)
+			return 1;
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+const char *te_list_next(const char *p, char *item, size_t len)
+{
+	const char *end;
+	size_t n;
+
+	if (!p || !*p)
+		return NULL;
+	end = strchr(p, ',');
+	n = end ? (size_t)(end - p) : strlen(p);
+	if (n < len) {
+		memcpy(item, p, n);
+		item[n] = '\0';
+	} else if (len) {
+		item[0] = '\0';
+	}
+	return end ? end + 1 : p + n;
+}

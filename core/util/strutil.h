@@ -54,6 +54,12 @@ char *te_value_slot(void);
  * walking an attacker-sized string. */
 size_t te_strnlen_cap(const char *s, size_t max);
 
+/* Comma lists ("n1,n2,n7"): 1 when word is one of list's items. */
+int te_list_has(const char *list, const char *word);
+/* The item at p into item (len bytes; an item that does not fit is
+ * given as ""), and where the next begins; NULL at the list's end. */
+const char *te_list_next(const char *p, char *item, size_t len);
+
 /* 1 when every byte is printable ASCII (0x20..0x7e) and the length is <= max. */
 int te_is_printable(const char *s, size_t max);
 

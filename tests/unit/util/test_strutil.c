@@ -402,8 +402,30 @@ static void test_value_slot(void)
 	   "a slot holds TE_VALUE_SLOT_SIZE bytes without touching the others");
 }
 
+static void test_lists(void)
+{
+	char item[4];
+	const char *p = "n1,n22,n333,,n5";
+
+	ok(te_list_has("n1,n22,n3", "n22"), "a comma list has its item");
+	ok(!te_list_has("n1,n22,n3", "n2"), "  not a prefix of one");
+	ok(!te_list_has("", "n1") && !te_list_has(NULL, "n1"), "  empty, NULL");
+	p = te_list_next(p, item, sizeof(item));
+	is_str(item, "n1", "te_list_next: the first item");
+	p = te_list_next(p, item, sizeof(item));
+	is_str(item, "n22", "  the second");
+	p = te_list_next(p, item, sizeof(item));
+	is_str(item, "", "  one too long for the buffer: \"\"");
+	p = te_list_next(p, item, sizeof(item));
+	is_str(item, "", "  an empty item");
+	p = te_list_next(p, item, sizeof(item));
+	is_str(item, "n5", "  the last");
+	ok(te_list_next(p, item, sizeof(item)) == NULL, "  then the end");
+}
+
 int main(void)
 {
+	test_lists();
 	test_err();
 	test_clean();
 	test_token();
