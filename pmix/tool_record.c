@@ -17,6 +17,7 @@
 
 #include "report/goodput.h"
 #include "util/strutil.h"
+#include "util/sysutil.h"
 #include "tool.h"
 
 #define NAME_MAX_LEN 64	    /* longer names are none of srun's records */
@@ -127,9 +128,8 @@ static int record_name(const char *name)
 static long read_one(int dfd, const char *name, char *buf, struct reading *rd)
 {
 	struct stat st;
-	size_t got = 0;
-	ssize_t r;
-	int fd;
+	ssize_t got;
+	int fd, e;
 
 	/* O_NONBLOCK: a FIFO in its place cannot hold us */
 	fd = openat(dfd, name,
@@ -145,19 +145,14 @@ static long read_one(int dfd, const char *name, char *buf, struct reading *rd)
 		close(fd);
 		return -1;
 	}
-	while (got <= TE_GP_RECORD_MAX) {
-		r = read(fd, buf + got, TE_GP_RECORD_MAX + 1 - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
+	/* the whole record or nothing (a longer file is EFBIG) */
+	got = te_read_fd(fd, buf, TE_GP_RECORD_MAX + 1, TE_READ_WHOLE);
+	e = errno;
 	close(fd);
-	if (got > TE_GP_RECORD_MAX) {
+	if (got < 0 && e == EFBIG)
 		rd->too_large++;
+	if (got < 0)
 		return -1;
-	}
 	return (long)got;
 }
 
