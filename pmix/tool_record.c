@@ -6,7 +6,6 @@
  * core/report/goodput.h sums them up. */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,25 +15,17 @@
 #include <unistd.h>
 
 #include "report/goodput.h"
+#include "report/goodput_read.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"
 #include "tool.h"
 
-#define NAME_MAX_LEN 64	    /* longer names are none of srun's records */
 #define BAD_SAID_MAX 8	    /* left-out records named on stderr */
 #define OUT_MAX (64 * 1024) /* the summary's text */
-#define WALK_MAX 100000	    /* directory entries looked at */
 
 struct record_args {
 	const char *dir;
 	uint32_t job;
-};
-
-struct reading {
-	struct te_gp_step *steps;
-	size_t n;
-	unsigned bad, other_job, not_owned, not_regular, too_large, over;
-	unsigned looked;
 };
 
 static void usage(FILE *f)
@@ -109,83 +100,6 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
-/* "trainenv.STEP.json", STEP digits (the hang report's is not one). */
-static int record_name(const char *name)
-{
-	size_t len = strlen(name), i;
-
-	if (len <= 14 || len >= NAME_MAX_LEN ||
-	    strncmp(name, "trainenv.", 9) != 0 ||
-	    strcmp(name + len - 5, ".json") != 0)
-		return 0;
-	for (i = 9; i < len - 5; i++)
-		if (name[i] < '0' || name[i] > '9')
-			return 0;
-	return 1;
-}
-
-/* The record name at dfd into buf: its length, or -1 (counted in rd). */
-static long read_one(int dfd, const char *name, char *buf, struct reading *rd)
-{
-	struct stat st;
-	ssize_t got;
-	int fd, e;
-
-	/* O_NONBLOCK: a FIFO in its place cannot hold us */
-	fd = openat(dfd, name,
-		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		rd->not_regular++;
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	if (st.st_uid != getuid()) {
-		rd->not_owned++;
-		close(fd);
-		return -1;
-	}
-	/* the whole record or nothing (a longer file is EFBIG) */
-	got = te_read_fd(fd, buf, TE_GP_RECORD_MAX + 1, TE_READ_WHOLE);
-	e = errno;
-	close(fd);
-	if (got < 0 && e == EFBIG)
-		rd->too_large++;
-	if (got < 0)
-		return -1;
-	return (long)got;
-}
-
-static void read_entry(int dfd, const char *name, uint32_t job,
-		       struct reading *rd)
-{
-	static char buf[TE_GP_RECORD_MAX + 1];
-	char err[160], shown[NAME_MAX_LEN];
-	long len;
-
-	if (rd->n >= TE_GP_STEPS_MAX) {
-		rd->over++;
-		return;
-	}
-	len = read_one(dfd, name, buf, rd);
-	if (len < 0)
-		return;
-	if (te_gp_record_parse(buf, (size_t)len, &rd->steps[rd->n], err,
-			       sizeof(err)) < 0) {
-		if (rd->bad++ < BAD_SAID_MAX) {
-			te_clean_text(shown, sizeof(shown), name, 60);
-			fprintf(stderr, "trainenv record: %s left out: %s\n",
-				shown, err);
-		}
-		return;
-	}
-	if (rd->steps[rd->n].job != job) {
-		rd->other_job++;
-		return;
-	}
-	rd->n++;
-}
-
 /* DIR/UID/JOBID opened without following a link; its fd, or -1 (said). */
 static int open_job_dir(const struct record_args *a)
 {
@@ -211,7 +125,20 @@ static int open_job_dir(const struct record_args *a)
 	return fd;
 }
 
-static void say_left_out(const struct reading *rd)
+/* A file that is no step record, named (at most BAD_SAID_MAX). */
+static void say_bad(const char *name, const char *why, void *ctx)
+{
+	static unsigned said;
+	char shown[96];
+
+	(void)ctx;
+	if (said++ >= BAD_SAID_MAX)
+		return;
+	te_clean_text(shown, sizeof(shown), name, 60);
+	fprintf(stderr, "trainenv record: %s left out: %s\n", shown, why);
+}
+
+static void say_left_out(const struct te_gp_reading *rd)
 {
 	if (rd->bad || rd->other_job || rd->not_owned || rd->not_regular ||
 	    rd->too_large || rd->over)
@@ -225,7 +152,7 @@ static void say_left_out(const struct reading *rd)
 			rd->over, TE_GP_STEPS_MAX);
 }
 
-static int summarize(const struct record_args *a, struct reading *rd)
+static int summarize(const struct record_args *a, struct te_gp_reading *rd)
 {
 	static char out[OUT_MAX];
 	struct te_gp_summary sum;
@@ -248,9 +175,7 @@ static int summarize(const struct record_args *a, struct reading *rd)
 int te_tool_record(int argc, char **argv)
 {
 	struct record_args a = { 0 };
-	struct reading rd = { 0 };
-	struct dirent *e;
-	DIR *d;
+	struct te_gp_reading rd = { 0 };
 	int rc, fd;
 
 	if (argc == 2 &&
@@ -264,21 +189,13 @@ int te_tool_record(int argc, char **argv)
 	fd = open_job_dir(&a);
 	if (fd < 0)
 		return errno == ENOENT ? 1 : 2;
-	d = fdopendir(fd);
 	rd.steps = calloc(TE_GP_STEPS_MAX, sizeof(*rd.steps));
-	if (!d || !rd.steps) {
+	if (!rd.steps ||
+	    te_gp_read_job(fd, a.job, getuid(), &rd, say_bad, NULL) < 0) {
 		fprintf(stderr, "trainenv record: %s\n", strerror(errno));
-		if (d)
-			closedir(d);
-		else
-			close(fd);
 		free(rd.steps);
 		return 2;
 	}
-	while ((e = readdir(d)) && rd.looked++ < WALK_MAX)
-		if (record_name(e->d_name))
-			read_entry(dirfd(d), e->d_name, a.job, &rd);
-	closedir(d);
 	rc = summarize(&a, &rd);
 	free(rd.steps);
 	return rc;

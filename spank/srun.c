@@ -680,6 +680,9 @@ int te_srun_exit(spank_t sp)
 	te_failrep_finish(500);
 	verdict = te_recovery_srun_decide(&why);
 	write_record(verdict, why);
+	if (rec.have)
+		te_relaunch_srun_goodput(rec.job, te_record_dir(&te_plug.cfg),
+					 verdict);
 	te_recovery_srun_act();
 	return 0;
 }

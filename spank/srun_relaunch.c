@@ -14,6 +14,8 @@
 
 #include "slurm_compat.h"
 
+#include "report/dumpdir.h"
+#include "report/goodput_read.h"
 #include "report/relaunch.h"
 #include "srun/srunargs.h"
 #include "srun_hangup.h"
@@ -446,4 +448,36 @@ int te_relaunch_srun_act(const struct te_relaunch_plan *plan,
 	}
 	comment_note(j, w.restart, fault->node); /* once it is under way */
 	return 0;
+}
+
+void te_relaunch_srun_goodput(uint32_t job, const char *record_dir,
+			      const char *verdict)
+{
+	static char out[8192];
+	struct te_gp_reading rd = { 0 };
+	struct te_gp_summary sum;
+	char name[16], path[TE_DUMP_DIR_PATH_MAX], why[TE_ERR_MAX];
+	int dfd;
+
+	/* after a relaunched step that ends the chain of relaunches */
+	if (!rl.spares || !rl.here || !record_dir ||
+	    (verdict && !strcmp(verdict, "relaunch")))
+		return;
+	te_snprintf(name, sizeof(name), "%u", job);
+	dfd = te_dump_dir_open(record_dir, name, getuid(), path, sizeof(path),
+			       why, sizeof(why));
+	rd.steps = dfd >= 0 ? calloc(TE_GP_STEPS_MAX, sizeof(*rd.steps)) : NULL;
+	if (!rd.steps) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	if (te_gp_read_job(dfd, job, getuid(), &rd, NULL, NULL) == 0 && rd.n &&
+	    te_gp_summarize(rd.steps, rd.n, &sum) == 0 &&
+	    te_gp_text(rd.steps, rd.n, &sum, out, sizeof(out)) == 0) {
+		out[strcspn(out, "\n")] = '\0'; /* the job's line */
+		te_recovery_say("goodput: %s (trainenv record %u --dir %s)",
+				out, job, record_dir);
+	}
+	free(rd.steps);
 }

@@ -30,6 +30,11 @@ void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 const char *te_relaunch_step_nodes(void);
 /* Adds the nodes relaunches left out to list (comma list); how many. */
 uint32_t te_relaunch_excluded_add(char *list, size_t len);
+/* After a relaunched step that is not relaunched again, with the steps'
+ * records in record_dir: the job's goodput in one line (trainenv record's
+ * first). */
+void te_relaunch_srun_goodput(uint32_t job, const char *record_dir,
+			      const char *verdict);
 /* At the end, for the fault blamed: the verdict (TE_VERDICT_*), said in
  * one line. */
 int te_relaunch_srun_decide(const struct te_fault *fault, const job_info_t *j,

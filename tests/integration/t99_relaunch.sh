@@ -36,7 +36,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
-plan 50
+plan 51
 
 # Our own cluster: (g) kills n3, and Slurm marks a node down after
 # SlurmdTimeout (10 s here, 30 s on the shared cluster).
@@ -59,7 +59,7 @@ submit() { # SBATCH ARGS...: prints the job id
 
 # ================================================================ (a)
 if te_no_mpi_pmix; then
-	skip "$TE_WHY" 18
+	skip "$TE_WHY" 19
 else
 cat >job_a.sh <<'EOF'
 #!/bin/bash
@@ -94,6 +94,8 @@ like "$(cat "rec/0/$id/trainenv.0.json" 2>&1)" '"restart":\{"verdict":"relaunch"
 	"step 0's record keeps the verdict and its line"
 unlike "$(cat "rec/0/$id/trainenv.1.json" 2>&1)" '"restart"'
 ok $? "  step 1's record has none (it did not fail)"
+like "$out" "trainenv: goodput: job $id: 2 steps \\(1 failed\\), 1 relaunch .*; wall [0-9.]+ s = training" \
+	"the relaunched srun says the job's goodput at its end" || diag "$(grep goodput a.out)"
 like "$(cat "rec/0/$id/trainenv.1.json" 2>&1)" '"skew_ms":[0-9]+,"passed":[0-9]+[.][0-9]{3}\}' \
 	"  step 1's record says when its launch barrier passed"
 rec=$("$builddir/trainenv" record "$id" --dir "$TE_WORK/rec" 2>&1)
