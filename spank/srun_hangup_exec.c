@@ -57,6 +57,11 @@
 /* The marker this process was started with (its plugin's first look). */
 static int marker_ok, marker_err = -1, marker_tell = -1, word_fd = -1;
 
+int te_hup_marker_valid(void)
+{
+	return marker_ok;
+}
+
 int te_hup_word_fd(void)
 {
 	return word_fd;

@@ -21,6 +21,10 @@
 #define TE_SHIELD_WORD_ENV "TRAINENV_SHIELD_WORD"
 #define TE_HUP_EXTRA_MAX 1200 /* an entry te_hup_argv_setenv adds */
 
+/* 1 when this srun's shield started it (its marker named the parent),
+ * until te_hup_reexeced takes the marker. */
+int te_hup_marker_valid(void);
+
 /* The pipe to the shield this srun was given (its marker's, or inherited
  * from a shield that forked it: te_hup_word_set), or -1. */
 int te_hup_word_fd(void);

@@ -83,9 +83,10 @@ static uint32_t take_relaunch_env(void)
 	const char *x = getenv(TE_RELAUNCH_EXCLUDED_ENV);
 	uint64_t n = 0;
 
-	if (!c || te_parse_u64(c, 1000000, &n) < 0)
+	/* only from the shield that started this srun, never the user's */
+	if (!te_hup_marker_valid() || !c || te_parse_u64(c, 1000000, &n) < 0)
 		n = 0;
-	if (x && te_relaunch_nodes_ok(x))
+	if (te_hup_marker_valid() && x && te_relaunch_nodes_ok(x))
 		te_strlcpy(rl.excluded, x, sizeof(rl.excluded));
 	unsetenv(TE_RELAUNCH_COUNT_ENV);
 	unsetenv(TE_RELAUNCH_EXCLUDED_ENV);

@@ -255,7 +255,8 @@ def excluded_nodes():
 
 
 def first_world_size():
-    """The number of ranks of the job's first step (--train-spares), or
+    """The number of ranks of this step's first run, before any relaunch
+    inside the allocation (--train-spares), or
     WORLD_SIZE's value when trainenv did not set it; None when neither is
     known. A relaunch keeps it: the spare takes the failed node's place."""
     size = _env_count("TRAINENV_FIRST_WORLD_SIZE", None)
