@@ -35,12 +35,15 @@ static int word_read(int fd, struct te_relaunch_word *w)
 /* The relaunch's environment: the count, and the nodes left out. */
 static int relaunch_env(struct te_hup_argv *a, const struct te_relaunch_word *w)
 {
-	char num[16];
+	char num[16], first[16];
 
 	te_snprintf(num, sizeof(num), "%u", w->restart);
+	te_snprintf(first, sizeof(first), "%u", w->first);
 	return te_hup_argv_setenv(a, TE_RELAUNCH_COUNT_ENV, num) < 0 ||
 			       te_hup_argv_setenv(a, TE_RELAUNCH_EXCLUDED_ENV,
-						  w->exclude) < 0
+						  w->exclude) < 0 ||
+			       te_hup_argv_setenv(a, TE_RELAUNCH_FIRST_ENV,
+						  first) < 0
 		       ? -1
 		       : 0;
 }

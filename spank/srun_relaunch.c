@@ -43,7 +43,8 @@ static struct {
 					   ranged form when too long) */
 	char no_shield[200];		/* why srun cannot start again */
 	uint32_t here; /* relaunches its shield counted (TE_RELAUNCH_COUNT_ENV) */
-	int in_shell; /* started by the batch script or salloc's shell */
+	uint32_t first; /* the step's task count in its first run, 0: this */
+	int in_shell;	/* started by the batch script or salloc's shell */
 } rl;
 
 /* How sbatch's and salloc's SPANK options reach the job's environment:
@@ -81,13 +82,18 @@ static uint32_t take_relaunch_env(void)
 {
 	const char *c = getenv(TE_RELAUNCH_COUNT_ENV);
 	const char *x = getenv(TE_RELAUNCH_EXCLUDED_ENV);
-	uint64_t n = 0;
+	const char *f = getenv(TE_RELAUNCH_FIRST_ENV);
+	uint64_t n = 0, first;
 
 	/* only from the shield that started this srun, never the user's */
 	if (!te_hup_marker_valid() || !c || te_parse_u64(c, 1000000, &n) < 0)
 		n = 0;
 	if (te_hup_marker_valid() && x && te_relaunch_nodes_ok(x))
 		te_strlcpy(rl.excluded, x, sizeof(rl.excluded));
+	if (te_hup_marker_valid() && n && f &&
+	    te_parse_u64(f, 100000000, &first) == 0)
+		rl.first = (uint32_t)first;
+	unsetenv(TE_RELAUNCH_FIRST_ENV);
 	unsetenv(TE_RELAUNCH_COUNT_ENV);
 	unsetenv(TE_RELAUNCH_EXCLUDED_ENV);
 	return (uint32_t)n;
@@ -323,11 +329,12 @@ void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 		rl.spares = 0;
 		return;
 	}
-	te_snprintf(num, sizeof(num), "%u", rl.step_tasks);
-	setenv(TE_FIRST_WORLD_SIZE_ENV,
-	       getenv(TE_FIRST_WORLD_SIZE_ENV) ? getenv(TE_FIRST_WORLD_SIZE_ENV)
-					       : num,
-	       1);
+	/* the first run's, from the shield (a relaunch on fewer nodes
+	 * has fewer tasks), else this one's */
+	if (!rl.first)
+		rl.first = rl.step_tasks;
+	te_snprintf(num, sizeof(num), "%u", rl.first);
+	setenv(TE_FIRST_WORLD_SIZE_ENV, num, 1);
 	spare_list(j->nodes, step_nodes, spares, sizeof(spares));
 	if (here)
 		te_recovery_say("relaunch: restart %u: the step runs without "
@@ -420,6 +427,7 @@ int te_relaunch_srun_decide(const struct te_fault *fault, const job_info_t *j,
 	f.excluded = rl.excluded;
 	f.step_nodes = rl.step_nodes;
 	f.step_tasks = rl.step_tasks;
+	f.shrink = te_plug.cfg.v[TE_S_SHRINK].word == TE_W_YES;
 	te_relaunch_decide(&f, fault, plan);
 	if (plan->verdict != TE_VERDICT_NONE)
 		te_recovery_say("%s", plan->line);
@@ -434,8 +442,9 @@ int te_relaunch_srun_act(const struct te_relaunch_plan *plan,
 	ssize_t n;
 
 	w.restart = rl.restarts + 1;
-	w.nodes = rl.step_nodes;
-	w.tasks = rl.step_tasks;
+	w.nodes = plan->nodes;
+	w.tasks = plan->tasks;
+	w.first = rl.first ? rl.first : rl.step_tasks;
 	/* Slurm keeps a step whose node was lost until that node reports
 	 * its end, which it never does: the new step shares its nodes */
 	w.overlap = fault->lost;

@@ -138,6 +138,21 @@ int te_relaunch_decide(const struct te_relaunch_facts *f,
 	}
 	free_nodes = f->job_nodes ? count_free(f->job_nodes, plan->exclude)
 				  : f->free_nodes;
+	plan->nodes = f->step_nodes;
+	plan->tasks = f->step_tasks;
+	if (f->shrink && f->step_nodes && free_nodes < f->step_nodes &&
+	    free_nodes > 0 && f->step_tasks % f->step_nodes == 0) {
+		plan->nodes = free_nodes;
+		plan->tasks = f->step_tasks / f->step_nodes * free_nodes;
+		te_snprintf(line, sizeof(line),
+			    "relaunch: node %s failed: %s; no spare is left: "
+			    "the step starts again in this allocation without "
+			    "%s, on the %u nodes left with %u tasks "
+			    "(--train-shrink; restart %u of %" PRIu64 ")",
+			    fault->node, fault->why, fault->node, plan->nodes,
+			    plan->tasks, f->restarts + 1, f->budget);
+		return verdict(plan, TE_VERDICT_RELAUNCH, line);
+	}
 	if (!f->step_nodes || free_nodes < f->step_nodes) {
 		te_snprintf(line, sizeof(line),
 			    "relaunch: not relaunched: node %s failed (%s), "
@@ -176,39 +191,53 @@ int te_relaunch_word_format(const struct te_relaunch_word *w, char *buf,
 {
 	if (!te_relaunch_nodes_ok(w->exclude) || !w->nodes || !w->tasks)
 		return -1;
-	return te_snprintf(buf, len, "relaunch 1 %u %u %u %d %s\n", w->restart,
-			   w->nodes, w->tasks, w->overlap ? 1 : 0, w->exclude);
+	return te_snprintf(buf, len, "relaunch 1 %u %u %u %d %u %s\n",
+			   w->restart, w->nodes, w->tasks, w->overlap ? 1 : 0,
+			   w->first, w->exclude);
 }
 
 int te_relaunch_word_parse(const char *line, struct te_relaunch_word *w)
 {
-	unsigned restart, nodes, tasks, overlap;
-	int at = -1, i;
+	uint64_t v[5];
+	const char *p;
 	size_t n;
+	int i;
 
 	memset(w, 0, sizeof(*w));
 	if (!line ||
-	    te_strnlen_cap(line, TE_RELAUNCH_WORD_MAX) >= TE_RELAUNCH_WORD_MAX)
+	    te_strnlen_cap(line, TE_RELAUNCH_WORD_MAX) >=
+		    TE_RELAUNCH_WORD_MAX ||
+	    strncmp(line, "relaunch 1 ", 11) != 0)
 		return -1;
-	if (sscanf(line, "relaunch 1 %10u %10u %10u %1u %n", &restart, &nodes,
-		   &tasks, &overlap, &at) != 4 ||
-	    at < 0 || !nodes || !tasks || nodes > 1000000 ||
-	    tasks > 100000000 || overlap > 1)
+	p = line + 11;
+	/* five numbers, each digits only, one blank after each */
+	for (i = 0; i < 5; i++) {
+		const char *sp = strchr(p, ' ');
+		size_t k = sp ? (size_t)(sp - p) : 0;
+		char num[12];
+
+		if (!k || k >= sizeof(num))
+			return -1;
+		memcpy(num, p, k);
+		num[k] = '\0';
+		if (te_parse_u64(num, 1000000000, &v[i]) < 0)
+			return -1;
+		p = sp + 1;
+	}
+	if (!v[1] || !v[2] || v[1] > 1000000 || v[2] > 100000000 || v[3] > 1)
 		return -1;
-	for (i = (int)strlen("relaunch 1 "); i < at; i++)
-		if (line[i] != ' ' && (line[i] < '0' || line[i] > '9'))
-			return -1; /* sscanf's %u takes a sign */
-	n = strlen(line + at);
-	if (n < 2 || line[at + n - 1] != '\n' || n - 1 >= sizeof(w->exclude))
+	n = strlen(p);
+	if (n < 2 || p[n - 1] != '\n' || n - 1 >= sizeof(w->exclude))
 		return -1;
-	memcpy(w->exclude, line + at, n - 1);
+	memcpy(w->exclude, p, n - 1);
 	w->exclude[n - 1] = '\0';
 	if (!te_relaunch_nodes_ok(w->exclude))
 		return -1;
-	w->restart = restart;
-	w->nodes = nodes;
-	w->tasks = tasks;
-	w->overlap = (int)overlap;
+	w->restart = (uint32_t)v[0];
+	w->nodes = (uint32_t)v[1];
+	w->tasks = (uint32_t)v[2];
+	w->overlap = (int)v[3];
+	w->first = (uint32_t)v[4];
 	return 0;
 }
 

@@ -17,6 +17,7 @@
  * they left out (comma list). Internal: srun takes them out again. */
 #define TE_RELAUNCH_COUNT_ENV "TRAINENV_RELAUNCH_COUNT"
 #define TE_RELAUNCH_EXCLUDED_ENV "TRAINENV_RELAUNCH_EXCLUDED"
+#define TE_RELAUNCH_FIRST_ENV "TRAINENV_RELAUNCH_FIRST"
 /* The world size of the job's first step, for the program. */
 #define TE_FIRST_WORLD_SIZE_ENV "TRAINENV_FIRST_WORLD_SIZE"
 
@@ -64,10 +65,13 @@ struct te_relaunch_facts {
 	const char *excluded;  /* nodes relaunches left out, comma list */
 	uint32_t step_nodes;   /* the failed step's node count */
 	uint32_t step_tasks;   /* and task count */
+	int shrink;	       /* --train-shrink: the nodes left when no
+				  spare is */
 };
 
 struct te_relaunch_plan {
 	int verdict;
+	uint32_t nodes, tasks;	      /* the relaunched step's */
 	char exclude[TE_EXCLUDE_MAX]; /* excluded + the failed node */
 	char line[TE_RECOVERY_LINE_MAX];
 };
@@ -79,14 +83,15 @@ int te_relaunch_decide(const struct te_relaunch_facts *f,
 		       struct te_relaunch_plan *plan);
 
 /* srun's word to its shield, one line: "relaunch 1 RESTART NODES TASKS
- * OVERLAP EXCLUDE\n" (OVERLAP 0 or 1; EXCLUDE: a comma list of node
- * names). */
+ * OVERLAP FIRST EXCLUDE\n" (OVERLAP 0 or 1; FIRST the step's task count
+ * in its first run; EXCLUDE: a comma list of node names). */
 #define TE_RELAUNCH_WORD_MAX (TE_EXCLUDE_MAX + 64)
 struct te_relaunch_word {
 	uint32_t restart; /* the restart this relaunch is */
 	uint32_t nodes, tasks;
-	int overlap; /* the old step may still hold the nodes: Slurm keeps
+	int overlap;	/* the old step may still hold the nodes: Slurm keeps
 			a step whose lost node never reports its end */
+	uint32_t first; /* the step's task count in its first run */
 	char exclude[TE_EXCLUDE_MAX];
 };
 int te_relaunch_word_format(const struct te_relaunch_word *w, char *buf,

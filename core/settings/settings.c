@@ -382,6 +382,14 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 			"count against --train-requeue N, else K); implies "
 			"--no-kill where given in the #SBATCH lines",
 	},
+	[TE_S_SHRINK] = {
+		.name = "shrink", .type = TE_T_BOOL, .words = w_yesno,
+		.builtin = "no", .arginfo = "yes|no",
+		.help = "with --train-spares: when no spare is left, a step "
+			"that failed because of a node starts again on the "
+			"nodes left (the same tasks per node, a smaller "
+			"WORLD_SIZE) instead of the requeue",
+	},
 	[TE_S_LIB_DIR] = {
 		.name = "lib-dir", .type = TE_T_PATH,
 		.builtin = TE_PKGLIBDIR, .arginfo = "DIR",

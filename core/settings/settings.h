@@ -58,6 +58,7 @@ enum te_setting_id {
 	TE_S_REQUEUE,	  /* N|off: requeue without a failed node */
 	TE_S_TIME_SIGNAL, /* SIG@SECONDS|off: before the time limit */
 	TE_S_SPARES,	  /* K|off: nodes that sit out, for relaunches */
+	TE_S_SHRINK,	  /* yes|no: relaunch on fewer nodes, no spare left */
 	/* admin-only keys (no user option) */
 	TE_S_BIND_TOPOLOGY,	  /* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	  /* admin: DIR|off, per-boot topology cache */

@@ -23,7 +23,7 @@ settings=(train sighup nccl-heartbeat nccl-monitoring nccl-async-errors
 	rank-env port-range ignore-signals failure-report bind bind-smt
 	bind-gpus bind-failure rdzv barrier version-check checkpoint-dir
 	socket-ifname preflight exit-grace exit-action stall requeue
-	time-signal spares)
+	time-signal spares shrink)
 declare -A accepted=(
 	[train]='on or off'
 	[sighup]='shield, ignore or default'
@@ -59,6 +59,7 @@ declare -A accepted=(
 	[requeue]='1 to 1000 restarts, or off'
 	[time-signal]='SIG@SECONDS with SIG one of USR1, USR2, TERM, INT and SECONDS 1 to 604800 seconds, or off'
 	[spares]='1 to 64 nodes, or off'
+	[shrink]='yes or no'
 )
 # Admin-only keys (no option), explained after the options.
 admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
@@ -66,7 +67,7 @@ admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
 	lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 149
+plan 151
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"

@@ -14,6 +14,7 @@
 #  (c) a rank's "do not restart" (exit 93): stopped, one line;
 #  (d) the budget: --train-spares=1 with n2 and n3 failing: one relaunch,
 #      then no spare is left: the line says so (no requeue asked for);
+#  (d2) --train-shrink=yes: then on the 2 nodes left, WORLD_SIZE 2;
 #  (e) --train-spares on sbatch's command line: the warning that --no-kill
 #      is missing; srun --pty: no relaunch, one line;
 #  (f) srun --pty, srun -w: not relaunched, one line why;
@@ -36,7 +37,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
-plan 51
+plan 54
 
 # Our own cluster: (g) kills n3, and Slurm marks a node down after
 # SlurmdTimeout (10 s here, 30 s on the shared cluster).
@@ -144,6 +145,22 @@ like "$(cat d.out)" 'trainenv: relaunch: not relaunched: node n[23] failed \(ran
 like "$(cat d.out)" 'trainenv: requeue: not requeued: node n[23] failed \(.*\), but the job may not be requeued' \
 	"  then today's requeue decides (here: --no-requeue)" || diag "$(cat d.out)"
 is "$(grep -c 'relaunch: restart' d.out)" 1 "  one relaunch only"
+fi
+
+# ================================================================ (d2)
+# --train-shrink=yes: n2 then n3 fail; the second relaunch runs on the two
+# nodes left, WORLD_SIZE 2, the first run's 3 kept
+if te_no_mpi_pmix; then
+	skip "$TE_WHY" 3
+else
+id=$(TRAINENV_TEST_PREFLIGHT_FAIL="n2:bad,n3:bad" CUDA_VISIBLE_DEVICES=0,1 \
+	submit -N4 -t 5 -o "$TE_WORK/d2.out" --train-requeue=3 --train-shrink=yes job_a.sh)
+state=$(wait_job_done "$id" 120)
+like "$(cat d2.out)" 'trainenv: relaunch: node n[23] failed: .*; no spare is left: the step starts again in this allocation without n[23], on the 2 nodes left with 2 tasks \(--train-shrink; restart 2 of 3\)' \
+	"--train-shrink=yes: the second failure runs on the 2 nodes left ($state)" || diag "$(cat d2.out)"
+like "$(cat d2.out)" 'ran 1 of 2 n4 step=2 restart=2 excluded=n[23],n[23] first=3' "  WORLD_SIZE 2 on n1,n4; TRAINENV_FIRST_WORLD_SIZE keeps 3"
+unlike "$(cat d2.out)" 'requeue: '
+ok $? "  no requeue"
 fi
 
 # ================================================================ (e)

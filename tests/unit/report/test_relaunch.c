@@ -115,6 +115,23 @@ static void test_decide(void)
 	f.free_nodes = 2;
 	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_REQUEUE,
 	       "  one short: no spare");
+	f.free_nodes = 2;
+	f.shrink = 1;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_RELAUNCH,
+	       "no spare, --train-shrink: relaunch on the nodes left");
+	ok(p.nodes == 2 && p.tasks == 4, "  2 nodes, 2 tasks each as before");
+	like(p.line,
+	     "no spare is left: the step starts again in this "
+	     "allocation without n3, on the 2 nodes left with 4 tasks",
+	     "  said");
+	f.step_tasks = 7;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_REQUEUE,
+	       "  tasks that do not divide over the nodes: no shrink");
+	f.step_tasks = 6;
+	f.free_nodes = 0;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_REQUEUE,
+	       "  no node left: no shrink");
+	f.shrink = 0;
 	f.job_nodes = "n1,n3,n4,n5,n6";
 	f.spares = 1;
 	f.step_nodes = 0;
@@ -124,29 +141,33 @@ static void test_decide(void)
 
 static void test_word(void)
 {
-	struct te_relaunch_word w = { 3, 8, 16, 0, "n2,n7" }, r;
+	struct te_relaunch_word w = { 3, 8, 16, 0, 16, "n2,n7" }, r;
 	char buf[TE_RELAUNCH_WORD_MAX], big[TE_RELAUNCH_WORD_MAX + 8];
 	const char *bad[] = {
-		"relaunch 1 3 8 16 0 n2,n7",	     /* no newline */
-		"relaunch 2 3 8 16 0 n2\n",	     /* another version */
-		"relaunch 1 3 0 16 0 n2\n",	     /* no nodes */
-		"relaunch 1 3 8 16 0 \n",	     /* no list */
-		"relaunch 1 3 8 16 0 n2;rm -rf\n",   /* not a name */
-		"relaunch 1 3 8 16 0 n2,,n3\n",	     /* empty name */
-		"relaunch 1 3 8 16 0 n2,\n",	     /* trailing comma */
-		"relaunch 1 3 8 16 0 n2\nextra\n",   /* two lines */
-		"relaunch 1 -3 8 16 0 n2\n",	     /* negative */
-		"relaunch 1 3 8 99999999999 0 n2\n", /* too many */
-		"relaunch 1 3 8 16 2 n2\n",	     /* overlap not 0/1 */
-		"relaunch 1 3 8 16 n2\n",	     /* no overlap field */
+		"relaunch 1 3 8 16 0 16 n2,n7",	       /* no newline */
+		"relaunch 2 3 8 16 0 16 n2\n",	       /* another version */
+		"relaunch 1 3 0 16 0 16 n2\n",	       /* no nodes */
+		"relaunch 1 3 8 16 0 16 \n",	       /* no list */
+		"relaunch 1 3 8 16 0 16 n2;rm -rf\n",  /* not a name */
+		"relaunch 1 3 8 16 0 16 n2,,n3\n",     /* empty name */
+		"relaunch 1 3 8 16 0 16 n2,\n",	       /* trailing comma */
+		"relaunch 1 3 8 16 0 16 n2\nextra\n",  /* two lines */
+		"relaunch 1 -3 8 16 0 16 n2\n",	       /* negative */
+		"relaunch 1 3 8 999999999 0 16 n2\n",  /* too many tasks */
+		"relaunch 1 3 8 16 2 16 n2\n",	       /* overlap not 0/1 */
+		"relaunch 1 3 8 16 n2\n",	       /* fields missing */
+		"relaunch 1 3 8 16 0 16  n2\n",	       /* two blanks */
+		"relaunch 1 3 8 9999999999 0 16 n2\n", /* over 32 bits */
+		"relaunch 1 3 8 +16 0 16 n2\n",	       /* a sign */
+		"relaunch 1 3 8 16 0 16n2\n",	       /* no blank */
 		"",
 	};
 	size_t i;
 
 	is_int(te_relaunch_word_format(&w, buf, sizeof(buf)), 0, "formatted");
-	is_str(buf, "relaunch 1 3 8 16 0 n2,n7\n", "the word");
+	is_str(buf, "relaunch 1 3 8 16 0 16 n2,n7\n", "the word");
 	is_int(te_relaunch_word_parse(buf, &r), 0, "parsed");
-	ok(r.restart == 3 && r.nodes == 8 && r.tasks == 16 &&
+	ok(r.restart == 3 && r.nodes == 8 && r.tasks == 16 && r.first == 16 &&
 		   !strcmp(r.exclude, "n2,n7"),
 	   "round trip");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -154,7 +175,7 @@ static void test_word(void)
 		       "hostile word %zu refused", i);
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	memcpy(big, "relaunch 1 1 1 1 0 ", 20);
+	memcpy(big, "relaunch 1 1 1 1 0 1 ", 22);
 	is_int(te_relaunch_word_parse(big, &r), -1, "too long refused");
 	te_strlcpy(w.exclude, "n2 n3", sizeof(w.exclude));
 	is_int(te_relaunch_word_format(&w, buf, sizeof(buf)), -1,
@@ -168,7 +189,7 @@ static void test_argv(void)
 		       NULL };
 	char *a2[] = { "srun", "-x", "n9", "--", "./prog", NULL };
 	char *a3[] = { "srun", "-N3", NULL };
-	struct te_relaunch_word w = { 1, 3, 6, 0, "n2" };
+	struct te_relaunch_word w = { 1, 3, 6, 0, 6, "n2" };
 	char *out[16], buf[256];
 	int n;
 

@@ -696,6 +696,8 @@ static void test_word_names(void)
 		{ TE_S_VERSION_CHECK, TE_W_VCHECK_OFF, "off" },
 		{ TE_S_SOCKET_IFNAME, TE_W_YES, "yes" },
 		{ TE_S_SOCKET_IFNAME, TE_W_NO, "no" },
+		{ TE_S_SHRINK, TE_W_YES, "yes" },
+		{ TE_S_SHRINK, TE_W_NO, "no" },
 		{ TE_S_EXIT_GRACE, TE_W_EXIT_GRACE_OFF, "off" },
 		{ TE_S_EXIT_ACTION, TE_W_EXIT_ACTION_REPORT, "report" },
 		{ TE_S_EXIT_ACTION, TE_W_EXIT_ACTION_TERM, "term" },
