@@ -21,6 +21,9 @@ int te_failrep_listen(uint16_t lo, uint16_t hi, int print_failures,
 void te_failrep_finish(int grace_ms);
 /* After finish: how many tasks failed, and the first (when any). */
 int te_failrep_failed(struct te_failrep *first);
+/* Called on the listener's thread with each failed task's report as it
+ * comes (at most one function; NULL: none). It must not block. */
+void te_failrep_on_failure(void (*fn)(const struct te_failrep *r));
 /* After finish: every failed task's report, as many as max (the listener
  * keeps the first TE_FAILREP_KEEP, printed or not); returns how many. */
 #define TE_FAILREP_KEEP 1024

@@ -145,6 +145,13 @@ static void keep_health(const struct te_failrep *r)
 		fr.health[fr.nhealth++] = *r;
 }
 
+static void (*failure_fn)(const struct te_failrep *r);
+
+void te_failrep_on_failure(void (*fn)(const struct te_failrep *r))
+{
+	failure_fn = fn;
+}
+
 static void on_report(const struct te_failrep *r, void *ctx)
 {
 	(void)ctx;
@@ -179,6 +186,8 @@ static void on_report(const struct te_failrep *r, void *ctx)
 			return;
 		if (fr.nkept < TE_FAILREP_KEEP)
 			fr.kept[fr.nkept++] = *r;
+		if (failure_fn)
+			failure_fn(r);
 	}
 	if (!fr.print_failures)
 		return;

@@ -46,6 +46,10 @@ static struct {
 	int sig;     /* the time signal, 0: none */
 	uint64_t sig_secs;
 	int64_t sig_due_ms; /* monotonic, 0: not armed */
+	int save_sig;	    /* --train-spares: the time signal, sent at a
+			       node's fault to the ranks still running */
+	int save_sent;
+	char save_node[TE_NODE_MAX];
 } rc;
 
 static int job_load(uint32_t job, job_info_msg_t **msg)
@@ -90,6 +94,8 @@ static void timesig_arm(const job_info_t *j)
 			    "--signal");
 		return;
 	}
+	if (rc.spares) /* "save now" before a relaunch, any time limit */
+		rc.save_sig = (int)v->num2;
 	at = te_time_signal_at(j->end_time, v->num);
 	if (!at || j->time_limit == INFINITE || j->time_limit == NO_VAL)
 		return; /* no time limit: nothing to warn of */
@@ -119,43 +125,83 @@ static struct {
 
 static void timesig_fire(int64_t now_ms);
 
+/* A node failed while other ranks run: they get the time signal now, to
+ * save before the step starts again (--train-spares). */
+static void save_fire(void)
+{
+	const char *name = sigabbrev_np(rc.save_sig);
+
+	if (te_slurm_signal_step(rc.job, rc.step, (uint16_t)rc.save_sig) != 0)
+		say("warning: relaunch: could not signal the step's tasks: %s",
+		    slurm_strerror(te_slurm_errno()));
+	else
+		say("relaunch: node %s failed: SIG%s sent to the step's tasks "
+		    "still running, to save before the step starts again",
+		    rc.save_node, name ? name : "?");
+}
+
 static void *timesig_thread(void *arg)
 {
 	sigset_t all;
+	char c;
 
 	(void)arg;
 	/* srun's signal thread must receive every signal, not this one */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	while (rc.sig_due_ms) {
-		int64_t now = te_now_ms();
+	while (rc.sig_due_ms || rc.save_sig) {
+		int64_t now = te_now_ms(), wait = 60000;
 		struct pollfd p = { .fd = timer.wake[0], .events = POLLIN };
 
-		if (now >= rc.sig_due_ms) {
+		if (rc.sig_due_ms && now >= rc.sig_due_ms) {
 			timesig_fire(now);
 			continue;
 		}
-		if (poll(&p, 1,
-			 (int)(rc.sig_due_ms - now > 60000
-				       ? 60000
-				       : rc.sig_due_ms - now)) > 0)
+		if (rc.sig_due_ms && rc.sig_due_ms - now < wait)
+			wait = rc.sig_due_ms - now;
+		if (poll(&p, 1, (int)wait) <= 0)
+			continue;
+		if (read(timer.wake[0], &c, 1) != 1)
 			break; /* srun ends */
+		save_fire();
 	}
 	return NULL;
 }
 
+/* The listener's word of a failed task (its thread): a node's fault, the
+ * first, wakes the timer to send the "save now" signal. */
+static void failure_seen(const struct te_failrep *r)
+{
+	const struct te_value *sigs = &te_plug.cfg.v[TE_S_REQUEUE_SIGNALS];
+	uint64_t listed = sigs->word == TE_W_VALUE ? sigs->num : 0;
+	int node_fault = r->signaled ? r->value > 0 && r->value < 64 &&
+					       (listed & (1ULL << r->value))
+				     : r->value == TE_EXIT_NODE_FAULT;
+	ssize_t n;
+
+	if (!rc.save_sig || rc.save_sent || !node_fault || r->by_trainenv)
+		return;
+	rc.save_sent = 1;
+	te_strlcpy(rc.save_node, r->node, sizeof(rc.save_node));
+	n = write(timer.wake[1], "s", 1);
+	(void)n; /* a full pipe: a wake-up is already there */
+}
+
 static void timesig_start(void)
 {
-	if (!rc.sig_due_ms)
+	if (!rc.sig_due_ms && !rc.save_sig)
 		return;
 	if (pipe2(timer.wake, O_CLOEXEC) < 0 ||
 	    pthread_create(&timer.thread, NULL, timesig_thread, NULL) != 0) {
 		say("warning: --train-time-signal: cannot start its timer: %s",
 		    strerror(errno));
 		rc.sig_due_ms = 0;
+		rc.save_sig = 0;
 		return;
 	}
 	timer.running = 1;
+	if (rc.save_sig)
+		te_failrep_on_failure(failure_seen);
 }
 
 /* srun's end: the timer stops (a signal being sent is sent first). */
@@ -585,6 +631,7 @@ const char *te_recovery_srun_decide(const char **why)
 	const struct te_value *rq = &te_plug.cfg.v[TE_S_REQUEUE];
 	uint64_t budget;
 
+	te_failrep_on_failure(NULL);
 	timesig_stop();
 	rc.sig_due_ms = 0;
 	memset(&dc, 0, sizeof(dc));

@@ -22,6 +22,8 @@
 #  (i) torchrun per node (where this torch's torchrun can start);
 #  (j) a rank killed by SIGBUS (the site's requeue-signals): relaunched;
 #  (k) scancel while the step runs: no relaunch, nothing left;
+#  (l) "save now": with --train-time-signal the ranks still running get its
+#      signal at once when n3's rank dies of SIGBUS;
 #  (g, last: it kills a node) a node lost mid-run (n3's slurmd and the step's processes there
 #      killed, Slurm marks it down after SlurmdTimeout): the job, with
 #      --no-kill implied, survives and the step is relaunched on the spare;
@@ -37,7 +39,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
-plan 54
+plan 57
 
 # Our own cluster: (g) kills n3, and Slurm marks a node down after
 # SlurmdTimeout (10 s here, 30 s on the shared cluster).
@@ -261,6 +263,26 @@ is "$state" CANCELLED "scancel during the step: the job is cancelled" || diag "$
 sleep 2
 is "$(grep -c 'relaunch: restart' k.out)" 0 "  no relaunch" || diag "$(cat k.out)"
 is "$(left_on_nodes '[s]leep 61')" "" "  nothing of the step is left on any node"
+
+# ================================================================ (l)
+# "save now": with --train-time-signal, n3's SIGBUS sends USR1 to the ranks
+# still running; they save (a line) and end; then the relaunch
+cat >job_l.sh <<'EOF'
+#!/bin/bash
+#SBATCH --train-spares=1
+#SBATCH --train-time-signal=USR1@60
+srun --ntasks-per-node=1 sh -c '
+if [ "${TRAINENV_RESTART:-0}" != 0 ]; then echo "ran $RANK $SLURMD_NODENAME restart=$TRAINENV_RESTART"; exit 0; fi
+if [ "$SLURMD_NODENAME" = n3 ]; then sleep 2; kill -BUS $$; fi
+trap "echo saved $RANK; exit 1" USR1
+i=0; while [ $i -lt 60 ]; do sleep 0.5; i=$((i + 1)); done; exit 2'
+EOF
+id=$(submit -N4 -t 5 -o "$TE_WORK/l.out" job_l.sh)
+state=$(wait_job_done "$id" 90)
+like "$(cat l.out)" 'trainenv: relaunch: node n3 failed: SIGUSR1 sent to the step.s tasks still running, to save before the step starts again' \
+	"a node's fault with --train-time-signal: the others get SIGUSR1 at once ($state)" || diag "$(cat l.out)"
+is "$(grep -c '^saved [01]$' l.out)" 2 "  ranks 0 and 1 saved (their USR1 handler ran)"
+like "$(cat l.out)" 'ran 2 n4 restart=1' "  then the step ran again, rank 2 on the spare"
 
 # ================================================================ (g)
 cat >job_g.sh <<'EOF'
