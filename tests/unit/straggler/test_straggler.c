@@ -378,6 +378,30 @@ static void test_rows_and_comms(void)
 	te_strag_detect_free(d);
 }
 
+/* A node's lines come in out of order: within srun's window the node's
+ * later window counts, whatever srun's clock says. */
+static void test_order(void)
+{
+	struct te_strag_detector *d = detector(1);
+	struct te_strag_verdict v[4];
+	struct te_strag_summary s;
+	uint64_t even[PER_NODE] = { MS, MS, MS, MS, MS, MS, MS, MS };
+	size_t n;
+
+	window(d, 0xe, 5, 40, MS / 10, NODES, 0.1, NULL, 0);
+	node_summary(&s, 40, 4, 0xe, even); /* its window 4, after 5 */
+	is_int(te_strag_detect_add(d, &s), 0, "an older line: taken, unused");
+	n = te_strag_detect_close(d, v, 4);
+	ok(n == 1 && !strcmp(v[0].node, "n40"),
+	   "the node's later window (late) counts");
+	window(d, 0xf, 6, 40, MS / 10, NODES, 0.1, NULL, 0);
+	node_summary(&s, 40, 6 + 40 * 7919 + 1, 0xf, even);
+	te_strag_detect_add(d, &s);
+	is_int(te_strag_detect_close(d, v, 4), 0,
+	       "a newer even line replaces a late one: nobody named");
+	te_strag_detect_free(d);
+}
+
 static void test_bounds(void)
 {
 	struct te_strag_detector *d = detector(3);
@@ -406,6 +430,7 @@ static void test_detector(void)
 	test_one_late();
 	test_noise();
 	test_rows_and_comms();
+	test_order();
 	test_bounds();
 }
 
