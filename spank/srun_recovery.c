@@ -131,13 +131,15 @@ static void save_fire(void)
 {
 	const char *name = sigabbrev_np(rc.save_sig);
 
-	if (te_slurm_signal_step(rc.job, rc.step, (uint16_t)rc.save_sig) != 0)
-		say("warning: relaunch: could not signal the step's tasks: %s",
-		    slurm_strerror(te_slurm_errno()));
-	else
-		say("relaunch: node %s failed: SIG%s sent to the step's tasks "
-		    "still running, to save before the step starts again",
-		    rc.save_node, name ? name : "?");
+	/* a node whose tasks ended answers that the step is gone there:
+	 * the others have the signal all the same */
+	int rc_sig =
+		te_slurm_signal_step(rc.job, rc.step, (uint16_t)rc.save_sig);
+
+	say("relaunch: node %s failed: SIG%s sent to the step's tasks still "
+	    "running, to save before the step starts again%s%s%s",
+	    rc.save_node, name ? name : "?", rc_sig ? " (Slurm: " : "",
+	    rc_sig ? slurm_strerror(te_slurm_errno()) : "", rc_sig ? ")" : "");
 }
 
 static void *timesig_thread(void *arg)

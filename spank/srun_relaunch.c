@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -476,6 +477,12 @@ void te_relaunch_srun_goodput(uint32_t job, const char *record_dir,
 	te_snprintf(name, sizeof(name), "%u", job);
 	dfd = te_dump_dir_open(record_dir, name, getuid(), path, sizeof(path),
 			       why, sizeof(why));
+	if (dfd >= 0) { /* an O_PATH descriptor: one to read the entries */
+		int rfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		close(dfd);
+		dfd = rfd;
+	}
 	rd.steps = dfd >= 0 ? calloc(TE_GP_STEPS_MAX, sizeof(*rd.steps)) : NULL;
 	if (!rd.steps) {
 		if (dfd >= 0)
