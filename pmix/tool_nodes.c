@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "report/node_memory.h"
+#include "report/steprecord.h"
 #include "util/strutil.h"
 #include "util/textbuf.h"
 #include "tool.h"
@@ -158,21 +159,6 @@ static int parse_args(int argc, char **argv, struct nodes_args *a)
 	return 0;
 }
 
-/* "trainenv.STEP.json", STEP digits (the hang report's file is not one). */
-static int record_name(const char *name)
-{
-	size_t len = strlen(name), i;
-
-	if (len <= strlen("trainenv.") + strlen(".json") ||
-	    strncmp(name, "trainenv.", 9) != 0 ||
-	    strcmp(name + len - 5, ".json") != 0)
-		return 0;
-	for (i = 9; i < len - 5; i++)
-		if (name[i] < '0' || name[i] > '9')
-			return 0;
-	return 1;
-}
-
 /* The entries of the directory at dfd (closed here), each passed to fn
  * with its lstat; stops at WALK_MAX entries in all. */
 static void each_entry(int dfd, struct walk *w,
@@ -222,7 +208,7 @@ static void file_entry(int dfd, const char *name, const struct stat *st,
 	struct cand *c;
 
 	(void)dfd;
-	if (!record_name(name))
+	if (!te_step_record_is_name(name))
 		return;
 	if (!S_ISREG(st->st_mode)) {
 		w->lo->not_regular++;

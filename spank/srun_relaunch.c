@@ -229,7 +229,7 @@ static void spare_list(const char *job_nodes, const char *step_nodes, char *out,
 	if (job && in && left) {
 		while ((h = slurm_hostlist_shift(job))) {
 			if (slurm_hostlist_find(in, h) < 0 &&
-			    !te_node_listed(rl.excluded, h))
+			    !te_list_has(rl.excluded, h))
 				slurm_hostlist_push_host(left, h);
 			free(h);
 		}
@@ -259,7 +259,7 @@ static uint32_t free_nodes(const job_info_t *j, const char *node)
 	n = slurm_hostlist_count(hl);
 	while ((p = te_list_next(p, name, sizeof(name))))
 		n -= name[0] && slurm_hostlist_find(hl, name) >= 0;
-	if (!te_node_listed(rl.excluded, node))
+	if (!te_list_has(rl.excluded, node))
 		n -= slurm_hostlist_find(hl, node) >= 0;
 	slurm_hostlist_destroy(hl);
 	return n > 0 ? (uint32_t)n : 0;
@@ -363,7 +363,7 @@ uint32_t te_relaunch_excluded_add(char *list, size_t len)
 	uint32_t n = 0;
 
 	while ((p = te_list_next(p, name, sizeof(name))))
-		if (name[0] && !te_node_listed(list, name) &&
+		if (name[0] && !te_list_has(list, name) &&
 		    te_appendf(list, len, "%s%s", list[0] ? "," : "", name) ==
 			    0)
 			n++;

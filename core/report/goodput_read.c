@@ -12,24 +12,10 @@
 #include <unistd.h>
 
 #include "report/goodput_read.h"
+#include "report/steprecord.h"
 #include "util/sysutil.h"
 
 #define NAME_MAX_LEN 64 /* longer names are none of srun's records */
-
-/* "trainenv.STEP.json", STEP digits (the hang report's is not one). */
-static int record_name(const char *name)
-{
-	size_t len = strlen(name), i;
-
-	if (len <= 14 || len >= NAME_MAX_LEN ||
-	    strncmp(name, "trainenv.", 9) != 0 ||
-	    strcmp(name + len - 5, ".json") != 0)
-		return 0;
-	for (i = 9; i < len - 5; i++)
-		if (name[i] < '0' || name[i] > '9')
-			return 0;
-	return 1;
-}
 
 /* The record name at dfd into buf: its length, or -1 (counted in rd). */
 static long read_one(int dfd, const char *name, uid_t uid, char *buf,
@@ -104,7 +90,8 @@ int te_gp_read_job(int dir, uint32_t job, uid_t uid, struct te_gp_reading *rd,
 		return -1;
 	}
 	while ((e = readdir(d)) && rd->looked++ < TE_GP_WALK_MAX)
-		if (record_name(e->d_name))
+		if (strlen(e->d_name) < NAME_MAX_LEN &&
+		    te_step_record_is_name(e->d_name))
 			read_entry(dirfd(d), e->d_name, job, uid, rd, bad, ctx);
 	closedir(d);
 	return 0;

@@ -58,11 +58,6 @@ int te_spares_env(uint32_t spares, const char *job_nodes, const char *ntasks,
 	return 1;
 }
 
-int te_node_listed(const char *list, const char *node)
-{
-	return te_list_has(list, node);
-}
-
 /* The nodes of list that exclude does not name. */
 static uint32_t count_free(const char *list, const char *exclude)
 {
@@ -71,7 +66,7 @@ static uint32_t count_free(const char *list, const char *exclude)
 	uint32_t n = 0;
 
 	while ((p = te_list_next(p, name, sizeof(name))))
-		n += name[0] && !te_node_listed(exclude, name);
+		n += name[0] && !te_list_has(exclude, name);
 	return n;
 }
 
@@ -126,9 +121,8 @@ int te_relaunch_decide(const struct te_relaunch_facts *f,
 		return verdict(plan, TE_VERDICT_REQUEUE, line);
 	}
 	if (te_snprintf(plan->exclude, sizeof(plan->exclude), "%s%s%s", exc,
-			exc[0] && !te_node_listed(exc, fault->node) ? "," : "",
-			te_node_listed(exc, fault->node) ? "" : fault->node) <
-	    0) {
+			exc[0] && !te_list_has(exc, fault->node) ? "," : "",
+			te_list_has(exc, fault->node) ? "" : fault->node) < 0) {
 		te_snprintf(line, sizeof(line),
 			    "relaunch: not relaunched: node %s failed, but "
 			    "the list of nodes left out is full",

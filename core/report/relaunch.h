@@ -35,8 +35,6 @@ struct te_spares_env {
 int te_spares_env(uint32_t spares, const char *job_nodes, const char *ntasks,
 		  const char *per_node, struct te_spares_env *env);
 
-/* node is one of the names of the comma list. */
-int te_node_listed(const char *list, const char *node);
 /* 1 when s is a comma list of node names (letters, digits, '-', '_',
  * '.'), the only text srun's word to its shield carries. */
 int te_relaunch_nodes_ok(const char *s);

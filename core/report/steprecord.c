@@ -125,3 +125,17 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 		return -1;
 	return 0;
 }
+
+int te_step_record_is_name(const char *name)
+{
+	size_t len = strlen(name), i;
+
+	if (len <= strlen("trainenv.") + strlen(".json") ||
+	    strncmp(name, "trainenv.", 9) != 0 ||
+	    strcmp(name + len - 5, ".json") != 0)
+		return 0;
+	for (i = 9; i < len - 5; i++)
+		if (name[i] < '0' || name[i] > '9')
+			return 0;
+	return 1;
+}

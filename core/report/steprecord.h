@@ -46,5 +46,8 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r);
 
 /* "trainenv.STEP.json" and "trainenv.STEP.hang.json". */
 void te_step_record_name(char *buf, size_t len, uint32_t step, int hang);
+/* 1 when name is a step's record, "trainenv.STEP.json" with STEP digits
+ * (the hang report's is not one). */
+int te_step_record_is_name(const char *name);
 
 #endif
