@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# What goes into container images must load under glibc 2.17 (TAP): the highest GLIBC_x.y that trainenv-nccl.so requires (objdump -T), the libraries its old-version symbols need, and the check itself against the shim built without pmix/glibc_compat.h. x86_64 (elsewhere: skipped, saying why).
+# What goes into container images must load under glibc 2.17 (TAP): the highest GLIBC_x.y that trainenv-nccl.so (and the NCCL profiler plugin) requires (objdump -T), the libraries its old-version symbols need, and the check itself against the shim built without pmix/glibc_compat.h. x86_64 (elsewhere: skipped, saying why).
 #
 # What must load in a container and what not: trainenv-nccl.so is put in
 # LD_PRELOAD of every process of a --train-barrier=first-collective task,
@@ -43,7 +43,7 @@ if ! command -v objdump >/dev/null; then
 	echo "1..0 # SKIP no objdump (Debian: binutils)"
 	exit 0
 fi
-echo 1..7
+echo 1..9
 
 [ -f "$shim" ]
 check $? "the shim is built ($shim)"
@@ -87,6 +87,17 @@ if le 2.34 "${host:-0}"; then
 else
 	echo "ok $((n += 1)) # SKIP this machine's glibc ($host) is older than 2.34: nothing to bind"
 fi
+
+# The NCCL profiler plugin loads into the same programs, in images too
+# (NCCL dlopens it by NCCL_PROFILER_PLUGIN): held to the same baseline.
+prof=$build/.libs/libnccl-profiler-trainenv.so
+[ -f "$prof" ]
+check $? "the profiler plugin is built ($prof)"
+max=$(glibc_max "$prof" 2>/dev/null)
+le "${max:-99}" "$base" &&
+	! objdump -T "$prof" | grep -qE 'GLIBC_PRIVATE|\(GLIBC_2\.34\)|GLIBC_2\.3[5-9]|GLIBC_2\.[4-9][0-9]'
+check $? "libnccl-profiler-trainenv.so requires GLIBC_$max at most, no GLIBC_PRIVATE or 2.34+" \
+	"$(objdump -T "$prof" 2>&1 | grep -E 'GLIBC_2\.(1[89]|[2-9][0-9])|GLIBC_PRIVATE')"
 
 lib=$build/.libs/libtrainenv.so.0
 if [ -f "$lib" ]; then
