@@ -6,7 +6,6 @@
  * core/report/recovery.c decides. */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -16,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,13 +27,12 @@
 #include "report/recovery.h"
 #include "report/relaunch.h"
 #include "srun_lines.h"
+#include "srun_progress.h"
 #include "srun_recovery.h"
 #include "srun_relaunch.h"
 #include "srun/srunargs.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"
-
-#define PROGRESS_SCAN_MAX 20000 /* directory entries the guard looks at */
 
 #define say te_recovery_say
 
@@ -347,153 +344,6 @@ static uint32_t partition_nodes(const char *part)
 	return n;
 }
 
-/* The newest mtime (ns) of the user's own regular files in dir and its
- * subdirectories (one level; core/report/recovery.c says which entries count),
- * read as the user, bounded; -1 when dir cannot be read. */
-static int64_t newest_checkpoint(const char *dir)
-{
-	int64_t newest = 0;
-	int budget = PROGRESS_SCAN_MAX, top, level, what;
-	uint32_t me = (uint32_t)geteuid();
-	int fds[2];
-	DIR *d[2] = { NULL, NULL };
-	struct dirent *e;
-	struct stat st;
-
-	top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (top < 0 || !(d[0] = fdopendir(top))) {
-		if (top >= 0)
-			close(top);
-		return -1;
-	}
-	fds[0] = top;
-	level = 0;
-	while (level >= 0 && budget-- > 0) {
-		e = readdir(d[level]);
-		if (!e) {
-			closedir(d[level]);
-			d[level--] = NULL;
-			continue;
-		}
-		if (fstatat(fds[level], e->d_name, &st, AT_SYMLINK_NOFOLLOW) <
-			    0 ||
-		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
-			continue;
-		what = te_progress_entry(e->d_name, S_ISDIR(st.st_mode),
-					 (uint32_t)st.st_uid, me);
-		if (what == TE_PROGRESS_COUNT) {
-			int64_t ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL +
-				     st.st_mtim.tv_nsec;
-
-			if (ns > newest)
-				newest = ns;
-		} else if (what == TE_PROGRESS_DESCEND && level == 0) {
-			int fd = openat(fds[0], e->d_name,
-					O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-						O_CLOEXEC);
-
-			if (fd >= 0 && (d[1] = fdopendir(fd))) {
-				fds[1] = fd;
-				level = 1;
-			} else if (fd >= 0) {
-				close(fd);
-			}
-		}
-	}
-	for (; level >= 0; level--)
-		closedir(d[level]);
-	return newest;
-}
-
-/* Replaces DIR/.trainenv-progress with line: written to a new file of a
- * random name beside it (O_EXCL, never through a link: another user of a
- * shared directory can neither make that name first nor point it
- * elsewhere), then renamed over the state. 0, or -1 with why. */
-static int progress_save(const char *dir, const char *line, char *why,
-			 size_t len)
-{
-	char path[TE_VALUE_MAX + 64], tmp[TE_VALUE_MAX + 96], name[64];
-	char hex[TE_PROGRESS_TMP_HEX + 1];
-	int fd = -1, tries, ok, e;
-
-	if (te_snprintf(path, sizeof(path), "%s/%s", dir, TE_PROGRESS_FILE) < 0)
-		return te_err(why, len, "the path is too long");
-	for (tries = 0; tries < 8 && fd < 0; tries++) {
-		if (te_random_hex(hex, sizeof(hex), TE_PROGRESS_TMP_HEX) < 0 ||
-		    te_progress_tmp_name(hex, name, sizeof(name)) < 0 ||
-		    te_snprintf(tmp, sizeof(tmp), "%s/%s", dir, name) < 0)
-			return te_err(why, len, "no random name");
-		fd = open(tmp,
-			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			  0600);
-		if (fd < 0 && errno != EEXIST)
-			return te_err(why, len, "%s", strerror(errno));
-	}
-	if (fd < 0)
-		return te_err(why, len, "no free temporary name");
-	ok = write(fd, line, strlen(line)) == (ssize_t)strlen(line);
-	e = ok ? 0 : errno ? errno : EIO;
-	if (close(fd) < 0 && ok) {
-		ok = 0;
-		e = errno;
-	}
-	if (ok && rename(tmp, path) < 0) {
-		ok = 0;
-		e = errno;
-	}
-	if (!ok) {
-		unlink(tmp);
-		return te_err(why, len, "%s", strerror(e));
-	}
-	return 0;
-}
-
-/* The progress guard: 1 when the requeues must stop (said), else 0. The
- * state is the user's file in the checkpoint directory, replaced whole. */
-static int progress_stops(const job_info_t *j)
-{
-	const struct te_value *ck = &te_plug.cfg.v[TE_S_CHECKPOINT_DIR];
-	const struct te_value *lim = &te_plug.cfg.v[TE_S_REQUEUE_NO_PROGRESS];
-	struct te_progress prev, next;
-	char path[TE_VALUE_MAX + 64], why[TE_ERR_MAX];
-	char line[TE_PROGRESS_LINE_MAX];
-	int64_t newest;
-	ssize_t got;
-	int have;
-
-	if (!ck->set || ck->word != TE_W_VALUE || !lim->set ||
-	    lim->word != TE_W_VALUE)
-		return 0;
-	newest = newest_checkpoint(ck->text);
-	if (newest < 0) {
-		say("warning: requeue: cannot read the checkpoint directory "
-		    "%s: no progress guard",
-		    ck->text);
-		return 0;
-	}
-	te_snprintf(path, sizeof(path), "%s/%s", ck->text, TE_PROGRESS_FILE);
-	/* only the user's own file, never through a link: the directory
-	 * may be shared with others */
-	got = te_read_small(path, line, sizeof(line),
-			    TE_READ_NOFOLLOW | TE_READ_MINE);
-	have = got > 0 && te_progress_parse(line, &prev) == 0;
-	te_progress_next(have ? &prev : NULL, j->job_id, j->restart_cnt, newest,
-			 &next);
-	if (te_progress_format(&next, line, sizeof(line)) < 0 ||
-	    progress_save(ck->text, line, why, sizeof(why)) < 0)
-		say("warning: requeue: cannot save the progress guard's state "
-		    "in %s: %s; the next restart does not know this one's "
-		    "checkpoint (--train-checkpoint-dir)",
-		    path, why);
-	if (next.stalls < lim->num)
-		return 0;
-	say("requeue: stopped: the newest checkpoint in %s did not change in %u "
-	    "restart%s in a row (site limit requeue-no-progress); not "
-	    "requeued, srun exits with code 93",
-	    ck->text, next.stalls, next.stalls == 1 ? "" : "s");
-	return 1;
-}
-
 /* Test hook (test-hooks=on only): TRAINENV_TEST_REQUEUE_PAUSE=S (1 to 9
  * seconds) pauses srun right after the requeue, so that t82 can look at
  * the job in the moment between the requeue and its exclusion. */
@@ -602,6 +452,23 @@ static void verdict_note(const char *verdict, const char *line)
 	te_strlcpy(dc.why, line, sizeof(dc.why));
 }
 
+/* Slurm's expedited requeue (25.11+: sbatch --requeue=expedite, with
+ * SlurmctldParameters=enable_expedited_requeue). trainenv's own requeue
+ * (requeue_without) works on such a job as on any other: Slurm marks a
+ * job "expediting" (and refuses its owner's updates, the exclusion among
+ * them) only when a node fails or the batch script exits non-zero, not at
+ * a requeue asked for; the requeued job is eligible at once (26.05.3
+ * job_mgr.c, batch_requeue_fini). */
+static int job_expedited(const job_info_t *j)
+{
+#ifdef EXPEDITED_REQUEUE
+	return (j->bitflags & EXPEDITED_REQUEUE) != 0;
+#else
+	(void)j;
+	return 0;
+#endif
+}
+
 /* The requeue's plan (or why not), when the relaunch left it the step. */
 static void requeue_decide(const job_info_t *j)
 {
@@ -620,6 +487,7 @@ static void requeue_decide(const job_info_t *j)
 	rf.excluded = excl;
 	rf.job_nodes = j->num_nodes;
 	rf.partition_nodes = partition_nodes(j->partition);
+	rf.expedited = job_expedited(j);
 	dc.requeue = te_requeue_decide(&rf, &dc.fault, &dc.qplan);
 	if (dc.qplan.line[0])
 		say("%s", dc.qplan.line);
@@ -654,6 +522,16 @@ const char *te_recovery_srun_decide(const char **why)
 		requeue_decide(&dc.msg->job_array[0]);
 	else if (dc.relaunch == TE_VERDICT_REQUEUE)
 		verdict_note("stop", dc.rplan.line); /* no requeue asked */
+	/* trainenv stops, but Slurm's expedited requeue does not: a batch
+	 * script that exits non-zero puts the job back in the queue, held
+	 * when no epilog failed (job_mgr.c, _set_job_requeue_exit_value) */
+	if (dc.verdict && !strcmp(dc.verdict, "stop") &&
+	    job_expedited(&dc.msg->job_array[0]) &&
+	    dc.msg->job_array[0].batch_flag)
+		say("requeue: Slurm's expedited requeue (--requeue=expedite) "
+		    "requeues this job, held, when the batch script exits "
+		    "non-zero: `scancel %u` ends it",
+		    rc.job);
 	*why = dc.verdict ? dc.why : NULL;
 	return dc.verdict;
 }
@@ -669,7 +547,7 @@ void te_recovery_srun_act(void)
 	j = &dc.msg->job_array[0];
 	if (dc.relaunch == TE_VERDICT_RELAUNCH)
 		te_relaunch_srun_act(&dc.rplan, &dc.fault, j);
-	if (dc.requeue && progress_stops(j)) {
+	if (dc.requeue && te_progress_srun_stops(j)) {
 		slurm_free_job_info_msg(dc.msg);
 		_exit(TE_EXIT_NO_PROGRESS);
 	}

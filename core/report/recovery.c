@@ -203,9 +203,12 @@ int te_requeue_decide(const struct te_requeue_facts *rf,
 	plan->requeue = 1;
 	te_snprintf(plan->line, sizeof(plan->line),
 		    "requeue: node %s failed: "
-		    "%s; the job is requeued without %s (restart %u of %llu)",
+		    "%s; the job is requeued without %s (restart %u of %llu%s)",
 		    fault->node, fault->why, fault->node, rf->restarts + 1,
-		    (unsigned long long)rf->budget);
+		    (unsigned long long)rf->budget,
+		    rf->expedited ? "; Slurm's expedited requeue: no "
+				    "credential window"
+				  : "");
 	return 1;
 }
 

@@ -72,6 +72,9 @@ struct te_requeue_facts {
 	uint32_t job_nodes;	  /* nodes the job asks for */
 	uint32_t partition_nodes; /* nodes of its partition (0: unknown) */
 	uint32_t excluded_count;  /* nodes in excluded (after expansion) */
+	int expedited; /* Slurm's expedited requeue (25.11+, --requeue=expedite):
+			* the requeued job is eligible at once, with no wait
+			* for the credential window */
 };
 
 struct te_requeue_plan {
@@ -82,7 +85,9 @@ struct te_requeue_plan {
 
 /* Decides the requeue. Always fills line (when there is a failure): either
  * "requeue: node n1 failed: WHY; the job is requeued without n1 (restart 1
- * of 2)" or "requeue: not requeued: WHY". Returns plan->requeue. */
+ * of 2)" (with "; Slurm's expedited requeue: no credential window" inside
+ * the parentheses for an expedited job) or "requeue: not requeued: WHY".
+ * Returns plan->requeue. */
 int te_requeue_decide(const struct te_requeue_facts *rf,
 		      const struct te_fault *fault,
 		      struct te_requeue_plan *plan);

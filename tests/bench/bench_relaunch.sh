@@ -49,7 +49,7 @@ wait_restarted() {
 # FILE: seconds from the failure report to the restarted rank 0
 gap() {
 	local fail start
-	fail=$(grep -m1 -oE 'exited with code 75 at [0-9-]+ [0-9:.]+' "$1" | sed 's/.* at //')
+	fail=$(grep -m1 -oE 'exited with code 75 at [0-9-]+ [0-9:]+[.][0-9]+' "$1" | sed 's/.* at //')
 	start=$(grep -oE 'started restart=1 at [0-9.]+' "$1" | tail -n 1 | awk '{ print $NF }')
 	[ -n "$fail" ] && [ -n "$start" ] || { echo "?"; return 1; }
 	awk -v a="$(date -d "$fail" +%s.%N)" -v b="$start" 'BEGIN { printf "%.1f", b - a }'

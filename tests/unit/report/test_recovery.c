@@ -138,6 +138,15 @@ static void requeue(void)
 	       "2)",
 	       "the line");
 
+	rf.expedited = 1;
+	ok(te_requeue_decide(&rf, &fault, &plan) == 1, "expedited: requeued");
+	is_str(plan.line,
+	       "requeue: node n1 failed: rank 0 failed its check "
+	       "before training; the job is requeued without n1 (restart 1 of "
+	       "2; Slurm's expedited requeue: no credential window)",
+	       "the line says the requeue is Slurm's expedited one");
+	rf.expedited = 0;
+
 	rf.restarts = 1;
 	rf.excluded = "n1";
 	rf.excluded_count = 1;
