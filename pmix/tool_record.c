@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trainenv record: a job's goodput from its step records (issue 35, item
  * 6). Reads DIR/UID/JOBID/trainenv.STEP.json as the calling user (UID its
- * own), following no link, only regular files it owns, at most
+ * own; the directories found and checked as the plugin made them,
+ * core/report/dumpdir.h), following no link, only regular files it owns, at most
  * TE_GP_RECORD_MAX bytes of each and TE_GP_STEPS_MAX of them;
  * core/report/goodput.h sums them up. */
 #include "config.h"
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "report/dumpdir.h"
 #include "report/goodput.h"
 #include "report/goodput_read.h"
 #include "util/strutil.h"
@@ -100,28 +102,34 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
-/* DIR/UID/JOBID opened without following a link; its fd, or -1 (said). */
+/* DIR/UID/JOBID found as the plugin made it (core/report/dumpdir.h: every
+ * directory on the way held to its rules, DIR/UID.<hex> when DIR/UID is
+ * another user's, no link followed), opened for reading; its fd, or -1
+ * (said; errno ENOENT when a level is missing). */
 static int open_job_dir(const struct record_args *a)
 {
-	char part[2][24];
-	int fd, next, k;
+	char name[24], why[2 * TE_DUMP_DIR_PATH_MAX + 160];
+	int path_fd, fd, saved;
 
-	te_snprintf(part[0], sizeof(part[0]), "%u", (unsigned)getuid());
-	te_snprintf(part[1], sizeof(part[1]), "%u", a->job);
-	fd = open(a->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	for (k = 0; fd >= 0 && k < 2; k++) {
-		next = openat(fd, part[k],
-			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(fd);
-		fd = next;
-	}
-	if (fd < 0) {
-		int saved = errno;
-
-		fprintf(stderr, "trainenv record: %s/%s/%s: %s\n", a->dir,
-			part[0], part[1], strerror(saved));
+	te_snprintf(name, sizeof(name), "%u", a->job);
+	path_fd = te_dump_dir_find(a->dir, name, getuid(), NULL, 0, why,
+				   sizeof(why));
+	if (path_fd < 0) {
+		saved = path_fd == -2 ? errno : EPERM;
+		fprintf(stderr, "trainenv record: %s\n", why);
 		errno = saved;
+		return -1;
 	}
+	if (why[0])
+		fprintf(stderr, "trainenv record: note: %s\n", why);
+	/* the finder's descriptor is O_PATH, which fdopendir refuses */
+	fd = openat(path_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	saved = errno;
+	close(path_fd);
+	if (fd < 0)
+		fprintf(stderr, "trainenv record: %s/%u/%u: %s\n", a->dir,
+			(unsigned)getuid(), a->job, strerror(saved));
+	errno = saved;
 	return fd;
 }
 

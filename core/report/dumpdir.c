@@ -81,13 +81,13 @@ int te_dump_dir_verdict(const struct stat *parent, const struct stat *dir,
  * missing, opened without following a link, checked. Its descriptor, or
  * -1 (not safe) / -2 (cannot make or open) with why. */
 static int level(int pfd, const char *name, const char *path, uid_t uid,
-		 char *why, size_t len)
+		 int make, char *why, size_t len)
 {
 	struct stat pst, st;
 	char v[160];
 	int fd, e;
 
-	if (mkdirat(pfd, name, 0700) < 0 && errno != EEXIST) {
+	if (make && mkdirat(pfd, name, 0700) < 0 && errno != EEXIST) {
 		te_snprintf(why, len, "cannot create %s: %s", path,
 			    strerror(errno));
 		return -2;
@@ -103,6 +103,7 @@ static int level(int pfd, const char *name, const char *path, uid_t uid,
 			return -1;
 		}
 		te_snprintf(why, len, "cannot open %s: %s", path, strerror(e));
+		errno = e; /* ENOENT: a reader's "not there" */
 		return -2;
 	}
 	if (fstat(pfd, &pst) < 0 || fstat(fd, &st) < 0) {
@@ -252,7 +253,7 @@ static int lock_dir(int dfd)
  * one. Without the lock, two processes making one at once each take the
  * first after both are made (the other made in vain is removed). Its name
  * into alt, or -1 (why). */
-static int alt_level(int dfd, const char *uname, uid_t uid, char *alt,
+static int alt_level(int dfd, const char *uname, uid_t uid, int make, char *alt,
 		     size_t len, char *why, size_t wlen)
 {
 	char made[32], hex[ALT_HEX + 1];
@@ -261,6 +262,11 @@ static int alt_level(int dfd, const char *uname, uid_t uid, char *alt,
 	alt_find(dfd, uname, uid, alt, len);
 	if (alt[0])
 		return 0;
+	if (!make) {
+		te_snprintf(why, wlen, "no %s.* of the user's own", uname);
+		errno = ENOENT;
+		return -1;
+	}
 	lfd = lock_dir(dfd);
 	alt_find(dfd, uname, uid, alt, len); /* made while we waited */
 	for (tries = 0; !alt[0] && tries < 8 && e == EEXIST; tries++) {
@@ -291,7 +297,7 @@ static int alt_level(int dfd, const char *uname, uid_t uid, char *alt,
  * is another user's, with the one line naming who made it and what is
  * used instead in note. upath: DIR/UID, rewritten to the level used. */
 static int user_level(int dfd, const char *uname, char *upath, size_t ulen,
-		      uid_t uid, char *note, size_t nlen, char *why,
+		      uid_t uid, int make, char *note, size_t nlen, char *why,
 		      size_t wlen)
 {
 	char alt[64], apath[TE_DUMP_DIR_PATH_MAX], *slash;
@@ -300,14 +306,22 @@ static int user_level(int dfd, const char *uname, char *upath, size_t ulen,
 
 	if (fstatat(dfd, uname, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    st.st_uid == uid)
-		return level(dfd, uname, upath, uid, why, wlen);
+		return level(dfd, uname, upath, uid, make, why, wlen);
 	/* another's: say whose, use the user's own other name */
-	if (alt_level(dfd, uname, uid, alt, sizeof(alt), why, wlen) < 0)
+	if (alt_level(dfd, uname, uid, make, alt, sizeof(alt), why, wlen) < 0) {
+		if (!make) /* a reader: the level the writer would use */
+			te_snprintf(why, wlen,
+				    "%s belongs to uid %u, not to the job's "
+				    "user (uid %u), and no %s.<hex> is the "
+				    "user's own",
+				    upath, (unsigned)st.st_uid, (unsigned)uid,
+				    upath);
 		return -2;
+	}
 	slash = strrchr(upath, '/');
 	te_snprintf(apath, sizeof(apath), "%.*s/%s",
 		    slash ? (int)(slash - upath) : 0, upath, alt);
-	fd = level(dfd, alt, apath, uid, why, wlen);
+	fd = level(dfd, alt, apath, uid, make, why, wlen);
 	if (fd < 0)
 		return fd;
 	te_snprintf(note, nlen,
@@ -319,8 +333,8 @@ static int user_level(int dfd, const char *uname, char *upath, size_t ulen,
 	return fd;
 }
 
-int te_dump_dir_open(const char *dir, const char *name, uid_t uid, char *path,
-		     size_t pathlen, char *why, size_t len)
+static int dir_open(const char *dir, const char *name, uid_t uid, int make,
+		    char *path, size_t pathlen, char *why, size_t len)
 {
 	char rp[PATH_MAX], upath[TE_DUMP_DIR_PATH_MAX],
 		jpath[TE_DUMP_DIR_PATH_MAX], uname[16],
@@ -341,7 +355,7 @@ int te_dump_dir_open(const char *dir, const char *name, uid_t uid, char *path,
 	te_snprintf(uname, sizeof(uname), "%u", (unsigned)uid);
 	te_snprintf(upath, sizeof(upath), "%s/%s", strcmp(rp, "/") ? rp : "",
 		    uname);
-	ufd = user_level(dfd, uname, upath, sizeof(upath), uid, note,
+	ufd = user_level(dfd, uname, upath, sizeof(upath), uid, make, note,
 			 sizeof(note), why, len);
 	close(dfd);
 	if (ufd < 0)
@@ -350,7 +364,7 @@ int te_dump_dir_open(const char *dir, const char *name, uid_t uid, char *path,
 		close(ufd);
 		return te_err(why, len, "%s: path too long", upath);
 	}
-	jfd = level(ufd, name, jpath, uid, why, len);
+	jfd = level(ufd, name, jpath, uid, make, why, len);
 	close(ufd);
 	if (jfd >= 0 && path && te_strlcpy(path, jpath, pathlen) >= pathlen) {
 		close(jfd);
@@ -360,4 +374,16 @@ int te_dump_dir_open(const char *dir, const char *name, uid_t uid, char *path,
 	if (jfd >= 0 && len)
 		te_strlcpy(why, note, len); /* "" but for another's DIR/UID */
 	return jfd;
+}
+
+int te_dump_dir_open(const char *dir, const char *name, uid_t uid, char *path,
+		     size_t pathlen, char *why, size_t len)
+{
+	return dir_open(dir, name, uid, 1, path, pathlen, why, len);
+}
+
+int te_dump_dir_find(const char *dir, const char *name, uid_t uid, char *path,
+		     size_t pathlen, char *why, size_t len)
+{
+	return dir_open(dir, name, uid, 0, path, pathlen, why, len);
 }

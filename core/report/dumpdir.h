@@ -62,5 +62,12 @@ int te_dump_dir_verdict(const struct stat *parent, const struct stat *dir,
  * opened ("cannot create /d/0: Permission denied"). */
 int te_dump_dir_open(const char *dir, const char *name, uid_t uid, char *path,
 		     size_t pathlen, char *why, size_t len);
+/* The same for a reader (trainenv record): makes nothing. DIR/UID/NAME is
+ * found where te_dump_dir_open made it (DIR/UID.<hex> when DIR/UID is
+ * another user's, with the same line in why) and held to the same rules;
+ * -2 when a level is missing ("cannot open /d/1000/42: No such file or
+ * directory"). */
+int te_dump_dir_find(const char *dir, const char *name, uid_t uid, char *path,
+		     size_t pathlen, char *why, size_t len);
 
 #endif

@@ -3,7 +3,9 @@
 # trainenv record (pmix/tool_record.c) over a record directory made here
 # (TAP): a relaunched job's summary adds up to its wall time and names the
 # node left out; a link, a FIFO, junk, another job's record and (as root)
-# another user's file are left out and said; usage errors exit 2 with one
+# another user's file are left out and said; (as root) the directories
+# are found as the plugin made them: DIR/UID.<hex> when another user made
+# DIR/UID (named), another user's DIR refused, a link not followed; usage errors exit 2 with one
 # line naming the option; no record exits 1.
 # Environment: TE_BUILDDIR (default: the current directory, where
 # make check-unit runs it).
@@ -67,6 +69,48 @@ notyours=0
 [ "$uid" = 0 ] && notyours=1
 check "$(grep -q "2 records read; left out: 1 not step records, 1 of another job, $notyours not yours, 2 not regular files or links" "$tmp/err" && echo 0 || echo 1)" \
 	"what was left out is counted" "$(cat "$tmp/err")"
+
+# the directories held to the plugin's rules (core/report/dumpdir.h)
+if [ "$uid" = 0 ] && getent passwd nobody >/dev/null; then
+	nb=$(id -u nobody)
+	# DIR/UID made first by another user: the plugin wrote to DIR/UID.<hex>
+	sq=$tmp/sq
+	mkdir -m 1777 "$sq"
+	mkdir -p "$sq/$uid/12" "$sq/$uid.0123456789ab/12"
+	chmod 700 "$sq/$uid.0123456789ab" "$sq/$uid.0123456789ab/12"
+	cp "$jd"/trainenv.0.json "$jd"/trainenv.1.json "$sq/$uid.0123456789ab/12/"
+	rec 5 1700000000 1700000001 0 - "" >"$sq/$uid/12/trainenv.5.json"
+	chown -R "$nb" "$sq/$uid"
+	out3=$("$tool" record 12 --dir "$sq" 2>"$tmp/err")
+	rc=$?
+	check "$([ $rc = 0 ] && [ "$(printf '%s\n' "$out3" | head -n 1)" = "$want" ] && echo 0 || echo 1)" \
+		"DIR/UID another user's: the records in the user's DIR/UID.<hex> are read" "rc $rc: $out3 $(cat "$tmp/err")"
+	check "$(grep -q "note: $sq/$uid belongs to uid $nb, not to the job's user (uid $uid): someone else made it; using $sq/$uid.0123456789ab" "$tmp/err" && echo 0 || echo 1)" \
+		"... and the squatter is named" "$(cat "$tmp/err")"
+	# DIR another user's, writable by all, not sticky: refused
+	bad=$tmp/bad
+	mkdir -m 777 "$bad"
+	cp -r "$tmp/$uid" "$bad/"
+	chown "$nb" "$bad"
+	chmod 777 "$bad"
+	"$tool" record 12 --dir "$bad" >/dev/null 2>"$tmp/err"
+	rc=$?
+	check "$([ $rc = 2 ] && grep -q "$bad belongs to uid $nb, neither root nor the job's user" "$tmp/err" && echo 0 || echo 1)" \
+		"DIR of another user: refused (exit 2), said" "rc $rc: $(cat "$tmp/err")"
+	# DIR/UID/JOBID a link: not followed
+	ln=$tmp/ln
+	mkdir -p -m 700 "$ln/$uid"
+	ln -s "$jd" "$ln/$uid/12"
+	"$tool" record 12 --dir "$ln" >/dev/null 2>"$tmp/err"
+	rc=$?
+	check "$([ $rc != 0 ] && grep -q "$ln/$uid/12 is a symbolic link" "$tmp/err" && echo 0 || echo 1)" \
+		"DIR/UID/JOBID a link: not followed, said" "rc $rc: $(cat "$tmp/err")"
+else
+	for k in 1 2 3 4; do
+		echo "ok $((n + k)) # SKIP not root or no user nobody: another user's directories cannot be made"
+	done
+	n=$((n + 4))
+fi
 
 # usage
 "$tool" record --dir "$tmp" 2>"$tmp/err"

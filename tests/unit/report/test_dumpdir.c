@@ -196,6 +196,16 @@ static int try_open(const char *rel, uid_t uid, char *path, char *why)
 	return fd >= 0 ? 0 : fd;
 }
 
+/* te_dump_dir_find(base/rel, "42", uid): 0 (descriptor closed), -1 or -2. */
+static int try_find(const char *rel, uid_t uid, char *path, char *why)
+{
+	int fd = te_dump_dir_find(P(rel), "42", uid, path, 512, why, 512);
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 ? 0 : fd;
+}
+
 /* try_open, by a child that runs as nobody. */
 static int try_open_as_nobody(const char *rel, char *path, char *why)
 {
@@ -427,6 +437,30 @@ static void test_real_others(void)
 	       "real: the next process of the job (another node's task, srun "
 	       "at its end) ...");
 	is_str(path, want, "... finds the same directory");
+	is_int(try_find("pre", me, path, why), 0,
+	       "real: the reader (trainenv record) finds it too");
+	is_str(path, want, "... the same DIR/UID.<hex>/JOBID");
+	like(why, "someone else made it; using ",
+	     "... with the same line naming the squatter");
+
+	/* the reader makes nothing */
+	mkd("rd", 01777, me);
+	is_int(try_find("rd", me, path, why), -2,
+	       "real: the reader, DIR/UID missing: -2");
+	like(why, "No such file or directory", "... saying it is missing");
+	snprintf(want, sizeof(want), "rd/%u", (unsigned)me);
+	ok(!exists(P(want)), "... and makes nothing");
+	mkd("rd2", 01777, me);
+	snprintf(want, sizeof(want), "rd2/%u", (unsigned)me);
+	mkd(want, 0700, nb_uid);
+	is_int(try_find("rd2", me, path, why), -2,
+	       "real: the reader, DIR/UID another user's and no DIR/UID.<hex> "
+	       "of the user's: -2");
+	like(why, ".<hex> is the user's own", "... saying so");
+	snprintf(want, sizeof(want), "rd2/%u/42", (unsigned)me);
+	ok(!exists(P(want)), "... and never reads the squatter's");
+	is_int(try_find("nb1777", me, path, why), -1,
+	       "real: the reader, DIR of another user, mode 1777: refused");
 
 	mkd("prel", 01777, me);
 	snprintf(want, sizeof(want), "%s/%u", P("prel"), (unsigned)me);
