@@ -32,6 +32,7 @@
 #include "util/sysutil.h"
 #include "submit.h"
 #include "srun_recovery.h"
+#include "srun_progress.h"
 
 static int post_opt_done, user_init_done;
 /* srun --external-launcher (23.11+): the step's tasks are an MPI
@@ -612,6 +613,24 @@ int te_srun_user_init(spank_t sp)
 	return 0;
 }
 
+/* For the goodput: the job's start, and at a restart verdict the newest
+ * checkpoint (--train-checkpoint-dir, read as the user, bounded), after
+ * which the training is done again. */
+static void record_goodput_facts(struct te_step_record *r)
+{
+	const struct te_value *ck = &te_plug.cfg.v[TE_S_CHECKPOINT_DIR];
+	int64_t ns;
+
+	r->job_start_sec = te_recovery_job_start();
+	if (!r->restart || !ck->set || ck->word != TE_W_VALUE)
+		return;
+	ns = te_progress_newest_checkpoint(ck->text);
+	if (ns < 0)
+		return; /* not readable: not known */
+	r->checkpoint_dir = ck->text;
+	r->checkpoint_ms = ns / 1000000;
+}
+
 static void write_record(const char *restart, const char *restart_why)
 {
 	static char json[256 * 1024];
@@ -640,6 +659,7 @@ static void write_record(const char *restart, const char *restart_why)
 	r.launch = te_failrep_launch(&launch, &r.launch_passed_ms) ? &launch
 								   : NULL;
 	r.nhealth = (unsigned)te_failrep_health(&r.health);
+	record_goodput_facts(&r);
 	te_step_record_name(hang, sizeof(hang), rec.step, 1);
 	r.hang_report = r.watchdog ? hang : NULL;
 	te_step_record_name(name, sizeof(name), rec.step, 0);

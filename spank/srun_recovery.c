@@ -47,6 +47,7 @@ static struct {
 			       node's fault to the ranks still running */
 	int save_sent;
 	char save_node[TE_NODE_MAX];
+	int64_t job_start; /* the job's start, when it was read */
 } rc;
 
 static int job_load(uint32_t job, job_info_msg_t **msg)
@@ -242,6 +243,7 @@ int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step)
 		return 0;
 	}
 	j = &msg->job_array[0];
+	rc.job_start = (int64_t)j->start_time;
 	if (rc.requeue && !rc.spares) {
 		te_snprintf(num, sizeof(num), "%u", (unsigned)j->restart_cnt);
 		/* srun's environment goes to the tasks (SPANK's setenv is
@@ -493,6 +495,18 @@ static void requeue_decide(const job_info_t *j)
 		say("%s", dc.qplan.line);
 	if (dc.qplan.line[0])
 		verdict_note(dc.requeue ? "requeue" : "stop", dc.qplan.line);
+}
+
+int64_t te_recovery_job_start(void)
+{
+	const char *v = getenv("SLURM_JOB_START_TIME");
+	uint64_t u;
+
+	if (rc.job_start > 0)
+		return rc.job_start;
+	return v && te_parse_u64(v, (uint64_t)INT32_MAX * 4, &u) == 0
+		       ? (int64_t)u
+		       : 0;
 }
 
 const char *te_recovery_srun_decide(const char **why)

@@ -22,6 +22,9 @@ int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step);
  * ("relaunch", "requeue", "stop"; *why its line), or NULL when there was
  * nothing to decide. */
 const char *te_recovery_srun_decide(const char **why);
+/* Slurm's start of this run of the job (seconds), from the job srun read
+ * at its start when it did, else SLURM_JOB_START_TIME; 0 unknown. */
+int64_t te_recovery_job_start(void);
 /* Then carry it out: the relaunch's word to the shield, or the requeue.
  * May end srun with exit code 93 when the progress guard stops the
  * requeues. */

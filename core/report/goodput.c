@@ -13,7 +13,7 @@
 
 struct seen {
 	struct te_gp_step *st;
-	int trainenv, job, step, start, end, passed;
+	int trainenv, job, step, start, end, passed, job_start, newest;
 	int64_t start_ms, end_ms; /* "start_ms", "end_ms": srun's ms */
 	int has_ms;		  /* bit 1: start_ms, bit 2: end_ms */
 	const char *bad;	  /* the first field out of range */
@@ -59,6 +59,8 @@ static const char *const k_failed[] = { "failed_tasks", NULL };
 static const char *const k_passed[] = { "launch", "passed", NULL };
 static const char *const k_verdict[] = { "restart", "verdict", NULL };
 static const char *const k_why[] = { "restart", "why", NULL };
+static const char *const k_job_start[] = { "job_start", NULL };
+static const char *const k_newest[] = { "checkpoint", "newest", NULL };
 
 /* The node after "without " in srun's line: [A-Za-z0-9._-]+. */
 static void without_node(const char *why, char *out, size_t len)
@@ -165,6 +167,14 @@ static void visit(const struct te_json_item *it, void *arg)
 		verdict_field(s, it);
 	else if (te_json_at(it, k_why) && it->type == TE_JSON_STR)
 		without_node(it->text, st->without, sizeof(st->without));
+	else if (te_json_at(it, k_job_start))
+		time_field(s, it, "job_start", &st->job_start_ms,
+			   &s->job_start);
+	else if (te_json_at(it, k_newest) && it->type == TE_JSON_NULL)
+		st->checkpoint_known = 2;
+	else if (te_json_at(it, k_newest))
+		time_field(s, it, "checkpoint.newest", &st->checkpoint_ms,
+			   &s->newest);
 }
 
 int te_gp_record_parse(const char *s, size_t n, struct te_gp_step *st,
@@ -206,6 +216,11 @@ int te_gp_record_parse(const char *s, size_t n, struct te_gp_step *st,
 		st->failed = 1;
 	if (st->verdict != TE_GP_RELAUNCH && st->verdict != TE_GP_REQUEUE)
 		st->without[0] = '\0';
+	/* a job start after its step's is none of this run's */
+	st->job_start_known = seen.job_start &&
+			      st->job_start_ms <= st->start_ms;
+	if (seen.newest)
+		st->checkpoint_known = 1;
 	return 0;
 }
 
@@ -250,7 +265,28 @@ static void count_step(struct te_gp_summary *sum, const struct te_gp_step *s,
 	add_node(sum, s->without);
 }
 
-/* The wall time [first start, last end] is walked once with t, the end
+/* A failed step's training after the newest checkpoint (all of it when
+ * the directory had none) is to be done again: moved from its training
+ * to the lost time. */
+static void redo(struct te_gp_step *s, struct te_gp_summary *sum)
+{
+	int64_t from = s->end_ms - s->train_ms; /* its training's start */
+
+	s->redo_ms = 0;
+	if (!s->failed || !s->checkpoint_known)
+		return;
+	sum->checkpoints_known++;
+	if (s->checkpoint_known == 1 && s->checkpoint_ms > from)
+		from = s->checkpoint_ms;
+	if (from >= s->end_ms)
+		return;
+	s->redo_ms = s->end_ms - from;
+	s->train_ms -= s->redo_ms;
+	sum->lost_ms += s->redo_ms;
+	sum->redo_ms += s->redo_ms;
+}
+
+/* The wall time [job start, last end] is walked once with t, the end
  * of what is already counted: a gap before a step's start is lost when
  * the step that ended at t failed, other when not; a step's own time
  * after t is initialisation up to its barrier's pass, training after.
@@ -270,13 +306,22 @@ int te_gp_summarize(struct te_gp_step *steps, size_t n,
 	qsort(steps, n, sizeof(*steps), by_start);
 	sum->job = steps[0].job;
 	sum->runs = 1;
-	t = sum->first_start_ms = steps[0].start_ms;
+	sum->first_start_ms = steps[0].start_ms;
+	for (i = 0; i < n; i++)
+		if (steps[i].job_start_known &&
+		    steps[i].job_start_ms < sum->first_start_ms)
+			sum->first_start_ms = steps[i].job_start_ms;
+	/* before the first step: the batch script's own start */
+	sum->before_ms = steps[0].start_ms - sum->first_start_ms;
+	sum->other_ms = sum->before_ms;
+	t = steps[0].start_ms;
 	last = &steps[0];
 	for (i = 0; i < n; i++) {
 		struct te_gp_step *s = &steps[i];
 
 		count_step(sum, s, i ? &steps[i - 1] : NULL);
 		s->init_ms = s->train_ms = s->gap_ms = s->recover_ms = 0;
+		s->redo_ms = 0;
 		s->has_next = i + 1 < n;
 		if (s->start_ms > t) {
 			gap = s->start_ms - t;
@@ -295,6 +340,7 @@ int te_gp_summarize(struct te_gp_step *steps, size_t n,
 		} else {
 			s->train_ms = s->end_ms - t;
 		}
+		redo(s, sum);
 		sum->init_ms += s->init_ms;
 		sum->train_ms += s->train_ms;
 		t = s->end_ms;
@@ -325,7 +371,7 @@ static const char *plural(unsigned n, const char *many)
 
 static void job_line(struct te_buf *b, const struct te_gp_summary *sum)
 {
-	char w[32], tr[32], in[32], lo[32], ot[32];
+	char w[32], tr[32], in[32], lo[32], ot[32], rd[32];
 	unsigned i;
 
 	te_buf_printf(b, "job %u: %u step%s (%u failed), %u relaunch%s",
@@ -343,11 +389,17 @@ static void job_line(struct te_buf *b, const struct te_gp_summary *sum)
 		      plural(sum->stops, "s"));
 	te_buf_printf(b,
 		      "wall %s s = training %s s + initialisation %s s + lost "
-		      "%s s + other %s s; ",
+		      "%s s",
 		      secs(w, sizeof(w), sum->wall_ms),
 		      secs(tr, sizeof(tr), sum->train_ms),
 		      secs(in, sizeof(in), sum->init_ms),
-		      secs(lo, sizeof(lo), sum->lost_ms),
+		      secs(lo, sizeof(lo), sum->lost_ms));
+	if (sum->checkpoints_known)
+		te_buf_printf(b,
+			      " (%s s of it training after the newest "
+			      "checkpoint)",
+			      secs(rd, sizeof(rd), sum->redo_ms));
+	te_buf_printf(b, " + other %s s; ",
 		      secs(ot, sizeof(ot), sum->other_ms));
 	if (sum->wall_ms > 0)
 		te_buf_printf(
@@ -359,6 +411,23 @@ static void job_line(struct te_buf *b, const struct te_gp_summary *sum)
 }
 
 #define FAILURE_LINES_MAX 64
+
+/* "; 12.000 s of its training after the newest checkpoint is lost" */
+static void redo_text(struct te_buf *b, const struct te_gp_step *s)
+{
+	char r[32];
+
+	if (s->checkpoint_known == 2)
+		te_buf_printf(b,
+			      "; its checkpoint directory had no checkpoint: "
+			      "its %s s of training are lost",
+			      secs(r, sizeof(r), s->redo_ms));
+	else if (s->checkpoint_known == 1)
+		te_buf_printf(b,
+			      "; %s s of its training after the newest "
+			      "checkpoint are lost",
+			      secs(r, sizeof(r), s->redo_ms));
+}
 
 static void failure_lines(struct te_buf *b, const struct te_gp_step *steps,
 			  size_t n)
@@ -382,17 +451,21 @@ static void failure_lines(struct te_buf *b, const struct te_gp_step *steps,
 			      verdicts[s->verdict],
 			      s->without[0] ? " without " : "", s->without);
 		if (!s->has_next) {
-			te_buf_printf(b, "no step after it in the records\n");
+			te_buf_printf(b, "no step after it in the records");
+			redo_text(b, s);
+			te_buf_printf(b, "\n");
 			continue;
 		}
 		te_buf_printf(b,
 			      "%s s from its end to step %u's start, %s s to "
-			      "its launch barrier's pass%s\n",
+			      "its launch barrier's pass%s",
 			      secs(g, sizeof(g), s->gap_ms), steps[i + 1].step,
 			      secs(r, sizeof(r), s->recover_ms),
 			      steps[i + 1].barrier_known ? ""
 							 : " (not recorded: "
 							   "its start)");
+		redo_text(b, s);
+		te_buf_printf(b, "\n");
 	}
 	if (more)
 		te_buf_printf(b, "and %u more failures\n", more);

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Goodput: how a job's wall time went, from its step records (issue 35,
  * item 6). Each record (core/report/steprecord.h) is read into a plain
- * te_gp_step; te_gp_summarize splits the time from the first step's start
- * to the last step's end into training, initialisation, time lost after
- * failures and other gaps, which add up to it exactly (milliseconds):
+ * te_gp_step; te_gp_summarize splits the time from the job's start (the
+ * earliest "job_start" of the records, else the first step's start) to the
+ * last step's end into training, initialisation, time lost after failures
+ * and other gaps, which add up to it exactly (milliseconds):
  *
  *   wall = training + initialisation + lost + other
  *
  * training: each step from its launch barrier's pass (its start where the
  * record does not say) to its end; initialisation: its start to that pass;
  * lost: from a failed step's end to the next step's start (detection,
- * relaunch or requeue); other: the other gaps between steps. Time two steps
- * share counts once, for the one that started first. Pure. */
+ * relaunch or requeue), and the failed step's training after the newest
+ * checkpoint where its record says (the work to be done again: all of the
+ * step's training when the directory had none); other: the time before
+ * the first step and the other gaps between steps. Time two steps share
+ * counts once, for the one that started first. Pure. */
 #ifndef TE_GOODPUT_H
 #define TE_GOODPUT_H
 
@@ -41,10 +45,19 @@ struct te_gp_step {
 	int failed; /* a first failure, failed tasks, or a restart verdict */
 	enum te_gp_verdict verdict;
 	char without[TE_GP_NODE_MAX]; /* "without NODE" of the verdict's line */
+	/* "job_start": Slurm's start of the job's run (job_start_known) */
+	int64_t job_start_ms;
+	int job_start_known;
+	/* "checkpoint": 0 not recorded, 1 its newest file's mtime in
+	 * checkpoint_ms, 2 the directory had none */
+	int checkpoint_known;
+	int64_t checkpoint_ms;
 	/* te_gp_summarize's shares of this step */
 	int64_t init_ms, train_ms;
 	int64_t gap_ms;	    /* the gap after this step, to the next start */
 	int64_t recover_ms; /* failed: its end to the next barrier pass */
+	int64_t redo_ms;    /* failed: training after the newest checkpoint,
+			       counted as lost */
 	int has_next;	    /* a step followed (gap_ms, recover_ms) */
 };
 
@@ -55,6 +68,9 @@ struct te_gp_summary {
 	unsigned barriers_known; /* steps whose barrier pass is known */
 	int64_t first_start_ms, last_end_ms;
 	int64_t wall_ms, train_ms, init_ms, lost_ms, other_ms;
+	int64_t before_ms; /* the job's start to its first step's, in other */
+	int64_t redo_ms;   /* training after the newest checkpoint, in lost */
+	unsigned checkpoints_known; /* failed steps whose record says */
 	char nodes[TE_GP_NODES_MAX][TE_GP_NODE_MAX]; /* excluded, first seen */
 	unsigned nnodes, nodes_more;
 };

@@ -48,6 +48,9 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 	if (r->start_ms > 0 && r->end_ms >= r->start_ms)
 		te_appendf(buf, len, "\"start_ms\":%lld,\"end_ms\":%lld,",
 			   (long long)r->start_ms, (long long)r->end_ms);
+	if (r->job_start_sec > 0)
+		te_appendf(buf, len, "\"job_start\":%lld,",
+			   (long long)r->job_start_sec);
 	te_appendf(buf, len, "\"settings\":{");
 	for (i = 0; r->cfg && i < TE_S_COUNT; i++) {
 		const struct te_value *v = &r->cfg->v[i];
@@ -109,6 +112,16 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 		te_appendf(buf, len, ",\"why\":");
 		bad |= str_or_null(buf, len, r->restart_why);
 		te_appendf(buf, len, "}");
+	}
+	if (r->checkpoint_dir) {
+		te_appendf(buf, len, ",\"checkpoint\":{\"dir\":");
+		bad |= te_json_str_append(buf, len, r->checkpoint_dir);
+		if (r->checkpoint_ms > 0)
+			te_appendf(buf, len, ",\"newest\":%lld.%03lld}",
+				   (long long)(r->checkpoint_ms / 1000),
+				   (long long)(r->checkpoint_ms % 1000));
+		else
+			te_appendf(buf, len, ",\"newest\":null}");
 	}
 	if (r->nhealth)
 		te_appendf(buf, len, ",\"node_health\":[");

@@ -38,6 +38,15 @@ struct te_step_record {
 	 * --train-requeue): "relaunch", "requeue" or "stop", and its line;
 	 * NULL: nothing to decide */
 	const char *restart, *restart_why;
+	/* Slurm's start of this run of the job, in seconds (0: unknown):
+	 * "job_start", for the goodput's wall time */
+	int64_t job_start_sec;
+	/* at a restart verdict, the checkpoint directory (--train-checkpoint
+	 * -dir, NULL: none) and its newest file's mtime in ms since the
+	 * epoch (0: none there): "checkpoint":{"dir":..,"newest":S.mmm|null},
+	 * for the training lost since it */
+	const char *checkpoint_dir;
+	int64_t checkpoint_ms;
 };
 
 /* The record into buf; 0, or -1 when it does not fit (buf then holds

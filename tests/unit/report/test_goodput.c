@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of goodput (core/report/goodput.c): made-up step records of
  * one clean step, a relaunch, a requeue, records without launch times,
- * garbage and truncated JSON; the shares always add up to the wall time. */
+ * the job's start and the checkpoint, garbage and truncated JSON; the
+ * shares always add up to the wall time. */
 #include "config.h"
 
 #include <stdio.h>
@@ -213,6 +214,88 @@ static void test_writer_round_trip(void)
 	is_int(st.start_ms, 1700000000250LL, "  start in ms");
 }
 
+/* rec(i) with extra fields (",\"job_start\":..") added at its end. */
+static const char *with(int i, const char *extra)
+{
+	size_t n = strlen(recbuf[i]);
+
+	if (n >= 2 && strlen(extra) + n < sizeof(recbuf[i])) {
+		recbuf[i][n - 2] = '\0'; /* its "}\n" */
+		te_appendf(recbuf[i], sizeof(recbuf[i]), "%s}\n", extra);
+	}
+	return recbuf[i];
+}
+
+/* the job's start and the work after the newest checkpoint (item 6) */
+static void checkpoint_case(const char *newest, int64_t redo_ms,
+			    const char *what)
+{
+	struct te_gp_step st[2];
+	struct te_gp_summary sum;
+	char extra[160];
+
+	rec(0, 0, "1700000000", "1700000100", 1, "1700000010", "relaunch",
+	    "relaunch: node n2 failed: signal 7; ... without n2, on 3 nodes");
+	te_snprintf(extra, sizeof(extra),
+		    ",\"job_start\":1699999990,\"checkpoint\":{\"dir\":"
+		    "\"/ck\",\"newest\":%s}",
+		    newest);
+	is_int(parse(with(0, extra), &st[0]), 0, "%s: step 0 read", what);
+	rec(1, 1, "1700000112", "1700000200", 0, "1700000120", NULL, NULL);
+	is_int(parse(with(1, ",\"job_start\":1699999990"), &st[1]), 0,
+	       "%s: step 1 read", what);
+	is_int(te_gp_summarize(st, 2, &sum), 0, "%s: summed up", what);
+	is_int(sum.wall_ms, 210000, "%s: wall 210 s, from the job's start",
+	       what);
+	is_int(sum.before_ms, 10000, "%s: 10 s before the first step", what);
+	is_int(st[0].redo_ms, redo_ms, "%s: %lld ms of training to redo", what,
+	       (long long)redo_ms);
+	is_int(sum.lost_ms, 12000 + redo_ms, "%s: lost 12 s + the redo", what);
+	is_int(sum.train_ms, 170000 - redo_ms, "%s: training less the redo",
+	       what);
+	is_int(sum.other_ms, 10000, "%s: other: the time before step 0", what);
+	ok(adds_up(&sum), "%s: the shares add up to the wall time", what);
+}
+
+static void test_checkpoint(void)
+{
+	struct te_gp_step st[2];
+	struct te_gp_summary sum;
+	char out[2048];
+
+	checkpoint_case("1700000070.000", 30000, "newest at 70 s");
+	checkpoint_case("null", 90000, "no checkpoint");
+	checkpoint_case("1700000005.5", 90000, "newest before training");
+	checkpoint_case("1700000300", 0, "newest after the failure");
+	rec(0, 0, "1700000000", "1700000100", 1, "1700000010", "relaunch",
+	    "relaunch: node n2 failed: signal 7; ... without n2, on 3 nodes");
+	parse(with(0, ",\"job_start\":1699999990,\"checkpoint\":{\"dir\":"
+		      "\"/ck\",\"newest\":1700000070}"),
+	      &st[0]);
+	rec(1, 1, "1700000112", "1700000200", 0, "1700000120", NULL, NULL);
+	parse(recbuf[1], &st[1]);
+	te_gp_summarize(st, 2, &sum);
+	te_gp_text(st, 2, &sum, out, sizeof(out));
+	ok(strstr(out, "wall 210.000 s = training 140.000 s + initialisation "
+		       "18.000 s + lost 42.000 s (30.000 s of it training "
+		       "after the newest checkpoint) + other 10.000 s; "
+		       "training 67% of the wall time\n") != NULL,
+	   "the job's line: the redo inside the lost time");
+	ok(strstr(out, "20.000 s to its launch barrier's pass; 30.000 s of "
+		       "its training after the newest checkpoint are lost\n"),
+	   "the failure's line: its training after the checkpoint");
+	/* a job start after the step's own is not this run's */
+	rec(2, 0, "1700000000", "1700000100", 0, NULL, NULL, NULL);
+	parse(with(2, ",\"job_start\":1700000050"), &st[0]);
+	ok(!st[0].job_start_known, "a job start after the step's: ignored");
+	rec(2, 0, "1700000000", "1700000100", 0, NULL, NULL, NULL);
+	ok(parse(with(2, ",\"job_start\":\"x\""), &st[0]) < 0,
+	   "a job start not a number: not a record");
+	rec(2, 0, "1700000000", "1700000100", 1, NULL, "relaunch", "x");
+	ok(parse(with(2, ",\"checkpoint\":{\"newest\":-5}"), &st[0]) < 0,
+	   "a negative checkpoint time: not a record");
+}
+
 static void test_hostile(void)
 {
 	static const char *const bad[] = {
@@ -268,6 +351,7 @@ int main(void)
 	test_requeue_no_launch();
 	test_overlap();
 	test_writer_round_trip();
+	test_checkpoint();
 	test_hostile();
 	return tap_done();
 }

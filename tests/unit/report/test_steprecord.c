@@ -140,6 +140,28 @@ int main(void)
 		   "  none: the field is left out");
 		r.health = NULL;
 	}
+	{ /* the goodput's job start and the checkpoint at a restart */
+		ok(!strstr(buf, "job_start") && !strstr(buf, "checkpoint"),
+		   "no job start, no checkpoint directory: neither field");
+		r.job_start_sec = 1699999990;
+		r.restart = "relaunch";
+		r.restart_why = "relaunch: node n2 failed";
+		r.checkpoint_dir = "/ck/\"x";
+		r.checkpoint_ms = 1700000050123LL;
+		is_int(te_step_record_json(buf, sizeof(buf), &r), 0,
+		       "a relaunched step with a checkpoint directory");
+		like(buf, "\"end\":1700000100,\"job_start\":1699999990,",
+		     "  the job's start");
+		like(buf,
+		     "\"why\":\"relaunch: node n2 failed\"},\"checkpoint\":"
+		     "{\"dir\":\"/ck/\\\"x\",\"newest\":1700000050.123}}\n",
+		     "  the checkpoint directory, escaped, and its newest file");
+		r.checkpoint_ms = 0;
+		te_step_record_json(buf, sizeof(buf), &r);
+		like(buf, "\"newest\":null}", "  none there: null");
+		r.job_start_sec = 0;
+		r.restart = r.restart_why = r.checkpoint_dir = NULL;
+	}
 	r.first = &f;
 	r.nfailed = 3;
 	r.watchdog = "rank 1 on n1 exited with code 0";
