@@ -47,7 +47,10 @@
  * The release numbers are those of NCCL's release notes; the layouts and
  * the calls were read in the sources above, not run against a real NCCL
  * here (tests/unit/pmix/test_nccl_profiler drives the plugin the way these
- * sources do). */
+ * sources do). The calls (who starts a kernel channel, its parent, the
+ * stop's state) were read in trees with v4 and later; that NCCL 2.25 gives
+ * a v3 kernel channel its collective as parent is assumed from its
+ * header's "parentObj" and not seen in its own tree. */
 #ifndef TE_NCCL_PROFILER_ABI_H
 #define TE_NCCL_PROFILER_ABI_H
 
