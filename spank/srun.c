@@ -284,7 +284,7 @@ int te_srun_post_opt(spank_t sp)
 				      "started again");
 		return 0; /* an interactive shell ends with its terminal */
 	}
-	te_hangup_relaunch_wanted = te_relaunch_spares() > 0 &&
+	te_hangup_relaunch_wanted = te_relaunch_on() &&
 				    getenv("SLURM_JOB_ID") != NULL;
 	/* Must happen before srun starts its signal thread, which turns
 	 * SIGHUP into SIGKILL for every task. */

@@ -228,7 +228,7 @@ int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step)
 	rc.job = job;
 	rc.step = step;
 	rc.requeue = rq->set && rq->word == TE_W_VALUE;
-	rc.spares = te_relaunch_spares() > 0;
+	rc.spares = te_relaunch_on(); /* spares, or --train-transient */
 	if (!rc.requeue && !rc.spares && !(ts->set && ts->word == TE_W_VALUE))
 		return 0;
 	if (job_load(job, &msg) < 0) {
@@ -524,12 +524,14 @@ const char *te_recovery_srun_decide(const char **why)
 	    fault_of_step(fails, TE_FAILREP_KEEP) < 0)
 		return NULL;
 	/* one budget for both kinds of restart: --train-requeue's, else
-	 * one per spare */
-	budget = rc.requeue ? rq->num : (uint64_t)te_relaunch_spares();
+	 * one per spare (else 1) */
+	budget = rc.requeue ? rq->num : te_relaunch_budget();
 	dc.relaunch = te_relaunch_srun_decide(&dc.fault, &dc.msg->job_array[0],
 					      budget, &dc.rplan);
 	if (dc.relaunch == TE_VERDICT_RELAUNCH)
 		verdict_note("relaunch", dc.rplan.line);
+	else if (dc.relaunch == TE_VERDICT_RELAUNCH_SAME)
+		verdict_note("relaunch-same", dc.rplan.line);
 	else if (dc.relaunch == TE_VERDICT_STOP)
 		verdict_note("stop", dc.rplan.line);
 	else if (rc.requeue)
@@ -559,7 +561,8 @@ void te_recovery_srun_act(void)
 	if (!dc.msg)
 		return;
 	j = &dc.msg->job_array[0];
-	if (dc.relaunch == TE_VERDICT_RELAUNCH)
+	if (dc.relaunch == TE_VERDICT_RELAUNCH ||
+	    dc.relaunch == TE_VERDICT_RELAUNCH_SAME)
 		te_relaunch_srun_act(&dc.rplan, &dc.fault, j);
 	if (dc.requeue && te_progress_srun_stops(j)) {
 		slurm_free_job_info_msg(dc.msg);

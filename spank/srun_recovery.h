@@ -19,8 +19,8 @@ int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step);
 /* At srun's end, after the failure reports are in: blame and decide (a
  * relaunch inside the allocation, a requeue without the node, or why
  * not), each said in one line. The verdict for the step's record
- * ("relaunch", "requeue", "stop"; *why its line), or NULL when there was
- * nothing to decide. */
+ * ("relaunch", "relaunch-same", "requeue", "stop"; *why its line), or
+ * NULL when there was nothing to decide. */
 const char *te_recovery_srun_decide(const char **why);
 /* Slurm's start of this run of the job (seconds), from the job srun read
  * at its start when it did, else SLURM_JOB_START_TIME; 0 unknown. */

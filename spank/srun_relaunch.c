@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* srun's side of restart inside the allocation (--train-spares): a step
- * started without a node count leaves the spares out; at a failed step's
- * end srun decides (core/report/relaunch.c) and, for a relaunch, notes it
- * in the job's comment and gives its hang-up shield the word to start srun
- * again without the node (srun_hangup_relaunch.c). */
+/* srun's side of restart inside the allocation (--train-spares,
+ * --train-transient): a step started without a node count leaves the
+ * spares out; at a failed step's end srun decides
+ * (core/report/relaunch.c) and, for a relaunch, notes it in the job's
+ * comment and gives its hang-up shield the word to start srun again
+ * without the node, or on the same nodes (srun_hangup_relaunch.c). */
 #include "config.h"
 
 #include <errno.h>
@@ -20,6 +21,8 @@
 #include "report/relaunch.h"
 #include "srun/srunargs.h"
 #include "srun_hangup.h"
+#include "failrep_net.h"
+#include "srun_exitwatch.h"
 #include "srun_hangup_exec.h"
 #include "srun_lines.h"
 #include "srun_relaunch.h"
@@ -35,6 +38,7 @@ static struct {
 	int changed;
 	char saved[4][32];
 	int had[4];
+	int on;		     /* relaunches: spares, or transient codes */
 	uint32_t spares;     /* --train-spares, 0: off */
 	uint32_t step_nodes; /* this step's */
 	uint32_t step_tasks;
@@ -193,6 +197,26 @@ int te_relaunch_spares(void)
 	return v->set && v->word == TE_W_VALUE ? (int)v->num : 0;
 }
 
+/* --train-transient's codes, or NULL. */
+static const char *transient_codes(void)
+{
+	const struct te_value *v = &te_plug.cfg.v[TE_S_TRANSIENT];
+
+	return v->set && v->word == TE_W_VALUE && v->text[0] ? v->text : NULL;
+}
+
+int te_relaunch_on(void)
+{
+	return te_relaunch_spares() > 0 || transient_codes() != NULL;
+}
+
+uint64_t te_relaunch_budget(void)
+{
+	int k = te_relaunch_spares();
+
+	return k > 0 ? (uint64_t)k : 1;
+}
+
 /* The step's node and task counts and its nodes (expanded), from
  * slurmctld. 0, or -1. */
 static int step_load(uint32_t job, uint32_t step, char *nodes, size_t len)
@@ -302,7 +326,8 @@ void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 	uint32_t here, noted;
 
 	rl.spares = (uint32_t)te_relaunch_spares();
-	if (!rl.spares)
+	rl.on = te_relaunch_on();
+	if (!rl.on)
 		return;
 	if (!rl.in_shell)
 		te_relaunch_no_shield("an srun inside a step is not started "
@@ -328,6 +353,7 @@ void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 				  "for this step\n",
 			j->job_id, step, slurm_strerror(te_slurm_errno()));
 		rl.spares = 0;
+		rl.on = 0;
 		return;
 	}
 	/* the first run's, from the shield (a relaunch on fewer nodes
@@ -337,12 +363,16 @@ void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 	te_snprintf(num, sizeof(num), "%u", rl.first);
 	setenv(TE_FIRST_WORLD_SIZE_ENV, num, 1);
 	spare_list(j->nodes, step_nodes, spares, sizeof(spares));
-	if (here)
+	if (here && !rl.excluded[0])
+		te_recovery_say("relaunch: restart %u: the step runs again on "
+				"the same nodes",
+				rl.restarts);
+	else if (here)
 		te_recovery_say("relaunch: restart %u: the step runs without "
 				"%s; spares left: %s",
 				rl.restarts, rl.excluded,
 				spares[0] ? spares : "none");
-	else if (te_plug.explain)
+	else if (te_plug.explain && rl.spares)
 		te_recovery_say("spares: %s sit%s out of this step "
 				"(--train-spares=%u); a step that fails "
 				"because of a node starts again with a spare "
@@ -353,7 +383,7 @@ void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 
 const char *te_relaunch_step_nodes(void)
 {
-	return rl.spares ? rl.step_list : "";
+	return rl.on ? rl.step_list : "";
 }
 
 uint32_t te_relaunch_excluded_add(char *list, size_t len)
@@ -370,7 +400,8 @@ uint32_t te_relaunch_excluded_add(char *list, size_t len)
 	return n;
 }
 
-/* The relaunch in the job's comment: the count survives a requeue. */
+/* The relaunch in the job's comment: the count survives a requeue. node
+ * NULL: on the same nodes. */
 static void comment_note(const job_info_t *j, uint32_t restart,
 			 const char *node)
 {
@@ -409,11 +440,12 @@ static const char *job_ending(const job_info_t *j)
 int te_relaunch_srun_decide(const struct te_fault *fault, const job_info_t *j,
 			    uint64_t budget, struct te_relaunch_plan *plan)
 {
+	static struct te_failrep fails[TE_FAILREP_KEEP];
 	struct te_relaunch_facts f = { 0 };
-	int fd = te_hup_word_fd();
+	int fd = te_hup_word_fd(), n;
 
 	memset(plan, 0, sizeof(*plan));
-	if (!rl.spares)
+	if (!rl.on)
 		return TE_VERDICT_NONE;
 	f.spares = rl.spares;
 	f.budget = budget;
@@ -429,6 +461,11 @@ int te_relaunch_srun_decide(const struct te_fault *fault, const job_info_t *j,
 	f.step_nodes = rl.step_nodes;
 	f.step_tasks = rl.step_tasks;
 	f.shrink = te_plug.cfg.v[TE_S_SHRINK].word == TE_W_YES;
+	f.transient = transient_codes();
+	n = te_failrep_list(fails, TE_FAILREP_KEEP);
+	f.fails = fails;
+	f.nfails = n > 0 ? (size_t)n : 0;
+	f.hung = te_exitwatch_hang_node() != NULL;
 	te_relaunch_decide(&f, fault, plan);
 	if (plan->verdict != TE_VERDICT_NONE)
 		te_recovery_say("%s", plan->line);
@@ -448,7 +485,7 @@ int te_relaunch_srun_act(const struct te_relaunch_plan *plan,
 	w.first = rl.first ? rl.first : rl.step_tasks;
 	/* Slurm keeps a step whose node was lost until that node reports
 	 * its end, which it never does: the new step shares its nodes */
-	w.overlap = fault->lost;
+	w.overlap = plan->verdict == TE_VERDICT_RELAUNCH && fault->lost;
 	te_strlcpy(w.exclude, plan->exclude, sizeof(w.exclude));
 	if (te_relaunch_word_format(&w, line, sizeof(line)) < 0 ||
 	    (n = write(te_hup_word_fd(), line, strlen(line))) !=
@@ -457,7 +494,9 @@ int te_relaunch_srun_act(const struct te_relaunch_plan *plan,
 				"tell its shield");
 		return -1;
 	}
-	comment_note(j, w.restart, fault->node); /* once it is under way */
+	/* once it is under way */
+	comment_note(j, w.restart,
+		     plan->verdict == TE_VERDICT_RELAUNCH ? fault->node : NULL);
 	return 0;
 }
 
@@ -470,9 +509,10 @@ void te_relaunch_srun_goodput(uint32_t job, const char *record_dir,
 	char name[16], path[TE_DUMP_DIR_PATH_MAX], why[TE_ERR_MAX];
 	int dfd;
 
-	/* after a relaunched step that ends the chain of relaunches */
-	if (!rl.spares || !rl.here || !record_dir ||
-	    (verdict && !strcmp(verdict, "relaunch")))
+	/* after a relaunched step that ends the chain of relaunches
+	 * ("relaunch", "relaunch-same") */
+	if (!rl.on || !rl.here || !record_dir ||
+	    (verdict && !strncmp(verdict, "relaunch", 8)))
 		return;
 	te_snprintf(name, sizeof(name), "%u", job);
 	dfd = te_dump_dir_open(record_dir, name, getuid(), path, sizeof(path),

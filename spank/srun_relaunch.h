@@ -20,6 +20,12 @@ void te_relaunch_srun_restore(void);
 void te_relaunch_no_shield(const char *why);
 /* The effective --train-spares, 0: off. */
 int te_relaunch_spares(void);
+/* 1 when a failed step may start again: --train-spares, or
+ * --train-transient's codes. */
+int te_relaunch_on(void);
+/* The restart budget without --train-requeue: one per spare, else 1 (a
+ * transient fault's relaunch, with no spare). */
+uint64_t te_relaunch_budget(void);
 /* At user_init, with the job read: the restart count, the nodes left out,
  * the step's size, the explain and warning lines. job_excluded: the job's
  * own excluded nodes (expanded). */
@@ -39,8 +45,8 @@ void te_relaunch_srun_goodput(uint32_t job, const char *record_dir,
  * one line. */
 int te_relaunch_srun_decide(const struct te_fault *fault, const job_info_t *j,
 			    uint64_t budget, struct te_relaunch_plan *plan);
-/* For a relaunch: the job's comment and the shield's word. 0, or -1
- * (said). */
+/* For a relaunch (without the node, or on the same nodes): the job's
+ * comment and the shield's word. 0, or -1 (said). */
 int te_relaunch_srun_act(const struct te_relaunch_plan *plan,
 			 const struct te_fault *fault, const job_info_t *j);
 

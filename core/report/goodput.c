@@ -133,6 +133,11 @@ static void verdict_field(struct seen *s, const struct te_json_item *it)
 		if (!strcmp(it->text, names[i]))
 			s->st->verdict =
 				(enum te_gp_verdict)(TE_GP_RELAUNCH + i);
+	/* a transient fault's relaunch (--train-transient) */
+	if (!strcmp(it->text, "relaunch-same")) {
+		s->st->verdict = TE_GP_RELAUNCH;
+		s->st->same = 1;
+	}
 	if (s->st->verdict == TE_GP_NONE)
 		s->bad = "restart.verdict";
 }
@@ -447,9 +452,10 @@ static void failure_lines(struct te_buf *b, const struct te_gp_step *steps,
 			more++;
 			continue;
 		}
-		te_buf_printf(b, "failure of step %u (%s%s%s): ", s->step,
+		te_buf_printf(b, "failure of step %u (%s%s%s%s): ", s->step,
 			      verdicts[s->verdict],
-			      s->without[0] ? " without " : "", s->without);
+			      s->without[0] ? " without " : "", s->without,
+			      s->same ? " on the same nodes" : "");
 		if (!s->has_next) {
 			te_buf_printf(b, "no step after it in the records");
 			redo_text(b, s);

@@ -45,6 +45,7 @@ struct te_gp_step {
 	int failed; /* a first failure, failed tasks, or a restart verdict */
 	enum te_gp_verdict verdict;
 	char without[TE_GP_NODE_MAX]; /* "without NODE" of the verdict's line */
+	int same; /* a relaunch on the same nodes ("relaunch-same") */
 	/* "job_start": Slurm's start of the job's run (job_start_known) */
 	int64_t job_start_ms;
 	int job_start_known;

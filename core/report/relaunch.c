@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,49 +78,109 @@ static int verdict(struct te_relaunch_plan *plan, int v, const char *fmt_line)
 	return v;
 }
 
-int te_relaunch_decide(const struct te_relaunch_facts *f,
-		       const struct te_fault *fault,
-		       struct te_relaunch_plan *plan)
+/* settings/value.c refuses these codes in --train-transient by number */
+_Static_assert(TE_EXIT_NODE_FAULT == 75 && TE_EXIT_NO_RESTART == 93,
+	       "the codes --train-transient reserves");
+
+/* An exit report (not a stall, a torchrun end or restart, the launch
+ * timeline, a health verdict) of a rank that failed. */
+static int is_exit_failure(const struct te_failrep *r)
+{
+	if (r->stalled || r->ended || r->resumed || r->launched || r->health)
+		return 0;
+	return r->signaled || r->value != 0;
+}
+
+static int before(const struct te_failrep *a, const struct te_failrep *b)
+{
+	if (a->sec != b->sec)
+		return a->sec < b->sec;
+	if (a->usec != b->usec)
+		return a->usec < b->usec;
+	return a->rank < b->rank;
+}
+
+int te_transient_fault(const struct te_failrep *fails, size_t n,
+		       const char *codes, const struct te_failrep **first)
+{
+	const struct te_failrep *f0 = NULL;
+	char code[16];
+	size_t i;
+
+	*first = NULL;
+	if (!codes || !codes[0])
+		return 0;
+	for (i = 0; i < n; i++)
+		if (is_exit_failure(&fails[i]) && !fails[i].by_trainenv &&
+		    (!f0 || before(&fails[i], f0)))
+			f0 = &fails[i];
+	if (!f0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct te_failrep *r = &fails[i];
+
+		if (!is_exit_failure(r) || r->by_trainenv)
+			continue;
+		/* the step being ended after its first failure */
+		if (r != f0 && r->signaled &&
+		    (r->value == SIGKILL || r->value == SIGTERM) &&
+		    before(f0, r))
+			continue;
+		te_snprintf(code, sizeof(code), "%d", r->value);
+		if (r->signaled || !te_list_has(codes, code))
+			return 0;
+	}
+	*first = f0;
+	return 1;
+}
+
+/* A transient fault: the step starts again on the same nodes, in the
+ * budget, where its shield can. */
+static int same_nodes(const struct te_relaunch_facts *f,
+		      const struct te_failrep *r, struct te_relaunch_plan *plan)
+{
+	char line[TE_RECOVERY_LINE_MAX], what[96];
+
+	te_snprintf(what, sizeof(what),
+		    "rank %u exited with code %d, listed as transient "
+		    "(--train-transient)",
+		    r->rank, r->value);
+	if (f->restarts >= f->budget) {
+		te_snprintf(line, sizeof(line),
+			    "relaunch: not relaunched: %s, but the restart "
+			    "budget is spent (%u of %" PRIu64 " restarts done)",
+			    what, f->restarts, f->budget);
+		return verdict(plan, TE_VERDICT_STOP, line);
+	}
+	if (f->no_shield || !f->step_nodes || !f->step_tasks ||
+	    te_strlcpy(plan->exclude, f->excluded ? f->excluded : "",
+		       sizeof(plan->exclude)) >= sizeof(plan->exclude)) {
+		te_snprintf(line, sizeof(line),
+			    "relaunch: not relaunched: %s, but %s", what,
+			    f->no_shield ? f->no_shield
+					 : "the step's nodes are not known");
+		plan->exclude[0] = '\0';
+		return verdict(plan, TE_VERDICT_REQUEUE, line);
+	}
+	plan->nodes = f->step_nodes;
+	plan->tasks = f->step_tasks;
+	te_snprintf(line, sizeof(line),
+		    "relaunch: %s: the step starts again on the same nodes "
+		    "(restart %u of %" PRIu64 ")",
+		    what, f->restarts + 1, f->budget);
+	return verdict(plan, TE_VERDICT_RELAUNCH_SAME, line);
+}
+
+/* A node's fault with spares: the step starts again without the node, a
+ * spare in its place (or on the nodes left, --train-shrink). */
+static int without_node(const struct te_relaunch_facts *f,
+			const struct te_fault *fault,
+			struct te_relaunch_plan *plan)
 {
 	const char *exc = f->excluded ? f->excluded : "";
 	char line[TE_RECOVERY_LINE_MAX];
 	uint32_t free_nodes;
 
-	memset(plan, 0, sizeof(*plan));
-	if (!f->spares || fault->kind == TE_FAULT_NONE)
-		return TE_VERDICT_NONE;
-	if (fault->kind == TE_FAULT_STOP) {
-		te_snprintf(line, sizeof(line), "relaunch: stopped: %s",
-			    fault->why);
-		return verdict(plan, TE_VERDICT_STOP, line);
-	}
-	if (f->ending) {
-		te_snprintf(line, sizeof(line), "relaunch: stopped: %s",
-			    f->ending);
-		return verdict(plan, TE_VERDICT_STOP, line);
-	}
-	if (fault->kind == TE_FAULT_PROGRAM) {
-		te_snprintf(line, sizeof(line),
-			    "relaunch: not relaunched: %s: the program's own "
-			    "error (the site restarts node failures only)",
-			    fault->why);
-		return verdict(plan, TE_VERDICT_STOP, line);
-	}
-	if (f->restarts >= f->budget) {
-		te_snprintf(line, sizeof(line),
-			    "relaunch: not relaunched: node %s failed (%s), "
-			    "but the restart budget is spent (%u of %" PRIu64
-			    " restarts done)",
-			    fault->node, fault->why, f->restarts, f->budget);
-		return verdict(plan, TE_VERDICT_STOP, line);
-	}
-	if (f->no_shield) {
-		te_snprintf(line, sizeof(line),
-			    "relaunch: not relaunched: node %s failed (%s), "
-			    "but %s",
-			    fault->node, fault->why, f->no_shield);
-		return verdict(plan, TE_VERDICT_REQUEUE, line);
-	}
 	if (te_snprintf(plan->exclude, sizeof(plan->exclude), "%s%s%s", exc,
 			exc[0] && !te_list_has(exc, fault->node) ? "," : "",
 			te_list_has(exc, fault->node) ? "" : fault->node) < 0) {
@@ -165,6 +226,62 @@ int te_relaunch_decide(const struct te_relaunch_facts *f,
 	return verdict(plan, TE_VERDICT_RELAUNCH, line);
 }
 
+int te_relaunch_decide(const struct te_relaunch_facts *f,
+		       const struct te_fault *fault,
+		       struct te_relaunch_plan *plan)
+{
+	int transient = f->transient && f->transient[0];
+	const struct te_failrep *first;
+	char line[TE_RECOVERY_LINE_MAX];
+
+	memset(plan, 0, sizeof(*plan));
+	if ((!f->spares && !transient) || fault->kind == TE_FAULT_NONE)
+		return TE_VERDICT_NONE;
+	if (fault->kind == TE_FAULT_STOP) {
+		te_snprintf(line, sizeof(line), "relaunch: stopped: %s",
+			    fault->why);
+		return verdict(plan, TE_VERDICT_STOP, line);
+	}
+	if (f->ending) {
+		te_snprintf(line, sizeof(line), "relaunch: stopped: %s",
+			    f->ending);
+		return verdict(plan, TE_VERDICT_STOP, line);
+	}
+	/* a lost or hung node is the node's fault, whatever the codes */
+	if (transient && !fault->lost && !f->hung &&
+	    te_transient_fault(f->fails, f->nfails, f->transient, &first))
+		return same_nodes(f, first, plan);
+	if (fault->kind == TE_FAULT_PROGRAM) {
+		te_snprintf(line, sizeof(line),
+			    "relaunch: not relaunched: %s: the program's own "
+			    "error (%s)",
+			    fault->why,
+			    transient ? "not a node's fault, and not every "
+					"failed rank exited with a code "
+					"--train-transient lists"
+				      : "the site restarts node failures only");
+		return verdict(plan, TE_VERDICT_STOP, line);
+	}
+	if (!f->spares)
+		return TE_VERDICT_NONE; /* a node's fault: the requeue's */
+	if (f->restarts >= f->budget) {
+		te_snprintf(line, sizeof(line),
+			    "relaunch: not relaunched: node %s failed (%s), "
+			    "but the restart budget is spent (%u of %" PRIu64
+			    " restarts done)",
+			    fault->node, fault->why, f->restarts, f->budget);
+		return verdict(plan, TE_VERDICT_STOP, line);
+	}
+	if (f->no_shield) {
+		te_snprintf(line, sizeof(line),
+			    "relaunch: not relaunched: node %s failed (%s), "
+			    "but %s",
+			    fault->node, fault->why, f->no_shield);
+		return verdict(plan, TE_VERDICT_REQUEUE, line);
+	}
+	return without_node(f, fault, plan);
+}
+
 int te_relaunch_nodes_ok(const char *s)
 {
 	size_t i;
@@ -183,11 +300,12 @@ int te_relaunch_nodes_ok(const char *s)
 int te_relaunch_word_format(const struct te_relaunch_word *w, char *buf,
 			    size_t len)
 {
-	if (!te_relaunch_nodes_ok(w->exclude) || !w->nodes || !w->tasks)
+	if ((w->exclude[0] && !te_relaunch_nodes_ok(w->exclude)) || !w->nodes ||
+	    !w->tasks)
 		return -1;
 	return te_snprintf(buf, len, "relaunch 1 %u %u %u %d %u %s\n",
 			   w->restart, w->nodes, w->tasks, w->overlap ? 1 : 0,
-			   w->first, w->exclude);
+			   w->first, w->exclude[0] ? w->exclude : "-");
 }
 
 int te_relaunch_word_parse(const char *line, struct te_relaunch_word *w)
@@ -225,7 +343,9 @@ int te_relaunch_word_parse(const char *line, struct te_relaunch_word *w)
 		return -1;
 	memcpy(w->exclude, p, n - 1);
 	w->exclude[n - 1] = '\0';
-	if (!te_relaunch_nodes_ok(w->exclude))
+	if (!strcmp(w->exclude, "-"))
+		w->exclude[0] = '\0'; /* none */
+	else if (!te_relaunch_nodes_ok(w->exclude))
 		return -1;
 	w->restart = (uint32_t)v[0];
 	w->nodes = (uint32_t)v[1];
@@ -240,17 +360,19 @@ int te_relaunch_argv(int argc, char *const *argv,
 		     size_t len)
 {
 	const char *own = te_srun_option_value(argc, argv, "exclude");
-	int cmd = te_srun_command(argc, argv), i, n = 0;
-	int nopt = w->overlap ? 5 : 4;
+	int cmd = te_srun_command(argc, argv), i, n = 0, nopt = 0;
 	size_t at = 0;
 	char *opt[5];
 
 	if (cmd < 1)
 		return -1;
-	for (i = 0; i < nopt; i++) {
+	/* each option in turn: no --exclude for a relaunch on the same
+	 * nodes that no relaunch before left any out (the user's own stays
+	 * in argv), --overlap only for a lost node's step */
+	for (i = w->exclude[0] ? 0 : 1; i < (w->overlap ? 5 : 4); i++) {
 		int k;
 
-		opt[i] = buf + at;
+		opt[nopt++] = buf + at;
 		k = i == 0 ? te_snprintf(buf + at, len - at, "--exclude=%s%s%s",
 					 own && own[0] ? own : "",
 					 own && own[0] ? "," : "", w->exclude)
@@ -280,14 +402,32 @@ int te_relaunch_argv(int argc, char *const *argv,
 	return n;
 }
 
+/* The length of one comment entry at p, just after the tag: "N without
+ * NODE" or "N on the same nodes"; 0 when p holds neither. */
+static size_t comment_entry(const char *p)
+{
+	size_t d = strspn(p, "0123456789"), k;
+
+	if (!d || d > 9)
+		return 0;
+	if (!strncmp(p + d, TE_RELAUNCH_COMMENT_SAME,
+		     strlen(TE_RELAUNCH_COMMENT_SAME)))
+		return d + strlen(TE_RELAUNCH_COMMENT_SAME);
+	if (strncmp(p + d, " without ", 9))
+		return 0;
+	k = strspn(p + d + 9, "abcdefghijklmnopqrstuvwxyz"
+			      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
+	return k ? d + 9 + k : 0;
+}
+
 uint32_t te_relaunch_comment_count(const char *comment)
 {
 	const char *p = comment;
 	uint32_t n = 0;
 
 	while (p && (p = strstr(p, TE_RELAUNCH_COMMENT_TAG))) {
-		n++;
 		p += strlen(TE_RELAUNCH_COMMENT_TAG);
+		n += comment_entry(p) > 0;
 	}
 	return n;
 }
@@ -308,11 +448,13 @@ int te_relaunch_comment_add(const char *comment, uint32_t restart,
 			     ? len
 			     : TE_RELAUNCH_COMMENT_MAX + 1;
 
-	if (!one_printable_line(c) || !te_relaunch_nodes_ok(node) ||
-	    strchr(node, ','))
+	if (!one_printable_line(c) ||
+	    (node && (!te_relaunch_nodes_ok(node) || strchr(node, ','))))
 		return -1;
-	if (te_snprintf(out, cap, "%s%s%s%u without %s", c, c[0] ? "; " : "",
-			TE_RELAUNCH_COMMENT_TAG, restart, node) < 0)
+	if (te_snprintf(out, cap, "%s%s%s%u%s%s", c, c[0] ? "; " : "",
+			TE_RELAUNCH_COMMENT_TAG, restart,
+			node ? " without " : TE_RELAUNCH_COMMENT_SAME,
+			node ? node : "") < 0)
 		return -1;
 	return 1;
 }

@@ -2,8 +2,9 @@
 /* Restart inside the allocation, the pure part (relaunch.c): which nodes of
  * a job are spares (--train-spares), how a step started without a node
  * count leaves them out, the verdict at a failed step's end (relaunch
- * without the node, requeue, stop), the word srun gives its hang-up shield
- * and the command line the shield starts srun again with. */
+ * without the node, relaunch on the same nodes for a transient fault,
+ * requeue, stop), the word srun gives its hang-up shield and the command
+ * line the shield starts srun again with. */
 #ifndef TE_RELAUNCH_H
 #define TE_RELAUNCH_H
 
@@ -46,6 +47,8 @@ enum {
 	TE_VERDICT_REQUEUE,  /* no relaunch (line says why): the requeue
 				decides */
 	TE_VERDICT_STOP,     /* neither relaunch nor requeue */
+	TE_VERDICT_RELAUNCH_SAME, /* start the step again on the same nodes:
+				     a transient fault (--train-transient) */
 };
 
 struct te_relaunch_facts {
@@ -65,6 +68,11 @@ struct te_relaunch_facts {
 	uint32_t step_tasks;   /* and task count */
 	int shrink;	       /* --train-shrink: the nodes left when no
 				  spare is */
+	const char *transient; /* --train-transient's exit codes (comma
+				  list), NULL or "": none */
+	const struct te_failrep *fails; /* the step's failure reports */
+	size_t nfails;
+	int hung; /* the exit watchdog found ranks hung past exit-grace */
 };
 
 struct te_relaunch_plan {
@@ -74,15 +82,28 @@ struct te_relaunch_plan {
 	char line[TE_RECOVERY_LINE_MAX];
 };
 
+/* A transient fault (--train-transient): 1 when at least one rank failed
+ * on its own and every rank that did exited with a code of codes (a comma
+ * list), *first the earliest; else 0. Not on its own: a rank trainenv
+ * ended (exit-grace, stall), and a rank killed by SIGKILL or SIGTERM after
+ * the first failure (srun or Slurm ending the step). */
+int te_transient_fault(const struct te_failrep *fails, size_t n,
+		       const char *codes, const struct te_failrep **first);
+
 /* Decides, for a failure blamed by te_fault_find. Fills line for every
- * verdict but NONE. Returns plan->verdict. */
+ * verdict but NONE. A transient fault (te_transient_fault, on a node that
+ * was neither lost nor hung) is relaunched on the same nodes, with or
+ * without spares; without spares the other verdicts are NONE (the requeue
+ * decides) but the program's own error (STOP, said). Returns
+ * plan->verdict. */
 int te_relaunch_decide(const struct te_relaunch_facts *f,
 		       const struct te_fault *fault,
 		       struct te_relaunch_plan *plan);
 
 /* srun's word to its shield, one line: "relaunch 1 RESTART NODES TASKS
  * OVERLAP FIRST EXCLUDE\n" (OVERLAP 0 or 1; FIRST the step's task count
- * in its first run; EXCLUDE: a comma list of node names). */
+ * in its first run; EXCLUDE: a comma list of node names, "-" for none: a
+ * relaunch on the same nodes that no relaunch before left any out). */
 #define TE_RELAUNCH_WORD_MAX (TE_EXCLUDE_MAX + 64)
 struct te_relaunch_word {
 	uint32_t restart; /* the restart this relaunch is */
@@ -98,7 +119,8 @@ int te_relaunch_word_format(const struct te_relaunch_word *w, char *buf,
 int te_relaunch_word_parse(const char *line, struct te_relaunch_word *w);
 
 /* The command line a relaunched srun runs: argv with, before its command,
- * --exclude (the user's own list and w's), --nodes, --ntasks,
+ * --exclude (the user's own list and w's; none when w's is empty), --nodes,
+ * --ntasks,
  * --open-mode=append and, with w->overlap, --overlap. out gets argc + 6
  * entries at most (with its NULL); the new option texts go into buf. The
  * new argc, or -1 (no command, or buf too small). */
@@ -107,14 +129,16 @@ int te_relaunch_argv(int argc, char *const *argv,
 		     size_t len);
 
 /* The job's comment keeps each relaunch, so that the restart count
- * survives a requeue: "trainenv: relaunch N without NODE". How many are
- * in comment. */
+ * survives a requeue: "trainenv: relaunch N without NODE", or "trainenv:
+ * relaunch N on the same nodes" (--train-transient). How many entries of
+ * either form are in comment. */
 #define TE_RELAUNCH_COMMENT_TAG "trainenv: relaunch "
+#define TE_RELAUNCH_COMMENT_SAME " on the same nodes"
 #define TE_RELAUNCH_COMMENT_MAX 1000
 uint32_t te_relaunch_comment_count(const char *comment);
-/* comment (NULL: none) with the entry for restart and node added: 1 with
- * the new comment in out, -1 when it would not fit or comment is not one
- * printable line. */
+/* comment (NULL: none) with the entry for restart and node (NULL: on the
+ * same nodes) added: 1 with the new comment in out, -1 when it would not
+ * fit or comment is not one printable line. */
 int te_relaunch_comment_add(const char *comment, uint32_t restart,
 			    const char *node, char *out, size_t len);
 

@@ -35,7 +35,8 @@ struct te_step_record {
 	const struct te_failrep *health;
 	unsigned nhealth;
 	/* what srun decided at the step's end (--train-spares,
-	 * --train-requeue): "relaunch", "requeue" or "stop", and its line;
+	 * --train-requeue): "relaunch", "relaunch-same" (on the same nodes,
+	 * --train-transient), "requeue" or "stop", and its line;
 	 * NULL: nothing to decide */
 	const char *restart, *restart_why;
 	/* Slurm's start of this run of the job, in seconds (0: unknown):

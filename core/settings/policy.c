@@ -119,7 +119,8 @@ static int item_bound(struct te_policy *p, int id, const char *key, int is_min,
 	uint64_t n;
 
 	if (te_settings[id].type != TE_T_UINT &&
-	    te_settings[id].type != TE_T_SIGAT)
+	    te_settings[id].type != TE_T_SIGAT &&
+	    te_settings[id].type != TE_T_CODELIST)
 		return te_err(err, errlen,
 			      "%s: %s.%s: only "
 			      "numeric settings have bounds",

@@ -85,6 +85,7 @@ static const char *const w_fence_tree[] = {
 };
 static const char *const env_stall[] = { "TRAINENV_STALL", NULL };
 static const char *const w_requeue[] = { [TE_W_REQUEUE_OFF] = "off", NULL };
+static const char *const w_transient[] = { [TE_W_TRANSIENT_OFF] = "off", NULL };
 static const char *const w_time_signal[] = { [TE_W_TIME_SIGNAL_OFF] = "off",
 					     NULL };
 static const char *const w_requeue_on[] = {
@@ -390,6 +391,16 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 			"nodes left (the same tasks per node, a smaller "
 			"WORLD_SIZE) instead of the requeue",
 	},
+	[TE_S_TRANSIENT] = {
+		.name = "transient", .type = TE_T_CODELIST,
+		.words = w_transient, .lo = 1, .hi = 255,
+		.builtin = "off", .arginfo = "CODE[,CODE...]|off",
+		.help = "exit codes that name a transient fault: a step whose "
+			"failed ranks all exited with one of them starts again "
+			"at once on the same nodes (no spare needed; restarts "
+			"count against --train-requeue N, else K spares, else "
+			"1); never 75, 93, 126 or 127",
+	},
 	[TE_S_LIB_DIR] = {
 		.name = "lib-dir", .type = TE_T_PATH,
 		.builtin = TE_PKGLIBDIR, .arginfo = "DIR",
@@ -572,6 +583,7 @@ void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
 		return;
 	case TE_T_SIGAT:
 	case TE_T_UINT:
+	case TE_T_CODELIST:
 		if (pol && pol->has_min[id] && pol->min[id] > lo) {
 			lo = pol->min[id];
 			bounded = 1;
@@ -580,13 +592,18 @@ void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
 			hi = pol->max[id];
 			bounded = 1;
 		}
-		te_snprintf(buf, len, "%s%llu to %llu%s%s%s",
+		te_snprintf(buf, len, "%s%llu to %llu%s%s%s%s",
 			    s->type == TE_T_SIGAT
 				    ? "SIG@SECONDS with SIG one "
 				      "of USR1, USR2, TERM, INT and SECONDS "
+			    : s->type == TE_T_CODELIST
+				    ? "a comma-separated list of exit codes "
 				    : "",
 			    (unsigned long long)lo, (unsigned long long)hi,
 			    s->unit ? " " : "", s->unit ? s->unit : "",
+			    s->type == TE_T_CODELIST
+				    ? " but " TE_CODES_RESERVED_TEXT
+				    : "",
 			    bounded ? " (site bounds)" : "");
 		if (s->words) {
 			char w[128];

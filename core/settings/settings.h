@@ -59,6 +59,8 @@ enum te_setting_id {
 	TE_S_TIME_SIGNAL, /* SIG@SECONDS|off: before the time limit */
 	TE_S_SPARES,	  /* K|off: nodes that sit out, for relaunches */
 	TE_S_SHRINK,	  /* yes|no: relaunch on fewer nodes, no spare left */
+	TE_S_TRANSIENT,	  /* CODE,...|off: exit codes relaunched on the
+			     same nodes */
 	/* admin-only keys (no user option) */
 	TE_S_BIND_TOPOLOGY,	  /* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	  /* admin: DIR|off, per-boot topology cache */
@@ -166,6 +168,9 @@ enum te_w_skew_warn {
 enum te_w_requeue {
 	TE_W_REQUEUE_OFF
 }; /* TE_S_REQUEUE, TE_S_SPARES */
+enum te_w_transient {
+	TE_W_TRANSIENT_OFF
+}; /* TE_S_TRANSIENT */
 enum te_w_time_signal {
 	TE_W_TIME_SIGNAL_OFF
 };		       /* TE_S_TIME_SIGNAL */
@@ -193,10 +198,13 @@ enum te_type {
 	TE_T_PATH,  /* an absolute path of printable characters, or one
 			   of words[] (e.g. "off") */
 	TE_T_RANGE, /* "LO-HI" with lo <= LO <= HI <= hi; num = LO, num2 = HI */
-	TE_T_SIGLIST, /* "none" or signal names "PIPE,TTIN"; num = bit mask */
-	TE_T_SIGAT,   /* "SIG@SECONDS", SIG one of USR1 USR2 TERM INT, SECONDS
+	TE_T_SIGLIST,  /* "none" or signal names "PIPE,TTIN"; num = bit mask */
+	TE_T_SIGAT,    /* "SIG@SECONDS", SIG one of USR1 USR2 TERM INT, SECONDS
 			   in [lo, hi], or one of words[]; num = SECONDS,
 			   num2 = the signal's number */
+	TE_T_CODELIST, /* exit codes "3,42" in [lo, hi] but the reserved
+			   ones, or one of words[]; the text sorted, each
+			   once; num = the lowest, num2 = the highest */
 };
 
 enum te_source {
@@ -278,6 +286,14 @@ void te_setting_accepted(int id, const struct te_policy *pol, char *buf,
  * which the caller knows) and returns -1. */
 int te_value_parse(int id, const char *text, int from_env, struct te_value *v,
 		   char *err, size_t errlen);
+
+/* The exit codes a TE_T_CODELIST setting (--train-transient) never takes,
+ * each with a meaning of its own: 75 a node failed its check before
+ * training (relaunched without the node), 93 "do not restart" (both
+ * core/report/recovery.h's), 126 and 127 the shell's (the command cannot
+ * run, or is not there: no restart helps). 1 when code is one of them. */
+int te_code_reserved(uint64_t code);
+#define TE_CODES_RESERVED_TEXT "75, 93, 126 and 127"
 
 /* "PIPE, TTIN, ..." : the signal names a TE_T_SIGLIST setting accepts. */
 const char *te_siglist_names(int id);

@@ -248,6 +248,59 @@ static int siglist_parse(int id, const char *text, struct te_value *v,
 	return 0;
 }
 
+int te_code_reserved(uint64_t code)
+{
+	return code == 75 || code == 93 || code == 126 || code == 127;
+}
+
+/* "3,42,3": exit codes in [lo, hi], none reserved; the text sorted, each
+ * once. 0, -1 with why for a reserved code (the caller adds what is
+ * accepted), 1 when it is no such list (the caller says what is). */
+static int codelist_parse(const struct te_setting *s, const char *text,
+			  struct te_value *v, char *err, size_t errlen)
+{
+	unsigned char seen[256] = { 0 };
+	const char *p = text;
+	char item[8], q[16];
+	uint64_t n;
+	int c;
+
+	if (!text[0] || text[0] == ',' || text[strlen(text) - 1] == ',')
+		return 1;
+	while ((p = te_list_next(p, item, sizeof(item)))) {
+		if (te_parse_u64(item, 255, &n) < 0 || n < s->lo || n > s->hi)
+			return 1;
+		if (te_code_reserved(n)) {
+			te_quote(q, sizeof(q), item);
+			return te_err(err, errlen,
+				      "'%s' is an exit code trainenv "
+				      "reserves (%s), never a transient "
+				      "fault",
+				      q,
+				      n == 75	? "a node failed its check "
+						  "before training"
+				      : n == 93 ? "do not restart"
+						: "the shell's: the command "
+						  "cannot run");
+		}
+		seen[n] = 1;
+	}
+	v->set = 1;
+	v->word = TE_W_VALUE;
+	v->text[0] = '\0';
+	v->num = v->num2 = 0;
+	for (c = 1; c < 256; c++) {
+		if (!seen[c])
+			continue;
+		if (!v->num)
+			v->num = (uint64_t)c;
+		v->num2 = (uint64_t)c;
+		te_appendf(v->text, sizeof(v->text), "%s%d",
+			   v->text[0] ? "," : "", c);
+	}
+	return 0;
+}
+
 /* pol (may be NULL) only shapes the "accepted:" text of an error, so that a
  * user is told the site's bounds, not the hard limits. */
 /* The text itself, whatever the setting: present, not empty, not too
@@ -343,6 +396,12 @@ static int typed_parse(int id, const struct te_setting *s, const char *text,
 			return 0;
 		}
 		return siglist_parse(id, text, v, err, errlen);
+	case TE_T_CODELIST:
+		if ((w = word_index(s->words, text)) >= 0) {
+			set_word(s, v, w);
+			return 0;
+		}
+		return codelist_parse(s, text, v, err, errlen);
 	}
 	return 1;
 }
@@ -366,6 +425,8 @@ int te_value_parse_pol(int id, const char *text, int from_env,
 		return 0;
 	}
 	rc = typed_parse(id, s, text, v, err, errlen);
+	if (rc < 0 && s->type == TE_T_CODELIST)
+		te_appendf(err, errlen, "; accepted: %s", acc);
 	if (rc <= 0)
 		return rc;
 	te_quote(q, sizeof(q), text);
@@ -394,13 +455,17 @@ int te_value_check_bounds(const struct te_policy *pol, int id,
 {
 	char acc[256];
 
+	/* a list's lowest (num) and highest (num2 for a list) */
+	uint64_t top = te_settings[id].type == TE_T_CODELIST ? v->num2 : v->num;
+
 	if (!pol ||
 	    (te_settings[id].type != TE_T_UINT &&
-	     te_settings[id].type != TE_T_SIGAT) ||
+	     te_settings[id].type != TE_T_SIGAT &&
+	     te_settings[id].type != TE_T_CODELIST) ||
 	    v->word != TE_W_VALUE)
 		return 0;
 	if ((pol->has_min[id] && v->num < pol->min[id]) ||
-	    (pol->has_max[id] && v->num > pol->max[id])) {
+	    (pol->has_max[id] && top > pol->max[id])) {
 		te_setting_accepted(id, pol, acc, sizeof(acc));
 		return te_err(
 			err, errlen, "%s is %s the site %s; accepted: %s",

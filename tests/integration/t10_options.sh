@@ -23,7 +23,7 @@ settings=(train sighup nccl-heartbeat nccl-monitoring nccl-async-errors
 	rank-env port-range ignore-signals failure-report bind bind-smt
 	bind-gpus bind-failure rdzv barrier version-check checkpoint-dir
 	socket-ifname preflight exit-grace exit-action stall requeue
-	time-signal spares shrink)
+	time-signal spares shrink transient)
 declare -A accepted=(
 	[train]='on or off'
 	[sighup]='shield, ignore or default'
@@ -60,6 +60,7 @@ declare -A accepted=(
 	[time-signal]='SIG@SECONDS with SIG one of USR1, USR2, TERM, INT and SECONDS 1 to 604800 seconds, or off'
 	[spares]='1 to 64 nodes, or off'
 	[shrink]='yes or no'
+	[transient]='a comma-separated list of exit codes 1 to 255 but 75, 93, 126 and 127, or off'
 )
 # Admin-only keys (no option), explained after the options.
 admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
@@ -67,7 +68,7 @@ admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
 	lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 151
+plan 153
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"

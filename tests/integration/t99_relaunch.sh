@@ -24,6 +24,11 @@
 #  (k) scancel while the step runs: no relaunch, nothing left;
 #  (l) "save now": with --train-time-signal the ranks still running get its
 #      signal at once when n3's rank dies of SIGBUS;
+#  (m) --train-transient=42, no spares, a 3-node job: rank 1 exits 42 on the
+#      first run only: the step runs again on the same 3 nodes, one line,
+#      TRAINENV_RESTART=1, the verdict "relaunch-same" in the record and the
+#      entry in the comment; an unlisted code (3): not relaunched, said;
+#      42 on every run: one relaunch, then the budget (1) is spent, said;
 #  (g, last: it kills a node) a node lost mid-run (n3's slurmd and the step's processes there
 #      killed, Slurm marks it down after SlurmdTimeout): the job, with
 #      --no-kill implied, survives and the step is relaunched on the spare;
@@ -39,7 +44,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
-plan 57
+plan 72
 
 # Our own cluster: (g) kills n3, and Slurm marks a node down after
 # SlurmdTimeout (10 s here, 30 s on the shared cluster).
@@ -283,6 +288,45 @@ like "$(cat l.out)" 'trainenv: relaunch: node n3 failed: SIGUSR1 sent to the ste
 	"a node's fault with --train-time-signal: the others get SIGUSR1 at once ($state)" || diag "$(cat l.out)"
 is "$(grep -c '^saved [01]$' l.out)" 2 "  ranks 0 and 1 saved (their USR1 handler ran)"
 like "$(cat l.out)" 'ran 2 n4 restart=1' "  then the step ran again, rank 2 on the spare"
+
+# ================================================================ (m)
+# --train-transient: a transient fault is relaunched on the same nodes,
+# without spares; CODE is the code rank 1 exits with, ALWAYS=1 on every run
+cat >job_m.sh <<'EOF'
+#!/bin/bash
+#SBATCH --train-transient=42
+srun --ntasks-per-node=1 sh -c 'echo "ran $RANK of $WORLD_SIZE $SLURMD_NODENAME step=$SLURM_STEP_ID restart=${TRAINENV_RESTART:-none}"
+[ "$RANK" = 1 ] && { [ "${TRAINENV_RESTART:-0}" = 0 ] || [ "$ALWAYS" = 1 ]; } && exit "$CODE"; exit 0'
+echo "batch done: srun exited with $?"
+EOF
+id=$(CODE=42 ALWAYS=0 submit -N3 -t 5 -o "$TE_WORK/m.out" job_m.sh)
+state=$(wait_job_done "$id" 60)
+is "$state" COMPLETED "--train-transient=42, no spares: rank 1 exits 42 once, the job completes" || diag "$(cat m.out)"
+out=$(cat m.out)
+like "$out" 'trainenv: relaunch: rank 1 exited with code 42, listed as transient \(--train-transient\): the step starts again on the same nodes \(restart 1 of 1\)' \
+	"  srun says the transient fault and the relaunch on the same nodes" || diag "$out"
+like "$out" 'trainenv: relaunch: restart 1: the step runs again on the same nodes' "  the relaunched srun says so"
+like "$out" 'ran 0 of 3 n1 step=1 restart=1' "  rank 0 on n1 again, step 1, TRAINENV_RESTART=1"
+like "$out" 'ran 1 of 3 n2 step=1 restart=1' "  rank 1 on n2 again"
+like "$out" 'ran 2 of 3 n3 step=1 restart=1' "  rank 2 on n3 again"
+is "$(job_field "$id" Restarts)" 0 "  scontrol show job: Restarts=0 (no requeue)"
+like "$(scontrol show job "$id" | grep -o 'Comment=.*')" 'Comment=trainenv: relaunch 1 on the same nodes' "  the job's comment keeps the relaunch on the same nodes"
+like "$(cat "rec/0/$id/trainenv.0.json" 2>&1)" '"restart":\{"verdict":"relaunch-same","why":"relaunch: rank 1 exited with code 42, listed as transient' \
+	"  step 0's record: the verdict relaunch-same and its line"
+like "$out" 'batch done: srun exited with 0' "  the batch script goes on after the step, srun's exit 0"
+# a code not listed: the program's own error
+id=$(CODE=3 ALWAYS=0 submit -N3 -t 5 -o "$TE_WORK/m2.out" job_m.sh)
+state=$(wait_job_done "$id" 60)
+like "$(cat m2.out)" 'batch done: srun exited with 3' "--train-transient=42, rank 1 exits 3: srun exits 3 ($state)" || diag "$(cat m2.out)"
+like "$(cat m2.out)" 'trainenv: relaunch: not relaunched: rank 1 exited with code 3: the program.s own error \(not a node.s fault, and not every failed rank exited with a code --train-transient lists\)' \
+	"  not relaunched, one line why" || diag "$(cat m2.out)"
+is "$(grep -c 'relaunch: restart' m2.out)" 0 "  no second step"
+# 42 on every run: the budget (1: no --train-requeue, no spares) is spent
+id=$(CODE=42 ALWAYS=1 submit -N3 -t 5 -o "$TE_WORK/m3.out" job_m.sh)
+state=$(wait_job_done "$id" 60)
+like "$(cat m3.out)" 'trainenv: relaunch: not relaunched: rank 1 exited with code 42, listed as transient \(--train-transient\), but the restart budget is spent \(1 of 1 restarts done\)' \
+	"42 on every run: one relaunch, then the budget is spent, said ($state)" || diag "$(cat m3.out)"
+is "$(grep -c 'relaunch: restart' m3.out)" 1 "  one relaunch only"
 
 # ================================================================ (g)
 cat >job_g.sh <<'EOF'

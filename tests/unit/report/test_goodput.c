@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of goodput (core/report/goodput.c): made-up step records of
- * one clean step, a relaunch, a requeue, records without launch times,
- * the job's start and the checkpoint, garbage and truncated JSON; the
- * shares always add up to the wall time. */
+ * one clean step, a relaunch (without a node, on the same nodes), a
+ * requeue, records without launch times,
+ * garbage and truncated JSON; the shares always add up to the wall time. */
 #include "config.h"
 
 #include <stdio.h>
@@ -127,6 +127,35 @@ static void test_relaunch(void)
 		       "from its end to step 1's start, 20.000 s to its "
 		       "launch barrier's pass\n") != NULL,
 	   "the failure's line");
+}
+
+/* a transient fault's relaunch (--train-transient): "relaunch-same" */
+static void test_relaunch_same(void)
+{
+	struct te_gp_step st[2];
+	struct te_gp_summary sum;
+	char out[2048];
+
+	is_int(parse(rec(0, 0, "1700000000", "1700000100", 1, "1700000010",
+			 "relaunch-same",
+			 "relaunch: rank 1 exited with code 42, listed as "
+			 "transient (--train-transient): the step starts "
+			 "again on the same nodes (restart 1 of 1)"),
+		     &st[0]),
+	       0, "a relaunch on the same nodes is read");
+	is_int(st[0].verdict, TE_GP_RELAUNCH, "  a relaunch");
+	is_int(st[0].same, 1, "  on the same nodes");
+	is_str(st[0].without, "", "  no node left out");
+	parse(rec(1, 1, "1700000102", "1700000200", 0, "1700000105", NULL,
+		  NULL),
+	      &st[1]);
+	is_int(te_gp_summarize(st, 2, &sum), 0, "summed up");
+	is_int(sum.relaunches, 1, "1 relaunch");
+	is_int(sum.nnodes, 0, "no node excluded");
+	te_gp_text(st, 2, &sum, out, sizeof(out));
+	ok(strstr(out, "failure of step 0 (relaunch on the same nodes): "
+		       "2.000 s from its end to step 1's start") != NULL,
+	   "the failure's line says so");
 }
 
 static void test_requeue_no_launch(void)
@@ -348,6 +377,7 @@ int main(void)
 {
 	test_clean();
 	test_relaunch();
+	test_relaunch_same();
 	test_requeue_no_launch();
 	test_overlap();
 	test_writer_round_trip();

@@ -2,9 +2,12 @@
 /* Unit tests of restart inside the allocation (core/report/relaunch.c): the
  * spares' environment, the verdict at a failed step's end, srun's word to
  * its shield (with hostile lines), the relaunched command line, the job
- * comment's count, and the "do not restart" exit code in te_fault_find. */
+ * comment's count, the transient fault (--train-transient) and its
+ * relaunch on the same nodes, and the "do not restart" exit code in
+ * te_fault_find. */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -139,6 +142,146 @@ static void test_decide(void)
 	       "step size unknown: no relaunch");
 }
 
+static struct te_failrep exit_rep(uint32_t rank, const char *node, int code,
+				  int64_t sec)
+{
+	struct te_failrep r;
+
+	memset(&r, 0, sizeof(r));
+	r.rank = rank;
+	te_strlcpy(r.node, node, sizeof(r.node));
+	r.value = code;
+	r.sec = sec;
+	return r;
+}
+
+/* --train-transient: which failures are a transient fault */
+static void test_transient_rule(void)
+{
+	struct te_failrep fails[4];
+	const struct te_failrep *first;
+
+	fails[0] = exit_rep(2, "n3", 42, 5);
+	fails[1] = exit_rep(1, "n2", 17, 3);
+	is_int(te_transient_fault(fails, 2, "17,42", &first), 1,
+	       "every failed rank's code listed: transient");
+	ok(first == &fails[1], "  the earliest is rank 1");
+	is_int(te_transient_fault(fails, 2, "42", &first), 0,
+	       "one code not listed: not transient");
+	ok(first == NULL, "  no rank named");
+	is_int(te_transient_fault(fails, 2, "", &first), 0,
+	       "no list: not transient");
+	is_int(te_transient_fault(fails, 0, "42", &first), 0,
+	       "no failure: not transient");
+	fails[2] = exit_rep(0, "n1", SIGKILL, 6);
+	fails[2].signaled = 1;
+	is_int(te_transient_fault(fails, 3, "17,42", &first), 1,
+	       "a rank killed by SIGKILL after the first: the step ending");
+	fails[2].value = SIGSEGV;
+	is_int(te_transient_fault(fails, 3, "17,42", &first), 0,
+	       "a rank killed by SIGSEGV: not transient");
+	fails[2].value = SIGTERM;
+	fails[2].sec = 1;
+	is_int(te_transient_fault(fails, 3, "17,42", &first), 0,
+	       "SIGTERM before the first listed exit: the first failure");
+	fails[2].by_trainenv = 1;
+	is_int(te_transient_fault(fails, 3, "17,42", &first), 1,
+	       "a rank trainenv ended (exit-grace): not its own failure");
+	fails[3] = exit_rep(3, "n4", 0, 2);
+	fails[3].stalled = 1;
+	fails[3].value = 600;
+	is_int(te_transient_fault(fails, 4, "17,42", &first), 1,
+	       "a stall line is no exit");
+	fails[0].value = 0;
+	is_int(te_transient_fault(fails, 1, "17,42", &first), 0,
+	       "exit 0 is no failure");
+}
+
+static void test_transient_decide(void)
+{
+	struct te_failrep fails[2];
+	struct te_relaunch_facts f = { .budget = 1,
+				       .excluded = "",
+				       .step_nodes = 3,
+				       .step_tasks = 3,
+				       .transient = "42",
+				       .fails = fails,
+				       .nfails = 1 };
+	struct te_fault fault;
+	struct te_relaunch_plan p;
+
+	fails[0] = exit_rep(1, "n2", 42, 3);
+	memset(&fault, 0, sizeof(fault));
+	fault.kind = TE_FAULT_PROGRAM;
+	te_strlcpy(fault.node, "n2", sizeof(fault.node));
+	te_strlcpy(fault.why, "rank 1 exited with code 42", sizeof(fault.why));
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_RELAUNCH_SAME,
+	       "a listed code, no spares: relaunch on the same nodes");
+	is_str(p.line,
+	       "relaunch: rank 1 exited with code 42, listed as transient "
+	       "(--train-transient): the step starts again on the same nodes "
+	       "(restart 1 of 1)",
+	       "  the line");
+	ok(p.nodes == 3 && p.tasks == 3 && !p.exclude[0],
+	   "  the same 3 nodes and 3 tasks, no node left out");
+	f.spares = 1;
+	f.excluded = "n5";
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_RELAUNCH_SAME,
+	       "with spares too");
+	is_str(p.exclude, "n5", "  an earlier relaunch's node stays out");
+	f.spares = 0;
+	f.excluded = "";
+	f.restarts = 1;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_STOP,
+	       "budget spent: stop");
+	like(p.line,
+	     "listed as transient (--train-transient), but the "
+	     "restart budget is spent (1 of 1",
+	     "  said");
+	f.restarts = 0;
+	f.no_shield = "an interactive --pty step is not started again";
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_REQUEUE,
+	       "no shield: not relaunched");
+	like(p.line, "but an interactive --pty step", "  said why");
+	f.no_shield = NULL;
+	fails[0].value = 3;
+	te_strlcpy(fault.why, "rank 1 exited with code 3", sizeof(fault.why));
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_STOP,
+	       "a code not listed: the program's own error");
+	like(p.line,
+	     "rank 1 exited with code 3: the program's own error (not a "
+	     "node's fault, and not every failed rank exited with a code "
+	     "--train-transient lists)",
+	     "  said");
+	fault.kind = TE_FAULT_NODE;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_NONE,
+	       "a node's fault without spares: the requeue's");
+	fails[0].value = 42;
+	fault.lost = 1;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_NONE,
+	       "a listed code on a lost node: the node's fault");
+	fault.lost = 0;
+	f.hung = 1;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_NONE,
+	       "ranks hung past exit-grace: the node's fault");
+	f.hung = 0;
+	fault.kind = TE_FAULT_STOP;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_STOP,
+	       "a rank's exit 93 beside: stop");
+	fault.kind = TE_FAULT_PROGRAM;
+	f.ending = "the job was cancelled";
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_STOP,
+	       "the job ending: stop");
+	f.ending = NULL;
+	f.step_nodes = 0;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_REQUEUE,
+	       "the step's size unknown: not relaunched");
+	f.step_nodes = 3;
+	f.transient = NULL;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_NONE,
+	       "no list, no spares: the requeue decides alone");
+}
+
 static void test_word(void)
 {
 	struct te_relaunch_word w = { 3, 8, 16, 0, 16, "n2,n7" }, r;
@@ -180,6 +323,16 @@ static void test_word(void)
 	te_strlcpy(w.exclude, "n2 n3", sizeof(w.exclude));
 	is_int(te_relaunch_word_format(&w, buf, sizeof(buf)), -1,
 	       "a list with a blank is not formatted");
+	w.exclude[0] = '\0';
+	is_int(te_relaunch_word_format(&w, buf, sizeof(buf)), 0,
+	       "the same nodes, none left out: formatted");
+	is_str(buf, "relaunch 1 3 8 16 0 16 -\n", "  '-' for no node");
+	is_int(te_relaunch_word_parse(buf, &r), 0, "  parsed");
+	is_str(r.exclude, "", "  no node left out");
+	is_int(te_relaunch_word_parse("relaunch 1 3 8 16 0 16 --\n", &r), 0,
+	       "'--' is a node name, as before");
+	is_int(te_relaunch_word_parse("relaunch 1 3 8 16 0 16 -,n2\n", &r), 0,
+	       "  and '-' in a list");
 }
 
 static void test_argv(void)
@@ -213,6 +366,15 @@ static void test_argv(void)
 	is_int(n, 10, "a lost node's step: --overlap too");
 	is_str(out[7], "--overlap", "  before the command");
 	w.overlap = 0;
+	w.exclude[0] = '\0';
+	n = te_relaunch_argv(8, a1, &w, out, buf, sizeof(buf));
+	is_int(n, 11, "no node left out: no --exclude");
+	is_str(out[4], "--nodes=3", "  --nodes first");
+	is_str(out[7], "python", "  then the command");
+	n = te_relaunch_argv(5, a2, &w, out, buf, sizeof(buf));
+	is_str(out[2], "n9", "  the user's own -x n9 stays");
+	is_str(out[3], "--nodes=3", "  and no --exclude is added");
+	te_strlcpy(w.exclude, "n2", sizeof(w.exclude));
 	is_int(te_relaunch_argv(2, a3, &w, out, buf, sizeof(buf)), -1,
 	       "no command: refused");
 	is_int(te_relaunch_argv(8, a1, &w, out, buf, 20), -1,
@@ -247,6 +409,23 @@ static void test_comment(void)
 	big[sizeof(big) - 1] = '\0';
 	is_int(te_relaunch_comment_add(big, 1, "n2", out, sizeof(out)), -1,
 	       "too long: not written");
+	is_int(te_relaunch_comment_add("trainenv: relaunch 1 without n2", 2,
+				       NULL, out, sizeof(out)),
+	       1, "a relaunch on the same nodes");
+	is_str(out,
+	       "trainenv: relaunch 1 without n2; trainenv: relaunch 2 on the "
+	       "same nodes",
+	       "  its entry");
+	is_int(te_relaunch_comment_count(out), 2, "  counted");
+	is_int(te_relaunch_comment_count("trainenv: relaunch 1 on the same "
+					 "nodes; trainenv: relaunch 2 on the "
+					 "same nodes"),
+	       2, "two on the same nodes");
+	is_int(te_relaunch_comment_count("see trainenv: relaunch notes; "
+					 "trainenv: relaunch 3 without ; "
+					 "trainenv: relaunch x without n2; "
+					 "trainenv: relaunch 1 without n2"),
+	       1, "only well-formed entries count");
 }
 
 static void test_no_restart_code(void)
@@ -280,6 +459,8 @@ int main(void)
 {
 	test_spares_env();
 	test_decide();
+	test_transient_rule();
+	test_transient_decide();
 	test_word();
 	test_argv();
 	test_comment();

@@ -698,6 +698,7 @@ static void test_word_names(void)
 		{ TE_S_SOCKET_IFNAME, TE_W_NO, "no" },
 		{ TE_S_SHRINK, TE_W_YES, "yes" },
 		{ TE_S_SHRINK, TE_W_NO, "no" },
+		{ TE_S_TRANSIENT, TE_W_TRANSIENT_OFF, "off" },
 		{ TE_S_EXIT_GRACE, TE_W_EXIT_GRACE_OFF, "off" },
 		{ TE_S_EXIT_ACTION, TE_W_EXIT_ACTION_REPORT, "report" },
 		{ TE_S_EXIT_ACTION, TE_W_EXIT_ACTION_TERM, "term" },
@@ -787,6 +788,67 @@ static void test_word_names(void)
 }
 
 /* --train-time-signal=SIG@SECONDS and the site's requeue-signals list */
+/* --train-transient: exit codes, sorted, each once; the reserved ones
+ * refused with why; the site's bounds apply to every code. */
+static void test_transient_values(void)
+{
+	static const char *const bad[] = { "0",	  "256", "3,,4", ",3",
+					   "3,",  "x",	 "-3",	 "3 4",
+					   "1e2", "3;4", "0x10", "" };
+	struct te_value v;
+	struct te_policy tpol;
+	char *argv[2];
+	size_t i;
+	int refused = 0;
+
+	ok(te_value_parse(TE_S_TRANSIENT, "42,3,42,255", 0, &v, err,
+			  sizeof(err)) == 0 &&
+		   v.word == TE_W_VALUE && !strcmp(v.text, "3,42,255") &&
+		   v.num == 3 && v.num2 == 255,
+	   "transient=42,3,42,255: 3,42,255 (lowest 3, highest 255)");
+	ok(te_value_parse(TE_S_TRANSIENT, "off", 0, &v, err, sizeof(err)) ==
+			   0 &&
+		   v.word == TE_W_TRANSIENT_OFF,
+	   "transient=off");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		refused += te_value_parse(TE_S_TRANSIENT, bad[i], 0, &v, err,
+					  sizeof(err)) < 0;
+	is_int(refused, (int)(sizeof(bad) / sizeof(bad[0])),
+	       "malformed lists refused");
+	like(err, "list of exit codes 1 to 255 but 75, 93, 126 and 127",
+	     "  the error says what is accepted");
+	ok(te_value_parse(TE_S_TRANSIENT, "3,75", 0, &v, err, sizeof(err)) < 0,
+	   "75 (a node's failed pre-flight) refused");
+	like(err, "'75' is an exit code trainenv reserves (a node failed",
+	     "  with why");
+	like(err, "; accepted: a comma-separated list of exit codes",
+	     "  and what is accepted");
+	ok(te_value_parse(TE_S_TRANSIENT, "93", 0, &v, err, sizeof(err)) < 0 &&
+		   te_value_parse(TE_S_TRANSIENT, "126", 0, &v, err,
+				  sizeof(err)) < 0 &&
+		   te_value_parse(TE_S_TRANSIENT, "127", 0, &v, err,
+				  sizeof(err)) < 0,
+	   "93, 126 and 127 refused");
+	te_policy_init(&tpol);
+	argv[0] = "transient.min=10";
+	argv[1] = "transient.max=20";
+	ok(te_policy_args(&tpol, 2, argv, err, sizeof(err)) == 0,
+	   "transient takes site bounds");
+	ok(te_check_user_value(&tpol, TE_S_TRANSIENT, "12,20", err,
+			       sizeof(err)) == 0,
+	   "codes inside the bounds taken");
+	ok(te_check_user_value(&tpol, TE_S_TRANSIENT, "12,21", err,
+			       sizeof(err)) < 0,
+	   "one code above the site maximum: refused");
+	like(err,
+	     "12,21 is above the site maximum; accepted: a "
+	     "comma-separated list of exit codes 10 to 20 but",
+	     "  said, with the site's bounds");
+	ok(te_check_user_value(&tpol, TE_S_TRANSIENT, "9,12", err,
+			       sizeof(err)) < 0,
+	   "one below the site minimum: refused");
+}
+
 static void test_recovery_values(void)
 {
 	struct te_value v;
@@ -858,6 +920,7 @@ static void test_recovery_values(void)
 		   0,
 	   "ignore-signals still refuses BUS");
 	like(err, "PIPE, TTIN", "its error lists the ignorable signals");
+	test_transient_values();
 }
 
 /* The table's names against the checked-in list (tests/data/settings.list):
