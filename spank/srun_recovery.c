@@ -39,7 +39,7 @@
 static struct {
 	uint32_t job, step;
 	int requeue; /* --train-requeue is a number */
-	int spares;  /* --train-spares is a number */
+	int spares;  /* relaunches: --train-spares or --train-transient */
 	int sig;     /* the time signal, 0: none */
 	uint64_t sig_secs;
 	int64_t sig_due_ms; /* monotonic, 0: not armed */
@@ -92,7 +92,8 @@ static void timesig_arm(const job_info_t *j)
 			    "--signal");
 		return;
 	}
-	if (rc.spares) /* "save now" before a relaunch, any time limit */
+	/* "save now" before a relaunch without the node, any time limit */
+	if (te_relaunch_spares() > 0)
 		rc.save_sig = (int)v->num2;
 	at = te_time_signal_at(j->end_time, v->num);
 	if (!at || j->time_limit == INFINITE || j->time_limit == NO_VAL)
@@ -236,7 +237,9 @@ int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step)
 			TE_PREFIX "warning: cannot read job %u from "
 				  "slurmctld (%s): no %s for this step\n",
 			job, slurm_strerror(te_slurm_errno()),
-			rc.spares    ? "--train-spares"
+			rc.spares    ? (te_relaunch_spares() > 0
+						? "--train-spares"
+						: "--train-transient")
 			: rc.requeue ? "--train-requeue"
 				     : "--train-time-signal");
 		rc.requeue = rc.spares = 0;
