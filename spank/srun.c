@@ -284,6 +284,9 @@ int te_srun_post_opt(spank_t sp)
 				      "started again");
 		return 0; /* an interactive shell ends with its terminal */
 	}
+	if (!getenv("SLURM_JOB_ID"))
+		te_relaunch_no_shield("this srun makes its own allocation, "
+				      "which ends with the step");
 	te_hangup_relaunch_wanted = te_relaunch_on() &&
 				    getenv("SLURM_JOB_ID") != NULL;
 	/* Must happen before srun starts its signal thread, which turns
