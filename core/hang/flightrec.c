@@ -303,7 +303,8 @@ static void group_line(struct te_buf *b, const struct at *at, size_t n,
 		shown++;
 	}
 	if (rest)
-		te_buf_printf(b, ", %zu more elsewhere", rest);
+		te_buf_printf(b, ", %zu more rank%s elsewhere", rest,
+			      rest > 1 ? "s" : "");
 	if (cnt > 1)
 		te_snprintf(who, sizeof(who), "all others");
 	else

@@ -488,6 +488,74 @@ static void check_work_bound(void)
 	free(p);
 }
 
+static void set_pos(struct te_fr_rank *r, int rank, int64_t seq, const char *op,
+		    enum te_fr_state state)
+{
+	memset(r, 0, sizeof(*r));
+	r->rank = rank;
+	r->npos = 1;
+	te_strlcpy(r->pos[0].group, "3", sizeof(r->pos[0].group));
+	te_strlcpy(r->pos[0].desc, "dp", sizeof(r->pos[0].desc));
+	te_strlcpy(r->pos[0].op, op, sizeof(r->pos[0].op));
+	r->pos[0].seq = seq;
+	r->pos[0].state = state;
+}
+
+/* The report's lines on positions made here: several places behind, a
+ * type mismatch, a kernel not started, more places than shown. */
+static void check_report_lines(void)
+{
+	static struct te_fr_rank r[16];
+	char out[4096];
+	int i;
+
+	for (i = 0; i < 16; i++)
+		set_pos(&r[i], i, 50, "all_reduce", TE_FR_STARTED);
+	set_pos(&r[9], 9, 49, "all_reduce", TE_FR_COMPLETED);
+	set_pos(&r[10], 10, 49, "all_reduce", TE_FR_COMPLETED);
+	set_pos(&r[12], 12, 47, "broadcast", TE_FR_COMPLETED);
+	te_fr_report(r, 16, out, sizeof(out));
+	is_str(out,
+	       "flight recorder: rank 12 is at broadcast #47 (completed), ranks "
+	       "9-10 at all_reduce #49 (completed) of group 3 (dp), all others "
+	       "at all_reduce #50\n",
+	       "two places behind, sorted by seq; the majority's op said as "
+	       "the ops differ");
+	set_pos(&r[9], 9, 50, "all_gather", TE_FR_STARTED);
+	set_pos(&r[10], 10, 50, "all_reduce", TE_FR_SCHEDULED);
+	set_pos(&r[12], 12, 50, "all_reduce", TE_FR_STARTED);
+	te_fr_report(r, 16, out, sizeof(out));
+	is_str(out,
+	       "flight recorder: rank 9 is at all_gather #50, rank 10 at "
+	       "all_reduce #50 (not started) of group 3 (dp), all others at "
+	       "all_reduce #50\n",
+	       "a mismatch at the same seq, and a kernel not started");
+	for (i = 0; i < 6; i++)
+		set_pos(&r[i], i, 40 + i, "all_reduce", TE_FR_COMPLETED);
+	r[15].groups_over = 2;
+	te_fr_report(r, 16, out, sizeof(out));
+	like(out,
+	     "rank 3 at all_reduce #43 (completed), 4 more ranks elsewhere of ",
+	     "past 4 places: the rest counted");
+	like(out,
+	     "\nflight recorder: more than 16 groups in the dump of rank 15: "
+	     "the others left out\n",
+	     "a dump of more groups than kept: said");
+	set_pos(&r[0], 0, 7, "barrier", TE_FR_STARTED);
+	set_pos(&r[1], 1, 8, "barrier", TE_FR_STARTED);
+	te_fr_report(r, 2, out, sizeof(out));
+	is_str(out,
+	       "flight recorder: rank 0 is at barrier #7 of group 3 (dp), rank 1 "
+	       "at #8\n",
+	       "two ranks apart: the one behind is named first");
+	r[0].status = TE_FR_EMPTY;
+	te_fr_report(r, 2, out, sizeof(out));
+	is_str(out,
+	       "flight recorder: rank 1 of group 3 (dp) is at barrier #8\n"
+	       "flight recorder: no collectives in the dump of rank 0\n",
+	       "one rank in a group; an empty dump said");
+}
+
 int main(void)
 {
 	static const char *const fmts[] = { "torch", "p2", "p4", "p5" };
@@ -515,6 +583,7 @@ int main(void)
 	check_corruption("hang.0.torch");
 	check_corruption("hang.0.p4");
 	check_work_bound();
+	check_report_lines();
 	{
 		char cmd[300];
 
