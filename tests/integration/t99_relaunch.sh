@@ -29,6 +29,7 @@
 #      TRAINENV_RESTART=1, the verdict "relaunch-same" in the record and the
 #      entry in the comment; an unlisted code (3): not relaunched, said;
 #      42 on every run: one relaunch, then the budget (1) is spent, said;
+#      an srun that makes its own allocation: not relaunched, said;
 #  (g, last: it kills a node) a node lost mid-run (n3's slurmd and the step's processes there
 #      killed, Slurm marks it down after SlurmdTimeout): the job, with
 #      --no-kill implied, survives and the step is relaunched on the spare;
@@ -44,7 +45,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
-plan 72
+plan 73
 
 # Our own cluster: (g) kills n3, and Slurm marks a node down after
 # SlurmdTimeout (10 s here, 30 s on the shared cluster).
@@ -327,6 +328,12 @@ state=$(wait_job_done "$id" 60)
 like "$(cat m3.out)" 'trainenv: relaunch: not relaunched: rank 1 exited with code 42, listed as transient \(--train-transient\), but the restart budget is spent \(1 of 1 restarts done\)' \
 	"42 on every run: one relaunch, then the budget is spent, said ($state)" || diag "$(cat m3.out)"
 is "$(grep -c 'relaunch: restart' m3.out)" 1 "  one relaunch only"
+# an srun that makes its own allocation: no relaunch, one line why (the
+# job is already ending when srun decides, or, before Slurm marks it so,
+# the allocation's own)
+out=$(timeout 60 srun -N3 --train-transient=42 sh -c '[ "$SLURM_PROCID" = 1 ] && exit 42; exit 0' 2>&1)
+like "$out" 'trainenv: relaunch: (stopped: the job is ending|not relaunched: rank 1 exited with code 42, listed as transient \(--train-transient\), but this srun makes its own allocation, which ends with the step)$' \
+	"srun -N3 --train-transient=42 outside a job: not relaunched, one line why" || diag "$out"
 
 # ================================================================ (g)
 cat >job_g.sh <<'EOF'
