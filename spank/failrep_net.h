@@ -35,6 +35,9 @@ int te_failrep_launch(struct te_launch_skew *launch, int64_t *at_ms);
  * at most TE_FAILREP_HEALTH_KEEP; valid once the listener has finished. */
 #define TE_FAILREP_HEALTH_KEEP 16
 int te_failrep_health(const struct te_failrep **health);
+/* The step watch's last line (rank 0's heartbeat thread sent it), or NULL:
+ * for the step's record. */
+const char *te_failrep_steptime(void);
 
 /* slurmstepd side (stepd_failrep_send.c): one sender per step. add never waits
  * on the network: the first call starts the step's sender process (as

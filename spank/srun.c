@@ -610,9 +610,9 @@ int te_srun_user_init(spank_t sp)
 	if (spank_setenv(sp, TE_FAILREP_ENV, env, 1) != ESPANK_SUCCESS)
 		setenv(TE_FAILREP_ENV, env, 1);
 	/* the lines beyond the first release's this srun reads */
-	if (spank_setenv(sp, TE_FAILREP_KINDS_ENV, TE_FAILREP_KIND_HEALTH, 1) !=
+	if (spank_setenv(sp, TE_FAILREP_KINDS_ENV, TE_FAILREP_KINDS_READ, 1) !=
 	    ESPANK_SUCCESS)
-		setenv(TE_FAILREP_KINDS_ENV, TE_FAILREP_KIND_HEALTH, 1);
+		setenv(TE_FAILREP_KINDS_ENV, TE_FAILREP_KINDS_READ, 1);
 	return 0;
 }
 
@@ -662,6 +662,7 @@ static void write_record(const char *restart, const char *restart_why)
 	r.launch = te_failrep_launch(&launch, &r.launch_passed_ms) ? &launch
 								   : NULL;
 	r.nhealth = (unsigned)te_failrep_health(&r.health);
+	r.step_time = te_failrep_steptime();
 	record_goodput_facts(&r);
 	te_step_record_name(hang, sizeof(hang), rec.step, 1);
 	r.hang_report = r.watchdog ? hang : NULL;

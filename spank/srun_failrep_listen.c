@@ -51,7 +51,13 @@ static struct {
 	struct te_launch_skew launch;
 	struct te_failrep health[TE_FAILREP_HEALTH_KEEP]; /* one per node */
 	int nhealth;
+	char steptime[TE_FAILREP_TEXT_MAX + 1]; /* the step watch's last */
+	int nsteptime;				/* its lines said */
 } fr = { .lfd = -1, .wake = { -1, -1 } };
+
+/* the step watch's lines said at most (a step whose pace keeps changing:
+ * each slow row is one line) */
+#define STEPTIME_SAID_MAX 16
 
 static void print_line(const char *s)
 {
@@ -173,6 +179,12 @@ static void on_report(const struct te_failrep *r, void *ctx)
 	}
 	if (r->health) { /* for the step's record: its node printed it */
 		keep_health(r);
+		return;
+	}
+	if (r->steptime) { /* said, and the last kept for the record */
+		if (fr.nsteptime++ < STEPTIME_SAID_MAX)
+			print_line(r->text);
+		te_strlcpy(fr.steptime, r->text, sizeof(fr.steptime));
 		return;
 	}
 	/* the exit watchdog counts every exit; a task that exited 0 is only
@@ -574,6 +586,11 @@ int te_failrep_list(struct te_failrep *out, int max)
 
 	memcpy(out, fr.kept, (size_t)n * sizeof(out[0]));
 	return n;
+}
+
+const char *te_failrep_steptime(void)
+{
+	return fr.nsteptime ? fr.steptime : NULL;
 }
 
 int te_failrep_health(const struct te_failrep **health)

@@ -44,14 +44,14 @@ int te_failrep_format(char *buf, size_t len, const char *token,
 
 	if (!node_ok(r->node))
 		return -1;
-	if (r->health) {
+	if (r->health || r->steptime) {
 		if (!text_ok(r->text, strlen(r->text)))
 			return -1;
 		return te_snprintf(buf, len,
-				   "%s %s %u %u %s health 0 0 %lld %u %s\n",
+				   "%s %s %u %u %s %s 0 0 %lld %u %s\n",
 				   WIRE_MAGIC, token, r->rank, r->local_rank,
-				   r->node, (long long)r->sec, r->usec,
-				   r->text);
+				   r->node, r->health ? "health" : "steptime",
+				   (long long)r->sec, r->usec, r->text);
 	}
 	if (r->launched) {
 		/* "barrier" lines carry the timeline after the common
@@ -135,17 +135,22 @@ int te_failrep_parse(const char *line, const char *token, struct te_failrep *r)
 		r->launched = 1;
 	else if (!strcmp(f, "health"))
 		r->health = 1;
+	else if (!strcmp(f, "steptime"))
+		r->steptime = 1;
 	else if (strcmp(f, "exit"))
 		return -1;
 	if (field_u64(&p,
 		      r->stalled ? TE_FAILREP_STALL_MAX
-		      : r->ended || r->resumed || r->launched || r->health ? 0
-		      : r->signaled					   ? 128
+		      : r->ended || r->resumed || r->launched || r->health ||
+				      r->steptime
+			      ? 0
+		      : r->signaled ? 128
 				    : 255,
 		      &v) < 0)
 		return -1;
 	r->value = (int)v;
-	if (field_u64(&p, r->launched || r->health ? 0 : 1, &v) < 0)
+	if (field_u64(&p, r->launched || r->health || r->steptime ? 0 : 1, &v) <
+	    0)
 		return -1;
 	r->core = (int)v;
 	if (field_u64(&p, (uint64_t)INT64_MAX, &v) < 0)
@@ -158,7 +163,7 @@ int te_failrep_parse(const char *line, const char *token, struct te_failrep *r)
 		return -1;
 	if (r->launched)
 		return 0;
-	if (r->health) { /* the rest of the line, after one space */
+	if (r->health || r->steptime) { /* the rest, after one space */
 		size_t n;
 
 		if (*p != ' ')
@@ -194,6 +199,10 @@ void te_failrep_describe(const struct te_failrep *r, int first,
 			    "node %s: left out of this job by the job "
 			    "prolog's health checks: %s",
 			    r->node, r->text);
+		return;
+	}
+	if (r->steptime) {
+		te_strlcpy(buf, r->text, len);
 		return;
 	}
 	if (localtime_r(&t, &tm) &&

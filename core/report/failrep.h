@@ -37,6 +37,10 @@
  * them only when told ("health": the job prolog's verdict on a node) */
 #define TE_FAILREP_KINDS_ENV "TRAINENV_REPORT_KINDS"
 #define TE_FAILREP_KIND_HEALTH "health"
+/* "steptime": the step watch's line from rank 0's heartbeat thread */
+#define TE_FAILREP_KIND_STEPTIME "steptime"
+/* what this srun tells the nodes it reads */
+#define TE_FAILREP_KINDS_READ "health,steptime"
 #define TE_FAILREP_TEXT_MAX 240 /* a health line's reason */
 
 struct te_failrep {
@@ -52,6 +56,9 @@ struct te_failrep {
 	int health;   /* the job prolog's health checks left
 					   the node out of the job: text says
 					   why; not an exit */
+	int steptime; /* the step watch's verdict (text: its line,
+					   core/straggler/steptime.h); not an
+					   exit */
 	int launched; /* the launch barrier passed (rank 0's
 					   helper, for the step's record):
 					   launch holds when each node came;
@@ -65,7 +72,8 @@ struct te_failrep {
 					   term or kill) */
 	int64_t sec;	 /* wall clock at exit */
 	uint32_t usec;
-	char text[TE_FAILREP_TEXT_MAX + 1]; /* health: printable ASCII */
+	char text[TE_FAILREP_TEXT_MAX + 1]; /* health, steptime: printable
+					       ASCII */
 };
 
 /* Pure: the wire line and its parser (fuzzed), and the line srun prints. */

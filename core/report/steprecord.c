@@ -28,6 +28,43 @@ static const char *how(const struct te_failrep *f)
 			     : "exit";
 }
 
+/* For the goodput: ms too (the whole seconds stay as they were), and the
+ * job's start. */
+static void append_goodput_times(char *buf, size_t len,
+				 const struct te_step_record *r)
+{
+	if (r->start_ms > 0 && r->end_ms >= r->start_ms)
+		te_appendf(buf, len, "\"start_ms\":%lld,\"end_ms\":%lld,",
+			   (long long)r->start_ms, (long long)r->end_ms);
+	if (r->job_start_sec > 0)
+		te_appendf(buf, len, "\"job_start\":%lld,",
+			   (long long)r->job_start_sec);
+}
+
+/* The fields only some steps have: the step watch's line and the
+ * checkpoint at a restart verdict. Non-zero when a string would not fit. */
+static int append_later_facts(char *buf, size_t len,
+			      const struct te_step_record *r)
+{
+	int bad = 0;
+
+	if (r->step_time) {
+		te_appendf(buf, len, ",\"step_time\":");
+		bad |= te_json_str_append(buf, len, r->step_time);
+	}
+	if (r->checkpoint_dir) {
+		te_appendf(buf, len, ",\"checkpoint\":{\"dir\":");
+		bad |= te_json_str_append(buf, len, r->checkpoint_dir);
+		if (r->checkpoint_ms > 0)
+			te_appendf(buf, len, ",\"newest\":%lld.%03lld}",
+				   (long long)(r->checkpoint_ms / 1000),
+				   (long long)(r->checkpoint_ms % 1000));
+		else
+			te_appendf(buf, len, ",\"newest\":null}");
+	}
+	return bad;
+}
+
 int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 {
 	int bad = 0, i, first = 1;
@@ -44,13 +81,7 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 		   "\"end\":%lld,",
 		   r->job, r->step, (long long)r->start_sec,
 		   (long long)r->end_sec);
-	/* ms too, for the goodput (the whole seconds stay as they were) */
-	if (r->start_ms > 0 && r->end_ms >= r->start_ms)
-		te_appendf(buf, len, "\"start_ms\":%lld,\"end_ms\":%lld,",
-			   (long long)r->start_ms, (long long)r->end_ms);
-	if (r->job_start_sec > 0)
-		te_appendf(buf, len, "\"job_start\":%lld,",
-			   (long long)r->job_start_sec);
+	append_goodput_times(buf, len, r);
 	te_appendf(buf, len, "\"settings\":{");
 	for (i = 0; r->cfg && i < TE_S_COUNT; i++) {
 		const struct te_value *v = &r->cfg->v[i];
@@ -113,16 +144,7 @@ int te_step_record_json(char *buf, size_t len, const struct te_step_record *r)
 		bad |= str_or_null(buf, len, r->restart_why);
 		te_appendf(buf, len, "}");
 	}
-	if (r->checkpoint_dir) {
-		te_appendf(buf, len, ",\"checkpoint\":{\"dir\":");
-		bad |= te_json_str_append(buf, len, r->checkpoint_dir);
-		if (r->checkpoint_ms > 0)
-			te_appendf(buf, len, ",\"newest\":%lld.%03lld}",
-				   (long long)(r->checkpoint_ms / 1000),
-				   (long long)(r->checkpoint_ms % 1000));
-		else
-			te_appendf(buf, len, ",\"newest\":null}");
-	}
+	bad |= append_later_facts(buf, len, r);
 	if (r->nhealth)
 		te_appendf(buf, len, ",\"node_health\":[");
 	for (h = 0; h < r->nhealth; h++) {

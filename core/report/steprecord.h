@@ -48,6 +48,9 @@ struct te_step_record {
 	 * for the training lost since it */
 	const char *checkpoint_dir;
 	int64_t checkpoint_ms;
+	/* the step watch's last line (--train-step-watch), or NULL:
+	 * "step_time" */
+	const char *step_time;
 };
 
 /* The record into buf; 0, or -1 when it does not fit (buf then holds

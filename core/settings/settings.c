@@ -84,6 +84,13 @@ static const char *const w_fence_tree[] = {
 	[TE_W_FENCE_TREE_AUTO] = "auto", [TE_W_FENCE_TREE_OFF] = "off", NULL
 };
 static const char *const env_stall[] = { "TRAINENV_STALL", NULL };
+static const char *const w_step_watch[] = { [TE_W_STEP_WATCH_OFF] = "off",
+					    NULL };
+static const char *const env_step_watch[] = { "TRAINENV_STEP_WATCH", NULL };
+static const char *const env_step_windows[] = { "TRAINENV_STEP_WATCH_WINDOWS",
+						NULL };
+static const char *const env_step_window[] = { "TRAINENV_STEP_WATCH_WINDOW",
+					       NULL };
 static const char *const w_requeue[] = { [TE_W_REQUEUE_OFF] = "off", NULL };
 static const char *const w_transient[] = { [TE_W_TRANSIENT_OFF] = "off", NULL };
 static const char *const w_time_signal[] = { [TE_W_TIME_SIGNAL_OFF] = "off",
@@ -400,6 +407,28 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 			"at once on the same nodes (no spare needed; restarts "
 			"count against --train-requeue N, else K spares, else "
 			"1); never 75, 93, 126 or 127",
+	},
+	[TE_S_STEP_WATCH] = {
+		.name = "step-watch", .type = TE_T_UINT, .words = w_step_watch,
+		.lo = 1, .hi = 10000, .unit = "percent", .builtin = "50",
+		.env = env_step_watch, .arginfo = "PCT|off",
+		.help = "a job that calls trainenv.heartbeat() once per step: "
+			"rank 0's mean step time above its own median by more "
+			"than PCT% for step-watch-windows windows in a row is "
+			"said in one line",
+	},
+	[TE_S_STEP_WATCH_WINDOWS] = {
+		.name = "step-watch-windows", .type = TE_T_UINT, .lo = 1,
+		.hi = 100, .unit = "windows", .builtin = "3",
+		.env = env_step_windows, .arginfo = "K",
+		.help = "the step watch: slow windows in a row before the line "
+			"(a checkpoint or an evaluation spikes one)",
+	},
+	[TE_S_STEP_WATCH_WINDOW] = {
+		.name = "step-watch-window", .type = TE_T_UINT, .lo = 1,
+		.hi = 3600, .unit = "seconds", .builtin = "60",
+		.env = env_step_window, .arginfo = "SECONDS",
+		.help = "the step watch: the length of one window",
 	},
 	[TE_S_LIB_DIR] = {
 		.name = "lib-dir", .type = TE_T_PATH,

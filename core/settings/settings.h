@@ -61,6 +61,9 @@ enum te_setting_id {
 	TE_S_SHRINK,	  /* yes|no: relaunch on fewer nodes, no spare left */
 	TE_S_TRANSIENT,	  /* CODE,...|off: exit codes relaunched on the
 			     same nodes */
+	TE_S_STEP_WATCH,  /* PCT|off: a step time above the median */
+	TE_S_STEP_WATCH_WINDOWS, /* K: slow windows in a row for the line */
+	TE_S_STEP_WATCH_WINDOW,	 /* SECONDS: one window of the step watch */
 	/* admin-only keys (no user option) */
 	TE_S_BIND_TOPOLOGY,	  /* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	  /* admin: DIR|off, per-boot topology cache */
@@ -162,6 +165,9 @@ enum te_w_exit_action { /* TE_S_EXIT_ACTION */
 enum te_w_stall {
 	TE_W_STALL_OFF
 }; /* TE_S_STALL */
+enum te_w_step_watch {
+	TE_W_STEP_WATCH_OFF
+}; /* TE_S_STEP_WATCH */
 enum te_w_skew_warn {
 	TE_W_SKEW_WARN_OFF
 }; /* TE_S_BARRIER_SKEW_WARN */

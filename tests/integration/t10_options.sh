@@ -23,7 +23,8 @@ settings=(train sighup nccl-heartbeat nccl-monitoring nccl-async-errors
 	rank-env port-range ignore-signals failure-report bind bind-smt
 	bind-gpus bind-failure rdzv barrier version-check checkpoint-dir
 	socket-ifname preflight exit-grace exit-action stall requeue
-	time-signal spares shrink transient)
+	time-signal spares shrink transient step-watch step-watch-windows
+	step-watch-window)
 declare -A accepted=(
 	[train]='on or off'
 	[sighup]='shield, ignore or default'
@@ -61,6 +62,9 @@ declare -A accepted=(
 	[spares]='1 to 64 nodes, or off'
 	[shrink]='yes or no'
 	[transient]='a comma-separated list of exit codes 1 to 255 but 75, 93, 126 and 127, or off'
+	[step-watch]='1 to 10000 percent, or off'
+	[step-watch-windows]='1 to 100 windows'
+	[step-watch-window]='1 to 3600 seconds'
 )
 # Admin-only keys (no option), explained after the options.
 admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
@@ -68,7 +72,7 @@ admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
 	lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 153
+plan 159
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"

@@ -45,7 +45,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/pmix_common.sh
 . "$here/../lib/pmix_common.sh"
 
-plan 73
+plan 76
 
 # Our own cluster: (g) kills n3, and Slurm marks a node down after
 # SlurmdTimeout (10 s here, 30 s on the shared cluster).
@@ -68,16 +68,18 @@ submit() { # SBATCH ARGS...: prints the job id
 
 # ================================================================ (a)
 if te_no_mpi_pmix; then
-	skip "$TE_WHY" 19
+	skip "$TE_WHY" 22
 else
 cat >job_a.sh <<'EOF'
 #!/bin/bash
 #SBATCH --train-spares=1
 srun --mpi=pmix --ntasks-per-node=1 --train-preflight=on --train-launcher=task --train-explain \
+	--train-checkpoint-dir="$PWD/ck" \
 	sh -c 'echo "ran $RANK of $WORLD_SIZE $SLURMD_NODENAME step=$SLURM_STEP_ID restart=${TRAINENV_RESTART:-none} excluded=${TRAINENV_EXCLUDED_NODES:-none} first=${TRAINENV_FIRST_WORLD_SIZE:-none} internal=${TRAINENV_RELAUNCH_COUNT:-no}${TRAINENV_RELAUNCH_EXCLUDED:-no}"
 	[ "$RANK" = 0 ] && python3 -c "import sys; sys.path.insert(0, \"$TE_SRCDIR/python\"); import trainenv as t; print(\"py\", t.restart_count(), t.excluded_nodes(), t.first_world_size())"; true'
 echo "batch done"
 EOF
+mkdir -p ck && touch -d '-5 seconds' ck/step_100.pt # the newest checkpoint
 id=$(TRAINENV_TEST_PREFLIGHT_FAIL="n2:out of memory" CUDA_VISIBLE_DEVICES=0,1 \
 	submit -N4 -t 5 -o "$TE_WORK/a.out" job_a.sh)
 ok $? "a 4-node batch job with #SBATCH --train-spares=1 is queued ($id)"
@@ -101,6 +103,9 @@ is "$(job_field "$id" Restarts)" 0 "scontrol show job: Restarts=0 (no requeue)"
 like "$(scontrol show job "$id" | grep -o 'Comment=.*')" 'Comment=trainenv: relaunch 1 without n2' "the job's comment keeps the relaunch"
 like "$(cat "rec/0/$id/trainenv.0.json" 2>&1)" '"restart":\{"verdict":"relaunch","why":"relaunch: node n2 failed: rank 1 failed' \
 	"step 0's record keeps the verdict and its line"
+like "$(cat "rec/0/$id/trainenv.0.json" 2>&1)" "\"checkpoint\":\\{\"dir\":\"$TE_WORK/ck\",\"newest\":$(stat -c %Y ck/step_100.pt)[.][0-9]{3}\\}" \
+	"  and the checkpoint directory's newest file at the failure (--train-checkpoint-dir)"
+like "$(cat "rec/0/$id/trainenv.0.json" 2>&1)" '"job_start":[0-9]+,' "  and the job's start"
 unlike "$(cat "rec/0/$id/trainenv.1.json" 2>&1)" '"restart"'
 ok $? "  step 1's record has none (it did not fail)"
 like "$out" "trainenv: goodput: job $id: 2 steps \\(1 failed\\), 1 relaunch .*; wall [0-9.]+ s = training" \
@@ -109,8 +114,12 @@ like "$(cat "rec/0/$id/trainenv.1.json" 2>&1)" '"skew_ms":[0-9]+,"passed":[0-9]+
 	"  step 1's record says when its launch barrier passed"
 rec=$("$builddir/trainenv" record "$id" --dir "$TE_WORK/rec" 2>&1)
 like "$rec" "job $id: 2 steps \\(1 failed\\), 1 relaunch" "trainenv record: 2 steps, 1 failed, 1 relaunch" || diag "$rec"
+like "$rec" "lost [0-9.]+ s \\([0-9.]+ s of it training after the newest checkpoint\\) \\+ other" \
+	"  the lost time counts the training after the newest checkpoint" || diag "$rec"
+# shellcheck disable=SC2001 # a regular expression
+sed 's/ ([0-9.]* s of it training after the newest checkpoint)//' <<<"$rec" |
 awk '/wall [0-9.]+ s = training/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/ && $(i + 1) ~ /^s;?$/) v[++n] = $i }
-	END { d = v[1] - v[2] - v[3] - v[4] - v[5]; exit !(n >= 5 && d < 0.002 && d > -0.002) }' <<<"$rec"
+	END { d = v[1] - v[2] - v[3] - v[4] - v[5]; exit !(n >= 5 && d < 0.002 && d > -0.002) }'
 ok $? "  wall = training + initialisation + lost + other, to the millisecond" || diag "$rec"
 fi
 

@@ -458,6 +458,47 @@ static void test_health_line(void)
 	   "srun's kinds: a comma list of whole words");
 }
 
+/* The step watch's line (a "steptime" line, rank 0's heartbeat thread):
+ * sent only when srun says it reads them (TE_FAILREP_KINDS_READ). */
+static void test_steptime_line(void)
+{
+	struct te_failrep t = {
+		.steptime = 1,
+		.rank = 0,
+		.node = "n1",
+		.sec = 1700000000,
+		.text = "step time: rank 0's steps took 1.840 s over "
+			"the last 3 windows, 2.30x its median of "
+			"0.800 s (site threshold +50%)"
+	};
+	struct te_failrep back;
+	char line[TE_FAILREP_LINE_MAX], text[512];
+
+	is_int(te_failrep_format(line, sizeof(line), TOKEN, &t), 0,
+	       "a steptime line formats");
+	like(line, " 0 0 n1 steptime 0 0 1700000000 0 step time: rank 0's",
+	     "  as 'steptime 0 0 TIME LINE'");
+	ok(te_failrep_parse(line, TOKEN, &back) == 0 && back.steptime &&
+		   !back.health && !back.stalled && back.value == 0 &&
+		   !strcmp(back.text, t.text),
+	   "  and parses back whole");
+	te_failrep_describe(&back, 0, NULL, text, sizeof(text));
+	is_str(text, t.text, "  described as its own line");
+	snprintf(line, sizeof(line),
+		 "TRAINENV-FAIL1 %s 0 0 n1 steptime 3 0 1 0 x\n", TOKEN);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1,
+	       "a steptime line with a status is refused");
+	snprintf(line, sizeof(line),
+		 "TRAINENV-FAIL1 %s 0 0 n1 steptime 0 0 1 0 a\x01b\n", TOKEN);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1,
+	       "a steptime line with a control character is refused");
+	ok(te_failrep_kind_wanted(TE_FAILREP_KINDS_READ,
+				  TE_FAILREP_KIND_STEPTIME) &&
+		   te_failrep_kind_wanted(TE_FAILREP_KINDS_READ,
+					  TE_FAILREP_KIND_HEALTH),
+	   "this srun reads both kinds");
+}
+
 static void test_sender_owner(void)
 {
 	struct te_failrep_owner was, now;
@@ -508,6 +549,7 @@ int main(void)
 	test_conn_take();
 	test_line_kinds();
 	test_health_line();
+	test_steptime_line();
 	test_conn_policy();
 	test_sender_owner();
 	return tap_done();
