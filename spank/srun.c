@@ -617,7 +617,8 @@ int te_srun_user_init(spank_t sp)
 }
 
 /* For the goodput: the job's start, and at a restart verdict the newest
- * checkpoint (--train-checkpoint-dir, read as the user, bounded), after
+ * checkpoint (--train-checkpoint-dir, read as the user, bounded in entries
+ * and in time), after
  * which the training is done again. */
 static void record_goodput_facts(struct te_step_record *r)
 {
@@ -627,7 +628,7 @@ static void record_goodput_facts(struct te_step_record *r)
 	r->job_start_sec = te_recovery_job_start();
 	if (!r->restart || !ck->set || ck->word != TE_W_VALUE)
 		return;
-	ns = te_progress_newest_checkpoint(ck->text);
+	ns = te_progress_newest_bounded(ck->text, 5000);
 	if (ns < 0)
 		return; /* not readable: not known */
 	r->checkpoint_dir = ck->text;

@@ -182,8 +182,10 @@ static void on_report(const struct te_failrep *r, void *ctx)
 		return;
 	}
 	if (r->steptime) { /* said, and the last kept for the record */
-		if (fr.nsteptime++ < STEPTIME_SAID_MAX)
+		if (fr.nsteptime < STEPTIME_SAID_MAX) /* no count past it */
 			print_line(r->text);
+		if (fr.nsteptime <= STEPTIME_SAID_MAX)
+			fr.nsteptime++;
 		te_strlcpy(fr.steptime, r->text, sizeof(fr.steptime));
 		return;
 	}

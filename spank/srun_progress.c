@@ -7,9 +7,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "srun_lines.h"
@@ -20,6 +23,7 @@
 #include "util/sysutil.h"
 
 #define PROGRESS_SCAN_MAX 20000 /* directory entries the guard looks at */
+#define PROGRESS_SCAN_MS 5000	/* and how long srun waits for that */
 
 #define say te_recovery_say
 
@@ -140,7 +144,7 @@ int te_progress_srun_stops(const job_info_t *j)
 	if (!ck->set || ck->word != TE_W_VALUE || !lim->set ||
 	    lim->word != TE_W_VALUE)
 		return 0;
-	newest = te_progress_newest_checkpoint(ck->text);
+	newest = te_progress_newest_bounded(ck->text, PROGRESS_SCAN_MS);
 	if (newest < 0) {
 		say("warning: requeue: cannot read the checkpoint directory "
 		    "%s: no progress guard",
@@ -168,4 +172,38 @@ int te_progress_srun_stops(const job_info_t *j)
 	    "requeued, srun exits with code 93",
 	    ck->text, next.stalls, next.stalls == 1 ? "" : "s");
 	return 1;
+}
+
+int64_t te_progress_newest_bounded(const char *dir, int timeout_ms)
+{
+	int64_t v = -1, end = te_now_ms() + timeout_ms, left;
+	struct pollfd pf;
+	int p[2], rc = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) { /* glibc's malloc is usable after fork */
+		close(p[0]);
+		v = te_progress_newest_checkpoint(dir);
+		_exit(write(p[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
+	}
+	close(p[1]);
+	pf.fd = p[0];
+	pf.events = POLLIN;
+	while (pid > 0 && (left = end - te_now_ms()) > 0 &&
+	       (rc = poll(&pf, 1, (int)left)) < 0 && errno == EINTR)
+		;
+	if (pid > 0 && rc == 1 && read(p[0], &v, sizeof(v)) == sizeof(v)) {
+		waitpid(pid, NULL, 0);
+	} else {
+		v = -1;
+		if (pid > 0) { /* stuck in the file system: left to end */
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, WNOHANG);
+		}
+	}
+	close(p[0]);
+	return v;
 }

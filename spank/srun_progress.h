@@ -13,6 +13,11 @@
  * subdirectories (one level), read as the user, bounded; 0 when none, -1
  * when dir cannot be read. */
 int64_t te_progress_newest_checkpoint(const char *dir);
+/* The same, in a child srun waits for timeout_ms at most: a directory on a
+ * file system that hangs (a stuck NFS server, another user's FUSE mount
+ * inside a shared directory) cannot hold srun's end. -1 when it could not
+ * read the directory in time (the child is killed and left to end). */
+int64_t te_progress_newest_bounded(const char *dir, int timeout_ms);
 
 /* The progress guard, at a requeue of job j: 1 when the requeues must stop
  * (said: srun then exits with code 93), else 0. */

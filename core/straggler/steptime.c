@@ -46,6 +46,19 @@ static void keep_normal(struct te_steptime *st, uint64_t mean)
 		st->nbase++;
 }
 
+/* The slow row, said, becomes the median: the pace the job now keeps. */
+static void new_normal(struct te_steptime *st)
+{
+	uint32_t n = st->slow_run < TE_STEPTIME_KEEP ? st->slow_run
+						     : TE_STEPTIME_KEEP;
+
+	memcpy(st->base, st->slow, n * sizeof(st->base[0]));
+	st->nbase = n;
+	st->next = n % TE_STEPTIME_KEEP;
+	st->slow_run = 0;
+	st->slow_sum_ns = 0;
+}
+
 int te_steptime_window(struct te_steptime *st, uint64_t span_ns, uint64_t steps,
 		       struct te_steptime_verdict *v)
 {
@@ -64,21 +77,21 @@ int te_steptime_window(struct te_steptime *st, uint64_t span_ns, uint64_t steps,
 	    (double)med * (100.0 + (double)st->cfg.threshold_pct)) {
 		st->slow_run = 0;
 		st->slow_sum_ns = 0;
-		st->said = 0;
 		keep_normal(st, mean);
 		return 0;
 	}
+	st->slow[st->slow_run % TE_STEPTIME_KEEP] = mean;
 	st->slow_run++;
 	st->slow_sum_ns = st->slow_sum_ns > UINT64_MAX - mean
 				  ? UINT64_MAX
 				  : st->slow_sum_ns + mean;
-	if (st->slow_run < st->cfg.windows || st->said)
+	if (st->slow_run < st->cfg.windows)
 		return 0;
-	st->said = 1;
 	v->mean_ns = st->slow_sum_ns / st->slow_run;
 	v->median_ns = med;
 	v->windows = st->slow_run;
 	v->threshold_pct = st->cfg.threshold_pct;
+	new_normal(st);
 	return 1;
 }
 

@@ -9,10 +9,13 @@
  * on this process's own clock. A window is slow when its mean is above
  * (100 + threshold_pct)% of the median of the job's own earlier normal
  * windows; `windows` slow windows in a row make a verdict, said once
- * (a checkpoint or an evaluation step spikes one window, not several);
- * it is said again only after a normal window. Slow windows stay out of
- * the median, so that a lasting slowdown does not become the new normal;
- * the median is over the last TE_STEPTIME_KEEP normal windows and needs
+ * (a checkpoint or an evaluation step spikes one window, not several).
+ * Slow windows stay out of the median until the line is said, so that a
+ * slowdown is measured against the pace before it; once it is said, the
+ * slow row's windows become the median (the new normal: the line is not
+ * said again while the pace stays there), so that a further slowdown, or
+ * a slowdown after the pace changed for good, is said again. The median
+ * is over the last TE_STEPTIME_KEEP normal windows and needs
  * TE_STEPTIME_BASE of them first. A window with no step in it (fewer than
  * two heartbeats) says nothing and breaks no row: a stall is the stall
  * watchdog's, and a step longer than the window has no figure.
@@ -46,7 +49,7 @@ struct te_steptime {
 	uint32_t nbase, next;		 /* filled, next slot (a ring) */
 	uint32_t slow_run;		 /* slow windows in a row */
 	uint64_t slow_sum_ns;		 /* their means' sum */
-	int said;			 /* the run's verdict was given */
+	uint64_t slow[TE_STEPTIME_KEEP]; /* their means (the last KEEP) */
 };
 
 struct te_steptime_verdict {

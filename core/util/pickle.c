@@ -355,11 +355,13 @@ static int add_item(struct pk *k, te_pk_val c, te_pk_val key, te_pk_val v)
 	uint32_t it;
 	unsigned depth;
 
-	if (grow((void **)&d->items, &d->capitems, d->nitems + 1,
-		 sizeof(*d->items), k->lim->max_items + 1) < 0)
+	/* item 0 stands for "none": the first item is item 1 */
+	if (grow((void **)&d->items, &d->capitems,
+		 (d->nitems ? d->nitems : 1) + 1, sizeof(*d->items),
+		 k->lim->max_items + 1) < 0)
 		return fail(k, "more items than the bound (or out of memory)");
 	if (!d->nitems)
-		d->nitems = 1; /* item 0 stands for "none" */
+		d->nitems = 1;
 	it = (uint32_t)d->nitems++;
 	d->items[it].key = key;
 	d->items[it].val = v;

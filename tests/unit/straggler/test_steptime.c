@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the step time watch (core/straggler/steptime.c): a steady
  * job says nothing; a checkpoint's one slow window says nothing; K slow
- * windows in a row say it once, and again only after a normal window; the
- * median ignores slow windows; noise of both signs below the threshold
+ * windows in a row say it once, then the pace said is the new normal and
+ * a further slowdown is said again; noise of both signs below the threshold
  * says nothing; windows without a step break nothing; bad settings are
  * refused; the line. */
 #include "config.h"
@@ -73,12 +73,25 @@ static void test_slowdown(void)
 	for (i = 0; i < 30; i++)
 		said += win(&st, 1840, 32, &v);
 	is_int(said, 0, "the slowdown goes on 30 windows: said once only");
-	is_int(win(&st, 1840, 32, &v) + win(&st, 1840, 32, &v), 0,
-	       "the slow windows never became the median");
-	is_int(win(&st, 800, 75, &v), 0, "one normal window ends the row");
-	is_int(win(&st, 1840, 32, &v) + win(&st, 1840, 32, &v), 0,
-	       "a new slow row: 2 windows, nothing");
-	is_int(win(&st, 1840, 32, &v), 1, "3 windows: said again");
+	is_int(win(&st, 800, 75, &v), 0, "a faster window is never slow");
+	is_int(win(&st, 3700, 16, &v) + win(&st, 3700, 16, &v), 0,
+	       "a further slowdown to 3.7 s: 2 windows, nothing yet");
+	is_int(win(&st, 3700, 16, &v), 1,
+	       "3 windows: said again (the pace said before is the new "
+	       "normal, review F1)");
+	is_int(v.median_ns, 1840 * MS, "  against the 1.84 s pace");
+	/* the review's case: the pace changed for good, then slowed */
+	te_steptime_init(&st, &c);
+	for (i = 0; i < 10; i++)
+		win(&st, 1000, 60, &v);
+	said = 0;
+	for (i = 0; i < 20; i++)
+		said += win(&st, 1600, 40, &v);
+	is_int(said, 1, "1.0 s to 1.6 s for good: said once");
+	said = 0;
+	for (i = 0; i < 5; i++)
+		said += win(&st, 3200, 20, &v);
+	is_int(said, 1, "then 1.6 s to 3.2 s: said too");
 }
 
 static void test_noise(void)
@@ -126,7 +139,8 @@ static void test_edges(void)
 	is_int(win(&st, 1000, 2, &v), 1,
 	       "with 1 window for a verdict: the first slow one says it");
 	is_int(te_steptime_window(&st, UINT64_MAX, 1, &v), 0,
-	       "a huge window: no overflow, no second verdict in the row");
+	       "a huge window after it: no overflow; the new normal (1 "
+	       "window) needs 3 before it judges");
 	te_steptime_init(&st, &c);
 	for (i = 0; i < 3; i++)
 		te_steptime_window(&st, UINT64_MAX / 2, 1, &v);
