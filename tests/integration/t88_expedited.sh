@@ -46,7 +46,7 @@ submit() { # SBATCH ARGS...: prints the job id
 
 # ================================================================ (a)
 if te_no_mpi_pmix; then
-	skip "$TE_WHY" 9
+	skip "$TE_WHY" 8
 else
 cat >job_a.sh <<'EOF'
 #!/bin/bash
