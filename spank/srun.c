@@ -628,7 +628,7 @@ static void record_goodput_facts(struct te_step_record *r)
 	r->job_start_sec = te_recovery_job_start();
 	if (!r->restart || !ck->set || ck->word != TE_W_VALUE)
 		return;
-	ns = te_progress_newest_bounded(ck->text, 5000);
+	ns = te_progress_newest_bounded(ck->text, TE_PROGRESS_SCAN_MS);
 	if (ns < 0)
 		return; /* not readable: not known */
 	r->checkpoint_dir = ck->text;

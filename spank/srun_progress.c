@@ -23,7 +23,6 @@
 #include "util/sysutil.h"
 
 #define PROGRESS_SCAN_MAX 20000 /* directory entries the guard looks at */
-#define PROGRESS_SCAN_MS 5000	/* and how long srun waits for that */
 
 #define say te_recovery_say
 
@@ -144,7 +143,7 @@ int te_progress_srun_stops(const job_info_t *j)
 	if (!ck->set || ck->word != TE_W_VALUE || !lim->set ||
 	    lim->word != TE_W_VALUE)
 		return 0;
-	newest = te_progress_newest_bounded(ck->text, PROGRESS_SCAN_MS);
+	newest = te_progress_newest_bounded(ck->text, TE_PROGRESS_SCAN_MS);
 	if (newest < 0) {
 		say("warning: requeue: cannot read the checkpoint directory "
 		    "%s: no progress guard",

@@ -18,6 +18,8 @@ int64_t te_progress_newest_checkpoint(const char *dir);
  * inside a shared directory) cannot hold srun's end. -1 when it could not
  * read the directory in time (the child is killed and left to end). */
 int64_t te_progress_newest_bounded(const char *dir, int timeout_ms);
+/* How long srun waits for that scan. */
+#define TE_PROGRESS_SCAN_MS 5000
 
 /* The progress guard, at a requeue of job j: 1 when the requeues must stop
  * (said: srun then exits with code 93), else 0. */

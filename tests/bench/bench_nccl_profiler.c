@@ -18,24 +18,10 @@
 
 #include "nccl_profiler.h"
 #include "nccl_profiler_abi.h"
+#include "bench_stats.h"
 
 #define RUNS 5
 #define COMMS 4
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* The baseline's callees: as many calls, doing nothing. */
 static volatile int sink;
@@ -121,8 +107,8 @@ int main(int argc, char **argv)
 		take(NULL, 0, NULL);
 		bs[i] = run(&base, bctx, n, chans);
 	}
-	qsort(ev, RUNS, sizeof(ev[0]), cmp_d);
-	qsort(bs, RUNS, sizeof(bs[0]), cmp_d);
+	qsort(ev, RUNS, sizeof(ev[0]), cmp_double);
+	qsort(bs, RUNS, sizeof(bs[0]), cmp_double);
 	calls = 2.0 + 3.0 * chans;
 	printf("channels %d calls_per_collective %.0f collective_ns %.1f "
 	       "base_ns %.1f event_ns %.1f\n",

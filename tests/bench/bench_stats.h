@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Timing for the barrier benchmarks (bare_fence.c, bench_barrier.c): a
- * monotonic clock in microseconds, and the "median_us mean_us" line rank 0
+/* Timing for the benchmarks: a monotonic clock in microseconds and in
+ * nanoseconds, doubles' order for qsort, and the "median_us mean_us" line
+ * rank 0 of the barrier benchmarks (bare_fence.c, bench_barrier.c)
  * prints. */
 #ifndef TE_BENCH_STATS_H
 #define TE_BENCH_STATS_H
@@ -15,6 +16,14 @@ static inline double now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static inline double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 static inline int cmp_double(const void *a, const void *b)

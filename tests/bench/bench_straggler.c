@@ -14,24 +14,10 @@
 #include <time.h>
 
 #include "straggler/straggler.h"
+#include "bench_stats.h"
 
 #define RUNS 5
 #define COMMS 8
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* A wait that changes with i, as real ones do (xorshift). */
 static uint64_t wait_of(uint64_t *x)
@@ -86,8 +72,8 @@ int main(int argc, char **argv)
 		base[i] = run_base(n);
 		ev[i] = run_events(&r, n);
 	}
-	qsort(ev, RUNS, sizeof(double), cmp_d);
-	qsort(base, RUNS, sizeof(double), cmp_d);
+	qsort(ev, RUNS, sizeof(double), cmp_double);
+	qsort(base, RUNS, sizeof(double), cmp_double);
 	printf("event_ns %.1f base_ns %.1f ratio %.1f (%ld events, %d "
 	       "communicators, median of %d runs)\n",
 	       ev[RUNS / 2], base[RUNS / 2],
