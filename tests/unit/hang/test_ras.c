@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* NCCL RAS in the hang report (core/hang/ras.c, ras_client.c): the request,
+ * the reader on replies as NCCL 2.24 to 2.30 print them (src/ras/
+ * client_support.cc), hostile replies, the report's lines, the per-step
+ * address, and the client against the stand-in server
+ * (tests/integration/ras_standin.c) on loopback: a missing rank named,
+ * silence ended by the deadline, nothing listening in one line. */
+#include "config.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hang/ras.h"
+#include "tap.h"
+#include "util/sysutil.h"
+
+#ifndef TE_RAS_STANDIN
+#define TE_RAS_STANDIN "tests/integration/ras_standin"
+#endif
+
+static struct te_ras_status st;
+static char out[8192];
+
+#define HEAD                                                                          \
+	"SERVER PROTOCOL 2\nOK\n"                                                     \
+	"NCCL version 2.30.7 compiled with CUDA 12.9\n"                               \
+	"CUDA runtime version 12090, driver version 12090\n\n"                        \
+	"Job summary\n===========\n\n"                                                \
+	"  Nodes  Processes         GPUs  Processes     GPUs\n"                       \
+	"(total)   per node  per process    (total)  (total)\n"                       \
+	"      2          4            1          8        8\n"                       \
+	"\nCommunicators... (2.05s)\n=============\n\n"                               \
+	"Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n" \
+	"    #  in group  per comm  per node  per comm  in group\n"
+
+static const char r_ok[] = HEAD
+	"    0         1         2         4         8         8   RUNNING      OK\n"
+	"    1         2         1         4         4         8   RUNNING      OK\n"
+	"\nErrors\n======\n\nWarnings\n========\n\n";
+
+static const char r_missing[] = HEAD
+	"    0         1         2       3-4         8         8   RUNNING  INCOMPLETE\n"
+	"\nErrors\n======\n\n"
+	"INCOMPLETE\n  Missing communicator data from 1 job process\n"
+	"  Process 41235 on node 10.0.0.2 managing GPU 0\n\n"
+	"#0-0 (cf264af53edbe986) INCOMPLETE\n"
+	"  Missing communicator data from 1 rank\n"
+	"  Rank 4 -- GPU 0 managed by process 41235 on node 10.0.0.2\n\n"
+	"Warnings\n========\n\n"
+	"TIMEOUT\n  Encountered 2 communication timeouts while gathering "
+	"communicator data\n\n";
+
+static int parse(const char *s)
+{
+	memset(&st, 0, sizeof(st));
+	st.outcome = TE_RAS_ANSWERED;
+	te_ras_parse(s, strlen(s), &st);
+	return te_ras_format(&st, "127.0.0.2:28100", 20, out, sizeof(out));
+}
+
+static void t_request(void)
+{
+	char b[96];
+
+	is_int(te_ras_request(b, sizeof(b), 5), 0, "request fits");
+	is_str(b, "CLIENT PROTOCOL 2\nTIMEOUT 5\nVERBOSE STATUS\n",
+	       "request: handshake, TIMEOUT, VERBOSE STATUS");
+	te_ras_request(b, sizeof(b), 0);
+	like(b, "TIMEOUT 1\n", "TIMEOUT 0 (RAS: none at all) becomes 1");
+	te_ras_request(b, sizeof(b), 99999);
+	like(b, "TIMEOUT 3600\n", "TIMEOUT bounded at an hour");
+	is_int(te_ras_request(b, 10, 5), -1, "request: too small a buffer");
+}
+
+static void t_ok(void)
+{
+	is_int(parse(r_ok), 1, "all well: one line");
+	is_str(out,
+	       "NCCL RAS (NCCL 2.30.7): 3 communicators, every rank answered, no errors\n",
+	       "all well: the line");
+	ok(st.answered && st.protocol == 2 && st.table && st.finished,
+	   "all well: handshake, table, Warnings seen");
+	is_int(st.ngroups, 2, "all well: two groups");
+	is_int(st.groups[1].ranks_per_comm, 4, "group 1: 4 ranks per comm");
+	is_str(st.groups[0].status, "RUNNING", "group 0 RUNNING");
+}
+
+static void t_missing(void)
+{
+	int n = parse(r_missing);
+
+	is_int(st.nblocks, 3, "missing: three blocks");
+	is_int(st.blocks[1].kind, TE_RAS_COMM_MISSING, "block 1: comm missing");
+	is_str(st.blocks[1].hash, "cf264af53edbe986", "its hash");
+	is_str(st.blocks[1].comm, "#0-0", "its id");
+	is_int(st.blocks[1].nranks, 8, "its size from the table");
+	is_int(st.blocks[1].count, 1, "1 rank missing");
+	is_int(st.blocks[1].who[0].rank, 4, "rank 4");
+	is_int(st.blocks[1].who[0].pid, 41235, "its pid");
+	is_str(st.blocks[1].who[0].node, "10.0.0.2", "its node");
+	is_str(st.blocks[1].who[0].gpu, "0", "its GPU");
+	is_int(n, 3, "missing: three lines");
+	is_str(out,
+	       "NCCL RAS: process 41235 on node 10.0.0.2 (GPU 0) sent no communicator data\n"
+	       "NCCL RAS: communicator cf264af53edbe986 (8 ranks): rank 4 missing (GPU 0, process 41235 on node 10.0.0.2)\n"
+	       "NCCL RAS: 2 communication timeouts while RAS gathered data (a process may be stuck)\n",
+	       "missing: the lines");
+}
+
+static void t_variants(void)
+{
+	parse(HEAD
+	      "    0         1         2       3-4        16        16   RUNNING  INCOMPLETE\n"
+	      "\nErrors\n======\n\n#0-0 (cf264af53edbe986) INCOMPLETE\n"
+	      "  Missing communicator data from 3 ranks\n"
+	      "  The missing ranks: 3,5,9\n\nWarnings\n========\n\n");
+	is_int(st.blocks[0].nwho, 3, "2.24: 'The missing ranks: 3,5,9'");
+	is_int(st.blocks[0].who[2].rank, 9, "2.24: rank 9");
+	like(out, "(16 ranks): rank 5 missing\n", "2.24: rank 5 missing line");
+
+	parse(HEAD
+	      "    0         1         2         4         8         8   RUNNING  INCOMPLETE,ERROR\n"
+	      "\nErrors\n======\n\nDEAD\n"
+	      "  1 job process is considered dead (unreachable via the RAS network)\n"
+	      "  Process 77 on node 10.0.0.3 managing GPUs 0,1\n\n"
+	      "#0-0 (9e17999afaa87dbb) ERROR\n  Asynchronous errors on 2 ranks\n"
+	      "  2 ranks reported remote process exited or there was a network error\n"
+	      "  Rank 1 -- GPU 1 managed by process 5123 on node 10.0.0.1\n"
+	      "  Rank 6 -- [process information not found]\n\n"
+	      "#0-0 (9e17999afaa87dbb) ERROR\n  Initialization error on 1 rank\n"
+	      "  Rank 2 reported unhandled cuda error -- GPU 2 (NVML 5) managed by process 9 on node n3\n\n"
+	      "Warnings\n========\n\n");
+	is_int(st.blocks[0].kind, TE_RAS_PROC_DEAD, "DEAD block");
+	is_int(st.blocks[0].count, 1, "1 dead process");
+	is_str(st.blocks[0].who[0].gpu, "0,1", "dead process's GPUs");
+	like(out,
+	     "NCCL RAS: process 77 on node 10.0.0.3 (GPU 0,1) is considered dead",
+	     "dead: the line");
+	is_int(st.blocks[1].count, 2, "2 ranks with errors");
+	like(out,
+	     "rank 1 reported remote process exited or there was a network error (GPU 1, process 5123 on node 10.0.0.1)",
+	     "error: rank 1 named with its error");
+	like(out,
+	     "rank 6 reported remote process exited or there was a network error\n",
+	     "error: rank without process information");
+	is_int(st.blocks[1].who[1].pid, -1, "no process information: pid -1");
+	like(out,
+	     "rank 2 reported unhandled cuda error (GPU 2 (NVML 5), process 9 on node n3)",
+	     "error: 'Rank R reported E -- ...'");
+
+	/* the sample of NCCL's documentation (docs/.../ras.rst) */
+	parse(HEAD
+	      "    0         1         4         8        32        32   RUNNING  MISMATCH\n"
+	      "\nErrors\n======\n\nWarnings\n========\n\n"
+	      "#0-0 (27a079b828ff1a75) MISMATCH\n"
+	      "  Communicator ranks have different collective operation counts\n"
+	      "  26 ranks have launched up to operation 6650\n"
+	      "  6 ranks have launched up to operation 6649\n"
+	      "  Rank 0 -- GPU 0 managed by process 483072 on node 172.16.64.210\n"
+	      "  Rank 2 -- GPU 2 managed by process 483074 on node 172.16.64.210\n\n"
+	      "  Communicator ranks have different status\n"
+	      "  Rank 4 has status FINALIZE -- GPU 4 managed by process 483076 on node 172.16.64.210\n\n");
+	is_int(st.nblocks, 1, "mismatch: one block over its parts");
+	is_int(st.blocks[0].nwho, 3, "mismatch: three ranks named");
+	is_str(st.blocks[0].who[0].what, "launched up to operation 6649",
+	       "mismatch: rank 0 behind");
+	is_str(st.blocks[0].who[2].what, "status FINALIZE",
+	       "mismatch: 'Rank R has status S'");
+	like(out,
+	     "(32 ranks): rank 0 launched up to operation 6649 (GPU 0, process 483072 on node 172.16.64.210)",
+	     "mismatch: the line");
+
+	parse(HEAD
+	      "    0         1         8         8        64        64   RUNNING  INCOMPLETE\n"
+	      "\nErrors\n======\n\nINCOMPLETE\n"
+	      "  Missing communicator data from 40 job processes\n\n"
+	      "#0-0 (00000000000abcde) INCOMPLETE\n"
+	      "  Missing communicator data from 40 ranks\n\nWarnings\n========\n\n");
+	like(out,
+	     "NCCL RAS: 40 job processes sent no communicator data (RAS did not name them)\n",
+	     "unnamed processes: a count");
+	like(out, "(64 ranks): 40 ranks missing (RAS did not name them)\n",
+	     "unnamed ranks: a count");
+
+	parse(HEAD
+	      "No communicator data collected!\n\nErrors\n======\n\nWarnings\n========\n\n");
+	is_str(out, "NCCL RAS (NCCL 2.30.7): no communicators\n",
+	       "no communicators: one line");
+	parse(HEAD
+	      "    0         1         2         4         8         8   RUNNING  MISMATCH\n"
+	      "\nErrors\n======\n\nWarnings\n========\n\n");
+	like(out, "1 communicator of 8 ranks: RUNNING, MISMATCH",
+	     "a bad group without details: its row");
+}
+
+static void t_partial(void)
+{
+	memset(&st, 0, sizeof(st));
+	st.outcome = TE_RAS_DEADLINE;
+	te_ras_parse(HEAD, strlen(HEAD) - 200, &st);
+	te_ras_format(&st, "127.0.0.2:28100", 20, out, sizeof(out));
+	is_str(out,
+	       "NCCL RAS (NCCL 2.30.7): answered at 127.0.0.2:28100 but the deadline came before it had the communicators' data\n",
+	       "cut before the table: one line");
+	memset(&st, 0, sizeof(st));
+	st.outcome = TE_RAS_DEADLINE;
+	te_ras_parse(r_missing, strlen(r_missing) - 40, &st);
+	te_ras_format(&st, "a", 20, out, sizeof(out));
+	like(out, "rank 4 missing", "cut after the blocks: still named");
+	like(out,
+	     "NCCL RAS: the reply was cut (by the deadline): it may say more\n",
+	     "cut: said");
+	parse("SERVER PROTOCOL 2\nERROR: Invalid timeout value x\n");
+	like(out,
+	     "the reply ended before it had the communicators' data: ERROR: Invalid timeout value x",
+	     "RAS's ERROR line shown");
+	parse("{\n  \"nccl_version\": \"2.29.1\",\n");
+	ok(st.json, "JSON seen");
+	is_str(out,
+	       "NCCL RAS: the reply at 127.0.0.2:28100 was JSON, not read\n",
+	       "JSON: one line");
+	parse("SSH-2.0-OpenSSH_9.6\r\n");
+	is_str(out,
+	       "NCCL RAS: what answered at 127.0.0.2:28100 is not NCCL RAS\n",
+	       "not RAS: one line");
+}
+
+static void t_hostile(void)
+{
+	static char big[TE_RAS_REPLY_MAX + 4096];
+	size_t i, n, bad = 0;
+	char b[600];
+
+	/* every prefix of a real reply, and every byte replaced */
+	for (n = 0; n <= strlen(r_missing); n++) {
+		memset(&st, 0, sizeof(st));
+		te_ras_parse(r_missing, n, &st);
+		te_ras_format(&st, "x", 8, out, sizeof(out));
+		bad += st.nblocks > TE_RAS_BLOCKS || strlen(out) >= sizeof(out);
+	}
+	is_int(bad, 0, "every prefix of a reply: in bounds");
+	memcpy(big, r_missing, sizeof(r_missing));
+	for (i = 0; i < sizeof(r_missing) - 1; i += 3) {
+		char c = big[i];
+
+		big[i] = (char)(i % 2 ? 0 : 0xff);
+		memset(&st, 0, sizeof(st));
+		te_ras_parse(big, sizeof(r_missing) - 1, &st);
+		bad += te_ras_format(&st, "x", 8, out, sizeof(out)) > 8;
+		big[i] = c;
+	}
+	is_int(bad, 0, "NUL and 0xff bytes anywhere: at most 8 lines");
+
+	parse(HEAD
+	      "    0         1         2         4         8         8   RUNNING  INCOMPLETE\n"
+	      "\nErrors\n======\n\n#0-0 (c\001f) INCOMPLETE\n"
+	      "  Missing communicator data from 99999999999 ranks\n"
+	      "  Rank 1234567890 -- GPU 0 managed by process 1 on node n\n"
+	      "  Rank -3 -- GPU 0 managed by process 1 on node n\n"
+	      "  Rank 7 -- GPU 0 managed by process 99999999999 on node \033[31mred\n"
+	      "Warnings\n========\n\n");
+	is_int(st.blocks[0].count, -1, "a count of 11 digits: unknown");
+	is_int(st.blocks[0].nwho, 1,
+	       "ranks of 10 digits or negative: left out");
+	is_int(st.blocks[0].who[0].pid, -1, "a pid of 11 digits: unknown");
+	is_str(st.blocks[0].who[0].node, "?[31mred",
+	       "escape sequences cleaned");
+	is_str(st.blocks[0].hash, "c?f", "hash cleaned");
+
+	memset(b, 'A', sizeof(b) - 1);
+	b[sizeof(b) - 1] = 0;
+	memcpy(b, "NCCL version ", 13);
+	parse(b);
+	is_int(strlen(st.version), sizeof(st.version) - 1,
+	       "a long version: cut");
+
+	/* more than the cap, more blocks, more names than kept */
+	memset(big, ' ', sizeof(big));
+	n = (size_t)sprintf(big, "%sErrors\n", HEAD);
+	for (i = 0; i < 40; i++)
+		n += (size_t)sprintf(big + n, "#0-%zu (ab) INCOMPLETE\n", i);
+	big[n] = ' ';
+	memset(&st, 0, sizeof(st));
+	te_ras_parse(big, sizeof(big), &st);
+	ok(st.capped, "over 256 KiB: capped");
+	ok(st.blocks_cut && st.nblocks == TE_RAS_BLOCKS,
+	   "40 blocks: 32 kept, cut said");
+	{
+		char many[8192] = HEAD
+			"    0         1         2         4        64        64   RUNNING  INCOMPLETE\n"
+			"Errors\n#0-0 (ab) INCOMPLETE\n";
+		for (i = 0; i < 40; i++)
+			sprintf(many + strlen(many),
+				"  Rank %zu -- GPU 0 managed by process %zu on node n\n",
+				i, i);
+		parse(many);
+		ok(st.blocks[0].who_cut && st.blocks[0].nwho == TE_RAS_NAMED,
+		   "40 ranks named: 16 kept, cut said");
+		is_int(te_ras_format(&st, "a", 5, out, sizeof(out)), 5,
+		       "at most 5 lines");
+		like(out, "rank 3 missing", "4 ranks shown");
+		like(out, "NCCL RAS: 13 more lines left out\n",
+		     "then how many were left out");
+		ok(te_ras_format(&st, "a", 50, out, 200) >= 1 &&
+			   strlen(out) < 200 && out[strlen(out) - 1] == '\n',
+		   "a small buffer: whole lines only");
+		is_int(te_ras_format(&st, "a", 0, out, sizeof(out)), 0,
+		       "0 lines asked: none");
+	}
+}
+
+static void t_outcomes(void)
+{
+	memset(&st, 0, sizeof(st));
+	st.outcome = TE_RAS_ABSENT;
+	is_int(te_ras_format(&st, "127.0.0.9:28100", 8, out, sizeof(out)), 1,
+	       "absent: one line");
+	like(out, "NCCL RAS: no answer at 127.0.0.9:28100 (nothing listens",
+	     "absent: the line");
+	st.outcome = TE_RAS_SILENT;
+	te_ras_format(&st, "a", 8, out, sizeof(out));
+	like(out, "not a byte before the deadline", "silent: the line");
+	st.outcome = TE_RAS_NOT_LOOPBACK;
+	te_ras_format(&st, "10.0.0.1:28028", 8, out, sizeof(out));
+	like(out, "not asked: 10.0.0.1:28028 is not a loopback address",
+	     "not loopback: the line");
+	st.outcome = TE_RAS_FAILED;
+	st.err = EPERM;
+	te_ras_format(&st, "a", 8, out, sizeof(out));
+	like(out, "could not ask a: ", "failed: the line");
+}
+
+static void t_addr(void)
+{
+	char a[32], b[32], h[64];
+	uint16_t port = 0;
+
+	is_int(te_ras_addr_pick(0, 0, 0, 0, a, sizeof(a)), 0, "pick: job 0");
+	is_str(a, "127.0.0.2:28100", "job 0 step 0: 127.0.0.2, the first port");
+	te_ras_addr_pick(1234567, 3, 0, 0, a, sizeof(a));
+	is_str(a, "127.18.214.137:28103", "job 1234567 step 3");
+	te_ras_addr_pick(1234567, 4, 0, 0, b, sizeof(b));
+	ok(strcmp(a, b) != 0, "two steps of a job: two addresses");
+	te_ras_addr_pick(1234568, 3, 0, 0, b, sizeof(b));
+	ok(strcmp(a, b) != 0, "two jobs' step 3: two addresses");
+	te_ras_addr_pick(16777212, 0, 0, 0, a, sizeof(a));
+	is_str(a, "127.255.255.254:28100", "the highest: never .255.255.255");
+	te_ras_addr_pick(16777213, 256, 0, 0, a, sizeof(a));
+	is_str(a, "127.0.0.2:28100", "job + 16777213 and step + 256 wrap");
+	te_ras_addr_pick(7, 0xfffffffbu, 30000, 30009, a, sizeof(a));
+	is_str(a, "127.0.0.9:30001", "the batch step, a range of 10");
+	is_int(te_ras_addr_pick(1, 1, 30000, 29999, a, sizeof(a)), -1,
+	       "pick: an inverted range");
+	is_int(te_ras_addr_pick(1, 1, 1, 65536, a, sizeof(a)), -1,
+	       "pick: a port above 65535");
+	is_int(te_ras_addr_pick(1, 1, 0, 0, a, 8), -1, "pick: out too small");
+
+	is_int(te_ras_addr_split("127.18.214.137:28103", h, sizeof(h), &port),
+	       0, "split: 127/8");
+	ok(strcmp(h, "127.18.214.137") == 0 && port == 28103,
+	   "split: host and port");
+	is_int(te_ras_addr_split("localhost:28028", h, sizeof(h), &port), 0,
+	       "split: localhost");
+	is_int(te_ras_addr_split("[::1]:28028", h, sizeof(h), &port), 0,
+	       "split: [::1]");
+	is_str(h, "::1", "split: the IPv6 host");
+	is_int(te_ras_addr_split("10.0.0.1:28028", h, sizeof(h), &port), -1,
+	       "split: another host refused");
+	is_int(te_ras_addr_split("[::2]:28028", h, sizeof(h), &port), -1,
+	       "split: another IPv6 host refused");
+	is_int(te_ras_addr_split("node1:28028", h, sizeof(h), &port), -1,
+	       "split: a name refused");
+	is_int(te_ras_addr_split("127.0.0.1", h, sizeof(h), &port), -1,
+	       "split: no port");
+	is_int(te_ras_addr_split("127.0.0.1:0", h, sizeof(h), &port), -1,
+	       "split: port 0");
+	is_int(te_ras_addr_split("127.0.0.1:65536", h, sizeof(h), &port), -1,
+	       "split: port 65536");
+	is_int(te_ras_addr_split("127.0.0.1:+80", h, sizeof(h), &port), -1,
+	       "split: a signed port");
+	is_int(te_ras_addr_split("::1:28028", h, sizeof(h), &port), -1,
+	       "split: IPv6 without brackets");
+	is_int(te_ras_addr_split("", h, sizeof(h), &port), -1, "split: empty");
+}
+
+/* ---- the client against the stand-in ---- */
+
+static pid_t standin(const char *host, const char *mode, int *port)
+{
+	int p[2];
+	pid_t pid;
+	char line[64] = "";
+	FILE *f;
+
+	if (pipe(p) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		execl(TE_RAS_STANDIN, "ras_standin", host, "0", mode, "20",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	f = fdopen(p[0], "r");
+	if (!f || !fgets(line, sizeof(line), f) ||
+	    sscanf(line, "port %d", port) != 1) {
+		if (f)
+			fclose(f);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	fclose(f);
+	return pid;
+}
+
+static void stop(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+}
+
+/* Queries a stand-in of mode at host: the lines; *ms the time taken. */
+static int ask(const char *host, const char *mode, int timeout_ms, int64_t *ms)
+{
+	char addr[96];
+	int port, n;
+	int64_t t0;
+	pid_t pid = standin(host, mode, &port);
+
+	if (pid < 0)
+		return -1;
+	snprintf(addr, sizeof(addr), "%s:%d", host, port);
+	t0 = te_now_ms();
+	te_ras_query(addr, timeout_ms, &st);
+	*ms = te_now_ms() - t0;
+	n = te_ras_format(&st, addr, 8, out, sizeof(out));
+	stop(pid);
+	return n;
+}
+
+static void t_client(void)
+{
+	int64_t ms;
+	char addr[64];
+	int fd, n;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+
+	if (access(TE_RAS_STANDIN, X_OK) != 0) {
+		tap_skip("the stand-in is not built (" TE_RAS_STANDIN ")");
+		return;
+	}
+	n = ask("127.0.0.1", "missing", 5000, &ms);
+	is_int(st.outcome, TE_RAS_ANSWERED, "missing: RAS answered and closed");
+	is_int(n, 3, "missing: three lines");
+	like(out,
+	     "NCCL RAS: communicator cf264af53edbe986 (8 ranks): rank 4 missing (GPU 0, process 41235 on node 10.0.0.2)\n",
+	     "missing: rank 4 named");
+	n = ask("127.0.0.1", "ok", 5000, &ms);
+	ok(n == 1 && strstr(out, "every rank answered"), "ok: one line");
+	ask("127.0.0.1", "old", 5000, &ms);
+	like(out, "rank 4 missing", "2.24's text: rank 4 named");
+	ask("127.0.0.1", "dead", 5000, &ms);
+	like(out, "process 41236 on node 10.0.0.2 (GPU 1) is considered dead",
+	     "dead: the process named");
+	ask("127.0.0.1", "mismatch", 5000, &ms);
+	like(out, "rank 4 launched up to operation 6649",
+	     "mismatch: rank 4 behind");
+
+	n = ask("127.0.0.1", "silent", 600, &ms);
+	is_int(st.outcome, TE_RAS_SILENT, "silent: SILENT");
+	ok(ms >= 550 && ms < 3000, "silent: ends at the deadline (%lld ms)",
+	   (long long)ms);
+	is_int(n, 1, "silent: one line");
+	ask("127.0.0.1", "drip", 700, &ms);
+	is_int(st.outcome, TE_RAS_DEADLINE, "drip: cut by the deadline");
+	ok(ms >= 650 && ms < 3000, "drip: ends at the deadline (%lld ms)",
+	   (long long)ms);
+	like(out, "the deadline came", "drip: said");
+	ask("127.0.0.1", "garbage", 5000, &ms);
+	like(out, "is not NCCL RAS", "garbage: not RAS, one line");
+	ask("127.0.0.1", "big", 5000, &ms);
+	is_int(st.outcome, TE_RAS_CAPPED, "over 256 KiB: capped");
+	ask("::1", "missing", 5000, &ms);
+	ok(st.outcome != TE_RAS_ANSWERED || strstr(out, "rank 4 missing"),
+	   "[::1] (where the host has IPv6): rank 4 named");
+
+	/* a picked address: Linux answers for all of 127/8 */
+	te_ras_addr_pick(1234567, 3, 0, 0, addr, sizeof(addr));
+	*strchr(addr, ':') = 0;
+	ask(addr, "missing", 5000, &ms);
+	like(out, "rank 4 missing",
+	     "a picked 127.A.B.C address binds and answers");
+
+	/* nothing listens: a port bound then closed */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	getsockname(fd, (struct sockaddr *)&sa, &sl);
+	close(fd);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", ntohs(sa.sin_port));
+	is_int(te_ras_query(addr, 2000, &st), 0, "absent: not an error");
+	is_int(st.outcome, TE_RAS_ABSENT, "absent: ABSENT");
+	is_int(te_ras_format(&st, addr, 8, out, sizeof(out)), 1,
+	       "absent: one line");
+	is_int(te_ras_query("10.1.2.3:28028", 2000, &st), 0,
+	       "another host: not an error");
+	is_int(st.outcome, TE_RAS_NOT_LOOPBACK, "another host: not asked");
+}
+
+int main(void)
+{
+	t_request();
+	t_ok();
+	t_missing();
+	t_variants();
+	t_partial();
+	t_hostile();
+	t_outcomes();
+	t_addr();
+	t_client();
+	return tap_done();
+}
