@@ -39,6 +39,9 @@ TE_GLIBC_OLD(dlsym);
 TE_GLIBC_OLD(dladdr);
 TE_GLIBC_OLD(dlerror);
 TE_GLIBC_OLD(pthread_once);
+TE_GLIBC_OLD(pthread_create);
+TE_GLIBC_OLD(pthread_attr_setstacksize);
+TE_GLIBC_OLD(pthread_sigmask);
 #undef TE_GLIBC_OLD
 #endif
 

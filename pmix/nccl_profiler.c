@@ -25,7 +25,9 @@
  * given; NULL is allowed.
  *
  * The step-aside (a plugin of the user's own in NCCL_PROFILER_PLUGIN) is
- * the business of whoever sets NCCL_PROFILER_PLUGIN; nothing does yet. */
+ * slurmstepd's, which sets NCCL_PROFILER_PLUGIN only where the job has
+ * none (spank/stepd_straggler.c); the sender to srun is
+ * nccl_profiler_send.c. */
 #include "config.h"
 
 #include <pthread.h>
@@ -214,6 +216,7 @@ static te_nccl_result_t ctx_open(void **context, int *mask, uint64_t hash,
 		nprof_counts.no_ctx++;
 	}
 	pthread_mutex_unlock(&nprof_lock);
+	te_nprof_sender_start(trainenv_nccl_profiler_take);
 	/* a communicator over the table goes on without the plugin's data:
 	 * the mask is NCCL's for every communicator */
 	return TE_NCCL_SUCCESS;
@@ -548,9 +551,6 @@ static const struct nprof_ctx *ctx_by_hash(uint64_t hash)
 	}
 	return closed;
 }
-
-size_t trainenv_nccl_profiler_take(struct te_nprof_comm *out, size_t max,
-				   struct te_nprof_counts *counts);
 
 size_t trainenv_nccl_profiler_take(struct te_nprof_comm *out, size_t max,
 				   struct te_nprof_counts *counts)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libnccl-profiler-trainenv.so's own entry point beside NCCL's
- * (nccl_profiler.c): the window's bookkeeping, taken by whoever sends the
- * node's summary (not wired yet) and by the tests. Found with dlsym, as
+ * (nccl_profiler.c): the window's bookkeeping, taken by the plugin's own
+ * sender (nccl_profiler_send.c) and by the tests. Found with dlsym, as
  * NCCL finds ncclProfiler_vN. */
 #ifndef TE_NCCL_PROFILER_H
 #define TE_NCCL_PROFILER_H
@@ -45,5 +45,12 @@ struct te_nprof_counts {
  * many. */
 typedef size_t (*te_nprof_take_fn)(struct te_nprof_comm *out, size_t max,
 				   struct te_nprof_counts *counts);
+size_t trainenv_nccl_profiler_take(struct te_nprof_comm *out, size_t max,
+				   struct te_nprof_counts *counts);
+
+/* The window's sender to srun (nccl_profiler_send.c), started once, by the
+ * first communicator, where trainenv's environment asks for it; take is
+ * the plugin's (calls run one way: the plugin calls the sender). */
+void te_nprof_sender_start(te_nprof_take_fn take);
 
 #endif

@@ -42,6 +42,7 @@
 #include "stepd_health.h"
 #include "stepd_preflight.h"
 #include "stepd_rdzv.h"
+#include "stepd_straggler.h"
 #include "stepd_step.h"
 #include "stepd_watch.h"
 
@@ -443,6 +444,10 @@ static int rank_prepare(spank_t sp, uint32_t local_id, uint32_t global_id,
 	    !te_appt_command(te_step.argc > 0 ? te_step.argv[0] : NULL) &&
 	    te_stepd_preload_nccl_barrier(sp) < 0)
 		return task_fail(sp);
+	te_stepd_straggler_env(
+		sp, pyxis || te_stepd_oci_step(sp) ||
+			    te_appt_command(te_step.argc > 0 ? te_step.argv[0]
+							     : NULL));
 	/* in a container the barrier runs on the node, by proxy;
 	 * torchrun's workers are ranks of their own, not the
 	 * task's (docs/pmix.md) */

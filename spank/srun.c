@@ -33,6 +33,7 @@
 #include "submit.h"
 #include "srun_recovery.h"
 #include "srun_progress.h"
+#include "srun_straggler.h"
 
 static int post_opt_done, user_init_done;
 /* srun --external-launcher (23.11+): the step's tasks are an MPI
@@ -552,7 +553,8 @@ int te_srun_user_init(spank_t sp)
 	char env[64], err[TE_ERR_MAX];
 	struct te_fence_choice fence;
 	uint16_t lo, hi;
-	int failrep, watch, fence_set, recovery = 0;
+	int failrep, watch, fence_set, recovery = 0, strag, argc;
+	char **argv = NULL;
 
 	if (user_init_done++ || !te_plug.resolved)
 		return 0;
@@ -588,9 +590,13 @@ int te_srun_user_init(spank_t sp)
 	watch = exit_watch_arm(sp);
 	if (rec.have)
 		recovery = te_recovery_srun_init(sp, rec.job, rec.step);
+	argc = te_srun_argv(&argv);
+	strag = te_srun_strag_start(argc, argv);
 	/* the record also wants rank 0's launch timeline, sent over it;
-	 * --train-requeue the failures, --train-time-signal the timer */
-	if (!failrep && !watch && !recovery && !te_record_dir(&te_plug.cfg))
+	 * --train-requeue the failures, --train-time-signal the timer,
+	 * --train-straggler the ranks' waits */
+	if (!failrep && !watch && !recovery && !strag &&
+	    !te_record_dir(&te_plug.cfg))
 		return 0;
 	srun_port_range(&lo, &hi);
 	if (te_failrep_listen(lo, hi, failrep, env, sizeof(env), err,
@@ -664,6 +670,7 @@ static void write_record(const char *restart, const char *restart_why)
 								   : NULL;
 	r.nhealth = (unsigned)te_failrep_health(&r.health);
 	r.step_time = te_failrep_steptime();
+	r.straggler = te_srun_strag_last();
 	record_goodput_facts(&r);
 	te_step_record_name(hang, sizeof(hang), rec.step, 1);
 	r.hang_report = r.watchdog ? hang : NULL;

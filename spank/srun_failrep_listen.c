@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "srun_exitwatch.h"
+#include "srun_straggler.h"
 #include "failrep_net.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"
@@ -181,6 +182,10 @@ static void on_report(const struct te_failrep *r, void *ctx)
 		keep_health(r);
 		return;
 	}
+	if (r->straggler) { /* a rank's window: the detector's */
+		te_srun_strag_report(r);
+		return;
+	}
 	if (r->steptime) { /* said, and the last kept for the record */
 		if (fr.nsteptime < STEPTIME_SAID_MAX) /* no count past it */
 			print_line(r->text);
@@ -335,6 +340,19 @@ static int exitwatch_due(struct round *rd)
 	return 0;
 }
 
+/* 1 when the stragglers' window is due to close; else wakes for it. */
+static int strag_due(struct round *rd)
+{
+	int64_t due = te_srun_strag_due();
+
+	if (rd->draining || !due)
+		return 0;
+	if (rd->now >= due)
+		return 1;
+	rd->wake_at = min64(rd->wake_at, due);
+	return 0;
+}
+
 /* 1 when the finish's drain is over: bounded whatever others do; early
  * once all is quiet. */
 static int drain_over(struct round *rd)
@@ -421,6 +439,10 @@ static void *listener(void *arg)
 			continue;
 		}
 		round_conns(&rd);
+		if (strag_due(&rd)) {
+			te_srun_strag_close(rd.now);
+			continue;
+		}
 		if (exitwatch_due(&rd)) {
 			te_exitwatch_fire(rd.now);
 			continue;

@@ -44,13 +44,16 @@ int te_failrep_format(char *buf, size_t len, const char *token,
 
 	if (!node_ok(r->node))
 		return -1;
-	if (r->health || r->steptime) {
+	if (r->health || r->steptime || r->straggler) {
 		if (!text_ok(r->text, strlen(r->text)))
 			return -1;
 		return te_snprintf(buf, len,
 				   "%s %s %u %u %s %s 0 0 %lld %u %s\n",
 				   WIRE_MAGIC, token, r->rank, r->local_rank,
-				   r->node, r->health ? "health" : "steptime",
+				   r->node,
+				   r->health	 ? "health"
+				   : r->steptime ? "steptime"
+						 : "straggler",
 				   (long long)r->sec, r->usec, r->text);
 	}
 	if (r->launched) {
@@ -137,20 +140,25 @@ int te_failrep_parse(const char *line, const char *token, struct te_failrep *r)
 		r->health = 1;
 	else if (!strcmp(f, "steptime"))
 		r->steptime = 1;
+	else if (!strcmp(f, "straggler"))
+		r->straggler = 1;
 	else if (strcmp(f, "exit"))
 		return -1;
 	if (field_u64(&p,
 		      r->stalled ? TE_FAILREP_STALL_MAX
 		      : r->ended || r->resumed || r->launched || r->health ||
-				      r->steptime
+				      r->steptime || r->straggler
 			      ? 0
 		      : r->signaled ? 128
 				    : 255,
 		      &v) < 0)
 		return -1;
 	r->value = (int)v;
-	if (field_u64(&p, r->launched || r->health || r->steptime ? 0 : 1, &v) <
-	    0)
+	if (field_u64(&p,
+		      r->launched || r->health || r->steptime || r->straggler
+			      ? 0
+			      : 1,
+		      &v) < 0)
 		return -1;
 	r->core = (int)v;
 	if (field_u64(&p, (uint64_t)INT64_MAX, &v) < 0)
@@ -163,7 +171,8 @@ int te_failrep_parse(const char *line, const char *token, struct te_failrep *r)
 		return -1;
 	if (r->launched)
 		return 0;
-	if (r->health || r->steptime) { /* the rest, after one space */
+	if (r->health || r->steptime ||
+	    r->straggler) { /* the rest, after one space */
 		size_t n;
 
 		if (*p != ' ')
@@ -201,7 +210,7 @@ void te_failrep_describe(const struct te_failrep *r, int first,
 			    r->node, r->text);
 		return;
 	}
-	if (r->steptime) {
+	if (r->steptime || r->straggler) {
 		te_strlcpy(buf, r->text, len);
 		return;
 	}

@@ -39,27 +39,33 @@
 #define TE_FAILREP_KIND_HEALTH "health"
 /* "steptime": the step watch's line from rank 0's heartbeat thread */
 #define TE_FAILREP_KIND_STEPTIME "steptime"
+/* "straggler": one rank's window summary from trainenv's NCCL profiler
+ * plugin (text: core/straggler/straggler.h's line, one rank) */
+#define TE_FAILREP_KIND_STRAGGLER "straggler"
 /* what this srun tells the nodes it reads */
-#define TE_FAILREP_KINDS_READ "health,steptime"
+#define TE_FAILREP_KINDS_READ "health,steptime,straggler"
 #define TE_FAILREP_TEXT_MAX 240 /* a health line's reason */
 
 struct te_failrep {
 	uint32_t rank, local_rank;
 	char node[64];
-	int signaled; /* 0: exit code in value */
-	int stalled;  /* a rank's heartbeat stopped (value:
+	int signaled;  /* 0: exit code in value */
+	int stalled;   /* a rank's heartbeat stopped (value:
 					   its age in seconds); not an exit */
-	int ended;    /* a torchrun worker is gone (seen
+	int ended;     /* a torchrun worker is gone (seen
 					   from outside: no status) */
-	int resumed;  /* workers back after their end (a
+	int resumed;   /* workers back after their end (a
 					   torchrun restart) */
-	int health;   /* the job prolog's health checks left
+	int health;    /* the job prolog's health checks left
 					   the node out of the job: text says
 					   why; not an exit */
-	int steptime; /* the step watch's verdict (text: its line,
+	int steptime;  /* the step watch's verdict (text: its line,
 					   core/straggler/steptime.h); not an
 					   exit */
-	int launched; /* the launch barrier passed (rank 0's
+	int straggler; /* a rank's window of collective waits (text:
+					   the straggler summary line); not
+					   an exit */
+	int launched;  /* the launch barrier passed (rank 0's
 					   helper, for the step's record):
 					   launch holds when each node came;
 					   not an exit */
@@ -72,8 +78,8 @@ struct te_failrep {
 					   term or kill) */
 	int64_t sec;	 /* wall clock at exit */
 	uint32_t usec;
-	char text[TE_FAILREP_TEXT_MAX + 1]; /* health, steptime: printable
-					       ASCII */
+	char text[TE_FAILREP_TEXT_MAX + 1]; /* health, steptime, straggler:
+					       printable ASCII */
 };
 
 /* Pure: the wire line and its parser (fuzzed), and the line srun prints. */

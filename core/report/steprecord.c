@@ -41,7 +41,8 @@ static void append_goodput_times(char *buf, size_t len,
 			   (long long)r->job_start_sec);
 }
 
-/* The fields only some steps have: the step watch's line and the
+/* The fields only some steps have: the step watch's and the stragglers'
+ * lines and the
  * checkpoint at a restart verdict. Non-zero when a string would not fit. */
 static int append_later_facts(char *buf, size_t len,
 			      const struct te_step_record *r)
@@ -51,6 +52,10 @@ static int append_later_facts(char *buf, size_t len,
 	if (r->step_time) {
 		te_appendf(buf, len, ",\"step_time\":");
 		bad |= te_json_str_append(buf, len, r->step_time);
+	}
+	if (r->straggler) {
+		te_appendf(buf, len, ",\"straggler\":");
+		bad |= te_json_str_append(buf, len, r->straggler);
 	}
 	if (r->checkpoint_dir) {
 		te_appendf(buf, len, ",\"checkpoint\":{\"dir\":");

@@ -51,6 +51,9 @@ struct te_step_record {
 	/* the step watch's last line (--train-step-watch), or NULL:
 	 * "step_time" */
 	const char *step_time;
+	/* the stragglers' last line (--train-straggler), or NULL:
+	 * "straggler" */
+	const char *straggler;
 };
 
 /* The record into buf; 0, or -1 when it does not fit (buf then holds

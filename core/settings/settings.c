@@ -91,6 +91,12 @@ static const char *const env_step_windows[] = { "TRAINENV_STEP_WATCH_WINDOWS",
 						NULL };
 static const char *const env_step_window[] = { "TRAINENV_STEP_WATCH_WINDOW",
 					       NULL };
+static const char *const w_straggler[] = { [TE_W_STRAGGLER_OFF] = "off", NULL };
+static const char *const env_straggler[] = { "TRAINENV_STRAGGLER", NULL };
+static const char *const env_strag_windows[] = { "TRAINENV_STRAGGLER_WINDOWS",
+						 NULL };
+static const char *const env_strag_window[] = { "TRAINENV_STRAGGLER_WINDOW",
+						NULL };
 static const char *const w_requeue[] = { [TE_W_REQUEUE_OFF] = "off", NULL };
 static const char *const w_transient[] = { [TE_W_TRANSIENT_OFF] = "off", NULL };
 static const char *const w_time_signal[] = { [TE_W_TIME_SIGNAL_OFF] = "off",
@@ -429,6 +435,31 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 		.hi = 3600, .unit = "seconds", .builtin = "60",
 		.env = env_step_window, .arginfo = "SECONDS",
 		.help = "the step watch: the length of one window",
+	},
+	[TE_S_STRAGGLER] = {
+		.name = "straggler", .type = TE_T_UINT, .words = w_straggler,
+		.lo = 1, .hi = 99, .unit = "percent", .builtin = "off",
+		.env = env_straggler, .arginfo = "PCT|off",
+		.help = "trainenv's NCCL profiler plugin in every rank "
+			"(NCCL_PROFILER_PLUGIN, unless the job sets its own): "
+			"a node whose ranks wait in a communicator's "
+			"collectives less than (100-PCT)% of the other nodes' "
+			"median for straggler-windows windows in a row is named "
+			"in one line (it arrives last: the others wait for it)",
+	},
+	[TE_S_STRAGGLER_WINDOWS] = {
+		.name = "straggler-windows", .type = TE_T_UINT, .lo = 1,
+		.hi = 100, .unit = "windows", .builtin = "5",
+		.env = env_strag_windows, .arginfo = "K",
+		.help = "stragglers: late windows in a row before a node is "
+			"named",
+	},
+	[TE_S_STRAGGLER_WINDOW] = {
+		.name = "straggler-window", .type = TE_T_UINT, .lo = 1,
+		.hi = 3600, .unit = "seconds", .builtin = "60",
+		.env = env_strag_window, .arginfo = "SECONDS",
+		.help = "stragglers: the length of one window (each rank "
+			"sends srun its waits once a window)",
 	},
 	[TE_S_LIB_DIR] = {
 		.name = "lib-dir", .type = TE_T_PATH,

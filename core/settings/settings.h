@@ -64,6 +64,9 @@ enum te_setting_id {
 	TE_S_STEP_WATCH,  /* PCT|off: a step time above the median */
 	TE_S_STEP_WATCH_WINDOWS, /* K: slow windows in a row for the line */
 	TE_S_STEP_WATCH_WINDOW,	 /* SECONDS: one window of the step watch */
+	TE_S_STRAGGLER,		 /* PCT|off: NCCL profiler, the late node */
+	TE_S_STRAGGLER_WINDOWS,	 /* K: late windows in a row to name it */
+	TE_S_STRAGGLER_WINDOW,	 /* SECONDS: one window of the waits */
 	/* admin-only keys (no user option) */
 	TE_S_BIND_TOPOLOGY,	  /* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	  /* admin: DIR|off, per-boot topology cache */
@@ -168,6 +171,9 @@ enum te_w_stall {
 enum te_w_step_watch {
 	TE_W_STEP_WATCH_OFF
 }; /* TE_S_STEP_WATCH */
+enum te_w_straggler {
+	TE_W_STRAGGLER_OFF
+}; /* TE_S_STRAGGLER */
 enum te_w_skew_warn {
 	TE_W_SKEW_WARN_OFF
 }; /* TE_S_BARRIER_SKEW_WARN */

@@ -131,14 +131,26 @@ int te_strag_detect_add(struct te_strag_detector *d,
 	n = &c->nodes[idx];
 	if (n->has && s->window < n->window)
 		return 0; /* an older window of the node, late */
-	n->has = 1;
-	n->window = s->window;
-	n->op = s->op;
-	n->nranks = s->nranks;
-	n->rank_lo = s->ranks[0].rank;
-	n->rank_hi = s->ranks[s->nranks - 1].rank;
-	n->sum_ns = 0;
-	n->count = 0;
+	if (n->has && s->window == n->window) {
+		/* another process of the node, the same window: its ranks
+		 * join the node's (each rank sends its window once) */
+		if (n->nranks + s->nranks > TE_STRAG_RANK_MAX)
+			return 0;
+		n->nranks += s->nranks;
+		if (s->ranks[0].rank < n->rank_lo)
+			n->rank_lo = s->ranks[0].rank;
+		if (s->ranks[s->nranks - 1].rank > n->rank_hi)
+			n->rank_hi = s->ranks[s->nranks - 1].rank;
+	} else {
+		n->has = 1;
+		n->window = s->window;
+		n->op = s->op;
+		n->nranks = s->nranks;
+		n->rank_lo = s->ranks[0].rank;
+		n->rank_hi = s->ranks[s->nranks - 1].rank;
+		n->sum_ns = 0;
+		n->count = 0;
+	}
 	for (i = 0; i < s->nranks; i++) {
 		n->sum_ns += (double)s->ranks[i].mean_ns * s->ranks[i].count;
 		n->count += s->ranks[i].count;

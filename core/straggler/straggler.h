@@ -47,7 +47,8 @@
  * 3. The detector, in srun (te_strag_detect_*). srun adds the lines it
  *    receives, then closes the window on its own clock; the nodes' WINDOW
  *    numbers only order one node's lines (a later one replaces an earlier
- *    one within srun's window), so nothing compares clocks of different
+ *    one within srun's window; lines of the same window join, as when each
+ *    process of the node sends its own ranks), so nothing compares clocks of different
  *    nodes: only each rank's own durations are compared. At the close,
  *    within each communicator, a node's wait is the mean over its ranks'
  *    collectives (sum of MEAN*COUNT over COUNT); it is late in the window

@@ -6,19 +6,28 @@
  * (a path, or NAME for libnccl-profiler-NAME.so; unset or "none": no
  * plugin) and looks up ncclProfiler_vN from STANDIN_PROFILER_VERSION
  * (default 5: NCCL 2.28) down to v3; init once per communicator (its hash
- * from the unique id), finalize at ncclCommDestroy. Each collective: its
+ * from the unique id), finalize at ncclCommDestroy, and the plugin
+ * unloaded after the last communicator's (loaded again by the next). Each collective: its
  * event (sequence number per function, as NCCL counts), stopped at once,
  * then STANDIN_CHANNELS (default 2) kernel channels one after the other,
  * each STANDIN_WAIT_US long (default 0) on the host's monotonic clock,
- * which it passes as the GPU's time from v4 on. Single-threaded programs
- * only. */
+ * which it passes as the GPU's time from v4 on. With STANDIN_BARRIER_DIR
+ * (a directory every rank can write, on every node: the test cluster's
+ * nodes share the file system) each collective's first channel also
+ * waits for every rank of the communicator to arrive, as a collective's
+ * kernels wait for the last rank: a file per rank and collective, polled
+ * every 100 us for at most STANDIN_BARRIER_S (default 30) seconds.
+ * Single-threaded programs only. */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nccl_profiler_abi.h"
 #include "nccl_standin.h"
@@ -36,8 +45,10 @@ struct ncclComm {
 	uint64_t seq[FN_COUNT];
 };
 
-static int prof_loaded, prof_version;
-static void *prof; /* the plugin's ncclProfiler_vN */
+static int prof_loaded, prof_version, live_comms;
+static void *prof;     /* the plugin's ncclProfiler_vN */
+static void *prof_lib; /* unloaded after the last communicator, as NCCL
+			  does (ncclProfilerPluginFinalize) */
 
 static int env_int(const char *name, int dflt)
 {
@@ -73,6 +84,7 @@ static void prof_load(void)
 		printf("standin profiler: %s: %s\n", path, dlerror());
 		return;
 	}
+	prof_lib = lib;
 	for (ver = env_int("STANDIN_PROFILER_VERSION", 5); ver >= 3; ver--) {
 		snprintf(sym, sizeof(sym), "ncclProfiler_v%d", ver);
 		if ((prof = dlsym(lib, sym)))
@@ -101,6 +113,7 @@ ncclComm_t standin_prof_comm(int nranks, const ncclUniqueId *id, int rank)
 	c->nranks = nranks;
 	if (!prof_loaded)
 		prof_load();
+	live_comms++;
 	if (prof_version == 5)
 		r = ((struct te_nccl_profiler_v5 *)prof)
 			    ->init(&c->ctx, h, &mask, "standin", 1, nranks,
@@ -160,19 +173,60 @@ static void *start(ncclComm_t c, uint64_t type, void *parent, uint64_t seq,
 	return h;
 }
 
+/* The cross-process wait of collective seq of function fn: every rank's
+ * file there. Removes this rank's file of two collectives before (every
+ * rank has left it, since every rank reached the one before). */
+static void barrier(ncclComm_t c, unsigned fn, uint64_t seq)
+{
+	const char *dir = getenv("STANDIN_BARRIER_DIR");
+	char path[512];
+	uint64_t deadline =
+		now_ns() +
+		(uint64_t)env_int("STANDIN_BARRIER_S", 30) * 1000000000u;
+	struct timespec tick = { 0, 100000 };
+	struct stat st;
+	int r, fd;
+
+	if (!dir || !*dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%016llx.%u.%llu.%d", dir,
+		 (unsigned long long)c->hash, fn, (unsigned long long)seq,
+		 c->rank);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	for (r = 0; r < c->nranks && now_ns() < deadline;) {
+		snprintf(path, sizeof(path), "%s/%016llx.%u.%llu.%d", dir,
+			 (unsigned long long)c->hash, fn,
+			 (unsigned long long)seq, r);
+		if (stat(path, &st) == 0)
+			r++;
+		else
+			nanosleep(&tick, NULL);
+	}
+	if (seq >= 2) {
+		snprintf(path, sizeof(path), "%s/%016llx.%u.%llu.%d", dir,
+			 (unsigned long long)c->hash, fn,
+			 (unsigned long long)(seq - 2), c->rank);
+		unlink(path);
+	}
+}
+
 static ncclResult_t collective(ncclComm_t c, unsigned fn, const char *func)
 {
 	/* stopEvent and recordEventState sit alike in every version */
 	struct te_nccl_profiler_v5 *p = prof;
 	int ch, chans = env_int("STANDIN_CHANNELS", 2);
 	long wait_us = env_int("STANDIN_WAIT_US", 0);
+	uint64_t seq;
 	void *coll;
 
 	if (!c)
 		return ncclSystemError;
 	if (!c->ctx)
 		return ncclSuccess;
-	coll = start(c, TE_NCCL_EV_COLL, NULL, c->seq[fn]++, func, 0);
+	seq = c->seq[fn]++;
+	coll = start(c, TE_NCCL_EV_COLL, NULL, seq, func, 0);
 	if (coll)
 		p->stopEvent(coll); /* launched: NCCL stops it here */
 	for (ch = 0; ch < chans; ch++) {
@@ -183,6 +237,8 @@ static ncclResult_t collective(ncclComm_t c, unsigned fn, const char *func)
 		union te_nccl_state_args a;
 
 		nanosleep(&ts, NULL);
+		if (ch == 0)
+			barrier(c, fn, seq);
 		if (!k)
 			continue;
 		if (prof_version >= 4) {
@@ -214,5 +270,10 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm)
 	if (comm->ctx)
 		((struct te_nccl_profiler_v5 *)prof)->finalize(comm->ctx);
 	free(comm);
+	if (--live_comms == 0 && prof_lib) {
+		dlclose(prof_lib);
+		prof_lib = prof = NULL;
+		prof_loaded = prof_version = 0;
+	}
 	return ncclSuccess;
 }

@@ -24,7 +24,7 @@ settings=(train sighup nccl-heartbeat nccl-monitoring nccl-async-errors
 	bind-gpus bind-failure rdzv barrier version-check checkpoint-dir
 	socket-ifname preflight exit-grace exit-action stall requeue
 	time-signal spares shrink transient step-watch step-watch-windows
-	step-watch-window)
+	step-watch-window straggler straggler-windows straggler-window)
 declare -A accepted=(
 	[train]='on or off'
 	[sighup]='shield, ignore or default'
@@ -65,6 +65,9 @@ declare -A accepted=(
 	[step-watch]='1 to 10000 percent, or off'
 	[step-watch-windows]='1 to 100 windows'
 	[step-watch-window]='1 to 3600 seconds'
+	[straggler]='1 to 99 percent, or off'
+	[straggler-windows]='1 to 100 windows'
+	[straggler-window]='1 to 3600 seconds'
 )
 # Admin-only keys (no option), explained after the options.
 admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
@@ -72,7 +75,7 @@ admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
 	lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 159
+plan 165
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"

@@ -10,15 +10,21 @@
  * and TE_NPROF_SO name the built libraries. */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define TE_STANDIN_PROFILER
 #include "nccl_profiler.h"
 #include "nccl_standin.h"
+#include "report/failrep.h"
 #include "tap.h"
 
 #define ROUNDS 8
@@ -139,6 +145,138 @@ static int run_case(const char *plugin, const char *version, int want)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
+/* ---- the sender: a rank's window to srun's listener ---- */
+
+#define TOKEN "0123456789abcdef0123456789abcdef"
+
+/* A loopback listener standing for srun's: its descriptor and port. */
+static int listener(uint16_t *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    listen(fd, 8) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &alen) < 0)
+		return -1;
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* What comes to fd within ms: one connection's bytes, "" if none. */
+static void receive(int fd, int ms, char *buf, size_t len)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	size_t got = 0;
+	int c;
+
+	buf[0] = '\0';
+	if (poll(&p, 1, ms) != 1 || (c = accept(fd, NULL, NULL)) < 0)
+		return;
+	p.fd = c;
+	while (got + 1 < len && poll(&p, 1, 2000) == 1) {
+		ssize_t n = read(c, buf + got, len - 1 - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	close(c);
+}
+
+/* A rank (1 of communicator A, SLURM_PROCID 5) runs ROUNDS all_reduces
+ * with the sender asked for in a window of 1 s, and waits for it. */
+static void run_sender_child(uint16_t port, const char *kinds)
+{
+	struct standin s;
+	ncclUniqueId ia;
+	ncclComm_t a = NULL;
+	char env[64];
+	int r;
+
+	snprintf(env, sizeof(env), "%u:%s", port, TOKEN);
+	setenv("TRAINENV_REPORT", env, 1);
+	setenv("TRAINENV_REPORT_KINDS", kinds, 1);
+	setenv("TRAINENV_STRAGGLER", "30", 1);
+	setenv("TRAINENV_STRAGGLER_WINDOW", "1", 1);
+	setenv("SLURM_SRUN_COMM_HOST", "127.0.0.1", 1);
+	setenv("SLURMD_NODENAME", "n1", 1);
+	setenv("SLURM_PROCID", "5", 1);
+	setenv("NCCL_PROFILER_PLUGIN", TE_NPROF_SO, 1);
+	unsetenv("STANDIN_PROFILER_VERSION");
+	if (load(&s) < 0)
+		_exit(2);
+	memset(&ia, 'a', sizeof(ia));
+	CHECK(s.init(&a, 4, ia, 1) == ncclSuccess && a, "init A");
+	setenv("STANDIN_WAIT_US", "300", 1);
+	for (r = 0; r < ROUNDS; r++)
+		CHECK(s.all_reduce(NULL, NULL, 1, 0, 0, a, NULL) == 0, "ar");
+	/* ncclCommDestroy: NCCL may unload the plugin; the sender stays */
+	CHECK(s.destroy(a) == 0, "destroy");
+	sleep(2);
+	fflush(stdout);
+	_exit(fails ? 1 : 0);
+}
+
+static pid_t sender_case(int fd, uint16_t port, const char *kinds)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(fd);
+		run_sender_child(port, kinds);
+	}
+	return pid;
+}
+
+static void test_sender(void)
+{
+	struct te_failrep rep;
+	struct te_strag_summary sum;
+	char buf[8192], err[128], *nl;
+	uint16_t port;
+	int fd = listener(&port), st = -1;
+	pid_t pid;
+
+	if (fd < 0) {
+		ok(0, "a loopback listener");
+		return;
+	}
+	pid = sender_case(fd, port, "health,steptime,straggler");
+	receive(fd, 5000, buf, sizeof(buf));
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the rank ran");
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	ok(buf[0] && te_failrep_parse(buf, TOKEN, &rep) == 0 && rep.straggler &&
+		   rep.rank == 5 && !strcmp(rep.node, "n1"),
+	   "within the window, srun gets a straggler line with the token: "
+	   "%.120s",
+	   buf);
+	ok(te_strag_line_parse(rep.text, strlen(rep.text), &sum, err,
+			       sizeof(err)) == 0 &&
+		   sum.window == 1 && !strcmp(sum.node, "n1") &&
+		   sum.nranks == 1 && sum.ranks[0].rank == 1 &&
+		   sum.ranks[0].count == ROUNDS &&
+		   sum.ranks[0].mean_ns >= 300000 &&
+		   sum.op == TE_STRAG_OP_ALL_REDUCE,
+	   "its summary: window 1, the rank in its communicator (1), %d "
+	   "all_reduce calls, each waiting 0.3 ms at least (%s)",
+	   ROUNDS, rep.text);
+	pid = sender_case(fd, port, "health,steptime");
+	receive(fd, 2500, buf, sizeof(buf));
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && !buf[0],
+	   "an srun that does not read straggler lines gets none");
+	close(fd);
+}
+
 int main(void)
 {
 	static const char *const versions[] = { "5", "4", "3" };
@@ -155,5 +293,6 @@ int main(void)
 	   "NCCL_PROFILER_PLUGIN=none: no plugin");
 	ok(run_case("/nonexistent/libnccl-profiler-x.so", NULL, 0) == 0,
 	   "a plugin that does not load: the collectives go on without");
+	test_sender();
 	return tap_done();
 }

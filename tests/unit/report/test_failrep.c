@@ -499,6 +499,48 @@ static void test_steptime_line(void)
 	   "this srun reads both kinds");
 }
 
+/* A rank's straggler summary (trainenv's NCCL profiler plugin in each
+ * rank): a "straggler" line, sent only to an srun that reads them. */
+static void test_straggler_line(void)
+{
+	struct te_failrep t = {
+		.straggler = 1,
+		.rank = 5,
+		.local_rank = 1,
+		.node = "n2",
+		.sec = 1700000000,
+		.text = "strag 1 3 n2 3f2a9c0d12345678 all_reduce 1 "
+			"5:120:2000:1900"
+	};
+	struct te_failrep back;
+	char line[TE_FAILREP_LINE_MAX], text[512];
+
+	is_int(te_failrep_format(line, sizeof(line), TOKEN, &t), 0,
+	       "a straggler line formats");
+	like(line, " 5 1 n2 straggler 0 0 1700000000 0 strag 1 3 n2 ",
+	     "  as 'straggler 0 0 TIME LINE'");
+	ok(te_failrep_parse(line, TOKEN, &back) == 0 && back.straggler &&
+		   !back.steptime && !back.health && back.rank == 5 &&
+		   !strcmp(back.text, t.text),
+	   "  and parses back whole");
+	te_failrep_describe(&back, 0, NULL, text, sizeof(text));
+	is_str(text, t.text, "  described as its text");
+	snprintf(line, sizeof(line),
+		 "TRAINENV-FAIL1 %s 0 0 n1 straggler 0 1 1 0 x\n", TOKEN);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1,
+	       "a straggler line with a core flag is refused");
+	snprintf(line, sizeof(line),
+		 "TRAINENV-FAIL1 %s 0 0 n1 straggler 0 0 1 0\n", TOKEN);
+	is_int(te_failrep_parse(line, TOKEN, &back), -1,
+	       "a straggler line without its text is refused");
+	t.text[0] = '\0';
+	is_int(te_failrep_format(line, sizeof(line), TOKEN, &t), -1,
+	       "an empty one is not sent");
+	ok(te_failrep_kind_wanted(TE_FAILREP_KINDS_READ,
+				  TE_FAILREP_KIND_STRAGGLER),
+	   "this srun reads them");
+}
+
 static void test_sender_owner(void)
 {
 	struct te_failrep_owner was, now;
@@ -550,6 +592,7 @@ int main(void)
 	test_line_kinds();
 	test_health_line();
 	test_steptime_line();
+	test_straggler_line();
 	test_conn_policy();
 	test_sender_owner();
 	return tap_done();

@@ -700,6 +700,7 @@ static void test_word_names(void)
 		{ TE_S_SHRINK, TE_W_NO, "no" },
 		{ TE_S_TRANSIENT, TE_W_TRANSIENT_OFF, "off" },
 		{ TE_S_STEP_WATCH, TE_W_STEP_WATCH_OFF, "off" },
+		{ TE_S_STRAGGLER, TE_W_STRAGGLER_OFF, "off" },
 		{ TE_S_EXIT_GRACE, TE_W_EXIT_GRACE_OFF, "off" },
 		{ TE_S_EXIT_ACTION, TE_W_EXIT_ACTION_REPORT, "report" },
 		{ TE_S_EXIT_ACTION, TE_W_EXIT_ACTION_TERM, "term" },

@@ -402,6 +402,43 @@ static void test_order(void)
 	te_strag_detect_free(d);
 }
 
+/* Each process of a node sends its own rank's line (the profiler plugin
+ * in each rank): lines of one node and window join. */
+static void test_per_rank_lines(void)
+{
+	struct te_strag_detector *d = detector(2);
+	struct te_strag_verdict v[4];
+	struct te_strag_summary s;
+	struct te_strag_stat st = { 0x77, 100, 0, 0, 0 };
+	char line[512];
+	unsigned w, i, k, named = 0;
+	size_t n = 0;
+
+	for (w = 1; w <= 2; w++) {
+		for (i = 0; i < NODES; i++)
+			for (k = 0; k < PER_NODE; k++) {
+				memset(&s, 0, sizeof(s));
+				s.window = w + i * 7919u;
+				snprintf(s.node, sizeof(s.node), "n%u", i);
+				s.comm_hash = 0x77;
+				st.mean_ns = st.median_ns =
+					i == 17 ? MS / 10
+						: (uint64_t)((double)MS *
+							     uniform(0.9, 1.1));
+				te_strag_summary_add(&s, i * PER_NODE + k, &st);
+				te_strag_detect_add(d, &s);
+			}
+		n = te_strag_detect_close(d, v, 4);
+		named += (unsigned)n;
+	}
+	ok(named == 1 && n == 1 && !strcmp(v[0].node, "n17"),
+	   "a rank a line: n17 named after 2 windows, alone");
+	te_strag_verdict_line(&v[0], line, sizeof(line));
+	like(line, "straggler: n17 (ranks 136-143) waited least",
+	     "its 8 ranks joined: %s", line);
+	te_strag_detect_free(d);
+}
+
 static void test_bounds(void)
 {
 	struct te_strag_detector *d = detector(3);
@@ -431,6 +468,7 @@ static void test_detector(void)
 	test_noise();
 	test_rows_and_comms();
 	test_order();
+	test_per_rank_lines();
 	test_bounds();
 }
 

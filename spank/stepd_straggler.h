@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* slurmstepd, per task: --train-straggler's profiler plugin
+ * (stepd_straggler.c). */
+#ifndef TE_STEPD_STRAGGLER_H
+#define TE_STEPD_STRAGGLER_H
+
+#include <slurm/spank.h>
+
+/* NCCL_PROFILER_PLUGIN for a rank of a step that follows stragglers; a
+ * job's own is kept (srun said so). in_container: pyxis, OCI or Apptainer
+ * (no trainenv library there: srun said so). */
+void te_stepd_straggler_env(spank_t sp, int in_container);
+
+#endif
