@@ -13,11 +13,18 @@
  * (TRAINENV_REPORT_KINDS; an older srun would refuse them). Elsewhere the
  * plugin only counts, for trainenv_nccl_profiler_take.
  *
- * Each process sends its own ranks' lines: srun's detector joins a node's
- * lines of the same window (strag_detect.c), and the node's processes
- * number their windows alike, since each starts its count at its first
- * communicator. Window numbers only order one node's lines: no clock of
- * one node is compared with another's.
+ * One process per node sends srun the node's lines: the process of local
+ * rank 0 (LOCAL_RANK, else SLURM_LOCALID) binds an abstract unix socket
+ * named after the step's token (only the job's processes know it; a
+ * sender of another user is refused by its credentials) and, at its
+ * window's end, waits a little (a quarter of the window, 2 s at most) for
+ * the other local ranks' lines, which they send it as one datagram each
+ * window, then joins them with its own into the node's summary per
+ * communicator, cut into lines that fit the report's text. A process
+ * whose datagram cannot go (no local rank 0 with a communicator) sends
+ * srun its own lines: srun's detector joins a node's lines of one window
+ * (strag_detect.c). Window numbers only order one node's lines: no clock
+ * of one node is compared with another's.
  *
  * NCCL unloads the plugin after the last communicator's finalize; the
  * thread runs its code for the life of the process, so the plugin pins
@@ -25,12 +32,18 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "glibc_compat.h"
 #include "nccl_profiler.h"
@@ -40,7 +53,10 @@
 #include "util/strutil.h"
 #include "util/sysutil.h"
 
-#define SEND_MS 2000 /* one try to reach srun, each window */
+#define SEND_MS 2000   /* one try to reach srun, each window */
+#define GATHER_MS 2000 /* local rank 0 waits for the others' lines */
+#define NODE_COMMS (2 * TE_STRAG_COMMS) /* communicators of a node */
+#define DGRAM_MAX (TE_STRAG_COMMS * (TE_STRAG_LINE_MAX + 1))
 
 static struct {
 	te_nprof_take_fn take;
@@ -50,7 +66,16 @@ static struct {
 	char node[TE_STRAG_NODE_MAX];
 	int64_t window_ms;
 	uint32_t rank, local_rank; /* the process's, for v3 and the wire */
-} snd;
+	int fd;			   /* local rank 0's socket, else -1 */
+	struct sockaddr_un addr;   /* the node's (abstract) */
+	socklen_t addrlen;
+} snd = { .fd = -1 };
+
+/* The node's summaries of one window, one per communicator. */
+struct node_window {
+	size_t n;
+	struct te_strag_summary s[NODE_COMMS];
+};
 
 static long env_num(const char *name, long dflt)
 {
@@ -60,24 +85,57 @@ static long env_num(const char *name, long dflt)
 	return v && te_parse_u64(v, 0x7fffffff, &n) == 0 ? (long)n : dflt;
 }
 
-/* One communicator's window as srun's wire line, appended to buf. */
-static void append_line(char *buf, size_t len, uint32_t window,
-			const struct te_nprof_comm *c)
+/* The summary of communicator hash in w, a new one (window, op) when
+ * there is room; NULL when not. */
+static struct te_strag_summary *summary_of(struct node_window *w, uint64_t hash,
+					   uint32_t window, unsigned op)
 {
-	struct te_strag_summary s;
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->s[i].comm_hash == hash)
+			return &w->s[i];
+	if (w->n == NODE_COMMS)
+		return NULL;
+	memset(&w->s[w->n], 0, sizeof(w->s[0]));
+	w->s[w->n].window = window;
+	te_strlcpy(w->s[w->n].node, snd.node, sizeof(w->s[0].node));
+	w->s[w->n].comm_hash = hash;
+	w->s[w->n].op = op;
+	return &w->s[w->n++];
+}
+
+/* This process's waits of the window into w. */
+static void take_own(struct node_window *w, uint32_t window)
+{
+	struct te_nprof_comm c[TE_STRAG_COMMS];
+	size_t n, i;
+
+	n = snd.take(c, TE_STRAG_COMMS, NULL);
+	for (i = 0; i < n; i++) {
+		struct te_strag_summary *s;
+
+		if (!c[i].st.count)
+			continue;
+		s = summary_of(w, c[i].st.comm_hash, window, c[i].st.op);
+		if (s)
+			te_strag_summary_add(
+				s,
+				c[i].rank >= 0 ? (uint32_t)c[i].rank : snd.rank,
+				&c[i].st);
+	}
+}
+
+/* w's summaries as srun's wire lines (each cut to the report's text) into
+ * buf. */
+static void wire_lines(const struct node_window *w, char *buf, size_t len)
+{
 	struct te_failrep r;
 	struct timespec now;
 	char line[TE_FAILREP_LINE_MAX];
+	size_t i, at = 0;
 
-	memset(&s, 0, sizeof(s));
-	s.window = window;
-	te_strlcpy(s.node, snd.node, sizeof(s.node));
-	s.comm_hash = c->st.comm_hash;
-	s.op = c->st.op;
-	if (te_strag_summary_add(&s,
-				 c->rank >= 0 ? (uint32_t)c->rank : snd.rank,
-				 &c->st) < 0)
-		return;
+	buf[0] = '\0';
 	memset(&r, 0, sizeof(r));
 	r.straggler = 1;
 	r.rank = snd.rank;
@@ -86,26 +144,128 @@ static void append_line(char *buf, size_t len, uint32_t window,
 	clock_gettime(CLOCK_REALTIME, &now);
 	r.sec = now.tv_sec;
 	r.usec = (uint32_t)(now.tv_nsec / 1000);
-	if (te_strag_line_format(&s, r.text, sizeof(r.text)) < 0 ||
-	    te_failrep_format(line, sizeof(line), snd.token, &r) < 0)
-		return;
-	if (strlen(buf) + strlen(line) < len)
-		te_strlcpy(buf + strlen(buf), line, len - strlen(buf));
+	for (i = 0; i < w->n; i++) {
+		int next = 0;
+
+		while (next >= 0 && (unsigned)next < w->s[i].nranks) {
+			next = te_strag_line_part(&w->s[i], (unsigned)next,
+						  r.text, sizeof(r.text));
+			if (next < 0 || te_failrep_format(line, sizeof(line),
+							  snd.token, &r) < 0)
+				break;
+			if (at + strlen(line) >= len)
+				return;
+			memcpy(buf + at, line, strlen(line) + 1);
+			at += strlen(line);
+		}
+	}
 }
 
-static void send_window(uint32_t window)
+static void send_srun(const struct node_window *w)
 {
-	struct te_nprof_comm c[TE_STRAG_COMMS];
-	char buf[TE_STRAG_COMMS * TE_FAILREP_LINE_MAX];
-	size_t n, i;
+	char buf[NODE_COMMS * 2 * TE_FAILREP_LINE_MAX];
 
-	buf[0] = '\0';
-	n = snd.take(c, TE_STRAG_COMMS, NULL);
-	for (i = 0; i < n; i++)
-		if (c[i].st.count)
-			append_line(buf, sizeof(buf), window, &c[i]);
+	wire_lines(w, buf, sizeof(buf));
 	if (buf[0])
 		te_send_line(snd.host, snd.port, buf, SEND_MS);
+}
+
+/* A datagram of another local rank (its uid checked) into w. */
+static void join_dgram(struct node_window *w, int fd, uint32_t window)
+{
+	char data[DGRAM_MAX + 1], ctl[CMSG_SPACE(sizeof(struct ucred))];
+	struct iovec iov = { data, DGRAM_MAX };
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c;
+	const struct ucred *cred = NULL;
+	ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	char *line, *save = NULL, err[96];
+
+	if (n <= 0 || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		return;
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET &&
+		    c->cmsg_type == SCM_CREDENTIALS)
+			cred = (const struct ucred *)(void *)CMSG_DATA(c);
+	if (!cred || cred->uid != getuid())
+		return; /* not the job's user */
+	data[n] = '\0';
+	for (line = strtok_r(data, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct te_strag_summary got, *s;
+		struct te_strag_stat st;
+		unsigned k;
+
+		if (te_strag_line_parse(line, strlen(line), &got, err,
+					sizeof(err)) < 0 ||
+		    strcmp(got.node, snd.node))
+			continue;
+		s = summary_of(w, got.comm_hash, window, got.op);
+		for (k = 0; s && k < got.nranks; k++) {
+			st.comm_hash = got.comm_hash;
+			st.count = got.ranks[k].count;
+			st.mean_ns = got.ranks[k].mean_ns;
+			st.median_ns = got.ranks[k].median_ns;
+			st.op = got.op;
+			te_strag_summary_add(s, got.ranks[k].rank, &st);
+		}
+	}
+}
+
+/* Local rank 0: its own window, the others' lines that came within the
+ * gathering time, all to srun. */
+static void collect_window(uint32_t window)
+{
+	static struct node_window w;
+	int64_t until = te_now_ms() + (snd.window_ms / 4 < GATHER_MS
+					       ? snd.window_ms / 4
+					       : GATHER_MS),
+		left;
+	struct pollfd p = { .fd = snd.fd, .events = POLLIN };
+
+	w.n = 0;
+	take_own(&w, window);
+	while ((left = until - te_now_ms()) > 0)
+		if (poll(&p, 1, (int)left) > 0)
+			join_dgram(&w, snd.fd, window);
+	while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN))
+		join_dgram(&w, snd.fd, window);
+	send_srun(&w);
+}
+
+/* Another local rank: its lines to local rank 0 in one datagram, or to
+ * srun when local rank 0 does not take them. */
+static void give_window(uint32_t window)
+{
+	static struct node_window w;
+	char dgram[DGRAM_MAX];
+	size_t i, at = 0;
+	int fd, sent = -1;
+
+	w.n = 0;
+	take_own(&w, window);
+	if (!w.n)
+		return;
+	for (i = 0; i < w.n; i++) {
+		int n = te_strag_line_format(&w.s[i], dgram + at,
+					     sizeof(dgram) - at - 1);
+
+		if (n < 0)
+			break;
+		at += (size_t)n;
+		dgram[at++] = '\n';
+	}
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		sent = (int)sendto(fd, dgram, at, MSG_DONTWAIT | MSG_NOSIGNAL,
+				   (struct sockaddr *)&snd.addr, snd.addrlen);
+		close(fd);
+	}
+	if (sent < 0)
+		send_srun(&w);
 }
 
 static void *sender(void *arg)
@@ -124,9 +284,35 @@ static void *sender(void *arg)
 			poll(NULL, 0, left > 1000 ? 1000 : (int)left);
 		if (window < TE_STRAG_WINDOW_MAX)
 			window++;
-		send_window(window);
+		if (snd.fd >= 0)
+			collect_window(window);
+		else
+			give_window(window);
 	}
 	return NULL;
+}
+
+/* The node's abstract socket name, from the step's token; local rank 0
+ * binds it (a failed bind: it sends its own lines, as the others do). */
+static void node_socket(void)
+{
+	int on = 1, n;
+
+	snd.addr.sun_family = AF_UNIX;
+	n = snprintf(snd.addr.sun_path + 1, sizeof(snd.addr.sun_path) - 1,
+		     "trainenv-strag.%s", snd.token);
+	snd.addrlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+				  (size_t)n);
+	if (snd.local_rank != 0)
+		return;
+	snd.fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (snd.fd < 0)
+		return;
+	if (setsockopt(snd.fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0 ||
+	    bind(snd.fd, (struct sockaddr *)&snd.addr, snd.addrlen) < 0) {
+		close(snd.fd);
+		snd.fd = -1;
+	}
 }
 
 /* Keeps the plugin loaded for the thread's sake: 0, or -1. */
@@ -166,6 +352,7 @@ static void start(void)
 		(uint32_t)env_num("LOCAL_RANK", env_num("SLURM_LOCALID", 0));
 	if (snd.rank > TE_STRAG_RANK_MAX || pin_self() < 0)
 		return;
+	node_socket();
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);

@@ -445,7 +445,7 @@ static int rank_prepare(spank_t sp, uint32_t local_id, uint32_t global_id,
 	    te_stepd_preload_nccl_barrier(sp) < 0)
 		return task_fail(sp);
 	te_stepd_straggler_env(
-		sp, pyxis || te_stepd_oci_step(sp) ||
+		sp, te_stepd_oci_step(sp) ||
 			    te_appt_command(te_step.argc > 0 ? te_step.argv[0]
 							     : NULL));
 	/* in a container the barrier runs on the node, by proxy;

@@ -35,14 +35,14 @@ static struct {
 	uint64_t refused; /* lines that are no summary */
 } sg;
 
-/* A container step: the image has no trainenv plugin library. */
+/* A container step whose image does not get trainenv's plugin library
+ * (pyxis's does: trainenv's enroot mount entries bind LIBDIR/trainenv in
+ * at the node's path, as for the NCCL shim). */
 static const char *container_of(int argc, char **argv)
 {
 	const char *oci = getenv("SLURM_CONTAINER");
 	int cmd = te_srun_command(argc, argv);
 
-	if (te_srun_asks(argc, argv, "container-image"))
-		return "a pyxis container (--container-image)";
 	if (te_srun_asks(argc, argv, "container") || (oci && *oci))
 		return "an OCI container (srun --container)";
 	if (cmd >= 0 && te_appt_command(argv[cmd]))

@@ -5,8 +5,9 @@
  * (pmix/nccl_profiler_send.c) and reads its window from
  * TRAINENV_STRAGGLER_WINDOW, which the settings' export sets. A process
  * loads one profiler plugin: a job's own stays (srun said that trainenv's
- * steps aside). Nothing is done in a container, whose image does not
- * hold the library (srun said that too). */
+ * steps aside). Nothing is done in an OCI or Apptainer container, whose
+ * image does not hold the library (srun said that too); a pyxis container
+ * has it at the node's path (etc/enroot-mounts.fstab.in). */
 #include "config.h"
 
 #include <string.h>

@@ -458,8 +458,8 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 		.name = "straggler-window", .type = TE_T_UINT, .lo = 1,
 		.hi = 3600, .unit = "seconds", .builtin = "60",
 		.env = env_strag_window, .arginfo = "SECONDS",
-		.help = "stragglers: the length of one window (each rank "
-			"sends srun its waits once a window)",
+		.help = "stragglers: the length of one window (each node "
+			"sends srun its ranks' waits once a window)",
 	},
 	[TE_S_LIB_DIR] = {
 		.name = "lib-dir", .type = TE_T_PATH,

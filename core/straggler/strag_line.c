@@ -112,6 +112,25 @@ int te_strag_line_format(const struct te_strag_summary *s, char *buf,
 	return n;
 }
 
+int te_strag_line_part(const struct te_strag_summary *s, unsigned from,
+		       char *buf, size_t len)
+{
+	struct te_strag_summary part;
+	unsigned n;
+
+	if (summary_wrong(s) || from >= s->nranks)
+		return -1;
+	part = *s;
+	/* the most ranks from `from` on that fit: at most 16 tries */
+	for (n = s->nranks - from; n > 0; n--) {
+		part.nranks = n;
+		memmove(part.ranks, s->ranks + from, n * sizeof(s->ranks[0]));
+		if (te_strag_line_format(&part, buf, len) >= 0)
+			return (int)(from + n);
+	}
+	return -1;
+}
+
 /* The parser's cursor over exactly len bytes. */
 struct cur {
 	const char *p, *end;

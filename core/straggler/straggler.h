@@ -173,6 +173,12 @@ int te_strag_summary_add(struct te_strag_summary *s, uint32_t rank,
  * the buffer is short. */
 int te_strag_line_format(const struct te_strag_summary *s, char *buf,
 			 size_t len);
+/* The line of s's ranks from index `from` on, as many as fit in len (a
+ * node's summary cut to lines of a bounded size: lines of one node and
+ * window join again in the detector). The index after the last rank
+ * written, or -1 when not even one fits (or s breaks the format). */
+int te_strag_line_part(const struct te_strag_summary *s, unsigned from,
+		       char *buf, size_t len);
 /* Parses exactly len bytes. 0, or -1 with the reason in err. */
 int te_strag_line_parse(const char *line, size_t len,
 			struct te_strag_summary *s, char *err, size_t errlen);

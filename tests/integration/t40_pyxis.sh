@@ -17,7 +17,8 @@
 #    the GPU pre-flight (fake GPUs, a stand-in CUDA runtime) runs before the
 #    container and TRAINENV_PREFLIGHT reaches it; a pre-flight that cannot be
 #    started fails the step without exit code 75; trainenv stacks finds the
-#    six ranks in their containers.
+#    six ranks in their containers; --train-straggler names a late node,
+#    the profiler plugin loaded in the image.
 #  pyxis listed first: the container step fails on every task with the one
 #    line that says to list trainenv first; a step without a container runs.
 # Skips with one line where the runtimes cannot be built.
@@ -29,7 +30,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-n_checks=54
+n_checks=56
 plan $n_checks
 
 # The runtimes: built once into /var/lib/trainenv-containers, from the
@@ -230,6 +231,25 @@ is "$(grep -c "^py $TE_SRCDIR/python/trainenv/__init__.py$" <<<"$out")" 6 \
 	"  the module came from trainenv's mount entry, on each of the 6 ranks" || diag "$out"
 is "$(awk '$1 == "py2" && $2 != 3 && $3 >= 3 { n++ } END { print n + 0 }' <<<"$out")" 5 \
 	"  a second trainenv.barrier() is a new barrier: the 5 others wait for rank 3, 4 s late" || diag "$out"
+
+# Stragglers in the image (--train-straggler): the NCCL profiler plugin
+# comes in with trainenv's mount entries (lib-dir), as the shim; the
+# stand-in libnccl and the loop (tests/integration/strag_train.py) come
+# from the staged build and checkout. n2's ranks 40 ms late a step.
+standin=$TE_BUILDDIR/tests/integration/.libs/libnccl-standin-prof.so
+if [ -f "$standin" ]; then
+	mkdir -m 1777 "$TE_WORK/bar"
+	out=$(STANDIN_LIB=$standin STANDIN_CHANNELS=1 STANDIN_BARRIER_DIR=/bar SLOW_NODE=n2 \
+		te_srun -t 180 --mpi=pmix -N3 --ntasks-per-node=2 --container-image="$image" \
+		--container-mounts="$TE_BUILDDIR:$TE_BUILDDIR,$TE_SRCDIR:$TE_SRCDIR,$TE_WORK/bar:/bar" \
+		--train-straggler=50 --train-straggler-windows=2 --train-straggler-window=1 \
+		python3 "$TE_SRCDIR/tests/integration/strag_train.py" 80 0.01 0.04 2>&1)
+	ok $? "stragglers in the image: the step runs" || diag "$out"
+	is "$(grep -c '^standin profiler: trainenv v5$' <<<"$out"):$(grep -cE '^trainenv: straggler: n2 \(ranks 2-3\) waited least in all_reduce' <<<"$out")" 6:1 \
+		"  each rank's NCCL loaded trainenv's profiler plugin in the image, and srun names n2" || diag "$out"
+else
+	skip "no stand-in libnccl with a profiler in the build (make check-unit builds it)" 2
+fi
 
 # The hang-up shield with a step in the image: srun's side, which the
 # container does not change (tasks write through the probe's mount). A

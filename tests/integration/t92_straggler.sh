@@ -38,23 +38,7 @@ mkdir -m 1777 rec
 site="required $plugin record-dir=$TE_WORK/rec lib-dir=$TE_BUILDDIR/.libs"
 set_plugstack "$site"
 
-cat >strag.py <<'EOF'
-import ctypes, os, sys, time
-lib = ctypes.CDLL(os.environ["STANDIN_LIB"])
-class UniqueId(ctypes.Structure):
-    _fields_ = [("internal", ctypes.c_char * 128)]
-uid = UniqueId(b"t92".ljust(128, b"x"))
-comm = ctypes.c_void_p()
-rank, n = int(os.environ["SLURM_PROCID"]), int(os.environ["SLURM_NTASKS"])
-if lib.ncclCommInitRank(ctypes.byref(comm), n, uid, rank) != 0:
-    sys.exit(3)
-late = os.environ.get("SLOW_NODE", "") == os.environ.get("SLURMD_NODENAME")
-iters, step, extra = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
-for i in range(iters):
-    time.sleep(step + (extra if late else 0))
-    lib.ncclAllReduce(None, None, 1, 0, 0, comm, None)
-lib.ncclCommDestroy(comm)
-EOF
+cp "$TE_SRCDIR/tests/integration/strag_train.py" strag.py
 export STANDIN_LIB=$standin STANDIN_CHANNELS=1
 window=(--train-straggler-windows=2 --train-straggler-window=1)
 # A run in a fresh barrier directory: CASE SLOW_NODE ITERS EXTRA SRUN_ARGS...

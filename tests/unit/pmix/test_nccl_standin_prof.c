@@ -165,31 +165,43 @@ static int listener(uint16_t *port)
 	return fd;
 }
 
-/* What comes to fd within ms: one connection's bytes, "" if none. */
-static void receive(int fd, int ms, char *buf, size_t len)
+/* What comes to fd within ms: the bytes of the connections that come
+ * (one, or all within ms when all is set), "" if none. */
+static void receive_some(int fd, int ms, int all, char *buf, size_t len)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	size_t got = 0;
 	int c;
 
 	buf[0] = '\0';
-	if (poll(&p, 1, ms) != 1 || (c = accept(fd, NULL, NULL)) < 0)
-		return;
-	p.fd = c;
-	while (got + 1 < len && poll(&p, 1, 2000) == 1) {
-		ssize_t n = read(c, buf + got, len - 1 - got);
+	while (got + 1 < len && poll(&p, 1, ms) == 1 &&
+	       (c = accept(fd, NULL, NULL)) >= 0) {
+		struct pollfd q = { .fd = c, .events = POLLIN };
 
-		if (n <= 0)
+		while (got + 1 < len && poll(&q, 1, 2000) == 1) {
+			ssize_t n = read(c, buf + got, len - 1 - got);
+
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+		close(c);
+		if (!all)
 			break;
-		got += (size_t)n;
 	}
 	buf[got] = '\0';
-	close(c);
 }
 
-/* A rank (1 of communicator A, SLURM_PROCID 5) runs ROUNDS all_reduces
- * with the sender asked for in a window of 1 s, and waits for it. */
-static void run_sender_child(uint16_t port, const char *kinds)
+static void receive(int fd, int ms, char *buf, size_t len)
+{
+	receive_some(fd, ms, 0, buf, len);
+}
+
+/* A rank (comm_rank of communicator A, SLURM_PROCID procid, local rank
+ * local) runs ROUNDS all_reduces with the sender asked for in a window of
+ * 1 s, and waits for it. */
+static void run_rank_child(uint16_t port, const char *kinds, int comm_rank,
+			   const char *procid, const char *local)
 {
 	struct standin s;
 	ncclUniqueId ia;
@@ -204,13 +216,14 @@ static void run_sender_child(uint16_t port, const char *kinds)
 	setenv("TRAINENV_STRAGGLER_WINDOW", "1", 1);
 	setenv("SLURM_SRUN_COMM_HOST", "127.0.0.1", 1);
 	setenv("SLURMD_NODENAME", "n1", 1);
-	setenv("SLURM_PROCID", "5", 1);
+	setenv("SLURM_PROCID", procid, 1);
+	setenv("SLURM_LOCALID", local, 1);
 	setenv("NCCL_PROFILER_PLUGIN", TE_NPROF_SO, 1);
 	unsetenv("STANDIN_PROFILER_VERSION");
 	if (load(&s) < 0)
 		_exit(2);
 	memset(&ia, 'a', sizeof(ia));
-	CHECK(s.init(&a, 4, ia, 1) == ncclSuccess && a, "init A");
+	CHECK(s.init(&a, 4, ia, comm_rank) == ncclSuccess && a, "init A");
 	setenv("STANDIN_WAIT_US", "300", 1);
 	for (r = 0; r < ROUNDS; r++)
 		CHECK(s.all_reduce(NULL, NULL, 1, 0, 0, a, NULL) == 0, "ar");
@@ -221,7 +234,8 @@ static void run_sender_child(uint16_t port, const char *kinds)
 	_exit(fails ? 1 : 0);
 }
 
-static pid_t sender_case(int fd, uint16_t port, const char *kinds)
+static pid_t rank_case(int fd, uint16_t port, const char *kinds, int comm_rank,
+		       const char *procid, const char *local)
 {
 	pid_t pid;
 
@@ -229,9 +243,61 @@ static pid_t sender_case(int fd, uint16_t port, const char *kinds)
 	pid = fork();
 	if (pid == 0) {
 		close(fd);
-		run_sender_child(port, kinds);
+		run_rank_child(port, kinds, comm_rank, procid, local);
 	}
 	return pid;
+}
+
+static pid_t sender_case(int fd, uint16_t port, const char *kinds)
+{
+	return rank_case(fd, port, kinds, 1, "5", "0");
+}
+
+/* Two ranks of one node: local rank 0 sends srun both ranks' waits, the
+ * other sends srun nothing; alone, the other sends its own. */
+static void test_node_sender(int fd, uint16_t port)
+{
+	const char *kinds = "health,steptime,straggler";
+	char buf[16384], err[128], *line, *save = NULL;
+	struct te_failrep rep;
+	struct te_strag_summary sum;
+	pid_t a, b;
+	int st_a = -1, st_b = -1, lines = 0, from_other = 0, both = 0;
+	int seen0 = 0, seen1 = 0;
+
+	b = rank_case(fd, port, kinds, 1, "5", "1");
+	a = rank_case(fd, port, kinds, 0, "4", "0");
+	receive_some(fd, 3500, 1, buf, sizeof(buf));
+	waitpid(a, &st_a, 0);
+	waitpid(b, &st_b, 0);
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (te_failrep_parse(line, TOKEN, &rep) < 0 ||
+		    te_strag_line_parse(rep.text, strlen(rep.text), &sum, err,
+					sizeof(err)) < 0)
+			continue;
+		lines++;
+		from_other += rep.rank != 4;
+		both += sum.nranks == 2 && sum.ranks[0].rank == 0 &&
+			sum.ranks[1].rank == 1;
+		seen0 |= sum.ranks[0].rank == 0;
+		seen1 |= sum.ranks[sum.nranks - 1].rank == 1;
+	}
+	ok(WIFEXITED(st_a) && WEXITSTATUS(st_a) == 0 && WIFEXITED(st_b) &&
+		   WEXITSTATUS(st_b) == 0 && lines > 0 && !from_other &&
+		   seen0 && seen1,
+	   "two local ranks: only local rank 0 (rank 4) sends srun lines (%d), "
+	   "with both ranks' waits (%d lines with both)",
+	   lines, both);
+	b = rank_case(fd, port, kinds, 1, "5", "1");
+	receive(fd, 2500, buf, sizeof(buf));
+	waitpid(b, &st_b, 0);
+	if ((line = strchr(buf, '\n')))
+		*line = '\0';
+	ok(te_failrep_parse(buf, TOKEN, &rep) == 0 && rep.straggler &&
+		   rep.rank == 5,
+	   "local rank 1 without a local rank 0 sends srun its own: %.80s",
+	   buf);
 }
 
 static void test_sender(void)
@@ -274,6 +340,7 @@ static void test_sender(void)
 	waitpid(pid, &st, 0);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && !buf[0],
 	   "an srun that does not read straggler lines gets none");
+	test_node_sender(fd, port);
 	close(fd);
 }
 

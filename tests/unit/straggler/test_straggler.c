@@ -154,6 +154,42 @@ static void test_line_round_trip(void)
 	   "16 ranks fit");
 }
 
+/* A node's summary cut to lines of a bounded size (the failure report's
+ * text: 240 bytes) and joined again by the detector. */
+static void test_line_part(void)
+{
+	struct te_strag_summary s, back;
+	uint64_t w9 = 123456789,
+		 wait[PER_NODE] = { w9, w9, w9, w9, w9, w9, w9, w9 };
+	char line[241], err[128];
+	unsigned got = 0, lines = 0, ok_all = 1;
+	int next = 0;
+
+	node_summary(&s, 17, 42, 0x3f2a9c0d12345678ull, wait);
+	while (next >= 0 && (unsigned)next < s.nranks) {
+		int from = next;
+
+		next = te_strag_line_part(&s, (unsigned)from, line,
+					  sizeof(line));
+		if (next <= from)
+			break;
+		lines++;
+		ok_all &= strlen(line) <= 240 &&
+			  te_strag_line_parse(line, strlen(line), &back, err,
+					      sizeof(err)) == 0 &&
+			  back.ranks[0].rank == s.ranks[from].rank &&
+			  back.nranks == (unsigned)(next - from);
+		got += back.nranks;
+	}
+	ok(got == PER_NODE && lines >= 2 && ok_all,
+	   "8 ranks cut into %u lines of 240 bytes at most, every rank once",
+	   lines);
+	is_int(te_strag_line_part(&s, PER_NODE, line, sizeof(line)), -1,
+	       "past the last rank: -1");
+	is_int(te_strag_line_part(&s, 0, line, 20), -1,
+	       "a buffer too short for one rank: -1");
+}
+
 static void test_line_hostile(void)
 {
 	static const char *const bad[] = {
@@ -478,6 +514,7 @@ int main(void)
 	test_rank_median();
 	test_rank_eviction();
 	test_line_round_trip();
+	test_line_part();
 	test_line_hostile();
 	test_detector();
 	return tap_done();
