@@ -20,6 +20,7 @@
 #include "report/dumpdir.h"
 #include "util/runcap.h"
 #include "hang/stacks.h"
+#include "hang/stacks_nccl.h"
 #include "stacks_int.h"
 #include "report/steprecord.h"
 #include "settings/settings.h"
@@ -314,10 +315,12 @@ static char **clean_env(void)
 	return te_env_without_dup(environ, drop, keep);
 }
 
-/* Every node's records, decoded into *procs (grown); how many, or -1.
+/* Every node's records, decoded into *procs (grown), and NCCL's view
+ * into nv (core/hang/stacks_nccl.h); how many stacks, or -1.
  * te_stack_merge stops at the step's rank count. */
 static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
-		    unsigned ntasks, struct te_proc_stack **procs)
+		    unsigned ntasks, struct te_proc_stack **procs,
+		    struct te_hn_view *nv)
 {
 	char self[PATH_MAX], jobarg[32], nodesarg[4096], nn[16], step[48];
 	char uidarg[24];
@@ -385,6 +388,11 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 	}
 	n = te_stack_merge(records, (size_t)got, ntasks, nnodes, procs,
 			   &left_out);
+	/* as many flight recorder ranks as the merger takes stacks at most */
+	if (te_hn_collect(records, (size_t)got,
+			  (size_t)nnodes * TE_STACK_NODE_RANKS, nv) < 0)
+		fprintf(stderr, PREFIX "out of memory for the flight "
+				       "recorder's ranks: some left out\n");
 	free(records);
 	if (left_out)
 		fprintf(stderr,
@@ -541,8 +549,18 @@ static void say_no_rank(long job, long step)
 		       step);
 }
 
+/* NCCL's view above the stacks (none for a step without NCCL). */
+static void print_nccl(const struct te_hn_view *nv, FILE *f)
+{
+	static char text[TE_HN_RAS_LINES * TE_HN_RAS_LINE + 64 * 1024];
+
+	if (te_hn_report_text(nv, text, sizeof(text)) > 0)
+		fputs(text, f);
+}
+
 static int login_side(struct opts *o)
 {
+	struct te_hn_view nv = { .ras_outcome = -1 };
 	struct te_proc_stack *procs = NULL;
 	char nodes[4000], *report;
 	unsigned nnodes = 0, ntasks = 0;
@@ -557,9 +575,10 @@ static int login_side(struct opts *o)
 			o->job, o->step);
 		return 1;
 	}
-	n = collect(o, nodes, nnodes, ntasks, &procs);
+	n = collect(o, nodes, nnodes, ntasks, &procs, &nv);
 	if (n < 0) {
 		free(procs);
+		te_hn_view_free(&nv);
 		/* no stacks is no reason to leave a hung step running */
 		if (o->exit_report && strcmp(o->action, "report"))
 			end_step(o);
@@ -578,6 +597,7 @@ static int login_side(struct opts *o)
 				o->stall ? "stall" : "exit-grace", o->job,
 				o->step);
 			free(procs);
+			te_hn_view_free(&nv);
 			return 0;
 		}
 		if (o->stall)
@@ -598,17 +618,24 @@ static int login_side(struct opts *o)
 	report = malloc(REPORT_MAX);
 	if (!report) {
 		free(procs);
+		te_hn_view_free(&nv);
 		return 1;
 	}
-	if (o->json)
+	if (o->json) {
 		te_stack_report_json(report, REPORT_MAX, procs, (size_t)n);
-	else
+		te_hn_report_json(&nv, report, REPORT_MAX);
+	} else {
+		if (n > 0)
+			print_nccl(&nv, o->exit_report ? stderr : stdout);
 		te_stack_report_text(report, REPORT_MAX, procs, (size_t)n);
+	}
 	fputs(report, o->exit_report ? stderr : stdout);
 	if (o->exit_report && o->record_dir) {
 		te_stack_report_json(report, REPORT_MAX, procs, (size_t)n);
+		te_hn_report_json(&nv, report, REPORT_MAX);
 		write_hang_record(o, report);
 	}
+	te_hn_view_free(&nv);
 	if (!o->json && !o->exit_report && n == 0)
 		say_no_rank(o->job, o->step);
 	fflush(NULL);

@@ -25,6 +25,14 @@ struct te_proc;
 size_t te_stacks_scan(struct te_proc *t, size_t max, const char *node,
 		      uid_t uid);
 
+/* NCCL's view of the step on this node, before the stacks (stacks_nccl.c):
+ * the flight recorder dumps of the k ranks r (into t) and, on the first
+ * node of the collecting step, NCCL RAS's answer, sent as tagged records
+ * (core/hang/stacks_nccl.h) within TE_HN_NODE_MS. */
+struct te_rank_proc;
+void te_stacks_nccl(long job, long step, uid_t uid, const struct te_proc *t,
+		    const struct te_rank_proc *r, size_t k, unsigned tag);
+
 /* --watch-workers: until the task (task_pid with its start time
  * task_start; 0: the first seen) is gone, or the first of the node's
  * torchrun workers of job.step ends (then said to srun). 0. */

@@ -644,9 +644,10 @@ int te_stacks_node(long job, long step, uid_t uid)
 	n = te_stacks_scan(t, TE_PROC_MAX, getenv("SLURMD_NODENAME"), uid);
 	k = te_proc_pick_ranks(t, n, job, step, r, TE_STACK_NODE_RANKS);
 	raise_fd_limit(k);
+	te_stacks_nccl(job, step, uid, t, r, k, tag); /* from the node's time */
 	/* the CPU each rank uses over one second: spinning or waiting */
 	for (i = 0; i < k; i++) {
-		before[i] = t[r[i].idx].cpu_ticks;
+		before[i] = cpu_ticks(t[r[i].idx].pid);
 		held[i] = hold_process(&t[r[i].idx]);
 	}
 	if (k)

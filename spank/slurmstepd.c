@@ -43,6 +43,7 @@
 #include "stepd_preflight.h"
 #include "stepd_rdzv.h"
 #include "stepd_straggler.h"
+#include "stepd_hangenv.h"
 #include "stepd_step.h"
 #include "stepd_watch.h"
 
@@ -448,6 +449,7 @@ static int rank_prepare(spank_t sp, uint32_t local_id, uint32_t global_id,
 		sp, te_stepd_oci_step(sp) ||
 			    te_appt_command(te_step.argc > 0 ? te_step.argv[0]
 							     : NULL));
+	te_stepd_hang_env(sp, pyxis); /* NCCL RAS, the flight recorder's pipe */
 	/* in a container the barrier runs on the node, by proxy;
 	 * torchrun's workers are ranks of their own, not the
 	 * task's (docs/pmix.md) */

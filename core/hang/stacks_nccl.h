@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* NCCL's view in the hang report (issue 36 item 3), wired: what a node's
+ * collector finds out from PyTorch's flight recorder and NCCL RAS, the
+ * records it sends the merger beside the stacks, and the report's lines
+ * and JSON fields (core/hang/stacks_nccl.c, pure), and the flight
+ * recorder's dumps asked for and read on one node (core/hang/stacks_fr.c).
+ *
+ * The records (one line each, fields percent-encoded, "-" for ""), sent
+ * by a node before its stacks' records and tagged as they are:
+ *   TE-STACK1 fr rank=R nccl=0|1 has=0|1 status=ok|missing|refused|empty
+ *     version=V over=N why=TEXT
+ *   TE-STACK1 frpos rank=R group=G desc=D op=O seq=S state=STATE
+ *   TE-STACK1 ras outcome=OUTCOME text=LINE
+ * nccl: the rank's process maps libnccl; has: its environment asks
+ * PyTorch for a flight recorder and its pipe. frpos lines follow their
+ * rank's fr line. ras lines come from one node only (the first of the
+ * collecting step), te_ras_format's lines as they are.
+ *
+ * An older merger (te_stack_merge before these records) reads every line
+ * that does not begin a "TE-STACK1 proc" record as a node's stray output
+ * and skips that one line: these records cost it nothing. */
+#ifndef TE_STACKS_NCCL_H
+#define TE_STACKS_NCCL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hang/flightrec.h"
+
+#define TE_HN_PATH 1024	     /* a path variable's value, NUL included */
+#define TE_HN_RAS_ADDR 64    /* NCCL_RAS_ADDR's value, NUL included */
+#define TE_HN_RAS_LINES 12   /* RAS lines a report keeps */
+#define TE_HN_RAS_LINE 300   /* one RAS line, NUL included (longer: cut) */
+#define TE_HN_LINE_MAX 960   /* one record line, its newline included */
+#define TE_HN_NODE_MS 10000  /* a node's time for all of this, at most */
+#define TE_HN_RAS_MS 4000    /* RAS's answer, at most (within the above) */
+#define TE_HN_JSON_RANKS 256 /* ranks the JSON gives one by one */
+/* PyTorch's default dump path (TORCH_NCCL_DEBUG_INFO_TEMP_FILE unset) */
+#define TE_HN_TEMP_DEFAULT "/tmp/nccl_trace_rank_"
+
+/* ------------------------------------------------------ the environment */
+
+/* The variables of a rank's environment that say whether and where
+ * PyTorch's flight recorder answers, read from the whole block in pieces
+ * of any size (as /proc/PID/environ is read). The first entry of each
+ * variable counts (as getenv). */
+struct te_hn_env {
+	char pipe[TE_HN_PATH];	    /* TORCH_NCCL_DEBUG_INFO_PIPE_FILE */
+	char temp_fr[TE_HN_PATH];   /* TORCH_FR_DUMP_TEMP_FILE */
+	char temp_nccl[TE_HN_PATH]; /* TORCH_NCCL_DEBUG_INFO_TEMP_FILE */
+	char ras[TE_HN_RAS_ADDR];   /* NCCL_RAS_ADDR */
+	long buf_fr, buf_nccl;	    /* TORCH_FR_BUFFER_SIZE,
+				      TORCH_NCCL_TRACE_BUFFER_SIZE; -1 unset
+				      or not a number */
+	unsigned seen;		    /* the variables met (a bit each) */
+	int too_long;		    /* the current entry is past the bound */
+	size_t curlen;
+	char cur[TE_HN_PATH + 40];
+};
+void te_hn_env_init(struct te_hn_env *e);
+void te_hn_env_feed(struct te_hn_env *e, const char *buf, size_t n);
+/* The last entry, when the block did not end with its NUL. */
+void te_hn_env_end(struct te_hn_env *e);
+
+/* PyTorch's trace buffer: TORCH_FR_BUFFER_SIZE, else
+ * TORCH_NCCL_TRACE_BUFFER_SIZE (the first one set wins, as PyTorch's
+ * getCvarInt), 0 when neither is a number. */
+long te_hn_env_buffer(const struct te_hn_env *e);
+
+/* Rank's pipe (PIPE<rank>.pipe) and dump (TEMP<rank>: TORCH_FR_DUMP_TEMP_FILE,
+ * else TORCH_NCCL_DEBUG_INFO_TEMP_FILE, else PyTorch's default) as process
+ * pid sees them: an absolute path behind /proc/PID/root (its container's
+ * root, or the node's), a relative one behind /proc/PID/cwd; pid 0: the
+ * paths as they are. 0, or -1 with why (one line) when the rank has no
+ * flight recorder that answers a pipe (the variable unset, the buffer 0),
+ * its rank is unknown or a path is too long. */
+int te_hn_fr_paths(const struct te_hn_env *e, long rank, int pid, char *pipe,
+		   size_t plen, char *dump, size_t dlen, char *why,
+		   size_t whylen);
+
+/* ------------------------------------------------------------- the wire */
+
+/* One rank's flight recorder records (fr and its frpos lines) into out;
+ * nccl and has as the header says. The bytes written, or -1 when out is
+ * too small (out then ""). Every line is within TE_HN_LINE_MAX. */
+long te_hn_fr_encode(char *out, size_t len, const struct te_fr_rank *r,
+		     int nccl, int has);
+/* te_ras_format's lines (text, '\n'-ended) as ras records, at most
+ * TE_HN_RAS_LINES, each line cut to TE_HN_RAS_LINE - 1 bytes. outcome:
+ * enum te_ras_outcome. The bytes written, or -1. */
+long te_hn_ras_encode(char *out, size_t len, int outcome, const char *text);
+
+/* What the merger keeps of the nodes' records. */
+struct te_hn_view {
+	struct te_fr_rank *fr; /* by rank, one each (allocated) */
+	size_t nfr, cap, max;  /* max: ranks kept at most */
+	size_t fr_cut;	       /* ranks past max, left out */
+	int any_nccl, any_has; /* some rank maps libnccl / has a recorder */
+	int ras_outcome;       /* enum te_ras_outcome; -1: no ras record */
+	size_t nras;
+	char ras[TE_HN_RAS_LINES][TE_HN_RAS_LINE];
+	size_t bad;	   /* lines of these kinds refused */
+	char bad_why[160]; /* the first refusal's reason */
+};
+
+/* Reads the records of these kinds among all lines of buf[0..len) (the
+ * demultiplexed lines of every node: other lines skipped) into v, at most
+ * max ranks (duplicates of a rank: the first kept). Refuses a line (v->bad)
+ * with a bad key, value, encoding or length, or a frpos without its fr.
+ * 0, or -1 when out of memory (what came is kept). The caller frees with
+ * te_hn_view_free. */
+int te_hn_collect(const char *buf, size_t len, size_t max,
+		  struct te_hn_view *v);
+void te_hn_view_free(struct te_hn_view *v);
+
+/* The words of the records: TE_HN_STATUS (enum te_fr_status: "ok", ...),
+ * TE_HN_STATE (enum te_fr_state: "started", ...), TE_HN_OUTCOME (enum
+ * te_ras_outcome: "answered", ...); "?" out of range. */
+enum {
+	TE_HN_STATUS,
+	TE_HN_STATE,
+	TE_HN_OUTCOME
+};
+const char *te_hn_word(int kind, int value);
+
+/* ------------------------------------------------------------ the report */
+/* core/hang/stacks_nccl_report.c */
+
+/* 1 when the report says anything of NCCL: some rank maps libnccl or has
+ * a flight recorder, or RAS answered (not "nothing listens"). A step
+ * without NCCL gets the stacks alone. */
+int te_hn_shown(const struct te_hn_view *v);
+/* The report's lines above the stacks, each "trainenv: hang: NCCL RAS:
+ * ..." or "trainenv: hang: flight recorder: ...", '\n'-ended: RAS's
+ * lines (or one saying none came), then te_fr_report's. Nothing when not
+ * te_hn_shown. The number of lines; out always terminated (cut at a
+ * line's end). */
+int te_hn_report_text(const struct te_hn_view *v, char *out, size_t len);
+/* json: a JSON object's text ending in "}" (a newline after it allowed),
+ * as te_stack_report_json writes it: when te_hn_shown, the fields
+ * "nccl_ras":{"outcome":..,"lines":[..]} and
+ * "flight_recorder":{"lines":[..],"ranks":[..],"ranks_left_out":N} are
+ * put before its last "}" (ranks: at most TE_HN_JSON_RANKS). 0, or -1
+ * when they did not fit (json then as it was). */
+int te_hn_report_json(const struct te_hn_view *v, char *json, size_t len);
+
+/* ----------------------------------------- the dumps, on one node (I/O) */
+
+/* One rank's dump to ask for and read (core/hang/stacks_fr.c). */
+struct te_fr_ask {
+	char pipe[TE_HN_PATH + 64]; /* /proc/PID/root + PIPE<rank>.pipe */
+	char dump[TE_HN_PATH + 64];
+	int rank;
+	struct te_fr_rank *out; /* filled: read, refused or missing */
+	/* private */
+	int state;
+	int64_t size, mtime_ns, stable_ms;
+	uint64_t ino;
+};
+#define TE_HN_DUMP_MAX (64u * 1024 * 1024) /* a dump read, at most */
+
+/* Asks every rank's flight recorder for a dump at once and reads each
+ * that comes, within timeout_ms in all: writes one byte into each pipe
+ * (O_WRONLY|O_NONBLOCK|O_NOFOLLOW: refused unless a FIFO owned by uid;
+ * no reader: missing), then waits until each dump file has changed and
+ * stopped growing, and reads it (O_NOFOLLOW, a regular file owned by uid,
+ * at most TE_HN_DUMP_MAX bytes) with te_fr_extract. A rank that does not
+ * answer in time is te_fr_missing with why. between (may be NULL) is
+ * called once after the bytes are written (the RAS query runs there,
+ * while PyTorch writes). Never waits past the deadline. */
+void te_fr_collect(struct te_fr_ask *ask, size_t n, uid_t uid, int timeout_ms,
+		   void (*between)(void *), void *arg);
+
+#endif

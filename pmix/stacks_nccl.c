@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* trainenv-stacks --local, NCCL's view (issue 36 item 3): before gdb, and
+ * from the node's time for stacks (at most TE_HN_NODE_MS of it), each
+ * local rank's PyTorch flight recorder is asked for a dump through its
+ * pipe and the dumps read (core/hang/stacks_fr.c); the first node of the
+ * collecting step also asks NCCL RAS, which answers for the whole job, at
+ * the step's own NCCL_RAS_ADDR. What came goes to the merger as records
+ * beside the stacks (core/hang/stacks_nccl.h). As the job's user. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hang/flightrec.h"
+#include "hang/proctab.h"
+#include "hang/ras.h"
+#include "hang/stacks.h"
+#include "hang/stacks_nccl.h"
+#include "stacks_int.h"
+#include "util/strutil.h"
+
+#define CHUNK (64 * 1024)
+#define ENVIRON_MAX (16u * 1024 * 1024) /* of a rank's environment, read */
+#define MAPS_MAX (16u * 1024 * 1024)	/* of its /proc/PID/maps, read */
+
+static char chunk[CHUNK];
+
+/* The rank's flight recorder and RAS variables (its whole environment,
+ * read in pieces up to ENVIRON_MAX). */
+static void read_env(int pid, struct te_hn_env *e)
+{
+	char path[64];
+	size_t total = 0;
+	ssize_t got;
+	int fd;
+
+	te_hn_env_init(e);
+	te_snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	while (total < ENVIRON_MAX && (got = read(fd, chunk, CHUNK)) > 0) {
+		te_hn_env_feed(e, chunk, (size_t)got);
+		total += (size_t)got;
+	}
+	close(fd);
+	te_hn_env_end(e);
+}
+
+/* 1 when the process maps a libnccl (its memory map, read up to
+ * MAPS_MAX): a rank that runs NCCL. */
+static int maps_nccl(int pid)
+{
+	static const char lib[] = "/libnccl";
+	const size_t keep = sizeof(lib) - 2;
+	char path[64], *buf = chunk;
+	size_t total = 0, have = 0;
+	ssize_t got;
+	int fd, found = 0;
+
+	te_snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	while (!found && total < MAPS_MAX &&
+	       (got = read(fd, buf + have, CHUNK - 1 - have)) > 0) {
+		have += (size_t)got;
+		total += (size_t)got;
+		buf[have] = '\0';
+		found = memmem(buf, have, lib, sizeof(lib) - 1) != NULL;
+		/* a name across two reads: the last bytes go first */
+		if (have > keep) {
+			memmove(buf, buf + have - keep, keep);
+			have = keep;
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/* RAS, asked while PyTorch writes its dumps (te_fr_collect's between). */
+struct ras_ask {
+	int ask;
+	char addr[TE_HN_RAS_ADDR];
+	int outcome;
+	char text[TE_HN_RAS_LINES * TE_HN_RAS_LINE];
+};
+
+static void ask_ras(void *arg)
+{
+	struct ras_ask *ra = arg;
+	struct te_ras_status *st;
+
+	if (!ra->ask)
+		return;
+	st = malloc(sizeof(*st));
+	if (!st) {
+		ra->outcome = TE_RAS_FAILED;
+		te_snprintf(ra->text, sizeof(ra->text),
+			    "NCCL RAS: not asked: out of memory\n");
+		return;
+	}
+	te_ras_query(ra->addr, TE_HN_RAS_MS, st);
+	ra->outcome = (int)st->outcome;
+	te_ras_format(st, ra->addr, TE_HN_RAS_LINES, ra->text,
+		      sizeof(ra->text));
+	free(st);
+}
+
+/* rec[0..len) tagged on stdout (a record that cannot be tagged is left
+ * out: each of its lines is within the bound, so none is). */
+static void send_lines(const char *rec, size_t len, unsigned tag)
+{
+	static char tagged[2 * TE_STACK_RECORD_MAX];
+	long n;
+
+	if (!len)
+		return;
+	n = te_stack_wire_tag(tagged, sizeof(tagged), rec, len, tag);
+	if (n > 0)
+		fwrite(tagged, 1, (size_t)n, stdout);
+}
+
+/* This collector is on the first node of the collecting step. */
+static int first_node(unsigned tag)
+{
+	const char *id = getenv("SLURM_NODEID");
+
+	return id ? !strcmp(id, "0") : tag == 0;
+}
+
+void te_stacks_nccl(long job, long step, uid_t uid, const struct te_proc *t,
+		    const struct te_rank_proc *r, size_t k, unsigned tag)
+{
+	static struct te_hn_env env;
+	static struct ras_ask ra;
+	static char rec[TE_STACK_RECORD_MAX];
+	struct te_fr_rank *fr = calloc(k ? k : 1, sizeof(*fr));
+	struct te_fr_ask *ask = calloc(k ? k : 1, sizeof(*ask));
+	unsigned char *flags = calloc(k ? k : 1, 1); /* 1 nccl, 2 has */
+	size_t i, nask = 0;
+	char why[160];
+	long n;
+
+	if (!fr || !ask || !flags)
+		goto out;
+	memset(&ra, 0, sizeof(ra));
+	ra.ask = first_node(tag);
+	for (i = 0; i < k; i++) {
+		const struct te_proc *p = &t[r[i].idx];
+		long rank = r[i].rank;
+
+		read_env(p->pid, &env);
+		flags[i] = (unsigned char)maps_nccl(p->pid);
+		if (!ra.addr[0] && env.ras[0])
+			te_strlcpy(ra.addr, env.ras, sizeof(ra.addr));
+		if (te_hn_fr_paths(&env, rank, p->pid, ask[nask].pipe,
+				   sizeof(ask[nask].pipe), ask[nask].dump,
+				   sizeof(ask[nask].dump), why,
+				   sizeof(why)) < 0) {
+			te_fr_missing(&fr[i], rank >= 0 ? (int)rank : -1, why);
+			continue;
+		}
+		flags[i] |= 2;
+		ask[nask].rank = (int)rank;
+		ask[nask++].out = &fr[i];
+	}
+	/* the step's own address (its ranks' environment: the job may have
+	 * set one), never another step's */
+	if (ra.ask && !ra.addr[0] &&
+	    te_ras_addr_pick((uint32_t)job, (uint32_t)step, 0, 0, ra.addr,
+			     sizeof(ra.addr)) < 0)
+		ra.ask = 0;
+	if (nask)
+		te_fr_collect(ask, nask, uid, TE_HN_NODE_MS, ask_ras, &ra);
+	else
+		ask_ras(&ra);
+	for (i = 0; i < k; i++)
+		if (fr[i].rank >= 0 &&
+		    (n = te_hn_fr_encode(rec, sizeof(rec), &fr[i], flags[i] & 1,
+					 flags[i] & 2)) > 0)
+			send_lines(rec, (size_t)n, tag);
+	if (ra.ask &&
+	    (n = te_hn_ras_encode(rec, sizeof(rec), ra.outcome, ra.text)) > 0)
+		send_lines(rec, (size_t)n, tag);
+	fflush(stdout);
+out:
+	free(fr);
+	free(ask);
+	free(flags);
+}

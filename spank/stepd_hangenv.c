@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* slurmstepd, per rank (task_init, as the job's user): the environment the
+ * hang report's view of NCCL needs (pmix/stacks_nccl.c). NCCL RAS listens
+ * at NCCL_RAS_ADDR (default localhost:28028, shared by every job of the
+ * user on the node: one step's query could reach another's processes);
+ * each step gets its own loopback address. PyTorch's flight recorder
+ * answers a byte in its pipe with a dump only when the pipe's variable is
+ * set; trainenv points it into the job's dump directory. PyTorch makes the
+ * pipe with mkfifo and fails the process group when it cannot: the
+ * variable is set only where a FIFO can be made there, and never in a
+ * container, whose files are not the node's. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "container/apptainer_env.h"
+#include "hang/ras.h"
+#include "launch/rankenv.h"
+#include "report/dumpdir.h"
+#include "state.h"
+#include "stepd_container.h"
+#include "stepd_hangenv.h"
+#include "stepd_step.h"
+#include "util/strutil.h"
+
+struct hang_vars {
+	const char *inherited; /* TE_HANG_VARS_ENV of an enclosing step */
+	char set[256];	       /* the names set here */
+};
+
+/* name=value unless the job set it (one an enclosing step's trainenv set
+ * is not the job's own: replaced). */
+static void set_var(spank_t sp, struct hang_vars *hv, const char *name,
+		    const char *value)
+{
+	int overwrite = hv->inherited && te_name_in_list(hv->inherited, name);
+
+	if (spank_setenv(sp, name, value, overwrite) == ESPANK_SUCCESS)
+		te_appendf(hv->set, sizeof(hv->set), "%s%s",
+			   hv->set[0] ? "," : "", name);
+}
+
+/* The job's dump directory (DIR/UID/JOBID, export_dump_dir's) into dir
+ * when it is set and usable; 0 or -1. */
+static int dump_dir(spank_t sp, char *dir, size_t len)
+{
+	const struct te_value *d = &te_plug.cfg.v[TE_S_NCCL_DUMP_DIR];
+	char name[16], why[TE_DUMP_DIR_PATH_MAX + 200];
+	uid_t uid;
+	int dfd;
+
+	if (!d->set ||
+	    te_snprintf(name, sizeof(name), "%u", te_step.job_id) < 0)
+		return -1;
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
+		uid = geteuid();
+	dfd = te_dump_dir_open(d->text, name, uid, dir, len, why, sizeof(why));
+	if (dfd < 0)
+		return -1; /* export_dump_dir said why */
+	close(dfd);
+	return 0;
+}
+
+/* A FIFO can be made in dir (PyTorch's mkfifo must not fail there). */
+static int fifo_ok(const char *dir)
+{
+	char probe[TE_DUMP_DIR_PATH_MAX + 48];
+
+	if (te_snprintf(probe, sizeof(probe), "%s/.fr_probe.%ld", dir,
+			(long)getpid()) < 0)
+		return 0;
+	unlink(probe);
+	if (mkfifo(probe, 0600) < 0)
+		return 0;
+	unlink(probe);
+	return 1;
+}
+
+void te_stepd_hang_env(spank_t sp, int pyxis)
+{
+	char addr[64], dir[TE_DUMP_DIR_PATH_MAX],
+		val[TE_DUMP_DIR_PATH_MAX + 32];
+	char inh[TE_VALUE_SLOT_SIZE];
+	const char *temp, *argv0 = te_step.argc > 0 ? te_step.argv[0] : NULL;
+	const char *v = te_stepd_getenv(sp, TE_HANG_VARS_ENV);
+	struct hang_vars hv = { .inherited = v ? inh : NULL };
+	int contained = pyxis || te_stepd_oci_step(sp) ||
+			te_appt_command(argv0);
+
+	if (v) /* the getenv ring's buffer is reused */
+		te_strlcpy(inh, v, sizeof(inh));
+
+	if (te_ras_addr_pick(te_step.job_id, te_step.step_id, 0, 0, addr,
+			     sizeof(addr)) == 0)
+		set_var(sp, &hv, "NCCL_RAS_ADDR", addr);
+	if (!contained && dump_dir(sp, dir, sizeof(dir)) == 0 && fifo_ok(dir)) {
+		if (te_snprintf(val, sizeof(val), "%s/fr_pipe_", dir) == 0)
+			set_var(sp, &hv, "TORCH_NCCL_DEBUG_INFO_PIPE_FILE",
+				val);
+		/* the dump where the job's (or export_dump_dir's) older
+		 * variable says, for PyTorch releases that read the newer */
+		temp = te_stepd_getenv(sp, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE");
+		if (temp && temp[0])
+			te_strlcpy(val, temp, sizeof(val));
+		else if (te_snprintf(val, sizeof(val), "%s/fr_", dir) < 0)
+			val[0] = '\0';
+		if (val[0]) {
+			set_var(sp, &hv, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE",
+				val);
+			set_var(sp, &hv, "TORCH_FR_DUMP_TEMP_FILE", val);
+		}
+	}
+	if (hv.set[0])
+		spank_setenv(sp, TE_HANG_VARS_ENV, hv.set, 1);
+	else
+		spank_unsetenv(sp, TE_HANG_VARS_ENV);
+}
