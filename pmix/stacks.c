@@ -344,6 +344,7 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 	struct cmd c = { .argv = argv, .ms = COLLECT_MS, .cap = NODES_OUT_MAX };
 	const struct te_spawn_out *so = &c.so;
 	long n = 0, got;
+	size_t fr_max;
 	int left_out = 0;
 	ssize_t l;
 	char **env, *out, *records = NULL;
@@ -388,9 +389,12 @@ static long collect(const struct opts *o, const char *nodes, unsigned nnodes,
 	}
 	n = te_stack_merge(records, (size_t)got, ntasks, nnodes, procs,
 			   &left_out);
-	/* as many flight recorder ranks as the merger takes stacks at most */
-	if (te_hn_collect(records, (size_t)got,
-			  (size_t)nnodes * TE_STACK_NODE_RANKS, nv) < 0)
+	/* as many flight recorder ranks as the step's tasks can stand for
+	 * (te_stack_merge's ceiling), never what a record claims */
+	fr_max = (size_t)nnodes * TE_STACK_NODE_RANKS;
+	if (ntasks && ntasks * (size_t)TE_STACK_TASK_WORKERS < fr_max)
+		fr_max = ntasks * (size_t)TE_STACK_TASK_WORKERS;
+	if (te_hn_collect(records, (size_t)got, fr_max, nv) < 0)
 		fprintf(stderr, PREFIX "out of memory for the flight "
 				       "recorder's ranks: some left out\n");
 	free(records);
