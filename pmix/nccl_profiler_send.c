@@ -57,6 +57,8 @@
 #define GATHER_MS 2000 /* local rank 0 waits for the others' lines */
 #define NODE_COMMS (2 * TE_STRAG_COMMS) /* communicators of a node */
 #define DGRAM_MAX (TE_STRAG_COMMS * (TE_STRAG_LINE_MAX + 1))
+#define DGRAMS_MAX 1024 /* taken a window: the node's ranks send one each */
+#define JITTER_MS 10000 /* the most a node's lines wait, spread */
 
 static struct {
 	te_nprof_take_fn take;
@@ -69,12 +71,14 @@ static struct {
 	int fd;			   /* local rank 0's socket, else -1 */
 	struct sockaddr_un addr;   /* the node's (abstract) */
 	socklen_t addrlen;
+	unsigned seed; /* the spread of the sends */
 } snd = { .fd = -1 };
 
 /* The node's summaries of one window, one per communicator. */
 struct node_window {
 	size_t n;
 	struct te_strag_summary s[NODE_COMMS];
+	int32_t size[NODE_COMMS]; /* the communicator's ranks, 0: unknown */
 };
 
 static long env_num(const char *name, long dflt)
@@ -98,6 +102,7 @@ static struct te_strag_summary *summary_of(struct node_window *w, uint64_t hash,
 	if (w->n == NODE_COMMS)
 		return NULL;
 	memset(&w->s[w->n], 0, sizeof(w->s[0]));
+	w->size[w->n] = 0;
 	w->s[w->n].window = window;
 	te_strlcpy(w->s[w->n].node, snd.node, sizeof(w->s[0].node));
 	w->s[w->n].comm_hash = hash;
@@ -118,11 +123,12 @@ static void take_own(struct node_window *w, uint32_t window)
 		if (!c[i].st.count)
 			continue;
 		s = summary_of(w, c[i].st.comm_hash, window, c[i].st.op);
-		if (s)
-			te_strag_summary_add(
-				s,
-				c[i].rank >= 0 ? (uint32_t)c[i].rank : snd.rank,
-				&c[i].st);
+		if (!s)
+			continue;
+		w->size[s - w->s] = c[i].nranks;
+		te_strag_summary_add(
+			s, c[i].rank >= 0 ? (uint32_t)c[i].rank : snd.rank,
+			&c[i].st);
 	}
 }
 
@@ -147,6 +153,11 @@ static void wire_lines(const struct node_window *w, char *buf, size_t len)
 	for (i = 0; i < w->n; i++) {
 		int next = 0;
 
+		/* a communicator of this node's ranks only (tensor
+		 * parallel): no other node to compare with */
+		if (w->size[i] > 0 && w->s[i].nranks >= (unsigned)w->size[i])
+			continue;
+
 		while (next >= 0 && (unsigned)next < w->s[i].nranks) {
 			next = te_strag_line_part(&w->s[i], (unsigned)next,
 						  r.text, sizeof(r.text));
@@ -161,13 +172,24 @@ static void wire_lines(const struct node_window *w, char *buf, size_t len)
 	}
 }
 
+/* Every node's window ends at about the same time (each counts from its
+ * first communicator, which all ranks make together): a random wait of
+ * up to a quarter of the window (JITTER_MS at most) spreads the nodes'
+ * connections to srun's one listener. */
 static void send_srun(const struct node_window *w)
 {
 	char buf[NODE_COMMS * 2 * TE_FAILREP_LINE_MAX];
+	int64_t span = snd.window_ms / 4 < JITTER_MS ? snd.window_ms / 4
+						     : JITTER_MS,
+		until;
 
 	wire_lines(w, buf, sizeof(buf));
-	if (buf[0])
-		te_send_line(snd.host, snd.port, buf, SEND_MS);
+	if (!buf[0])
+		return;
+	until = te_now_ms() + (span > 0 ? rand_r(&snd.seed) % span : 0);
+	while (te_now_ms() < until)
+		poll(NULL, 0, (int)(until - te_now_ms()));
+	te_send_line(snd.host, snd.port, buf, SEND_MS);
 }
 
 /* A datagram of another local rank (its uid checked) into w. */
@@ -226,12 +248,17 @@ static void collect_window(uint32_t window)
 		left;
 	struct pollfd p = { .fd = snd.fd, .events = POLLIN };
 
+	unsigned taken = 0;
+
 	w.n = 0;
 	take_own(&w, window);
-	while ((left = until - te_now_ms()) > 0)
-		if (poll(&p, 1, (int)left) > 0)
+	/* bounded: a process of the user's that floods the socket cannot
+	 * hold the node's lines */
+	while ((left = until - te_now_ms()) > 0 && taken < DGRAMS_MAX)
+		if (poll(&p, 1, (int)left) > 0 && ++taken)
 			join_dgram(&w, snd.fd, window);
-	while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN))
+	while (taken++ < DGRAMS_MAX && poll(&p, 1, 0) > 0 &&
+	       (p.revents & POLLIN))
 		join_dgram(&w, snd.fd, window);
 	send_srun(&w);
 }
@@ -268,18 +295,42 @@ static void give_window(uint32_t window)
 		send_srun(&w);
 }
 
+/* The program's signals are for its own threads, but those that end a
+ * process keep the mask the thread was started with: a program whose
+ * main thread ended (pthread_exit) with this thread left must still end
+ * at srun's SIGTERM; one that blocks them everywhere for a sigwait thread
+ * keeps them blocked here too. */
+static void block_signals(void)
+{
+	static const int ending[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+	sigset_t was, mask;
+	size_t i;
+
+	pthread_sigmask(SIG_SETMASK, NULL, &was);
+	sigfillset(&mask);
+	for (i = 0; i < sizeof(ending) / sizeof(ending[0]); i++)
+		if (!sigismember(&was, ending[i]))
+			sigdelset(&mask, ending[i]);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+}
+
 static void *sender(void *arg)
 {
-	sigset_t all;
 	uint32_t window = 0;
+	int64_t start = te_now_ms(), slot = 0;
 
 	(void)arg;
-	/* the program's signals are for its own threads */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	block_signals();
 	for (;;) {
-		int64_t end = te_now_ms() + snd.window_ms, left;
+		/* on a fixed schedule: the time sending takes does not
+		 * shift the node's windows against the others'; a process
+		 * stopped for windows (suspended) skips them */
+		int64_t end, left;
 
+		slot++;
+		if (start + slot * snd.window_ms < te_now_ms())
+			slot = (te_now_ms() - start) / snd.window_ms + 1;
+		end = start + slot * snd.window_ms;
 		while ((left = end - te_now_ms()) > 0)
 			poll(NULL, 0, left > 1000 ? 1000 : (int)left);
 		if (window < TE_STRAG_WINDOW_MAX)
@@ -352,6 +403,7 @@ static void start(void)
 		(uint32_t)env_num("LOCAL_RANK", env_num("SLURM_LOCALID", 0));
 	if (snd.rank > TE_STRAG_RANK_MAX || pin_self() < 0)
 		return;
+	snd.seed = (unsigned)getpid() ^ (unsigned)te_now_ms();
 	node_socket();
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -364,6 +416,8 @@ void te_nprof_sender_start(te_nprof_take_fn take)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	snd.take = take; /* the same function at every call */
+	/* the same function at every call, stored before the thread reads
+	 * it */
+	__atomic_store_n(&snd.take, take, __ATOMIC_RELEASE);
 	pthread_once(&once, start);
 }

@@ -25,7 +25,7 @@
  * us: noise there is no straggler) */
 #define MIN_GAP_NS 500000u
 #define SAID_MAX 16 /* lines a step, then only the record's last */
-#define VERDICTS 8  /* named in one window, at most */
+#define VERDICTS 64 /* named in one window, at most (then once a node) */
 
 static struct {
 	struct te_strag_detector *d;
@@ -87,7 +87,7 @@ int te_srun_strag_start(int argc, char **argv)
 		return 0;
 	}
 	sg.window_ms = (int64_t)cfg.window_s * 1000;
-	sg.due = te_now_ms() + sg.window_ms;
+	sg.due = 0; /* set by the first line */
 	return 1;
 }
 
@@ -105,6 +105,14 @@ void te_srun_strag_report(const struct te_failrep *r)
 		return;
 	}
 	te_strag_detect_add(sg.d, &s);
+	/* The nodes' windows end together (each counts from its first
+	 * communicator, made by all ranks at once) and their lines come
+	 * within half a window after (local rank 0's gathering and the
+	 * spread of the sends, a quarter each at most): srun's windows
+	 * close half a window after the first line, then a window apart,
+	 * between two windows' lines. */
+	if (!sg.due)
+		sg.due = te_now_ms() + sg.window_ms / 2;
 }
 
 int64_t te_srun_strag_due(void)
@@ -126,6 +134,13 @@ void te_srun_strag_close(int64_t now_ms)
 		sg.due = now_ms + sg.window_ms;
 	n = te_strag_detect_close(sg.d, v, VERDICTS);
 	for (i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; k < i && strcmp(v[k].node, v[i].node); k++)
+			;
+		if (k < i)
+			continue; /* the node once a window, in its first
+				     communicator */
 		te_strag_verdict_line(&v[i], sg.last, sizeof(sg.last));
 		if (sg.said >= SAID_MAX)
 			continue;

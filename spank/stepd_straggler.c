@@ -37,5 +37,6 @@ void te_stepd_straggler_env(spank_t sp, int in_container)
 			   lib);
 		return;
 	}
-	spank_setenv(sp, "NCCL_PROFILER_PLUGIN", lib, 0);
+	/* unset or empty (NCCL: no plugin), both trainenv's to set */
+	spank_setenv(sp, "NCCL_PROFILER_PLUGIN", lib, 1);
 }

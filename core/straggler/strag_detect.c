@@ -26,6 +26,7 @@ struct node_state {
 
 struct comm_state {
 	uint64_t hash;
+	unsigned reporting;	  /* nodes with a line in this window */
 	struct node_state *nodes; /* TE_STRAG_MAX_NODES, by node index */
 };
 
@@ -92,6 +93,20 @@ static int node_index(struct te_strag_detector *d, const char *name)
 	return (int)d->nnodes++;
 }
 
+/* 1 when no node of c is in a row: the slot may go to another
+ * communicator (one of a single node's ranks comes every window and names
+ * nobody: it must not hold a slot for good). */
+static int comm_idle(const struct te_strag_detector *d,
+		     const struct comm_state *c)
+{
+	unsigned i;
+
+	for (i = 0; i < d->nnodes; i++)
+		if (c->nodes[i].streak || c->nodes[i].named)
+			return 0;
+	return 1;
+}
+
 static struct comm_state *comm_of(struct te_strag_detector *d, uint64_t hash)
 {
 	struct comm_state *c;
@@ -100,13 +115,29 @@ static struct comm_state *comm_of(struct te_strag_detector *d, uint64_t hash)
 	for (i = 0; i < d->ncomms; i++)
 		if (d->comms[i].hash == hash)
 			return &d->comms[i];
-	if (d->ncomms >= TE_STRAG_MAX_COMMS)
+	if (d->ncomms >= TE_STRAG_MAX_COMMS) {
+		/* full: a communicator only one node reports in this window
+		 * (a node's own ranks: tensor parallel) and in no row gives
+		 * its slot, so that such ones never crowd out the others */
+		for (i = 0; i < d->ncomms; i++) {
+			c = &d->comms[i];
+			if (c->reporting <= 1 && comm_idle(d, c)) {
+				d->dropped += c->reporting;
+				memset(c->nodes, 0,
+				       TE_STRAG_MAX_NODES * sizeof(*c->nodes));
+				c->hash = hash;
+				c->reporting = 0;
+				return c;
+			}
+		}
 		return NULL;
+	}
 	c = &d->comms[d->ncomms];
 	c->nodes = calloc(TE_STRAG_MAX_NODES, sizeof(*c->nodes));
 	if (!c->nodes)
 		return NULL;
 	c->hash = hash;
+	c->reporting = 0;
 	d->ncomms++;
 	return c;
 }
@@ -142,6 +173,8 @@ int te_strag_detect_add(struct te_strag_detector *d,
 		if (s->ranks[s->nranks - 1].rank > n->rank_hi)
 			n->rank_hi = s->ranks[s->nranks - 1].rank;
 	} else {
+		if (!n->has)
+			c->reporting++;
 		n->has = 1;
 		n->window = s->window;
 		n->op = s->op;
@@ -224,6 +257,7 @@ static void close_comm(struct te_strag_detector *d, struct comm_state *c,
 			s->streak = 0; /* no line: the row is broken */
 		s->has = 0;
 	}
+	c->reporting = 0;
 	if (n < 2) {
 		for (i = 0; i < n; i++)
 			c->nodes[d->who[i]].streak = 0;
@@ -259,6 +293,14 @@ size_t te_strag_detect_close(struct te_strag_detector *d,
 
 	for (i = 0; i < d->ncomms; i++)
 		close_comm(d, &d->comms[i], out, max, &nout);
+	for (i = 0; i < d->ncomms;) {
+		if (!comm_idle(d, &d->comms[i])) {
+			i++;
+			continue;
+		}
+		free(d->comms[i].nodes);
+		d->comms[i] = d->comms[--d->ncomms];
+	}
 	return nout;
 }
 
@@ -299,11 +341,12 @@ int te_strag_verdict_line(const struct te_strag_verdict *v, char *buf,
 		span[0] = '\0';
 	n = snprintf(buf, len,
 		     "straggler: %s (%s) waited least in %s of communicator "
-		     "%016llx: %s a call, the other %u nodes' median %s, for "
-		     "%u windows in a row%s",
+		     "%016llx: %s a call, the other %u node%s median %s, for "
+		     "%u window%s in a row%s",
 		     v->node, ranks, te_strag_op_name(v->op),
 		     (unsigned long long)v->comm_hash, wait, v->other_nodes,
-		     others, v->windows, span);
+		     v->other_nodes == 1 ? "'s" : "s'", others, v->windows,
+		     v->windows == 1 ? "" : "s", span);
 	if (n < 0)
 		return -1;
 	return (size_t)n < len ? n : (int)(len ? len - 1 : 0);

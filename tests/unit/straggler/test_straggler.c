@@ -347,6 +347,18 @@ static void test_one_late(void)
 	     "nodes' median ",
 	     "the verdict's line");
 	like(line, " ms, for 5 windows in a row (5 minutes)", "its end");
+	{
+		struct te_strag_verdict one = v[0];
+		char l1[512];
+
+		one.windows = 1;
+		one.other_nodes = 1;
+		te_strag_verdict_line(&one, l1, sizeof(l1));
+		like(l1, "the other 1 node's median ",
+		     "one other node: singular (%s)", l1);
+		like(l1, ", for 1 window in a row (1 minute)",
+		     "one window: singular");
+	}
 	window(d, 0x3f2a9c0d12345678ull, 13, NODES, 0, NODES, 0.3, v, 4);
 	for (w = 14; w <= 18; w++)
 		again += (unsigned)window(d, 0x3f2a9c0d12345678ull, w, 17,
@@ -475,6 +487,31 @@ static void test_per_rank_lines(void)
 	te_strag_detect_free(d);
 }
 
+/* Communicators of one node's ranks only (tensor parallel) come every
+ * window and name nobody: they never crowd out the data-parallel one. */
+static void test_single_node_comms(void)
+{
+	struct te_strag_detector *d = detector(2);
+	struct te_strag_verdict v[4];
+	struct te_strag_summary s;
+	uint64_t even[PER_NODE] = { MS, MS, MS, MS, MS, MS, MS, MS };
+	unsigned w, i, named = 0;
+
+	for (w = 1; w <= 3; w++) {
+		for (i = 0; i < 2 * TE_STRAG_MAX_COMMS; i++) {
+			node_summary(&s, i, w, 0x1000 + i, even);
+			te_strag_detect_add(d, &s);
+		}
+		named += (unsigned)window(d, 0xd9, w, 7, MS / 10, NODES, 0.1, v,
+					  4);
+	}
+	ok(named == 1 && !strcmp(v[0].node, "n7"),
+	   "128 single-node communicators first each window: the 64-node "
+	   "one still names n7 (%u named)",
+	   named);
+	te_strag_detect_free(d);
+}
+
 static void test_bounds(void)
 {
 	struct te_strag_detector *d = detector(3);
@@ -489,12 +526,15 @@ static void test_bounds(void)
 		refused += te_strag_detect_add(d, &s) < 0;
 	}
 	is_int(refused, 1, "node 4097: dropped");
-	for (i = 0; i <= TE_STRAG_MAX_COMMS; i++) {
+	for (i = 0; i <= TE_STRAG_MAX_COMMS; i++) { /* 2 nodes each */
 		node_summary(&s, 0, 1, 100 + i, wait);
 		refused += te_strag_detect_add(d, &s) < 0;
+		node_summary(&s, 1, 1, 100 + i, wait);
+		refused += te_strag_detect_add(d, &s) < 0;
 	}
-	is_int(refused, 3, "communicators 65 and 66: dropped");
-	is_int(te_strag_detect_dropped(d), 3, "and counted");
+	is_int(refused, 5,
+	       "communicators 65 and 66 of 2 nodes each: their lines dropped");
+	is_int(te_strag_detect_dropped(d), 5, "and counted");
 	te_strag_detect_free(d);
 }
 
@@ -505,6 +545,7 @@ static void test_detector(void)
 	test_rows_and_comms();
 	test_order();
 	test_per_rank_lines();
+	test_single_node_comms();
 	test_bounds();
 }
 
