@@ -170,19 +170,20 @@ void te_env_pick_init(struct te_env_pick *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static void pick_entry(struct te_env_pick *s)
+static void pick_entry(void *ctx, const char *entry, size_t len)
 {
+	struct te_env_pick *s = ctx;
 	size_t i;
 
 	for (i = 0; i < sizeof(picked) / sizeof(picked[0]); i++) {
 		size_t k = strlen(picked[i]);
 
-		if (s->curlen < k || memcmp(s->cur, picked[i], k))
+		if (len < k || memcmp(entry, picked[i], k))
 			continue;
 		if (!(s->seen & (1u << i)) &&
-		    s->outlen + s->curlen + 1 <= sizeof(s->out)) {
-			memcpy(s->out + s->outlen, s->cur, s->curlen);
-			s->outlen += s->curlen;
+		    s->outlen + len + 1 <= sizeof(s->out)) {
+			memcpy(s->out + s->outlen, entry, len);
+			s->outlen += len;
 			s->out[s->outlen++] = '\0';
 			s->seen |= 1u << i;
 		}
@@ -192,28 +193,13 @@ static void pick_entry(struct te_env_pick *s)
 
 void te_env_pick_feed(struct te_env_pick *s, const char *buf, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (buf[i] == '\0') {
-			if (!s->too_long)
-				pick_entry(s);
-			s->curlen = 0;
-			s->too_long = 0;
-		} else if (s->curlen < sizeof(s->cur)) {
-			s->cur[s->curlen++] = buf[i];
-		} else {
-			s->too_long = 1;
-		}
-	}
+	te_nul_entries_feed(&s->split, s->cur, sizeof(s->cur), buf, n,
+			    pick_entry, s);
 }
 
 void te_env_pick_end(struct te_env_pick *s)
 {
-	if (s->curlen && !s->too_long)
-		pick_entry(s);
-	s->curlen = 0;
-	s->too_long = 0;
+	te_nul_entries_end(&s->split, s->cur, pick_entry, s);
 }
 
 int te_proc_stepd_title(const char *cmd, size_t len, long *job, long *step)

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/strutil.h"
+
 #define TE_PROC_MAX 4096 /* processes of one step on one node */
 
 struct te_proc {
@@ -64,9 +66,8 @@ void te_proc_environ_parse(const char *env, size_t len, struct te_proc *p);
 #define TE_ENV_PICK_ENTRY 256
 struct te_env_pick {
 	char cur[TE_ENV_PICK_ENTRY];
-	size_t curlen;
-	int too_long;  /* the current entry is skipped */
-	unsigned seen; /* the variables kept (a bit each) */
+	struct te_nul_entries split; /* the entry being read, in cur */
+	unsigned seen;		     /* the variables kept (a bit each) */
 	char out[16 * TE_ENV_PICK_ENTRY];
 	size_t outlen;
 };

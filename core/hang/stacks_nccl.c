@@ -62,17 +62,18 @@ static long num_value(const char *v, size_t n)
 	return te_parse_u64(b, 0x7fffffff, &x) == 0 ? (long)x : -1;
 }
 
-/* The entry in e->cur: the first of each variable counts. */
-static void pick(struct te_hn_env *e)
+/* One entry of the block: the first of each variable counts. */
+static void pick(void *ctx, const char *entry, size_t len)
 {
+	struct te_hn_env *e = ctx;
 	int i;
 
 	for (i = 0; i < V_N; i++) {
 		size_t k = strlen(var_names[i]);
-		const char *v = e->cur + k;
-		size_t n = e->curlen - k;
+		const char *v = entry + k;
+		size_t n = len - k;
 
-		if (e->curlen < k || memcmp(e->cur, var_names[i], k))
+		if (len < k || memcmp(entry, var_names[i], k))
 			continue;
 		if (e->seen & (1u << i))
 			return;
@@ -95,28 +96,12 @@ static void pick(struct te_hn_env *e)
 
 void te_hn_env_feed(struct te_hn_env *e, const char *buf, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (buf[i] == '\0') {
-			if (!e->too_long)
-				pick(e);
-			e->curlen = 0;
-			e->too_long = 0;
-		} else if (e->curlen < sizeof(e->cur)) {
-			e->cur[e->curlen++] = buf[i];
-		} else {
-			e->too_long = 1;
-		}
-	}
+	te_nul_entries_feed(&e->split, e->cur, sizeof(e->cur), buf, n, pick, e);
 }
 
 void te_hn_env_end(struct te_hn_env *e)
 {
-	if (e->curlen && !e->too_long)
-		pick(e);
-	e->curlen = 0;
-	e->too_long = 0;
+	te_nul_entries_end(&e->split, e->cur, pick, e);
 }
 
 long te_hn_env_buffer(const struct te_hn_env *e)

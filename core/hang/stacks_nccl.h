@@ -27,6 +27,7 @@
 #include <sys/types.h>
 
 #include "hang/flightrec.h"
+#include "util/strutil.h"
 
 #define TE_HN_PATH 1024	     /* a path variable's value, NUL included */
 #define TE_HN_RAS_ADDR 64    /* NCCL_RAS_ADDR's value, NUL included */
@@ -46,16 +47,15 @@
  * of any size (as /proc/PID/environ is read). The first entry of each
  * variable counts (as getenv). */
 struct te_hn_env {
-	char pipe[TE_HN_PATH];	    /* TORCH_NCCL_DEBUG_INFO_PIPE_FILE */
-	char temp_fr[TE_HN_PATH];   /* TORCH_FR_DUMP_TEMP_FILE */
-	char temp_nccl[TE_HN_PATH]; /* TORCH_NCCL_DEBUG_INFO_TEMP_FILE */
-	char ras[TE_HN_RAS_ADDR];   /* NCCL_RAS_ADDR */
-	long buf_fr, buf_nccl;	    /* TORCH_FR_BUFFER_SIZE,
+	char pipe[TE_HN_PATH];	     /* TORCH_NCCL_DEBUG_INFO_PIPE_FILE */
+	char temp_fr[TE_HN_PATH];    /* TORCH_FR_DUMP_TEMP_FILE */
+	char temp_nccl[TE_HN_PATH];  /* TORCH_NCCL_DEBUG_INFO_TEMP_FILE */
+	char ras[TE_HN_RAS_ADDR];    /* NCCL_RAS_ADDR */
+	long buf_fr, buf_nccl;	     /* TORCH_FR_BUFFER_SIZE,
 				      TORCH_NCCL_TRACE_BUFFER_SIZE; -1 unset
 				      or not a number */
-	unsigned seen;		    /* the variables met (a bit each) */
-	int too_long;		    /* the current entry is past the bound */
-	size_t curlen;
+	unsigned seen;		     /* the variables met (a bit each) */
+	struct te_nul_entries split; /* the entry being read, in cur */
 	char cur[TE_HN_PATH + 40];
 };
 void te_hn_env_init(struct te_hn_env *e);

@@ -479,3 +479,32 @@ const char *te_list_next(const char *p, char *item, size_t len)
 	}
 	return end ? end + 1 : p + n;
 }
+
+void te_nul_entries_feed(struct te_nul_entries *st, char *cur, size_t cap,
+			 const char *buf, size_t n, te_nul_entry_fn fn,
+			 void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (buf[i] == '\0') {
+			if (!st->too_long)
+				fn(ctx, cur, st->len);
+			st->len = 0;
+			st->too_long = 0;
+		} else if (st->len < cap) {
+			cur[st->len++] = buf[i];
+		} else {
+			st->too_long = 1;
+		}
+	}
+}
+
+void te_nul_entries_end(struct te_nul_entries *st, const char *cur,
+			te_nul_entry_fn fn, void *ctx)
+{
+	if (st->len && !st->too_long)
+		fn(ctx, cur, st->len);
+	st->len = 0;
+	st->too_long = 0;
+}

@@ -122,4 +122,21 @@ int te_framed_parse(const char *buf, size_t len, size_t max_len,
 		    te_framed_line_fn line_fn, void *ctx, char *err,
 		    size_t errlen);
 
+/* A block of NUL-separated entries (a /proc/PID/environ: thousands of
+ * them, megabytes) read in pieces of any size. The entry being read is
+ * kept in the caller's cur[cap] (its bound); st says how far it is. Each
+ * entry of at most cap bytes is given to fn (without its NUL); a longer one
+ * is skipped whole. st starts zeroed. */
+struct te_nul_entries {
+	size_t len;   /* bytes of the current entry in cur */
+	int too_long; /* the current entry is past cap: skipped */
+};
+typedef void (*te_nul_entry_fn)(void *ctx, const char *entry, size_t len);
+void te_nul_entries_feed(struct te_nul_entries *st, char *cur, size_t cap,
+			 const char *buf, size_t n, te_nul_entry_fn fn,
+			 void *ctx);
+/* The last entry, when the block did not end with its NUL; st is zeroed. */
+void te_nul_entries_end(struct te_nul_entries *st, const char *cur,
+			te_nul_entry_fn fn, void *ctx);
+
 #endif

@@ -28,72 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ras_replies.h"
+
 static const char *mode;
 static long drip_ms = 20;
-
-static const char head[] =
-	"NCCL version 2.30.7 compiled with CUDA 12.9\n"
-	"CUDA runtime version 12090, driver version 12090\n\n"
-	"Job summary\n===========\n\n"
-	"  Nodes  Processes         GPUs  Processes     GPUs\n"
-	"(total)   per node  per process    (total)  (total)\n"
-	"      2          4            1          8        8\n"
-	"\nCommunicators...";
-static const char table[] =
-	"Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
-	"    #  in group  per comm  per node  per comm  in group\n";
-
-static const char rep_ok[] =
-	"    0         1         2         4         8         8   RUNNING      OK\n"
-	"    1         2         1         4         4         8   RUNNING      OK\n"
-	"\nErrors\n======\n\nWarnings\n========\n\n";
-static const char rep_missing[] =
-	"    0         1         2       3-4         8         8   RUNNING  INCOMPLETE\n"
-	"\nErrors\n======\n\n"
-	"INCOMPLETE\n  Missing communicator data from 1 job process\n"
-	"  Process 41235 on node 10.0.0.2 managing GPU 0\n\n"
-	"#0-0 (cf264af53edbe986) INCOMPLETE\n"
-	"  Missing communicator data from 1 rank\n"
-	"  Rank 4 -- GPU 0 managed by process 41235 on node 10.0.0.2\n\n"
-	"Warnings\n========\n\n"
-	"TIMEOUT\n  Encountered 2 communication timeouts while gathering "
-	"communicator data\n\n";
-static const char rep_old[] =
-	"    0         1         2       3-4         8         8   RUNNING  INCOMPLETE\n"
-	"\nErrors\n======\n\n"
-	"#0-0 (cf264af53edbe986) INCOMPLETE\n"
-	"  Missing communicator data from 1 rank\n"
-	"  The missing rank: 4\n\n"
-	"Warnings\n========\n\n";
-static const char rep_dead[] =
-	"    0         1         2       2-4         8         8   RUNNING  INCOMPLETE\n"
-	"\nErrors\n======\n\n"
-	"DEAD\n  2 job processes are considered dead (unreachable via the "
-	"RAS network)\n"
-	"  Process 41235 on node 10.0.0.2 managing GPU 0\n"
-	"  Process 41236 on node 10.0.0.2 managing GPU 1\n\n"
-	"#0-0 (cf264af53edbe986) INCOMPLETE\n"
-	"  Missing communicator data from 2 ranks\n"
-	"  Rank 4 -- GPU 0 managed by process 41235 on node 10.0.0.2\n"
-	"  Rank 5 -- GPU 1 managed by process 41236 on node 10.0.0.2\n\n"
-	"Warnings\n========\n\n";
-static const char rep_error[] =
-	"    0         1         2         4         8         8     ABORT  ERROR\n"
-	"\nErrors\n======\n\n"
-	"#0-0 (9e17999afaa87dbb) ERROR\n"
-	"  Asynchronous errors on 2 ranks\n"
-	"  2 ranks reported remote process exited or there was a network error\n"
-	"  Rank 1 -- GPU 1 managed by process 5123 on node 10.0.0.1\n"
-	"  Rank 6 -- GPU 2 managed by process 41237 on node 10.0.0.2\n\n"
-	"Warnings\n========\n\n";
-static const char rep_mismatch[] =
-	"    0         1         2         4         8         8   RUNNING  MISMATCH\n"
-	"\nErrors\n======\n\nWarnings\n========\n\n"
-	"#0-0 (27a079b828ff1a75) MISMATCH\n"
-	"  Communicator ranks have different AllReduce operation counts\n"
-	"  7 ranks have launched up to operation 6650\n"
-	"  Rank 4 has launched up to operation 6649 -- GPU 0 managed by "
-	"process 41235 on node 10.0.0.2\n\n";
 
 static int put(int fd, const char *s, size_t n)
 {
@@ -126,17 +64,17 @@ static void drip(int fd, const char *s)
 
 static void report(int fd)
 {
-	const char *body = strcmp(mode, "missing") == 0	   ? rep_missing
-			   : strcmp(mode, "drip") == 0	   ? rep_missing
-			   : strcmp(mode, "old") == 0	   ? rep_old
-			   : strcmp(mode, "dead") == 0	   ? rep_dead
-			   : strcmp(mode, "error") == 0	   ? rep_error
-			   : strcmp(mode, "mismatch") == 0 ? rep_mismatch
-							   : rep_ok;
+	const char *body = strcmp(mode, "missing") == 0 ? TE_RAS_REPLY_MISSING
+			   : strcmp(mode, "drip") == 0	? TE_RAS_REPLY_MISSING
+			   : strcmp(mode, "old") == 0	? TE_RAS_REPLY_OLD
+			   : strcmp(mode, "dead") == 0	? TE_RAS_REPLY_DEAD
+			   : strcmp(mode, "error") == 0 ? TE_RAS_REPLY_ERROR
+			   : strcmp(mode, "mismatch") == 0
+				   ? TE_RAS_REPLY_MISMATCH
+				   : TE_RAS_REPLY_OK;
 	static char all[8192];
 
-	snprintf(all, sizeof(all), "%s (2.05s)\n=============\n\n%s%s", head,
-		 table, body);
+	snprintf(all, sizeof(all), "%s%s", TE_RAS_REPLY_HEAD, body);
 	if (strcmp(mode, "drip") == 0) {
 		drip(fd, all);
 		return;

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../integration/ras_replies.h"
 #include "hang/ras.h"
 #include "tap.h"
 #include "util/sysutil.h"
@@ -29,34 +30,11 @@
 static struct te_ras_status st;
 static char out[8192];
 
-#define HEAD                                                                          \
-	"SERVER PROTOCOL 2\nOK\n"                                                     \
-	"NCCL version 2.30.7 compiled with CUDA 12.9\n"                               \
-	"CUDA runtime version 12090, driver version 12090\n\n"                        \
-	"Job summary\n===========\n\n"                                                \
-	"  Nodes  Processes         GPUs  Processes     GPUs\n"                       \
-	"(total)   per node  per process    (total)  (total)\n"                       \
-	"      2          4            1          8        8\n"                       \
-	"\nCommunicators... (2.05s)\n=============\n\n"                               \
-	"Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n" \
-	"    #  in group  per comm  per node  per comm  in group\n"
+/* what the client reads: the handshake's answers, then the report */
+#define HEAD "SERVER PROTOCOL 2\nOK\n" TE_RAS_REPLY_HEAD
 
-static const char r_ok[] = HEAD
-	"    0         1         2         4         8         8   RUNNING      OK\n"
-	"    1         2         1         4         4         8   RUNNING      OK\n"
-	"\nErrors\n======\n\nWarnings\n========\n\n";
-
-static const char r_missing[] = HEAD
-	"    0         1         2       3-4         8         8   RUNNING  INCOMPLETE\n"
-	"\nErrors\n======\n\n"
-	"INCOMPLETE\n  Missing communicator data from 1 job process\n"
-	"  Process 41235 on node 10.0.0.2 managing GPU 0\n\n"
-	"#0-0 (cf264af53edbe986) INCOMPLETE\n"
-	"  Missing communicator data from 1 rank\n"
-	"  Rank 4 -- GPU 0 managed by process 41235 on node 10.0.0.2\n\n"
-	"Warnings\n========\n\n"
-	"TIMEOUT\n  Encountered 2 communication timeouts while gathering "
-	"communicator data\n\n";
+static const char r_ok[] = HEAD TE_RAS_REPLY_OK;
+static const char r_missing[] = HEAD TE_RAS_REPLY_MISSING;
 
 static int parse(const char *s)
 {

@@ -423,9 +423,55 @@ static void test_lists(void)
 	ok(te_list_next(p, item, sizeof(item)) == NULL, "  then the end");
 }
 
+/* The entries te_nul_entries gives, joined as "a|b|" into got. */
+static char got[128];
+static void got_entry(void *ctx, const char *entry, size_t len)
+{
+	(void)ctx;
+	(void)te_appendf(got, sizeof(got), "%.*s|", (int)len, entry);
+}
+
+static void test_nul_entries(void)
+{
+	static const char block[] = "A=1\0LONGER=xy\0\0B=22\0C=3";
+	struct te_nul_entries st;
+	char cur[8];
+	size_t piece, i, bad = 0;
+
+	/* in every piece size: the same entries, the long one skipped */
+	for (piece = 1; piece <= sizeof(block); piece++) {
+		memset(&st, 0, sizeof(st));
+		got[0] = '\0';
+		for (i = 0; i < sizeof(block) - 1; i += piece)
+			te_nul_entries_feed(&st, cur, sizeof(cur), block + i,
+					    sizeof(block) - 1 - i < piece
+						    ? sizeof(block) - 1 - i
+						    : piece,
+					    got_entry, NULL);
+		te_nul_entries_end(&st, cur, got_entry, NULL);
+		if (strcmp(got, "A=1||B=22|C=3|") || st.len || st.too_long)
+			bad++;
+	}
+	ok(bad == 0,
+	   "te_nul_entries: entries in every piece size, one over "
+	   "the bound skipped, the last without its NUL (%s)",
+	   got);
+	memset(&st, 0, sizeof(st));
+	got[0] = '\0';
+	te_nul_entries_feed(&st, cur, sizeof(cur),
+			    "12345678\0"
+			    "123456789",
+			    18, got_entry, NULL);
+	te_nul_entries_end(&st, cur, got_entry, NULL);
+	is_str(got, "12345678|",
+	       "  an entry of exactly the bound is given, one over it not "
+	       "(not at the end either)");
+}
+
 int main(void)
 {
 	test_lists();
+	test_nul_entries();
 	test_err();
 	test_clean();
 	test_token();
