@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hang/flightrec.h"
@@ -21,6 +22,7 @@
 #include "hang/stacks_nccl.h"
 #include "stacks_int.h"
 #include "util/strutil.h"
+#include "util/sysutil.h"
 
 #define CHUNK (64 * 1024)
 #define ENVIRON_MAX (16u * 1024 * 1024) /* of a rank's environment, read */
@@ -89,6 +91,27 @@ struct ras_ask {
 	char text[TE_HN_RAS_LINES * TE_HN_RAS_LINE];
 };
 
+/* 1 when another user's socket listens on the step's RAS address (it
+ * would answer the query with what it likes): said in the report's line,
+ * RAS not asked. /proc/net/tcp is read bounded; not found there: asked. */
+static int held_by_other(struct ras_ask *ra)
+{
+	static char tcp[1024 * 1024];
+	long uid = -1;
+	ssize_t n = te_read_small("/proc/net/tcp", tcp, sizeof(tcp), 0);
+
+	if (n <= 0 ||
+	    te_ras_listener_uid(tcp, (size_t)n, ra->addr, &uid) != 1 ||
+	    uid == (long)getuid())
+		return 0;
+	ra->outcome = TE_RAS_FAILED;
+	te_snprintf(ra->text, sizeof(ra->text),
+		    "NCCL RAS: not asked: %s is held by another user (uid "
+		    "%ld), not this job's\n",
+		    ra->addr, uid);
+	return 1;
+}
+
 static void ask_ras(void *arg)
 {
 	struct ras_ask *ra = arg;
@@ -101,6 +124,10 @@ static void ask_ras(void *arg)
 		ra->outcome = TE_RAS_FAILED;
 		te_snprintf(ra->text, sizeof(ra->text),
 			    "NCCL RAS: not asked: out of memory\n");
+		return;
+	}
+	if (held_by_other(ra)) {
+		free(st);
 		return;
 	}
 	te_ras_query(ra->addr, TE_HN_RAS_MS, st);
@@ -132,6 +159,25 @@ static int first_node(unsigned tag)
 	return id ? !strcmp(id, "0") : tag == 0;
 }
 
+/* With the trace buffer left to the release's default, only the pipe
+ * tells whether PyTorch runs a flight recorder (it makes the pipe when its
+ * buffer is above 0): 1 when it is there (or the buffer was set), else 0
+ * with why. Its kind and owner are checked when it is opened. */
+static int pipe_made(const struct te_hn_env *e, const char *pipe, char *why,
+		     size_t whylen)
+{
+	struct stat st;
+
+	if (te_hn_env_buffer(e) > 0)
+		return 1;
+	if (lstat(pipe, &st) == 0 && S_ISFIFO(st.st_mode))
+		return 1;
+	te_err(why, whylen,
+	       "no flight recorder pipe (PyTorch makes it when its trace "
+	       "buffer is above 0: --train-nccl-trace-buffer)");
+	return 0;
+}
+
 void te_stacks_nccl(long job, long step, uid_t uid, const struct te_proc *t,
 		    const struct te_rank_proc *r, size_t k, unsigned tag)
 {
@@ -160,7 +206,8 @@ void te_stacks_nccl(long job, long step, uid_t uid, const struct te_proc *t,
 		if (te_hn_fr_paths(&env, rank, p->pid, ask[nask].pipe,
 				   sizeof(ask[nask].pipe), ask[nask].dump,
 				   sizeof(ask[nask].dump), why,
-				   sizeof(why)) < 0) {
+				   sizeof(why)) < 0 ||
+		    !pipe_made(&env, ask[nask].pipe, why, sizeof(why))) {
 			te_fr_missing(&fr[i], rank >= 0 ? (int)rank : -1, why);
 			continue;
 		}

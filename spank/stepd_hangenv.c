@@ -43,6 +43,23 @@ static void set_var(spank_t sp, struct hang_vars *hv, const char *name,
 			   hv->set[0] ? "," : "", name);
 }
 
+/* What an enclosing step's trainenv set and this step does not (a step in
+ * a container, or without a dump directory): gone, never the job's own
+ * (a pipe at a path of the node's, in a container, would fail PyTorch's
+ * process group). */
+static void unset_inherited(spank_t sp, const struct hang_vars *hv)
+{
+	static const char *const names[] = { "NCCL_RAS_ADDR",
+					     "TORCH_NCCL_DEBUG_INFO_PIPE_FILE",
+					     "TORCH_FR_DUMP_TEMP_FILE" };
+	size_t i;
+
+	for (i = 0; hv->inherited && i < sizeof(names) / sizeof(names[0]); i++)
+		if (te_name_in_list(hv->inherited, names[i]) &&
+		    !te_name_in_list(hv->set, names[i]))
+			spank_unsetenv(sp, names[i]);
+}
+
 /* The job's dump directory (DIR/UID/JOBID, export_dump_dir's) into dir
  * when it is set and usable; 0 or -1. */
 static int dump_dir(spank_t sp, char *dir, size_t len)
@@ -97,7 +114,12 @@ void te_stepd_hang_env(spank_t sp, int pyxis)
 			     sizeof(addr)) == 0)
 		set_var(sp, &hv, "NCCL_RAS_ADDR", addr);
 	if (!contained && dump_dir(sp, dir, sizeof(dir)) == 0 && fifo_ok(dir)) {
-		if (te_snprintf(val, sizeof(val), "%s/fr_pipe_", dir) == 0)
+		/* one pipe a step and rank: two steps of the job with a
+		 * rank of the same number on a node (a farm of one-rank
+		 * steps) must not share one (PyTorch unlinks and makes it:
+		 * made twice, the second fails its process group) */
+		if (te_snprintf(val, sizeof(val), "%s/%u.fr_pipe_", dir,
+				te_step.step_id) == 0)
 			set_var(sp, &hv, "TORCH_NCCL_DEBUG_INFO_PIPE_FILE",
 				val);
 		/* the dump where the job's (or export_dump_dir's) older
@@ -113,6 +135,7 @@ void te_stepd_hang_env(spank_t sp, int pyxis)
 			set_var(sp, &hv, "TORCH_FR_DUMP_TEMP_FILE", val);
 		}
 	}
+	unset_inherited(sp, &hv);
 	if (hv.set[0])
 		spank_setenv(sp, TE_HANG_VARS_ENV, hv.set, 1);
 	else

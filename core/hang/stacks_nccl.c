@@ -140,13 +140,13 @@ int te_hn_fr_paths(const struct te_hn_env *e, long rank, int pid, char *pipe,
 			      "(TORCH_NCCL_DEBUG_INFO_PIPE_FILE %s)",
 			      e->seen & (1u << V_PIPE) ? "is empty or too long"
 						       : "is not set");
-	if (te_hn_env_buffer(e) <= 0)
+	/* unset: the release's default, 2000 in recent PyTorch (0 before):
+	 * the pipe's presence tells (the caller looks) */
+	if ((e->seen & (1u << V_BUF_FR | 1u << V_BUF_NCCL)) &&
+	    te_hn_env_buffer(e) <= 0)
 		return te_err(why, whylen,
 			      "no flight recorder "
-			      "(TORCH_NCCL_TRACE_BUFFER_SIZE is %s)",
-			      e->seen & (1u << V_BUF_FR | 1u << V_BUF_NCCL)
-				      ? "0"
-				      : "not set");
+			      "(TORCH_NCCL_TRACE_BUFFER_SIZE is 0)");
 	if (rank < 0 || rank > 0x7fffffff)
 		return te_err(why, whylen, "its rank is unknown");
 	te_snprintf(sfx, sizeof(sfx), "%ld.pipe", rank);

@@ -73,8 +73,10 @@ long te_hn_env_buffer(const struct te_hn_env *e);
  * pid sees them: an absolute path behind /proc/PID/root (its container's
  * root, or the node's), a relative one behind /proc/PID/cwd; pid 0: the
  * paths as they are. 0, or -1 with why (one line) when the rank has no
- * flight recorder that answers a pipe (the variable unset, the buffer 0),
- * its rank is unknown or a path is too long. */
+ * flight recorder that answers a pipe (the variable unset, the buffer set
+ * to 0), its rank is unknown or a path is too long. With the buffer unset
+ * (the release's default: 2000 in recent PyTorch, 0 before) the pipe's
+ * presence tells: the caller looks. */
 int te_hn_fr_paths(const struct te_hn_env *e, long rank, int pid, char *pipe,
 		   size_t plen, char *dump, size_t dlen, char *why,
 		   size_t whylen);

@@ -49,7 +49,7 @@ job=$(te_last_job_id)
 addr= pipe= temp=
 read -r _ addr pipe temp <"$ready/rank.2"
 [[ "$addr" =~ ^127\.[0-9]+\.[0-9]+\.[0-9]+:281[0-9][0-9]$ ]] &&
-	[ "$pipe" = "$dumps/0/$job/fr_pipe_" ] && [ "$temp" = "$dumps/0/$job/nccl_trace_rank_" ]
+	[ "$pipe" = "$dumps/0/$job/0.fr_pipe_" ] && [ "$temp" = "$dumps/0/$job/nccl_trace_rank_" ]
 ok $? "(a) each rank got the step's own NCCL_RAS_ADDR and the pipe in the dump directory ($addr $pipe $temp)"
 ras=$(grep -nE '^trainenv: hang: NCCL RAS.*: rank 3 .*missing' a.err | head -1)
 [ -n "$ras" ]

@@ -497,6 +497,47 @@ static void t_client(void)
 	is_int(st.outcome, TE_RAS_NOT_LOOPBACK, "another host: not asked");
 }
 
+/* Who listens on the step's RAS address (/proc/net/tcp, as Linux writes
+ * it on a little-endian machine: the address's bytes as a native word). */
+static void t_owner(void)
+{
+	static const char tcp[] =
+		"  sl  local_address rem_address   st tx_queue rx_queue tr "
+		"tm->when retrnsmt   uid  timeout inode\n"
+		"   0: 0300007F:6DC4 00000000:0000 0A 00000000:00000000 "
+		"00:00000000 00000000  1001        0 4242 1 0000 100 0 0 10 0\n"
+		"   1: 0400007F:6DC4 0400007F:9C40 01 00000000:00000000 "
+		"00:00000000 00000000     0        0 4243 1 0000 100 0 0 10 0\n"
+		"   2: 0400007F:6DC4 00000000:0000 0A 00000000:00000000 "
+		"00:00000000 00000000     0        0 4244 1 0000 100 0 0 10 0\n";
+	long uid = -1;
+	int le = 1;
+
+	if (!*(char *)&le) {
+		tap_skip("the sample is a little-endian machine's");
+		return;
+	}
+	ok(te_ras_listener_uid(tcp, sizeof(tcp) - 1, "127.0.0.3:28100", &uid) ==
+			   1 &&
+		   uid == 1001,
+	   "owner: 127.0.0.3:28100 listened on by uid 1001 (%ld)", uid);
+	uid = -1;
+	ok(te_ras_listener_uid(tcp, sizeof(tcp) - 1, "127.0.0.4:28100", &uid) ==
+			   1 &&
+		   uid == 0,
+	   "owner: a connected socket on the port is no listener; the "
+	   "listener's uid 0 (%ld)",
+	   uid);
+	is_int(te_ras_listener_uid(tcp, sizeof(tcp) - 1, "127.0.0.5:28100",
+				   &uid),
+	       0, "owner: nobody listens on 127.0.0.5:28100");
+	is_int(te_ras_listener_uid(tcp, sizeof(tcp) - 1, "localhost:28100",
+				   &uid),
+	       -1, "owner: not an IPv4 address: -1");
+	is_int(te_ras_listener_uid(tcp, 40, "127.0.0.3:28100", &uid), 0,
+	       "owner: a cut text: nothing read past its end");
+}
+
 int main(void)
 {
 	t_request();
@@ -508,5 +549,6 @@ int main(void)
 	t_outcomes();
 	t_addr();
 	t_client();
+	t_owner();
 	return tap_done();
 }

@@ -82,8 +82,17 @@ static void test_paths(void)
 	feed_block("TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/d/p_", 37, 37);
 	rc = te_hn_fr_paths(&env, 3, 0, pipe, sizeof(pipe), dump, sizeof(dump),
 			    why, sizeof(why));
-	ok(rc < 0 && strstr(why, "TORCH_NCCL_TRACE_BUFFER_SIZE is not set"),
-	   "paths: no trace buffer: why (%s)", why);
+	ok(rc == 0 && !strcmp(pipe, "/d/p_3.pipe"),
+	   "paths: the trace buffer unset (recent PyTorch's default is 2000): "
+	   "the pipe is looked for (%s)",
+	   pipe);
+	feed_block("TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/d/p_\0"
+		   "TORCH_NCCL_TRACE_BUFFER_SIZE=0",
+		   68, 68);
+	rc = te_hn_fr_paths(&env, 3, 0, pipe, sizeof(pipe), dump, sizeof(dump),
+			    why, sizeof(why));
+	ok(rc < 0 && strstr(why, "TORCH_NCCL_TRACE_BUFFER_SIZE is 0"),
+	   "paths: a trace buffer of 0: no flight recorder, why (%s)", why);
 	feed_block("TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/d/p_\0"
 		   "TORCH_NCCL_TRACE_BUFFER_SIZE=20",
 		   69, 69);
