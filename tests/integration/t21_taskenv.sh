@@ -17,7 +17,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 102
+plan 103
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"
@@ -77,9 +77,12 @@ knobs='^(TORCH_NCCL_[A-Z_]*|NCCL_[A-Z_]*|DEEPSPEED_TIMEOUT|PET_RDZV_CONF)='
 out=$(te_srun -t 60 -N1 --train-explain --train-nccl-heartbeat=1200 --train-nccl-blocking-wait=on \
 	--train-nccl-trace-buffer=500 --train-nccl-dump-on-timeout=off --train-deepspeed-timeout=5 \
 	sh -c 'env | sort' 2>&1)
-got=$(printf '%s\n' "$out" | grep -E "$knobs" | tr '\n' ' ')
+# (NCCL_RAS_ADDR is no timeout knob: the step's own RAS address, below)
+got=$(printf '%s\n' "$out" | grep -E "$knobs" | grep -v '^NCCL_RAS_ADDR=' | tr '\n' ' ')
 is "$got" "DEEPSPEED_TIMEOUT=30 NCCL_ASYNC_ERROR_HANDLING=1 NCCL_BLOCKING_WAIT=1 NCCL_DESYNC_DEBUG=1 TORCH_NCCL_ASYNC_ERROR_HANDLING=1 TORCH_NCCL_BLOCKING_WAIT=1 TORCH_NCCL_DESYNC_DEBUG=1 TORCH_NCCL_DUMP_ON_TIMEOUT=1 TORCH_NCCL_ENABLE_MONITORING=0 TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=1200 TORCH_NCCL_TRACE_BUFFER_SIZE=500 " \
 	"every timeout knob reaches the task, current and legacy (NCCL_*) names, from admin defaults, options and enforce"
+like "$out" '^NCCL_RAS_ADDR=127\.[0-9]+\.[0-9]+\.[0-9]+:28[0-9]{3}$' \
+	"the task gets its step's own NCCL RAS address, on loopback (the hang report asks RAS there)"
 for want in \
 	'nccl-heartbeat += 1200 +\(option: --train-nccl-heartbeat\)' \
 	'nccl-monitoring += off +\(admin default: plugstack.conf argument 1\)' \
