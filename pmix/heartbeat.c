@@ -34,14 +34,6 @@ static int64_t last_ms; /* atomic */
 static uint64_t beats;	/* atomic: calls so far */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static long env_num(const char *name, long dflt)
-{
-	const char *v = getenv(name);
-	uint64_t n;
-
-	return v && te_parse_u64(v, 0x7fffffff, &n) == 0 ? (long)n : dflt;
-}
-
 /* What the watchdog needs, read from the environment by the first
  * heartbeat, before the thread exists (getenv is not safe against a
  * setenv on another thread). */
@@ -146,14 +138,14 @@ static void step_watch_setup(uint32_t rank)
 	struct te_steptime_cfg c;
 
 	wd.window_ms = 0;
-	c.threshold_pct = (uint32_t)env_num("TRAINENV_STEP_WATCH", 0);
-	c.windows = (uint32_t)env_num("TRAINENV_STEP_WATCH_WINDOWS", 3);
+	c.threshold_pct = (uint32_t)te_env_long("TRAINENV_STEP_WATCH", 0);
+	c.windows = (uint32_t)te_env_long("TRAINENV_STEP_WATCH_WINDOWS", 3);
 	if (rank != 0 || c.threshold_pct == 0 ||
 	    !te_failrep_kind_wanted(getenv(TE_FAILREP_KINDS_ENV),
 				    TE_FAILREP_KIND_STEPTIME) ||
 	    te_steptime_init(&wd.st, &c) < 0)
 		return;
-	wd.window_ms = env_num("TRAINENV_STEP_WATCH_WINDOW", 60) * 1000L;
+	wd.window_ms = te_env_long("TRAINENV_STEP_WATCH_WINDOW", 60) * 1000L;
 }
 
 static void start_watchdog(void)
@@ -163,15 +155,16 @@ static void start_watchdog(void)
 	pthread_attr_t attr;
 	pthread_t t;
 
-	wd.stall_s = env_num("TRAINENV_STALL", 0);
+	wd.stall_s = te_env_long("TRAINENV_STALL", 0);
 	if (!host || !node ||
 	    te_strlcpy(wd.host, host, sizeof(wd.host)) >= sizeof(wd.host) ||
 	    te_failrep_env_parse(getenv(TE_FAILREP_ENV), &wd.port, wd.token,
 				 sizeof(wd.token)) < 0)
 		return; /* not under srun with trainenv's listener */
-	wd.r.rank = (uint32_t)env_num("RANK", env_num("SLURM_PROCID", 0));
-	wd.r.local_rank =
-		(uint32_t)env_num("LOCAL_RANK", env_num("SLURM_LOCALID", 0));
+	wd.r.rank =
+		(uint32_t)te_env_long("RANK", te_env_long("SLURM_PROCID", 0));
+	wd.r.local_rank = (uint32_t)te_env_long(
+		"LOCAL_RANK", te_env_long("SLURM_LOCALID", 0));
 	te_strlcpy(wd.r.node, node, sizeof(wd.r.node));
 	wd.r.stalled = 1;
 	step_watch_setup(wd.r.rank);

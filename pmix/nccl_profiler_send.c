@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libnccl-profiler-trainenv.so's sender (issue 36 item 1): once a window
  * (TRAINENV_STRAGGLER_WINDOW seconds) a thread of the rank's process takes
- * the window's waits (the take nccl_profiler.c hands it) and sends srun one
- * "straggler" line per communicator (core/straggler/straggler.h's summary
- * of this rank, carried by the failure report's channel, kind straggler),
- * all of them in one connection with a deadline of SEND_MS.
+ * the window's waits (the take nccl_profiler.c hands it); the node's
+ * "straggler" lines (core/straggler/straggler.h's summary per
+ * communicator, carried by the failure report's channel, kind straggler)
+ * go to srun in one connection with a deadline of SEND_MS.
  *
  * It starts with the process's first communicator, only where trainenv
  * asked for it: --train-straggler is on (TRAINENV_STRAGGLER), srun's
@@ -81,12 +81,12 @@ struct node_window {
 	int32_t size[NODE_COMMS]; /* the communicator's ranks, 0: unknown */
 };
 
-static long env_num(const char *name, long dflt)
+/* A quarter of the window, cap at most: local rank 0's gathering and the
+ * spread of the sends each take one, so that a node's lines come within
+ * half a window (srun's windows close between two windows' lines). */
+static int64_t quarter_window(int64_t cap)
 {
-	const char *v = getenv(name);
-	uint64_t n;
-
-	return v && te_parse_u64(v, 0x7fffffff, &n) == 0 ? (long)n : dflt;
+	return snd.window_ms / 4 < cap ? snd.window_ms / 4 : cap;
 }
 
 /* The summary of communicator hash in w, a new one (window, op) when
@@ -179,16 +179,12 @@ static void wire_lines(const struct node_window *w, char *buf, size_t len)
 static void send_srun(const struct node_window *w)
 {
 	char buf[NODE_COMMS * 2 * TE_FAILREP_LINE_MAX];
-	int64_t span = snd.window_ms / 4 < JITTER_MS ? snd.window_ms / 4
-						     : JITTER_MS,
-		until;
+	int64_t span = quarter_window(JITTER_MS);
 
 	wire_lines(w, buf, sizeof(buf));
 	if (!buf[0])
 		return;
-	until = te_now_ms() + (span > 0 ? rand_r(&snd.seed) % span : 0);
-	while (te_now_ms() < until)
-		poll(NULL, 0, (int)(until - te_now_ms()));
+	te_sleep_ms(span > 0 ? rand_r(&snd.seed) % span : 0);
 	te_send_line(snd.host, snd.port, buf, SEND_MS);
 }
 
@@ -242,12 +238,8 @@ static void join_dgram(struct node_window *w, int fd, uint32_t window)
 static void collect_window(uint32_t window)
 {
 	static struct node_window w;
-	int64_t until = te_now_ms() + (snd.window_ms / 4 < GATHER_MS
-					       ? snd.window_ms / 4
-					       : GATHER_MS),
-		left;
+	int64_t until = te_now_ms() + quarter_window(GATHER_MS), left;
 	struct pollfd p = { .fd = snd.fd, .events = POLLIN };
-
 	unsigned taken = 0;
 
 	w.n = 0;
@@ -325,14 +317,10 @@ static void *sender(void *arg)
 		/* on a fixed schedule: the time sending takes does not
 		 * shift the node's windows against the others'; a process
 		 * stopped for windows (suspended) skips them */
-		int64_t end, left;
-
 		slot++;
 		if (start + slot * snd.window_ms < te_now_ms())
 			slot = (te_now_ms() - start) / snd.window_ms + 1;
-		end = start + slot * snd.window_ms;
-		while ((left = end - te_now_ms()) > 0)
-			poll(NULL, 0, left > 1000 ? 1000 : (int)left);
+		te_sleep_ms(start + slot * snd.window_ms - te_now_ms());
 		if (window < TE_STRAG_WINDOW_MAX)
 			window++;
 		if (snd.fd >= 0)
@@ -384,7 +372,7 @@ static void start(void)
 	const char *node = getenv("SLURMD_NODENAME");
 	pthread_attr_t attr;
 	pthread_t t;
-	long pct = env_num("TRAINENV_STRAGGLER", 0);
+	long pct = te_env_long("TRAINENV_STRAGGLER", 0);
 
 	if (pct < 1 || pct > 99 || !host || !node ||
 	    te_strlcpy(snd.host, host, sizeof(snd.host)) >= sizeof(snd.host) ||
@@ -395,12 +383,13 @@ static void start(void)
 	    !te_failrep_kind_wanted(getenv(TE_FAILREP_KINDS_ENV),
 				    TE_FAILREP_KIND_STRAGGLER))
 		return; /* not asked for, or no srun that reads it */
-	snd.window_ms = env_num("TRAINENV_STRAGGLER_WINDOW", 60) * 1000L;
+	snd.window_ms = te_env_long("TRAINENV_STRAGGLER_WINDOW", 60) * 1000L;
 	if (snd.window_ms < 1000)
 		snd.window_ms = 1000;
-	snd.rank = (uint32_t)env_num("RANK", env_num("SLURM_PROCID", 0));
-	snd.local_rank =
-		(uint32_t)env_num("LOCAL_RANK", env_num("SLURM_LOCALID", 0));
+	snd.rank =
+		(uint32_t)te_env_long("RANK", te_env_long("SLURM_PROCID", 0));
+	snd.local_rank = (uint32_t)te_env_long("LOCAL_RANK",
+					       te_env_long("SLURM_LOCALID", 0));
 	if (snd.rank > TE_STRAG_RANK_MAX || pin_self() < 0)
 		return;
 	snd.seed = (unsigned)getpid() ^ (unsigned)te_now_ms();

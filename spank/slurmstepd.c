@@ -261,7 +261,8 @@ static void export_rank_env(spank_t sp, uint32_t local_id, uint32_t global_id,
  * never root's, and used only when DIR's path and the levels below pass
  * te_dump_dir_open's checks; otherwise the task runs without
  * TORCH_NCCL_DEBUG_INFO_TEMP_FILE, warned. */
-static void export_dump_dir(spank_t sp, uint32_t local_id)
+static void export_dump_dir(spank_t sp, uint32_t local_id, char *dir,
+			    size_t dirlen)
 {
 	const struct te_value *d = &te_plug.cfg.v[TE_S_NCCL_DUMP_DIR];
 	char file[TE_DUMP_DIR_PATH_MAX + 32], name[16],
@@ -269,6 +270,7 @@ static void export_dump_dir(spank_t sp, uint32_t local_id)
 	uid_t uid;
 	int dfd;
 
+	dir[0] = '\0';
 	if (!d->set)
 		return;
 	if (te_snprintf(name, sizeof(name), "%u", te_step.job_id) < 0)
@@ -285,6 +287,7 @@ static void export_dump_dir(spank_t sp, uint32_t local_id)
 	close(dfd);
 	if (why[0]) /* DIR/UID another user's: whose, and what is used */
 		task_warn(local_id, "--train-nccl-dump-dir: %s", why);
+	te_strlcpy(dir, file, dirlen); /* the flight recorder's pipe's too */
 	if (te_appendf(file, sizeof(file), "/nccl_trace_rank_") < 0)
 		return;
 	spank_setenv(sp, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", file,
@@ -417,7 +420,7 @@ static int rank_launch(spank_t sp, uint32_t local_id, uint32_t global_id,
 /* A rank of the step (not a batch script's task): launched, then its
  * environment. 0, or -1 when the task fails (said). */
 static int rank_prepare(spank_t sp, uint32_t local_id, uint32_t global_id,
-			int pyxis)
+			int pyxis, const char *dump_dir)
 {
 	static struct te_rdzv_result rr;
 	const struct te_value *ckpt = &te_plug.cfg.v[TE_S_CHECKPOINT_DIR];
@@ -449,7 +452,8 @@ static int rank_prepare(spank_t sp, uint32_t local_id, uint32_t global_id,
 		sp, te_stepd_oci_step(sp) ||
 			    te_appt_command(te_step.argc > 0 ? te_step.argv[0]
 							     : NULL));
-	te_stepd_hang_env(sp, pyxis); /* NCCL RAS, the flight recorder's pipe */
+	/* NCCL RAS, the flight recorder's pipe */
+	te_stepd_hang_env(sp, pyxis, dump_dir);
 	/* in a container the barrier runs on the node, by proxy;
 	 * torchrun's workers are ranks of their own, not the
 	 * task's (docs/pmix.md) */
@@ -462,6 +466,7 @@ static int rank_prepare(spank_t sp, uint32_t local_id, uint32_t global_id,
 int te_stepd_task_init(spank_t sp)
 {
 	uint32_t local_id = 0, global_id = 0;
+	char dump_dir[TE_DUMP_DIR_PATH_MAX];
 	int i, pyxis;
 
 	te_stepd_resolve(sp);
@@ -483,8 +488,9 @@ int te_stepd_task_init(spank_t sp)
 	for (i = 0; i < TE_S_COUNT; i++)
 		if (export_knob(sp, i) < 0)
 			return task_fail(sp);
-	export_dump_dir(sp, local_id);
-	if (!te_step.batch && rank_prepare(sp, local_id, global_id, pyxis) < 0)
+	export_dump_dir(sp, local_id, dump_dir, sizeof(dump_dir));
+	if (!te_step.batch &&
+	    rank_prepare(sp, local_id, global_id, pyxis, dump_dir) < 0)
 		return -1;
 	/* Apptainer's copies of what trainenv set (spank/stepd_apptainer.c) */
 	te_stepd_apptainer_env(sp, local_id);

@@ -329,22 +329,11 @@ static void round_conns(struct round *rd)
 	}
 }
 
-/* 1 when the exit watchdog is due to fire; else wakes for it. */
-static int exitwatch_due(struct round *rd)
+/* 1 when a timer at due (0: none) is due, unless the finish drains;
+ * else the round wakes for it: the exit watchdog, the stragglers'
+ * window. */
+static int timer_due(struct round *rd, int64_t due)
 {
-	if (rd->draining || !te_exitwatch_due())
-		return 0;
-	if (rd->now >= te_exitwatch_due())
-		return 1;
-	rd->wake_at = min64(rd->wake_at, te_exitwatch_due());
-	return 0;
-}
-
-/* 1 when the stragglers' window is due to close; else wakes for it. */
-static int strag_due(struct round *rd)
-{
-	int64_t due = te_srun_strag_due();
-
 	if (rd->draining || !due)
 		return 0;
 	if (rd->now >= due)
@@ -439,11 +428,11 @@ static void *listener(void *arg)
 			continue;
 		}
 		round_conns(&rd);
-		if (strag_due(&rd)) {
+		if (timer_due(&rd, te_srun_strag_due())) {
 			te_srun_strag_close(rd.now);
 			continue;
 		}
-		if (exitwatch_due(&rd)) {
+		if (timer_due(&rd, te_exitwatch_due())) {
 			te_exitwatch_fire(rd.now);
 			continue;
 		}

@@ -32,7 +32,6 @@ static struct {
 	int64_t window_ms, due;
 	unsigned said;
 	char last[512];
-	uint64_t refused; /* lines that are no summary */
 } sg;
 
 /* A container step whose image does not get trainenv's plugin library
@@ -100,10 +99,8 @@ void te_srun_strag_report(const struct te_failrep *r)
 		return;
 	if (te_strag_line_parse(r->text, strlen(r->text), &s, err,
 				sizeof(err)) < 0 ||
-	    strcmp(s.node, r->node)) { /* a rank speaks for its own node */
-		sg.refused++;
+	    strcmp(s.node, r->node)) /* a rank speaks for its own node */
 		return;
-	}
 	te_strag_detect_add(sg.d, &s);
 	/* The nodes' windows end together (each counts from its first
 	 * communicator, made by all ranks at once) and their lines come

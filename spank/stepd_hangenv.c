@@ -60,27 +60,6 @@ static void unset_inherited(spank_t sp, const struct hang_vars *hv)
 			spank_unsetenv(sp, names[i]);
 }
 
-/* The job's dump directory (DIR/UID/JOBID, export_dump_dir's) into dir
- * when it is set and usable; 0 or -1. */
-static int dump_dir(spank_t sp, char *dir, size_t len)
-{
-	const struct te_value *d = &te_plug.cfg.v[TE_S_NCCL_DUMP_DIR];
-	char name[16], why[TE_DUMP_DIR_PATH_MAX + 200];
-	uid_t uid;
-	int dfd;
-
-	if (!d->set ||
-	    te_snprintf(name, sizeof(name), "%u", te_step.job_id) < 0)
-		return -1;
-	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
-		uid = geteuid();
-	dfd = te_dump_dir_open(d->text, name, uid, dir, len, why, sizeof(why));
-	if (dfd < 0)
-		return -1; /* export_dump_dir said why */
-	close(dfd);
-	return 0;
-}
-
 /* A FIFO can be made in dir (PyTorch's mkfifo must not fail there). */
 static int fifo_ok(const char *dir)
 {
@@ -96,10 +75,9 @@ static int fifo_ok(const char *dir)
 	return 1;
 }
 
-void te_stepd_hang_env(spank_t sp, int pyxis)
+void te_stepd_hang_env(spank_t sp, int pyxis, const char *dir)
 {
-	char addr[64], dir[TE_DUMP_DIR_PATH_MAX],
-		val[TE_DUMP_DIR_PATH_MAX + 32];
+	char addr[64], val[TE_DUMP_DIR_PATH_MAX + 32];
 	char inh[TE_VALUE_SLOT_SIZE];
 	const char *temp, *argv0 = te_step.argc > 0 ? te_step.argv[0] : NULL;
 	const char *v = te_stepd_getenv(sp, TE_HANG_VARS_ENV);
@@ -113,7 +91,7 @@ void te_stepd_hang_env(spank_t sp, int pyxis)
 	if (te_ras_addr_pick(te_step.job_id, te_step.step_id, 0, 0, addr,
 			     sizeof(addr)) == 0)
 		set_var(sp, &hv, "NCCL_RAS_ADDR", addr);
-	if (!contained && dump_dir(sp, dir, sizeof(dir)) == 0 && fifo_ok(dir)) {
+	if (!contained && dir[0] && fifo_ok(dir)) {
 		/* one pipe a step and rank: two steps of the job with a
 		 * rank of the same number on a node (a farm of one-rank
 		 * steps) must not share one (PyTorch unlinks and makes it:

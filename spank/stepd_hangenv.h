@@ -16,11 +16,11 @@
  * job's dump directory is known (--train-nccl-dump-dir) and the rank runs
  * on the node itself (pyxis: in a pyxis container; OCI and Apptainer are
  * found here), PyTorch's flight recorder pipe
- * TORCH_NCCL_DEBUG_INFO_PIPE_FILE=DIR/fr_pipe_ and its dump path
+ * TORCH_NCCL_DEBUG_INFO_PIPE_FILE=DIR/STEP.fr_pipe_ and its dump path
  * (TORCH_FR_DUMP_TEMP_FILE the same as TORCH_NCCL_DEBUG_INFO_TEMP_FILE,
- * else DIR/fr_). Call after the dump directory's export. Never waits on
- * the network; touches only the dump directory, which the task already
- * opened. */
-void te_stepd_hang_env(spank_t sp, int pyxis);
+ * else DIR/fr_). dump_dir: the job's dump directory as the dump
+ * directory's export opened it ("": none). Never waits on the network;
+ * touches only the dump directory. */
+void te_stepd_hang_env(spank_t sp, int pyxis, const char *dump_dir);
 
 #endif

@@ -68,19 +68,18 @@ int te_stepd_has_pmix(spank_t sp)
  * which libtrainenv and the NCCL shim read. */
 int te_stepd_preload_nccl_barrier(spank_t sp)
 {
-	const struct te_value *dir = &te_plug.cfg.v[TE_S_LIB_DIR];
 	const char *old = te_stepd_getenv(sp, "LD_PRELOAD");
 	char lib[TE_VALUE_MAX + 32], val[2 * TE_VALUE_MAX + 40], secs[24];
+	int rc = te_stepd_lib_file("trainenv-nccl.so", lib, sizeof(lib));
 
-	if (te_snprintf(lib, sizeof(lib), "%s/trainenv-nccl.so",
-			dir->set ? dir->text : TE_PKGLIBDIR) < 0 ||
+	if (rc == -2 ||
 	    te_snprintf(val, sizeof(val), "%s%s%s", lib, old && *old ? ":" : "",
 			old ? old : "") < 0) {
 		return te_err(te_stepd_err, sizeof(te_stepd_err),
 			      "LD_PRELOAD too "
 			      "long for the first-collective barrier");
 	}
-	if (access(lib, R_OK) < 0)
+	if (rc < 0)
 		return te_err(te_stepd_err, sizeof(te_stepd_err),
 			      "barrier="
 			      "first-collective: %s: %s",

@@ -298,3 +298,13 @@ int te_stepd_spawn_detached(const char *path, char *const argv[],
 	}
 	return 0;
 }
+
+int te_stepd_lib_file(const char *file, char *out, size_t len)
+{
+	const struct te_value *dir = &te_plug.cfg.v[TE_S_LIB_DIR];
+
+	if (te_snprintf(out, len, "%s/%s", dir->set ? dir->text : TE_PKGLIBDIR,
+			file) < 0)
+		return -2;
+	return access(out, R_OK) < 0 ? -1 : 0;
+}

@@ -55,6 +55,11 @@ void te_stepd_gather(spank_t sp);
 /* The job's environment through spank_getenv, from a ring of buffers so
  * that a caller may hold a few values at once (a te_getenv_fn). */
 const char *te_stepd_getenv(void *ctx, const char *name);
+/* LIBDIR/file of what trainenv puts into the tasks (the NCCL shim, the
+ * NCCL profiler plugin): the site's lib-dir, else the install's. 0 with
+ * the path in out when it can be read; -1 when it cannot (errno says
+ * why), -2 when the path does not fit in out. */
+int te_stepd_lib_file(const char *file, char *out, size_t len);
 /* The GPU lists Slurm gave the step (bufs hold the texts). */
 void te_stepd_gpu_env(spank_t sp, struct te_bind_gpu_env *e,
 		      char bufs[3][1024]);

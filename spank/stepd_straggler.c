@@ -22,16 +22,13 @@
 
 void te_stepd_straggler_env(spank_t sp, int in_container)
 {
-	const struct te_value *dir = &te_plug.cfg.v[TE_S_LIB_DIR];
 	const char *own = te_stepd_getenv(sp, "NCCL_PROFILER_PLUGIN");
 	char lib[TE_VALUE_MAX + sizeof(PLUGIN_FILE) + 2];
 
 	if (te_plug.cfg.v[TE_S_STRAGGLER].word != TE_W_VALUE || in_container ||
 	    (own && *own))
 		return;
-	if (te_snprintf(lib, sizeof(lib), "%s/%s",
-			dir->set ? dir->text : TE_PKGLIBDIR, PLUGIN_FILE) < 0 ||
-	    access(lib, R_OK) < 0) {
+	if (te_stepd_lib_file(PLUGIN_FILE, lib, sizeof(lib)) < 0) {
 		slurm_info(TE_PREFIX "straggler: %s is not readable: no "
 				     "straggler data from this node",
 			   lib);

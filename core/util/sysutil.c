@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 #include <linux/openat2.h>
 #endif
 
+#include "util/strutil.h"
 #include "util/sysutil.h"
 
 int64_t te_now_ms(void)
@@ -24,6 +26,14 @@ int64_t te_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+long te_env_long(const char *name, long dflt)
+{
+	const char *v = getenv(name);
+	uint64_t n;
+
+	return v && te_parse_u64(v, 0x7fffffff, &n) == 0 ? (long)n : dflt;
 }
 
 void te_sleep_ms(int64_t ms)

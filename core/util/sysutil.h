@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small OS helpers shared by every side, one per job: the monotonic clock
- * every deadline is measured on, random bytes and hex tokens, and the one
- * reader of small files. */
+ * every deadline is measured on, a number from the environment, random
+ * bytes and hex tokens, and the one reader of small files. */
 #ifndef TE_SYSUTIL_H
 #define TE_SYSUTIL_H
 
@@ -11,6 +11,10 @@
 
 /* Milliseconds on CLOCK_MONOTONIC (deadlines never follow the wall clock). */
 int64_t te_now_ms(void);
+
+/* The environment variable name as a number 0..INT32_MAX (decimal), dflt
+ * when it is unset or not such a number. */
+long te_env_long(const char *name, long dflt);
 
 /* Sleeps ms milliseconds, through signals (EINTR); nothing for ms <= 0. */
 void te_sleep_ms(int64_t ms);
