@@ -196,10 +196,12 @@ ok $? "user nobody queues a 2-node batch job with --train-requeue=2 ($id)"
 moved=0
 for ((i = 0; i < 900; i++)); do
 	line=$(timeout 10 scontrol show job "$id" 2>/dev/null | tr ' ' '\n' |
-		grep -E '^(Priority|JobState|Reason|Restarts|ExcNodeList)=' | tr '\n' ' ')
+		grep -E '^(Priority|JobState|Reason|Restarts|ExcNodeList|StartTime)=' | tr '\n' ' ')
 	echo "$line" >>"$fdir/seen"
 	case $line in
-	*JobState=PENDING*Restarts=1* | *JobState=COMPLETING*Restarts=1*)
+	# Once pending (Slurm changes no start time of a completing job),
+	# its start 3 s from now, not after the requeue's credential window.
+	*JobState=PENDING*Restarts=1*)
 		if [ $moved = 0 ]; then
 			timeout 10 scontrol update jobid="$id" StartTime=now+3 && moved=1
 		fi ;;
