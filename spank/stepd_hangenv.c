@@ -29,18 +29,30 @@
 struct hang_vars {
 	const char *inherited; /* TE_HANG_VARS_ENV of an enclosing step */
 	char set[256];	       /* the names set here */
+	char owned[256];       /* and with their values' hashes, for the
+				  steps inside this one (te_owned_append) */
 };
 
-/* name=value unless the job set it (one an enclosing step's trainenv set
- * is not the job's own: replaced). */
+/* The variable still holds what an enclosing step's trainenv set (a value
+ * the job set since, `export NCCL_RAS_ADDR=...; srun ...` inside the
+ * step, is the job's own). */
+static int inherited_value(spank_t sp, const struct hang_vars *hv,
+			   const char *name)
+{
+	return hv->inherited &&
+	       te_owned_is(hv->inherited, name, te_stepd_getenv(sp, name));
+}
+
+/* name=value unless the job set it. */
 static void set_var(spank_t sp, struct hang_vars *hv, const char *name,
 		    const char *value)
 {
-	int overwrite = hv->inherited && te_name_in_list(hv->inherited, name);
-
-	if (spank_setenv(sp, name, value, overwrite) == ESPANK_SUCCESS)
-		te_appendf(hv->set, sizeof(hv->set), "%s%s",
-			   hv->set[0] ? "," : "", name);
+	if (spank_setenv(sp, name, value, inherited_value(sp, hv, name)) !=
+	    ESPANK_SUCCESS)
+		return;
+	te_appendf(hv->set, sizeof(hv->set), "%s%s", hv->set[0] ? "," : "",
+		   name);
+	te_owned_append(hv->owned, sizeof(hv->owned), name, value);
 }
 
 /* What an enclosing step's trainenv set and this step does not (a step in
@@ -54,9 +66,9 @@ static void unset_inherited(spank_t sp, const struct hang_vars *hv)
 					     "TORCH_FR_DUMP_TEMP_FILE" };
 	size_t i;
 
-	for (i = 0; hv->inherited && i < sizeof(names) / sizeof(names[0]); i++)
-		if (te_name_in_list(hv->inherited, names[i]) &&
-		    !te_name_in_list(hv->set, names[i]))
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!te_name_in_list(hv->set, names[i]) &&
+		    inherited_value(sp, hv, names[i]))
 			spank_unsetenv(sp, names[i]);
 }
 
@@ -114,8 +126,8 @@ void te_stepd_hang_env(spank_t sp, int pyxis, const char *dir)
 		}
 	}
 	unset_inherited(sp, &hv);
-	if (hv.set[0])
-		spank_setenv(sp, TE_HANG_VARS_ENV, hv.set, 1);
+	if (hv.owned[0])
+		spank_setenv(sp, TE_HANG_VARS_ENV, hv.owned, 1);
 	else
 		spank_unsetenv(sp, TE_HANG_VARS_ENV);
 }

@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "launch/rankenv.h"
@@ -269,6 +271,54 @@ int te_name_in_list(const char *list, const char *name)
 		    (p[n] == ',' || p[n] == '\0'))
 			return 1;
 		p += n;
+	}
+	return 0;
+}
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s) {
+		h ^= (unsigned char)*s++;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+int te_owned_append(char *list, size_t len, const char *name, const char *value)
+{
+	size_t used = strnlen(list, len);
+	int n;
+
+	if (used >= len)
+		return -1;
+	n = snprintf(list + used, len - used, "%s%s=%08x", used ? "," : "",
+		     name, (unsigned)fnv1a(value));
+	if (n < 0 || (size_t)n >= len - used) {
+		list[used] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+int te_owned_is(const char *list, const char *name, const char *value)
+{
+	size_t n = strlen(name);
+	const char *p = list;
+	char want[9];
+
+	if (!list || !n || !value)
+		return 0;
+	snprintf(want, sizeof(want), "%08x", (unsigned)fnv1a(value));
+	for (; (p = strstr(p, name)); p += n) {
+		if (p != list && p[-1] != ',')
+			continue;
+		if (p[n] == ',' || p[n] == '\0')
+			return 1; /* a release before the hash */
+		if (p[n] == '=' && !strncmp(p + n + 1, want, 8) &&
+		    (p[n + 9] == ',' || p[n + 9] == '\0'))
+			return 1;
 	}
 	return 0;
 }

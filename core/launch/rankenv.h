@@ -90,4 +90,16 @@ int te_devlist_count(const char *list);
 /* 1 when name is in the comma-separated list (TRAINENV_RANK_VARS). */
 int te_name_in_list(const char *list, const char *name);
 
+/* A list of the variables trainenv set together with what it set them to
+ * (TRAINENV_HANG_VARS): "NAME=H,...", H the value's 32-bit FNV-1a in hex,
+ * so that a step inside a step tells trainenv's value from one the job set
+ * since. Appends name's entry to list (len bytes); -1 when it does not
+ * fit (list unchanged). */
+int te_owned_append(char *list, size_t len, const char *name,
+		    const char *value);
+/* 1 when list says trainenv set name to value: "NAME=H" with H value's
+ * hash, or a bare "NAME" (a release before the hash: any value was
+ * trainenv's); 0 otherwise (value NULL: unset since). */
+int te_owned_is(const char *list, const char *name, const char *value);
+
 #endif

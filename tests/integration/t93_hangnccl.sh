@@ -13,7 +13,9 @@
 #  (b) `trainenv stacks` while rank 2's dump is a pickle that would run
 #      os.system("touch MARKER"): refused in one line, the marker never
 #      made; no RAS listening: one line;
-#  (c) a step without NCCL nor a flight recorder (sleep): the stacks alone.
+#  (c) a step without NCCL nor a flight recorder (sleep): the stacks alone;
+#  (d) a step inside a step gets its own RAS address, unless the program
+#      around it set its own (kept).
 # gdb is left out (TRAINENV_GDB names none): the stacks' lines are still
 # there, and the test stays short.
 # Single-quoted $VARS are for the jobs' shells:
@@ -25,7 +27,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source-path=SCRIPTDIR source=../lib/trainenv.sh
 . "$here/../lib/trainenv.sh"
 
-plan 14
+plan 16
 
 te_build_init
 cluster_up --nodes 2 || bail_out "no cluster"
@@ -122,3 +124,23 @@ ok $? "(c) trainenv stacks on a step of sleep: its ranks"
 ! grep -qE 'NCCL RAS|flight recorder' c.stacks
 ok $? "(c) and not a word of NCCL"
 wait "$cpid" 2>/dev/null || true # srun ends by the scancel: its status is no check
+
+# ================================================================ (d)
+# A step inside a step whose program set its own NCCL_RAS_ADDR keeps it
+# (the outer step's trainenv set one too: TRAINENV_HANG_VARS says which
+# value was trainenv's); one that did not set it gets its step's own.
+cat >d.sh <<'SH'
+#!/bin/sh
+echo "outer $NCCL_RAS_ADDR"
+srun --overlap -N1 -n1 sh -c 'echo "inner $NCCL_RAS_ADDR"'
+export NCCL_RAS_ADDR=127.0.0.1:1
+srun --overlap -N1 -n1 sh -c 'echo "own $NCCL_RAS_ADDR"'
+SH
+chmod 755 d.sh
+te_srun -t 60 -N1 -n1 ./d.sh >d.out 2>&1
+diag "$(cat d.out)"
+outer=$(awk '$1 == "outer" { print $2 }' d.out)
+inner=$(awk '$1 == "inner" { print $2 }' d.out)
+[[ "$outer" =~ ^127\. ]] && [[ "$inner" =~ ^127\. ]] && [ "$inner" != "$outer" ]
+ok $? "(d) a step and a step inside it each have their own RAS address ($outer, $inner)"
+is "$(awk '$1 == "own" { print $2 }' d.out)" 127.0.0.1:1 "(d) a step keeps the address its enclosing program set itself"

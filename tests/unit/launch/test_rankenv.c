@@ -211,6 +211,42 @@ static void test_lists(void)
 	ok(!te_name_in_list(NULL, "RANK"), "no list");
 }
 
+/* TRAINENV_HANG_VARS: names with their values' hashes. */
+static void test_owned(void)
+{
+	char list[64] = "";
+	char small[24] = "";
+
+	ok(te_owned_append(list, sizeof(list), "NCCL_RAS_ADDR",
+			   "127.0.0.9:28100") == 0,
+	   "owned: an entry appended");
+	ok(te_owned_append(list, sizeof(list), "B", "a") == 0,
+	   "owned: a second one");
+	/* FNV-1a's published vector: "a" is e40c292c */
+	ok(strlen(list) == 14 + 8 + 11 &&
+		   !strncmp(list, "NCCL_RAS_ADDR=", 14) &&
+		   !strcmp(list + 22, ",B=e40c292c"),
+	   "owned: NAME=8 hex digits of FNV-1a, comma-separated (%s)", list);
+	ok(te_owned_is(list, "NCCL_RAS_ADDR", "127.0.0.9:28100"),
+	   "owned: the value trainenv set is trainenv's");
+	ok(!te_owned_is(list, "NCCL_RAS_ADDR", "127.0.0.1:1"),
+	   "owned: a value the job set since is the job's own");
+	ok(!te_owned_is(list, "NCCL_RAS_ADDR", NULL),
+	   "owned: unset since: nothing to replace");
+	ok(te_owned_is(list, "B", "a") && !te_owned_is(list, "B", "b"),
+	   "owned: the last entry too");
+	ok(!te_owned_is(list, "RAS_ADDR", "127.0.0.9:28100"),
+	   "owned: a suffix of a name does not match");
+	ok(!te_owned_is("NCCL_RAS_ADDR=1234", "NCCL_RAS_ADDR", "v"),
+	   "owned: a short hash matches nothing");
+	ok(te_owned_is("X,NCCL_RAS_ADDR", "NCCL_RAS_ADDR", "any"),
+	   "owned: a bare name (a release before the hash) owns any value");
+	ok(te_owned_append(small, sizeof(small), "ABCDEFGHIJKL", "v") == 0 &&
+		   te_owned_append(small, sizeof(small), "C", "v") == -1,
+	   "owned: an entry that does not fit is refused");
+	is_int((int)strlen(small), 21, "owned: and leaves the list as it was");
+}
+
 static int srun_args(const char *cmd, int (*fn)(int, char *const *))
 {
 	char buf[256], *argv[32], *save = NULL, *t;
@@ -286,5 +322,6 @@ int main(void)
 	test_port();
 	test_env();
 	test_lists();
+	test_owned();
 	return tap_done();
 }
