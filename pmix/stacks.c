@@ -562,6 +562,16 @@ static void print_nccl(const struct te_hn_view *nv, FILE *f)
 		fputs(text, f);
 }
 
+/* NCCL's view into the JSON report; when it does not fit, one line on
+ * stderr says the report lacks it (never silently). */
+static void nccl_json(const struct te_hn_view *nv, char *report)
+{
+	char why[200];
+
+	if (te_hn_report_json(nv, report, REPORT_MAX, why, sizeof(why)) < 0)
+		fprintf(stderr, PREFIX "hang: %s\n", why);
+}
+
 static int login_side(struct opts *o)
 {
 	struct te_hn_view nv = { .ras_outcome = -1 };
@@ -627,7 +637,7 @@ static int login_side(struct opts *o)
 	}
 	if (o->json) {
 		te_stack_report_json(report, REPORT_MAX, procs, (size_t)n);
-		te_hn_report_json(&nv, report, REPORT_MAX);
+		nccl_json(&nv, report);
 	} else {
 		if (n > 0)
 			print_nccl(&nv, o->exit_report ? stderr : stdout);
@@ -636,7 +646,7 @@ static int login_side(struct opts *o)
 	fputs(report, o->exit_report ? stderr : stdout);
 	if (o->exit_report && o->record_dir) {
 		te_stack_report_json(report, REPORT_MAX, procs, (size_t)n);
-		te_hn_report_json(&nv, report, REPORT_MAX);
+		nccl_json(&nv, report);
 		write_hang_record(o, report);
 	}
 	te_hn_view_free(&nv);

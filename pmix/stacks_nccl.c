@@ -162,20 +162,56 @@ static int first_node(unsigned tag)
 /* With the trace buffer left to the release's default, only the pipe
  * tells whether PyTorch runs a flight recorder (it makes the pipe when its
  * buffer is above 0): 1 when it is there (or the buffer was set), else 0
- * with why. Its kind and owner are checked when it is opened. */
-static int pipe_made(const struct te_hn_env *e, const char *pipe, char *why,
-		     size_t whylen)
+ * with why. Looked for in the rank's root (a container's link never leads
+ * to the node's files); its kind and owner are checked when it is opened. */
+static int pipe_made(const struct te_hn_env *e, int pid, const char *pipe,
+		     char *why, size_t whylen)
 {
 	struct stat st;
 
 	if (te_hn_env_buffer(e) > 0)
 		return 1;
-	if (lstat(pipe, &st) == 0 && S_ISFIFO(st.st_mode))
+	if (te_proc_lstat(pid, pipe, &st) == 0 && S_ISFIFO(st.st_mode))
 		return 1;
 	te_err(why, whylen,
 	       "no flight recorder pipe (PyTorch makes it when its trace "
 	       "buffer is above 0: --train-nccl-trace-buffer)");
 	return 0;
+}
+
+/* The node's step counts nodes (the collecting step's, one collector
+ * each): the records' share of the output is cut by it. */
+static unsigned long step_nodes(void)
+{
+	long n = te_env_long("SLURM_STEP_NUM_NODES", -1);
+
+	if (n <= 0)
+		n = te_env_long("SLURM_NNODES", 1);
+	return n > 0 ? (unsigned long)n : 1;
+}
+
+static void emit_rec(const char *rec, size_t len, void *arg)
+{
+	send_lines(rec, len, *(const unsigned *)arg);
+}
+
+/* A rank's flight recorder and its pipe, from its environment: 1 with its
+ * ask filled, or 0 with fr missing. */
+static int rank_asks(const struct te_hn_env *env, const struct te_proc *p,
+		     long rank, struct te_fr_ask *a, struct te_fr_rank *fr)
+{
+	char why[160];
+
+	if (te_hn_fr_paths(env, rank, a->pipe, sizeof(a->pipe), a->dump,
+			   sizeof(a->dump), why, sizeof(why)) < 0 ||
+	    !pipe_made(env, p->pid, a->pipe, why, sizeof(why))) {
+		te_fr_missing(fr, rank >= 0 ? (int)rank : -1, why);
+		return 0;
+	}
+	a->pid = p->pid;
+	a->rank = (int)rank;
+	a->out = fr;
+	return 1;
 }
 
 void te_stacks_nccl(long job, long step, uid_t uid, const struct te_proc *t,
@@ -188,7 +224,6 @@ void te_stacks_nccl(long job, long step, uid_t uid, const struct te_proc *t,
 	struct te_fr_ask *ask = calloc(k ? k : 1, sizeof(*ask));
 	unsigned char *flags = calloc(k ? k : 1, 1); /* 1 nccl, 2 has */
 	size_t i, nask = 0;
-	char why[160];
 	long n;
 
 	if (!fr || !ask || !flags)
@@ -197,23 +232,21 @@ void te_stacks_nccl(long job, long step, uid_t uid, const struct te_proc *t,
 	ra.ask = first_node(tag);
 	for (i = 0; i < k; i++) {
 		const struct te_proc *p = &t[r[i].idx];
-		long rank = r[i].rank;
 
 		read_env(p->pid, &env);
-		flags[i] = (unsigned char)maps_nccl(p->pid);
 		if (!ra.addr[0] && env.ras[0])
 			te_strlcpy(ra.addr, env.ras, sizeof(ra.addr));
-		if (te_hn_fr_paths(&env, rank, p->pid, ask[nask].pipe,
-				   sizeof(ask[nask].pipe), ask[nask].dump,
-				   sizeof(ask[nask].dump), why,
-				   sizeof(why)) < 0 ||
-		    !pipe_made(&env, ask[nask].pipe, why, sizeof(why))) {
-			te_fr_missing(&fr[i], rank >= 0 ? (int)rank : -1, why);
+		if (rank_asks(&env, p, r[i].rank, &ask[nask], &fr[i])) {
+			flags[i] = 2;
+			nask++;
 			continue;
 		}
-		flags[i] |= 2;
-		ask[nask].rank = (int)rank;
-		ask[nask++].out = &fr[i];
+		/* Its memory map only when the environment and the pipe show
+		 * no flight recorder: has alone shows NCCL's view, and
+		 * /proc/PID/maps takes the rank's mmap lock, which a rank
+		 * hung in the driver may hold (this read has no deadline). A
+		 * rank of NCCL without a flight recorder still says so. */
+		flags[i] = (unsigned char)maps_nccl(p->pid);
 	}
 	/* the step's own address (its ranks' environment: the job may have
 	 * set one), never another step's */
@@ -225,11 +258,11 @@ void te_stacks_nccl(long job, long step, uid_t uid, const struct te_proc *t,
 		te_fr_collect(ask, nask, uid, TE_HN_NODE_MS, ask_ras, &ra);
 	else
 		ask_ras(&ra);
-	for (i = 0; i < k; i++)
-		if (fr[i].rank >= 0 &&
-		    (n = te_hn_fr_encode(rec, sizeof(rec), &fr[i], flags[i] & 1,
-					 flags[i] & 2)) > 0)
-			send_lines(rec, (size_t)n, tag);
+	/* the ranks' records within the node's share of the output (then
+	 * one line for the rest): the stacks, sent after them, and all
+	 * nodes' NCCL records together stay a quarter of the output's cap */
+	te_hn_fr_emit(fr, flags, k, te_hn_node_share(step_nodes()), emit_rec,
+		      &tag);
 	if (ra.ask &&
 	    (n = te_hn_ras_encode(rec, sizeof(rec), ra.outcome, ra.text)) > 0)
 		send_lines(rec, (size_t)n, tag);

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -532,8 +533,14 @@ static int unanswered(struct out *o, const struct te_ras_status *st,
 {
 	switch (st->outcome) {
 	case TE_RAS_NOT_LOOPBACK:
-		emit(o, "NCCL RAS: not asked: %s is not a loopback address",
-		     addr);
+		if (st->err == EINVAL)
+			emit(o,
+			     "NCCL RAS: not asked: %s names a host, not a numeric address (no name is looked up: DNS has no deadline; localhost, 127.x.x.x and [::1] are asked)",
+			     addr);
+		else
+			emit(o,
+			     "NCCL RAS: not asked: %s is not a loopback address",
+			     addr);
 		return 1;
 	case TE_RAS_ABSENT:
 		emit(o,
@@ -676,10 +683,12 @@ int te_ras_addr_split(const char *addr, char *host, size_t hostlen,
 	*port = (uint16_t)p;
 	if (strcmp(host, "localhost") == 0)
 		return 0;
-	if (addr[0] == '[')
-		return inet_pton(AF_INET6, host, a) == 1 &&
-				       memcmp(a, &in6addr_loopback, 16) == 0
-			       ? 0
-			       : -1;
-	return inet_pton(AF_INET, host, a) == 1 && a[0] == 127 ? 0 : -1;
+	if (addr[0] == '[') {
+		if (inet_pton(AF_INET6, host, a) != 1)
+			return -2;
+		return memcmp(a, &in6addr_loopback, 16) == 0 ? 0 : -1;
+	}
+	if (inet_pton(AF_INET, host, a) != 1)
+		return -2;
+	return a[0] == 127 ? 0 : -1;
 }

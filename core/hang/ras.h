@@ -96,7 +96,8 @@ enum te_ras_outcome {
 	TE_RAS_SILENT,	     /* connected, not a byte before the deadline */
 	TE_RAS_ABSENT,	     /* nothing listens there (connection refused) */
 	TE_RAS_CAPPED,	     /* more than TE_RAS_REPLY_MAX: the rest unread */
-	TE_RAS_NOT_LOOPBACK, /* the address is not a loopback one: not asked */
+	TE_RAS_NOT_LOOPBACK, /* the address is not a loopback one: not asked
+				(err EINVAL: a host name, not a number) */
 	TE_RAS_FAILED,	     /* another error (err says which) */
 };
 
@@ -189,12 +190,15 @@ int te_ras_addr_pick(uint32_t job, uint32_t step, unsigned port_lo,
 		     unsigned port_hi, char *out, size_t outlen);
 
 /* Splits "127.A.B.C:PORT", "localhost:PORT" or "[::1]:PORT" into a
- * numeric host and a port; 0 when it is a loopback address, else -1
- * (not loopback, not numeric, no port). */
+ * numeric host (or "localhost") and a port; 0 when it is a loopback
+ * address, -2 when the host is neither a number nor "localhost" (a name
+ * is never looked up: NSS and DNS have no deadline), else -1 (not
+ * loopback, no port). */
 int te_ras_addr_split(const char *addr, char *host, size_t hostlen,
 		      uint16_t *port);
 
-/* Asks RAS at addr (a loopback address, te_ras_addr_split) within
+/* Asks RAS at addr (a loopback address, te_ras_addr_split; "localhost"
+ * is 127.0.0.1, then ::1, without a lookup) within
  * timeout_ms: connects, sends te_ras_request, reads until RAS closes, the
  * deadline or TE_RAS_REPLY_MAX bytes, and parses what came (st->outcome
  * says how it ended). Never waits past the deadline. 0, or -1 when out of

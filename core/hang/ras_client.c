@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* NCCL RAS in the hang report: the one query (core/hang/ras.h,
  * te_ras_query). A loopback TCP socket, non-blocking, every wait bounded
- * by one deadline, the reply bounded by TE_RAS_REPLY_MAX. */
+ * by one deadline, the reply bounded by TE_RAS_REPLY_MAX. No name is ever
+ * looked up (getaddrinfo may ask NSS or DNS, without a deadline):
+ * "localhost" is 127.0.0.1 and ::1, anything else a number. */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -15,7 +17,6 @@
 #include <unistd.h>
 
 #include "hang/ras.h"
-#include "util/strutil.h"
 #include "util/sysutil.h"
 
 static int is_loopback(const struct sockaddr *sa)
@@ -50,12 +51,14 @@ static int wait_fd(int fd, short events, int64_t deadline)
 	}
 }
 
-/* Connected fd to a, or -1 with *err (ECONNREFUSED: nothing listens;
+/* Connected fd to sa, or -1 with *err (ECONNREFUSED: nothing listens;
  * ETIMEDOUT: the deadline). */
-static int dial(const struct addrinfo *a, int64_t deadline, int *err)
+static int dial(const struct sockaddr_storage *sa, int64_t deadline, int *err)
 {
-	int fd = socket(a->ai_family,
-			a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	socklen_t len = sa->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						  : sizeof(struct sockaddr_in);
+	int fd = socket(sa->ss_family,
+			SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	int soerr = 0, w;
 	socklen_t sl = sizeof(soerr);
 	struct sockaddr_storage peer;
@@ -65,7 +68,7 @@ static int dial(const struct addrinfo *a, int64_t deadline, int *err)
 		*err = errno;
 		return -1;
 	}
-	if (connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
+	if (connect(fd, (const struct sockaddr *)sa, len) < 0) {
 		if (errno != EINPROGRESS) {
 			*err = errno;
 			close(fd);
@@ -162,36 +165,56 @@ static void ask(int fd, int timeout_ms, int64_t deadline,
 	te_ras_parse(buf, len, st);
 }
 
+/* The addresses to try for host (numeric, or "localhost": 127.0.0.1,
+ * then ::1), port into each: how many (0: none parsed). */
+static int addrs_of(const char *host, uint16_t port,
+		    struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss[0];
+	struct sockaddr_in6 *a6;
+	int n = 0, local = !strcmp(host, "localhost");
+
+	memset(ss, 0, 2 * sizeof(*ss));
+	if (local || inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons(port);
+		if (local)
+			a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		n++;
+	}
+	a6 = (struct sockaddr_in6 *)&ss[n];
+	if (local || (!n && inet_pton(AF_INET6, host, &a6->sin6_addr) == 1)) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons(port);
+		if (local)
+			a6->sin6_addr = in6addr_loopback;
+		n++;
+	}
+	return n;
+}
+
 int te_ras_query(const char *addr, int timeout_ms, struct te_ras_status *st)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICSERV };
-	struct addrinfo *ai = NULL, *a;
+	struct sockaddr_storage ss[2];
 	int64_t deadline = te_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-	char host[64], sport[8], *buf;
+	char host[64], *buf;
 	uint16_t port;
-	int err = ECONNREFUSED, fd = -1, tried = 0;
+	int err = ECONNREFUSED, fd = -1, tried = 0, i, n, split;
 
 	memset(st, 0, sizeof(*st));
-	if (te_ras_addr_split(addr, host, sizeof(host), &port) < 0) {
+	split = te_ras_addr_split(addr, host, sizeof(host), &port);
+	if (split < 0) {
 		st->outcome = TE_RAS_NOT_LOOPBACK;
+		st->err = split == -2 ? EINVAL : 0;
 		return 0;
 	}
-	if (strcmp(host, "localhost"))
-		hints.ai_flags |= AI_NUMERICHOST;
-	te_snprintf(sport, sizeof(sport), "%u", port);
-	if (getaddrinfo(host, sport, &hints, &ai) != 0) {
-		st->outcome = TE_RAS_FAILED;
-		st->err = EADDRNOTAVAIL;
-		return 0;
-	}
-	for (a = ai; a && fd < 0; a = a->ai_next) {
-		if (!is_loopback(a->ai_addr))
+	n = addrs_of(host, port, ss);
+	for (i = 0; i < n && fd < 0; i++) {
+		if (!is_loopback((const struct sockaddr *)&ss[i]))
 			continue;
 		tried = 1;
-		fd = dial(a, deadline, &err);
+		fd = dial(&ss[i], deadline, &err);
 	}
-	freeaddrinfo(ai);
 	if (fd < 0) {
 		st->outcome = !tried		    ? TE_RAS_NOT_LOOPBACK
 			      : err == ECONNREFUSED ? TE_RAS_ABSENT

@@ -2,9 +2,12 @@
 /* PyTorch's flight recorder dumps asked for and read on one node, for the
  * hang report (core/hang/stacks_nccl.h, te_fr_collect): one byte into each
  * rank's pipe, then every rank's dump awaited at once within one
- * deadline, each read bounded and only from a regular file of the user's.
- * Runs as the job's user, on files the job's processes made: a path may
- * be a link, another kind of file, another user's, or grow for ever. */
+ * deadline, each read bounded (and all of them together) and only from a
+ * regular file of the user's, none begun past the deadline. Runs as the
+ * job's user, on files the job's processes made: a path may be a link,
+ * another kind of file, another user's, or grow for ever; and it is the
+ * rank's, resolved in the rank's root (te_proc_open: a container's
+ * absolute link or ".." never reaches the node's files). */
 #include "config.h"
 
 #include <errno.h>
@@ -30,14 +33,31 @@ enum {
 	ASK_DONE
 };
 
-/* The file's identity and size (lstat: a link is not followed); 0, or -1
- * when it is not there. */
-static int look(const char *path, uint64_t *ino, int64_t *size,
+/* One collection's bounds, shared by its ranks. */
+struct run {
+	uid_t uid;
+	int64_t deadline;
+	int64_t (*clock)(void);
+	size_t bytes_left; /* of all the dumps read */
+	size_t total_max;
+};
+
+/* Why a path of the rank's was not used: errno in words, a path that
+ * leaves the rank's root said so. */
+static const char *path_err(int err)
+{
+	return err == EXDEV ? "its path leads out of the rank's root"
+			    : strerror(err);
+}
+
+/* The file's identity and size (lstat in the rank's root: a link is not
+ * followed); 0, or -1 when it is not there. */
+static int look(int pid, const char *path, uint64_t *ino, int64_t *size,
 		int64_t *mtime_ns)
 {
 	struct stat st;
 
-	if (lstat(path, &st) < 0)
+	if (te_proc_lstat(pid, path, &st) < 0)
 		return -1;
 	*ino = (uint64_t)st.st_ino;
 	*size = (int64_t)st.st_size;
@@ -62,26 +82,27 @@ static int refuse_kind(const struct stat *st, uid_t uid, mode_t want,
 /* One byte into the rank's pipe: 0, or -1 with why. Only a FIFO of the
  * user's is opened (lstat before, fstat after: the path may change
  * between), never waited on (no reader: ENXIO). */
-static int ring(const char *pipe, uid_t uid, char *why, size_t whylen)
+static int ring(int pid, const char *pipe, uid_t uid, char *why, size_t whylen)
 {
 	struct stat st;
 	int fd, rc;
 
-	if (lstat(pipe, &st) < 0 && errno == ENOENT)
-		return te_err(why, whylen,
-			      "no flight recorder pipe (PyTorch makes it "
-			      "with its first NCCL process group)");
-	if (lstat(pipe, &st) < 0)
-		return te_err(why, whylen, "its pipe: %s", strerror(errno));
+	if (te_proc_lstat(pid, pipe, &st) < 0)
+		return errno == ENOENT
+			       ? te_err(why, whylen,
+					"no flight recorder pipe (PyTorch "
+					"makes it with its first NCCL "
+					"process group)")
+			       : te_err(why, whylen, "its pipe: %s",
+					path_err(errno));
 	if (refuse_kind(&st, uid, S_IFIFO, "pipe", why, whylen) < 0)
 		return -1;
-	fd = open(pipe,
-		  O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	fd = te_proc_open(pid, pipe, O_WRONLY | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return te_err(why, whylen, "its pipe: %s",
 			      errno == ENXIO ? "no reader (PyTorch's monitor "
 					       "thread is not running)"
-					     : strerror(errno));
+					     : path_err(errno));
 	rc = fstat(fd, &st) < 0
 		     ? te_err(why, whylen, "its pipe: %s", strerror(errno))
 		     : refuse_kind(&st, uid, S_IFIFO, "pipe", why, whylen);
@@ -92,27 +113,39 @@ static int ring(const char *pipe, uid_t uid, char *why, size_t whylen)
 	return rc;
 }
 
-/* The dump read into a->out (extracted, refused or missing). */
-static void read_dump(struct te_fr_ask *a, uid_t uid)
+/* The dump read into a->out (extracted, refused or missing), unless the
+ * deadline has come meanwhile (the reads before took it) or the node's
+ * dumps read so far leave too little of run->total_max. */
+static void read_dump(struct te_fr_ask *a, struct run *run)
 {
 	char why[160];
 	struct stat st;
 	char *buf = NULL;
 	ssize_t n = -1;
-	int fd = open(a->dump, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
-				       O_NOCTTY);
+	int fd = -1;
 
-	if (fd < 0) {
-		te_snprintf(why, sizeof(why), "its dump: %s", strerror(errno));
+	if (run->clock() >= run->deadline) {
+		te_snprintf(why, sizeof(why),
+			    "its dump came as the node's time ran out: not "
+			    "read");
+	} else if ((fd = te_proc_open(a->pid, a->dump,
+				      O_RDONLY | O_NONBLOCK | O_NOCTTY)) < 0) {
+		te_snprintf(why, sizeof(why), "its dump: %s", path_err(errno));
 	} else if (fstat(fd, &st) < 0) {
 		te_snprintf(why, sizeof(why), "its dump: %s", strerror(errno));
-	} else if (refuse_kind(&st, uid, S_IFREG, "dump", why, sizeof(why)) <
-		   0) {
+	} else if (refuse_kind(&st, run->uid, S_IFREG, "dump", why,
+			       sizeof(why)) < 0) {
 		/* why says it */
 	} else if (st.st_size > (off_t)TE_HN_DUMP_MAX) {
 		te_snprintf(why, sizeof(why),
 			    "its dump is over %u MiB: not read",
 			    TE_HN_DUMP_MAX >> 20);
+	} else if ((size_t)st.st_size > run->bytes_left) {
+		te_snprintf(why, sizeof(why),
+			    "not read: the node's dumps are over %zu %s",
+			    run->total_max >= 1u << 20 ? run->total_max >> 20
+						       : run->total_max,
+			    run->total_max >= 1u << 20 ? "MiB" : "bytes");
 	} else if (!(buf = malloc((size_t)st.st_size + 2))) {
 		te_snprintf(why, sizeof(why), "no memory for its dump");
 	} else if ((n = te_read_fd(fd, buf, (size_t)st.st_size + 2,
@@ -124,6 +157,10 @@ static void read_dump(struct te_fr_ask *a, uid_t uid)
 	if (fd >= 0)
 		close(fd);
 	if (n >= 0)
+		run->bytes_left -= (size_t)n < run->bytes_left
+					   ? (size_t)n
+					   : run->bytes_left;
+	if (n >= 0)
 		te_fr_extract((const unsigned char *)buf, (size_t)n, NULL,
 			      a->rank, a->out);
 	else
@@ -134,12 +171,12 @@ static void read_dump(struct te_fr_ask *a, uid_t uid)
 
 /* One look at a dump awaited: changed since the byte was written, then
  * unchanged for STABLE_MS (and not empty): read. 1 when done. */
-static int check(struct te_fr_ask *a, uid_t uid, int64_t now)
+static int check(struct te_fr_ask *a, struct run *run, int64_t now)
 {
 	uint64_t ino;
 	int64_t size, mt;
 
-	if (look(a->dump, &ino, &size, &mt) < 0)
+	if (look(a->pid, a->dump, &ino, &size, &mt) < 0)
 		return 0;
 	if (a->state == ASK_WAIT) {
 		if (ino == a->ino && size == a->size && mt == a->mtime_ns)
@@ -147,7 +184,7 @@ static int check(struct te_fr_ask *a, uid_t uid, int64_t now)
 		a->state = ASK_GROWING;
 	} else if (ino == a->ino && size == a->size && mt == a->mtime_ns) {
 		if (size > 0 && now - a->stable_ms >= STABLE_MS) {
-			read_dump(a, uid);
+			read_dump(a, run);
 			return 1;
 		}
 		return 0;
@@ -159,22 +196,29 @@ static int check(struct te_fr_ask *a, uid_t uid, int64_t now)
 	return 0;
 }
 
-void te_fr_collect(struct te_fr_ask *ask, size_t n, uid_t uid, int timeout_ms,
-		   void (*between)(void *), void *arg)
+void te_fr_collect_opts(struct te_fr_ask *ask, size_t n, uid_t uid,
+			const struct te_fr_opts *o)
 {
-	int64_t deadline = te_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 0;
+	struct run run = { .uid = uid,
+			   .clock = o->clock ? o->clock : te_now_ms,
+			   .total_max = o->total_max ? o->total_max
+						     : TE_HN_NODE_DUMPS_MAX };
 	size_t i, left = 0;
 	char why[160];
 
+	run.deadline = run.clock() + timeout_ms;
+	run.bytes_left = run.total_max;
 	for (i = 0; i < n; i++) {
 		struct te_fr_ask *a = &ask[i];
 
-		if (look(a->dump, &a->ino, &a->size, &a->mtime_ns) < 0) {
+		if (look(a->pid, a->dump, &a->ino, &a->size, &a->mtime_ns) <
+		    0) {
 			a->ino = 0;
 			a->size = -1;
 			a->mtime_ns = -1;
 		}
-		if (ring(a->pipe, uid, why, sizeof(why)) < 0) {
+		if (ring(a->pid, a->pipe, uid, why, sizeof(why)) < 0) {
 			te_fr_missing(a->out, a->rank, why);
 			a->state = ASK_DONE;
 			continue;
@@ -182,20 +226,21 @@ void te_fr_collect(struct te_fr_ask *ask, size_t n, uid_t uid, int timeout_ms,
 		a->state = ASK_WAIT;
 		left++;
 	}
-	if (between)
-		between(arg);
+	if (o->between)
+		o->between(o->arg);
 	while (left) {
-		int64_t now = te_now_ms();
+		int64_t now = run.clock();
 
 		for (i = 0; i < n; i++)
 			if (ask[i].state != ASK_DONE &&
-			    check(&ask[i], uid, now))
+			    check(&ask[i], &run, now))
 				left--;
-		if (!left || now >= deadline)
+		now = run.clock();
+		if (!left || now >= run.deadline)
 			break;
 		poll(NULL, 0,
-		     deadline - now < POLL_MS ? (int)(deadline - now)
-					      : POLL_MS);
+		     run.deadline - now < POLL_MS ? (int)(run.deadline - now)
+						  : POLL_MS);
 	}
 	te_snprintf(why, sizeof(why), "no dump within %d s",
 		    (timeout_ms + 999) / 1000);
@@ -204,4 +249,14 @@ void te_fr_collect(struct te_fr_ask *ask, size_t n, uid_t uid, int timeout_ms,
 			te_fr_missing(ask[i].out, ask[i].rank, why);
 			ask[i].state = ASK_DONE;
 		}
+}
+
+void te_fr_collect(struct te_fr_ask *ask, size_t n, uid_t uid, int timeout_ms,
+		   void (*between)(void *), void *arg)
+{
+	struct te_fr_opts o = { .timeout_ms = timeout_ms,
+				.between = between,
+				.arg = arg };
+
+	te_fr_collect_opts(ask, n, uid, &o);
 }

@@ -111,27 +111,13 @@ long te_hn_env_buffer(const struct te_hn_env *e)
 	return v > 0 ? v : 0;
 }
 
-/* path as the process sees it, behind /proc/PID/root (absolute) or
- * /proc/PID/cwd (relative); pid 0: as it is. */
-static int proc_path(char *out, size_t len, int pid, const char *path,
-		     const char *suffix)
-{
-	if (!pid)
-		return te_snprintf(out, len, "%s%s", path, suffix);
-	if (path[0] == '/')
-		return te_snprintf(out, len, "/proc/%d/root%s%s", pid, path,
-				   suffix);
-	return te_snprintf(out, len, "/proc/%d/cwd/%s%s", pid, path, suffix);
-}
-
-int te_hn_fr_paths(const struct te_hn_env *e, long rank, int pid, char *pipe,
+int te_hn_fr_paths(const struct te_hn_env *e, long rank, char *pipe,
 		   size_t plen, char *dump, size_t dlen, char *why,
 		   size_t whylen)
 {
 	const char *temp = e->temp_fr[0]     ? e->temp_fr
 			   : e->temp_nccl[0] ? e->temp_nccl
 					     : TE_HN_TEMP_DEFAULT;
-	char sfx[32];
 
 	pipe[0] = dump[0] = '\0';
 	if (!e->pipe[0])
@@ -149,12 +135,10 @@ int te_hn_fr_paths(const struct te_hn_env *e, long rank, int pid, char *pipe,
 			      "(TORCH_NCCL_TRACE_BUFFER_SIZE is 0)");
 	if (rank < 0 || rank > 0x7fffffff)
 		return te_err(why, whylen, "its rank is unknown");
-	te_snprintf(sfx, sizeof(sfx), "%ld.pipe", rank);
-	if (proc_path(pipe, plen, pid, e->pipe, sfx) < 0)
+	if (te_snprintf(pipe, plen, "%s%ld.pipe", e->pipe, rank) < 0)
 		return pipe[0] = '\0',
 		       te_err(why, whylen, "its pipe's path is too long");
-	te_snprintf(sfx, sizeof(sfx), "%ld", rank);
-	if (proc_path(dump, dlen, pid, temp, sfx) < 0)
+	if (te_snprintf(dump, dlen, "%s%ld", temp, rank) < 0)
 		return pipe[0] = dump[0] = '\0',
 		       te_err(why, whylen, "its dump's path is too long");
 	return 0;
@@ -236,6 +220,56 @@ long te_hn_fr_encode(char *out, size_t len, const struct te_fr_rank *r,
 		return -1;
 	}
 	return (long)t.used;
+}
+
+size_t te_hn_node_share(unsigned long nnodes)
+{
+	size_t share = TE_HN_NODES_RECORDS_MAX / (nnodes ? nnodes : 1);
+
+	return share > TE_HN_NODE_RECORDS_MAX ? TE_HN_NODE_RECORDS_MAX
+	       : share < TE_HN_LINE_MAX	      ? TE_HN_LINE_MAX
+					      : share;
+}
+
+long te_hn_left_encode(char *out, size_t len, size_t ranks)
+{
+	if (!ranks || ranks > TE_HN_LEFT_MAX ||
+	    te_snprintf(out, len, MAGIC "frleft ranks=%zu\n", ranks) < 0) {
+		if (len)
+			out[0] = '\0';
+		return -1;
+	}
+	return (long)strlen(out);
+}
+
+long te_hn_fr_emit(const struct te_fr_rank *fr, const unsigned char *flags,
+		   size_t k, size_t share,
+		   void (*emit)(const char *rec, size_t len, void *arg),
+		   void *arg)
+{
+	const size_t cap = (TE_FR_GROUPS + 1) * TE_HN_LINE_MAX;
+	char *rec = malloc(cap);
+	size_t i, used = 0, left = 0;
+	long n;
+
+	if (!rec)
+		return -1;
+	for (i = 0; i < k; i++) {
+		if (fr[i].rank < 0 ||
+		    (n = te_hn_fr_encode(rec, cap, &fr[i], flags[i] & 1,
+					 flags[i] & 2)) <= 0)
+			continue;
+		if (used + (size_t)n > share) {
+			left++;
+			continue;
+		}
+		used += (size_t)n;
+		emit(rec, (size_t)n, arg);
+	}
+	if (left && (n = te_hn_left_encode(rec, cap, left)) > 0)
+		emit(rec, (size_t)n, arg);
+	free(rec);
+	return (long)left;
 }
 
 long te_hn_ras_encode(char *out, size_t len, int outcome, const char *text)
@@ -430,6 +464,22 @@ static int dec_ras(char *line, struct te_hn_view *v)
 	return 0;
 }
 
+/* A frleft line: its ranks added (the sum at most v->max). */
+static int dec_left(char *line, struct te_hn_view *v)
+{
+	static const char *const keys[] = { "ranks" };
+	char *val[1];
+	long long n;
+
+	if (fields(line, keys, 1, val) < 0 ||
+	    dec_int(val[0], 1, TE_HN_LEFT_MAX, &n) < 0)
+		return -1;
+	v->fr_left += (size_t)n;
+	if (v->fr_left > v->max)
+		v->fr_left = v->max;
+	return 0;
+}
+
 static void refuse(struct te_hn_view *v, const char *why, size_t lineno)
 {
 	if (!v->bad++)
@@ -486,7 +536,7 @@ static int dedupe(struct te_hn_view *v)
 int te_hn_collect(const char *buf, size_t len, size_t max, struct te_hn_view *v)
 {
 	static const char kfr[] = MAGIC "fr ", kpos[] = MAGIC "frpos ",
-			  kras[] = MAGIC "ras ";
+			  kras[] = MAGIC "ras ", kleft[] = MAGIC "frleft ";
 	char line[TE_HN_LINE_MAX + 1];
 	struct te_fr_rank *cur = NULL;
 	size_t pos = 0, lineno = 0;
@@ -510,6 +560,9 @@ int te_hn_collect(const char *buf, size_t len, size_t max, struct te_hn_view *v)
 		       : k >= sizeof(kras) - 1 && !memcmp(buf + pos, kras,
 							  sizeof(kras) - 1)
 			       ? 3
+		       : k >= sizeof(kleft) - 1 && !memcmp(buf + pos, kleft,
+							   sizeof(kleft) - 1)
+			       ? 4
 			       : 0;
 		if (kind && (k >= sizeof(line) || memchr(buf + pos, 0, k))) {
 			refuse(v, "over-long line or NUL byte", lineno);
@@ -531,8 +584,9 @@ int te_hn_collect(const char *buf, size_t len, size_t max, struct te_hn_view *v)
 			} else if (kind == 2 && skip) {
 				r = 0;
 			} else {
-				r = kind == 2 ? dec_frpos(line, cur)
-					      : dec_ras(line, v);
+				r = kind == 2	? dec_frpos(line, cur)
+				    : kind == 3 ? dec_ras(line, v)
+						: dec_left(line, v);
 			}
 			if (r == -1)
 				refuse(v, "not a record of its kind", lineno);

@@ -11,10 +11,15 @@
  *     version=V over=N why=TEXT
  *   TE-STACK1 frpos rank=R group=G desc=D op=O seq=S state=STATE
  *   TE-STACK1 ras outcome=OUTCOME text=LINE
- * nccl: the rank's process maps libnccl; has: its environment asks
- * PyTorch for a flight recorder and its pipe. frpos lines follow their
- * rank's fr line. ras lines come from one node only (the first of the
- * collecting step), te_ras_format's lines as they are.
+ *   TE-STACK1 frleft ranks=N
+ * nccl: the rank's process maps libnccl (looked for only when has is 0:
+ * has alone shows NCCL's view); has: its environment asks PyTorch for a
+ * flight recorder and its pipe. frpos lines follow their rank's fr line.
+ * ras lines come from one node only (the first of the collecting step),
+ * te_ras_format's lines as they are. A node's fr and frpos records take
+ * at most its share of the output (te_hn_node_share): frleft says how
+ * many ranks' records it left out past it, so the stacks, sent after
+ * them, are never pushed out of the output's cap by them.
  *
  * An older merger (te_stack_merge before these records) reads every line
  * that does not begin a "TE-STACK1 proc" record as a node's stray output
@@ -69,19 +74,39 @@ void te_hn_env_end(struct te_hn_env *e);
 long te_hn_env_buffer(const struct te_hn_env *e);
 
 /* Rank's pipe (PIPE<rank>.pipe) and dump (TEMP<rank>: TORCH_FR_DUMP_TEMP_FILE,
- * else TORCH_NCCL_DEBUG_INFO_TEMP_FILE, else PyTorch's default) as process
- * pid sees them: an absolute path behind /proc/PID/root (its container's
- * root, or the node's), a relative one behind /proc/PID/cwd; pid 0: the
- * paths as they are. 0, or -1 with why (one line) when the rank has no
+ * else TORCH_NCCL_DEBUG_INFO_TEMP_FILE, else PyTorch's default) as the
+ * rank sees them (te_fr_collect opens them in its root: te_proc_open,
+ * never as "/proc/PID/root" + path, which an absolute link in a container
+ * would lead out of). 0, or -1 with why (one line) when the rank has no
  * flight recorder that answers a pipe (the variable unset, the buffer set
  * to 0), its rank is unknown or a path is too long. With the buffer unset
  * (the release's default: 2000 in recent PyTorch, 0 before) the pipe's
  * presence tells: the caller looks. */
-int te_hn_fr_paths(const struct te_hn_env *e, long rank, int pid, char *pipe,
+int te_hn_fr_paths(const struct te_hn_env *e, long rank, char *pipe,
 		   size_t plen, char *dump, size_t dlen, char *why,
 		   size_t whylen);
 
 /* ------------------------------------------------------------- the wire */
+
+/* The bytes a node's fr and frpos records may take, of nnodes nodes: an
+ * equal share of TE_HN_NODES_RECORDS_MAX, at most TE_HN_NODE_RECORDS_MAX,
+ * at least TE_HN_LINE_MAX (nnodes 0: one node). */
+#define TE_HN_NODE_RECORDS_MAX (256u * 1024)
+#define TE_HN_NODES_RECORDS_MAX (16u * 1024 * 1024)
+size_t te_hn_node_share(unsigned long nnodes);
+/* "TE-STACK1 frleft ranks=N\n" (ranks 1..TE_HN_LEFT_MAX) into out: the
+ * bytes, or -1 (out too small, ranks out of range). */
+#define TE_HN_LEFT_MAX 1000000
+long te_hn_left_encode(char *out, size_t len, size_t ranks);
+/* A node's records of its k ranks (te_hn_fr_encode of fr[i] with
+ * flags[i]: 1 nccl, 2 has; a rank < 0 is skipped), handed to emit one
+ * rank at a time while all of them fit share bytes; the ranks past it are
+ * left out and one frleft record says how many. The ranks left out (-1
+ * when out of memory: nothing emitted). */
+long te_hn_fr_emit(const struct te_fr_rank *fr, const unsigned char *flags,
+		   size_t k, size_t share,
+		   void (*emit)(const char *rec, size_t len, void *arg),
+		   void *arg);
 
 /* One rank's flight recorder records (fr and its frpos lines) into out;
  * nccl and has as the header says. The bytes written, or -1 when out is
@@ -98,6 +123,7 @@ struct te_hn_view {
 	struct te_fr_rank *fr; /* by rank, one each (allocated) */
 	size_t nfr, cap, max;  /* max: ranks kept at most */
 	size_t fr_cut;	       /* ranks past max, left out */
+	size_t fr_left;	       /* ranks their nodes left out (frleft) */
 	int any_nccl, any_has; /* some rank maps libnccl / has a recorder */
 	int ras_outcome;       /* enum te_ras_outcome; -1: no ras record */
 	size_t nras;
@@ -144,15 +170,19 @@ int te_hn_report_text(const struct te_hn_view *v, char *out, size_t len);
  * "nccl_ras":{"outcome":..,"lines":[..]} and
  * "flight_recorder":{"lines":[..],"ranks":[..],"ranks_left_out":N} are
  * put before its last "}" (ranks: at most TE_HN_JSON_RANKS). 0, or -1
- * when they did not fit (json then as it was). */
-int te_hn_report_json(const struct te_hn_view *v, char *json, size_t len);
+ * when they did not fit, json not an object or out of memory (json then as
+ * it was; why, when not NULL: one line "the JSON report lacks nccl_ras and
+ * flight_recorder: ..." for the caller to print). */
+int te_hn_report_json(const struct te_hn_view *v, char *json, size_t len,
+		      char *why, size_t whylen);
 
 /* ----------------------------------------- the dumps, on one node (I/O) */
 
 /* One rank's dump to ask for and read (core/hang/stacks_fr.c). */
 struct te_fr_ask {
-	char pipe[TE_HN_PATH + 64]; /* /proc/PID/root + PIPE<rank>.pipe */
+	char pipe[TE_HN_PATH + 64]; /* PIPE<rank>.pipe, as the rank sees it */
 	char dump[TE_HN_PATH + 64];
+	int pid; /* the rank's process (its root, its cwd); 0: this one's */
 	int rank;
 	struct te_fr_rank *out; /* filled: read, refused or missing */
 	/* private */
@@ -160,18 +190,34 @@ struct te_fr_ask {
 	int64_t size, mtime_ns, stable_ms;
 	uint64_t ino;
 };
-#define TE_HN_DUMP_MAX (64u * 1024 * 1024) /* a dump read, at most */
+#define TE_HN_DUMP_MAX (64u * 1024 * 1024)	  /* a dump read, at most */
+#define TE_HN_NODE_DUMPS_MAX (256u * 1024 * 1024) /* all of a node's */
 
 /* Asks every rank's flight recorder for a dump at once and reads each
  * that comes, within timeout_ms in all: writes one byte into each pipe
  * (O_WRONLY|O_NONBLOCK|O_NOFOLLOW: refused unless a FIFO owned by uid;
  * no reader: missing), then waits until each dump file has changed and
  * stopped growing, and reads it (O_NOFOLLOW, a regular file owned by uid,
- * at most TE_HN_DUMP_MAX bytes) with te_fr_extract. A rank that does not
- * answer in time is te_fr_missing with why. between (may be NULL) is
- * called once after the bytes are written (the RAS query runs there,
- * while PyTorch writes). Never waits past the deadline. */
+ * at most TE_HN_DUMP_MAX bytes, and TE_HN_NODE_DUMPS_MAX for all ranks)
+ * with te_fr_extract. Paths are the ranks' own, resolved in each rank's
+ * root (ask->pid). A rank that does not answer in time, or whose dump is
+ * whole only once the deadline has come (the reads before took the time),
+ * is te_fr_missing with why. between (may be NULL) is called once after
+ * the bytes are written (the RAS query runs there, while PyTorch writes).
+ * Never waits past the deadline, nor begins a read there. */
 void te_fr_collect(struct te_fr_ask *ask, size_t n, uid_t uid, int timeout_ms,
 		   void (*between)(void *), void *arg);
+/* The same with its bounds given: total_max (0: TE_HN_NODE_DUMPS_MAX) the
+ * bytes of all dumps read; clock (NULL: te_now_ms) what the deadline is
+ * measured on (tests: a clock that jumps). */
+struct te_fr_opts {
+	int timeout_ms;
+	size_t total_max;
+	int64_t (*clock)(void);
+	void (*between)(void *);
+	void *arg;
+};
+void te_fr_collect_opts(struct te_fr_ask *ask, size_t n, uid_t uid,
+			const struct te_fr_opts *o);
 
 #endif

@@ -74,6 +74,13 @@ int te_hn_report_text(const struct te_hn_view *v, char *out, size_t len)
 			    v->fr_cut, v->fr_cut == 1 ? "" : "s");
 		lines += add_line(&b, "flight recorder: ", more, strlen(more));
 	}
+	if (v->fr_left) {
+		te_snprintf(more, sizeof(more),
+			    "%zu rank%s left out by their nodes (over a node's "
+			    "share of the output)",
+			    v->fr_left, v->fr_left == 1 ? "" : "s");
+		lines += add_line(&b, "flight recorder: ", more, strlen(more));
+	}
 	return lines;
 }
 
@@ -148,33 +155,44 @@ static void json_fields(struct te_buf *b, const struct te_hn_view *v)
 		te_buf_printf(b, "%s", i ? "," : "");
 		json_rank(b, &v->fr[i]);
 	}
-	te_buf_printf(b, "],\"ranks_left_out\":%zu}", v->nfr - n + v->fr_cut);
+	te_buf_printf(b, "],\"ranks_left_out\":%zu}",
+		      v->nfr - n + v->fr_cut + v->fr_left);
 }
 
-int te_hn_report_json(const struct te_hn_view *v, char *json, size_t len)
+int te_hn_report_json(const struct te_hn_view *v, char *json, size_t len,
+		      char *why, size_t whylen)
 {
+	static const char lacks[] = "the JSON report lacks nccl_ras and "
+				    "flight_recorder";
 	size_t end = json ? strnlen(json, len) : 0, tail;
 	struct te_buf b;
 	char *add;
 	size_t cap = 64 * 1024 + TE_HN_JSON_RANKS * 8192;
 
+	if (why && whylen)
+		why[0] = '\0';
 	if (!json || !te_hn_shown(v))
 		return 0;
 	if (end == len)
-		return -1; /* not terminated */
+		return te_err(why, whylen, "%s: the report is not terminated",
+			      lacks);
 	while (end && (json[end - 1] == '\n' || json[end - 1] == ' '))
 		end--;
 	if (!end || json[end - 1] != '}')
-		return -1;
+		return te_err(why, whylen, "%s: the report is no object",
+			      lacks);
 	tail = strnlen(json, len) - end + 1; /* "}" and what followed */
 	add = malloc(cap);
 	if (!add)
-		return -1;
+		return te_err(why, whylen, "%s: out of memory", lacks);
 	te_buf_init(&b, add, cap);
 	json_fields(&b, v);
 	if (b.cut || end - 1 + b.used + tail + 1 > len) {
 		free(add);
-		return -1;
+		return te_err(why, whylen,
+			      "%s: they did not fit (%zu bytes more, %zu "
+			      "left of %zu)",
+			      lacks, b.used, len - (end + tail), len);
 	}
 	memmove(json + end - 1 + b.used, json + end - 1, tail + 1);
 	memcpy(json + end - 1, add, b.used);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Small OS helpers: the monotonic clock, random bytes and hex tokens, the
- * small-file reader (sysutil.h). */
+ * small-file reader, paths resolved inside a root (sysutil.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -246,4 +246,106 @@ int te_open_in_root(int rootfd, const char *path, unsigned flags)
 	}
 	memcpy(rest, path, strlen(path) + 1);
 	return walk_in_root(rootfd, rest, sizeof(rest));
+}
+
+/* The directory holding path's last component, resolved in rootfd (an
+ * O_PATH fd); the component into base. */
+static int parent_in_root(int rootfd, const char *path, unsigned flags,
+			  char *base)
+{
+	char dir[PATH_MAX];
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+	int fd;
+
+	if (!path || !path[dl] || !strcmp(path + dl, ".") ||
+	    !strcmp(path + dl, "..") || strlen(path + dl) > NAME_MAX) {
+		errno = path && strlen(path + dl) > NAME_MAX ? ENAMETOOLONG
+							     : EINVAL;
+		return -1;
+	}
+	if (dl >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(dir, path, dl);
+	dir[dl] = '\0';
+	fd = te_open_in_root(rootfd, dl ? dir : ".", flags);
+	if (fd >= 0)
+		memcpy(base, path + dl, strlen(path + dl) + 1);
+	return fd;
+}
+
+int te_open_nofollow_in_root(int rootfd, const char *path, unsigned flags,
+			     int oflags)
+{
+	char base[NAME_MAX + 1];
+	int dir = parent_in_root(rootfd, path, flags, base), fd, e;
+
+	if (dir < 0)
+		return -1;
+	fd = openat(dir, base, oflags | O_NOFOLLOW | O_CLOEXEC);
+	e = errno;
+	close(dir);
+	errno = e;
+	return fd;
+}
+
+int te_lstat_in_root(int rootfd, const char *path, unsigned flags,
+		     struct stat *st)
+{
+	char base[NAME_MAX + 1];
+	int dir = parent_in_root(rootfd, path, flags, base), rc, e;
+
+	if (dir < 0)
+		return -1;
+	rc = fstatat(dir, base, st, AT_SYMLINK_NOFOLLOW);
+	e = errno;
+	close(dir);
+	errno = e;
+	return rc;
+}
+
+/* The root pid's path is resolved in: its root (an absolute path) or its
+ * working directory (a relative one). */
+static int proc_root(int pid, const char *path)
+{
+	char p[48];
+
+	if (!path || !path[0]) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (pid <= 0)
+		return open(path[0] == '/' ? "/" : ".",
+			    O_PATH | O_DIRECTORY | O_CLOEXEC);
+	te_snprintf(p, sizeof(p), "/proc/%d/%s", pid,
+		    path[0] == '/' ? "root" : "cwd");
+	return open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+int te_proc_open(int pid, const char *path, int oflags)
+{
+	int root = proc_root(pid, path), fd, e;
+
+	if (root < 0)
+		return -1;
+	fd = te_open_nofollow_in_root(root, path, 0, oflags);
+	e = errno;
+	close(root);
+	errno = e;
+	return fd;
+}
+
+int te_proc_lstat(int pid, const char *path, struct stat *st)
+{
+	int root = proc_root(pid, path), rc, e;
+
+	if (root < 0)
+		return -1;
+	rc = te_lstat_in_root(root, path, 0, st);
+	e = errno;
+	close(root);
+	errno = e;
+	return rc;
 }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* Milliseconds on CLOCK_MONOTONIC (deadlines never follow the wall clock). */
@@ -55,5 +56,26 @@ ssize_t te_read_small(const char *path, char *buf, size_t size, unsigned flags);
  * open /proc/self/fd/N to read it), or -1 with errno. */
 #define TE_INROOT_WALK 1u
 int te_open_in_root(int rootfd, const char *path, unsigned flags);
+
+/* The same for a path whose last component must not be followed (a
+ * pipe, a dump another process names): the directory that holds it
+ * resolved with te_open_in_root, the last component (not "." nor "..")
+ * opened below it with oflags | O_NOFOLLOW | O_CLOEXEC (a link: ELOOP),
+ * or lstat'ed (a link: the link itself). The fd, or 0; -1 with errno
+ * (EXDEV: a ".." of the walk; EINVAL: no last component). */
+int te_open_nofollow_in_root(int rootfd, const char *path, unsigned flags,
+			     int oflags);
+int te_lstat_in_root(int rootfd, const char *path, unsigned flags,
+		     struct stat *st);
+
+/* path as process pid sees it (its environment named it): an absolute one
+ * in /proc/PID/root (its container's root, or the node's), a relative one
+ * in /proc/PID/cwd (as a root, too: ".." never above it); pid 0: this
+ * process's "/" and ".". Never "/proc/PID/root" + path looked up as a
+ * string, which an absolute link in the image, or enough "..", lead to
+ * the node's files. As te_open_nofollow_in_root and te_lstat_in_root; -1
+ * with errno also as opening /proc/PID/root (ENOENT: it ended; EACCES). */
+int te_proc_open(int pid, const char *path, int oflags);
+int te_proc_lstat(int pid, const char *path, struct stat *st);
 
 #endif

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer target: NCCL's view in the hang report (core/hang/stacks_nccl.c):
- * the merger's reader of the nodes' fr, frpos and ras records (bytes from
- * the nodes, which run as the job's user, through srun), and the reader
- * of a rank's environment (its /proc/PID/environ), fed in pieces. The
- * first byte picks the bound on ranks and the piece size. Beyond "no
- * crash": counts within their bounds, every kept text terminated and
- * printable, ranks unique and ordered, the report whole lines each
- * "trainenv: hang: ", the JSON's fields inside the object or not at all.
+ * the merger's reader of the nodes' fr, frpos, ras and frleft records
+ * (bytes from the nodes, which run as the job's user, through srun), and
+ * the reader of a rank's environment (its /proc/PID/environ), fed in
+ * pieces. The first byte picks the bound on ranks and the piece size.
+ * Beyond "no crash": counts within their bounds, every kept text
+ * terminated and printable, ranks unique and ordered, the report whole
+ * lines each "trainenv: hang: ", the JSON's fields inside the object or
+ * not at all (and when not, a reason that says the JSON lacks them).
  * Seeds (tests/fuzz/corpus/stacks_nccl/) are records as the node writes
  * them. */
 // FUZZ-MAX-LEN: 16384
@@ -39,8 +40,9 @@ static void view_ok(const struct te_hn_view *v)
 {
 	size_t i, j;
 
-	if (v->nfr > v->max || v->nras > TE_HN_RAS_LINES ||
-	    v->ras_outcome < -1 || v->ras_outcome > 6)
+	if (v->nfr > v->max || v->fr_left > v->max ||
+	    v->nras > TE_HN_RAS_LINES || v->ras_outcome < -1 ||
+	    v->ras_outcome > 6)
 		abort();
 	for (i = 0; i < v->nfr; i++) {
 		const struct te_fr_rank *r = &v->fr[i];
@@ -66,6 +68,7 @@ static void report_ok(const struct te_hn_view *v)
 	int n = te_hn_report_text(v, out, sizeof(out)), seen = 0;
 	static const char obj[] = "{\"groups\":[],\"more_groups\":0}\n";
 	size_t l;
+	char why[200];
 
 	while (*p) {
 		const char *nl = strchr(p, '\n');
@@ -78,7 +81,8 @@ static void report_ok(const struct te_hn_view *v)
 	if (seen != n || (!te_hn_shown(v) && n))
 		abort();
 	memcpy(json, obj, sizeof(obj));
-	if (te_hn_report_json(v, json, sizeof(json)) < 0 && strcmp(json, obj))
+	if (te_hn_report_json(v, json, sizeof(json), why, sizeof(why)) < 0 &&
+	    (strcmp(json, obj) || strncmp(why, "the JSON report lacks ", 22)))
 		abort();
 	l = strlen(json);
 	if (strncmp(json, obj, sizeof(obj) - 3) || l < 2 ||

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdint.h>
@@ -29,6 +30,21 @@
 
 static struct te_ras_status st;
 static char out[8192];
+
+/* The client never looks a name up (NSS or DNS, no deadline): this
+ * program's getaddrinfo, which the library would call instead of libc's,
+ * counts and fails. */
+static int gai_calls;
+int getaddrinfo(const char *node, const char *service,
+		const struct addrinfo *hints, struct addrinfo **res)
+{
+	(void)node;
+	(void)service;
+	(void)hints;
+	*res = NULL;
+	gai_calls++;
+	return EAI_FAIL;
+}
 
 /* what the client reads: the handshake's answers, then the report */
 #define HEAD "SERVER PROTOCOL 2\nOK\n" TE_RAS_REPLY_HEAD
@@ -354,8 +370,10 @@ static void t_addr(void)
 	       "split: another host refused");
 	is_int(te_ras_addr_split("[::2]:28028", h, sizeof(h), &port), -1,
 	       "split: another IPv6 host refused");
-	is_int(te_ras_addr_split("node1:28028", h, sizeof(h), &port), -1,
-	       "split: a name refused");
+	is_int(te_ras_addr_split("node1:28028", h, sizeof(h), &port), -2,
+	       "split: a name refused, as a name (-2)");
+	is_int(te_ras_addr_split("[ip6-localhost]:28028", h, sizeof(h), &port),
+	       -2, "split: a bracketed name, as a name (-2)");
 	is_int(te_ras_addr_split("127.0.0.1", h, sizeof(h), &port), -1,
 	       "split: no port");
 	is_int(te_ras_addr_split("127.0.0.1:0", h, sizeof(h), &port), -1,
@@ -427,6 +445,42 @@ static int ask(const char *host, const char *mode, int timeout_ms, int64_t *ms)
 	return n;
 }
 
+/* A user's NCCL_RAS_ADDR: "localhost" without a lookup, a name not at
+ * all (one line says why). */
+static void t_names(void)
+{
+	int64_t ms, t0;
+	char addr[64];
+	int port, n;
+	pid_t pid = standin("127.0.0.1", "missing", &port);
+
+	if (pid < 0) {
+		ok(0, "the stand-in did not start");
+		return;
+	}
+	gai_calls = 0;
+	snprintf(addr, sizeof(addr), "localhost:%d", port);
+	te_ras_query(addr, 5000, &st);
+	te_ras_format(&st, addr, 8, out, sizeof(out));
+	stop(pid);
+	ok(st.outcome == TE_RAS_ANSWERED && strstr(out, "rank 4 missing") &&
+		   gai_calls == 0,
+	   "localhost: 127.0.0.1 asked, no name looked up (%d lookups)",
+	   gai_calls);
+	t0 = te_now_ms();
+	te_ras_query("ras-host.example:28028", 5000, &st);
+	ms = te_now_ms() - t0;
+	n = te_ras_format(&st, "ras-host.example:28028", 8, out, sizeof(out));
+	ok(st.outcome == TE_RAS_NOT_LOOPBACK && gai_calls == 0 && ms < 500,
+	   "a host name: not asked, not looked up, at once (%lld ms)",
+	   (long long)ms);
+	ok(n == 1 &&
+		   strstr(out, "ras-host.example:28028 names a host, not "
+			       "a numeric address") &&
+		   strstr(out, "DNS has no deadline") && strlen(out) < 300,
+	   "a host name: one line says why (%s)", out);
+}
+
 static void t_client(void)
 {
 	int64_t ms;
@@ -495,6 +549,9 @@ static void t_client(void)
 	is_int(te_ras_query("10.1.2.3:28028", 2000, &st), 0,
 	       "another host: not an error");
 	is_int(st.outcome, TE_RAS_NOT_LOOPBACK, "another host: not asked");
+	te_ras_format(&st, "10.1.2.3:28028", 8, out, sizeof(out));
+	like(out, "is not a loopback address", "another host: said so");
+	t_names();
 }
 
 /* Who listens on the step's RAS address (/proc/net/tcp, as Linux writes

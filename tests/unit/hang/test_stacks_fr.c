@@ -6,12 +6,16 @@
  * place: no pipe, a regular file, a link, a FIFO nobody reads, a reader
  * that never dumps, a stale dump, a dump that is a link, a hostile pickle
  * (refused, its code never run). All ranks are waited for at once, within
- * the deadline. */
+ * the deadline; no read begins past it, nor past the node's bytes. A rank
+ * in a container (a child chrooted in a user namespace of its own): its
+ * paths resolved in its root, where an absolute link or ".." would lead
+ * the string "/proc/PID/root" + path to the node's files. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +166,221 @@ static void between(void *arg)
 	calls++;
 }
 
+/* ---- the node's bounds: its time and its bytes (review L5) */
+
+static struct te_fr_rank bout[4];
+static struct te_fr_ask bask[4];
+static int brd[4];
+
+/* Four ranks with pipes that are read (by this process) and dumps that
+ * come at once, in between(): all whole in the same look. */
+static void quiet_ranks(void)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		memset(&bask[i], 0, sizeof(bask[i]));
+		te_fr_missing(&bout[i], -1, "not asked yet");
+		bask[i].rank = 20 + i;
+		bask[i].out = &bout[i];
+		path_of(bask[i].pipe, sizeof(bask[i].pipe), "p_", 20 + i);
+		path_of(bask[i].dump, sizeof(bask[i].dump), "d_", 20 + i);
+		unlink(bask[i].dump);
+		unlink(bask[i].pipe);
+		if (mkfifo(bask[i].pipe, 0600) < 0 ||
+		    (brd[i] = open(bask[i].pipe, O_RDONLY | O_NONBLOCK)) < 0) {
+			printf("Bail out! no FIFO %s\n", bask[i].pipe);
+			exit(1);
+		}
+	}
+}
+
+static void dumps_now(void *arg)
+{
+	int i, fd;
+
+	(void)arg;
+	for (i = 0; i < 4; i++) {
+		fd = open(bask[i].dump, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || write(fd, dump, dump_len) != (ssize_t)dump_len)
+			exit(1);
+		close(fd);
+	}
+}
+
+static void quiet_end(void)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		close(brd[i]);
+}
+
+/* The real clock until the first dump is read, then 100 s later: the
+ * reads that would follow come past the deadline. */
+static int64_t jumping_clock(void)
+{
+	return te_now_ms() + (bout[0].status == TE_FR_OK ? 100000 : 0);
+}
+
+static void test_node_bounds(void)
+{
+	struct te_fr_opts o = { .timeout_ms = 3000, .between = dumps_now };
+	int i, late = 1;
+
+	quiet_ranks();
+	o.clock = jumping_clock;
+	te_fr_collect_opts(bask, 4, getuid(), &o);
+	for (i = 1; i < 4; i++)
+		late &= bout[i].status == TE_FR_MISSING &&
+			strstr(bout[i].why, "time ran out") != NULL;
+	ok(bout[0].status == TE_FR_OK && late,
+	   "deadline: a dump whole in time, but reached only after the reads "
+	   "before it took the node's time, is not read (%s; %s)",
+	   bout[0].why, bout[1].why);
+	quiet_end();
+
+	quiet_ranks();
+	o.clock = NULL;
+	o.total_max = 2 * dump_len + dump_len / 2;
+	te_fr_collect_opts(bask, 4, getuid(), &o);
+	ok(bout[0].status == TE_FR_OK && bout[1].status == TE_FR_OK &&
+		   bout[2].status == TE_FR_MISSING &&
+		   strstr(bout[2].why, "the node's dumps are over") &&
+		   bout[3].status == TE_FR_MISSING,
+	   "bytes: the dumps past the node's total are not read (%s)",
+	   bout[2].why);
+	quiet_end();
+	ok(TE_HN_NODE_DUMPS_MAX == 256u << 20 &&
+		   TE_HN_NODE_DUMPS_MAX >= 2 * TE_HN_DUMP_MAX,
+	   "bytes: 256 MiB a node (four dumps of the most one may be)");
+}
+
+/* ---- a rank in a container (review L1): its paths in its root */
+
+/* A child in a user namespace of its own, chrooted into croot: -1 when
+ * this machine allows none. */
+static pid_t contained(const char *croot)
+{
+	int ready[2];
+	pid_t pid;
+	char b = 0;
+
+	if (pipe(ready) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		if (unshare(CLONE_NEWUSER) < 0 || chroot(croot) < 0 ||
+		    chdir("/") < 0)
+			_exit(write(ready[1], "n", 1) == 1 ? 3 : 4);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	if (pid < 0 || read(ready[0], &b, 1) != 1 || b != 'r') {
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(ready[0]);
+	return pid;
+}
+
+static char croot[300], host_dump[400], clamped_dump[400];
+static unsigned char dump2[4096];
+static size_t dump2_len;
+
+/* the node's dump (seq 1833) and the root's, where ".." stops (seq 77) */
+static void both_dumps(void *arg)
+{
+	int fd;
+
+	(void)arg;
+	fd = open(host_dump, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, dump, dump_len) != (ssize_t)dump_len)
+		exit(1);
+	close(fd);
+	fd = open(clamped_dump, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, dump2, dump2_len) != (ssize_t)dump2_len)
+		exit(1);
+	close(fd);
+}
+
+static void test_container(void)
+{
+	static struct te_fr_rank cout[2];
+	static struct te_fr_ask cask[2];
+	char p[400], b;
+	int host_rd, in_rd;
+	pid_t pid;
+
+	/* DIR/host: the node's; DIR/croot: the image, whose /tmp is an
+	 * absolute link to DIR/host (as an image's /tmp -> /home/user) */
+	snprintf(croot, sizeof(croot), "%s/croot", dir);
+	snprintf(p, sizeof(p), "%s/host", dir);
+	mkdir(p, 0700);
+	mkdir(croot, 0700);
+	snprintf(p, sizeof(p), "%s/croot/host", dir);
+	mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/croot/d", dir);
+	mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/croot/tmp", dir);
+	snprintf(host_dump, sizeof(host_dump), "%s/host", dir);
+	if (symlink(host_dump, p) < 0)
+		return;
+	snprintf(host_dump, sizeof(host_dump), "%s/host/d_1", dir);
+	snprintf(clamped_dump, sizeof(clamped_dump), "%s/croot/host/d_1", dir);
+	dump2_len = make_dump(dump2, 77, "scheduled");
+	/* the node's FIFO, behind the image's /tmp, read here */
+	snprintf(p, sizeof(p), "%s/host/p_0.pipe", dir);
+	if (mkfifo(p, 0600) < 0 ||
+	    (host_rd = open(p, O_RDONLY | O_NONBLOCK)) < 0)
+		return;
+	/* the rank's own FIFO in the image */
+	snprintf(p, sizeof(p), "%s/croot/d/p_1.pipe", dir);
+	if (mkfifo(p, 0600) < 0 || (in_rd = open(p, O_RDONLY | O_NONBLOCK)) < 0)
+		return;
+	pid = contained(croot);
+	if (pid < 0) {
+		tap_skip("no user namespace to chroot a rank in here: the "
+			 "container's paths need one");
+		tap_skip("no user namespace to chroot a rank in here");
+		close(host_rd);
+		close(in_rd);
+		return;
+	}
+	te_fr_missing(&cout[0], -1, "");
+	te_fr_missing(&cout[1], -1, "");
+	cask[0] = (struct te_fr_ask){ .pid = pid, .rank = 0, .out = &cout[0] };
+	cask[1] = (struct te_fr_ask){ .pid = pid, .rank = 1, .out = &cout[1] };
+	strcpy(cask[0].pipe, "/tmp/p_0.pipe");
+	strcpy(cask[0].dump, "/tmp/d_0");
+	strcpy(cask[1].pipe, "/d/p_1.pipe");
+	/* ".." past the image's root: the string /proc/PID/root/d/../../
+	 * host/d_1 would climb out of it to DIR/host/d_1 */
+	strcpy(cask[1].dump, "/d/../../host/d_1");
+	te_fr_collect(cask, 2, getuid(), 2000, both_dumps, NULL);
+	ok(read(host_rd, &b, 1) != 1 && cout[0].status == TE_FR_MISSING &&
+		   (strstr(cout[0].why, "no flight recorder pipe") ||
+		    strstr(cout[0].why, "Too many levels")),
+	   "container: an absolute link in the image is resolved in it (a "
+	   "loop when DIR is under /tmp): the node's FIFO it names gets no "
+	   "byte (%s)",
+	   cout[0].why);
+	ok(read(in_rd, &b, 1) == 1 && cout[1].status == TE_FR_OK &&
+		   cout[1].npos == 1 && cout[1].pos[0].seq == 77,
+	   "container: \"..\" stops at the image's root: its dump read, not "
+	   "the node's (seq %lld, %s)",
+	   cout[1].npos ? (long long)cout[1].pos[0].seq : -1LL, cout[1].why);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(host_rd);
+	close(in_rd);
+}
+
 int main(void)
 {
 	static struct te_fr_rank out[RANKS];
@@ -271,6 +490,8 @@ int main(void)
 		kill(kids[i], SIGKILL);
 		waitpid(kids[i], NULL, 0);
 	}
+	test_node_bounds();
+	test_container();
 	/* nothing to ask: no wait */
 	t0 = te_now_ms();
 	calls = 0;

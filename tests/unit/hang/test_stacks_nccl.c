@@ -3,8 +3,9 @@
  * a rank's flight recorder variables read from an environment block in
  * pieces of any size, its pipe and dump paths, the records between the
  * nodes and the merger (round trips, bounds, hostile lines, duplicates,
- * an older merger skipping them), the report's lines and the JSON
- * fields. */
+ * a node's share of the output and its frleft line, an older merger
+ * skipping them), the report's lines and the JSON fields (and the line
+ * that says when they did not fit). */
 #include "config.h"
 
 #include <stdio.h>
@@ -75,12 +76,12 @@ static void test_paths(void)
 	int rc;
 
 	feed_block("X=1", 3, 3);
-	rc = te_hn_fr_paths(&env, 3, 0, pipe, sizeof(pipe), dump, sizeof(dump),
+	rc = te_hn_fr_paths(&env, 3, pipe, sizeof(pipe), dump, sizeof(dump),
 			    why, sizeof(why));
 	ok(rc < 0 && strstr(why, "TORCH_NCCL_DEBUG_INFO_PIPE_FILE is not set"),
 	   "paths: no pipe variable: no flight recorder, why (%s)", why);
 	feed_block("TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/d/p_", 37, 37);
-	rc = te_hn_fr_paths(&env, 3, 0, pipe, sizeof(pipe), dump, sizeof(dump),
+	rc = te_hn_fr_paths(&env, 3, pipe, sizeof(pipe), dump, sizeof(dump),
 			    why, sizeof(why));
 	ok(rc == 0 && !strcmp(pipe, "/d/p_3.pipe"),
 	   "paths: the trace buffer unset (recent PyTorch's default is 2000): "
@@ -89,38 +90,38 @@ static void test_paths(void)
 	feed_block("TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/d/p_\0"
 		   "TORCH_NCCL_TRACE_BUFFER_SIZE=0",
 		   68, 68);
-	rc = te_hn_fr_paths(&env, 3, 0, pipe, sizeof(pipe), dump, sizeof(dump),
+	rc = te_hn_fr_paths(&env, 3, pipe, sizeof(pipe), dump, sizeof(dump),
 			    why, sizeof(why));
 	ok(rc < 0 && strstr(why, "TORCH_NCCL_TRACE_BUFFER_SIZE is 0"),
 	   "paths: a trace buffer of 0: no flight recorder, why (%s)", why);
 	feed_block("TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/d/p_\0"
 		   "TORCH_NCCL_TRACE_BUFFER_SIZE=20",
 		   69, 69);
-	rc = te_hn_fr_paths(&env, 3, 0, pipe, sizeof(pipe), dump, sizeof(dump),
+	rc = te_hn_fr_paths(&env, 3, pipe, sizeof(pipe), dump, sizeof(dump),
 			    why, sizeof(why));
 	ok(rc == 0 && !strcmp(pipe, "/d/p_3.pipe") &&
 		   !strcmp(dump, TE_HN_TEMP_DEFAULT "3"),
 	   "paths: PIPE<rank>.pipe, PyTorch's default dump (%s, %s)", pipe,
 	   dump);
-	rc = te_hn_fr_paths(&env, 12, 4242, pipe, sizeof(pipe), dump,
-			    sizeof(dump), why, sizeof(why));
-	ok(rc == 0 && !strcmp(pipe, "/proc/4242/root/d/p_12.pipe") &&
-		   !strcmp(dump, "/proc/4242/root/tmp/nccl_trace_rank_12"),
-	   "paths: as the process sees them, behind its root (%s)", pipe);
+	rc = te_hn_fr_paths(&env, 12, pipe, sizeof(pipe), dump, sizeof(dump),
+			    why, sizeof(why));
+	ok(rc == 0 && !strcmp(pipe, "/d/p_12.pipe") &&
+		   !strcmp(dump, "/tmp/nccl_trace_rank_12"),
+	   "paths: as the rank sees them, no /proc/PID/root string (its root "
+	   "is opened: te_proc_open) (%s)",
+	   pipe);
 	feed_block("TORCH_NCCL_DEBUG_INFO_PIPE_FILE=p_\0"
 		   "TORCH_NCCL_TRACE_BUFFER_SIZE=20\0"
 		   "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=t_",
 		   102, 5);
-	rc = te_hn_fr_paths(&env, 0, 7, pipe, sizeof(pipe), dump, sizeof(dump),
+	rc = te_hn_fr_paths(&env, 0, pipe, sizeof(pipe), dump, sizeof(dump),
 			    why, sizeof(why));
-	ok(rc == 0 && !strcmp(pipe, "/proc/7/cwd/p_0.pipe") &&
-		   !strcmp(dump, "/proc/7/cwd/t_0"),
-	   "paths: relative ones behind its working directory (%s, %s)", pipe,
-	   dump);
-	rc = te_hn_fr_paths(&env, -1, 7, pipe, sizeof(pipe), dump, sizeof(dump),
+	ok(rc == 0 && !strcmp(pipe, "p_0.pipe") && !strcmp(dump, "t_0"),
+	   "paths: relative ones stay relative (%s, %s)", pipe, dump);
+	rc = te_hn_fr_paths(&env, -1, pipe, sizeof(pipe), dump, sizeof(dump),
 			    why, sizeof(why));
 	ok(rc < 0 && strstr(why, "rank is unknown"), "paths: no rank: why");
-	rc = te_hn_fr_paths(&env, 1, 7, pipe, 12, dump, sizeof(dump), why,
+	rc = te_hn_fr_paths(&env, 1, pipe, 8, dump, sizeof(dump), why,
 			    sizeof(why));
 	ok(rc < 0 && !pipe[0] && strstr(why, "too long"),
 	   "paths: too long for the buffer: refused, \"\"");
@@ -369,6 +370,112 @@ static void test_bounds(void)
 	   "bounds: no buffer: nothing");
 }
 
+/* A node's records within its share of the output (te_hn_fr_emit): the
+ * ranks past it counted in one frleft line, which the merger adds up and
+ * the report says; all nodes' records together a quarter of the output's
+ * 64 MiB at most, whatever the node count. */
+static char emitted[1 << 20];
+static size_t nemitted, nemits;
+
+static void emit_to(const char *rec, size_t len, void *arg)
+{
+	(void)arg;
+	if (nemitted + len <= sizeof(emitted)) {
+		memcpy(emitted + nemitted, rec, len);
+		nemitted += len;
+	}
+	nemits++;
+}
+
+static void test_node_share(void)
+{
+	static struct te_fr_rank fr[TE_STACK_NODE_RANKS];
+	static unsigned char flags[TE_STACK_NODE_RANKS];
+	const size_t k = TE_STACK_NODE_RANKS;
+	struct te_hn_view v;
+	size_t i, j, share, fit = 1, last;
+	unsigned long nn;
+	char line[64];
+	long left;
+
+	for (nn = 1, fit = 1; nn <= 16384; nn = nn * 3 + 1) {
+		share = te_hn_node_share(nn);
+		fit &= share <= TE_HN_NODE_RECORDS_MAX &&
+		       share >= TE_HN_LINE_MAX &&
+		       (nn > TE_HN_NODES_RECORDS_MAX / TE_HN_LINE_MAX ||
+			share * nn <= TE_HN_NODES_RECORDS_MAX);
+	}
+	ok(fit && te_hn_node_share(0) == TE_HN_NODE_RECORDS_MAX &&
+		   te_hn_node_share(1) == TE_HN_NODE_RECORDS_MAX &&
+		   te_hn_node_share(256) == 64 * 1024,
+	   "share: 256 KiB a node, and all nodes' 16 MiB at most (a quarter "
+	   "of the output's cap)");
+	/* 1024 ranks of a node, each in 16 groups with the longest names */
+	for (i = 0; i < k; i++) {
+		memset(&fr[i], 0, sizeof(fr[i]));
+		fr[i].rank = (int)i;
+		fr[i].status = TE_FR_OK;
+		memset(fr[i].version, '%', sizeof(fr[i].version) - 1);
+		memset(fr[i].why, '%', sizeof(fr[i].why) - 1);
+		fr[i].npos = TE_FR_GROUPS;
+		for (j = 0; j < TE_FR_GROUPS; j++) {
+			memset(fr[i].pos[j].group, '%', TE_FR_NAME - 1);
+			memset(fr[i].pos[j].desc, '%', TE_FR_NAME - 1);
+			memset(fr[i].pos[j].op, '%', TE_FR_OP - 1);
+			fr[i].pos[j].seq = INT64_MAX;
+		}
+		flags[i] = 3;
+	}
+	nemitted = nemits = 0;
+	left = te_hn_fr_emit(fr, flags, k, TE_HN_NODE_RECORDS_MAX, emit_to,
+			     NULL);
+	last = nemitted;
+	while (last > 1 && emitted[last - 2] != '\n')
+		last--;
+	te_snprintf(line, sizeof(line), "TE-STACK1 frleft ranks=%ld\n", left);
+	ok(left > 0 && (size_t)left < k &&
+		   nemitted <= TE_HN_NODE_RECORDS_MAX + strlen(line) &&
+		   !strcmp(emitted + last - 1, line) &&
+		   nemits == k - (size_t)left + 1,
+	   "emit: 1024 ranks of long groups: %zu bytes within 256 KiB, %ld "
+	   "ranks left out in one last line",
+	   nemitted, left);
+	te_hn_collect(emitted, nemitted, 4096, &v);
+	ok(v.bad == 0 && v.nfr + v.fr_left == k && v.fr_left == (size_t)left,
+	   "emit: the merger gets every rank, kept or counted (%zu + %zu, %s)",
+	   v.nfr, v.fr_left, v.bad_why);
+	te_hn_report_text(&v, text, sizeof(text));
+	te_snprintf(line, sizeof(line), "%ld ranks left out by their nodes",
+		    left);
+	like(text, line, "emit: the report says how many were left out");
+	te_hn_view_free(&v);
+	nemitted = nemits = 0;
+	fr[1].rank = -1;
+	left = te_hn_fr_emit(fr, flags, 3, TE_HN_NODE_RECORDS_MAX, emit_to,
+			     NULL);
+	emitted[nemitted] = '\0';
+	ok(left == 0 && nemits == 2 && !strstr(emitted, "frleft"),
+	   "emit: all fit: no frleft line (a rank < 0 skipped)");
+	fr[1].rank = 1;
+	{
+		static const char bad[] =
+			"TE-STACK1 frleft ranks=5\nTE-STACK1 frleft ranks=0\n"
+			"TE-STACK1 frleft ranks=x\n"
+			"TE-STACK1 frleft ranks=1 more=1\n"
+			"TE-STACK1 frleft ranks=1000001\n"
+			"TE-STACK1 frleft ranks=999\n";
+
+		te_hn_collect(bad, sizeof(bad) - 1, 100, &v);
+	}
+	ok(v.bad == 4 && v.fr_left == 100,
+	   "frleft: bad counts refused, the sum at most max (%zu, %zu bad)",
+	   v.fr_left, v.bad);
+	te_hn_view_free(&v);
+	ok(te_hn_left_encode(line, sizeof(line), 0) == -1 && !line[0] &&
+		   te_hn_left_encode(line, 8, 3) == -1,
+	   "frleft: 0 ranks or a small buffer: -1");
+}
+
 /* An older merger (te_stack_merge) reads the stacks and skips these
  * records, whichever way they are interleaved. */
 static void test_old_merger(void)
@@ -397,6 +504,8 @@ static void test_old_merger(void)
 	memcpy(wire + at, rec, strlen(rec));
 	at += strlen(rec);
 	at = add_rank(at, &r, 1, 1);
+	n = te_hn_left_encode(wire + at, sizeof(wire) - at, 7);
+	at += n > 0 ? (size_t)n : 0;
 	n = te_stack_merge(wire, at, 4, 2, &procs, &left);
 	ok(n == 1 && procs[0].rank == 3 && procs[0].nframes == 1 && !left,
 	   "old merger: the stack read, the new records skipped");
@@ -431,7 +540,7 @@ static void view_of(struct te_hn_view *v, int ras, int has)
 static void test_report(void)
 {
 	struct te_hn_view v;
-	char json[4096];
+	char json[4096], why[200];
 	int n;
 
 	view_of(&v, TE_RAS_ABSENT, 0);
@@ -439,7 +548,7 @@ static void test_report(void)
 	ok(n == 0 && !text[0] && !te_hn_shown(&v),
 	   "report: no NCCL, no recorder, nothing listens: not a word");
 	strcpy(json, "{\"groups\":[],\"more_groups\":0}\n");
-	ok(te_hn_report_json(&v, json, sizeof(json)) == 0 &&
+	ok(te_hn_report_json(&v, json, sizeof(json), why, sizeof(why)) == 0 &&
 		   !strcmp(json, "{\"groups\":[],\"more_groups\":0}\n"),
 	   "report: and the JSON as it was");
 	te_hn_view_free(&v);
@@ -459,7 +568,8 @@ static void test_report(void)
 		   !strcmp(text, "trainenv: hang: NCCL RAS: rank 3 missing\n"),
 	   "report: a small buffer holds whole lines only");
 	strcpy(json, "{\"groups\":[],\"more_groups\":0}\n");
-	ok(te_hn_report_json(&v, json, sizeof(json)) == 0 &&
+	ok(te_hn_report_json(&v, json, sizeof(json), why, sizeof(why)) == 0 &&
+		   !why[0] &&
 		   !strncmp(json,
 			    "{\"groups\":[],\"more_groups\":0,\"nccl_ras\":{"
 			    "\"outcome\":\"answered\",\"lines\":[\"NCCL RAS: "
@@ -475,12 +585,25 @@ static void test_report(void)
 		   strstr(json, "\"ranks_left_out\":0}}\n"),
 	   "report: the JSON's fields before its last brace");
 	strcpy(json, "{\"groups\":[],\"more_groups\":0}\n");
-	ok(te_hn_report_json(&v, json, 200) == -1 &&
+	ok(te_hn_report_json(&v, json, 200, why, sizeof(why)) == -1 &&
 		   !strcmp(json, "{\"groups\":[],\"more_groups\":0}\n"),
 	   "report: JSON fields that do not fit: -1, the JSON as it was");
+	ok(!strncmp(why,
+		    "the JSON report lacks nccl_ras and flight_recorder: they "
+		    "did not fit",
+		    67) &&
+		   !strchr(why, '\n'),
+	   "report: and one line for stderr says the JSON lacks them (%s)",
+	   why);
 	strcpy(json, "[1,2]");
-	ok(te_hn_report_json(&v, json, sizeof(json)) == -1,
-	   "report: not an object: -1");
+	ok(te_hn_report_json(&v, json, sizeof(json), why, sizeof(why)) == -1 &&
+		   strstr(why, "lacks nccl_ras and flight_recorder: the "
+			       "report is no object"),
+	   "report: not an object: -1, why (%s)", why);
+	strcpy(json, "{}");
+	ok(te_hn_report_json(&v, json, sizeof(json), NULL, 0) == 0 &&
+		   strstr(json, "nccl_ras"),
+	   "report: why may be NULL");
 	te_hn_view_free(&v);
 
 	view_of(&v, -1, 1);
@@ -510,6 +633,7 @@ int main(void)
 	test_ras_wire();
 	test_hostile();
 	test_bounds();
+	test_node_share();
 	test_old_merger();
 	test_report();
 	return tap_done();

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Paths another process names, opened with their last component never
+ * followed and never outside its root (core/util/sysutil.c:
+ * te_open_nofollow_in_root, te_lstat_in_root, te_proc_open,
+ * te_proc_lstat), against a directory tree standing for a container's
+ * image: an absolute link (the image's /tmp -> /home/user), a relative
+ * link that climbs out, ".." past the root, a link as the last component,
+ * a magic link (/proc/self/root), a FIFO and a regular file; with openat2
+ * and with the component walk used where the kernel has none. Whatever
+ * the path, nothing of the node outside the root is reached: openat2
+ * stops ".." at the root, the walk refuses it; both resolve an absolute
+ * link in the root. Last, a child chrooted into the tree (in a user
+ * namespace of its own) and its paths through /proc/PID/root, where the
+ * string "/proc/PID/root" + path reaches the node's file. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "util/sysutil.h"
+
+static char dir[256], root[300];
+
+static void put(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0 || write(fd, text, strlen(text)) < 0) {
+		printf("Bail out! cannot write %s\n", path);
+		exit(1);
+	}
+	close(fd);
+}
+
+/* DIR + rest (what 'd': a directory, 'p': a FIFO) */
+static void mk(const char *in, const char *rest, int what)
+{
+	char p[900];
+
+	snprintf(p, sizeof(p), "%s%s", in, rest);
+	if ((what == 'd' && mkdir(p, 0700) < 0 && errno != EEXIST) ||
+	    (what == 'p' && mkfifo(p, 0600) < 0)) {
+		printf("Bail out! cannot make %s\n", p);
+		exit(1);
+	}
+}
+
+static void link_to(const char *target, const char *at)
+{
+	char p[900];
+
+	snprintf(p, sizeof(p), "%s/%s", root, at);
+	if (symlink(target, p) < 0) {
+		printf("Bail out! cannot link %s\n", p);
+		exit(1);
+	}
+}
+
+/* mkdir -p ROOT/DIR/out: where an absolute link to DIR/out lands inside
+ * the root */
+static void mk_inner(void)
+{
+	char p[900], *s;
+
+	snprintf(p, sizeof(p), "%s%s/out", root, dir);
+	for (s = p + strlen(root) + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		mkdir(p, 0700);
+		*s = '/';
+	}
+	mkdir(p, 0700);
+	strcat(p, "/f");
+	put(p, "INROOT");
+}
+
+static void build_tree(void)
+{
+	char p[900];
+
+	snprintf(dir, sizeof(dir), "%s/te-inroot.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(dir)) {
+		printf("Bail out! no temporary directory\n");
+		exit(1);
+	}
+	snprintf(root, sizeof(root), "%s/root", dir);
+	mk(dir, "/out", 'd'); /* the node, outside the root */
+	snprintf(p, sizeof(p), "%s/out/f", dir);
+	put(p, "OUT");
+	mk(dir, "/out/fifo", 'p');
+	mk(root, "", 'd');
+	mk(root, "/d", 'd');
+	snprintf(p, sizeof(p), "%s/d/f", root);
+	put(p, "IN");
+	mk(root, "/d/fifo", 'p');
+	mk(root, "/out", 'd'); /* where ".." past the root stops */
+	snprintf(p, sizeof(p), "%s/out/f", root);
+	put(p, "CLAMPED");
+	mk_inner();
+	snprintf(p, sizeof(p), "%s/out", dir);
+	link_to(p, "abs");	  /* absolute: the node's DIR/out */
+	link_to("../out", "rel"); /* relative, one level above the root */
+	link_to("../d", "d/up");  /* relative, staying inside */
+	link_to("d/f", "flink");  /* a link as the last component */
+	link_to("/proc/self/root", "magic");
+}
+
+/* The text of path opened below dirfd, or "E<errno name>" */
+static const char *text_of(int dirfd, const char *path, unsigned how)
+{
+	static char buf[64];
+	int fd = te_open_nofollow_in_root(dirfd, path, how, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0) {
+		snprintf(buf, sizeof(buf), "E%s",
+			 errno == ELOOP	   ? "LOOP"
+			 : errno == EXDEV  ? "XDEV"
+			 : errno == ENOENT ? "NOENT"
+			 : errno == EINVAL ? "INVAL"
+					   : strerror(errno));
+		return buf;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+static int have_openat2(void)
+{
+#ifdef SYS_openat2
+	struct {
+		unsigned long long flags, mode, resolve;
+	} h = { O_PATH | O_CLOEXEC, 0, 0 };
+	long fd = syscall(SYS_openat2, AT_FDCWD, "/", &h, sizeof(h));
+
+	if (fd >= 0)
+		close((int)fd);
+	return fd >= 0;
+#else
+	return 0;
+#endif
+}
+
+/* The tree's paths one way: openat2 (o2 1) or the walk (o2 0). */
+static void paths(int rfd, unsigned how, int o2, const char *m)
+{
+	struct stat st;
+	int dfd, fd, rd;
+	char b, p[900];
+
+	is_str(text_of(rfd, "/d/f", how), "IN", "%s: a regular file", m);
+	is_str(text_of(rfd, "/abs/f", how), "INROOT",
+	       "%s: an absolute link is resolved in the root", m);
+	is_str(text_of(rfd, "/rel/f", how), o2 ? "CLAMPED" : "EXDEV",
+	       "%s: a relative link past the root %s", m,
+	       o2 ? "stops at the root" : "refused");
+	is_str(text_of(rfd, "/../out/f", how), o2 ? "CLAMPED" : "EXDEV",
+	       "%s: \"..\" past the root %s", m,
+	       o2 ? "stops at the root" : "refused");
+	is_str(text_of(rfd, "/d/../../../out/f", how), o2 ? "CLAMPED" : "EXDEV",
+	       "%s: \"..\" after a directory, past the root %s", m,
+	       o2 ? "stops at the root" : "refused");
+	is_str(text_of(rfd, "/d/up/f", how), o2 ? "IN" : "EXDEV",
+	       "%s: a relative link with \"..\" inside the root %s", m,
+	       o2 ? "followed" : "refused");
+	is_str(text_of(rfd, "/flink", how), "ELOOP",
+	       "%s: a link as the last component is not followed", m);
+	ok(te_lstat_in_root(rfd, "/flink", how, &st) == 0 &&
+		   S_ISLNK(st.st_mode),
+	   "%s: lstat sees the link itself", m);
+	is_str(text_of(rfd, "/abs/fifo", how), "ENOENT",
+	       "%s: the node's FIFO behind an absolute link is never reached",
+	       m);
+	is_str(text_of(rfd, "/magic/etc/hostname", how), "ENOENT",
+	       "%s: a link to /proc/self/root resolves in the root", m);
+	is_str(text_of(rfd, "/", how), "EINVAL", "%s: no last component", m);
+	is_str(text_of(rfd, "/d/..", how), "EINVAL", "%s: \"..\" as the last",
+	       m);
+	/* the FIFO: no reader, then one */
+	fd = te_open_nofollow_in_root(rfd, "/d/fifo", how,
+				      O_WRONLY | O_NONBLOCK);
+	ok(fd < 0 && errno == ENXIO, "%s: a FIFO without a reader: ENXIO", m);
+	snprintf(p, sizeof(p), "%s/d/fifo", root);
+	rd = open(p, O_RDONLY | O_NONBLOCK);
+	fd = te_open_nofollow_in_root(rfd, "/d/fifo", how,
+				      O_WRONLY | O_NONBLOCK);
+	ok(fd >= 0 && write(fd, "d", 1) == 1 && read(rd, &b, 1) == 1 &&
+		   b == 'd' &&
+		   te_lstat_in_root(rfd, "/d/fifo", how, &st) == 0 &&
+		   S_ISFIFO(st.st_mode),
+	   "%s: the root's FIFO gets its byte", m);
+	if (fd >= 0)
+		close(fd);
+	close(rd);
+	/* a directory as the root of relative paths: never above it */
+	dfd = te_open_nofollow_in_root(rfd, "/d", how, O_PATH | O_DIRECTORY);
+	ok(dfd >= 0, "%s: a directory opened", m);
+	is_str(text_of(dfd, "f", how), "IN", "%s: relative: in the dir", m);
+	is_str(text_of(dfd, "./f", how), "IN", "%s: relative with \".\"", m);
+	is_str(text_of(dfd, "../out/f", how), o2 ? "ENOENT" : "EXDEV",
+	       "%s: relative with \"..\": never above the dir", m);
+	is_str(text_of(dfd, "up/f", how), o2 ? "ENOENT" : "EXDEV",
+	       "%s: relative through a link with \"..\": %s", m,
+	       o2 ? "stops at the dir (DIR/d/d/f: none)" : "refused");
+	if (dfd >= 0)
+		close(dfd);
+}
+
+/* A child chrooted into the tree: its absolute link and ".." as it sees
+ * them through /proc/PID/root. */
+static void chrooted(void)
+{
+	int ready[2];
+	pid_t pid;
+	char b, p[900];
+	struct stat st;
+	int fd;
+
+	if (pipe(ready) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		if (unshare(CLONE_NEWUSER) < 0 || chroot(root) < 0 ||
+		    chdir("/d") < 0)
+			_exit(write(ready[1], "n", 1) == 1 ? 3 : 4);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	if (pid < 0 || read(ready[0], &b, 1) != 1 || b != 'r') {
+		tap_skip("no user namespace to chroot a child in (unshare or "
+			 "chroot refused here): the /proc/PID/root checks "
+			 "need one");
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		close(ready[0]);
+		return;
+	}
+	close(ready[0]);
+	fd = te_proc_open(pid, "/abs/f", O_RDONLY);
+	ok(fd >= 0 && read(fd, p, 6) == 6 && !memcmp(p, "INROOT", 6),
+	   "pid: its absolute link lands in its root, not the node's DIR/out");
+	if (fd >= 0)
+		close(fd);
+	fd = te_proc_open(pid, "/../../../../out/f", O_RDONLY);
+	ok(fd >= 0 && read(fd, p, 7) == 7 && !memcmp(p, "CLAMPED", 7),
+	   "pid: \"..\" stops at its root");
+	if (fd >= 0)
+		close(fd);
+	fd = te_proc_open(pid, "f", O_RDONLY);
+	ok(fd >= 0 && read(fd, p, 2) == 2 && !memcmp(p, "IN", 2),
+	   "pid: a relative path from its working directory");
+	if (fd >= 0)
+		close(fd);
+	ok(te_proc_lstat(pid, "/d/fifo", &st) == 0 && S_ISFIFO(st.st_mode),
+	   "pid: lstat of its FIFO");
+	snprintf(p, sizeof(p), "/proc/%d/root/abs/f", (int)pid);
+	fd = open(p, O_RDONLY);
+	ok(fd >= 0 && read(fd, p, 3) == 3 && !memcmp(p, "OUT", 3),
+	   "(why: the string /proc/PID/root/abs/f reaches the node's file)");
+	if (fd >= 0)
+		close(fd);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+int main(void)
+{
+	struct stat st;
+	int rfd, o2 = have_openat2(), slash;
+
+	build_tree();
+	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0) {
+		printf("Bail out! cannot open %s\n", root);
+		return 1;
+	}
+	if (!o2)
+		printf("# this kernel has no openat2: both runs walk\n");
+	paths(rfd, 0, o2, o2 ? "openat2" : "default (walk)");
+	paths(rfd, TE_INROOT_WALK, 0, "walk");
+	close(rfd);
+	/* the real root: /proc/self/root is a magic link, never followed by
+	 * openat2 (the walk takes its target as text, "/": in the root) */
+	slash = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (o2) {
+		ok(te_lstat_in_root(slash, "/proc/self/root/etc", 0, &st) < 0 &&
+			   errno == ELOOP,
+		   "a magic link on the path: ELOOP (%s)", strerror(errno));
+		ok(te_proc_lstat(0, "/proc/self/root/etc", &st) < 0 &&
+			   errno == ELOOP,
+		   "pid 0: the same, in this process's root");
+	} else {
+		tap_skip("no openat2: the walk reads a magic link as text");
+		tap_skip("no openat2: the walk reads a magic link as text");
+	}
+	close(slash);
+	ok(te_proc_open(getpid(), "", O_RDONLY) < 0 && errno == ENOENT,
+	   "an empty path: ENOENT");
+	{
+		char p[5000];
+
+		memset(p, 'a', sizeof(p) - 1);
+		p[0] = '/';
+		p[sizeof(p) - 1] = '\0';
+		ok(te_proc_open(0, p, O_RDONLY) < 0 && errno == ENAMETOOLONG,
+		   "a path over 4 KiB: ENAMETOOLONG");
+	}
+	chrooted();
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			printf("# could not remove %s\n", dir);
+	}
+	return tap_done();
+}
