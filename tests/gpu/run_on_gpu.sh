@@ -10,7 +10,16 @@
 #      LD_PRELOAD, as --train-barrier=first-collective sets it, under a
 #      one-process PMIx server (Open MPI's mpirun, or PRRTE's prterun): the
 #      barrier must run before the first communicator, then NCCL's
-#      all_reduce; and the same program without the preload.
+#      all_reduce; and the same program without the preload;
+#   3. trainenv's NCCL profiler plugin (the stragglers' timing) inside
+#      real NCCL: 2000 one-float all_reduces with NCCL_PROFILER_PLUGIN set
+#      and without; the plugin must load, and what it counted (its take,
+#      as its sender asks it) and the cost per all_reduce against the
+#      run without it are printed;
+#   4. NCCL RAS (2.24 and later) asked by the hang report's client
+#      (tests/gpu/ras_query.c, core/hang/ras_client.c) at a loopback
+#      address of the program's own while it holds its communicator:
+#      RAS must answer with its protocol line; its lines are printed.
 # Usage: tests/gpu/run_on_gpu.sh [--gpu BUSID]... [--builddir DIR]
 # Needs: a build tree (make), the CUDA toolkit with NCCL ($CUDA_HOME, else
 # /usr/local/cuda), cc; mpirun or prterun for the preload part.
@@ -24,7 +33,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--gpu) gpus+=("$2"); shift 2 ;;
 	--builddir) build=$2; shift 2 ;;
-	-h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
 	*) echo "run_on_gpu.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
 	esac
 done
@@ -35,7 +44,7 @@ done
 cuda=${CUDA_HOME:-/usr/local/cuda}
 work=$(mktemp -d /tmp/trainenv-gpu.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-pass=0 fail=0 skipped=0
+pass=0 fail=0 skipped=0 nccl_ok=0
 result() { # OK|FAIL|SKIP TEXT
 	case $1 in OK) pass=$((pass + 1)) ;; FAIL) fail=$((fail + 1)) ;; *) skipped=$((skipped + 1)) ;; esac
 	printf '== %-4s %s\n' "$1" "$2"
@@ -85,14 +94,20 @@ fi
 if [ ! -f "$cuda/include/nccl.h" ] && [ ! -f /usr/include/nccl.h ]; then
 	result SKIP "no nccl.h in $cuda/include or /usr/include: NCCL part not run"
 elif ! cc -I"$cuda/include" "$src/tests/gpu/nccl_one_rank.c" -L"$cuda/lib64" \
-	-Wl,-rpath,"$cuda/lib64" -lnccl -lcudart -o "$work/nccl_one_rank" 2>"$work/cc.err"; then
+	-I"$src/pmix" -I"$src/core" -Wl,-rpath,"$cuda/lib64" -lnccl -lcudart -ldl \
+	-o "$work/nccl_one_rank" 2>"$work/cc.err"; then
 	sed 's/^/   /' "$work/cc.err"
 	result FAIL "nccl_one_rank.c does not build against $cuda"
 else
 	echo "== nccl_one_rank without trainenv"
 	out=$("$work/nccl_one_rank" 2>&1); rc=$?
 	printf '%s\n' "$out" | sed 's/^/   /'
-	if [ $rc -eq 0 ]; then result OK "one-rank NCCL all_reduce"; else result FAIL "one-rank NCCL (exit $rc)"; fi
+	if [ $rc -eq 0 ]; then
+		result OK "one-rank NCCL all_reduce"
+		nccl_ok=1
+	else
+		result FAIL "one-rank NCCL (exit $rc)"
+	fi
 
 	preload=$build/.libs/trainenv-nccl.so
 	[ -f "$preload" ] || preload=$build/trainenv-nccl.so
@@ -118,6 +133,63 @@ else
 		else
 			result FAIL "one-rank NCCL with the preload (exit $rc)"
 		fi
+	fi
+fi
+
+# ---------------------------------------------------------------- 3. profiler
+# The per-call cost of the profiler: "N all_reduces in T us: X us each".
+each_us() { sed -n 's/.* all_reduces in .*: \([0-9.]*\) us each$/\1/p' <<<"$1"; }
+plugin=$build/.libs/libnccl-profiler-trainenv.so
+if [ $nccl_ok = 0 ]; then
+	result SKIP "no one-rank NCCL job ran (above): the profiler plugin is not tried"
+elif [ ! -f "$plugin" ]; then
+	result FAIL "no libnccl-profiler-trainenv.so in $build/.libs"
+else
+	echo "== nccl_one_rank 0 2000, without and with NCCL_PROFILER_PLUGIN=$plugin"
+	base=$("$work/nccl_one_rank" 0 2000 2>&1)
+	printf '%s\n' "$base" | sed 's/^/   without: /'
+	out=$(NCCL_PROFILER_PLUGIN=$plugin TE_GPU_PROF_LIB=$plugin NCCL_DEBUG=INFO \
+		NCCL_DEBUG_SUBSYS=INIT,ENV timeout 120 "$work/nccl_one_rank" 0 2000 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | grep -iE 'nccl_one_rank|profiler' | sed 's/^/   with: /'
+	b=$(each_us "$base") w=$(each_us "$out")
+	ratio=$(awk -v b="$b" -v w="$w" 'BEGIN { if (b > 0) printf "%.3f", w / b; else print "?" }')
+	if [ $rc -ne 0 ]; then
+		result FAIL "one-rank NCCL with the profiler plugin (exit $rc)"
+	elif grep -q 'nccl_one_rank: profiler: [0-9]* communicators' <<<"$out"; then
+		result OK "the profiler plugin loaded in NCCL: $(grep -m1 'profiler: [0-9]* communicators' <<<"$out" | sed 's/.*profiler: //'); $w us an all_reduce against $b us without: ${ratio}x"
+	else
+		result FAIL "NCCL did not load the profiler plugin: $(grep -m1 -i 'profiler' <<<"$out")"
+	fi
+fi
+
+# ---------------------------------------------------------------- 4. RAS
+core_lib=$build/.libs/libtecore.a
+port=$((28100 + RANDOM % 200))
+if [ $nccl_ok = 0 ]; then
+	result SKIP "no one-rank NCCL job ran (above): NCCL RAS is not asked"
+elif ! cc -I"$src/core" "$src/tests/gpu/ras_query.c" "$core_lib" -o "$work/ras_query" 2>"$work/cc.err"; then
+	sed 's/^/   /' "$work/cc.err"
+	result FAIL "ras_query.c does not build with $core_lib"
+else
+	echo "== NCCL RAS at 127.0.0.1:$port while nccl_one_rank holds its communicator"
+	NCCL_RAS_ENABLE=1 NCCL_RAS_ADDR=127.0.0.1:$port TE_GPU_HOLD_S=8 \
+		"$work/nccl_one_rank" 0 10 >"$work/hold.out" 2>&1 &
+	hold=$!
+	for _ in $(seq 100); do
+		grep -q 'holding the communicator' "$work/hold.out" && break
+		kill -0 $hold 2>/dev/null || break
+		sleep 0.1
+	done
+	out=$("$work/ras_query" "127.0.0.1:$port" 10000 2>&1)
+	rc=$?
+	wait $hold
+	sed 's/^/   program: /' "$work/hold.out"
+	printf '%s\n' "$out" | sed 's/^/   /'
+	if [ $rc -eq 0 ]; then
+		result OK "NCCL RAS answered the hang report's client: $(tail -n 1 <<<"$out" | sed 's/^ras_query: //')"
+	else
+		result FAIL "NCCL RAS did not answer at 127.0.0.1:$port: $(head -n 1 <<<"$out")"
 	fi
 fi
 
