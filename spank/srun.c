@@ -34,6 +34,7 @@
 #include "srun_recovery.h"
 #include "srun_progress.h"
 #include "srun_straggler.h"
+#include "srun_strag_exclude.h"
 
 static int post_opt_done, user_init_done;
 /* srun --external-launcher (23.11+): the step's tasks are an MPI
@@ -592,6 +593,12 @@ int te_srun_user_init(spank_t sp)
 		recovery = te_recovery_srun_init(sp, rec.job, rec.step);
 	argc = te_srun_argv(&argv);
 	strag = te_srun_strag_start(argc, argv);
+	if (strag && rec.have) { /* --train-straggler-exclude's facts */
+		struct te_strag_excl_facts xf;
+
+		te_relaunch_excl_facts(&xf);
+		te_srun_strag_excl_init(rec.job, rec.step, &xf);
+	}
 	/* the record also wants rank 0's launch timeline, sent over it;
 	 * --train-requeue the failures, --train-time-signal the timer,
 	 * --train-straggler the ranks' waits */
@@ -671,6 +678,7 @@ static void write_record(const char *restart, const char *restart_why)
 	r.nhealth = (unsigned)te_failrep_health(&r.health);
 	r.step_time = te_failrep_steptime();
 	r.straggler = te_srun_strag_last();
+	r.strag_excluded = te_srun_strag_excl_node(NULL, &r.strag_excluded_dir);
 	record_goodput_facts(&r);
 	te_step_record_name(hang, sizeof(hang), rec.step, 1);
 	r.hang_report = r.watchdog ? hang : NULL;
@@ -710,6 +718,7 @@ int te_srun_exit(spank_t sp)
 	const char *verdict, *why;
 
 	te_failrep_finish(500);
+	te_srun_strag_excl_stop(); /* before the step's end is decided */
 	verdict = te_recovery_srun_decide(&why);
 	write_record(verdict, why);
 	if (rec.have)

@@ -21,6 +21,7 @@
 
 #include "srun_exitwatch.h"
 #include "srun_straggler.h"
+#include "srun_strag_exclude.h"
 #include "failrep_net.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"
@@ -60,6 +61,16 @@ static struct {
  * each slow row is one line) */
 #define STEPTIME_SAID_MAX 16
 
+/* Why trainenv is ending the step (the exit watchdog's action, or a
+ * straggler's exclusion), else NULL: the ranks' ends that follow are its
+ * own doing. */
+static const char *trainenv_ending(void)
+{
+	const char *why = te_exitwatch_ending();
+
+	return why ? why : te_srun_strag_excl_ending();
+}
+
 static void print_line(const char *s)
 {
 	char line[TE_FAILREP_LINE_MAX + 32];
@@ -78,8 +89,7 @@ static void print_report(const struct te_failrep *r, int first)
 		fr.dropped++;
 		return;
 	}
-	te_failrep_describe(r, first, te_exitwatch_ending(), line,
-			    sizeof(line));
+	te_failrep_describe(r, first, trainenv_ending(), line, sizeof(line));
 	print_line(line);
 	/* the record's first failure: the first that is one; else (every
 	 * rank was ended by trainenv) the first ended, marked so */
@@ -127,7 +137,7 @@ static void hold_or_print(const struct te_failrep *report)
 {
 	struct te_failrep r = *report;
 
-	r.by_trainenv = te_exitwatch_ending() != NULL;
+	r.by_trainenv = trainenv_ending() != NULL;
 	if (fr.first_done) {
 		print_report(&r, 0);
 		return;

@@ -30,6 +30,7 @@
 #include "srun_progress.h"
 #include "srun_recovery.h"
 #include "srun_relaunch.h"
+#include "srun_strag_exclude.h"
 #include "srun/srunargs.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"
@@ -432,12 +433,13 @@ static int fault_of_step(struct te_failrep *fails, size_t n)
 	ff.fails = fails;
 	ff.nfails = te_failrep_list(fails, n);
 	ff.hang_node = te_exitwatch_hang_node();
+	ff.strag_node = te_srun_strag_excl_node(&ff.strag_why, NULL);
 	ff.fault_signals = te_plug.cfg.v[TE_S_REQUEUE_SIGNALS].word ==
 					   TE_W_VALUE
 				   ? te_plug.cfg.v[TE_S_REQUEUE_SIGNALS].num
 				   : 0;
 	ff.any = te_plug.cfg.v[TE_S_REQUEUE_ON].word == TE_W_REQUEUE_ON_ANY;
-	if (!ff.nfails && !ff.hang_node)
+	if (!ff.nfails && !ff.hang_node && !ff.strag_node)
 		return -1; /* the step did not fail */
 	if (job_load(rc.job, &dc.msg) < 0) {
 		say("requeue: not requeued: cannot read the job from slurmctld: "

@@ -49,7 +49,9 @@ static struct {
 	char no_shield[200];		/* why srun cannot start again */
 	uint32_t here; /* relaunches its shield counted (TE_RELAUNCH_COUNT_ENV) */
 	uint32_t first; /* the step's task count in its first run, 0: this */
-	int in_shell;	/* started by the batch script or salloc's shell */
+	uint32_t spares_left; /* the job's nodes neither the step's nor left
+				 out, at init */
+	int in_shell; /* started by the batch script or salloc's shell */
 } rl;
 
 /* How sbatch's and salloc's SPANK options reach the job's environment:
@@ -257,6 +259,7 @@ static void spare_list(const char *job_nodes, const char *step_nodes, char *out,
 				slurm_hostlist_push_host(left, h);
 			free(h);
 		}
+		rl.spares_left = (uint32_t)slurm_hostlist_count(left);
 		if (slurm_hostlist_count(left) > 0 &&
 		    slurm_hostlist_ranged_string(left, len, out) < 0)
 			te_strlcpy(out, "many", len);
@@ -379,6 +382,26 @@ void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 				"in its place",
 				spares[0] ? spares : "no node",
 				strchr(spares, ',') ? "" : "s", rl.spares);
+}
+
+void te_relaunch_excl_facts(struct te_strag_excl_facts *f)
+{
+	const struct te_value *rq = &te_plug.cfg.v[TE_S_REQUEUE];
+	const struct te_value *ck = &te_plug.cfg.v[TE_S_CHECKPOINT_DIR];
+
+	memset(f, 0, sizeof(*f));
+	f->spares = rl.on ? rl.spares : 0;
+	f->spares_left = rl.spares_left;
+	f->restarts = rl.restarts;
+	/* one budget for both kinds of restart (te_recovery_srun_decide) */
+	f->budget = rq->set && rq->word == TE_W_VALUE ? rq->num
+						      : te_relaunch_budget();
+	f->checkpoint_dir = ck->set && ck->word == TE_W_VALUE ? ck->text : NULL;
+	f->no_shield = rl.no_shield[0] ? rl.no_shield
+		       : te_hup_word_fd() >= 0
+			       ? NULL
+			       : "srun runs without its hang-up "
+				 "shield";
 }
 
 const char *te_relaunch_step_nodes(void)

@@ -9,6 +9,7 @@
 
 #include "report/recovery.h"
 #include "report/relaunch.h"
+#include "straggler/strag_exclude.h"
 
 /* At srun's slurm_spank_init, before srun reads its options: in a job
  * with --train-spares, srun's environment asks for the job's nodes less
@@ -34,6 +35,13 @@ void te_relaunch_srun_init(const job_info_t *j, uint32_t step,
 /* The step's nodes (comma list; "" when not known): a node lost from
  * the job (--no-kill: Slurm takes it out of the job) is one of them. */
 const char *te_relaunch_step_nodes(void);
+/* For a straggler's exclusion (srun_strag_exclude.c), after
+ * te_relaunch_srun_init: the spares of a step that is relaunched without
+ * a node (0: none, or no relaunch for this step), the job's nodes neither
+ * in the step nor left out, the restarts so far and their budget, why
+ * srun cannot be started again (NULL: it can), the checkpoint directory.
+ * The strings stay valid while srun runs. */
+void te_relaunch_excl_facts(struct te_strag_excl_facts *f);
 /* Adds the nodes relaunches left out to list (comma list); how many. */
 uint32_t te_relaunch_excluded_add(char *list, size_t len);
 /* After a relaunched step that is not relaunched again, with the steps'

@@ -15,6 +15,7 @@
 
 #include "container/apptainer_env.h"
 #include "srun_straggler.h"
+#include "srun_strag_exclude.h"
 #include "srun/srunargs.h"
 #include "state.h"
 #include "straggler/straggler.h"
@@ -139,12 +140,16 @@ void te_srun_strag_close(int64_t now_ms)
 			continue; /* the node once a window, in its first
 				     communicator */
 		te_strag_verdict_line(&v[i], sg.last, sizeof(sg.last));
-		if (sg.said >= SAID_MAX)
-			continue;
-		sg.said++;
-		te_snprintf(line, sizeof(line), TE_PREFIX "%s\n", sg.last);
-		if (write(STDERR_FILENO, line, strlen(line)) < 0)
-			return;
+		if (sg.said < SAID_MAX) {
+			sg.said++;
+			te_snprintf(line, sizeof(line), TE_PREFIX "%s\n",
+				    sg.last);
+			if (write(STDERR_FILENO, line, strlen(line)) < 0)
+				line[0] = '\0'; /* nowhere to say it */
+		}
+		/* the step's first naming: excluded at the next checkpoint,
+		 * or one line why not (--train-straggler-exclude) */
+		te_srun_strag_excl_named(v[i].node, sg.last);
 	}
 }
 

@@ -105,6 +105,13 @@ void te_fault_find(const struct te_fault_facts *f, struct te_fault *out)
 		blame(out, TE_FAULT_NODE, sig->node, why);
 		return;
 	}
+	/* the ranks' ends that follow are srun's own doing */
+	if (node_ok(f->strag_node)) {
+		blame(out, TE_FAULT_NODE, f->strag_node,
+		      f->strag_why && f->strag_why[0] ? f->strag_why
+						      : "straggler");
+		return;
+	}
 	if (node_ok(f->hang_node)) {
 		blame(out, TE_FAULT_NODE, f->hang_node,
 		      "its ranks hung past the exit grace");

@@ -52,6 +52,10 @@ struct te_fault_facts {
 					   or not responding, or NULL */
 	const char *hang_node;	/* every rank the exit watchdog found
 					   still running is on this node */
+	const char *strag_node; /* srun ended the step to leave this
+				   straggler out (--train-straggler-exclude),
+				   or NULL */
+	const char *strag_why;	/* then the naming line ("straggler: ...") */
 	uint64_t fault_signals; /* requeue-signals: bit per signal */
 	int any;		/* requeue-on=any */
 };
@@ -59,7 +63,8 @@ struct te_fault_facts {
 /* Decides what the step's failure is blamed on: a rank's "do not restart"
  * (exit TE_EXIT_NO_RESTART) first, then a lost node, then the
  * earliest pre-flight failure (exit TE_EXIT_NODE_FAULT), the earliest rank
- * killed by a listed signal, the hung node; else the earliest exit that is
+ * killed by a listed signal, the straggler srun ended the step for (never
+ * a lost node: its why is the naming line), the hung node; else the earliest exit that is
  * the program's own (a node fault with requeue-on=any). */
 void te_fault_find(const struct te_fault_facts *f, struct te_fault *out);
 

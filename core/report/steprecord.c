@@ -42,8 +42,7 @@ static void append_goodput_times(char *buf, size_t len,
 }
 
 /* The fields only some steps have: the step watch's and the stragglers'
- * lines and the
- * checkpoint at a restart verdict. Non-zero when a string would not fit. */
+ * lines, a straggler's exclusion and the checkpoint at a restart verdict. Non-zero when a string would not fit. */
 static int append_later_facts(char *buf, size_t len,
 			      const struct te_step_record *r)
 {
@@ -56,6 +55,15 @@ static int append_later_facts(char *buf, size_t len,
 	if (r->straggler) {
 		te_appendf(buf, len, ",\"straggler\":");
 		bad |= te_json_str_append(buf, len, r->straggler);
+	}
+	if (r->strag_excluded) {
+		te_appendf(buf, len, ",\"straggler_excluded\":{\"node\":");
+		bad |= te_json_str_append(buf, len, r->strag_excluded);
+		te_appendf(buf, len, ",\"dir\":");
+		bad |= te_json_str_append(
+			buf, len,
+			r->strag_excluded_dir ? r->strag_excluded_dir : "");
+		te_appendf(buf, len, "}");
 	}
 	if (r->checkpoint_dir) {
 		te_appendf(buf, len, ",\"checkpoint\":{\"dir\":");

@@ -54,6 +54,11 @@ struct te_step_record {
 	/* the stragglers' last line (--train-straggler), or NULL:
 	 * "straggler" */
 	const char *straggler;
+	/* srun ended the step to leave this straggler out at a checkpoint
+	 * (--train-straggler-exclude), or NULL:
+	 * "straggler_excluded":{"node":..,"dir":..} */
+	const char *strag_excluded;
+	const char *strag_excluded_dir;
 };
 
 /* The record into buf; 0, or -1 when it does not fit (buf then holds

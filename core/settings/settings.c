@@ -97,6 +97,10 @@ static const char *const env_strag_windows[] = { "TRAINENV_STRAGGLER_WINDOWS",
 						 NULL };
 static const char *const env_strag_window[] = { "TRAINENV_STRAGGLER_WINDOW",
 						NULL };
+static const char *const w_strag_exclude[] = { [TE_W_STRAG_EXCLUDE_OFF] = "off",
+					       [TE_W_STRAG_EXCLUDE_CHECKPOINT] =
+						       "checkpoint",
+					       NULL };
 static const char *const w_requeue[] = { [TE_W_REQUEUE_OFF] = "off", NULL };
 static const char *const w_transient[] = { [TE_W_TRANSIENT_OFF] = "off", NULL };
 static const char *const w_time_signal[] = { [TE_W_TIME_SIGNAL_OFF] = "off",
@@ -460,6 +464,17 @@ const struct te_setting te_settings[TE_S_COUNT] = {
 		.env = env_strag_window, .arginfo = "SECONDS",
 		.help = "stragglers: the length of one window (each node "
 			"sends srun its ranks' waits once a window)",
+	},
+	[TE_S_STRAGGLER_EXCLUDE] = {
+		.name = "straggler-exclude", .type = TE_T_ENUM,
+		.words = w_strag_exclude, .builtin = "off",
+		.arginfo = "off|checkpoint",
+		.help = "checkpoint: a node named as a straggler is left out "
+			"at the job's next checkpoint (a new file in "
+			"checkpoint-dir): srun ends the step and starts it "
+			"again without the node, a spare in its place "
+			"(--train-spares); where it cannot, srun says why in "
+			"one line",
 	},
 	[TE_S_LIB_DIR] = {
 		.name = "lib-dir", .type = TE_T_PATH,

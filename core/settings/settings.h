@@ -67,6 +67,7 @@ enum te_setting_id {
 	TE_S_STRAGGLER,		 /* PCT|off: NCCL profiler, the late node */
 	TE_S_STRAGGLER_WINDOWS,	 /* K: late windows in a row to name it */
 	TE_S_STRAGGLER_WINDOW,	 /* SECONDS: one window of the waits */
+	TE_S_STRAGGLER_EXCLUDE,	 /* off|checkpoint: relaunch without it */
 	/* admin-only keys (no user option) */
 	TE_S_BIND_TOPOLOGY,	  /* admin/test: hwloc XML of this machine */
 	TE_S_TOPOLOGY_CACHE,	  /* admin: DIR|off, per-boot topology cache */
@@ -173,7 +174,11 @@ enum te_w_step_watch {
 }; /* TE_S_STEP_WATCH */
 enum te_w_straggler {
 	TE_W_STRAGGLER_OFF
-}; /* TE_S_STRAGGLER */
+};			  /* TE_S_STRAGGLER */
+enum te_w_strag_exclude { /* TE_S_STRAGGLER_EXCLUDE */
+	TE_W_STRAG_EXCLUDE_OFF,
+	TE_W_STRAG_EXCLUDE_CHECKPOINT
+};
 enum te_w_skew_warn {
 	TE_W_SKEW_WARN_OFF
 }; /* TE_S_BARRIER_SKEW_WARN */

@@ -24,7 +24,8 @@ settings=(train sighup nccl-heartbeat nccl-monitoring nccl-async-errors
 	bind-gpus bind-failure rdzv barrier version-check checkpoint-dir
 	socket-ifname preflight exit-grace exit-action stall requeue
 	time-signal spares shrink transient step-watch step-watch-windows
-	step-watch-window straggler straggler-windows straggler-window)
+	step-watch-window straggler straggler-windows straggler-window
+	straggler-exclude)
 declare -A accepted=(
 	[train]='on or off'
 	[sighup]='shield, ignore or default'
@@ -68,6 +69,7 @@ declare -A accepted=(
 	[straggler]='1 to 99 percent, or off'
 	[straggler-windows]='1 to 100 windows'
 	[straggler-window]='1 to 3600 seconds'
+	[straggler-exclude]='off or checkpoint'
 )
 # Admin-only keys (no option), explained after the options.
 admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
@@ -75,7 +77,7 @@ admin_keys=(bind-topology topology-cache record-dir barrier-skew-warn requeue-on
 	lib-dir test-hooks)
 optname() { if [ "$1" = train ]; then echo train; else echo "train-$1"; fi; }
 
-plan 165
+plan 167
 
 te_build_init
 cluster_up --nodes 3 || bail_out "no cluster"

@@ -312,6 +312,54 @@ static void progress_files(void)
 	       "made, none the same (nothing another user can guess)");
 }
 
+/* --train-straggler-exclude: srun ended the step to leave n2 out; the
+ * ranks it ended (SIGTERM) are no fault of theirs */
+static void fault_straggler(void)
+{
+	struct te_failrep f[3];
+	struct te_fault_facts ff;
+	struct te_fault out;
+
+	memset(&ff, 0, sizeof(ff));
+	ff.fault_signals = 1ULL << SIGBUS;
+	ff.fails = f;
+	f[0] = rep(0, "n1", 1, SIGTERM, 100);
+	f[1] = rep(2, "n2", 1, SIGTERM, 100);
+	ff.nfails = 2;
+	ff.strag_node = "n2";
+	ff.strag_why = "straggler: n2 (ranks 2-3) waited least in all_reduce";
+	te_fault_find(&ff, &out);
+	is_int(out.kind, TE_FAULT_NODE, "a straggler left out: a node's fault");
+	is_str(out.node, "n2", "  the straggler, not the first rank ended");
+	is_str(out.why, ff.strag_why, "  why: the naming line");
+	is_int(out.lost, 0, "  never a lost node (no --overlap)");
+	ff.nfails = 0;
+	te_fault_find(&ff, &out);
+	is_str(out.node, "n2", "  with no rank's report at all");
+	ff.strag_why = NULL;
+	te_fault_find(&ff, &out);
+	is_str(out.why, "straggler", "  no line: 'straggler'");
+	ff.hang_node = "n3";
+	te_fault_find(&ff, &out);
+	is_str(out.node, "n2", "  before a hang the step's end caused");
+	ff.lost_node = "n4";
+	te_fault_find(&ff, &out);
+	is_str(out.node, "n4", "  a node lost meanwhile comes first");
+	ff.lost_node = NULL;
+	f[0] = rep(1, "n3", 1, SIGBUS, 90);
+	ff.nfails = 1;
+	te_fault_find(&ff, &out);
+	is_str(out.node, "n3", "  as does a rank killed by a listed signal");
+	f[0] = rep(1, "n3", 0, TE_EXIT_NO_RESTART, 90);
+	te_fault_find(&ff, &out);
+	is_int(out.kind, TE_FAULT_STOP, "  and a rank's 'do not restart'");
+	ff.nfails = 0;
+	ff.hang_node = NULL;
+	ff.strag_node = "n2;rm";
+	te_fault_find(&ff, &out);
+	is_int(out.kind, TE_FAULT_NONE, "  a name that is not a word: none");
+}
+
 static void time_signal(void)
 {
 	is_int(te_time_signal_at(1000, 100), 900, "100 s before the end");
@@ -323,6 +371,7 @@ static void time_signal(void)
 int main(void)
 {
 	fault_find();
+	fault_straggler();
 	requeue();
 	progress();
 	progress_files();

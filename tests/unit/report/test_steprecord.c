@@ -156,6 +156,16 @@ int main(void)
 		     "\"why\":\"relaunch: node n2 failed\"},\"checkpoint\":"
 		     "{\"dir\":\"/ck/\\\"x\",\"newest\":1700000050.123}}\n",
 		     "  the checkpoint directory, escaped, and its newest file");
+		r.strag_excluded = "n2";
+		r.strag_excluded_dir = "/ck/\"x";
+		te_step_record_json(buf, sizeof(buf), &r);
+		like(buf,
+		     "\"straggler_excluded\":{\"node\":\"n2\",\"dir\":"
+		     "\"/ck/\\\"x\"},\"checkpoint\":",
+		     "  a straggler's exclusion: its node and directory");
+		r.strag_excluded = r.strag_excluded_dir = NULL;
+		te_step_record_json(buf, sizeof(buf), &r);
+		ok(!strstr(buf, "straggler_excluded"), "  none: left out");
 		r.checkpoint_ms = 0;
 		te_step_record_json(buf, sizeof(buf), &r);
 		like(buf, "\"newest\":null}", "  none there: null");

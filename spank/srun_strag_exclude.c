@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Leaving a straggler out at the next checkpoint, srun's side
+ * (srun_strag_exclude.h). The listener's thread only decides and starts
+ * the watch; the watch's own thread reads the checkpoint directory once a
+ * second (in a child it waits for a bounded time: a hung file system
+ * holds neither the listener nor srun's end) and ends the step as the
+ * exit watchdog's term action does: SIGTERM, SIGKILL 10 s later. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "slurm_compat.h"
+
+#include "srun_hangup_exec.h"
+#include "srun_lines.h"
+#include "srun_progress.h"
+#include "srun_strag_exclude.h"
+#include "state.h"
+#include "report/recovery.h"
+#include "straggler/strag_exclude.h"
+#include "straggler/straggler.h"
+#include "util/strutil.h"
+#include "util/sysutil.h"
+
+#define POLL_MS 1000
+#define KILL_WAIT_MS 10000 /* SIGKILL after SIGTERM, as exit-action=term */
+
+static struct {
+	int on, decided;
+	uint32_t job, step;
+	pthread_t thread;
+	int running, wake[2];
+	int64_t named_ns; /* wall clock, as the files' mtimes */
+	char node[TE_STRAG_NODE_MAX];
+	char why[sizeof(((struct te_fault *)0)->why)];
+	char dir[TE_VALUE_MAX + 1];
+	char cause[TE_STRAG_NODE_MAX + 96];
+	int fired; /* atomic: the step is being ended */
+	struct te_strag_excl_facts facts;
+} sx = { .wake = { -1, -1 } };
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void te_srun_strag_excl_init(uint32_t job, uint32_t step,
+			     const struct te_strag_excl_facts *f)
+{
+	sx.facts = *f;
+	sx.on = te_plug.cfg.v[TE_S_STRAGGLER_EXCLUDE].word ==
+		TE_W_STRAG_EXCLUDE_CHECKPOINT;
+	sx.job = job;
+	sx.step = step;
+}
+
+/* 1 when srun stopped the watch (its end), after waiting up to ms. */
+static int stopped_within(int ms)
+{
+	struct pollfd p = { .fd = sx.wake[0], .events = POLLIN };
+	int rc;
+
+	while ((rc = poll(&p, 1, ms)) < 0 && errno == EINTR)
+		;
+	return rc != 0;
+}
+
+static void end_step(void)
+{
+	te_snprintf(sx.cause, sizeof(sx.cause),
+		    "srun ended the step to leave straggler %s out", sx.node);
+	__atomic_store_n(&sx.fired, 1, __ATOMIC_RELEASE);
+	te_recovery_say("straggler: a checkpoint in %s is newer than the "
+			"naming of %s: srun ends step %u.%u to start it again "
+			"without %s (SIGTERM, SIGKILL %d s later if it still "
+			"runs)",
+			sx.dir, sx.node, sx.job, sx.step, sx.node,
+			KILL_WAIT_MS / 1000);
+	/* a node whose ranks have all ended answers that the step is gone
+	 * there: the others have the signal all the same */
+	te_slurm_signal_step(sx.job, sx.step, SIGTERM);
+	if (stopped_within(KILL_WAIT_MS))
+		return; /* the step ended: srun's end stopped the watch */
+	if (te_slurm_signal_step(sx.job, sx.step, SIGKILL) != 0)
+		te_recovery_say("warning: straggler: step %u.%u still runs: "
+				"SIGKILL: %s",
+				sx.job, sx.step,
+				slurm_strerror(te_slurm_errno()));
+}
+
+static void *watch(void *arg)
+{
+	sigset_t all;
+
+	(void)arg;
+	/* srun's signal thread must receive every signal, not this one */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	while (!stopped_within(POLL_MS)) {
+		int64_t newest =
+			te_progress_newest_bounded(sx.dir, TE_PROGRESS_SCAN_MS);
+
+		if (te_strag_exclude_due(sx.named_ns, newest, wall_ns())) {
+			end_step();
+			break;
+		}
+	}
+	return NULL;
+}
+
+void te_srun_strag_excl_named(const char *node, const char *line)
+{
+	struct te_strag_excl_plan plan;
+
+	if (!sx.on || sx.decided)
+		return;
+	sx.decided = 1; /* once a step, whichever node comes next */
+	te_strag_exclude_decide(&sx.facts, node, &plan);
+	te_recovery_say("%s", plan.line);
+	if (!plan.exclude)
+		return;
+	sx.named_ns = wall_ns();
+	te_strlcpy(sx.node, node, sizeof(sx.node));
+	te_strag_exclude_why(line, sx.why, sizeof(sx.why));
+	te_strlcpy(sx.dir, sx.facts.checkpoint_dir, sizeof(sx.dir));
+	if (pipe2(sx.wake, O_CLOEXEC) < 0 ||
+	    pthread_create(&sx.thread, NULL, watch, NULL) != 0) {
+		if (sx.wake[0] >= 0) {
+			close(sx.wake[0]);
+			close(sx.wake[1]);
+			sx.wake[0] = sx.wake[1] = -1;
+		}
+		te_recovery_say("warning: straggler: %s is not excluded: the "
+				"checkpoint watch cannot start: %s",
+				node, strerror(errno));
+		return;
+	}
+	sx.running = 1;
+}
+
+const char *te_srun_strag_excl_ending(void)
+{
+	return __atomic_load_n(&sx.fired, __ATOMIC_ACQUIRE) ? sx.cause : NULL;
+}
+
+void te_srun_strag_excl_stop(void)
+{
+	if (!sx.running)
+		return;
+	close(sx.wake[1]);
+	pthread_join(sx.thread, NULL);
+	close(sx.wake[0]);
+	sx.wake[0] = sx.wake[1] = -1;
+	sx.running = 0;
+}
+
+const char *te_srun_strag_excl_node(const char **why, const char **dir)
+{
+	if (!te_srun_strag_excl_ending())
+		return NULL;
+	if (why)
+		*why = sx.why;
+	if (dir)
+		*dir = sx.dir;
+	return sx.node;
+}

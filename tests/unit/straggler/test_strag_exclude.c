@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of leaving a straggler out at the next checkpoint
+ * (core/straggler/strag_exclude.c): may the named node be excluded, the
+ * one line either way, when the checkpoint ends the step, and the fault's
+ * why from the naming line. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "straggler/strag_exclude.h"
+#include "tap.h"
+
+static struct te_strag_excl_facts ready(void)
+{
+	struct te_strag_excl_facts f;
+
+	memset(&f, 0, sizeof(f));
+	f.spares = 1;
+	f.spares_left = 1;
+	f.budget = 1;
+	f.restarts = 0;
+	f.no_shield = NULL;
+	f.checkpoint_dir = "/scratch/ck";
+	return f;
+}
+
+static void decide(void)
+{
+	struct te_strag_excl_facts f = ready();
+	struct te_strag_excl_plan p;
+	char dir[700];
+
+	is_int(te_strag_exclude_decide(&f, "n2", &p), 1,
+	       "spares, one left, budget, shield, directory: excluded");
+	is_str(p.line,
+	       "straggler: n2 is excluded at the next checkpoint in "
+	       "/scratch/ck",
+	       "  the line names the node and the directory");
+
+	f.spares = 0;
+	is_int(te_strag_exclude_decide(&f, "n2", &p), 0, "no spares: not");
+	is_str(p.line,
+	       "straggler: n2 is not excluded: the job has no spare "
+	       "node to put in its place (--train-spares)",
+	       "  one line why");
+	f = ready();
+	f.spares_left = 0;
+	te_strag_exclude_decide(&f, "n2", &p);
+	is_str(p.line,
+	       "straggler: n2 is not excluded: no spare node is left "
+	       "(--train-spares=K all used)",
+	       "no spare left: said");
+	f = ready();
+	f.restarts = 2;
+	f.budget = 2;
+	is_int(te_strag_exclude_decide(&f, "n2", &p), 0, "budget spent: not");
+	is_str(p.line,
+	       "straggler: n2 is not excluded: the restart budget is "
+	       "spent (2 of 2 restarts done)",
+	       "  said with the counts");
+	f = ready();
+	f.no_shield = "an interactive --pty step is not started again";
+	is_int(te_strag_exclude_decide(&f, "n2", &p), 0, "no shield: not");
+	is_str(p.line,
+	       "straggler: n2 is not excluded: the step cannot start "
+	       "again: an interactive --pty step is not started "
+	       "again",
+	       "  with the shield's reason");
+	f = ready();
+	f.checkpoint_dir = NULL;
+	is_int(te_strag_exclude_decide(&f, "n2", &p), 0, "no directory: not");
+	is_str(p.line,
+	       "straggler: n2 is not excluded: no checkpoint directory "
+	       "to wait for (--train-checkpoint-dir)",
+	       "  said");
+	f.checkpoint_dir = "";
+	is_int(te_strag_exclude_decide(&f, "n2", &p), 0, "  nor an empty one");
+	f = ready();
+	memset(dir, 'd', sizeof(dir) - 1);
+	dir[0] = '/';
+	dir[sizeof(dir) - 1] = '\0';
+	f.checkpoint_dir = dir;
+	is_int(te_strag_exclude_decide(&f, "n2", &p), 0,
+	       "a directory too long for the line: not (never half a name)");
+	like(p.line, "too long", "  said");
+	ok(strlen(p.line) < sizeof(p.line), "  the line fits");
+	/* the first reason wins: no spares before the budget */
+	f = ready();
+	f.spares = 0;
+	f.restarts = 5;
+	f.checkpoint_dir = NULL;
+	te_strag_exclude_decide(&f, "n2", &p);
+	like(p.line, "--train-spares)", "several reasons: the first, once");
+	f = ready();
+	is_int(te_strag_exclude_decide(&f, NULL, &p), 1, "no node name: '?'");
+	like(p.line, "straggler: ? is excluded", "  said so");
+}
+
+static void due(void)
+{
+	const int64_t s = 1000000000LL, named = 1000 * s;
+
+	is_int(te_strag_exclude_due(named, 0, named + 10 * s), 0,
+	       "no checkpoint: not due");
+	is_int(te_strag_exclude_due(named, -1, named + 10 * s), 0,
+	       "an unreadable directory: not due");
+	is_int(te_strag_exclude_due(named, named - s, named + 10 * s), 0,
+	       "the checkpoint before the naming: not due");
+	is_int(te_strag_exclude_due(named, named, named + 10 * s), 0,
+	       "  nor one of the naming's very moment");
+	is_int(te_strag_exclude_due(named, named + s, named + s + s / 2), 0,
+	       "a newer one half a second old: not yet (still written)");
+	is_int(te_strag_exclude_due(named, named + s, named + 2 * s), 1,
+	       "a newer one a second old: due");
+	is_int(te_strag_exclude_due(named, named + 5 * s, named + s), 0,
+	       "an mtime ahead of the clock: not settled");
+}
+
+static void why(void)
+{
+	const char *line = "straggler: n2 (ranks 2-3) waited least in "
+			   "all_reduce of communicator 0123456789abcdef";
+	char buf[200], small[24];
+
+	is_int(te_strag_exclude_why(line, buf, sizeof(buf)), strlen(line),
+	       "the naming line fits: kept whole");
+	is_str(buf, line, "  as is");
+	te_strag_exclude_why(line, small, sizeof(small));
+	is_str(small, "straggler: n2 (ranks...", "cut at a word, with '...'");
+	ok(strlen(small) < sizeof(small), "  within the buffer");
+	te_strag_exclude_why("averyveryverylongwordwithoutspaces", small,
+			     sizeof(small));
+	is_int(strlen(small), sizeof(small) - 1, "one long word: cut in it");
+	te_strag_exclude_why(NULL, buf, sizeof(buf));
+	is_str(buf, "", "no line: empty");
+	te_strag_exclude_why(line, small, 3);
+	is_str(small, "", "a buffer of 3: empty");
+}
+
+int main(void)
+{
+	decide();
+	due();
+	why();
+	return tap_done();
+}
