@@ -91,15 +91,19 @@ struct ras_ask {
 	char text[TE_HN_RAS_LINES * TE_HN_RAS_LINE];
 };
 
-/* 1 when another user's socket listens on the step's RAS address (it
- * would answer the query with what it likes): said in the report's line,
- * RAS not asked. /proc/net/tcp is read bounded; not found there: asked. */
+/* 1 when another user's socket listens where the query to the step's RAS
+ * address goes (it would answer with what it likes; a wildcard 0.0.0.0 or
+ * :: takes the loopback address too): said in the report's line, RAS not
+ * asked. /proc/net/tcp and tcp6 are read bounded; not found: asked. */
 static int held_by_other(struct ras_ask *ra)
 {
-	static char tcp[1024 * 1024];
+	static char tcp[2 * 1024 * 1024];
 	long uid = -1;
-	ssize_t n = te_read_small("/proc/net/tcp", tcp, sizeof(tcp), 0);
+	ssize_t n = te_read_small("/proc/net/tcp", tcp, sizeof(tcp) / 2, 0),
+		n6 = te_read_small("/proc/net/tcp6", tcp + (n > 0 ? n : 0),
+				   sizeof(tcp) / 2, 0);
 
+	n = (n > 0 ? n : 0) + (n6 > 0 ? n6 : 0);
 	if (n <= 0 ||
 	    te_ras_listener_uid(tcp, (size_t)n, ra->addr, &uid) != 1 ||
 	    uid == (long)getuid())

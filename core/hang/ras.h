@@ -205,9 +205,12 @@ int te_ras_addr_split(const char *addr, char *host, size_t hostlen,
  * memory (st->outcome FAILED). (core/hang/ras_client.c) */
 int te_ras_query(const char *addr, int timeout_ms, struct te_ras_status *st);
 
-/* core/hang/ras_owner.c: in /proc/net/tcp's text tcp[0..len), the uid
- * of the socket listening on addr ("A.B.C.D:PORT", IPv4): 1 (uid set), 0
- * when none listens there, -1 when addr is not such an address. */
+/* core/hang/ras_owner.c: in the text of /proc/net/tcp and/or
+ * /proc/net/tcp6, tcp[0..len), the uid of the socket listening where a
+ * connection to addr ("A.B.C.D:PORT", "localhost:PORT", "[::1]:PORT")
+ * goes: its very address, else a wildcard one (0.0.0.0, then ::, which
+ * take the loopback addresses too), else ::1 for localhost. 1 (uid set),
+ * 0 when none listens there, -1 when addr is not such an address. */
 int te_ras_listener_uid(const char *tcp, size_t len, const char *addr,
 			long *uid);
 
