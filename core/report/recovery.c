@@ -48,6 +48,11 @@ static void blame(struct te_fault *out, int kind, const char *node,
 	te_strlcpy(out->why, fmt_why, sizeof(out->why));
 }
 
+const char *te_fault_verb(const struct te_fault *f)
+{
+	return f->slow ? "left out" : "failed";
+}
+
 void te_fault_find(const struct te_fault_facts *f, struct te_fault *out)
 {
 	const struct te_failrep *preflight = NULL, *sig = NULL, *prog = NULL;
@@ -110,6 +115,7 @@ void te_fault_find(const struct te_fault_facts *f, struct te_fault *out)
 		blame(out, TE_FAULT_NODE, f->strag_node,
 		      f->strag_why && f->strag_why[0] ? f->strag_why
 						      : "straggler");
+		out->slow = 1;
 		return;
 	}
 	if (node_ok(f->hang_node)) {

@@ -35,7 +35,11 @@ struct te_fault {
 	char node[TE_NODE_MAX]; /* the node at fault (NODE kinds) */
 	char why[200];		/* "rank 3 failed its GPU pre-flight" */
 	int lost;		/* the node is lost (Slurm sees it down) */
+	int slow;		/* a straggler srun left out: no failure */
 };
+/* What happened to the fault's node, for srun's lines: "failed", or
+ * "left out" for a straggler. */
+const char *te_fault_verb(const struct te_fault *f);
 enum {
 	TE_FAULT_NONE,	  /* no failure seen */
 	TE_FAULT_NODE,	  /* a node's fault: requeue follows it */

@@ -200,12 +200,13 @@ static int without_node(const struct te_relaunch_facts *f,
 		plan->nodes = free_nodes;
 		plan->tasks = f->step_tasks / f->step_nodes * free_nodes;
 		te_snprintf(line, sizeof(line),
-			    "relaunch: node %s failed: %s; no spare is left: "
+			    "relaunch: node %s %s: %s; no spare is left: "
 			    "the step starts again in this allocation without "
 			    "%s, on the %u nodes left with %u tasks "
 			    "(--train-shrink; restart %u of %" PRIu64 ")",
-			    fault->node, fault->why, fault->node, plan->nodes,
-			    plan->tasks, f->restarts + 1, f->budget);
+			    fault->node, te_fault_verb(fault), fault->why,
+			    fault->node, plan->nodes, plan->tasks,
+			    f->restarts + 1, f->budget);
 		return verdict(plan, TE_VERDICT_RELAUNCH, line);
 	}
 	if (!f->step_nodes || free_nodes < f->step_nodes) {
@@ -218,11 +219,11 @@ static int without_node(const struct te_relaunch_facts *f,
 		return verdict(plan, TE_VERDICT_REQUEUE, line);
 	}
 	te_snprintf(line, sizeof(line),
-		    "relaunch: node %s failed: %s; the step starts again in "
+		    "relaunch: node %s %s: %s; the step starts again in "
 		    "this allocation without %s, on %u nodes with %u tasks "
 		    "(restart %u of %" PRIu64 ")",
-		    fault->node, fault->why, fault->node, f->step_nodes,
-		    f->step_tasks, f->restarts + 1, f->budget);
+		    fault->node, te_fault_verb(fault), fault->why, fault->node,
+		    f->step_nodes, f->step_tasks, f->restarts + 1, f->budget);
 	return verdict(plan, TE_VERDICT_RELAUNCH, line);
 }
 

@@ -68,7 +68,7 @@ n_excl=$(grep -nFx "trainenv: straggler: n2 is excluded at the next checkpoint i
 ok $? "  then says it is excluded at the next checkpoint, in the directory" || diag "$out"
 like "$out" "(^|\n)trainenv: straggler: a checkpoint in $TE_WORK/ck is newer than the naming of n2: srun ends step $id.0 to start it again without n2" \
 	"srun ends the step once a newer checkpoint is there"
-like "$out" "(^|\n)trainenv: relaunch: node n2 failed: straggler: n2 \\(ranks 2-3\\) waited least .*; the step starts again in this allocation without n2, on 3 nodes with 6 tasks \\(restart 1 of 1\\)" \
+like "$out" "(^|\n)trainenv: relaunch: node n2 left out: straggler: n2 \\(ranks 2-3\\) waited least .*; the step starts again in this allocation without n2, on 3 nodes with 6 tasks \\(restart 1 of 1\\)" \
 	"the step's end blames n2, the straggler, and relaunches without it" || diag "$(grep 'relaunch' a.out)"
 like "$out" "(^|\n)trainenv: relaunch: restart 1: the step runs without n2; spares left: none" \
 	"  the relaunched srun says so"
@@ -85,7 +85,7 @@ like "$out" "batch done" "the batch script goes on after the step"
 rec0=$(cat "rec/0/$id/trainenv.0.json" 2>&1)
 like "$rec0" "\"straggler_excluded\":\\{\"node\":\"n2\",\"dir\":\"$TE_WORK/ck\"\\}" \
 	"step 0's record says it ended to leave the straggler n2 out" || diag "$rec0"
-like "$rec0" '"restart":\{"verdict":"relaunch","why":"relaunch: node n2 failed: straggler: n2 \(ranks 2-3\)' \
+like "$rec0" '"restart":\{"verdict":"relaunch","why":"relaunch: node n2 left out: straggler: n2 \(ranks 2-3\)' \
 	"  and the relaunch's verdict, for the straggler" || diag "$rec0"
 
 # ================================================================ (b)

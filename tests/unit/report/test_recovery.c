@@ -333,6 +333,8 @@ static void fault_straggler(void)
 	is_str(out.node, "n2", "  the straggler, not the first rank ended");
 	is_str(out.why, ff.strag_why, "  why: the naming line");
 	is_int(out.lost, 0, "  never a lost node (no --overlap)");
+	is_int(out.slow, 1, "  a slow node, not a failed one");
+	is_str(te_fault_verb(&out), "left out", "  srun's verb: 'left out'");
 	ff.nfails = 0;
 	te_fault_find(&ff, &out);
 	is_str(out.node, "n2", "  with no rank's report at all");
@@ -345,6 +347,8 @@ static void fault_straggler(void)
 	ff.lost_node = "n4";
 	te_fault_find(&ff, &out);
 	is_str(out.node, "n4", "  a node lost meanwhile comes first");
+	is_int(out.slow, 0, "  and is no straggler");
+	is_str(te_fault_verb(&out), "failed", "  srun's verb: 'failed'");
 	ff.lost_node = NULL;
 	f[0] = rep(1, "n3", 1, SIGBUS, 90);
 	ff.nfails = 1;

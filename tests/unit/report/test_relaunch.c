@@ -68,6 +68,15 @@ static void test_decide(void)
 	is_str(p.exclude, "n2", "without n2");
 	like(p.line, "without n2, on 3 nodes with 6 tasks (restart 1 of 2)",
 	     "the line");
+	like(p.line, "relaunch: node n2 failed: rank 2 failed its check",
+	     "  a failed node: 'failed'");
+	fault.slow = 1; /* a straggler srun left out */
+	te_strlcpy(fault.why, "straggler: n2 (ranks 2-3) waited least",
+		   sizeof(fault.why));
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_RELAUNCH,
+	       "a straggler left out: relaunch");
+	like(p.line, "relaunch: node n2 left out: straggler: n2 (ranks 2-3)",
+	     "  'left out', not 'failed'");
 	f.excluded = "n2";
 	fault = node_fault("n3");
 	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_REQUEUE,
