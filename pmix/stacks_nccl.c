@@ -227,6 +227,10 @@ void te_stacks_nccl(long job, long step, uid_t uid, const struct te_proc *t,
 	struct te_fr_rank *fr = calloc(k ? k : 1, sizeof(*fr));
 	struct te_fr_ask *ask = calloc(k ? k : 1, sizeof(*ask));
 	unsigned char *flags = calloc(k ? k : 1, 1); /* 1 nccl, 2 has */
+	/* one time for all of it: the look at each rank's environment and
+	 * paths (a walk in its root on kernels without openat2, a stalled
+	 * mount) as well as the dumps */
+	int64_t deadline = te_now_ms() + TE_HN_NODE_MS;
 	size_t i, nask = 0;
 	long n;
 
@@ -237,6 +241,13 @@ void te_stacks_nccl(long job, long step, uid_t uid, const struct te_proc *t,
 	for (i = 0; i < k; i++) {
 		const struct te_proc *p = &t[r[i].idx];
 
+		if (te_now_ms() >= deadline) {
+			te_fr_missing(&fr[i],
+				      r[i].rank >= 0 ? (int)r[i].rank : -1,
+				      "not looked at: the node's time for "
+				      "NCCL's view ran out before this rank");
+			continue;
+		}
 		read_env(p->pid, &env);
 		if (!ra.addr[0] && env.ras[0])
 			te_strlcpy(ra.addr, env.ras, sizeof(ra.addr));
@@ -258,10 +269,16 @@ void te_stacks_nccl(long job, long step, uid_t uid, const struct te_proc *t,
 	    te_ras_addr_pick((uint32_t)job, (uint32_t)step, 0, 0, ra.addr,
 			     sizeof(ra.addr)) < 0)
 		ra.ask = 0;
-	if (nask)
-		te_fr_collect(ask, nask, uid, TE_HN_NODE_MS, ask_ras, &ra);
-	else
+	n = deadline - te_now_ms();
+	if (nask && n > 0) {
+		te_fr_collect(ask, nask, uid, (int)n, ask_ras, &ra);
+	} else {
+		for (i = 0; i < nask; i++)
+			te_fr_missing(ask[i].out, ask[i].rank,
+				      "not asked: the node's time for NCCL's "
+				      "view ran out");
 		ask_ras(&ra);
+	}
 	/* the ranks' records within the node's share of the output (then
 	 * one line for the rest): the stacks, sent after them, and all
 	 * nodes' NCCL records together stay a quarter of the output's cap */
