@@ -13,7 +13,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "slurm_compat.h"
@@ -37,7 +36,6 @@ static struct {
 	uint32_t job, step;
 	pthread_t thread;
 	int running, wake[2];
-	int64_t named_ns; /* wall clock, as the files' mtimes */
 	char node[TE_STRAG_NODE_MAX];
 	char why[sizeof(((struct te_fault *)0)->why)];
 	char dir[TE_VALUE_MAX + 1];
@@ -45,14 +43,6 @@ static struct {
 	int fired; /* atomic: the step is being ended */
 	struct te_strag_excl_facts facts;
 } sx = { .wake = { -1, -1 } };
-
-static int64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 void te_srun_strag_excl_init(uint32_t job, uint32_t step,
 			     const struct te_strag_excl_facts *f)
@@ -100,21 +90,25 @@ static void end_step(void)
 
 static void *watch(void *arg)
 {
+	struct te_strag_excl_watch w;
 	sigset_t all;
 
 	(void)arg;
 	/* srun's signal thread must receive every signal, not this one */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	while (!stopped_within(POLL_MS)) {
+	te_strag_exclude_watch_init(&w);
+	/* the first look at once: what is there at the naming is no newer
+	 * checkpoint */
+	do {
 		int64_t newest =
 			te_progress_newest_bounded(sx.dir, TE_PROGRESS_SCAN_MS);
 
-		if (te_strag_exclude_due(sx.named_ns, newest, wall_ns())) {
+		if (te_strag_exclude_due(&w, newest, te_now_ms() * 1000000LL)) {
 			end_step();
 			break;
 		}
-	}
+	} while (!stopped_within(POLL_MS));
 	return NULL;
 }
 
@@ -129,7 +123,6 @@ void te_srun_strag_excl_named(const char *node, const char *line)
 	te_recovery_say("%s", plan.line);
 	if (!plan.exclude)
 		return;
-	sx.named_ns = wall_ns();
 	te_strlcpy(sx.node, node, sizeof(sx.node));
 	te_strag_exclude_why(line, sx.why, sizeof(sx.why));
 	te_strlcpy(sx.dir, sx.facts.checkpoint_dir, sizeof(sx.dir));

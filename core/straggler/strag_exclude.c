@@ -62,12 +62,31 @@ int te_strag_exclude_decide(const struct te_strag_excl_facts *f,
 	return 1;
 }
 
-int te_strag_exclude_due(int64_t named_ns, int64_t newest_ns, int64_t now_ns)
+void te_strag_exclude_watch_init(struct te_strag_excl_watch *w)
 {
-	if (newest_ns <= 0 || newest_ns <= named_ns)
+	w->base = -1;
+	w->last = -1;
+	w->since = 0;
+}
+
+int te_strag_exclude_due(struct te_strag_excl_watch *w, int64_t newest_ns,
+			 int64_t mono_ns)
+{
+	if (newest_ns < 0)
+		return 0; /* not readable this time: nothing learnt */
+	if (w->base < 0) {
+		/* the first look: what is there is no newer checkpoint */
+		w->base = w->last = newest_ns;
+		w->since = mono_ns;
 		return 0;
-	/* a file with an mtime ahead of this clock is not settled yet */
-	return now_ns - newest_ns >= TE_STRAG_EXCL_SETTLE_NS;
+	}
+	if (newest_ns != w->last) {
+		w->last = newest_ns;
+		w->since = mono_ns;
+		return 0;
+	}
+	return newest_ns > w->base &&
+	       mono_ns - w->since >= TE_STRAG_EXCL_SETTLE_NS;
 }
 
 size_t te_strag_exclude_why(const char *naming, char *why, size_t len)

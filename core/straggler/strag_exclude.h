@@ -12,7 +12,8 @@
 #include <stdint.h>
 
 #define TE_STRAG_EXCL_LINE_MAX 512
-/* a checkpoint file this old at least is taken as complete */
+/* a newest checkpoint unchanged this long (srun's own monotonic clock) is
+ * taken as complete */
 #define TE_STRAG_EXCL_SETTLE_NS 1000000000LL
 
 struct te_strag_excl_facts {
@@ -38,10 +39,24 @@ struct te_strag_excl_plan {
 int te_strag_exclude_decide(const struct te_strag_excl_facts *f,
 			    const char *node, struct te_strag_excl_plan *plan);
 
-/* 1 when the newest checkpoint (newest_ns, wall clock; <= 0: none or not
- * readable) was written after the naming (named_ns) and is settled
- * (TE_STRAG_EXCL_SETTLE_NS old at now_ns). */
-int te_strag_exclude_due(int64_t named_ns, int64_t newest_ns, int64_t now_ns);
+/* When the checkpoint that ends the step is there, from the directory's
+ * newest mtime as each look finds it. Mtimes are compared only with each
+ * other (the file system's clock, or the writing node's) and their
+ * stillness is timed on srun's monotonic clock: no two machines' clocks
+ * are compared. */
+struct te_strag_excl_watch {
+	int64_t base;  /* the newest mtime when the watch began; -1 not yet
+			  read (the first readable look sets it) */
+	int64_t last;  /* the newest mtime of the last look */
+	int64_t since; /* srun's monotonic time last changed */
+};
+void te_strag_exclude_watch_init(struct te_strag_excl_watch *w);
+/* One look: newest_ns the newest mtime (<= 0: none or not readable),
+ * mono_ns srun's monotonic clock. 1 when a checkpoint newer than the one
+ * there at the watch's start has stayed the newest, unchanged, for
+ * TE_STRAG_EXCL_SETTLE_NS (its writing is over). */
+int te_strag_exclude_due(struct te_strag_excl_watch *w, int64_t newest_ns,
+			 int64_t mono_ns);
 
 /* The step's fault's why from the naming line ("straggler: n2 (ranks
  * 2-3) waited least ..."): the line itself, cut at a word boundary to fit

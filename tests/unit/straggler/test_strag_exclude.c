@@ -99,22 +99,47 @@ static void decide(void)
 
 static void due(void)
 {
-	const int64_t s = 1000000000LL, named = 1000 * s;
+	const int64_t s = 1000000000LL, t0 = 50 * s; /* srun's monotonic */
+	const int64_t old = 1700000000LL * s;	     /* files' mtimes */
+	struct te_strag_excl_watch w;
 
-	is_int(te_strag_exclude_due(named, 0, named + 10 * s), 0,
-	       "no checkpoint: not due");
-	is_int(te_strag_exclude_due(named, -1, named + 10 * s), 0,
+	te_strag_exclude_watch_init(&w);
+	is_int(te_strag_exclude_due(&w, -1, t0), 0,
 	       "an unreadable directory: not due");
-	is_int(te_strag_exclude_due(named, named - s, named + 10 * s), 0,
-	       "the checkpoint before the naming: not due");
-	is_int(te_strag_exclude_due(named, named, named + 10 * s), 0,
-	       "  nor one of the naming's very moment");
-	is_int(te_strag_exclude_due(named, named + s, named + s + s / 2), 0,
-	       "a newer one half a second old: not yet (still written)");
-	is_int(te_strag_exclude_due(named, named + s, named + 2 * s), 1,
-	       "a newer one a second old: due");
-	is_int(te_strag_exclude_due(named, named + 5 * s, named + s), 0,
-	       "an mtime ahead of the clock: not settled");
+	is_int(te_strag_exclude_due(&w, old, t0 + s), 0,
+	       "the first look: what is there is no newer checkpoint");
+	is_int(te_strag_exclude_due(&w, old, t0 + 10 * s), 0,
+	       "  nor later, unchanged");
+	is_int(te_strag_exclude_due(&w, old + 3 * s, t0 + 11 * s), 0,
+	       "a newer one, just seen: not yet (it may still be written)");
+	is_int(te_strag_exclude_due(&w, old + 4 * s, t0 + 12 * s), 0,
+	       "  still growing: not yet");
+	is_int(te_strag_exclude_due(&w, -1, t0 + 12 * s + s / 2), 0,
+	       "  a look that fails learns nothing");
+	is_int(te_strag_exclude_due(&w, old + 4 * s, t0 + 12 * s + s / 2), 0,
+	       "  unchanged half a second: not yet");
+	is_int(te_strag_exclude_due(&w, old + 4 * s, t0 + 13 * s), 1,
+	       "  unchanged a second on srun's clock: due");
+
+	/* the files' clock far from srun's, either way: the same answers */
+	te_strag_exclude_watch_init(&w);
+	te_strag_exclude_due(&w, 5 * s, t0);
+	is_int(te_strag_exclude_due(&w, 6 * s, t0 + s), 0,
+	       "a file clock years behind srun's: a newer one seen");
+	is_int(te_strag_exclude_due(&w, 6 * s, t0 + 2 * s), 1,
+	       "  and due once it holds still");
+	te_strag_exclude_watch_init(&w);
+	te_strag_exclude_due(&w, 0, t0);
+	is_int(te_strag_exclude_due(&w, old * 2, t0 + s), 0,
+	       "no checkpoint at the start, one far ahead of srun's clock");
+	is_int(te_strag_exclude_due(&w, old * 2, t0 + 2 * s), 1,
+	       "  due once it holds still (no comparison with srun's clock)");
+	te_strag_exclude_watch_init(&w);
+	te_strag_exclude_due(&w, old, t0);
+	is_int(te_strag_exclude_due(&w, old - s, t0 + s), 0,
+	       "the newest file replaced by an older one");
+	is_int(te_strag_exclude_due(&w, old - s, t0 + 5 * s), 0,
+	       "  is no newer checkpoint, however long it holds");
 }
 
 static void why(void)
