@@ -8,6 +8,7 @@
  * beside the stacks (core/hang/stacks_nccl.h). As the job's user. */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,29 +92,61 @@ struct ras_ask {
 	char text[TE_HN_RAS_LINES * TE_HN_RAS_LINE];
 };
 
+/* /proc/net/tcp or tcp6 read whole up to this (about 200,000 sockets): a
+ * cut text could leave out the one that takes the connection, so one too
+ * long is no answer. */
+#define TCP_TEXT_MAX (32u * 1024 * 1024)
+
+/* RAS is not asked; why in the report's one line. */
+static int ras_refused(struct ras_ask *ra, const char *why)
+{
+	ra->outcome = TE_RAS_FAILED;
+	te_snprintf(ra->text, sizeof(ra->text), "NCCL RAS: not asked: %s %s\n",
+		    ra->addr, why);
+	return 1;
+}
+
 /* 1 when another user's socket listens where the query to the step's RAS
  * address goes (it would answer with what it likes; a wildcard 0.0.0.0 or
- * :: takes the loopback address too): said in the report's line, RAS not
- * asked. /proc/net/tcp and tcp6 are read bounded; not found: asked. */
+ * :: takes the loopback address too), or when that cannot be seen: said
+ * in the report's line, RAS not asked. Not found: asked. */
 static int held_by_other(struct ras_ask *ra)
 {
-	static char tcp[2 * 1024 * 1024];
+	static const char *const files[] = { "/proc/net/tcp",
+					     "/proc/net/tcp6" };
+	char *tcp = malloc(2 * (size_t)TCP_TEXT_MAX + 4), why[96];
+	size_t len = 0, i;
 	long uid = -1;
-	ssize_t n = te_read_small("/proc/net/tcp", tcp, sizeof(tcp) / 2, 0),
-		n6 = te_read_small("/proc/net/tcp6", tcp + (n > 0 ? n : 0),
-				   sizeof(tcp) / 2, 0);
+	int big = 0, found;
+	ssize_t n;
 
-	n = (n > 0 ? n : 0) + (n6 > 0 ? n6 : 0);
-	if (n <= 0 ||
-	    te_ras_listener_uid(tcp, (size_t)n, ra->addr, &uid) != 1 ||
-	    uid == (long)getuid())
-		return 0;
-	ra->outcome = TE_RAS_FAILED;
-	te_snprintf(ra->text, sizeof(ra->text),
-		    "NCCL RAS: not asked: %s is held by another user (uid "
-		    "%ld), not this job's\n",
-		    ra->addr, uid);
-	return 1;
+	if (!tcp)
+		return ras_refused(ra, "could not be checked (out of memory)");
+	for (i = 0; i < 2; i++) {
+		n = te_read_small(files[i], tcp + len, TCP_TEXT_MAX + 1,
+				  TE_READ_WHOLE);
+		if (n < 0 && errno == EFBIG)
+			big = 1;
+		if (n <= 0)
+			continue;
+		len += (size_t)n;
+		if (tcp[len - 1] != '\n') /* the next file's header apart */
+			tcp[len++] = '\n';
+	}
+	found = len ? te_ras_listener_uid(tcp, len, ra->addr, &uid) : 0;
+	free(tcp);
+	if (found == 1 && uid != (long)getuid()) {
+		te_snprintf(why, sizeof(why),
+			    "is held by another user (uid %ld), not this job's",
+			    uid);
+		return ras_refused(ra, why);
+	}
+	if (big) /* a listener of this job's in the part read may not be the
+		    one that takes the connection */
+		return ras_refused(ra, "could not be checked: who listens "
+				       "there is past the 32 MiB of "
+				       "/proc/net/tcp read");
+	return 0;
 }
 
 static void ask_ras(void *arg)
