@@ -27,6 +27,7 @@
 #include "hang/flightrec.h"
 #include "hang/stacks_nccl.h"
 #include "tap.h"
+#include "userns_child.h"
 #include "util/strutil.h"
 #include "util/sysutil.h"
 
@@ -258,37 +259,6 @@ static void test_node_bounds(void)
 
 /* ---- a rank in a container (review L1): its paths in its root */
 
-/* A child in a user namespace of its own, chrooted into croot: -1 when
- * this machine allows none. */
-static pid_t contained(const char *croot)
-{
-	int ready[2];
-	pid_t pid;
-	char b = 0;
-
-	if (pipe(ready) < 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		close(ready[0]);
-		if (unshare(CLONE_NEWUSER) < 0 || chroot(croot) < 0 ||
-		    chdir("/") < 0)
-			_exit(write(ready[1], "n", 1) == 1 ? 3 : 4);
-		if (write(ready[1], "r", 1) != 1)
-			_exit(2);
-		pause();
-		_exit(0);
-	}
-	close(ready[1]);
-	if (pid < 0 || read(ready[0], &b, 1) != 1 || b != 'r') {
-		if (pid > 0)
-			waitpid(pid, NULL, 0);
-		pid = -1;
-	}
-	close(ready[0]);
-	return pid;
-}
-
 static char croot[300], host_dump[400], clamped_dump[400];
 static unsigned char dump2[4096];
 static size_t dump2_len;
@@ -343,7 +313,7 @@ static void test_container(void)
 	snprintf(p, sizeof(p), "%s/croot/d/p_1.pipe", dir);
 	if (mkfifo(p, 0600) < 0 || (in_rd = open(p, O_RDONLY | O_NONBLOCK)) < 0)
 		return;
-	pid = contained(croot);
+	pid = te_test_userns_child(croot, "/");
 	if (pid < 0) {
 		tap_skip("no user namespace to chroot a rank in here: the "
 			 "container's paths need one");

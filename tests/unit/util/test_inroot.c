@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "userns_child.h"
 #include "util/sysutil.h"
 
 static char dir[256], root[300];
@@ -222,36 +223,17 @@ static void paths(int rfd, unsigned how, int o2, const char *m)
  * them through /proc/PID/root. */
 static void chrooted(void)
 {
-	int ready[2];
-	pid_t pid;
-	char b, p[900];
+	pid_t pid = te_test_userns_child(root, "/d");
+	char p[900];
 	struct stat st;
 	int fd;
 
-	if (pipe(ready) < 0)
-		return;
-	pid = fork();
-	if (pid == 0) {
-		close(ready[0]);
-		if (unshare(CLONE_NEWUSER) < 0 || chroot(root) < 0 ||
-		    chdir("/d") < 0)
-			_exit(write(ready[1], "n", 1) == 1 ? 3 : 4);
-		if (write(ready[1], "r", 1) != 1)
-			_exit(2);
-		pause();
-		_exit(0);
-	}
-	close(ready[1]);
-	if (pid < 0 || read(ready[0], &b, 1) != 1 || b != 'r') {
+	if (pid < 0) {
 		tap_skip("no user namespace to chroot a child in (unshare or "
 			 "chroot refused here): the /proc/PID/root checks "
 			 "need one");
-		if (pid > 0)
-			waitpid(pid, NULL, 0);
-		close(ready[0]);
 		return;
 	}
-	close(ready[0]);
 	fd = te_proc_open(pid, "/abs/f", O_RDONLY);
 	ok(fd >= 0 && read(fd, p, 6) == 6 && !memcmp(p, "INROOT", 6),
 	   "pid: its absolute link lands in its root, not the node's DIR/out");
