@@ -7,9 +7,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +27,7 @@
 #include "srun_progress.h"
 #include "srun_recovery.h"
 #include "srun_relaunch.h"
+#include "srun_worker.h"
 #include "srun_strag_exclude.h"
 #include "srun/srunargs.h"
 #include "util/strutil.h"
@@ -118,10 +116,7 @@ static void timesig_arm(const job_info_t *j)
 /* The time signal's own thread: it asks slurmctld (the job's end time may
  * have moved, then the signal), which the failure listener's thread never
  * does (a slow slurmctld would hold the reports up). */
-static struct {
-	pthread_t thread;
-	int running, wake[2];
-} timer = { .wake = { -1, -1 } };
+static struct te_srun_worker timer = TE_SRUN_WORKER_INIT;
 
 static void timesig_fire(int64_t now_ms);
 
@@ -144,16 +139,11 @@ static void save_fire(void)
 
 static void *timesig_thread(void *arg)
 {
-	sigset_t all;
 	char c;
 
 	(void)arg;
-	/* srun's signal thread must receive every signal, not this one */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	while (rc.sig_due_ms || rc.save_sig) {
 		int64_t now = te_now_ms(), wait = 60000;
-		struct pollfd p = { .fd = timer.wake[0], .events = POLLIN };
 
 		if (rc.sig_due_ms && now >= rc.sig_due_ms) {
 			timesig_fire(now);
@@ -161,7 +151,7 @@ static void *timesig_thread(void *arg)
 		}
 		if (rc.sig_due_ms && rc.sig_due_ms - now < wait)
 			wait = rc.sig_due_ms - now;
-		if (poll(&p, 1, (int)wait) <= 0)
+		if (!te_srun_worker_wait(&timer, (int)wait))
 			continue;
 		if (read(timer.wake[0], &c, 1) != 1)
 			break; /* srun ends */
@@ -193,15 +183,13 @@ static void timesig_start(void)
 {
 	if (!rc.sig_due_ms && !rc.save_sig)
 		return;
-	if (pipe2(timer.wake, O_CLOEXEC) < 0 ||
-	    pthread_create(&timer.thread, NULL, timesig_thread, NULL) != 0) {
+	if (te_srun_worker_start(&timer, timesig_thread, NULL) < 0) {
 		say("warning: --train-time-signal: cannot start its timer: %s",
 		    strerror(errno));
 		rc.sig_due_ms = 0;
 		rc.save_sig = 0;
 		return;
 	}
-	timer.running = 1;
 	if (rc.save_sig)
 		te_failrep_on_failure(failure_seen);
 }
@@ -209,13 +197,7 @@ static void timesig_start(void)
 /* srun's end: the timer stops (a signal being sent is sent first). */
 static void timesig_stop(void)
 {
-	if (!timer.running)
-		return;
-	close(timer.wake[1]);
-	pthread_join(timer.thread, NULL);
-	close(timer.wake[0]);
-	timer.wake[0] = timer.wake[1] = -1;
-	timer.running = 0;
+	te_srun_worker_stop(&timer);
 }
 
 int te_recovery_srun_init(spank_t sp, uint32_t job, uint32_t step)

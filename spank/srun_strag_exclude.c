@@ -8,9 +8,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +18,7 @@
 #include "srun_lines.h"
 #include "srun_progress.h"
 #include "srun_strag_exclude.h"
+#include "srun_worker.h"
 #include "state.h"
 #include "report/recovery.h"
 #include "straggler/strag_exclude.h"
@@ -34,15 +32,14 @@
 static struct {
 	int on, decided;
 	uint32_t job, step;
-	pthread_t thread;
-	int running, wake[2];
+	struct te_srun_worker worker;
 	char node[TE_STRAG_NODE_MAX];
 	char why[sizeof(((struct te_fault *)0)->why)];
 	char dir[TE_VALUE_MAX + 1];
 	char cause[TE_STRAG_NODE_MAX + 96];
 	int fired; /* atomic: the step is being ended */
 	struct te_strag_excl_facts facts;
-} sx = { .wake = { -1, -1 } };
+} sx = { .worker = TE_SRUN_WORKER_INIT };
 
 void te_srun_strag_excl_init(uint32_t job, uint32_t step,
 			     const struct te_strag_excl_facts *f)
@@ -52,17 +49,6 @@ void te_srun_strag_excl_init(uint32_t job, uint32_t step,
 		TE_W_STRAG_EXCLUDE_CHECKPOINT;
 	sx.job = job;
 	sx.step = step;
-}
-
-/* 1 when srun stopped the watch (its end), after waiting up to ms. */
-static int stopped_within(int ms)
-{
-	struct pollfd p = { .fd = sx.wake[0], .events = POLLIN };
-	int rc;
-
-	while ((rc = poll(&p, 1, ms)) < 0 && errno == EINTR)
-		;
-	return rc != 0;
 }
 
 static void end_step(void)
@@ -79,7 +65,7 @@ static void end_step(void)
 	/* a node whose ranks have all ended answers that the step is gone
 	 * there: the others have the signal all the same */
 	te_slurm_signal_step(sx.job, sx.step, SIGTERM);
-	if (stopped_within(KILL_WAIT_MS))
+	if (te_srun_worker_wait(&sx.worker, KILL_WAIT_MS))
 		return; /* the step ended: srun's end stopped the watch */
 	if (te_slurm_signal_step(sx.job, sx.step, SIGKILL) != 0)
 		te_recovery_say("warning: straggler: step %u.%u still runs: "
@@ -91,12 +77,8 @@ static void end_step(void)
 static void *watch(void *arg)
 {
 	struct te_strag_excl_watch w;
-	sigset_t all;
 
 	(void)arg;
-	/* srun's signal thread must receive every signal, not this one */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	te_strag_exclude_watch_init(&w);
 	/* the first look at once: what is there at the naming is no newer
 	 * checkpoint */
@@ -108,7 +90,7 @@ static void *watch(void *arg)
 			end_step();
 			break;
 		}
-	} while (!stopped_within(POLL_MS));
+	} while (!te_srun_worker_wait(&sx.worker, POLL_MS));
 	return NULL;
 }
 
@@ -126,19 +108,10 @@ void te_srun_strag_excl_named(const char *node, const char *line)
 	te_strlcpy(sx.node, node, sizeof(sx.node));
 	te_strag_exclude_why(line, sx.why, sizeof(sx.why));
 	te_strlcpy(sx.dir, sx.facts.checkpoint_dir, sizeof(sx.dir));
-	if (pipe2(sx.wake, O_CLOEXEC) < 0 ||
-	    pthread_create(&sx.thread, NULL, watch, NULL) != 0) {
-		if (sx.wake[0] >= 0) {
-			close(sx.wake[0]);
-			close(sx.wake[1]);
-			sx.wake[0] = sx.wake[1] = -1;
-		}
+	if (te_srun_worker_start(&sx.worker, watch, NULL) < 0)
 		te_recovery_say("warning: straggler: %s is not excluded: the "
 				"checkpoint watch cannot start: %s",
 				node, strerror(errno));
-		return;
-	}
-	sx.running = 1;
 }
 
 const char *te_srun_strag_excl_ending(void)
@@ -148,13 +121,7 @@ const char *te_srun_strag_excl_ending(void)
 
 void te_srun_strag_excl_stop(void)
 {
-	if (!sx.running)
-		return;
-	close(sx.wake[1]);
-	pthread_join(sx.thread, NULL);
-	close(sx.wake[0]);
-	sx.wake[0] = sx.wake[1] = -1;
-	sx.running = 0;
+	te_srun_worker_stop(&sx.worker);
 }
 
 const char *te_srun_strag_excl_node(const char **why, const char **dir)

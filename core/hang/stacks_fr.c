@@ -156,15 +156,15 @@ static void read_dump(struct te_fr_ask *a, struct run *run)
 	}
 	if (fd >= 0)
 		close(fd);
-	if (n >= 0)
+	if (n >= 0) {
 		run->bytes_left -= (size_t)n < run->bytes_left
 					   ? (size_t)n
 					   : run->bytes_left;
-	if (n >= 0)
 		te_fr_extract((const unsigned char *)buf, (size_t)n, NULL,
 			      a->rank, a->out);
-	else
+	} else {
 		te_fr_missing(a->out, a->rank, why);
+	}
 	free(buf);
 	a->state = ASK_DONE;
 }

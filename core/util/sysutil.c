@@ -276,34 +276,34 @@ static int parent_in_root(int rootfd, const char *path, unsigned flags,
 	return fd;
 }
 
-int te_open_nofollow_in_root(int rootfd, const char *path, unsigned flags,
-			     int oflags)
-{
-	char base[NAME_MAX + 1];
-	int dir = parent_in_root(rootfd, path, flags, base), fd, e;
-
-	if (dir < 0)
-		return -1;
-	fd = openat(dir, base, oflags | O_NOFOLLOW | O_CLOEXEC);
-	e = errno;
-	close(dir);
-	errno = e;
-	return fd;
-}
-
-int te_lstat_in_root(int rootfd, const char *path, unsigned flags,
-		     struct stat *st)
+/* path's last component below its directory resolved in rootfd: opened
+ * with oflags (st NULL) or lstat'ed into st. The fd or 0; -1 with errno. */
+static int last_in_root(int rootfd, const char *path, unsigned flags,
+			int oflags, struct stat *st)
 {
 	char base[NAME_MAX + 1];
 	int dir = parent_in_root(rootfd, path, flags, base), rc, e;
 
 	if (dir < 0)
 		return -1;
-	rc = fstatat(dir, base, st, AT_SYMLINK_NOFOLLOW);
+	rc = st ? fstatat(dir, base, st, AT_SYMLINK_NOFOLLOW)
+		: openat(dir, base, oflags | O_NOFOLLOW | O_CLOEXEC);
 	e = errno;
 	close(dir);
 	errno = e;
 	return rc;
+}
+
+int te_open_nofollow_in_root(int rootfd, const char *path, unsigned flags,
+			     int oflags)
+{
+	return last_in_root(rootfd, path, flags, oflags, NULL);
+}
+
+int te_lstat_in_root(int rootfd, const char *path, unsigned flags,
+		     struct stat *st)
+{
+	return last_in_root(rootfd, path, flags, 0, st);
 }
 
 /* The root pid's path is resolved in: its root (an absolute path) or its
@@ -324,28 +324,26 @@ static int proc_root(int pid, const char *path)
 	return open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
-int te_proc_open(int pid, const char *path, int oflags)
-{
-	int root = proc_root(pid, path), fd, e;
-
-	if (root < 0)
-		return -1;
-	fd = te_open_nofollow_in_root(root, path, 0, oflags);
-	e = errno;
-	close(root);
-	errno = e;
-	return fd;
-}
-
-int te_proc_lstat(int pid, const char *path, struct stat *st)
+/* last_in_root in pid's root (proc_root). */
+static int last_in_proc(int pid, const char *path, int oflags, struct stat *st)
 {
 	int root = proc_root(pid, path), rc, e;
 
 	if (root < 0)
 		return -1;
-	rc = te_lstat_in_root(root, path, 0, st);
+	rc = last_in_root(root, path, 0, oflags, st);
 	e = errno;
 	close(root);
 	errno = e;
 	return rc;
+}
+
+int te_proc_open(int pid, const char *path, int oflags)
+{
+	return last_in_proc(pid, path, oflags, NULL);
+}
+
+int te_proc_lstat(int pid, const char *path, struct stat *st)
+{
+	return last_in_proc(pid, path, 0, st);
 }
