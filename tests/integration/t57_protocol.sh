@@ -121,6 +121,10 @@ diag "n2 only: $(printf '%s\n' "$out" | grep -v '^ran$' | head -8)"
 # late, are ended too (before, n3 waited for the barrier's deadline).
 n3d=$(awk '$1 == "slurmd.n3" { p = $2 } END { print p }' "$TE_CLUSTER_DIR/pids")
 nodes=(n2 n3)	# log_sizes, new_logs
+# The last step's job must have left n3 first: while n3 is still
+# completing it, the controller holds this job until n3's stopped slurmd
+# answers, and n2 has nothing to say meanwhile.
+wait_nodes_idle 60 || bail_out "nodes not idle before n3's slurmd is stopped"
 mapfile -t sizes < <(log_sizes)
 kill -STOP "$n3d"
 te_on_exit "kill -CONT $n3d 2>/dev/null"
