@@ -106,7 +106,7 @@ pid_of() { # ROLE: the newest live pid recorded for ROLE
 
 # Sends TERM to the given pids, waits up to SECS, then KILLs what is left.
 kill_pids() { # SECS PID...
-	local secs=$1 p deadline left
+	local secs=$1 p deadline left named=()
 	shift
 	[ $# -gt 0 ] || return 0
 	kill -TERM "$@" 2>/dev/null
@@ -118,7 +118,10 @@ kill_pids() { # SECS PID...
 		[ "$(date +%s)" -ge "$deadline" ] && break
 		sleep 0.1
 	done
-	say "still alive after ${secs}s, sending KILL: ${left[*]}"
+	for p in "${left[@]}"; do
+		named+=("$p($(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-60))")
+	done
+	say "still alive after ${secs}s, sending KILL: ${named[*]}"
 	kill -KILL "${left[@]}" 2>/dev/null
 	sleep 0.2
 }
