@@ -80,7 +80,8 @@ static int refuse_kind(const struct stat *st, uid_t uid, mode_t want,
 }
 
 /* One byte into the rank's pipe: 0, or -1 with why. Only a FIFO of the
- * user's is opened (lstat before, fstat after: the path may change
+ * user's is opened (lstat before; the kind on the inode itself before
+ * the open, te_proc_open_kind; the owner after: the path may change
  * between), never waited on (no reader: ENXIO). */
 static int ring(int pid, const char *pipe, uid_t uid, char *why, size_t whylen)
 {
@@ -97,7 +98,10 @@ static int ring(int pid, const char *pipe, uid_t uid, char *why, size_t whylen)
 					path_err(errno));
 	if (refuse_kind(&st, uid, S_IFIFO, "pipe", why, whylen) < 0)
 		return -1;
-	fd = te_proc_open(pid, pipe, O_WRONLY | O_NONBLOCK | O_NOCTTY);
+	fd = te_proc_open_kind(pid, pipe, O_WRONLY | O_NONBLOCK | O_NOCTTY,
+			       S_IFIFO, &st);
+	if (fd == -2) /* changed since the lstat: nothing opened */
+		return refuse_kind(&st, uid, S_IFIFO, "pipe", why, whylen);
 	if (fd < 0)
 		return te_err(why, whylen, "its pipe: %s",
 			      errno == ENXIO ? "no reader (PyTorch's monitor "
@@ -128,8 +132,12 @@ static void read_dump(struct te_fr_ask *a, struct run *run)
 		te_snprintf(why, sizeof(why),
 			    "its dump came as the node's time ran out: not "
 			    "read");
-	} else if ((fd = te_proc_open(a->pid, a->dump,
-				      O_RDONLY | O_NONBLOCK | O_NOCTTY)) < 0) {
+	} else if ((fd = te_proc_open_kind(a->pid, a->dump,
+					   O_RDONLY | O_NONBLOCK | O_NOCTTY,
+					   S_IFREG, &st)) == -2) {
+		/* not a regular file (a device put there: never opened) */
+		refuse_kind(&st, run->uid, S_IFREG, "dump", why, sizeof(why));
+	} else if (fd < 0) {
 		te_snprintf(why, sizeof(why), "its dump: %s", path_err(errno));
 	} else if (fstat(fd, &st) < 0) {
 		te_snprintf(why, sizeof(why), "its dump: %s", strerror(errno));

@@ -347,3 +347,34 @@ int te_proc_lstat(int pid, const char *path, struct stat *st)
 {
 	return last_in_proc(pid, path, 0, st);
 }
+
+int te_proc_open_kind(int pid, const char *path, int oflags, mode_t kind,
+		      struct stat *st)
+{
+	char self[40];
+	int pfd = last_in_proc(pid, path, O_PATH, NULL), fd, e;
+
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, st) < 0) {
+		e = errno;
+		close(pfd);
+		errno = e;
+		return -1;
+	}
+	if ((st->st_mode & S_IFMT) != kind) {
+		close(pfd);
+		if (S_ISLNK(st->st_mode)) { /* as an O_NOFOLLOW open says */
+			errno = ELOOP;
+			return -1;
+		}
+		return -2;
+	}
+	/* the same inode, opened for real: the magic link is followed */
+	te_snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, oflags | O_CLOEXEC);
+	e = errno;
+	close(pfd);
+	errno = e;
+	return fd;
+}

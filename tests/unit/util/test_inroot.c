@@ -261,6 +261,71 @@ static void chrooted(void)
 	waitpid(pid, NULL, 0);
 }
 
+/* te_proc_open_kind: a file of another kind is never opened. A FIFO whose
+ * reader blocks in open(2) until a writer opens it shows it: wanted as a
+ * regular file (a dump), the reader stays blocked; wanted as a FIFO (a
+ * pipe), it wakes. */
+static int reader_woken(const char *fifo, int want_kind)
+{
+	struct stat st;
+	pid_t kid = fork();
+	int fd, st_w = 0, woke = 0, i;
+
+	if (kid == 0) {
+		int r = open(fifo, O_RDONLY); /* blocks until a writer */
+
+		_exit(r < 0 ? 2 : 0);
+	}
+	usleep(50 * 1000); /* the reader in its open */
+	fd = te_proc_open_kind(0, fifo, O_WRONLY | O_NONBLOCK, want_kind, &st);
+	for (i = 0; i < 20 && !woke; i++) {
+		usleep(10 * 1000);
+		woke = waitpid(kid, &st_w, WNOHANG) == kid;
+	}
+	if (!woke) {
+		kill(kid, SIGKILL);
+		waitpid(kid, NULL, 0);
+	}
+	if (fd >= 0)
+		close(fd);
+	return (fd == -2 ? 0x10 : fd >= 0 ? 0x20 : 0) | woke;
+}
+
+static void open_kind(void)
+{
+	char fifo[400], reg[400], link[400];
+	struct stat st;
+	int fd;
+
+	snprintf(fifo, sizeof(fifo), "%s/kind.fifo", dir);
+	snprintf(reg, sizeof(reg), "%s/kind.reg", dir);
+	snprintf(link, sizeof(link), "%s/kind.link", dir);
+	if (mkfifo(fifo, 0600) < 0 || symlink(reg, link) < 0) {
+		printf("Bail out! cannot make %s or %s\n", fifo, link);
+		exit(1);
+	}
+	put(reg, "dump");
+	ok(reader_woken(fifo, S_IFREG) == 0x10,
+	   "open_kind: a FIFO where a regular file is wanted: -2, never "
+	   "opened (its blocked reader not woken)");
+	ok(reader_woken(fifo, S_IFIFO) == 0x21,
+	   "open_kind: the FIFO where one is wanted: opened (its reader woken)");
+	fd = te_proc_open_kind(0, reg, O_RDONLY, S_IFREG, &st);
+	ok(fd >= 0 && S_ISREG(st.st_mode), "open_kind: a regular file: opened");
+	if (fd >= 0)
+		close(fd);
+	ok(te_proc_open_kind(0, link, O_RDONLY, S_IFREG, &st) == -1 &&
+		   errno == ELOOP,
+	   "open_kind: a link to it: ELOOP, as an O_NOFOLLOW open says");
+	ok(te_proc_open_kind(0, dir, O_RDONLY, S_IFREG, &st) == -2 &&
+		   S_ISDIR(st.st_mode),
+	   "open_kind: a directory: -2, its kind in st");
+	fd = te_proc_open_kind(getpid(), reg, O_RDONLY, S_IFREG, &st);
+	ok(fd >= 0, "open_kind: in this process's /proc root: opened");
+	if (fd >= 0)
+		close(fd);
+}
+
 int main(void)
 {
 	struct stat st;
@@ -303,6 +368,7 @@ int main(void)
 		ok(te_proc_open(0, p, O_RDONLY) < 0 && errno == ENAMETOOLONG,
 		   "a path over 4 KiB: ENAMETOOLONG");
 	}
+	open_kind();
 	chrooted();
 	{
 		char cmd[300];
