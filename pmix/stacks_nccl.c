@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -106,33 +107,45 @@ static int ras_refused(struct ras_ask *ra, const char *why)
 	return 1;
 }
 
-/* 1 when another user's socket listens where the query to the step's RAS
- * address goes (it would answer with what it likes; a wildcard 0.0.0.0 or
- * :: takes the loopback address too), or when that cannot be seen: said
- * in the report's line, RAS not asked. Not found: asked. */
-static int held_by_other(struct ras_ask *ra)
+/* /proc/net/tcp and tcp6, each read whole up to TCP_TEXT_MAX, into tcp
+ * (2 * TCP_TEXT_MAX + 4 bytes): the length; *big when one was longer. */
+static size_t read_tcp(char *tcp, int *big)
 {
 	static const char *const files[] = { "/proc/net/tcp",
 					     "/proc/net/tcp6" };
-	char *tcp = malloc(2 * (size_t)TCP_TEXT_MAX + 4), why[96];
 	size_t len = 0, i;
-	long uid = -1;
-	int big = 0, found;
 	ssize_t n;
 
-	if (!tcp)
-		return ras_refused(ra, "could not be checked (out of memory)");
+	*big = 0;
 	for (i = 0; i < 2; i++) {
 		n = te_read_small(files[i], tcp + len, TCP_TEXT_MAX + 1,
 				  TE_READ_WHOLE);
 		if (n < 0 && errno == EFBIG)
-			big = 1;
+			*big = 1;
 		if (n <= 0)
 			continue;
 		len += (size_t)n;
 		if (tcp[len - 1] != '\n') /* the next file's header apart */
 			tcp[len++] = '\n';
 	}
+	return len;
+}
+
+/* 1 when another user's socket listens where the query to the step's RAS
+ * address goes (it would answer with what it likes; a wildcard 0.0.0.0 or
+ * :: takes the loopback address too), or when that cannot be seen: said
+ * in the report's line, RAS not asked. Not found: asked (and the
+ * connection looked at again, conn_ok). */
+static int held_by_other(struct ras_ask *ra)
+{
+	char *tcp = malloc(2 * (size_t)TCP_TEXT_MAX + 4), why[96];
+	size_t len;
+	long uid = -1;
+	int big, found;
+
+	if (!tcp)
+		return ras_refused(ra, "could not be checked (out of memory)");
+	len = read_tcp(tcp, &big);
 	found = len ? te_ras_listener_uid(tcp, len, ra->addr, &uid) : 0;
 	free(tcp);
 	if (found == 1 && uid != (long)getuid()) {
@@ -149,10 +162,68 @@ static int held_by_other(struct ras_ask *ra)
 	return 0;
 }
 
+/* te_ras_query_checked's look at the connection before the request is
+ * sent: another user's listener may have bound the address between
+ * held_by_other's look and the connect. The socket that took it (its
+ * server side in /proc/net/tcp{,6}, which carries its listener's uid)
+ * must be this job's user's: 1; else 0 with why. Not found at once (our
+ * ACK may not have reached the server yet), looked again a few times. */
+static int conn_ok(int fd, void *arg, char *why, size_t whylen)
+{
+	struct sockaddr_storage server, client;
+	socklen_t sl = sizeof(server), cl = sizeof(client);
+	char *tcp;
+	long uid = -1;
+	int big = 0, found = 0, i;
+
+	(void)arg;
+	if (getpeername(fd, (struct sockaddr *)&server, &sl) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&client, &cl) < 0) {
+		te_snprintf(why, whylen,
+			    "could not be checked: the connection's "
+			    "addresses (%s)",
+			    strerror(errno));
+		return 0;
+	}
+	tcp = malloc(2 * (size_t)TCP_TEXT_MAX + 4);
+	if (!tcp) {
+		te_snprintf(why, whylen,
+			    "could not be checked (out of memory)");
+		return 0;
+	}
+	for (i = 0; i < 5 && found != 1; i++) {
+		size_t len;
+
+		if (i)
+			usleep(2000u * (unsigned)i);
+		len = read_tcp(tcp, &big);
+		found = te_ras_conn_uid(tcp, len, (struct sockaddr *)&server,
+					(struct sockaddr *)&client, &uid);
+	}
+	free(tcp);
+	if (found == 1 && uid == (long)getuid())
+		return 1;
+	if (found == 1)
+		te_snprintf(why, whylen,
+			    "is held by another user (uid %ld), not this "
+			    "job's: its socket took the connection",
+			    uid);
+	else if (big)
+		te_snprintf(why, whylen,
+			    "could not be checked: the connection is past "
+			    "the 32 MiB of /proc/net/tcp read");
+	else
+		te_snprintf(why, whylen,
+			    "could not be checked: the connection's other "
+			    "end is not in /proc/net/tcp");
+	return 0;
+}
+
 static void ask_ras(void *arg)
 {
 	struct ras_ask *ra = arg;
 	struct te_ras_status *st;
+	char why[160];
 
 	if (!ra->ask)
 		return;
@@ -167,7 +238,12 @@ static void ask_ras(void *arg)
 		free(st);
 		return;
 	}
-	te_ras_query(ra->addr, TE_HN_RAS_MS, st);
+	if (te_ras_query_checked(ra->addr, TE_HN_RAS_MS, conn_ok, NULL, why,
+				 sizeof(why), st) == 1) {
+		free(st);
+		ras_refused(ra, why);
+		return;
+	}
 	ra->outcome = (int)st->outcome;
 	te_ras_format(st, ra->addr, TE_HN_RAS_LINES, ra->text,
 		      sizeof(ra->text));

@@ -205,6 +205,21 @@ int te_ras_addr_split(const char *addr, char *host, size_t hostlen,
  * memory (st->outcome FAILED). (core/hang/ras_client.c) */
 int te_ras_query(const char *addr, int timeout_ms, struct te_ras_status *st);
 
+/* te_ras_query with a look at the connection before anything is sent:
+ * peer_ok(fd, arg, why, whylen), called once a connection is made (fd
+ * connected, nothing sent yet), returns 1 to ask, else 0 with why filled
+ * (a terminated text for whylen bytes). Refused: the connection closed
+ * unsent and no other address tried, st->outcome FAILED, st->err EPERM,
+ * why (whylen bytes; NULL or 0: not kept) has peer_ok's text, and the
+ * return is 1 (why is "" on every other return).
+ * peer_ok NULL: te_ras_query. Else as te_ras_query: 0, or -1 when out of
+ * memory. */
+int te_ras_query_checked(const char *addr, int timeout_ms,
+			 int (*peer_ok)(int fd, void *arg, char *why,
+					size_t whylen),
+			 void *arg, char *why, size_t whylen,
+			 struct te_ras_status *st);
+
 /* core/hang/ras_owner.c: in the text of /proc/net/tcp and/or
  * /proc/net/tcp6, tcp[0..len), the uid of the socket listening where a
  * connection to addr ("A.B.C.D:PORT", "localhost:PORT", "[::1]:PORT")
@@ -213,5 +228,24 @@ int te_ras_query(const char *addr, int timeout_ms, struct te_ras_status *st);
  * 0 when none listens there, -1 when addr is not such an address. */
 int te_ras_listener_uid(const char *tcp, size_t len, const char *addr,
 			long *uid);
+
+struct sockaddr;
+
+/* core/hang/ras_owner.c: in the text of /proc/net/tcp and/or
+ * /proc/net/tcp6, tcp[0..len), the uid of the server's side of the
+ * connection from client to server (getsockname's and getpeername's of
+ * the connected socket, AF_INET or AF_INET6): the entry whose local
+ * address and port are server's and whose remote ones are client's, in
+ * state ESTABLISHED (01) or SYN_RECV (03, the listener's request until
+ * the client's ACK reaches it); any other state (LISTEN, TIME_WAIT, ...)
+ * is not it. An accepted socket, and a request, carry the uid of the
+ * listener that took the connection, so this says whose process answers,
+ * with no window between the look and the connect. An IPv4 connection
+ * to an IPv6 wildcard listener is on the server's side in tcp6 with
+ * ::ffff:A addresses: IPv4 and ::ffff:A are the same address here. 1
+ * (uid set), 0 when no entry is found (or two with different uids: Linux
+ * never shows two), -1 on a NULL argument or another family. */
+int te_ras_conn_uid(const char *tcp, size_t len, const struct sockaddr *server,
+		    const struct sockaddr *client, long *uid);
 
 #endif

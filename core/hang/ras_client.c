@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* NCCL RAS in the hang report: the one query (core/hang/ras.h,
- * te_ras_query). A loopback TCP socket, non-blocking, every wait bounded
- * by one deadline, the reply bounded by TE_RAS_REPLY_MAX. No name is ever
+ * te_ras_query; te_ras_query_checked lets the caller look at the
+ * connection before anything is sent). A loopback TCP socket,
+ * non-blocking, every wait bounded by one deadline, the reply bounded by
+ * TE_RAS_REPLY_MAX. No name is ever
  * looked up (getaddrinfo may ask NSS or DNS, without a deadline):
  * "localhost" is 127.0.0.1 and ::1, anything else a number. */
 #include "config.h"
@@ -195,6 +197,15 @@ static int addrs_of(const char *host, uint16_t port,
 
 int te_ras_query(const char *addr, int timeout_ms, struct te_ras_status *st)
 {
+	return te_ras_query_checked(addr, timeout_ms, NULL, NULL, NULL, 0, st);
+}
+
+int te_ras_query_checked(const char *addr, int timeout_ms,
+			 int (*peer_ok)(int fd, void *arg, char *why,
+					size_t whylen),
+			 void *arg, char *why, size_t whylen,
+			 struct te_ras_status *st)
+{
 	struct sockaddr_storage ss[2];
 	int64_t deadline = te_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	char host[64], *buf;
@@ -202,6 +213,8 @@ int te_ras_query(const char *addr, int timeout_ms, struct te_ras_status *st)
 	int err = ECONNREFUSED, fd = -1, tried = 0, i, n, split;
 
 	memset(st, 0, sizeof(*st));
+	if (why && whylen)
+		why[0] = '\0';
 	split = te_ras_addr_split(addr, host, sizeof(host), &port);
 	if (split < 0) {
 		st->outcome = TE_RAS_NOT_LOOPBACK;
@@ -222,6 +235,18 @@ int te_ras_query(const char *addr, int timeout_ms, struct te_ras_status *st)
 						    : TE_RAS_FAILED;
 		st->err = err;
 		return 0;
+	}
+	if (peer_ok) {
+		char fallback[8];
+
+		/* nothing sent to a peer the caller has not seen */
+		if (!peer_ok(fd, arg, why && whylen ? why : fallback,
+			     why && whylen ? whylen : sizeof(fallback))) {
+			close(fd);
+			st->outcome = TE_RAS_FAILED;
+			st->err = EPERM;
+			return 1;
+		}
 	}
 	buf = malloc(TE_RAS_REPLY_MAX + 1);
 	if (!buf) {

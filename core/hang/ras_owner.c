@@ -4,13 +4,17 @@
  * process of another user that binds it first would answer the query with
  * what it likes (and NCCL's RAS, refused the port, only logs it). Linux's
  * /proc/net/tcp, which every user may read, gives each listening socket's
- * owner: the report asks only a listener of the job's user. */
+ * owner: the report asks only a listener of the job's user, and, once
+ * connected, only if the socket that took the connection is the job's
+ * user's (te_ras_conn_uid: a listener of another user's that came between
+ * the look and the connect is never sent the request). */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "hang/ras.h"
 
@@ -126,4 +130,125 @@ int te_ras_listener_uid(const char *tcp, size_t len, const char *addr,
 		at += n + 1;
 	}
 	return best > 0;
+}
+
+/* An end of a connection as /proc/net/tcp{,6} names it: IPv4 (a4, network
+ * order; ::ffff:A is A) or IPv6 (a6), and the port. */
+struct end {
+	int v4;
+	uint32_t a4;
+	unsigned char a6[16];
+	unsigned port;
+};
+
+/* sa (AF_INET or AF_INET6) into e; 0 or -1. */
+static int end_of(const struct sockaddr *sa, struct end *e)
+{
+	static const unsigned char mapped[12] = { 0, 0, 0, 0, 0,    0,
+						  0, 0, 0, 0, 0xff, 0xff };
+
+	memset(e, 0, sizeof(*e));
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s = (const struct sockaddr_in *)sa;
+
+		e->v4 = 1;
+		e->a4 = (uint32_t)s->sin_addr.s_addr;
+		e->port = ntohs(s->sin_port);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)sa;
+
+		memcpy(e->a6, &s->sin6_addr, 16);
+		e->port = ntohs(s->sin6_port);
+		if (!memcmp(e->a6, mapped, 12)) {
+			e->v4 = 1;
+			memcpy(&e->a4, e->a6 + 12, 4);
+		}
+		return 0;
+	}
+	return -1;
+}
+
+/* hex (8 digits: tcp, one native word; 32: tcp6, four) and port into e;
+ * 0 or -1. */
+static int end_of_hex(const char *hex, unsigned port, struct end *e)
+{
+	size_t n = strlen(hex), i;
+	struct sockaddr_in6 s6;
+	char h[9];
+
+	memset(e, 0, sizeof(*e));
+	if (n == 8) {
+		e->v4 = 1;
+		e->a4 = (uint32_t)strtoul(hex, NULL, 16);
+		e->port = port;
+		return 0;
+	}
+	if (n != 32)
+		return -1;
+	memset(&s6, 0, sizeof(s6));
+	s6.sin6_family = AF_INET6;
+	s6.sin6_port = htons((uint16_t)port);
+	for (i = 0; i < 4; i++) {
+		uint32_t w;
+
+		memcpy(h, hex + 8 * i, 8);
+		h[8] = '\0';
+		w = (uint32_t)strtoul(h, NULL, 16);
+		memcpy((unsigned char *)&s6.sin6_addr + 4 * i, &w, 4);
+	}
+	return end_of((const struct sockaddr *)&s6, e);
+}
+
+static int same_end(const struct end *a, const struct end *b)
+{
+	if (a->port != b->port || a->v4 != b->v4)
+		return 0;
+	return a->v4 ? a->a4 == b->a4 : !memcmp(a->a6, b->a6, 16);
+}
+
+int te_ras_conn_uid(const char *tcp, size_t len, const struct sockaddr *server,
+		    const struct sockaddr *client, long *uid)
+{
+	struct end srv, cli;
+	size_t at = 0;
+	long found = -1;
+
+	if (!tcp || !server || !client || !uid || end_of(server, &srv) < 0 ||
+	    end_of(client, &cli) < 0)
+		return -1;
+	while (at < len) {
+		const char *nl = memchr(tcp + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (tcp + at)) : len - at;
+		char line[256], local[33], rem[33];
+		unsigned lport, rport, st;
+		struct end l, r;
+		long u;
+
+		at += n + 1;
+		if (n >= sizeof(line))
+			continue;
+		memcpy(line, tcp + at - n - 1, n);
+		line[n] = '\0';
+		/* sl local rem st tx:rx tr:when retrnsmt uid; the server's
+		 * side: ESTABLISHED, or SYN_RECV (the listener's request until
+		 * our ACK reaches it: its uid is the listener's too) */
+		if (sscanf(line,
+			   " %*u: %32[0-9A-Fa-f]:%4X %32[0-9A-Fa-f]:%4X %2X "
+			   "%*8X:%*8X %*2X:%*8X %*8X %ld",
+			   local, &lport, rem, &rport, &st, &u) != 6 ||
+		    (st != 0x01 && st != 0x03) || u < 0 ||
+		    end_of_hex(local, lport, &l) < 0 ||
+		    end_of_hex(rem, rport, &r) < 0 || !same_end(&l, &srv) ||
+		    !same_end(&r, &cli))
+			continue;
+		if (found >= 0 && found != u)
+			return 0; /* two answers (Linux never shows two) */
+		found = u;
+	}
+	if (found < 0)
+		return 0;
+	*uid = found;
+	return 1;
 }

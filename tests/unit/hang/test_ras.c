@@ -7,6 +7,7 @@
  * silence ended by the deadline, nothing listening in one line. */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -656,6 +657,336 @@ static void t_owner_wild(void)
 	}
 }
 
+/* One /proc/net/tcp{,6} line: local, remote, state, uid. */
+#define CL(l, r, st, uid)                               \
+	"   1: " l " " r " " st                         \
+	" 00000000:00000000 00:00000000 00000000  " uid \
+	"        0 4300 1 0000 100 0 0 10 0\n"
+#define SRV4 "0200007F:6DC4" /* 127.0.0.2:28100 */
+#define CLI4 "0100007F:9C40" /* 127.0.0.1:40000 */
+#define M4(a) "0000000000000000FFFF0000" a
+#define LO6 "00000000000000000000000001000000"
+
+static struct sockaddr_storage sa4(const char *a, unsigned port, int mapped)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	char m[64];
+
+	memset(&ss, 0, sizeof(ss));
+	if (mapped || strchr(a, ':')) {
+		snprintf(m, sizeof(m), "%s%s", mapped ? "::ffff:" : "", a);
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		inet_pton(AF_INET6, m, &s6->sin6_addr);
+	} else {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)port);
+		inet_pton(AF_INET, a, &s4->sin_addr);
+	}
+	return ss;
+}
+
+/* Whose socket took a connection (te_ras_conn_uid): its server side, the
+ * entry with the server's address local and the client's remote. */
+static void t_conn(void)
+{
+	static const char tcp[] = "  sl  local_address rem_address   st\n" CL(
+		CLI4, SRV4, "01", "1000") /* the client's own side */
+		CL(SRV4, "00000000:0000", "0A", "1000") /* a listener */
+		CL(SRV4, CLI4, "01", "1001")		/* the server's side */
+		CL("0200007F:6DC5", "0100007F:9C41", "06", "0") /* TIME_WAIT */
+		CL("0200007F:6DC5", "0100007F:9C41", "0A", "1000")
+			CL("0200007F:6DC6", "0100007F:9C42", "03",
+			   "1003") /* SYN_RECV */
+		CL(M4("0300007F") ":6DC4", M4("0100007F") ":9C40", "01",
+		   "1002") /* IPv4 on a :: listener */
+		CL(LO6 ":6DC4", LO6 ":9C43", "01", "1004")
+			CL("0200007F:6DC7", "0100007F:9C44", "01", "1005")
+				CL("0200007F:6DC7", "0100007F:9C44", "01",
+				   "1006") /* two answers */
+		"garbage\n\x01\xff:  \n   9: 0200007F:6DC8 0100007F:9C45 01 "
+		"00000000:00000000 00:00000000 00000000  -5 0 0\n"
+		"   9: 0200007F:6DC9 0100007F:9C46 01 00000000:00000000 "
+		"00:00000000 00000000  1007 " /* over the 256-byte line */
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"
+		"   9: 0200007F:6DCA 0100007F:9C47 01 00000000:00000000 "
+		"00:00000000 00000000  1008 0 0"; /* no '\n' at the end */
+	struct {
+		const char *srv, *cli;
+		unsigned sp, cp;
+		int mapped, rc;
+		long uid;
+		const char *what;
+	} c[] = {
+		{ "127.0.0.2", "127.0.0.1", 28100, 40000, 0, 1, 1001,
+		  "IPv4: the server's side, not the client's own" },
+		{ "127.0.0.2", "127.0.0.1", 28100, 40000, 1, 1, 1001,
+		  "::ffff:A sockaddrs match an IPv4 entry" },
+		{ "127.0.0.3", "127.0.0.1", 28100, 40000, 0, 1, 1002,
+		  "IPv4 on a :: listener: its ::ffff: entry in tcp6" },
+		{ "::1", "::1", 28100, 40003, 0, 1, 1004, "::1" },
+		{ "127.0.0.2", "127.0.0.1", 28101, 40001, 0, 0, -1,
+		  "LISTEN and TIME_WAIT are not it" },
+		{ "127.0.0.2", "127.0.0.1", 28102, 40002, 0, 1, 1003,
+		  "SYN_RECV: the listener's request" },
+		{ "127.0.0.2", "127.0.0.1", 28103, 40004, 0, 0, -1,
+		  "two entries, two uids: no answer" },
+		{ "127.0.0.2", "127.0.0.1", 28100, 40009, 0, 0, -1,
+		  "another client port: not found" },
+		{ "127.0.0.2", "127.0.0.1", 28104, 40005, 0, 0, -1,
+		  "a negative uid: not taken" },
+		{ "127.0.0.2", "127.0.0.1", 28105, 40006, 0, 0, -1,
+		  "a line over the bound: not read" },
+		{ "127.0.0.2", "127.0.0.1", 28106, 40007, 0, 1, 1008,
+		  "the last line without its '\\n'" },
+	};
+	struct sockaddr_storage a, b;
+	struct sockaddr un = { .sa_family = AF_UNIX };
+	long uid = -1;
+	size_t i;
+	int le = 1;
+
+	if (!*(char *)&le) {
+		tap_skip("the sample is a little-endian machine's");
+		return;
+	}
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int rc;
+
+		a = sa4(c[i].srv, c[i].sp, c[i].mapped);
+		b = sa4(c[i].cli, c[i].cp, c[i].mapped);
+		uid = -1;
+		rc = te_ras_conn_uid(tcp, sizeof(tcp) - 1,
+				     (struct sockaddr *)&a,
+				     (struct sockaddr *)&b, &uid);
+		ok(rc == c[i].rc && uid == c[i].uid, "conn: %s (%d, uid %ld)",
+		   c[i].what, rc, uid);
+	}
+	a = sa4("127.0.0.2", 28100, 0);
+	b = sa4("127.0.0.1", 40000, 0);
+	is_int(te_ras_conn_uid(tcp, 160, (struct sockaddr *)&a,
+			       (struct sockaddr *)&b, &uid),
+	       0, "conn: a cut text: nothing read past its end");
+	is_int(te_ras_conn_uid(tcp, sizeof(tcp) - 1, &un, (struct sockaddr *)&b,
+			       &uid),
+	       -1, "conn: not IPv4 or IPv6: -1");
+	is_int(te_ras_conn_uid(NULL, 0, (struct sockaddr *)&a,
+			       (struct sockaddr *)&b, &uid),
+	       -1, "conn: no text: -1");
+}
+
+/* This host's /proc/net/tcp and tcp6 into buf (cap bytes): the length,
+ * 0 when unread. */
+static size_t proc_tcp(char *buf, size_t cap)
+{
+	size_t len = 0;
+	ssize_t n = te_read_small("/proc/net/tcp", buf, cap / 2, TE_READ_WHOLE);
+
+	if (n > 0)
+		len = (size_t)n;
+	n = te_read_small("/proc/net/tcp6", buf + len, cap / 2, TE_READ_WHOLE);
+	return n > 0 ? len + (size_t)n : len;
+}
+
+/* A real connection, before it is accepted: its server side is this
+ * process's (IPv4, and IPv4 to a dual-stack :: listener, where it is a
+ * ::ffff: entry of tcp6). */
+static void t_conn_live(int family)
+{
+	struct sockaddr_storage ls = { .ss_family = (sa_family_t)family }, srv,
+				cli;
+	socklen_t ll = sizeof(ls), sl = sizeof(srv), cl = sizeof(cli);
+	struct sockaddr_in dst = { .sin_family = AF_INET };
+	char *buf = malloc(16 << 20);
+	int lfd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0), fd = -1, i,
+	    off = 0, rc = 0;
+	long uid = -1;
+
+	if (!buf || lfd < 0 ||
+	    (family == AF_INET6 &&
+	     setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off))) ||
+	    bind(lfd, (struct sockaddr *)&ls, ll) || listen(lfd, 4) ||
+	    getsockname(lfd, (struct sockaddr *)&ls, &ll)) {
+		tap_skip("no loopback listener here (no IPv6?)");
+		goto out;
+	}
+	dst.sin_port = ((struct sockaddr_in *)&ls)->sin_port; /* same place */
+	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&dst, sizeof(dst)) ||
+	    getpeername(fd, (struct sockaddr *)&srv, &sl) ||
+	    getsockname(fd, (struct sockaddr *)&cli, &cl)) {
+		tap_skip("could not connect on loopback");
+		goto out;
+	}
+	for (i = 0; i < 5 && rc != 1; i++) {
+		if (i)
+			usleep(2000);
+		rc = te_ras_conn_uid(buf, proc_tcp(buf, 16 << 20),
+				     (struct sockaddr *)&srv,
+				     (struct sockaddr *)&cli, &uid);
+	}
+	ok(rc == 1 && uid == (long)getuid(),
+	   "conn: a live IPv4 connection to a %s listener: its server "
+	   "side is this uid's (%d, uid %ld)",
+	   family == AF_INET ? "127.0.0.1" : "dual-stack ::", rc, uid);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (lfd >= 0)
+		close(lfd);
+	free(buf);
+}
+
+static int hook_calls;
+
+static int refuse(int fd, void *arg, char *why, size_t whylen)
+{
+	(void)fd;
+	hook_calls++;
+	snprintf(why, whylen, "%s", (const char *)arg);
+	return 0;
+}
+
+static int accept_all(int fd, void *arg, char *why, size_t whylen)
+{
+	(void)fd, (void)arg, (void)why, (void)whylen;
+	hook_calls++;
+	return 1;
+}
+
+/* te_ras_query_checked: a refused peer is closed unsent; an accepted one
+ * asked as before. */
+static void t_checked(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	char addr[64], why[64] = "x", got[16];
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), fd, rc, port;
+	ssize_t n = -1;
+	int64_t ms;
+	pid_t pid;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sl) ||
+	    listen(lfd, 4) || getsockname(lfd, (struct sockaddr *)&sa, &sl)) {
+		tap_skip("no loopback listener here");
+		return;
+	}
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", ntohs(sa.sin_port));
+	hook_calls = 0;
+	rc = te_ras_query_checked(addr, 2000, refuse, "is not ours", why,
+				  sizeof(why), &st);
+	ok(rc == 1 && hook_calls == 1 && st.outcome == TE_RAS_FAILED &&
+		   st.err == EPERM && !strcmp(why, "is not ours"),
+	   "checked: refused: 1, FAILED, EPERM, the hook's why (%d, %s)", rc,
+	   why);
+	fd = accept(lfd, NULL, NULL);
+	if (fd >= 0)
+		n = recv(fd, got, sizeof(got), 0);
+	ok(fd >= 0 && n == 0,
+	   "checked: refused: closed with nothing sent "
+	   "(%zd bytes)",
+	   n);
+	if (fd >= 0)
+		close(fd);
+	close(lfd);
+	if (access(TE_RAS_STANDIN, X_OK) != 0 ||
+	    (pid = standin("127.0.0.1", "missing", &port)) < 0) {
+		tap_skip("the stand-in is not built or did not start");
+		return;
+	}
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	hook_calls = 0;
+	ms = te_now_ms();
+	rc = te_ras_query_checked(addr, 5000, accept_all, NULL, NULL, 0, &st);
+	te_ras_format(&st, addr, 8, out, sizeof(out));
+	stop(pid);
+	ok(rc == 0 && hook_calls == 1 && st.outcome == TE_RAS_ANSWERED &&
+		   strstr(out, "rank 4 missing"),
+	   "checked: accepted: asked as before (%d, %lld ms)", rc,
+	   (long long)(te_now_ms() - ms));
+}
+
+/* A hook as the hang report's: the socket that took the connection must
+ * be this uid's (te_ras_conn_uid on this host's /proc/net/tcp{,6}). */
+static int mine(int fd, void *arg, char *why, size_t whylen)
+{
+	struct sockaddr_storage srv, cli;
+	socklen_t sl = sizeof(srv), cl = sizeof(cli);
+	char *buf = malloc(16 << 20);
+	long uid = -1;
+	int rc = 0, i;
+
+	getpeername(fd, (struct sockaddr *)&srv, &sl);
+	getsockname(fd, (struct sockaddr *)&cli, &cl);
+	for (i = 0; buf && i < 5 && rc != 1; i++) {
+		if (i)
+			usleep(2000);
+		rc = te_ras_conn_uid(buf, proc_tcp(buf, 16 << 20),
+				     (struct sockaddr *)&srv,
+				     (struct sockaddr *)&cli, &uid);
+	}
+	free(buf);
+	*(long *)arg = uid;
+	snprintf(why, whylen, "uid %ld", uid);
+	return rc == 1 && uid == (long)getuid();
+}
+
+/* Root only: another user's (nobody's) dual-stack listener takes an IPv4
+ * connection: its server side (tcp6, ::ffff:) shows that uid before any
+ * accept, and the query is refused with nothing sent. */
+static void t_conn_other(void)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6 };
+	socklen_t al = sizeof(a);
+	char addr[64], why[64] = "";
+	int p[2], off = 0, rc, lfd = -1;
+	long uid = -1;
+	pid_t pid;
+
+	if (getuid() != 0 || pipe(p) < 0) {
+		tap_skip("not root: no listener of another uid");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		/* the socket's uid is its maker's: made after setuid */
+		if (setgid(65534) || setuid(65534) ||
+		    (lfd = socket(AF_INET6, SOCK_STREAM, 0)) < 0 ||
+		    setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &off,
+			       sizeof(off)) ||
+		    bind(lfd, (struct sockaddr *)&a, al) || listen(lfd, 4) ||
+		    getsockname(lfd, (struct sockaddr *)&a, &al))
+			_exit(1);
+		if (write(p[1], &a.sin6_port, 2) == 2)
+			for (;;) /* until stopped */
+				pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid < 0 || read(p[0], &a.sin6_port, 2) != 2) {
+		close(p[0]);
+		if (pid > 0)
+			stop(pid);
+		tap_skip("no listener of uid 65534 (no IPv6?)");
+		return;
+	}
+	close(p[0]);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", ntohs(a.sin6_port));
+	rc = te_ras_query_checked(addr, 2000, mine, &uid, why, sizeof(why),
+				  &st);
+	stop(pid);
+	ok(rc == 1 && uid == 65534 && st.outcome == TE_RAS_FAILED,
+	   "conn: another uid's dual-stack listener took the connection: "
+	   "uid 65534 seen, not asked (%d, %s)",
+	   rc, why);
+}
+
 int main(void)
 {
 	t_request();
@@ -669,5 +1000,10 @@ int main(void)
 	t_client();
 	t_owner();
 	t_owner_wild();
+	t_conn();
+	t_conn_live(AF_INET);
+	t_conn_live(AF_INET6);
+	t_checked();
+	t_conn_other();
 	return tap_done();
 }
