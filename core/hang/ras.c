@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -279,7 +280,9 @@ static void table_row(struct reader *r, const char *s)
 	memset(&g, 0, sizeof(g));
 	if (sscanf(s, "%ld %ld %ld %15s %ld %ld %15s %31s", &g.index, &g.comms,
 		   &g.nodes, rpn, &g.ranks_per_comm, &g.ranks_in_group,
-		   g.status, g.errors) != 8) {
+		   g.status, g.errors) != 8 ||
+	    g.comms < 0 || g.nodes < 0 || g.ranks_per_comm < 0 ||
+	    g.ranks_in_group < 0) { /* counts, never below 0 */
 		r->sec = S_COMMS;
 		return;
 	}
@@ -509,7 +512,10 @@ static void summary(struct out *o, const struct te_ras_status *st,
 		return;
 	}
 	for (i = 0; i < st->ngroups; i++) {
-		comms += st->groups[i].comms;
+		/* a hostile reply's counts (up to LONG_MAX each): saturated */
+		comms = st->groups[i].comms > LONG_MAX - comms
+				? LONG_MAX
+				: comms + st->groups[i].comms;
 		bad += strcmp(st->groups[i].errors, "OK") != 0;
 	}
 	if (!bad) {

@@ -88,6 +88,27 @@ static void t_ok(void)
 	is_str(st.groups[0].status, "RUNNING", "group 0 RUNNING");
 }
 
+/* A hostile reply's counts: two groups of LONG_MAX communicators are
+ * summed without overflow (UBSan in t90's sanitizer build), a negative
+ * count is no row of the table. */
+static void t_huge_counts(void)
+{
+	static const char huge[] = HEAD
+		"    0  9223372036854775807  1  1  1  1   RUNNING  OK\n"
+		"    1  9223372036854775807  1  1  1  1   RUNNING  OK\n"
+		"\nErrors\n======\n\nWarnings\n========\n\n";
+	static const char negative[] = HEAD
+		"    0  -5  1  1  1  1   RUNNING  OK\n"
+		"\nErrors\n======\n\nWarnings\n========\n\n";
+
+	parse(huge);
+	is_int(st.ngroups, 2, "huge counts: two rows");
+	like(out, "9223372036854775807 communicators, every rank answered",
+	     "huge counts: the sum saturates at LONG_MAX");
+	parse(negative);
+	is_int(st.ngroups, 0, "a negative count: not a row of the table");
+}
+
 static void t_missing(void)
 {
 	int n = parse(r_missing);
@@ -991,6 +1012,7 @@ int main(void)
 {
 	t_request();
 	t_ok();
+	t_huge_counts();
 	t_missing();
 	t_variants();
 	t_partial();
