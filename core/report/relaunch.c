@@ -202,10 +202,11 @@ static int without_node(const struct te_relaunch_facts *f,
 		te_snprintf(line, sizeof(line),
 			    "relaunch: node %s %s: %s; no spare is left: "
 			    "the step starts again in this allocation without "
-			    "%s, on the %u nodes left with %u tasks "
+			    "%s, on the %u node%s left with %u tasks "
 			    "(--train-shrink; restart %u of %" PRIu64 ")",
 			    fault->node, te_fault_verb(fault), fault->why,
-			    fault->node, plan->nodes, plan->tasks,
+			    fault->node, plan->nodes,
+			    plan->nodes == 1 ? "" : "s", plan->tasks,
 			    f->restarts + 1, f->budget);
 		return verdict(plan, TE_VERDICT_RELAUNCH, line);
 	}

@@ -37,7 +37,7 @@ int te_strag_exclude_decide(const struct te_strag_excl_facts *f,
 			    f->restarts, f->budget);
 		return not_excluded(plan, node, why);
 	}
-	if (!f->spares_left)
+	if (!f->spares_left && !f->shrink_nodes)
 		return not_excluded(plan, node,
 				    "no spare node is left (--train-spares=K "
 				    "all used)");
@@ -51,10 +51,17 @@ int te_strag_exclude_decide(const struct te_strag_excl_facts *f,
 				    "no checkpoint directory to wait for "
 				    "(--train-checkpoint-dir)");
 	/* a directory too long for the line would name another: refused */
+	if (f->spares_left)
+		why[0] = '\0';
+	else /* the relaunch shrinks the step, as for a failed node */
+		te_snprintf(why, sizeof(why),
+			    "; no spare is left: the step starts again on "
+			    "the %u node%s left (--train-shrink)",
+			    f->shrink_nodes, f->shrink_nodes == 1 ? "" : "s");
 	if (te_snprintf(plan->line, sizeof(plan->line),
 			"straggler: %s is excluded at the next checkpoint in "
-			"%s",
-			node, f->checkpoint_dir) < 0)
+			"%s%s",
+			node, f->checkpoint_dir, why) < 0)
 		return not_excluded(plan, node,
 				    "the checkpoint directory's name is too "
 				    "long to say");

@@ -26,6 +26,10 @@ struct te_strag_excl_facts {
 	const char *no_shield;	    /* why srun cannot be started again, or
 				       NULL */
 	const char *checkpoint_dir; /* --train-checkpoint-dir, or NULL */
+	uint32_t shrink_nodes;	    /* --train-shrink=yes: the nodes the step
+				  starts again on when no spare is left (the
+				  relaunch's own rule: 2 nodes or more, the
+				  tasks evenly over them), 0: it cannot */
 };
 
 struct te_strag_excl_plan {
@@ -34,8 +38,10 @@ struct te_strag_excl_plan {
 };
 
 /* Decides for node (a name as the naming line has it). Fills line either
- * way: "straggler: NODE is excluded at the next checkpoint in DIR", or
- * "straggler: NODE is not excluded: WHY". Returns plan->exclude. */
+ * way: "straggler: NODE is excluded at the next checkpoint in DIR" (with
+ * no spare left and --train-shrink: "...; no spare is left: the step starts
+ * again on the N nodes left (--train-shrink)"), or "straggler: NODE is not
+ * excluded: WHY". Returns plan->exclude. */
 int te_strag_exclude_decide(const struct te_strag_excl_facts *f,
 			    const char *node, struct te_strag_excl_plan *plan);
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # A training loop for the stragglers' tests (t92, t40): ITERS steps of
-# STEP seconds, EXTRA more on the node SLOW_NODE names, each ending in an
+# STEP seconds, EXTRA more on the nodes SLOW_NODE names (a comma list),
+# each ending in an
 # all_reduce of the tests' stand-in libnccl (STANDIN_LIB), which drives
 # NCCL_PROFILER_PLUGIN as NCCL does and, with STANDIN_BARRIER_DIR, waits
 # for every rank (nccl_standin_prof.c). With STRAG_CKPT_DIR, rank 0 writes
@@ -24,7 +25,7 @@ comm = ctypes.c_void_p()
 rank, n = int(os.environ["SLURM_PROCID"]), int(os.environ["SLURM_NTASKS"])
 if lib.ncclCommInitRank(ctypes.byref(comm), n, uid, rank) != 0:
     sys.exit(3)
-late = os.environ.get("SLOW_NODE", "") == os.environ.get("SLURMD_NODENAME")
+late = os.environ.get("SLURMD_NODENAME") in os.environ.get("SLOW_NODE", "").split(",")
 iters, step, extra = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
 say = os.environ.get("STRAG_SAY") == "1"
 restart = os.environ.get("TRAINENV_RESTART", "0")

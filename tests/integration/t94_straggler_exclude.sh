@@ -12,7 +12,11 @@
 #      no node is late and the step runs to its end; the job completes,
 #      the step's record says the exclusion and the relaunch's why;
 #  (b) exclusion on without spares (srun's own allocation): one line why
-#      n2 is not excluded, and the step runs to its end unchanged.
+#      n2 is not excluded, and the step runs to its end unchanged;
+#  (c) no spare left, --train-shrink=yes: sbatch -N3 with one spare, n2
+#      and n3 late: the first run (n1, n2) leaves n2 out for the spare n3;
+#      the relaunched run (n1, n3) names n3, which is excluded all the
+#      same, and the step starts again on n1 alone, where it ends.
 # Single-quoted $VARS are for the jobs' shells:
 # shellcheck disable=SC2016
 set -u
@@ -30,7 +34,7 @@ if [ ! -f "$standin" ] || [ ! -f "$prof" ]; then
 	exit 0
 fi
 
-plan 18
+plan 26
 
 cluster_up --nodes 4 || bail_out "no cluster"
 mkdir -m 1777 rec bar ck
@@ -106,3 +110,37 @@ like "$(cat b.err)" "(^|\n)trainenv: straggler: n2 is not excluded: the job has 
 	"  and says in one line why it is not excluded" || diag "$(cat b.err)"
 is "$(grep -c 'is not excluded' b.err)" 1 "  once"
 
+# ================================================================ (c)
+# No spare left, --train-shrink=yes: the relaunch's own rule for a failed
+# node (one fewer node, the same tasks a node) serves a straggler too.
+mkdir -m 1777 bar.c ck.c
+cat >job_c.sh <<'EOF'
+#!/bin/bash
+#SBATCH --train-spares=1
+srun --ntasks-per-node=2 --train-straggler=30 --train-straggler-window=1 \
+	--train-straggler-windows=2 --train-straggler-exclude=checkpoint \
+	--train-checkpoint-dir="$TE_WORK/ck.c" \
+	sh -c 'd=$TE_WORK/bar.c/$SLURM_STEP_ID; mkdir -p "$d" && STANDIN_BARRIER_DIR=$d exec /usr/bin/python3 "$TE_WORK/strag.py" 300 0.01 0.04'
+echo "batch done"
+EOF
+t0=$(date +%s)
+id=$(SLOW_NODE=n2,n3 STRAG_CKPT_DIR=$TE_WORK/ck.c STRAG_CKPT_EVERY=2 \
+	sbatch --parsable -N3 --ntasks-per-node=2 -t 5 --train-requeue=2 \
+	--train-shrink=yes -o "$TE_WORK/c.out" job_c.sh | cut -d';' -f1)
+state=$(wait_job_done "$id" 150)
+is "$state" COMPLETED "(c) sbatch -N3 --train-spares=1 --train-shrink=yes, n2 and n3 late: the job completes ($(($(date +%s) - t0)) s)" ||
+	diag "$(cat c.out)"
+out=$(cat c.out)
+like "$out" "(^|\n)trainenv: straggler: n2 is excluded at the next checkpoint in $TE_WORK/ck.c(\n|$)" \
+	"  the first run leaves n2 out for the spare n3" || diag "$out"
+like "$out" "(^|\n)trainenv: straggler: n3 is excluded at the next checkpoint in $TE_WORK/ck.c; no spare is left: the step starts again on the 1 node left \\(--train-shrink\\)(\n|$)" \
+	"  the relaunched run names n3: excluded, no spare left, the step shrinks" || diag "$out"
+like "$out" "(^|\n)trainenv: relaunch: node n3 left out: straggler: n3 \\(ranks 2-3\\) waited least .*; no spare is left: the step starts again in this allocation without n3, on the 1 node left with 2 tasks \\(--train-shrink; restart 2 of 2\\)" \
+	"  the relaunch leaves n3 out and runs on the node left" || diag "$(grep 'relaunch' c.out)"
+hosts1=$(sed -n 's/^rank [0-9]* of 4 on \(n[0-9]*\) restart 1$/\1/p' c.out | sort -u | tr '\n' ' ')
+hosts2=$(sed -n 's/^rank [0-9]* of 2 on \(n[0-9]*\) restart 2$/\1/p' c.out | sort -u | tr '\n' ' ')
+is "$hosts1" "n1 n3 " "  restart 1 on n1 and the spare n3"
+is "$hosts2" "n1 " "  restart 2 on n1 alone, 2 ranks"
+is "$(grep -c '^done rank [0-9] restart 2$' c.out):$(grep -c '^done rank [0-9] restart [01]$' c.out)" "2:0" \
+	"  the last run ends; the two before were ended" || diag "$out"
+like "$out" "batch done" "  the batch script goes on"

@@ -136,6 +136,12 @@ static void test_decide(void)
 	     "no spare is left: the step starts again in this "
 	     "allocation without n3, on the 2 nodes left with 4 tasks",
 	     "  said");
+	f.free_nodes = 1;
+	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_RELAUNCH,
+	       "  one node left: relaunch on it");
+	like(p.line, "without n3, on the 1 node left with 2 tasks",
+	     "  said in the singular");
+	f.free_nodes = 2;
 	f.step_tasks = 7;
 	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_REQUEUE,
 	       "  tasks that do not divide over the nodes: no shrink");

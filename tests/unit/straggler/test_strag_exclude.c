@@ -51,6 +51,24 @@ static void decide(void)
 	       "straggler: n2 is not excluded: no spare node is left "
 	       "(--train-spares=K all used)",
 	       "no spare left: said");
+	f.shrink_nodes = 2; /* --train-shrink=yes, a step of 3 nodes */
+	is_int(te_strag_exclude_decide(&f, "n2", &p), 1,
+	       "no spare left, --train-shrink: excluded");
+	is_str(p.line,
+	       "straggler: n2 is excluded at the next checkpoint in "
+	       "/scratch/ck; no spare is left: the step starts again on the "
+	       "2 nodes left (--train-shrink)",
+	       "  the line says the step shrinks");
+	f.shrink_nodes = 1;
+	te_strag_exclude_decide(&f, "n2", &p);
+	like(p.line, "again on the 1 node left (", "  one node: singular");
+	f.spares_left = 1;
+	f.shrink_nodes = 2;
+	te_strag_exclude_decide(&f, "n2", &p);
+	is_str(p.line,
+	       "straggler: n2 is excluded at the next checkpoint in "
+	       "/scratch/ck",
+	       "  a spare left: the spare, shrinking not said");
 	f = ready();
 	f.restarts = 2;
 	f.budget = 2;
