@@ -43,18 +43,24 @@ set_plugstack "required $plugin helper-dir=$builddir record-dir=$TE_WORK/rec lib
 cp "$TE_SRCDIR/tests/integration/strag_train.py" strag.py
 export STANDIN_LIB=$standin STANDIN_CHANNELS=1 STRAG_SAY=1
 
-# ================================================================ (a)
-# each run of the step its own barrier directory (a step ended midway
-# leaves its last files there)
-cat >job_a.sh <<'EOF'
+# The batch script of (a) and (c): one spare, srun on the others with the
+# exclusion on, checkpoints in $TE_WORK/CK, each run of the step its own
+# barrier directory under $TE_WORK/BAR (a step ended midway leaves its last
+# files there), ITERS steps of the loop, windows of WINDOW s.
+job_script() { # FILE CK BAR ITERS WINDOW
+	cat >"$1" <<EOF
 #!/bin/bash
 #SBATCH --train-spares=1
-srun --ntasks-per-node=2 --train-straggler=30 --train-straggler-window=2 \
-	--train-straggler-windows=2 --train-straggler-exclude=checkpoint \
-	--train-checkpoint-dir="$TE_WORK/ck" \
-	sh -c 'd=$TE_WORK/bar/$SLURM_STEP_ID; mkdir -p "$d" && STANDIN_BARRIER_DIR=$d exec /usr/bin/python3 "$TE_WORK/strag.py" 400 0.01 0.04'
+srun --ntasks-per-node=2 --train-straggler=30 --train-straggler-window=$5 \\
+	--train-straggler-windows=2 --train-straggler-exclude=checkpoint \\
+	--train-checkpoint-dir="\$TE_WORK/$2" \\
+	sh -c 'd=\$TE_WORK/$3/\$SLURM_STEP_ID; mkdir -p "\$d" && STANDIN_BARRIER_DIR=\$d exec /usr/bin/python3 "\$TE_WORK/strag.py" $4 0.01 0.04'
 echo "batch done"
 EOF
+}
+
+# ================================================================ (a)
+job_script job_a.sh ck bar 400 2
 t0=$(date +%s)
 export TE_WORK
 id=$(SLOW_NODE=n2 STRAG_CKPT_DIR=$TE_WORK/ck STRAG_CKPT_EVERY=2 \
@@ -114,15 +120,7 @@ is "$(grep -c 'is not excluded' b.err)" 1 "  once"
 # No spare left, --train-shrink=yes: the relaunch's own rule for a failed
 # node (one fewer node, the same tasks a node) serves a straggler too.
 mkdir -m 1777 bar.c ck.c
-cat >job_c.sh <<'EOF'
-#!/bin/bash
-#SBATCH --train-spares=1
-srun --ntasks-per-node=2 --train-straggler=30 --train-straggler-window=1 \
-	--train-straggler-windows=2 --train-straggler-exclude=checkpoint \
-	--train-checkpoint-dir="$TE_WORK/ck.c" \
-	sh -c 'd=$TE_WORK/bar.c/$SLURM_STEP_ID; mkdir -p "$d" && STANDIN_BARRIER_DIR=$d exec /usr/bin/python3 "$TE_WORK/strag.py" 300 0.01 0.04'
-echo "batch done"
-EOF
+job_script job_c.sh ck.c bar.c 300 1
 t0=$(date +%s)
 id=$(SLOW_NODE=n2,n3 STRAG_CKPT_DIR=$TE_WORK/ck.c STRAG_CKPT_EVERY=2 \
 	sbatch --parsable -N3 --ntasks-per-node=2 -t 5 --train-requeue=2 \
