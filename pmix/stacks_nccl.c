@@ -165,7 +165,8 @@ static int held_by_other(struct ras_ask *ra)
 /* te_ras_query_checked's look at the connection before the request is
  * sent: another user's listener may have bound the address between
  * held_by_other's look and the connect. The socket that took it (its
- * server side in /proc/net/tcp{,6}, which carries its listener's uid)
+ * server side in /proc/net/tcp{,6}, which carries the uid of its listener
+ * or, once accepted, of the process that accepted it: te_ras_conn_uid)
  * must be this job's user's: 1; else 0 with why. Not found at once (our
  * ACK may not have reached the server yet), looked again a few times. */
 static int conn_ok(int fd, void *arg, char *why, size_t whylen)
@@ -191,7 +192,7 @@ static int conn_ok(int fd, void *arg, char *why, size_t whylen)
 			    "could not be checked (out of memory)");
 		return 0;
 	}
-	for (i = 0; i < 5 && found != 1; i++) {
+	for (i = 0; i < 5 && found != 1 && !big; i++) {
 		size_t len;
 
 		if (i)

@@ -238,9 +238,12 @@ struct sockaddr;
  * address and port are server's and whose remote ones are client's, in
  * state ESTABLISHED (01) or SYN_RECV (03, the listener's request until
  * the client's ACK reaches it); any other state (LISTEN, TIME_WAIT, ...)
- * is not it. An accepted socket, and a request, carry the uid of the
- * listener that took the connection, so this says whose process answers,
- * with no window between the look and the connect. An IPv4 connection
+ * is not it. A request, and a socket accepted but not yet taken, carry
+ * the uid of the listener that took the connection; once accept(2) has
+ * taken it, the accepting process's (Linux 6.18, measured): either way a
+ * process of that uid holds our connection, so this says whose process
+ * answers, with no window between the look and the connect. (Kernels
+ * before 4.10 show 0 for a request: refused for a user's job.) An IPv4 connection
  * to an IPv6 wildcard listener is on the server's side in tcp6 with
  * ::ffff:A addresses: IPv4 and ::ffff:A are the same address here. 1
  * (uid set), 0 when no entry is found (or two with different uids: Linux

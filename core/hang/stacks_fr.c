@@ -80,8 +80,8 @@ static int refuse_kind(const struct stat *st, uid_t uid, mode_t want,
 }
 
 /* One byte into the rank's pipe: 0, or -1 with why. Only a FIFO of the
- * user's is opened (lstat before; the kind on the inode itself before
- * the open, te_proc_open_kind; the owner after: the path may change
+ * user's is opened (lstat before; the kind and owner on the inode itself
+ * before the open, te_proc_open_kind, and again after: the path may change
  * between), never waited on (no reader: ENXIO). */
 static int ring(int pid, const char *pipe, uid_t uid, char *why, size_t whylen)
 {
@@ -99,7 +99,7 @@ static int ring(int pid, const char *pipe, uid_t uid, char *why, size_t whylen)
 	if (refuse_kind(&st, uid, S_IFIFO, "pipe", why, whylen) < 0)
 		return -1;
 	fd = te_proc_open_kind(pid, pipe, O_WRONLY | O_NONBLOCK | O_NOCTTY,
-			       S_IFIFO, &st);
+			       S_IFIFO, uid, &st);
 	if (fd == -2) /* changed since the lstat: nothing opened */
 		return refuse_kind(&st, uid, S_IFIFO, "pipe", why, whylen);
 	if (fd < 0)
@@ -134,8 +134,9 @@ static void read_dump(struct te_fr_ask *a, struct run *run)
 			    "read");
 	} else if ((fd = te_proc_open_kind(a->pid, a->dump,
 					   O_RDONLY | O_NONBLOCK | O_NOCTTY,
-					   S_IFREG, &st)) == -2) {
-		/* not a regular file (a device put there: never opened) */
+					   S_IFREG, run->uid, &st)) == -2) {
+		/* not a regular file of the user's (a device, or another
+		 * user's file, put there: never opened) */
 		refuse_kind(&st, run->uid, S_IFREG, "dump", why, sizeof(why));
 	} else if (fd < 0) {
 		te_snprintf(why, sizeof(why), "its dump: %s", path_err(errno));

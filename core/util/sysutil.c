@@ -349,7 +349,7 @@ int te_proc_lstat(int pid, const char *path, struct stat *st)
 }
 
 int te_proc_open_kind(int pid, const char *path, int oflags, mode_t kind,
-		      struct stat *st)
+		      uid_t owner, struct stat *st)
 {
 	char self[40];
 	int pfd = last_in_proc(pid, path, O_PATH, NULL), fd, e;
@@ -362,7 +362,7 @@ int te_proc_open_kind(int pid, const char *path, int oflags, mode_t kind,
 		errno = e;
 		return -1;
 	}
-	if ((st->st_mode & S_IFMT) != kind) {
+	if ((st->st_mode & S_IFMT) != kind || st->st_uid != owner) {
 		close(pfd);
 		if (S_ISLNK(st->st_mode)) { /* as an O_NOFOLLOW open says */
 			errno = ELOOP;

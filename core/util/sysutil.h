@@ -78,14 +78,16 @@ int te_lstat_in_root(int rootfd, const char *path, unsigned flags,
 int te_proc_open(int pid, const char *path, int oflags);
 int te_proc_lstat(int pid, const char *path, struct stat *st);
 
-/* te_proc_open for a file that must be of kind (S_IFREG, S_IFIFO): the
- * last component is first opened O_PATH (which runs no driver's open and
- * wakes no FIFO's reader) and its kind checked on that very inode, then
- * reopened through /proc/self/fd with oflags. The fd; -1 with errno as
- * te_proc_open (a link: ELOOP); -2 when it is of another kind (*st says
- * which: the path changed since the caller's lstat, or a device was put
- * there), nothing opened. */
+/* te_proc_open for a file that must be of kind (S_IFREG, S_IFIFO) and
+ * owner's: the last component is first opened O_PATH (which runs no
+ * driver's open and wakes no FIFO's reader), its kind and owner checked on
+ * that very inode, then reopened through /proc/self/fd with oflags (never
+ * O_NOFOLLOW there: the magic link must be followed). The fd; -1 with
+ * errno as te_proc_open (a link: ELOOP); -2 when it is of another kind or
+ * another owner's (*st says which: the path changed since the caller's
+ * lstat, or a device or another user's file was put there), nothing
+ * opened. */
 int te_proc_open_kind(int pid, const char *path, int oflags, mode_t kind,
-		      struct stat *st);
+		      uid_t owner, struct stat *st);
 
 #endif

@@ -263,9 +263,9 @@ static void chrooted(void)
 
 /* te_proc_open_kind: a file of another kind is never opened. A FIFO whose
  * reader blocks in open(2) until a writer opens it shows it: wanted as a
- * regular file (a dump), the reader stays blocked; wanted as a FIFO (a
- * pipe), it wakes. */
-static int reader_woken(const char *fifo, int want_kind)
+ * regular file (a dump), or as another user's FIFO, the reader stays
+ * blocked; wanted as a FIFO of its owner's (a pipe), it wakes. */
+static int reader_woken(const char *fifo, int want_kind, uid_t owner)
 {
 	struct stat st;
 	pid_t kid = fork();
@@ -277,7 +277,8 @@ static int reader_woken(const char *fifo, int want_kind)
 		_exit(r < 0 ? 2 : 0);
 	}
 	usleep(50 * 1000); /* the reader in its open */
-	fd = te_proc_open_kind(0, fifo, O_WRONLY | O_NONBLOCK, want_kind, &st);
+	fd = te_proc_open_kind(0, fifo, O_WRONLY | O_NONBLOCK, want_kind, owner,
+			       &st);
 	for (i = 0; i < 20 && !woke; i++) {
 		usleep(10 * 1000);
 		woke = waitpid(kid, &st_w, WNOHANG) == kid;
@@ -305,22 +306,25 @@ static void open_kind(void)
 		exit(1);
 	}
 	put(reg, "dump");
-	ok(reader_woken(fifo, S_IFREG) == 0x10,
+	ok(reader_woken(fifo, S_IFREG, getuid()) == 0x10,
 	   "open_kind: a FIFO where a regular file is wanted: -2, never "
 	   "opened (its blocked reader not woken)");
-	ok(reader_woken(fifo, S_IFIFO) == 0x21,
+	ok(reader_woken(fifo, S_IFIFO, getuid()) == 0x21,
 	   "open_kind: the FIFO where one is wanted: opened (its reader woken)");
-	fd = te_proc_open_kind(0, reg, O_RDONLY, S_IFREG, &st);
+	ok(reader_woken(fifo, S_IFIFO, getuid() + 1) == 0x10,
+	   "open_kind: the FIFO, another owner's: -2, never opened (its "
+	   "reader not woken)");
+	fd = te_proc_open_kind(0, reg, O_RDONLY, S_IFREG, getuid(), &st);
 	ok(fd >= 0 && S_ISREG(st.st_mode), "open_kind: a regular file: opened");
 	if (fd >= 0)
 		close(fd);
-	ok(te_proc_open_kind(0, link, O_RDONLY, S_IFREG, &st) == -1 &&
+	ok(te_proc_open_kind(0, link, O_RDONLY, S_IFREG, getuid(), &st) == -1 &&
 		   errno == ELOOP,
 	   "open_kind: a link to it: ELOOP, as an O_NOFOLLOW open says");
-	ok(te_proc_open_kind(0, dir, O_RDONLY, S_IFREG, &st) == -2 &&
+	ok(te_proc_open_kind(0, dir, O_RDONLY, S_IFREG, getuid(), &st) == -2 &&
 		   S_ISDIR(st.st_mode),
 	   "open_kind: a directory: -2, its kind in st");
-	fd = te_proc_open_kind(getpid(), reg, O_RDONLY, S_IFREG, &st);
+	fd = te_proc_open_kind(getpid(), reg, O_RDONLY, S_IFREG, getuid(), &st);
 	ok(fd >= 0, "open_kind: in this process's /proc root: opened");
 	if (fd >= 0)
 		close(fd);
