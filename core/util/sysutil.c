@@ -144,6 +144,11 @@ ssize_t te_read_small(const char *path, char *buf, size_t size, unsigned flags)
 }
 
 #define INROOT_LINKS 40 /* links followed at most, as the kernel's */
+/* components opened at most in one walk (links' targets included): 40
+ * links to 2,000-deep directory chains made one resolution cost 0.12 s
+ * (openat2: 9 ms), for each rank and each look of the hang report; a
+ * real path has tens. Past it: ELOOP, as too many links. */
+#define INROOT_COMPONENTS 4096
 
 /* One component of rest (a path the walk rewrites) into comp, taken off
  * rest with the slashes before it; 0 when rest is empty, -1 when the
@@ -168,7 +173,7 @@ static int walk_in_root(int rootfd, char *rest, size_t cap)
 {
 	char comp[NAME_MAX + 1], target[PATH_MAX];
 	int dir = fcntl(rootfd, F_DUPFD_CLOEXEC, 3), links = 0, next = -1;
-	int r, e = 0;
+	int r, e = 0, opened = 0;
 
 	while (dir >= 0 && (r = next_component(rest, comp)) != 0) {
 		struct stat st;
@@ -180,6 +185,10 @@ static int walk_in_root(int rootfd, char *rest, size_t cap)
 		}
 		if (!strcmp(comp, "."))
 			continue;
+		if (++opened > INROOT_COMPONENTS) {
+			e = ELOOP;
+			break;
+		}
 		next = openat(dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0 || fstat(next, &st) < 0) {
 			e = errno;

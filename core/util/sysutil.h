@@ -51,7 +51,8 @@ ssize_t te_read_small(const char *path, char *buf, size_t size, unsigned flags);
  * is reached. openat2(2) with RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
  * where the kernel has none (ENOSYS, before 5.6), or with TE_INROOT_WALK,
  * a walk one component at a time with O_NOFOLLOW, links read with
- * readlinkat and taken as text (".." refused there: EXDEV). Returns an
+ * readlinkat and taken as text (".." refused there: EXDEV; past 40 links,
+ * or 4,096 components opened in all, ELOOP). Returns an
  * O_PATH descriptor (close-on-exec) of what path names (fstat it, then
  * open /proc/self/fd/N to read it), or -1 with errno. */
 #define TE_INROOT_WALK 1u
