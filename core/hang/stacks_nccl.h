@@ -156,8 +156,9 @@ const char *te_hn_word(int kind, int value);
 /* core/hang/stacks_nccl_report.c */
 
 /* 1 when the report says anything of NCCL: some rank maps libnccl or has
- * a flight recorder, or RAS answered (not "nothing listens"). A step
- * without NCCL gets the stacks alone. */
+ * a flight recorder, ranks were left out (by their nodes, or past max),
+ * or RAS answered (not "nothing listens"). A step without NCCL gets the
+ * stacks alone. */
 int te_hn_shown(const struct te_hn_view *v);
 /* The report's lines above the stacks, each "trainenv: hang: NCCL RAS:
  * ..." or "trainenv: hang: flight recorder: ...", '\n'-ended: RAS's

@@ -15,8 +15,20 @@
 
 int te_hn_shown(const struct te_hn_view *v)
 {
-	return v->any_nccl || v->any_has ||
+	/* ranks left out count too: a node whose every rank's record was
+	 * over its share sends only its frleft line */
+	return v->any_nccl || v->any_has || v->fr_left || v->fr_cut ||
 	       (v->ras_outcome >= 0 && v->ras_outcome != TE_RAS_ABSENT);
+}
+
+/* The nodes' frleft counts, at most the ranks the merger could still
+ * have kept: a node may claim ranks it also sent (only the job's own
+ * collectors write these lines), never more than max in all. */
+static size_t fr_left(const struct te_hn_view *v)
+{
+	size_t room = v->max > v->nfr ? v->max - v->nfr : 0;
+
+	return v->fr_left < room ? v->fr_left : room;
 }
 
 #define FR_TEXT_MAX (64 * 1024)
@@ -74,11 +86,11 @@ int te_hn_report_text(const struct te_hn_view *v, char *out, size_t len)
 			    v->fr_cut, v->fr_cut == 1 ? "" : "s");
 		lines += add_line(&b, "flight recorder: ", more, strlen(more));
 	}
-	if (v->fr_left) {
+	if (fr_left(v)) {
 		te_snprintf(more, sizeof(more),
 			    "%zu rank%s left out by their nodes (over a node's "
 			    "share of the output)",
-			    v->fr_left, v->fr_left == 1 ? "" : "s");
+			    fr_left(v), fr_left(v) == 1 ? "" : "s");
 		lines += add_line(&b, "flight recorder: ", more, strlen(more));
 	}
 	return lines;
@@ -156,7 +168,7 @@ static void json_fields(struct te_buf *b, const struct te_hn_view *v)
 		json_rank(b, &v->fr[i]);
 	}
 	te_buf_printf(b, "],\"ranks_left_out\":%zu}",
-		      v->nfr - n + v->fr_cut + v->fr_left);
+		      v->nfr - n + v->fr_cut + fr_left(v));
 }
 
 int te_hn_report_json(const struct te_hn_view *v, char *json, size_t len,

@@ -467,6 +467,25 @@ static void test_node_share(void)
 
 		te_hn_collect(bad, sizeof(bad) - 1, 100, &v);
 	}
+	{
+		/* every rank of a node left out: its frleft line alone
+		 * still shows in the report */
+		static const char only[] = "TE-STACK1 frleft ranks=7\n";
+		struct te_hn_view w;
+
+		te_hn_collect(only, sizeof(only) - 1, 100, &w);
+		te_hn_report_text(&w, text, sizeof(text));
+		ok(te_hn_shown(&w) &&
+			   strstr(text, "flight recorder: 7 ranks left out "
+					"by their nodes"),
+		   "emit: a node's frleft line alone: the report says it");
+		te_hn_view_free(&w);
+		te_hn_collect(only, sizeof(only) - 1, 5, &w);
+		te_hn_report_text(&w, text, sizeof(text));
+		ok(strstr(text, "5 ranks left out") != NULL,
+		   "emit: never more left out than the merger keeps");
+		te_hn_view_free(&w);
+	}
 	ok(v.bad == 4 && v.fr_left == 100,
 	   "frleft: bad counts refused, the sum at most max (%zu, %zu bad)",
 	   v.fr_left, v.bad);
