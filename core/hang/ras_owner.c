@@ -61,30 +61,39 @@ static int split_addr(const char *addr, struct target *t)
 	return t->v4 ? 0 : -1;
 }
 
+/* An address of /proc/net/tcp (8 hex digits: one native word) or tcp6
+ * (32: four) into w: how many words (1 or 4), 0 for any other length. */
+static int hex_words(const char *hex, uint32_t w[4])
+{
+	size_t n = strlen(hex), i;
+	char h[9];
+
+	if (n != 8 && n != 32)
+		return 0;
+	for (i = 0; i < n / 8; i++) {
+		memcpy(h, hex + 8 * i, 8);
+		h[8] = '\0';
+		w[i] = (uint32_t)strtoul(h, NULL, 16);
+	}
+	return (int)(n / 8);
+}
+
 /* How surely a listener on local (8 hex digits: /proc/net/tcp; 32:
  * tcp6, four native words) gets the connection: 6 its very address (or
  * ::ffff:A), 4 IPv4's any (0.0.0.0), 2 IPv6's any (::, which takes IPv4
  * too unless IPV6_V6ONLY), 1 ::1 when 127.0.0.1 is dialed first; 0 not. */
 static int reach(const struct target *t, const char *local)
 {
-	size_t n = strlen(local), i;
 	uint32_t w[4];
-	char h[9];
+	int k = hex_words(local, w);
 
-	if (n == 8) {
-		w[0] = (uint32_t)strtoul(local, NULL, 16);
+	if (k == 1)
 		return !t->v4			       ? 0
 		       : w[0] == (uint32_t)t->a.s_addr ? 6
 		       : w[0] == 0		       ? 4
 						       : 0;
-	}
-	if (n != 32)
+	if (k != 4)
 		return 0;
-	for (i = 0; i < 4; i++) {
-		memcpy(h, local + 8 * i, 8);
-		h[8] = '\0';
-		w[i] = (uint32_t)strtoul(h, NULL, 16);
-	}
 	if (w[0] || w[1])
 		return 0;
 	if (!w[2] && !w[3])
@@ -174,30 +183,23 @@ static int end_of(const struct sockaddr *sa, struct end *e)
  * 0 or -1. */
 static int end_of_hex(const char *hex, unsigned port, struct end *e)
 {
-	size_t n = strlen(hex), i;
 	struct sockaddr_in6 s6;
-	char h[9];
+	uint32_t w[4];
+	int k = hex_words(hex, w);
 
 	memset(e, 0, sizeof(*e));
-	if (n == 8) {
+	if (k == 1) {
 		e->v4 = 1;
-		e->a4 = (uint32_t)strtoul(hex, NULL, 16);
+		e->a4 = w[0];
 		e->port = port;
 		return 0;
 	}
-	if (n != 32)
+	if (k != 4)
 		return -1;
 	memset(&s6, 0, sizeof(s6));
 	s6.sin6_family = AF_INET6;
 	s6.sin6_port = htons((uint16_t)port);
-	for (i = 0; i < 4; i++) {
-		uint32_t w;
-
-		memcpy(h, hex + 8 * i, 8);
-		h[8] = '\0';
-		w = (uint32_t)strtoul(h, NULL, 16);
-		memcpy((unsigned char *)&s6.sin6_addr + 4 * i, &w, 4);
-	}
+	memcpy(&s6.sin6_addr, w, 16); /* the words as the kernel keeps them */
 	return end_of((const struct sockaddr *)&s6, e);
 }
 
