@@ -397,10 +397,11 @@ void te_relaunch_excl_facts(struct te_strag_excl_facts *f)
 	f->budget = rq->set && rq->word == TE_W_VALUE ? rq->num
 						      : te_relaunch_budget();
 	f->checkpoint_dir = ck->set && ck->word == TE_W_VALUE ? ck->text : NULL;
-	/* without_node's (core/report/relaunch.c) rule for shrinking */
-	if (te_plug.cfg.v[TE_S_SHRINK].word == TE_W_YES && rl.step_nodes >= 2 &&
-	    rl.step_tasks % rl.step_nodes == 0)
-		f->shrink_nodes = rl.step_nodes - 1;
+	/* the relaunch's rule, with the named node left out of the step's */
+	if (rl.step_nodes)
+		f->shrink_nodes = te_relaunch_shrink_to(
+			te_plug.cfg.v[TE_S_SHRINK].word == TE_W_YES,
+			rl.step_nodes, rl.step_tasks, rl.step_nodes - 1);
 	f->no_shield = rl.no_shield[0] ? rl.no_shield
 		       : te_hup_word_fd() >= 0
 			       ? NULL

@@ -171,6 +171,15 @@ static int same_nodes(const struct te_relaunch_facts *f,
 	return verdict(plan, TE_VERDICT_RELAUNCH_SAME, line);
 }
 
+uint32_t te_relaunch_shrink_to(int shrink, uint32_t step_nodes,
+			       uint32_t step_tasks, uint32_t free_nodes)
+{
+	if (!shrink || !step_nodes || !free_nodes || free_nodes >= step_nodes ||
+	    step_tasks % step_nodes)
+		return 0;
+	return free_nodes;
+}
+
 /* A node's fault with spares: the step starts again without the node, a
  * spare in its place (or on the nodes left, --train-shrink). */
 static int without_node(const struct te_relaunch_facts *f,
@@ -195,8 +204,8 @@ static int without_node(const struct te_relaunch_facts *f,
 				  : f->free_nodes;
 	plan->nodes = f->step_nodes;
 	plan->tasks = f->step_tasks;
-	if (f->shrink && f->step_nodes && free_nodes < f->step_nodes &&
-	    free_nodes > 0 && f->step_tasks % f->step_nodes == 0) {
+	if (te_relaunch_shrink_to(f->shrink, f->step_nodes, f->step_tasks,
+				  free_nodes)) {
 		plan->nodes = free_nodes;
 		plan->tasks = f->step_tasks / f->step_nodes * free_nodes;
 		te_snprintf(line, sizeof(line),

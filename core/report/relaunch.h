@@ -90,6 +90,13 @@ struct te_relaunch_plan {
 int te_transient_fault(const struct te_failrep *fails, size_t n,
 		       const char *codes, const struct te_failrep **first);
 
+/* --train-shrink's rule: the nodes a step of step_nodes nodes and
+ * step_tasks tasks starts again on when only free_nodes (fewer) are left,
+ * the same tasks a node: free_nodes, or 0 when it cannot (shrink off, no
+ * node left, or the tasks not evenly over the nodes). */
+uint32_t te_relaunch_shrink_to(int shrink, uint32_t step_nodes,
+			       uint32_t step_tasks, uint32_t free_nodes);
+
 /* Decides, for a failure blamed by te_fault_find. Fills line for every
  * verdict but NONE. A transient fault (te_transient_fault, on a node that
  * was neither lost nor hung) is relaunched on the same nodes, with or

@@ -28,8 +28,8 @@ struct te_strag_excl_facts {
 	const char *checkpoint_dir; /* --train-checkpoint-dir, or NULL */
 	uint32_t shrink_nodes;	    /* --train-shrink=yes: the nodes the step
 				  starts again on when no spare is left (the
-				  relaunch's own rule: 2 nodes or more, the
-				  tasks evenly over them), 0: it cannot */
+				  relaunch's own rule, te_relaunch_shrink_to),
+				  0: it cannot */
 };
 
 struct te_strag_excl_plan {

@@ -136,6 +136,14 @@ static void test_decide(void)
 	     "no spare is left: the step starts again in this "
 	     "allocation without n3, on the 2 nodes left with 4 tasks",
 	     "  said");
+	ok(te_relaunch_shrink_to(1, 3, 6, 2) == 2 &&
+		   te_relaunch_shrink_to(1, 3, 6, 1) == 1 &&
+		   te_relaunch_shrink_to(0, 3, 6, 2) == 0 &&
+		   te_relaunch_shrink_to(1, 3, 7, 2) == 0 &&
+		   te_relaunch_shrink_to(1, 3, 6, 0) == 0 &&
+		   te_relaunch_shrink_to(1, 3, 6, 3) == 0 &&
+		   te_relaunch_shrink_to(1, 0, 6, 2) == 0,
+	   "shrink_to: fewer nodes left, tasks even: those; else 0");
 	f.free_nodes = 1;
 	is_int(te_relaunch_decide(&f, &fault, &p), TE_VERDICT_RELAUNCH,
 	       "  one node left: relaunch on it");
