@@ -81,12 +81,12 @@ static void test_procs(void)
 	memset(&g, 0, sizeof(g));
 	g.index = 0;
 	g.n_procs = 3;
-	g.procs[0] =
-		(struct te_health_gpu_proc){ 100, 1ull << 30, 1001, "python3" };
+	g.procs[0] = (struct te_health_gpu_proc){ 100, 1ull << 30, 1001,
+						  "python3", 0 };
 	g.procs[1] = (struct te_health_gpu_proc){ 101, 1ull << 20, 0,
 						  "nvidia-cuda-mps", 1 };
 	g.procs[2] = (struct te_health_gpu_proc){ 102, 2048ull << 20, 1002,
-						  "python\x01" };
+						  "python\x01", 0 };
 	is_str(one(&g, 1),
 	       "gpu 0 memory held by pid 102 (uid 1002, python?, 2048 MiB), "
 	       "not of this job",
@@ -95,7 +95,7 @@ static void test_procs(void)
 	/* review finding 4: a name is anyone's choice */
 	g.n_procs = 1;
 	g.procs[0] = (struct te_health_gpu_proc){ 103, 1ull << 20, 1002,
-						  "nvidia-cuda-mps" };
+						  "nvidia-cuda-mps", 0 };
 	like(one(&g, 1), "memory held by pid 103 (uid 1002",
 	     "a process named nvidia-cuda-mps, not the MPS binary: foreign");
 	g.procs[0].mps = 1;
@@ -105,10 +105,10 @@ static void test_procs(void)
 	like(one(&g, 1), "healthy", "... run by the job's uid: the job's");
 	/* review finding 15: a user's name for a process in a drain reason */
 	g.procs[0] = (struct te_health_gpu_proc){ 104, 1ull << 20, 1002,
-						  "x: ok' $(id)" };
+						  "x: ok' $(id)", 0 };
 	like(one(&g, 1), "(uid 1002, x??ok????id?, 1 MiB)",
 	     "a process name of blanks, quotes and ':': each made '?'");
-	g.procs[0] = (struct te_health_gpu_proc){ 55, 5ull << 20, -1, "?" };
+	g.procs[0] = (struct te_health_gpu_proc){ 55, 5ull << 20, -1, "?", 0 };
 	like(one(&g, 1), "memory held by pid 55 (not in this node's /proc",
 	     "a pid with no /proc entry is not of the job");
 	/* review finding 2: no job named (HealthCheckProgram): any user's
@@ -132,7 +132,7 @@ static void test_procs(void)
 	for (int i = 0; i < g.n_procs; i++)
 		g.procs[i] = (struct te_health_gpu_proc){ 100000 + i,
 							  1ull << 40,
-							  4000000 + i, "x" };
+							  4000000 + i, "x", 0 };
 	ok(strlen(one(&g, 1)) < TE_HEALTH_TEXT_MAX,
 	   "every fault at once: one line within its size");
 }

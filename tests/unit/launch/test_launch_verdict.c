@@ -221,7 +221,7 @@ static void test_ckpt(void)
 
 static void test_rank0(void)
 {
-	struct te_versions a = { "0.1.0", "2.28.9", "12.4", "13.0" }, b = a;
+	struct te_versions a = { "0.1.0", "2.28.9", "12.4", "13.0", 0 }, b = a;
 	char text[1024];
 	static const char *const want =
 		"version mismatch: node n2 has "

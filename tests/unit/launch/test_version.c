@@ -380,7 +380,7 @@ static void test_none_caller(void)
 		       "--port-range",	"20000-29999", NULL };
 	char *now[] = { "trainenv-rdzv", "--protocol", "2",	 "--job", "7",
 			"--step",	 "0",	       "--lead", NULL };
-	char line[1024], want[1024], exe[PATH_MAX], *slash;
+	char line[1024], want[PATH_MAX + 1024], exe[PATH_MAX], *slash;
 	ssize_t k;
 
 	is_int(te_protocol_none_caller(14, v010), 1,
