@@ -278,7 +278,8 @@ int nvmlDeviceGetPciInfo_v3(void *d, void *info)
 	char *p = info;
 
 	memset(p, 0, 68);
-	snprintf(p, 16, "0000:%02x:00.0", v[1]);
+	/* at most 3 digits (GPUS x 16): the compiler sees it fits */
+	snprintf(p, 16, "0000:%02x:00.0", v[1] & 0xfffu);
 	memcpy(p + 16, v, sizeof(v));
 	snprintf(p + 36, 32, "00000000:%02X:00.0", v[1]);
 	return 0;
